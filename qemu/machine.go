@@ -1,6 +1,3 @@
-// Package qemu owns the QEMU side of the project: the virt machine's command
-// line, starting and stopping qemu-system-riscv64 processes, recognising
-// kernel files, and the boot trampoline for ELF kernels.
 package qemu
 
 import (
