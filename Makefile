@@ -1,0 +1,58 @@
+# Jiege-Go: a RISC-V kernel in Go that runs Debian's nginx, and jiege, its verifier.
+#
+#   make qemu    build the kernel and boot it under qemu-system-riscv64
+#   make test    every test: host unit tests and QEMU integration tests
+
+GO        ?= go
+BUILD     := build
+QEMU      ?= qemu-system-riscv64
+MEM       ?= 512M
+SMP       ?= 1
+APPEND    ?=
+KERNEL    := $(BUILD)/kernel.elf
+TRAMP     := $(BUILD)/tramp.bin
+ENTRY     := github.com/jiege-go/jiege/arch/riscv64.Entry
+KERNEL_LDFLAGS := -T 0x80010000 -R 0x1000 -E $(ENTRY)
+
+.PHONY: all kernel qemu qemu-gdb test vet jiege rootfs clean
+
+all: kernel jiege
+
+kernel: $(KERNEL) $(TRAMP)
+
+# The kernel is a linux/riscv64 Go program linked at physical addresses; it
+# serves its own runtime's Linux system calls (see DESIGN.md).
+$(KERNEL): FORCE
+	@mkdir -p $(BUILD)
+	GOOS=linux GOARCH=riscv64 CGO_ENABLED=0 $(GO) build -trimpath \
+		-ldflags '$(KERNEL_LDFLAGS)' -o $@ ./cmd/kernel
+
+# QEMU starts at 0x80000000, not at the ELF entry: a 24-byte trampoline jumps there.
+$(TRAMP): $(KERNEL)
+	$(GO) run ./qemu/cmd/tramp -kernel $(KERNEL) -out $@
+
+qemu: kernel
+	$(QEMU) -machine virt -m $(MEM) -smp $(SMP) -nographic \
+		-bios $(TRAMP) -kernel $(KERNEL) -append '$(APPEND)'
+
+qemu-gdb: kernel
+	@echo "gdb-multiarch $(KERNEL) -ex 'target remote :1234'"
+	$(QEMU) -machine virt -m $(MEM) -smp $(SMP) -nographic -S -gdb tcp:127.0.0.1:1234 \
+		-bios $(TRAMP) -kernel $(KERNEL) -append '$(APPEND)'
+
+jiege:
+	@mkdir -p $(BUILD)
+	$(GO) build -o $(BUILD)/jiege ./tools/jiege
+
+vet:
+	test -z "$$(gofmt -l .)" || (gofmt -l .; exit 1)
+	$(GO) vet ./...
+	GOOS=linux GOARCH=riscv64 $(GO) vet ./...
+
+test: vet kernel
+	$(GO) test -timeout 80m ./...
+
+clean:
+	rm -rf $(BUILD)
+
+FORCE:

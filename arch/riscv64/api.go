@@ -1,0 +1,119 @@
+package riscv64
+
+import (
+	"syscall"
+	"unsafe"
+
+	"github.com/jiege-go/jiege/mm"
+)
+
+// What the rest of the kernel uses. These run as ordinary Go code in kernel
+// threads; they mask interrupts where they share state with the trap handler.
+
+// BootInfo describes how the machine was started.
+type BootInfo struct {
+	DTB        uintptr // physical address of the device tree
+	InitrdBase uintptr
+	InitrdEnd  uintptr
+	RAMBase    uintptr
+	RAMSize    uintptr
+	KernelEnd  uintptr
+	BootTicks  uint64 // time CSR at Entry
+	Timebase   uint64 // time CSR ticks per second
+}
+
+// Boot returns what the boot code found.
+func Boot() BootInfo {
+	return BootInfo{
+		DTB: bootDTB, InitrdBase: initrdBase, InitrdEnd: initrdEnd,
+		RAMBase: ramBase, RAMSize: ramSize, KernelEnd: kernelEnd(),
+		BootTicks: bootTicks, Timebase: timebase,
+	}
+}
+
+// Ticks returns the time CSR.
+func Ticks() uint64 { return readTime() }
+
+// TicksToNs converts time CSR ticks to nanoseconds.
+func TicksToNs(t uint64) int64 { return ticksToNs(t) }
+
+// SetWallClock sets the wall-clock time now, in nanoseconds since the Unix
+// epoch, as read from the RTC.
+func SetWallClock(ns int64) {
+	old := disableInterrupts()
+	wallOffsetNs = ns - ticksToNs(readTime())
+	wallClockSeen = true
+	restoreInterrupts(old)
+}
+
+// SetConsole moves the trap handler's console to the UART at base.
+func SetConsole(base uintptr) { uartBase = base }
+
+// PowerOff stops the machine; QEMU exits with status code (0 = success).
+func PowerOff(code int) { powerOff(code) }
+
+// MemoryStats reports physical frames in use and managed, in bytes.
+func MemoryStats() (inUse, total uint64) {
+	old := disableInterrupts()
+	inUse, total = frames.Stats()
+	restoreInterrupts(old)
+	return inUse * mm.PageSize, total * mm.PageSize
+}
+
+// AllocFrame returns a zeroed physical frame, or 0 when memory is exhausted.
+func AllocFrame() uintptr {
+	old := disableInterrupts()
+	pa := frames.Alloc()
+	restoreInterrupts(old)
+	return pa
+}
+
+// FreeFrame returns a frame from AllocFrame.
+func FreeFrame(pa uintptr) {
+	old := disableInterrupts()
+	frames.Free(pa)
+	restoreInterrupts(old)
+}
+
+// MapUserPage maps va to pa in the user page table rooted at root.
+func MapUserPage(root, va, pa uintptr, perm uint64) bool {
+	old := disableInterrupts()
+	ok := mm.Map(root, va, pa, perm|mm.PTEUser|mm.PTEAccessed|mm.PTEDirty, &frames)
+	restoreInterrupts(old)
+	return ok
+}
+
+// FreePageTable frees a user page table and the frames it maps.
+func FreePageTable(root uintptr) {
+	old := disableInterrupts()
+	mm.FreeTables(root, true, &frames)
+	restoreInterrupts(old)
+}
+
+// NewUserFrame returns a zeroed user context on a frame of its own (the trap
+// path stores registers to it by physical address), or nil.
+func NewUserFrame() *Frame {
+	pa := AllocFrame()
+	if pa == 0 {
+		return nil
+	}
+	return frameAt(pa)
+}
+
+// FreeUserFrame releases a context from NewUserFrame.
+func FreeUserFrame(f *Frame) { FreeFrame(uintptr(unsafe.Pointer(f))) }
+
+// EnableIRQ routes PLIC interrupt irq to this hart's M-mode.
+func EnableIRQ(irq int) {
+	h := thisHart()
+	Write32(plicBase+uintptr(4*irq), 1)
+	en := plicBase + plicEnable + 0x80*plicContextOf(h) + uintptr(irq/32*4)
+	Write32(en, Read32(en)|1<<(irq%32))
+	Write32(plicBase+plicContext+0x1000*plicContextOf(h), 0)
+}
+
+// WaitIRQ blocks the calling goroutine until PLIC interrupt irq fires. It
+// enters the runtime's syscall state, so other goroutines keep running.
+func WaitIRQ(irq int) {
+	syscall.Syscall(sysWaitIRQ, uintptr(irq), 0, 0)
+}

@@ -1,0 +1,110 @@
+// CSR and MMIO accessors for Go code. Each is a leaf: it uses only its
+// arguments, T0, and its result slot.
+
+#include "textflag.h"
+
+TEXT ·readTime(SB),NOSPLIT,$0-8
+	WORD	$0xc01022f3	// csrr t0, time
+	MOV	T0, ret+0(FP)
+	RET
+
+TEXT ·readMscratch(SB),NOSPLIT,$0-8
+	WORD	$0x340022f3	// csrr t0, mscratch
+	MOV	T0, ret+0(FP)
+	RET
+
+TEXT ·readMip(SB),NOSPLIT,$0-8
+	WORD	$0x344022f3	// csrr t0, mip
+	MOV	T0, ret+0(FP)
+	RET
+
+TEXT ·writeSatp(SB),NOSPLIT,$0-8
+	MOV	v+0(FP), T0
+	WORD	$0x18029073	// csrw satp, t0
+	WORD	$0x12000073	// sfence.vma
+	RET
+
+TEXT ·sfenceVMA(SB),NOSPLIT,$0
+	WORD	$0x12000073	// sfence.vma
+	RET
+
+TEXT ·writeMie(SB),NOSPLIT,$0-8
+	MOV	v+0(FP), T0
+	WORD	$0x30429073	// csrw mie, t0
+	RET
+
+TEXT ·writePMP0(SB),NOSPLIT,$0-16
+	MOV	addr+0(FP), T0
+	WORD	$0x3b029073	// csrw pmpaddr0, t0
+	MOV	cfg+8(FP), T0
+	WORD	$0x3a029073	// csrw pmpcfg0, t0
+	RET
+
+TEXT ·wfi(SB),NOSPLIT,$0
+	WORD	$0x10500073	// wfi
+	RET
+
+// disableInterrupts clears mstatus.MIE and returns its previous mstatus.
+TEXT ·disableInterrupts(SB),NOSPLIT,$0-8
+	MOV	$8, T0
+	WORD	$0x3002b2f3	// csrrc t0, mstatus, t0
+	MOV	T0, ret+0(FP)
+	RET
+
+// restoreInterrupts sets mstatus.MIE again if it was set in old.
+TEXT ·restoreInterrupts(SB),NOSPLIT,$0-8
+	MOV	old+0(FP), T0
+	AND	$8, T0
+	WORD	$0x3002a073	// csrs mstatus, t0
+	RET
+
+TEXT ·Read8(SB),NOSPLIT,$0-9
+	MOV	addr+0(FP), T0
+	MOVBU	(T0), T0
+	MOVB	T0, ret+8(FP)
+	RET
+
+TEXT ·Write8(SB),NOSPLIT,$0-9
+	MOV	addr+0(FP), T0
+	MOVBU	v+8(FP), A0
+	MOVB	A0, (T0)
+	RET
+
+TEXT ·Read32(SB),NOSPLIT,$0-12
+	MOV	addr+0(FP), T0
+	MOVWU	(T0), T0
+	MOVW	T0, ret+8(FP)
+	RET
+
+TEXT ·Write32(SB),NOSPLIT,$0-12
+	MOV	addr+0(FP), T0
+	MOVWU	v+8(FP), A0
+	MOVW	A0, (T0)
+	RET
+
+TEXT ·Read64(SB),NOSPLIT,$0-16
+	MOV	addr+0(FP), T0
+	MOV	(T0), T0
+	MOV	T0, ret+8(FP)
+	RET
+
+TEXT ·Write64(SB),NOSPLIT,$0-16
+	MOV	addr+0(FP), T0
+	MOV	v+8(FP), A0
+	MOV	A0, (T0)
+	RET
+
+// ecall2 issues a kernel-private ECALL (number in A7) with two arguments.
+TEXT ·ecall2(SB),NOSPLIT,$0-32
+	MOV	nr+0(FP), A7
+	MOV	a0+8(FP), A0
+	MOV	a1+16(FP), A1
+	ECALL
+	MOV	A0, ret+24(FP)
+	RET
+
+// kernelEnd returns the first address past the kernel image (linker symbol runtime.end).
+TEXT ·kernelEnd(SB),NOSPLIT,$0-8
+	MOV	$runtime·end(SB), T0
+	MOV	T0, ret+0(FP)
+	RET

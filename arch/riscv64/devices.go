@@ -1,0 +1,64 @@
+package riscv64
+
+// The CLINT timer, the PLIC and the power-off device: the hardware the trap
+// handler itself drives. Addresses come from the device tree at boot.
+
+const (
+	clintMtimecmp = 0x4000 // + 8 * hart
+	plicEnable    = 0x2000 // + 0x80 * context
+	plicContext   = 0x200000
+	plicClaim     = 4
+	testPass      = 0x5555
+	testFail      = 0x3333
+)
+
+var (
+	clintBase     uintptr = 0x0200_0000
+	plicBase      uintptr = 0x0c00_0000
+	testBase      uintptr = 0x0010_0000
+	timebase      uint64  = 10_000_000 // ticks per second of the time CSR
+	quantumTicks  uint64  = 100_000    // 10 ms at 10 MHz; set from timebase at boot
+	irqPending    uint64               // external interrupts claimed but not yet waited for
+	wallOffsetNs  int64                // wall-clock time at tick 0, from the RTC
+	wallClockSeen bool
+)
+
+//go:nosplit
+func setTimer(h *hart, when uint64) {
+	Write64(clintBase+clintMtimecmp+8*uintptr(h.id), when)
+}
+
+// plicContextOf is the PLIC context of a hart's M-mode on QEMU's virt
+// machine: two contexts per hart, M-mode first.
+//
+//go:nosplit
+func plicContextOf(h *hart) uintptr { return uintptr(2 * h.id) }
+
+//go:nosplit
+func ticksToNs(t uint64) int64 {
+	return int64(t/timebase*1e9 + t%timebase*1e9/timebase)
+}
+
+//go:nosplit
+func nsToTicks(ns int64) uint64 {
+	if ns <= 0 {
+		return 0
+	}
+	n := uint64(ns)
+	return n/1e9*timebase + n%1e9*timebase/1e9
+}
+
+// powerOff stops the machine through the test device; QEMU exits with
+// status code.
+//
+//go:nosplit
+func powerOff(code int) {
+	if code == 0 {
+		Write32(testBase, testPass)
+	} else {
+		Write32(testBase, uint32(code)<<16|testFail)
+	}
+	for {
+		wfi()
+	}
+}

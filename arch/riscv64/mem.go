@@ -1,0 +1,240 @@
+package riscv64
+
+import (
+	"unsafe"
+
+	"github.com/jiege-go/jiege/mm"
+)
+
+// The kernel's address space. Kernel threads see RAM and devices at their
+// physical addresses (gigapage identity mappings) and the runtime's mmap
+// window, demand-paged, above them. The runtime reserves far more address
+// space than it touches (a 32 MiB arena index, page-allocator summaries of
+// hundreds of MiB), so the window hands out address space freely and a
+// frame backs a page only when the page is first touched.
+const (
+	kvaBase        = 0x10_0000_0000 // start of the runtime's mmap window
+	kvaLimit       = 0x40_0000_0000 // end of Sv39's lower half
+	kernelPagePerm = mm.PTERead | mm.PTEWrite | mm.PTEUser | mm.PTEAccessed | mm.PTEDirty
+	// Identity mappings carry the U bit: kernel threads access data with
+	// mstatus.MPP = U. User page tables never contain them.
+	identityPerm = kernelPagePerm | mm.PTEExec
+)
+
+var (
+	frames     mm.Frames
+	kernelRoot uintptr
+	kernelSatp uint64
+	kvaNext    uintptr
+	ramBase    uintptr
+	ramSize    uintptr
+	initrdBase uintptr
+	initrdEnd  uintptr
+)
+
+// earlyInit runs on the boot stack before the Go runtime: it reads the
+// device tree, gives free RAM to the frame allocator, builds the kernel page
+// table, programs PMP and interrupt enables, and makes the boot code thread 0.
+//
+//go:nosplit
+func earlyInit() {
+	h := &harts[0]
+	h.stackTop = uintptr(unsafe.Pointer(&trapStacks[0][trapStackSize-16]))
+	h.id = 0
+	h.current = 0
+
+	dtb := bootDTB
+	var ok bool
+	if ramBase, ramSize, ok = fdtReg(dtb, "memory@"); !ok {
+		ramBase, ramSize = 0x8000_0000, 128<<20
+	}
+	if b, _, ok := fdtReg(dtb, "serial@"); ok {
+		uartBase = b
+	}
+	if b, _, ok := fdtReg(dtb, "clint@"); ok {
+		clintBase = b
+	}
+	if b, _, ok := fdtReg(dtb, "plic@"); ok {
+		plicBase = b
+	} else if b, _, ok := fdtReg(dtb, "interrupt-controller@"); ok {
+		plicBase = b
+	}
+	if b, _, ok := fdtReg(dtb, "test@"); ok {
+		testBase = b
+	}
+	if f, ok := fdtNumber(dtb, "cpus", "timebase-frequency"); ok && f != 0 {
+		timebase = f
+	}
+	quantumTicks = timebase / 100
+	if s, ok := fdtNumber(dtb, "chosen", "linux,initrd-start"); ok {
+		if e, ok := fdtNumber(dtb, "chosen", "linux,initrd-end"); ok && e > s {
+			initrdBase, initrdEnd = uintptr(s), uintptr(e)
+		}
+	}
+
+	// Free RAM: after the kernel image, minus the device tree and the initrd.
+	addFreeRAM(kernelEnd(), ramBase+ramSize, dtb, dtb+fdtSize(dtb), initrdBase, initrdEnd)
+
+	kernelRoot = frames.Alloc()
+	mm.MapGiga(kernelRoot, 0, 0, identityPerm) // devices
+	for pa := ramBase &^ (mm.GigaPageSize - 1); pa < ramBase+ramSize; pa += mm.GigaPageSize {
+		mm.MapGiga(kernelRoot, pa, pa, identityPerm)
+	}
+	kernelSatp = mm.SatpSv39(kernelRoot)
+	kvaNext = kvaBase
+
+	// One PMP entry, NAPOT over the whole address space, RWX: U-mode (and
+	// M-mode accesses made with MPP = U) may touch what the page tables allow.
+	writePMP0(^uint64(0)>>10, 0x18|0x7)
+	setTimer(h, ^uint64(0))
+	writeMie(1<<irqTimer | 1<<irqExternal)
+
+	t := &threads[0]
+	t.state = threadRunning
+	t.tid = 1
+	t.frame.Status = kernelStatus | mstatusMPIE
+	h.save = uintptr(unsafe.Pointer(&t.frame))
+	h.satp = kernelSatp
+	nextTID = 2
+}
+
+// addFreeRAM gives [start, end) minus two reserved ranges to the frame allocator.
+//
+//go:nosplit
+func addFreeRAM(start, end, r1s, r1e, r2s, r2e uintptr) {
+	if r2s < r1s {
+		r1s, r1e, r2s, r2e = r2s, r2e, r1s, r1e
+	}
+	for _, r := range [2][2]uintptr{{r1s, r1e}, {r2s, r2e}} {
+		if r[1] <= r[0] || r[1] <= start {
+			continue
+		}
+		if r[0] > start {
+			frames.AddRange(start, min(r[0], end))
+		}
+		start = r[1]
+	}
+	if start < end {
+		frames.AddRange(start, end)
+	}
+}
+
+// kernelFault serves a page fault taken by a kernel thread: a first touch
+// of the mmap window gets a zeroed frame. It reports false for any other
+// address, which is a kernel bug.
+//
+//go:nosplit
+func kernelFault(va uintptr) bool {
+	if va < kvaBase || va >= kvaNext {
+		return false
+	}
+	pa := frames.Alloc()
+	if pa == 0 {
+		fatal("out of memory for the kernel heap")
+	}
+	if !mm.Map(kernelRoot, va&^(mm.PageSize-1), pa, kernelPagePerm, &frames) {
+		fatal("out of memory for kernel page tables")
+	}
+	sfenceVMA()
+	return true
+}
+
+// kva returns the physical address behind a kernel virtual address, faulting
+// the page in when the runtime has not touched it yet; 0 when va is invalid.
+//
+//go:nosplit
+func kva(va uintptr) uintptr {
+	if va < kvaBase {
+		if va >= ramBase && va < ramBase+ramSize {
+			return va
+		}
+		return 0
+	}
+	pa, _, ok := mm.Translate(kernelRoot, va)
+	if !ok {
+		if !kernelFault(va) {
+			return 0
+		}
+		pa, _, _ = mm.Translate(kernelRoot, va)
+	}
+	return pa
+}
+
+//go:nosplit
+func storeU64(va uintptr, v uint64) bool {
+	pa := kva(va)
+	if pa == 0 {
+		return false
+	}
+	*(*uint64)(mm.Ptr(pa)) = v
+	return true
+}
+
+//go:nosplit
+func loadU64(va uintptr) (uint64, bool) {
+	pa := kva(va)
+	if pa == 0 {
+		return 0, false
+	}
+	return *(*uint64)(mm.Ptr(pa)), true
+}
+
+// mmap flags and advice (Linux).
+const (
+	mapFixed       = 0x10
+	mapAnonymous   = 0x20
+	madvDontneed   = 4
+	madvFree       = 8
+	pageMask       = mm.PageSize - 1
+	maxMmapRequest = kvaLimit - kvaBase
+)
+
+//go:nosplit
+func rtMmap(addr, length, flags uintptr) int64 {
+	if flags&mapAnonymous == 0 {
+		return -errENODEV
+	}
+	if length == 0 || length > maxMmapRequest {
+		return -errEINVAL
+	}
+	length = (length + pageMask) &^ pageMask
+	if flags&mapFixed != 0 {
+		if addr&pageMask != 0 || addr < kvaBase || addr+length > kvaNext {
+			return -errENOMEM
+		}
+		mm.Unmap(kernelRoot, addr, addr+length, &frames)
+		sfenceVMA()
+		return int64(addr)
+	}
+	if kvaNext+length > kvaLimit {
+		return -errENOMEM
+	}
+	p := kvaNext
+	kvaNext += length
+	return int64(p)
+}
+
+//go:nosplit
+func rtMunmap(addr, length uintptr) int64 {
+	if addr&pageMask != 0 {
+		return -errEINVAL
+	}
+	end := (addr + length + pageMask) &^ pageMask
+	if addr >= kvaBase && end <= kvaNext {
+		mm.Unmap(kernelRoot, addr, end, &frames)
+		sfenceVMA()
+	}
+	return 0
+}
+
+//go:nosplit
+func rtMadvise(addr, length, advice uintptr) int64 {
+	end := (addr + length) &^ pageMask
+	if (advice == madvDontneed || advice == madvFree) && addr&pageMask == 0 &&
+		addr >= kvaBase && end <= kvaNext {
+		// The range reads as zero again on its next touch, and its frames are free now.
+		mm.Unmap(kernelRoot, addr, end, &frames)
+		sfenceVMA()
+	}
+	return 0
+}

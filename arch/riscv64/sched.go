@@ -1,0 +1,198 @@
+package riscv64
+
+import "unsafe"
+
+// Kernel threads: the runtime's Ms. Each is a saved Frame; switching
+// threads is choosing which Frame the trap return path resumes. Threads
+// block on futex words, on deadlines and on interrupts; a timer tick every
+// quantum rotates the runnable ones.
+
+const (
+	threadFree = iota
+	threadRunnable
+	threadRunning
+	threadBlocked
+)
+
+type thread struct {
+	frame     Frame   // M-mode context
+	user      uintptr // physical address of the U-mode Frame while the thread runs user code
+	state     int32
+	tid       int32
+	waitKey   uintptr // futex word's physical address, or an IRQ number; 0 when none
+	deadline  uint64  // time CSR value at which a blocked thread wakes; 0 when none
+	onTimeout int64   // the result (a0) of the blocking call if the deadline passes
+}
+
+var (
+	threads  [maxThreads]thread
+	nextTID  int32
+	earliest uint64 = ^uint64(0) // no blocked thread's deadline is earlier
+)
+
+//go:nosplit
+func allocThread() int {
+	for i := range threads {
+		if threads[i].state == threadFree {
+			return i
+		}
+	}
+	return -1
+}
+
+// block puts the current thread to sleep until woken on key, until the
+// deadline (when not 0), or both; the call then returns onTimeout when the
+// deadline passed first.
+//
+//go:nosplit
+func block(h *hart, key uintptr, deadline uint64, onTimeout int64) {
+	t := &threads[h.current]
+	t.state = threadBlocked
+	t.waitKey = key
+	t.deadline = deadline
+	t.onTimeout = onTimeout
+	if deadline != 0 && deadline < earliest {
+		earliest = deadline
+	}
+}
+
+//go:nosplit
+func wake(t *thread) {
+	t.state = threadRunnable
+	t.waitKey = 0
+	t.deadline = 0
+}
+
+// wakeKey wakes up to n threads blocked on key, returning how many woke.
+//
+//go:nosplit
+func wakeKey(key uintptr, n int) int {
+	woken := 0
+	for i := range threads {
+		if woken >= n {
+			break
+		}
+		t := &threads[i]
+		if t.state == threadBlocked && t.waitKey == key {
+			wake(t)
+			woken++
+		}
+	}
+	return woken
+}
+
+// expire wakes every thread whose deadline has passed and recomputes the
+// earliest remaining deadline.
+//
+//go:nosplit
+func expire(now uint64) {
+	earliest = ^uint64(0)
+	for i := range threads {
+		t := &threads[i]
+		if t.state != threadBlocked || t.deadline == 0 {
+			continue
+		}
+		if t.deadline <= now {
+			t.frame.X[RegA0] = uint64(t.onTimeout)
+			wake(t)
+		} else if t.deadline < earliest {
+			earliest = t.deadline
+		}
+	}
+}
+
+//go:nosplit
+func pickNext(from int) int {
+	for i := 1; i <= maxThreads; i++ {
+		j := (from + i) % maxThreads
+		if threads[j].state == threadRunnable {
+			return j
+		}
+	}
+	return -1
+}
+
+// resume chooses the thread to run on h and points h.save at the Frame
+// that the trap return path restores: the current thread if it still runs,
+// else the next runnable one, idling until there is one.
+//
+//go:nosplit
+func resume(h *hart) {
+	for threads[h.current].state != threadRunning {
+		if n := pickNext(h.current); n >= 0 {
+			threads[n].state = threadRunning
+			h.current = n
+			break
+		}
+		idle(h)
+	}
+	t := &threads[h.current]
+	satp := kernelSatp
+	if t.user != 0 {
+		uf := frameAt(t.user)
+		uf.Status = userStatus
+		satp = uf.Satp
+		h.save = t.user
+	} else {
+		t.frame.Status = t.frame.Status&mstatusMPIE | kernelStatus
+		h.save = uintptr(unsafe.Pointer(&t.frame))
+	}
+	if satp != h.satp {
+		writeSatp(satp)
+		h.satp = satp
+	}
+	setTimer(h, min(readTime()+quantumTicks, earliest))
+}
+
+// idle waits, interrupts masked, until an interrupt is pending, then
+// serves it. WFI wakes on a pending interrupt enabled in mie even while
+// mstatus.MIE is clear.
+//
+//go:nosplit
+func idle(h *hart) {
+	setTimer(h, earliest)
+	wfi()
+	mip := readMip()
+	if mip&(1<<irqTimer) != 0 {
+		expire(readTime())
+		setTimer(h, earliest)
+	}
+	if mip&(1<<irqExternal) != 0 {
+		external(h)
+	}
+}
+
+// interrupt serves an interrupt taken while a thread ran.
+//
+//go:nosplit
+func interrupt(h *hart, cause uint64) {
+	switch cause &^ causeInterrupt {
+	case irqTimer:
+		expire(readTime())
+		if t := &threads[h.current]; t.state == threadRunning {
+			t.state = threadRunnable // round robin: the next runnable thread goes first
+		}
+	case irqExternal:
+		external(h)
+	}
+}
+
+// external claims every pending PLIC interrupt, records it and wakes the
+// threads waiting for it; the drivers do the device work in Go code.
+//
+//go:nosplit
+func external(h *hart) {
+	claim := plicBase + plicContext + 0x1000*plicContextOf(h) + plicClaim
+	for {
+		irq := Read32(claim)
+		if irq == 0 {
+			return
+		}
+		if irq < 64 {
+			if wakeKey(uintptr(irq), maxThreads) == 0 {
+				irqPending |= 1 << irq
+			}
+		}
+		Write32(claim, irq)
+	}
+}

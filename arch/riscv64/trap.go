@@ -1,0 +1,79 @@
+package riscv64
+
+import "unsafe"
+
+// trap is called by trapEntry on the hart's trap stack with the interrupted
+// registers saved in the Frame that hart.save pointed at.
+//
+//go:nosplit
+func trap() {
+	h := thisHart()
+	if h.inTrap {
+		fatalFrame("trap inside the trap handler", frameAt(h.save))
+	}
+	h.inTrap = true
+	t := &threads[h.current]
+	if t.user != 0 {
+		// From U-mode: RunUser returns the cause to its goroutine, which
+		// reads the rest from the user Frame.
+		uf := frameAt(t.user)
+		t.user = 0
+		t.frame.X[RegA0] = uf.Cause
+		if uf.Cause&causeInterrupt != 0 {
+			interrupt(h, uf.Cause)
+		}
+	} else {
+		f := &t.frame
+		switch cause := f.Cause; {
+		case cause&causeInterrupt != 0:
+			interrupt(h, cause)
+		case cause == causeEcallM:
+			f.PC += 4
+			runtimeSyscall(h, t, f)
+		case cause == CauseLoadPageFault || cause == CauseStorePageFault:
+			if !kernelFault(uintptr(f.Tval)) {
+				fatalFrame("kernel page fault", f)
+			}
+		default:
+			fatalFrame("unexpected trap in the kernel", f)
+		}
+	}
+	resume(h)
+	h.inTrap = false
+}
+
+//go:nosplit
+func fatal(msg string) {
+	print("\nkernel panic: ")
+	print(msg)
+	print("\n")
+	powerOff(3)
+}
+
+//go:nosplit
+func fatalFrame(msg string, f *Frame) {
+	print("\nkernel panic: ")
+	print(msg)
+	print("\n  pc ")
+	printHex(f.PC)
+	print(" cause ")
+	printHex(f.Cause)
+	print(" tval ")
+	printHex(f.Tval)
+	print(" ra ")
+	printHex(f.X[RegRA])
+	print(" sp ")
+	printHex(f.X[RegSP])
+	print(" thread ")
+	printDec(int64(thisHart().current))
+	print("\n")
+	powerOff(3)
+}
+
+// RunUser runs the user context f (a Frame from NewUserFrame) in U-mode
+// until it traps, and returns the trap cause; f then holds the user
+// registers, PC, Cause and Tval. An interrupt taken in U-mode returns too, so
+// that the calling goroutine can yield.
+func RunUser(f *Frame) uint64 {
+	return uint64(ecall2(sysEnterUser, uintptr(unsafe.Pointer(f)), 0))
+}

@@ -1,0 +1,10 @@
+// Command kernel is the Jiege-Go kernel image. The boot entry point is
+// arch/riscv64.Entry (set with the linker's -E); it starts the Go runtime,
+// which arrives here.
+package main
+
+//go:debug asyncpreemptoff=1
+
+import "github.com/jiege-go/jiege/kernel"
+
+func main() { kernel.Main() }
