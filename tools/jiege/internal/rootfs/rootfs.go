@@ -1,0 +1,264 @@
+// Package rootfs owns jiege's nginx root filesystem: it fetches Debian
+// stable's riscv64 nginx and its apt-resolved dependency closure (pinned by
+// rootfs.lock), lays out a tree with our nginx.conf and test content, packs it
+// as a newc initramfs (with an optional per-run nonce archive appended), adds
+// busybox, kernel modules and an /init for Debian's Linux (the "linux"
+// flavour), and runs the same nginx under qemu-riscv64 on the host as the
+// oracle for expected responses.
+package rootfs
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Flavor selects what the root filesystem is for.
+type Flavor string
+
+const (
+	// Ours is the filesystem our kernel boots: nginx and its closure.
+	Ours Flavor = "ours"
+	// Linux adds busybox, virtio kernel modules and an /init for Debian's Linux.
+	Linux Flavor = "linux"
+)
+
+// Options configure Build.
+type Options struct {
+	Flavor   Flavor
+	BuildDir string // cache root; default DefaultBuildDir()
+	Mirror   string // Debian mirror URL; default: read from the host's apt sources
+	Nonce    bool   // append a fresh random file to a per-run copy of the archive
+	// Init replaces /init (negative controls); Extra adds files (path inside
+	// the rootfs -> content; mode 0755 when the content starts with "#!").
+	Init  []byte
+	Extra map[string][]byte
+	// Out is where the final archive is written. Empty: the cached archive is
+	// used as is, or, with Nonce, a per-run file under <BuildDir>/rootfs/nonce.
+	Out        string
+	UpdateLock bool   // re-resolve every package from the mirror and rewrite the lock file
+	LockFile   string // default: rootfs.lock in this package's source directory
+	Log        io.Writer
+}
+
+// File is one piece of test content that a server must return.
+type File struct {
+	URLPath string
+	Size    int64
+	SHA256  string
+	Content []byte // only for small files
+}
+
+// Image is a built root filesystem.
+type Image struct {
+	CPIO   string // newc archive for -initrd
+	Kernel string // linux flavour: Debian's kernel Image (EFI-stub, for -bios default -kernel)
+	Dir    string // unpacked tree (without Init/Extra overrides and without the nonce)
+	Files  []File // content to check
+	Nonce  *File
+	// NginxVersion is the upstream version of the packaged nginx, as its
+	// Server header shows it (e.g. "1.26.3").
+	NginxVersion string
+	// Modules lists the linux flavour's kernel modules in load order.
+	Modules []string
+}
+
+//go:embed rootfs.lock
+var embeddedLock []byte
+
+// DefaultBuildDir returns <module root>/build when the working directory is
+// inside this module, else "build".
+func DefaultBuildDir() string {
+	if root := moduleRoot(); root != "" {
+		return filepath.Join(root, "build")
+	}
+	return "build"
+}
+
+func moduleRoot() string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	for {
+		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && bytes.HasPrefix(b, []byte("module github.com/jiege-go/jiege\n")) {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
+// sourceLockFile is where the committed lock lives in the source tree.
+func sourceLockFile() string {
+	if root := moduleRoot(); root != "" {
+		return filepath.Join(root, "tools", "jiege", "internal", "rootfs", "rootfs.lock")
+	}
+	return ""
+}
+
+func (o *Options) defaults() error {
+	if o.Flavor == "" {
+		o.Flavor = Ours
+	}
+	if o.Flavor != Ours && o.Flavor != Linux {
+		return fmt.Errorf("unknown rootfs flavor %q (want ours or linux)", o.Flavor)
+	}
+	if o.BuildDir == "" {
+		o.BuildDir = DefaultBuildDir()
+	}
+	if o.LockFile == "" {
+		o.LockFile = sourceLockFile()
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	return nil
+}
+
+// loadLock reads the lock file, falling back to the copy compiled in when
+// the binary runs outside the source tree.
+func loadLock(path string) (*Lock, error) {
+	if path != "" {
+		b, err := os.ReadFile(path)
+		if err == nil {
+			return ParseLock(bytes.NewReader(b))
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+	}
+	return ParseLock(bytes.NewReader(embeddedLock))
+}
+
+// Build produces the root filesystem, reusing the cache under
+// <BuildDir>/rootfs whenever its inputs are unchanged.
+func Build(ctx context.Context, o Options) (*Image, error) {
+	if err := o.defaults(); err != nil {
+		return nil, err
+	}
+	root, err := filepath.Abs(filepath.Join(o.BuildDir, "rootfs"))
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return nil, err
+	}
+	unlock, err := lockDir(ctx, filepath.Join(root, ".lock"))
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+
+	f := &fetcher{root: root, mirror: o.Mirror, log: o.Log}
+	var lk *Lock
+	if o.UpdateLock {
+		if o.LockFile == "" {
+			return nil, errors.New("--update-lock needs the source tree (rootfs.lock) in or above the working directory")
+		}
+		if lk, err = f.updateLock(ctx); err != nil {
+			return nil, err
+		}
+		if err := writeIfChanged(o.LockFile, lk.Format(), 0o644); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(o.Log, "rootfs: wrote %s (%d packages)\n", o.LockFile, len(lk.Entries))
+	} else if lk, err = loadLock(o.LockFile); err != nil {
+		return nil, err
+	}
+	entries := lk.For(o.Flavor)
+	if len(entries) == 0 {
+		return nil, errors.New("rootfs.lock has no packages; run `jiege rootfs --update-lock`")
+	}
+	debs, err := f.ensure(ctx, entries)
+	if err != nil {
+		return nil, err
+	}
+	b := &builder{o: o, root: root, entries: entries, debs: debs}
+	img, err := b.build(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return img, nil
+}
+
+// lockDir serialises builds sharing a cache (parallel test packages, several
+// jiege processes) with an advisory file lock, polling so ctx can cancel.
+func lockDir(ctx context.Context, path string) (func(), error) {
+	fd, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		err := unix.Flock(int(fd.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			return func() { fd.Close() }, nil
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) {
+			fd.Close()
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			fd.Close()
+			return nil, fmt.Errorf("waiting for the rootfs cache lock %s: %w", path, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// writeIfChanged writes a file atomically unless it already has this content.
+func writeIfChanged(path string, data []byte, mode os.FileMode) error {
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+		return nil
+	}
+	return writeAtomic(path, data, mode)
+}
+
+func writeAtomic(path string, data []byte, mode os.FileMode) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// upstreamVersion turns a Debian version ("1.26.3-3+deb13u7", maybe with an
+// epoch) into the upstream one ("1.26.3").
+func upstreamVersion(v string) string {
+	if _, after, ok := strings.Cut(v, ":"); ok {
+		v = after
+	}
+	if i := strings.LastIndexByte(v, '-'); i >= 0 {
+		v = v[:i]
+	}
+	return v
+}
