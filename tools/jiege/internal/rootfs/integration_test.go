@@ -212,7 +212,6 @@ func TestBuildFromMirror(t *testing.T) {
 	})
 }
 
-
 // TestLockChecksAgainstMirror runs the real apt against a lock that pins a
 // version the mirror no longer offers, and one whose sha256 is wrong.
 func TestLockChecksAgainstMirror(t *testing.T) {
