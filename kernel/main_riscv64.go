@@ -2,13 +2,94 @@ package kernel
 
 import (
 	"fmt"
+	"runtime"
+	"runtime/debug"
+	"time"
+	"unsafe"
 
 	arch "github.com/jiege-go/jiege/arch/riscv64"
+	"github.com/jiege-go/jiege/drivers/goldfish"
+	"github.com/jiege-go/jiege/drivers/virtio"
+	"github.com/jiege-go/jiege/mm"
 )
 
-// Main is the kernel's main.main.
+// Version is the kernel's release.
+const Version = "0.1.0"
+
+// goHeapShare is the fraction of RAM the kernel's Go heap aims to stay
+// within (a soft limit); the rest is for user memory.
+const goHeapShare = 4
+
+// Main is the kernel's main.main: the boot sequence after the runtime is up.
 func Main() {
+	mainTicks := arch.Ticks()
 	b := arch.Boot()
-	fmt.Printf("Jiege-Go kernel: main at %d us\n", arch.TicksToNs(arch.Ticks()-b.BootTicks)/1000)
-	arch.PowerOff(0)
+	dtSize := int(be32(b.DTB + 4))
+	m, err := ParseDeviceTree(unsafe.Slice((*byte)(mm.Ptr(b.DTB)), dtSize))
+	if err != nil {
+		fmt.Printf("kernel: %v\n", err)
+		arch.PowerOff(3)
+	}
+	if u := m.DevicesOf("uart"); len(u) > 0 {
+		arch.SetConsole(uintptr(u[0].Base))
+	}
+	if r := m.DevicesOf("rtc"); len(r) > 0 {
+		arch.SetWallClock(goldfish.ReadTime(uintptr(r[0].Base)))
+	}
+	heapLimit := int64(m.RAMSize / goHeapShare)
+	debug.SetMemoryLimit(heapLimit)
+
+	fmt.Printf("Jiege-Go %s (%s) riscv64, M-mode, 1 of %d harts running\n", Version, runtime.Version(), m.Harts)
+	fmt.Printf("machine: %s, timebase %d Hz\n", m.Model, m.Timebase)
+	fmt.Printf("memory: %#x-%#x (%d MiB)\n", m.RAMBase, m.RAMBase+m.RAMSize, m.RAMSize>>20)
+	fmt.Printf("  %#x-%#x kernel image (%d KiB)\n", 0x8001_0000, b.KernelEnd, (b.KernelEnd-0x8001_0000)>>10)
+	fmt.Printf("  %#x-%#x device tree\n", b.DTB, b.DTB+uintptr(dtSize))
+	if m.InitrdEnd > m.InitrdStart {
+		fmt.Printf("  %#x-%#x initrd (%d KiB)\n", m.InitrdStart, m.InitrdEnd, (m.InitrdEnd-m.InitrdStart)>>10)
+	}
+	inUse, total := arch.MemoryStats()
+	fmt.Printf("  %d MiB in frames, %d KiB in use; Go heap soft limit %d MiB\n", total>>20, inUse>>10, heapLimit>>20)
+	fmt.Println("devices:")
+	for _, d := range m.Devices {
+		switch d.Kind {
+		case "virtio-mmio":
+			if id, ok := virtio.Probe(uintptr(d.Base)); ok && id != 0 {
+				fmt.Printf("  %-22s virtio %s, irq %d\n", d.Node, virtio.DeviceName(id), d.IRQ)
+			}
+		default:
+			fmt.Printf("  %-22s %s", d.Node, d.Kind)
+			if d.IRQ != 0 {
+				fmt.Printf(", irq %d", d.IRQ)
+			}
+			fmt.Println()
+		}
+	}
+	cmd, err := ParseCmdline(m.Bootargs)
+	fmt.Printf("command line: %q\n", m.Bootargs)
+	if err != nil {
+		fmt.Printf("kernel: command line: %v\n", err)
+		arch.PowerOff(2)
+	}
+	if cmd.Trace["syscall"] {
+		tracing = true
+		fmt.Println("tracing: system calls")
+	}
+	fmt.Printf("boot: entry to main.main %d ms, %d ms now\n",
+		arch.TicksToNs(mainTicks-b.BootTicks)/1e6, arch.TicksToNs(arch.Ticks()-b.BootTicks)/1e6)
+
+	if cmd.Selftest {
+		if Selftest(heapLimit) {
+			arch.PowerOff(0)
+		}
+		arch.PowerOff(1)
+	}
+	fmt.Println("kernel: no init to run yet; idle")
+	for {
+		time.Sleep(time.Hour)
+	}
+}
+
+func be32(pa uintptr) uint32 {
+	p := (*[4]byte)(mm.Ptr(pa))
+	return uint32(p[0])<<24 | uint32(p[1])<<16 | uint32(p[2])<<8 | uint32(p[3])
 }

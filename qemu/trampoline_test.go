@@ -9,8 +9,8 @@ import (
 	"testing"
 )
 
-// TestTrampolineDecodes checks the trampoline against an independent
-// disassembler when the cross binutils are installed, and its layout always.
+// TestTrampolineDecodes checks the trampoline's layout and decodes it with
+// an independent disassembler.
 func TestTrampolineDecodes(t *testing.T) {
 	b := Trampoline(0x8001_2345)
 	if len(b) != TrampolineSize {
@@ -21,8 +21,10 @@ func TestTrampolineDecodes(t *testing.T) {
 	}
 	objdump, err := exec.LookPath("riscv64-linux-gnu-objdump")
 	if err != nil {
-		t.Log("riscv64-linux-gnu-objdump not installed; decoding not cross-checked")
-		return
+		if os.Getenv("CI") != "" {
+			t.Fatal("riscv64-linux-gnu-objdump missing: .ci/run installs binutils-riscv64-linux-gnu")
+		}
+		t.Skip("riscv64-linux-gnu-objdump not installed; decoding not cross-checked")
 	}
 	path := filepath.Join(t.TempDir(), "tramp.bin")
 	if err := os.WriteFile(path, b, 0o644); err != nil {

@@ -26,6 +26,10 @@ const (
 // Linux riscv64 syscall numbers that the runtime uses.
 const (
 	sysFcntl           = 25
+	sysEventfd2        = 19
+	sysEpollCreate1    = 20
+	sysEpollCtl        = 21
+	sysEpollPwait      = 22
 	sysOpenat          = 56
 	sysClose           = 57
 	sysRead            = 63
@@ -73,7 +77,25 @@ func runtimeSyscall(h *hart, t *thread, f *Frame) {
 	var r int64
 	switch nr {
 	case sysWrite:
-		r = rtWrite(uintptr(a[RegA0]), uintptr(a[RegA1]), uintptr(a[RegA2]))
+		if a[RegA0] == rtEventFD && a[RegA2] == 8 {
+			r = rtEventWrite(uintptr(a[RegA1]))
+		} else {
+			r = rtWrite(uintptr(a[RegA0]), uintptr(a[RegA1]), uintptr(a[RegA2]))
+		}
+	case sysRead:
+		if a[RegA0] == rtEventFD && a[RegA2] == 8 {
+			r = rtEventRead(uintptr(a[RegA1]))
+		} else {
+			r = -errEBADF
+		}
+	case sysEpollCreate1:
+		r = rtEpollFD
+	case sysEventfd2:
+		r = rtEventFD
+	case sysEpollCtl:
+		r = rtEpollCtl(uintptr(a[RegA0]), uintptr(a[RegA1]), uintptr(a[RegA2]), uintptr(a[RegA3]))
+	case sysEpollPwait:
+		r = rtEpollPwait(h, uintptr(a[RegA0]), uintptr(a[RegA1]), uintptr(a[RegA2]), int64(int32(a[RegA3])))
 	case sysOpenat:
 		r = -errENOENT
 	case sysFcntl:
@@ -84,8 +106,10 @@ func runtimeSyscall(h *hart, t *thread, f *Frame) {
 		case a[RegA1] == fGetfl:
 			r = oRdwr
 		}
-	case sysClose, sysRead:
-		r = -errEBADF
+	case sysClose:
+		if a[RegA0] != rtEpollFD && a[RegA0] != rtEventFD {
+			r = -errEBADF
+		}
 	case sysMmap:
 		r = rtMmap(uintptr(a[RegA0]), uintptr(a[RegA1]), uintptr(a[RegA3]))
 	case sysMunmap:
@@ -343,16 +367,8 @@ func syscallName(nr uint64) string {
 		return "connect"
 	case 214:
 		return "brk"
-	case 20:
-		return "epoll_create1"
-	case 21:
-		return "epoll_ctl"
-	case 22:
-		return "epoll_pwait"
 	case 59:
 		return "pipe2"
-	case 19:
-		return "eventfd2"
 	case 72:
 		return "pselect6"
 	case 139:

@@ -1,0 +1,42 @@
+package kernel
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Cmdline is the parsed kernel command line (bootargs), Linux style:
+// space-separated words, key=value or bare flags.
+type Cmdline struct {
+	Console  string // console=ttyS0 (the only console there is)
+	Trace    map[string]bool
+	Selftest bool
+	Unknown  []string
+}
+
+// ParseCmdline parses bootargs. Unknown words are kept, not fatal, as Linux does.
+func ParseCmdline(s string) (Cmdline, error) {
+	c := Cmdline{Trace: map[string]bool{}}
+	for _, w := range strings.Fields(s) {
+		key, val, hasVal := strings.Cut(w, "=")
+		switch key {
+		case "console":
+			c.Console = val
+		case "trace":
+			if !hasVal || val == "" {
+				return c, fmt.Errorf("trace= needs a list, e.g. trace=syscall")
+			}
+			for _, t := range strings.Split(val, ",") {
+				if t != "syscall" {
+					return c, fmt.Errorf("trace=%s: unknown trace %q (known: syscall)", val, t)
+				}
+				c.Trace[t] = true
+			}
+		case "selftest":
+			c.Selftest = true
+		default:
+			c.Unknown = append(c.Unknown, w)
+		}
+	}
+	return c, nil
+}

@@ -1,0 +1,66 @@
+package kernel
+
+import (
+	"os"
+	"testing"
+)
+
+// virt-512m.dtb was dumped by QEMU 7.2: -machine virt,dumpdtb=... -m 512M -smp 2
+// -append "console=ttyS0 trace=syscall selftest" -initrd <a small file>.
+func TestParseDeviceTreeQEMUVirt(t *testing.T) {
+	blob, err := os.ReadFile("testdata/virt-512m.dtb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := ParseDeviceTree(blob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.RAMBase != 0x8000_0000 || m.RAMSize != 512<<20 {
+		t.Errorf("RAM = %#x+%#x", m.RAMBase, m.RAMSize)
+	}
+	if m.Harts != 2 || m.Timebase != 10_000_000 {
+		t.Errorf("harts %d timebase %d", m.Harts, m.Timebase)
+	}
+	if m.Bootargs != "console=ttyS0 trace=syscall selftest" {
+		t.Errorf("bootargs %q", m.Bootargs)
+	}
+	if m.InitrdStart == 0 || m.InitrdEnd <= m.InitrdStart {
+		t.Errorf("initrd %#x-%#x", m.InitrdStart, m.InitrdEnd)
+	}
+	want := map[string]uint64{"uart": 0x1000_0000, "clint": 0x200_0000, "plic": 0xc00_0000, "rtc": 0x10_1000, "test": 0x10_0000}
+	for kind, base := range want {
+		ds := m.DevicesOf(kind)
+		if len(ds) != 1 || ds[0].Base != base {
+			t.Errorf("%s: %+v, want one at %#x", kind, ds, base)
+		}
+	}
+	v := m.DevicesOf("virtio-mmio")
+	if len(v) != 8 || v[0].Base != 0x1000_1000 || v[0].IRQ != 1 || v[7].IRQ != 8 {
+		t.Errorf("virtio-mmio slots: %+v", v)
+	}
+}
+
+func TestParseDeviceTreeRejectsGarbage(t *testing.T) {
+	if _, err := ParseDeviceTree([]byte("not a device tree at all, just bytes")); err == nil {
+		t.Fatal("garbage accepted")
+	}
+}
+
+func TestParseCmdline(t *testing.T) {
+	c, err := ParseCmdline("console=ttyS0  trace=syscall selftest quiet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Console != "ttyS0" || !c.Trace["syscall"] || !c.Selftest || len(c.Unknown) != 1 || c.Unknown[0] != "quiet" {
+		t.Errorf("%+v", c)
+	}
+	for _, bad := range []string{"trace=", "trace=bogus", "trace=syscall,net"} {
+		if _, err := ParseCmdline(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	if c, err := ParseCmdline(""); err != nil || c.Selftest {
+		t.Errorf("empty: %+v %v", c, err)
+	}
+}
