@@ -102,7 +102,7 @@ func (b *builder) build(ctx context.Context) (*Image, error) {
 		b.prune(vdir)
 	}
 
-	overrides, err := b.overrides(m)
+	overrides, err := b.overrides()
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +123,7 @@ func (b *builder) build(ctx context.Context) (*Image, error) {
 		out := b.o.Out
 		if out == "" {
 			out = filepath.Join(b.root, "nonce", fmt.Sprintf("%s-%s.cpio", b.o.Flavor, strings.TrimSuffix(strings.TrimPrefix(n.URLPath, "/nonce-"), ".txt")))
-			cleanOld(filepath.Join(b.root, "nonce"), 24*time.Hour)
+			cleanOld(filepath.Join(b.root, "nonce"), time.Hour)
 		}
 		if err := appendNonce(out, cpioPath, n); err != nil {
 			return nil, err
@@ -140,7 +140,7 @@ func (b *builder) build(ctx context.Context) (*Image, error) {
 }
 
 // overrides are the files that replace or join the tree in the archive.
-func (b *builder) overrides(m meta) (map[string]override, error) {
+func (b *builder) overrides() (map[string]override, error) {
 	ov := map[string]override{}
 	if b.o.Init != nil {
 		ov["init"] = override{data: b.o.Init, mode: 0o755}

@@ -43,7 +43,9 @@ type Options struct {
 	Init  []byte
 	Extra map[string][]byte
 	// Out is where the final archive is written. Empty: the cached archive is
-	// used as is, or, with Nonce, a per-run file under <BuildDir>/rootfs/nonce.
+	// used as is, or, with Nonce, a per-run file under <BuildDir>/rootfs/nonce
+	// that the caller removes when done (Build removes any older than an hour;
+	// QEMU has read its -initrd long before that).
 	Out        string
 	UpdateLock bool   // re-resolve every package from the mirror and rewrite the lock file
 	LockFile   string // default: rootfs.lock in this package's source directory
@@ -188,11 +190,7 @@ func Build(ctx context.Context, o Options) (*Image, error) {
 		return nil, err
 	}
 	b := &builder{o: o, root: root, entries: entries, debs: debs}
-	img, err := b.build(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return img, nil
+	return b.build(ctx)
 }
 
 // lockDir serialises builds sharing a cache (parallel test packages, several
