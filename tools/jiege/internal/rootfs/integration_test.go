@@ -132,9 +132,10 @@ func TestBuildFromMirror(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	stopped := false
 	defer func() {
-		if err := stop(); err != nil {
-			t.Error(err)
+		if !stopped {
+			stop()
 		}
 	}()
 	url := "http://127.0.0.1:" + strconv.Itoa(port)
@@ -160,6 +161,14 @@ func TestBuildFromMirror(t *testing.T) {
 	}
 	if resp, _ := get(t, url+"/"); resp.StatusCode != 200 || !strings.Contains(string(body), "Jiege") {
 		t.Errorf("/: %s", resp.Status)
+	}
+	stopped = true
+	if err := stop(); err != nil {
+		t.Error(err)
+	}
+	if c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), time.Second); err == nil {
+		c.Close()
+		t.Error("the oracle still listens after stop")
 	}
 
 	t.Run("linux", func(t *testing.T) {
