@@ -73,3 +73,27 @@ func TestNonceFresh(t *testing.T) {
 		t.Fatalf("bad nonce %+v", a)
 	}
 }
+
+func TestCacheKey(t *testing.T) {
+	e := LockEntry{Set: setOurs, Package: "nginx", Version: "1", Arch: "riscv64", SHA256: sumA}
+	b := &builder{o: Options{Flavor: Ours}, entries: []LockEntry{e}}
+	k := b.key()
+	if k != b.key() {
+		t.Fatal("key not stable")
+	}
+	e2 := e
+	e2.Version = "2"
+	if (&builder{o: Options{Flavor: Ours}, entries: []LockEntry{e2}}).key() == k {
+		t.Error("a new package version keeps the key")
+	}
+	if (&builder{o: Options{Flavor: Linux}, entries: []LockEntry{e}}).key() == k {
+		t.Error("the flavour is not in the key")
+	}
+	// Init and Extra only select an archive variant, not a new tree.
+	if (&builder{o: Options{Flavor: Ours, Init: []byte("x")}, entries: []LockEntry{e}}).key() != k {
+		t.Error("Init changed the tree key")
+	}
+	if variantKey(nil) != "base" || variantKey(map[string]override{"init": {data: []byte("a")}}) == variantKey(map[string]override{"init": {data: []byte("b")}}) {
+		t.Error("variant keys do not follow the overrides")
+	}
+}
