@@ -51,7 +51,8 @@ TEXT ·Entry(SB),NOSPLIT|NOFRAME,$0
 	WORD	$0x3002a073		// csrs mstatus, t0 (MPRV)
 
 	// Initial process stack, 16-byte aligned, 256 bytes below the top:
-	//   0 argc | 8 argv[0] | 16 NULL | 24 envp NULL | 32.. auxv pairs | 112 AT_RANDOM bytes
+	//   0 argc | 8 argv[0] | 16 NULL | 24 envp[0] | 32 NULL |
+	//   40..96 auxv pairs ending with AT_NULL | 112 the 16 AT_RANDOM bytes
 	MOV	$·bootStack(SB), X2
 	MOV	$(const_bootStackSize-256), T0
 	ADD	T0, X2
@@ -60,22 +61,24 @@ TEXT ·Entry(SB),NOSPLIT|NOFRAME,$0
 	MOV	$·argv0(SB), T0
 	MOV	T0, 8(X2)
 	MOV	ZERO, 16(X2)
-	MOV	ZERO, 24(X2)
+	MOV	$·godebugEnv(SB), T0
+	MOV	T0, 24(X2)
+	MOV	ZERO, 32(X2)
 	MOV	$AT_PAGESZ, T0
-	MOV	T0, 32(X2)
-	MOV	$4096, T0
 	MOV	T0, 40(X2)
-	MOV	$AT_HWCAP, T0
+	MOV	$4096, T0
 	MOV	T0, 48(X2)
-	MOV	$const_hwcapIMAFDC, T0
+	MOV	$AT_HWCAP, T0
 	MOV	T0, 56(X2)
-	MOV	$AT_RANDOM, T0
+	MOV	$const_hwcapIMAFDC, T0
 	MOV	T0, 64(X2)
-	ADD	$112, X2, T0
+	MOV	$AT_RANDOM, T0
 	MOV	T0, 72(X2)
-	MOV	$AT_NULL, T0
+	ADD	$112, X2, T0
 	MOV	T0, 80(X2)
-	MOV	ZERO, 88(X2)
+	MOV	$AT_NULL, T0
+	MOV	T0, 88(X2)
+	MOV	ZERO, 96(X2)
 	MOV	·bootTicks(SB), T0
 	MOV	T0, 112(X2)
 	WORD	$0xc01022f3		// csrr t0, time

@@ -91,6 +91,9 @@ var (
 	bootTicks  uint64  // time CSR at Entry
 	bootDTB    uintptr // device tree address from the boot loader
 	argv0      = [8]byte{'j', 'i', 'e', 'g', 'e'}
+	// godebugEnv is the runtime's environment. Asynchronous preemption
+	// needs signals, which the kernel's runtime does not get.
+	godebugEnv = [32]byte{'G', 'O', 'D', 'E', 'B', 'U', 'G', '=', 'a', 's', 'y', 'n', 'c', 'p', 'r', 'e', 'e', 'm', 'p', 't', 'o', 'f', 'f', '=', '1'}
 )
 
 //go:nosplit

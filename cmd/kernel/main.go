@@ -1,10 +1,6 @@
 // Command kernel is the Jiege-Go kernel image. The boot entry point is
 // arch/riscv64.Entry (set with the linker's -E); it starts the Go runtime,
-// which arrives here. Asynchronous preemption is off: it needs signals,
-// which the kernel's runtime does not get.
-
-//go:debug asyncpreemptoff=1
-
+// which arrives here.
 package main
 
 import "github.com/jiege-go/jiege/kernel"
