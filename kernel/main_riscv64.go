@@ -74,8 +74,9 @@ func Main() {
 		tracing = true
 		fmt.Println("tracing: system calls")
 	}
-	fmt.Printf("boot: entry to main.main %d ms, %d ms now\n",
-		arch.TicksToNs(mainTicks-b.BootTicks)/1e6, arch.TicksToNs(arch.Ticks()-b.BootTicks)/1e6)
+	// The time CSR starts at 0 when QEMU starts the machine.
+	fmt.Printf("boot: since machine start: entry %d ms, main.main %d ms, now %d ms\n",
+		arch.TicksToNs(b.BootTicks)/1e6, arch.TicksToNs(mainTicks)/1e6, arch.TicksToNs(arch.Ticks())/1e6)
 
 	if cmd.Selftest {
 		if Selftest(heapLimit) {
@@ -83,7 +84,8 @@ func Main() {
 		}
 		arch.PowerOff(1)
 	}
-	fmt.Println("kernel: no init to run yet; idle")
+	inUse, _ = arch.MemoryStats()
+	fmt.Printf("kernel: no init to run yet; idle, %d KiB resident\n", inUse>>10)
 	for {
 		time.Sleep(time.Hour)
 	}
