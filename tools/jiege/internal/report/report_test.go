@@ -1,0 +1,355 @@
+package report
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"io"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+func sampleVerify() *Verify {
+	v := NewVerify("ours", "ours")
+	v.Add(Passf(StageBuild, 1200*time.Millisecond, "make kernel"))
+	v.Add(Passf(StageBoot, 2*time.Second, "console output"))
+	v.Add(Passf(StagePortOpen, 3*time.Second, "answered"))
+	v.Add(Passf(StageFirst200, 500*time.Millisecond, "200 after 3 attempts"))
+	v.Add(Failf(StageFingerprint, ClassNotNginx, 10*time.Millisecond, "no Server header | pipe"))
+	v.Add(Stage{Name: StageContent, Status: Skip, Detail: "an earlier stage failed"})
+	v.Total = Duration(7 * time.Second)
+	v.ConsoleLog = "build/console.log"
+	return v
+}
+
+func TestVerifyPassLogic(t *testing.T) {
+	v := NewVerify("linux", "linux")
+	if v.Pass {
+		t.Error("a verify with no stages passes")
+	}
+	v.Add(Passf(StageBuild, 0, ""))
+	if !v.Pass || v.FailedStage != "" {
+		t.Errorf("pass %v failed %q", v.Pass, v.FailedStage)
+	}
+	v.Add(Failf(StageBoot, ClassBootFailed, 0, "x"))
+	v.Add(Failf(StagePortOpen, ClassTimeout, 0, "y"))
+	if v.Pass || v.FailedStage != StageBoot {
+		t.Errorf("pass %v failed %q, want boot", v.Pass, v.FailedStage)
+	}
+	v = NewVerify("x", "path")
+	v.Add(Passf(StageBuild, 0, ""))
+	v.Add(Stage{Name: StageBoot, Status: Skip})
+	if v.Pass {
+		t.Error("a skipped stage counts as passing")
+	}
+}
+
+func TestVerifyJSON(t *testing.T) {
+	v := sampleVerify()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m["schema"] != float64(1) || m["kind"] != "verify" || m["pass"] != false || m["failed_stage"] != StageFingerprint {
+		t.Errorf("top level: %v", m)
+	}
+	if m["total_s"] != float64(7) {
+		t.Errorf("total_s = %v, want 7 (seconds)", m["total_s"])
+	}
+	stages := m["stages"].([]any)
+	fp := stages[4].(map[string]any)
+	if fp["class"] != "not-nginx" || fp["duration_s"] != 0.01 || fp["status"] != "fail" {
+		t.Errorf("stage: %v", fp)
+	}
+	var back Verify
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Total.D() != 7*time.Second || len(back.Stages) != 6 || back.Stages[0].Duration.D() != 1200*time.Millisecond {
+		t.Errorf("round trip: %+v", back)
+	}
+}
+
+func TestNewStat(t *testing.T) {
+	s := NewStat([]float64{3, 1, 2})
+	if s.Min != 1 || s.Median != 2 || s.Max != 3 || len(s.Runs) != 3 || s.Runs[0] != 3 {
+		t.Errorf("%+v", s)
+	}
+	if s := NewStat([]float64{4, 1, 3, 2}); s.Median != 2.5 {
+		t.Errorf("even median %v", s.Median)
+	}
+	if s := NewStat(nil); s.Median != 0 || s.Runs != nil && len(s.Runs) != 0 {
+		t.Errorf("empty %+v", s)
+	}
+}
+
+func sampleBench() *Bench {
+	b := NewBench(3, 50, 10*time.Second)
+	b.Host = "2-core test host"
+	b.Targets = []BenchTarget{
+		{Target: "linux", KernelKind: "linux", KeepAliveRPS: NewStat([]float64{1000, 1100, 900}),
+			FreshRPS: NewStat([]float64{100, 110, 90}), P50MS: NewStat([]float64{2, 2, 2}), P99MS: NewStat([]float64{8, 9, 10}),
+			TransferMBps: NewStat([]float64{50, 60, 55}), BootToFirst200: NewStat([]float64{4, 4.2, 4.4})},
+		{Target: "ours", KernelKind: "ours", KeepAliveRPS: NewStat([]float64{500, 550, 450}),
+			FreshRPS: NewStat([]float64{50, 55, 45}), P50MS: NewStat([]float64{4, 4, 4}), P99MS: NewStat([]float64{16, 18, 20}),
+			TransferMBps: NewStat([]float64{25, 30, 27.5}), BootToFirst200: NewStat([]float64{1, 1, 1}), Errors: 2, ConnectRetries: 7},
+		{Target: "<broken>", KernelKind: "path", Error: "boot failed"},
+	}
+	b.ComputeRatios()
+	return b
+}
+
+func TestBenchRatios(t *testing.T) {
+	b := sampleBench()
+	ours := b.Targets[1]
+	if ours.KeepAliveRPS.Ratio != 0.5 || ours.P99MS.Ratio != 2 || ours.BootToFirst200.Ratio != 1/4.2 {
+		t.Errorf("ratios %v %v %v", ours.KeepAliveRPS.Ratio, ours.P99MS.Ratio, ours.BootToFirst200.Ratio)
+	}
+	if b.Targets[0].KeepAliveRPS.Ratio != 1 || b.Targets[2].KeepAliveRPS.Ratio != 0 {
+		t.Errorf("first %v, broken %v", b.Targets[0].KeepAliveRPS.Ratio, b.Targets[2].KeepAliveRPS.Ratio)
+	}
+}
+
+func TestVerifyText(t *testing.T) {
+	out := VerifyText(sampleVerify())
+	lines := strings.Split(out, "\n")
+	if !strings.Contains(lines[0], "FAIL at nginx-fingerprint (not-nginx)") {
+		t.Errorf("headline %q", lines[0])
+	}
+	// Header plus one row per stage, each starting with the stage name.
+	var rows []string
+	for _, l := range lines {
+		if strings.HasPrefix(l, "STAGE") || regexp.MustCompile(`^[a-z0-9-]+ +(pass|fail|skip) `).MatchString(l) {
+			rows = append(rows, l)
+		}
+	}
+	if len(rows) != 7 {
+		t.Fatalf("%d table rows:\n%s", len(rows), out)
+	}
+	// Columns line up: STATUS starts at the same offset in every row.
+	col := strings.Index(rows[0], "STATUS")
+	for _, r := range rows[1:] {
+		if st := r[col:]; !strings.HasPrefix(st, "pass") && !strings.HasPrefix(st, "fail") && !strings.HasPrefix(st, "skip") {
+			t.Errorf("misaligned row %q", r)
+		}
+	}
+	if !strings.Contains(out, "console log: build/console.log") {
+		t.Error("no console log path")
+	}
+}
+
+// mdTable returns the rows of the first Markdown table in s, split into cells.
+func mdTable(t *testing.T, s string) [][]string {
+	t.Helper()
+	var rows [][]string
+	for _, l := range strings.Split(s, "\n") {
+		if !strings.HasPrefix(l, "|") {
+			if len(rows) > 0 {
+				break
+			}
+			continue
+		}
+		if regexp.MustCompile(`^[|:-]+$`).MatchString(l) {
+			continue // the separator row
+		}
+		rows = append(rows, splitRow(l))
+	}
+	if len(rows) < 2 {
+		t.Fatalf("no table in\n%s", s)
+	}
+	for i, r := range rows {
+		if len(r) != len(rows[0]) {
+			t.Fatalf("row %d has %d cells, header %d: %q", i, len(r), len(rows[0]), r)
+		}
+	}
+	return rows
+}
+
+// splitRow splits a Markdown table row on its unescaped pipes.
+func splitRow(l string) []string {
+	var cells []string
+	var cur strings.Builder
+	for i := 1; i < len(l); i++ {
+		switch {
+		case l[i] == '\\' && i+1 < len(l):
+			cur.WriteByte(l[i])
+			cur.WriteByte(l[i+1])
+			i++
+		case l[i] == '|':
+			cells = append(cells, strings.TrimSpace(cur.String()))
+			cur.Reset()
+		default:
+			cur.WriteByte(l[i])
+		}
+	}
+	return cells
+}
+
+func TestVerifyMarkdown(t *testing.T) {
+	out := VerifyMarkdown(sampleVerify())
+	rows := mdTable(t, out)
+	if len(rows) != 1+6 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	if !strings.Contains(out, `no Server header \| pipe`) {
+		t.Error("pipe in a detail not escaped")
+	}
+}
+
+func TestBenchRender(t *testing.T) {
+	b := sampleBench()
+	md := BenchMarkdown(b)
+	rows := mdTable(t, md)
+	// header, 6 metrics, errors row; three target columns.
+	if len(rows) != 8 || len(rows[0]) != 4 {
+		t.Fatalf("table %d x %d:\n%s", len(rows), len(rows[0]), md)
+	}
+	ka := strings.Join(rows[1], "|")
+	if !strings.Contains(ka, "1000 (900-1100)") || !strings.Contains(ka, "500 (450-550) x0.50") {
+		t.Errorf("keep-alive row %q", ka)
+	}
+	if !strings.Contains(md, "boot failed") || !strings.Contains(md, "2-core test host") {
+		t.Error("missing target error or host")
+	}
+	txt := BenchText(b)
+	if !strings.Contains(txt, "x0.50") || !strings.Contains(txt, "2 / 7") {
+		t.Errorf("text:\n%s", txt)
+	}
+	b.Targets[0].WrkKeepAliveRPS = &Stat{Runs: []float64{1200}, Median: 1200, Min: 1200, Max: 1200}
+	if !strings.Contains(BenchText(b), "wrk keep-alive") {
+		t.Error("no wrk row")
+	}
+}
+
+func sampleCompare() *Compare {
+	c := NewCompare("attempts.json")
+	failing := sampleVerify()
+	passing := NewVerify("a", "attempt")
+	for _, s := range StageOrder {
+		passing.Add(Passf(s, time.Second, ""))
+	}
+	bt := sampleBench().Targets
+	c.Rows = []Row{
+		RowFrom("slow-but-broken", Meta{Model: "m1"}, failing, &bt[0]),
+		RowFrom("<b>fast</b>", Meta{Model: "m2", Duration: "3h", Cost: "$12"}, passing, &bt[1]),
+		RowFrom("faster", Meta{Model: "m3"}, passing, &bt[0]),
+	}
+	c.Rank()
+	return c
+}
+
+func TestCompareRank(t *testing.T) {
+	c := sampleCompare()
+	var names []string
+	for _, r := range c.Rows {
+		names = append(names, r.Name)
+	}
+	if strings.Join(names, ",") != "faster,<b>fast</b>,slow-but-broken" {
+		t.Errorf("order %v", names)
+	}
+	last := c.Rows[2]
+	if last.Rank != 3 || last.Pass || last.FailedStage != StageFingerprint || last.FailClass != ClassNotNginx || last.StagesPassed != 4 || last.StagesTotal != 8 {
+		t.Errorf("row %+v", last)
+	}
+}
+
+func TestCompareMarkdownAndText(t *testing.T) {
+	c := sampleCompare()
+	rows := mdTable(t, CompareMarkdown(c))
+	if len(rows) != 4 || rows[1][0] != "1" || rows[1][1] != "faster" || !strings.HasPrefix(rows[3][5], "fail at nginx-fingerprint") {
+		t.Errorf("rows %q", rows)
+	}
+	if rows[2][1] != "&lt;b>fast&lt;/b>" {
+		t.Errorf("HTML in a name not neutralised: %q", rows[2][1])
+	}
+	txt := CompareText(c)
+	if !strings.Contains(txt, "$12") || !strings.Contains(txt, "8/8") {
+		t.Errorf("text:\n%s", txt)
+	}
+}
+
+// parseHTML checks that s is well-formed (our pages are also valid XML)
+// and returns the elements by name.
+func parseHTML(t *testing.T, s string) map[string][]xml.StartElement {
+	t.Helper()
+	body := strings.TrimPrefix(s, "<!DOCTYPE html>\n")
+	d := xml.NewDecoder(strings.NewReader(body))
+	d.Strict = true
+	els := map[string][]xml.StartElement{}
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("not well-formed: %v\n%s", err, s)
+		}
+		if se, ok := tok.(xml.StartElement); ok {
+			els[se.Name.Local] = append(els[se.Name.Local], se)
+		}
+	}
+	return els
+}
+
+func attr(e xml.StartElement, name string) string {
+	for _, a := range e.Attr {
+		if a.Name.Local == name {
+			return a.Value
+		}
+	}
+	return ""
+}
+
+func selfContained(t *testing.T, s string) {
+	t.Helper()
+	for _, bad := range []string{"<script", "<link", "src=", "href=", "url(", "@import", "http://", "https://"} {
+		if strings.Contains(s, bad) {
+			t.Errorf("page refers to something outside itself: %q", bad)
+		}
+	}
+}
+
+func TestCompareHTML(t *testing.T) {
+	c := sampleCompare()
+	s := CompareHTML(c)
+	selfContained(t, s)
+	els := parseHTML(t, s)
+	if len(els["svg"]) != 1 || len(els["rect"]) != 3 || len(els["tr"]) != 4 {
+		t.Fatalf("svg %d rect %d tr %d", len(els["svg"]), len(els["rect"]), len(els["tr"]))
+	}
+	// Bars are scaled to the largest value: 1000 req/s fills the width, 500 half of it, and the failed row is red.
+	w := func(i int) string { return attr(els["rect"][i], "width") }
+	if w(0) != "420.0" || w(1) != "210.0" || attr(els["rect"][2], "fill") != "#c66" || attr(els["rect"][0], "fill") == "#c66" {
+		t.Errorf("bars: %v", els["rect"])
+	}
+	if strings.Contains(s, "<b>fast</b>") || !strings.Contains(s, "&lt;b&gt;fast&lt;/b&gt;") {
+		t.Error("attempt name not escaped in HTML")
+	}
+	var verdicts []string
+	for _, td := range els["td"] {
+		if cl := attr(td, "class"); strings.Contains(cl, "pass") || strings.Contains(cl, "fail") {
+			verdicts = append(verdicts, cl)
+		}
+	}
+	if strings.Join(verdicts, ",") != "l pass,l pass,l fail" {
+		t.Errorf("verdict cells %v", verdicts)
+	}
+}
+
+func TestBenchHTML(t *testing.T) {
+	s := BenchHTML(sampleBench())
+	selfContained(t, s)
+	els := parseHTML(t, s)
+	// One chart per higher-is-better figure, one bar per target.
+	if len(els["svg"]) != 3 || len(els["rect"]) != 9 {
+		t.Fatalf("svg %d rect %d", len(els["svg"]), len(els["rect"]))
+	}
+	if attr(els["rect"][2], "width") != "0.0" || attr(els["rect"][2], "fill") != "#c66" {
+		t.Errorf("target without figures: %v", els["rect"][2])
+	}
+}
