@@ -38,7 +38,7 @@ type Attempt struct {
 	Build     string // shell command, default "make build"
 	Run       string // shell command, default "make run"
 	Self      string // the jiege executable, re-invoked as the shim
-	Port      int    // host port for the guest's HTTP server
+	Port      int    // host port for the guest's HTTP server; 0 picks a free one per Start
 	GuestPort int    // default 80
 }
 
@@ -98,11 +98,12 @@ func (a *Attempt) Start(ctx context.Context, logPath string, console io.Writer) 
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s not found on PATH", qemu.ErrNotInstalled, qemu.DefaultBinary)
 	}
-	if a.Port == 0 {
-		if a.Port, err = qemu.FreePort(); err != nil {
+	port := a.Port
+	if port == 0 {
+		if port, err = qemu.FreePort(); err != nil {
 			return nil, err
 		}
-	} else if err := qemu.CheckPort(a.Port); err != nil {
+	} else if err := qemu.CheckPort(port); err != nil {
 		return nil, err
 	}
 	guest := a.GuestPort
@@ -125,8 +126,8 @@ func (a *Attempt) Start(ctx context.Context, logPath string, console io.Writer) 
 	cmd.Dir = a.Dir
 	cmd.Env = append(os.Environ(),
 		"PATH="+shimDir+string(os.PathListSeparator)+os.Getenv("PATH"),
-		envReal+"="+real, envPort+"="+strconv.Itoa(a.Port), envGuest+"="+strconv.Itoa(guest), envDir+"="+shimDir)
-	in, err := qemu.StartCommand(ctx, cmd, a.Port, logPath, console)
+		envReal+"="+real, envPort+"="+strconv.Itoa(port), envGuest+"="+strconv.Itoa(guest), envDir+"="+shimDir)
+	in, err := qemu.StartCommand(ctx, cmd, port, logPath, console)
 	if err != nil {
 		os.RemoveAll(shimDir)
 		return nil, err

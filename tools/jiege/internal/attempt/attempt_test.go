@@ -65,15 +65,15 @@ func TestRunThroughShim(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Stop()
-	if a.Port == 0 || r.Port() != a.Port {
-		t.Fatalf("port %d/%d", a.Port, r.Port())
+	if r.Port() == 0 {
+		t.Fatal("no port picked")
 	}
 	waitFor(t, "qemu launch", r.QEMUAlive)
 	ls := r.Launches()
 	if len(ls) != 1 {
 		t.Fatalf("launches %v", ls)
 	}
-	want := fmt.Sprintf("-machine virt -netdev user,id=n,hostfwd=tcp:127.0.0.1:%d-:80 -kernel k", a.Port)
+	want := fmt.Sprintf("-machine virt -netdev user,id=n,hostfwd=tcp:127.0.0.1:%d-:80 -kernel k", r.Port())
 	if got := strings.Join(ls[0].Args, " "); got != want {
 		t.Errorf("recorded args %s", got)
 	}

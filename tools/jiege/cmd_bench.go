@@ -1,0 +1,271 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jiege-go/jiege/tools/jiege/internal/load"
+	"github.com/jiege-go/jiege/tools/jiege/internal/probe"
+	"github.com/jiege-go/jiege/tools/jiege/internal/report"
+)
+
+// bencher measures targets.
+type bencher struct {
+	*common
+	duration   time.Duration
+	runs       int
+	conns      int
+	freshConns int
+	noWrk      bool
+	out        io.Writer
+}
+
+func (b *bencher) progress(format string, args ...any) {
+	fmt.Fprintf(b.out, "jiege: "+format+"\n", args...)
+}
+
+// bigFile is the 64 MiB transfer file of the root filesystem.
+const bigFile = 64 << 20
+
+// measure benchmarks one target: it is built once, then booted afresh for
+// every run, so boot-to-first-200 is measured each time.
+func (b *bencher) measure(ctx context.Context, t *target) report.BenchTarget {
+	blog, err := createLog(b.logPath(t) + ".build")
+	if err != nil {
+		return report.BenchTarget{Target: t.name, KernelKind: t.kind, Error: err.Error()}
+	}
+	b.progress("%s: building", t.name)
+	s := b.build(ctx, t, blog)
+	blog.Close()
+	if !s.Passed() {
+		return report.BenchTarget{Target: t.name, KernelKind: t.kind, Error: "build: " + s.Detail}
+	}
+	return b.measureBuilt(ctx, t)
+}
+
+// measureBuilt benchmarks a target whose build stage has passed.
+func (b *bencher) measureBuilt(ctx context.Context, t *target) report.BenchTarget {
+	bt := report.BenchTarget{Target: t.name, KernelKind: t.kind}
+	var ka, fresh, p50, p99, mbps, boot, wrk []float64
+	for run := 1; run <= b.runs && ctx.Err() == nil; run++ {
+		r, err := b.once(ctx, t)
+		if err != nil {
+			bt.Error = fmt.Sprintf("run %d: %v", run, err)
+			b.progress("%s: %s", t.name, bt.Error)
+			break
+		}
+		b.progress("%s run %d/%d: keep-alive %.0f req/s, fresh %.0f req/s, p50 %.2f ms, p99 %.2f ms, %.1f MB/s, first 200 %.2f s%s",
+			t.name, run, b.runs, r.ka, r.fresh, r.p50, r.p99, r.mbps, r.boot, r.wrkText())
+		ka, fresh, p50, p99 = append(ka, r.ka), append(fresh, r.fresh), append(p50, r.p50), append(p99, r.p99)
+		boot = append(boot, r.boot)
+		if r.mbps > 0 {
+			mbps = append(mbps, r.mbps)
+		}
+		if r.wrk > 0 {
+			wrk = append(wrk, r.wrk)
+		}
+		bt.Errors += r.errors
+		bt.ConnectRetries += r.retries
+	}
+	bt.KeepAliveRPS, bt.FreshRPS = report.NewStat(ka), report.NewStat(fresh)
+	bt.P50MS, bt.P99MS = report.NewStat(p50), report.NewStat(p99)
+	bt.TransferMBps, bt.BootToFirst200 = report.NewStat(mbps), report.NewStat(boot)
+	if len(wrk) > 0 {
+		w := report.NewStat(wrk)
+		bt.WrkKeepAliveRPS = &w
+	}
+	return bt
+}
+
+type runFigures struct {
+	ka, fresh, p50, p99, mbps, boot, wrk float64
+	errors, retries                      int64
+}
+
+func (r runFigures) wrkText() string {
+	if r.wrk == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (wrk keep-alive %.0f req/s)", r.wrk)
+}
+
+// once boots the target, measures it and stops it.
+func (b *bencher) once(ctx context.Context, t *target) (runFigures, error) {
+	var r runFigures
+	logPath := b.logPath(t)
+	g, err := b.start(ctx, t, logPath)
+	if err != nil {
+		return r, err
+	}
+	defer g.stop()
+	if s := b.bootStage(ctx, g); !s.Passed() {
+		return r, fmt.Errorf("boot: %s (console %s)", s.Detail, logPath)
+	}
+	s, at := probe.First200(ctx, g.Addr())
+	if !s.Passed() {
+		return r, fmt.Errorf("first 200: %s (console %s)", s.Detail, logPath)
+	}
+	r.boot = at.Sub(g.Started()).Seconds()
+	addr := g.Addr()
+	add := func(res *load.Result) {
+		r.errors += res.Errors.Total()
+		r.retries += res.ConnectRetries
+	}
+
+	res, err := load.Run(ctx, load.Config{Addr: addr, Conns: b.conns, KeepAlive: true, Duration: b.duration})
+	if err != nil {
+		return r, err
+	}
+	add(res)
+	r.ka, r.p50, r.p99 = res.ReqPerSec, ms(res.P50), ms(res.P99)
+
+	res, err = load.Run(ctx, load.Config{Addr: addr, Conns: b.freshConns, KeepAlive: false, Duration: b.duration})
+	if err != nil {
+		return r, err
+	}
+	add(res)
+	r.fresh = res.ReqPerSec
+
+	if t.image != nil {
+		for _, f := range t.image.Files {
+			if f.Size != bigFile {
+				continue
+			}
+			res, err = load.Run(ctx, load.Config{Addr: addr, Conns: 1, KeepAlive: true,
+				Requests:    []load.Request{{Path: f.URLPath, Size: f.Size, SHA256: f.SHA256}},
+				MaxRequests: 3, Duration: 2 * time.Minute, IOTimeout: time.Minute})
+			if err != nil {
+				return r, err
+			}
+			add(res)
+			r.mbps = res.MBPerSec
+		}
+	}
+
+	if !b.noWrk {
+		r.wrk = wrkRPS(ctx, addr, b.conns, b.duration)
+	}
+	return r, nil
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// wrkRPS runs wrk with the same keep-alive connections and returns its
+// req/s, or 0 when wrk is not installed or fails.
+func wrkRPS(ctx context.Context, addr string, conns int, d time.Duration) float64 {
+	path, err := exec.LookPath("wrk")
+	if err != nil {
+		return 0
+	}
+	secs := max(1, int(d.Seconds()))
+	cctx, cancel := context.WithTimeout(ctx, d+30*time.Second)
+	defer cancel()
+	threads := min(2, conns)
+	out, err := exec.CommandContext(cctx, path, "-t", strconv.Itoa(threads), "-c", strconv.Itoa(conns),
+		"-d", strconv.Itoa(secs)+"s", "http://"+addr+"/").Output()
+	if err != nil {
+		return 0
+	}
+	return parseWrk(out)
+}
+
+// parseWrk extracts "Requests/sec:" from wrk's output.
+func parseWrk(out []byte) float64 {
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "Requests/sec:"); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err == nil {
+				return f
+			}
+		}
+	}
+	return 0
+}
+
+func cmdBench(ctx context.Context, args []string) error {
+	fs := newFlags("bench", "TARGET... (ours, linux, a kernel path)")
+	c := &common{}
+	c.flags(fs)
+	b := &bencher{common: c, out: os.Stderr}
+	var jsonOut, mdOut string
+	fs.DurationVar(&b.duration, "duration", 10*time.Second, "load duration of each measurement")
+	fs.IntVar(&b.runs, "runs", 3, "boots per target (min/median/max over them)")
+	fs.IntVar(&b.conns, "conns", 8, "keep-alive connections")
+	fs.IntVar(&b.freshConns, "fresh-conns", 4, "concurrent clients opening a fresh connection per request")
+	fs.BoolVar(&b.noWrk, "no-wrk", false, "skip the wrk cross-check")
+	fs.StringVar(&jsonOut, "json", "", "write the result as JSON (schema v1) to FILE")
+	fs.StringVar(&mdOut, "md", "", "write the result as Markdown to FILE")
+	if help, err := parse(fs, args); help || err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return usageErr("bench: want at least one TARGET")
+	}
+	if b.runs < 1 || b.conns < 1 || b.freshConns < 1 || b.duration <= 0 {
+		return usageErr("bench: --runs, --conns, --fresh-conns and --duration must be positive")
+	}
+	if c.port != 0 {
+		return usageErr("bench: --port is not supported (each boot picks a free port)")
+	}
+	c.defaults()
+	if err := c.preflight(); err != nil {
+		return err
+	}
+	var targets []*target
+	for _, spec := range fs.Args() {
+		t, err := parseTarget(spec)
+		if err != nil {
+			return err
+		}
+		targets = append(targets, t)
+	}
+	res := report.NewBench(b.runs, b.conns, b.duration)
+	res.Host = hostDescription()
+	failed := false
+	for _, t := range targets {
+		bt := b.measure(ctx, t)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if bt.Error != "" || bt.Errors > 0 {
+			failed = true
+		}
+		res.Targets = append(res.Targets, bt)
+	}
+	res.ComputeRatios()
+	fmt.Print(report.BenchText(res))
+	if err := writeOutputs(res, jsonOut, mdOut, report.BenchMarkdown(res)); err != nil {
+		return err
+	}
+	if failed {
+		return errFailed
+	}
+	return nil
+}
+
+// hostDescription names the machine for the report: CPU model and count.
+func hostDescription() string {
+	host, _ := os.Hostname()
+	model := ""
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+				model = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	out, _ := exec.Command("qemu-system-riscv64", "--version").Output()
+	qv, _, _ := strings.Cut(string(out), "\n")
+	return fmt.Sprintf("%s: %d CPUs %s; %s", host, runtime.NumCPU(), model, strings.TrimSpace(qv))
+}

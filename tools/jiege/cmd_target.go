@@ -1,0 +1,350 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/jiege-go/jiege/qemu"
+	"github.com/jiege-go/jiege/tools/jiege/internal/attempt"
+	"github.com/jiege-go/jiege/tools/jiege/internal/controls"
+	"github.com/jiege-go/jiege/tools/jiege/internal/report"
+	"github.com/jiege-go/jiege/tools/jiege/internal/rootfs"
+)
+
+// common holds the flags shared by the commands that boot guests.
+type common struct {
+	buildDir    string
+	mirror      string
+	repo        string
+	smp         int
+	mem         string
+	port        int
+	console     bool
+	bootTimeout time.Duration
+	logDir      string
+}
+
+func (c *common) flags(fs *pflag.FlagSet) {
+	fs.StringVar(&c.buildDir, "build-dir", "", "cache and output directory (default: build/ of the source tree)")
+	fs.StringVar(&c.mirror, "mirror", "", "Debian mirror URL (default: read from the host's apt sources)")
+	fs.StringVar(&c.repo, "repo", "", "source tree for `ours` (default: the module root above the working directory)")
+	fs.IntVar(&c.smp, "smp", 2, "guest harts")
+	fs.StringVar(&c.mem, "mem", "512M", "guest memory")
+	fs.IntVar(&c.port, "port", 0, "host port forwarded to the guest's port 80 (0: a free one)")
+	fs.BoolVar(&c.console, "console", false, "also copy the guest console to stderr, live")
+	fs.DurationVar(&c.bootTimeout, "boot-timeout", 30*time.Second, "time allowed for the first console output")
+	fs.StringVar(&c.logDir, "log-dir", "", "where console logs go (default: <build-dir>/logs)")
+}
+
+func (c *common) defaults() {
+	if c.buildDir == "" {
+		c.buildDir = rootfs.DefaultBuildDir()
+	}
+	if c.repo == "" {
+		c.repo = filepath.Dir(rootfs.DefaultBuildDir())
+	}
+	if c.logDir == "" {
+		c.logDir = filepath.Join(c.buildDir, "logs")
+	}
+}
+
+// preflight reports host problems before any build: QEMU missing, the
+// requested port taken.
+func (c *common) preflight() error {
+	if _, err := exec.LookPath(qemu.DefaultBinary); err != nil {
+		return envErr(fmt.Errorf("%w: %s not found on PATH (Debian: apt-get install qemu-system-misc)", qemu.ErrNotInstalled, qemu.DefaultBinary))
+	}
+	if c.port != 0 {
+		if err := qemu.CheckPort(c.port); err != nil {
+			return envErr(err)
+		}
+	}
+	return nil
+}
+
+func (c *common) rootfsOptions(f rootfs.Flavor, log io.Writer) rootfs.Options {
+	return rootfs.Options{Flavor: f, BuildDir: c.buildDir, Mirror: c.mirror, Nonce: true, Log: log}
+}
+
+// Target kinds, as report.Verify.KernelKind records them.
+const (
+	kindOurs    = "ours"
+	kindLinux   = "linux"
+	kindPath    = "path"
+	kindAttempt = "attempt"
+	kindControl = "control"
+)
+
+// controlPrefix names a negative control as a verify target ("control:nginx-dies").
+const controlPrefix = "control:"
+
+// target is something jiege can boot and probe.
+type target struct {
+	name string // as given
+	kind string
+	path string // kindPath: the kernel file
+	att  *attempt.Attempt
+	ctrl controls.Control
+
+	// Filled by build.
+	machine qemu.Machine
+	image   *rootfs.Image
+}
+
+// parseTarget resolves a command-line target. An attempt is given as
+// attemptDir (the --attempt flag) with its build and run commands.
+func parseTarget(spec string) (*target, error) {
+	switch {
+	case spec == kindOurs || spec == kindLinux:
+		return &target{name: spec, kind: spec}, nil
+	case strings.HasPrefix(spec, controlPrefix):
+		c, ok := controls.Find(strings.TrimPrefix(spec, controlPrefix))
+		if !ok {
+			return nil, usageErr("unknown negative control %q", spec)
+		}
+		return &target{name: spec, kind: kindControl, ctrl: c}, nil
+	}
+	if _, err := os.Stat(spec); err != nil {
+		return nil, usageErr("target %q: not ours, linux, or an existing kernel file: %v", spec, err)
+	}
+	if _, err := qemu.Kind(spec); err != nil {
+		return nil, usageErr("target %q: %v", spec, err)
+	}
+	return &target{name: spec, kind: kindPath, path: spec}, nil
+}
+
+func attemptTarget(dir, build, run string) (*target, error) {
+	st, err := os.Stat(dir)
+	if err != nil || !st.IsDir() {
+		return nil, usageErr("--attempt %s: %v", dir, attempt.ErrNoDir)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	abs, _ := filepath.Abs(dir)
+	return &target{name: dir, kind: kindAttempt, att: &attempt.Attempt{Dir: abs, Build: build, Run: run, Self: self}}, nil
+}
+
+// build is the build stage: the kernel and root filesystem the target
+// boots. Its failure class tells a broken build from a host problem.
+func (c *common) build(ctx context.Context, t *target, log io.Writer) report.Stage {
+	t0 := time.Now()
+	fail := func(class string, err error) report.Stage {
+		return report.Failf(report.StageBuild, class, time.Since(t0), "%v", err)
+	}
+	m := qemu.Machine{SMP: c.smp, Mem: c.mem, HostPort: c.port}
+	switch t.kind {
+	case kindAttempt:
+		if err := t.att.DoBuild(ctx, log); err != nil {
+			return fail(report.ClassBuildFailed, err)
+		}
+		t.att.Port = c.port
+		return report.Passf(report.StageBuild, time.Since(t0), "%s: %s", t.att.Dir, orDefault(t.att.Build, "make build"))
+	case kindOurs:
+		cmd := exec.CommandContext(ctx, "make", "kernel")
+		cmd.Dir = c.repo
+		cmd.Stdout, cmd.Stderr = log, log
+		if err := cmd.Run(); err != nil {
+			return fail(report.ClassBuildFailed, fmt.Errorf("make kernel in %s: %w", c.repo, err))
+		}
+		img, err := rootfs.Build(ctx, c.rootfsOptions(rootfs.Ours, log))
+		if err != nil {
+			return fail(report.ClassEnvironment, err)
+		}
+		m.Kernel = filepath.Join(c.repo, "build", "kernel.elf")
+		m.BIOS = filepath.Join(c.repo, "build", "tramp.bin")
+		m.Initrd, t.image = img.CPIO, img
+	case kindLinux:
+		img, err := rootfs.Build(ctx, c.rootfsOptions(rootfs.Linux, log))
+		if err != nil {
+			return fail(report.ClassEnvironment, err)
+		}
+		m.Kernel, m.BIOS, m.Initrd, m.Append, t.image = img.Kernel, "default", img.CPIO, linuxAppend, img
+	case kindControl:
+		g, err := t.ctrl.Prepare(ctx, c.rootfsOptions(rootfs.Linux, log))
+		if err != nil {
+			return fail(report.ClassEnvironment, err)
+		}
+		m.Kernel, m.BIOS, m.Initrd, m.Append, t.image = g.Kernel, g.BIOS, g.Initrd, g.Append, g.Image
+	case kindPath:
+		k, err := qemu.Kind(t.path)
+		if err != nil {
+			return fail(report.ClassEnvironment, err)
+		}
+		flavor := rootfs.Ours
+		if k == qemu.KindImage {
+			flavor = rootfs.Linux
+			m.BIOS, m.Append = "default", linuxAppend
+		} else {
+			entry, err := qemu.ELFEntry(t.path)
+			if err != nil {
+				return fail(report.ClassEnvironment, err)
+			}
+			m.BIOS = filepath.Join(c.buildDir, "logs", fmt.Sprintf("tramp-%d.bin", os.Getpid()))
+			if err := os.MkdirAll(filepath.Dir(m.BIOS), 0o755); err != nil {
+				return fail(report.ClassEnvironment, err)
+			}
+			if err := os.WriteFile(m.BIOS, qemu.Trampoline(entry), 0o644); err != nil {
+				return fail(report.ClassEnvironment, err)
+			}
+		}
+		img, err := rootfs.Build(ctx, c.rootfsOptions(flavor, log))
+		if err != nil {
+			return fail(report.ClassEnvironment, err)
+		}
+		m.Kernel, m.Initrd, t.image = t.path, img.CPIO, img
+	}
+	t.machine = m
+	detail := fmt.Sprintf("kernel %s, initrd %s", m.Kernel, m.Initrd)
+	return report.Passf(report.StageBuild, time.Since(t0), "%s", detail)
+}
+
+// linuxAppend is Debian's Linux command line: serial console, and quiet,
+// because every console byte costs time under TCG.
+const linuxAppend = "console=ttyS0 quiet"
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+// guest is a booted target.
+type guest struct {
+	*qemu.Instance
+	run     *attempt.Running // attempts only
+	machine qemu.Machine     // the machine as started, port included
+}
+
+// alive reports whether the guest's QEMU still runs.
+func (g *guest) alive() bool {
+	if g.run != nil {
+		return g.run.QEMUAlive()
+	}
+	return !g.Exited()
+}
+
+func (g *guest) stop() error {
+	if g.run != nil {
+		return g.run.Stop()
+	}
+	return g.Stop()
+}
+
+// qemuCommand is the QEMU command line, for the report.
+func (g *guest) qemuCommand() []string {
+	if g.run != nil {
+		if ls := g.run.Launches(); len(ls) > 0 {
+			return append([]string{qemu.DefaultBinary}, ls[len(ls)-1].Args...)
+		}
+		return nil
+	}
+	return append([]string{qemu.DefaultBinary}, g.machine.Args()...)
+}
+
+// start launches the target's QEMU with its console in logPath.
+func (c *common) start(ctx context.Context, t *target, logPath string) (*guest, error) {
+	var console io.Writer
+	if c.console {
+		console = os.Stderr
+	}
+	if t.kind == kindAttempt {
+		r, err := t.att.Start(ctx, logPath, console)
+		if err != nil {
+			return nil, err
+		}
+		return &guest{Instance: r.Instance, run: r}, nil
+	}
+	m := t.machine
+	m.LogPath = logPath
+	in, err := qemu.Start(ctx, m, console)
+	if err != nil {
+		return nil, err
+	}
+	m.HostPort = in.Port()
+	return &guest{Instance: in, machine: m}, nil
+}
+
+// bootStage waits for the guest's first console output while its QEMU runs.
+func (c *common) bootStage(ctx context.Context, g *guest) report.Stage {
+	t0 := time.Now()
+	deadline := time.NewTimer(c.bootTimeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	var base int64 = -1 // attempts: console bytes when the shim launched QEMU
+	for {
+		if g.run == nil {
+			select {
+			case <-g.FirstOutput():
+				if g.alive() {
+					return report.Passf(report.StageBoot, time.Since(t0), "console output after %.1fs", time.Since(t0).Seconds())
+				}
+			default:
+			}
+		} else if g.alive() {
+			if base < 0 {
+				base = g.ConsoleBytes()
+			} else if g.ConsoleBytes() > base {
+				return report.Passf(report.StageBoot, time.Since(t0), "console output after %.1fs", time.Since(t0).Seconds())
+			}
+		}
+		if g.Exited() && !g.alive() {
+			return report.Failf(report.StageBoot, report.ClassBootFailed, time.Since(t0),
+				"QEMU exited (%v) before the guest came up; console tail: %s", g.Wait(), tail(g.Tail(400)))
+		}
+		select {
+		case <-ctx.Done():
+			return report.Failf(report.StageBoot, report.ClassInternal, time.Since(t0), "interrupted")
+		case <-deadline.C:
+			what := "no console output"
+			if g.run != nil && base < 0 {
+				what = "the run command never started qemu-system-riscv64 through PATH"
+			}
+			return report.Failf(report.StageBoot, report.ClassTimeout, time.Since(t0), "%s within %v (QEMU still running)", what, c.bootTimeout)
+		case <-tick.C:
+		}
+	}
+}
+
+func tail(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "(empty)"
+	}
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// startErr classifies a failure to start QEMU as the boot stage's result.
+func startErr(err error, t0 time.Time) report.Stage {
+	class := report.ClassBootFailed
+	if errors.Is(err, qemu.ErrNotInstalled) || errors.Is(err, qemu.ErrPortInUse) {
+		class = report.ClassEnvironment
+	}
+	return report.Failf(report.StageBoot, class, time.Since(t0), "%v", err)
+}
+
+// logPath returns a fresh console log file path for a target.
+func (c *common) logPath(t *target) string {
+	name := strings.Map(func(r rune) rune {
+		if r == '/' || r == ':' || r == ' ' {
+			return '_'
+		}
+		return r
+	}, strings.Trim(filepath.Base(t.name), "."))
+	if name == "" {
+		name = t.kind
+	}
+	return filepath.Join(c.logDir, fmt.Sprintf("%s-%s.log", name, time.Now().Format("20060102-150405.000")))
+}
