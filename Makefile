@@ -31,18 +31,33 @@ $(KERNEL): FORCE
 $(TRAMP): $(KERNEL)
 	$(GO) run ./qemu/cmd/tramp -kernel $(KERNEL) -out $@
 
+# The kernel drives modern (version 2) virtio-mmio devices only.
+QEMU_DEVICES := -global virtio-mmio.force-legacy=false -device virtio-rng-device
+
 qemu: kernel
-	$(QEMU) -machine virt -m $(MEM) -smp $(SMP) -nographic \
+	$(QEMU) -machine virt -m $(MEM) -smp $(SMP) -nographic $(QEMU_DEVICES) \
 		-bios $(TRAMP) -kernel $(KERNEL) -append '$(APPEND)'
 
 qemu-gdb: kernel
 	@echo "gdb-multiarch $(KERNEL) -ex 'target remote :1234'"
-	$(QEMU) -machine virt -m $(MEM) -smp $(SMP) -nographic -S -gdb tcp:127.0.0.1:1234 \
+	$(QEMU) -machine virt -m $(MEM) -smp $(SMP) -nographic $(QEMU_DEVICES) -S -gdb tcp:127.0.0.1:1234 \
 		-bios $(TRAMP) -kernel $(KERNEL) -append '$(APPEND)'
 
 jiege:
 	@mkdir -p $(BUILD)
 	$(GO) build -o $(BUILD)/jiege ./tools/jiege
+
+# The nginx root filesystem (FLAVOR=ours or linux), cached under build/rootfs;
+# the same code as `jiege rootfs`.
+FLAVOR ?= ours
+rootfs: jiege
+	$(BUILD)/jiege rootfs --flavor $(FLAVOR)
+
+# jiege end to end against real QEMU guests: verify linux, the selfcheck with
+# its negative controls, bad input, attempts and Ctrl-C. Also part of `make test`.
+.PHONY: test-e2e
+test-e2e: jiege
+	$(GO) test -count=1 -timeout 40m -run Jiege -v ./tests/
 
 vet:
 	test -z "$$(gofmt -l .)" || (gofmt -l .; exit 1)

@@ -55,6 +55,9 @@ func Main() {
 		case "virtio-mmio":
 			if id, ok := virtio.Probe(uintptr(d.Base)); ok && id != 0 {
 				fmt.Printf("  %-22s virtio %s, irq %d\n", d.Node, virtio.DeviceName(id), d.IRQ)
+				if id == virtio.DeviceRNG && entropy == nil {
+					openEntropy(d)
+				}
 			}
 		default:
 			fmt.Printf("  %-22s %s", d.Node, d.Kind)
@@ -89,6 +92,27 @@ func Main() {
 	for {
 		time.Sleep(time.Hour)
 	}
+}
+
+// entropy is the virtio-rng device, when the machine has one.
+var entropy *virtio.RNG
+
+// openEntropy starts the virtio-rng device and reseeds the generator behind
+// the kernel runtime's getrandom from it.
+func openEntropy(d Device) {
+	rng, err := virtio.OpenRNG(uintptr(d.Base), int(d.IRQ))
+	if err != nil {
+		fmt.Printf("  %-22s not used: %v\n", "", err)
+		return
+	}
+	seed := make([]byte, 32)
+	if _, err := rng.Read(seed); err != nil {
+		fmt.Printf("  %-22s not used: %v\n", "", err)
+		return
+	}
+	arch.SeedRandom(seed)
+	entropy = rng
+	fmt.Printf("  %-22s seeded getrandom with %d bytes\n", "", len(seed))
 }
 
 func be32(pa uintptr) uint32 {

@@ -103,17 +103,28 @@ func NewUserFrame() *Frame {
 // FreeUserFrame releases a context from NewUserFrame.
 func FreeUserFrame(f *Frame) { FreeFrame(uintptr(unsafe.Pointer(f))) }
 
-// EnableIRQ routes PLIC interrupt irq to this hart's M-mode.
+// EnableIRQ gives PLIC interrupt irq a priority and opens this hart's
+// M-mode threshold; the source itself is unmasked by WaitIRQ.
 func EnableIRQ(irq int) {
 	h := thisHart()
 	Write32(plicBase+uintptr(4*irq), 1)
-	en := plicBase + plicEnable + 0x80*plicContextOf(h) + uintptr(irq/32*4)
-	Write32(en, Read32(en)|1<<(irq%32))
 	Write32(plicBase+plicContext+0x1000*plicContextOf(h), 0)
 }
 
-// WaitIRQ blocks the calling goroutine until PLIC interrupt irq fires. It
-// enters the runtime's syscall state, so other goroutines keep running.
+// SeedRandom mixes seed into the generator behind the runtime's getrandom.
+func SeedRandom(seed []byte) {
+	old := disableInterrupts()
+	for i, b := range seed {
+		randState ^= uint64(b) << (8 * (i % 8))
+		randState = randState*6364136223846793005 + 1442695040888963407
+	}
+	randState |= 1
+	restoreInterrupts(old)
+}
+
+// WaitIRQ unmasks PLIC interrupt irq and blocks the calling goroutine until
+// it fires; the trap handler masks it again then. WaitIRQ enters the
+// runtime's syscall state, so other goroutines keep running meanwhile.
 func WaitIRQ(irq int) {
 	syscall.Syscall(sysWaitIRQ, uintptr(irq), 0, 0)
 }

@@ -4,12 +4,12 @@ package riscv64
 // handler itself drives. Addresses come from the device tree at boot.
 
 const (
-	clintMtimecmp = 0x4000 // + 8 * hart
-	plicEnable    = 0x2000 // + 0x80 * context
-	plicContext   = 0x200000
-	plicClaim     = 4
-	testPass      = 0x5555
-	testFail      = 0x3333
+	clintMtimecmp  = 0x4000 // + 8 * hart
+	plicEnableBase = 0x2000 // + 0x80 * context
+	plicContext    = 0x200000
+	plicClaim      = 4
+	testPass       = 0x5555
+	testFail       = 0x3333
 )
 
 var (

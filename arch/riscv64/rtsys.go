@@ -180,6 +180,7 @@ func runtimeSyscall(h *hart, t *thread, f *Frame) {
 		} else if irqPending&(1<<irq) != 0 {
 			irqPending &^= 1 << irq
 		} else {
+			plicEnable(h, uint32(irq), true)
 			block(h, uintptr(irq), 0, 0)
 		}
 	default:
@@ -299,8 +300,9 @@ func rtClockGettime(clock int, tp uintptr) int64 {
 }
 
 // rtGetrandom fills the buffer from a xorshift generator seeded with the
-// time CSR. It is not cryptographic: the kernel's runtime uses it only to
-// seed its hash functions and scheduler.
+// time CSR, and reseeded from virtio-rng at boot when that device is
+// present (SeedRandom). It is not cryptographic: the kernel's runtime uses
+// getrandom only to seed its hash functions and scheduler.
 //
 //go:nosplit
 func rtGetrandom(buf, n uintptr) int64 {

@@ -188,11 +188,25 @@ func external(h *hart) {
 		if irq == 0 {
 			return
 		}
+		// Complete first (the PLIC ignores completions for disabled
+		// sources), then mask the source until its driver waits again:
+		// the device holds its line high until the driver acknowledges it.
+		Write32(claim, irq)
+		plicEnable(h, irq, false)
 		if irq < 64 {
 			if wakeKey(uintptr(irq), maxThreads) == 0 {
 				irqPending |= 1 << irq
 			}
 		}
-		Write32(claim, irq)
+	}
+}
+
+//go:nosplit
+func plicEnable(h *hart, irq uint32, on bool) {
+	en := plicBase + plicEnableBase + 0x80*plicContextOf(h) + uintptr(irq/32*4)
+	if on {
+		Write32(en, Read32(en)|1<<(irq%32))
+	} else {
+		Write32(en, Read32(en)&^(1<<(irq%32)))
 	}
 }

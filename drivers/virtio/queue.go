@@ -1,0 +1,120 @@
+package virtio
+
+import (
+	"fmt"
+	"sync/atomic"
+	"unsafe"
+
+	arch "github.com/jiege-go/jiege/arch/riscv64"
+	"github.com/jiege-go/jiege/mm"
+)
+
+// Split virtqueue layout (virtio 1.2, section 2.7).
+const (
+	descFlagNext  = 1
+	descFlagWrite = 2
+	queueSize     = 64 // descriptors; the rings of 64 fit in one page each
+)
+
+type desc struct {
+	addr  uint64
+	len   uint32
+	flags uint16
+	next  uint16
+}
+
+// Buffer is a physically contiguous buffer the device reads or writes.
+type Buffer struct {
+	PA   uintptr // physical address
+	Size int
+}
+
+// Bytes is the buffer's memory.
+func (b Buffer) Bytes() []byte { return unsafe.Slice((*byte)(mm.Ptr(b.PA)), b.Size) }
+
+// NewBuffer returns a zeroed one-page buffer.
+func NewBuffer() (Buffer, error) {
+	pa := arch.AllocFrame()
+	if pa == 0 {
+		return Buffer{}, fmt.Errorf("virtio: out of frames")
+	}
+	return Buffer{PA: pa, Size: mm.PageSize}, nil
+}
+
+// Queue is one split virtqueue. A descriptor is handed to the device by
+// Submit and comes back from Used; it is never touched in between, and
+// Queue never reuses a descriptor the device still owns.
+type Queue struct {
+	dev      *Device
+	index    int
+	descs    *[queueSize]desc
+	avail    uintptr // flags u16, idx u16, ring [queueSize]u16
+	used     uintptr // flags u16, idx u16, ring [queueSize]{id, len u32}
+	free     []uint16
+	availIdx uint16
+	lastUsed uint16
+}
+
+// Queue sets up virtqueue index.
+func (d *Device) Queue(index int) (*Queue, error) {
+	d.write(regQueueSel, uint32(index))
+	if max := d.read(regQueueNumMax); max < queueSize {
+		return nil, fmt.Errorf("virtio: queue %d holds %d descriptors, need %d", index, max, queueSize)
+	}
+	descPage, availPage, usedPage := arch.AllocFrame(), arch.AllocFrame(), arch.AllocFrame()
+	if descPage == 0 || availPage == 0 || usedPage == 0 {
+		return nil, fmt.Errorf("virtio: out of frames for queue %d", index)
+	}
+	q := &Queue{dev: d, index: index, descs: (*[queueSize]desc)(mm.Ptr(descPage)), avail: availPage, used: usedPage}
+	for i := queueSize - 1; i >= 0; i-- {
+		q.free = append(q.free, uint16(i))
+	}
+	d.write(regQueueNum, queueSize)
+	d.write(regQueueDescLow, uint32(descPage))
+	d.write(regQueueDescHigh, uint32(uint64(descPage)>>32))
+	d.write(regQueueDriverLow, uint32(availPage))
+	d.write(regQueueDriverHigh, uint32(uint64(availPage)>>32))
+	d.write(regQueueDeviceLow, uint32(usedPage))
+	d.write(regQueueDeviceHigh, uint32(uint64(usedPage)>>32))
+	d.write(regQueueReady, 1)
+	return q, nil
+}
+
+// Submit offers a buffer to the device: device-writable when write is set,
+// device-readable otherwise. It returns the descriptor's id.
+func (q *Queue) Submit(b Buffer, length int, write bool) (uint16, error) {
+	if len(q.free) == 0 {
+		return 0, fmt.Errorf("virtio: queue %d full", q.index)
+	}
+	id := q.free[len(q.free)-1]
+	q.free = q.free[:len(q.free)-1]
+	var flags uint16
+	if write {
+		flags = descFlagWrite
+	}
+	q.descs[id] = desc{addr: uint64(b.PA), len: uint32(length), flags: flags}
+	ring := (*[queueSize]uint16)(mm.Ptr(q.avail + 4))
+	ring[q.availIdx%queueSize] = id
+	q.availIdx++
+	// The ring entry must be visible before the index that publishes it:
+	// the atomic store orders them (RISC-V AMO with release semantics).
+	atomic.StoreUint32((*uint32)(mm.Ptr(q.avail)), uint32(q.availIdx)<<16)
+	q.dev.write(regQueueNotify, uint32(q.index))
+	return id, nil
+}
+
+// Used returns the next buffer the device has finished with, if any: its
+// descriptor id and the number of bytes the device wrote. The descriptor
+// becomes free again.
+func (q *Queue) Used() (id uint16, n int, ok bool) {
+	idx := uint16(atomic.LoadUint32((*uint32)(mm.Ptr(q.used))) >> 16)
+	if idx == q.lastUsed {
+		return 0, 0, false
+	}
+	elem := q.used + 4 + 8*uintptr(q.lastUsed%queueSize)
+	id = uint16(*(*uint32)(mm.Ptr(elem)))
+	n = int(*(*uint32)(mm.Ptr(elem + 4)))
+	q.lastUsed++
+	q.free = append(q.free, id)
+	return id, n, true
+}
