@@ -1,3 +1,5 @@
+//go:build riscv64
+
 package riscv64
 
 // Console output that works in any context, trap handler included: a

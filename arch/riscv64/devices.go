@@ -1,3 +1,5 @@
+//go:build riscv64
+
 package riscv64
 
 // The CLINT timer, the PLIC and the power-off device: the hardware the trap

@@ -1,3 +1,5 @@
+//go:build riscv64
+
 package riscv64
 
 import "github.com/jiege-go/jiege/mm"

@@ -1,3 +1,5 @@
+//go:build riscv64
+
 package riscv64
 
 // The runtime's network poller, reduced to what the kernel's runtime uses

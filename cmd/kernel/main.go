@@ -1,3 +1,5 @@
+//go:build riscv64
+
 // Command kernel is the Jiege-Go kernel image. The boot entry point is
 // arch/riscv64.Entry (set with the linker's -E); it starts the Go runtime,
 // which arrives here.

@@ -1,3 +1,5 @@
+//go:build riscv64
+
 // Package goldfish drives the Goldfish RTC, the virt machine's wall clock.
 package goldfish
 

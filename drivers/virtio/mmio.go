@@ -1,3 +1,5 @@
+//go:build riscv64
+
 // Package virtio drives virtio devices over the virtio-mmio transport
 // (virtio 1.2, modern interface only: QEMU needs
 // -global virtio-mmio.force-legacy=false), with split virtqueues.
