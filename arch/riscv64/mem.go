@@ -5,6 +5,8 @@ package riscv64
 import (
 	"unsafe"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/jiege-go/jiege/mm"
 )
 
@@ -183,24 +185,20 @@ func loadU64(va uintptr) (uint64, bool) {
 
 // mmap flags and advice (Linux).
 const (
-	mapFixed       = 0x10
-	mapAnonymous   = 0x20
-	madvDontneed   = 4
-	madvFree       = 8
 	pageMask       = mm.PageSize - 1
 	maxMmapRequest = kvaLimit - kvaBase
 )
 
 //go:nosplit
 func rtMmap(addr, length, flags uintptr) int64 {
-	if flags&mapAnonymous == 0 {
+	if flags&unix.MAP_ANONYMOUS == 0 {
 		return -errENODEV
 	}
 	if length == 0 || length > maxMmapRequest {
 		return -errEINVAL
 	}
 	length = (length + pageMask) &^ pageMask
-	if flags&mapFixed != 0 {
+	if flags&unix.MAP_FIXED != 0 {
 		if addr&pageMask != 0 || addr < kvaBase || addr+length > kvaNext {
 			return -errENOMEM
 		}
@@ -232,7 +230,7 @@ func rtMunmap(addr, length uintptr) int64 {
 //go:nosplit
 func rtMadvise(addr, length, advice uintptr) int64 {
 	end := (addr + length) &^ pageMask
-	if (advice == madvDontneed || advice == madvFree) && addr&pageMask == 0 &&
+	if (advice == unix.MADV_DONTNEED || advice == unix.MADV_FREE) && addr&pageMask == 0 &&
 		addr >= kvaBase && end <= kvaNext {
 		// The range reads as zero again on its next touch, and its frames are free now.
 		mm.Unmap(kernelRoot, addr, end, &frames)

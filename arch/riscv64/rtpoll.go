@@ -2,18 +2,16 @@
 
 package riscv64
 
+import "golang.org/x/sys/unix"
+
 // The runtime's network poller, reduced to what the kernel's runtime uses
 // it for: waking an M that sleeps in epoll_pwait until the next timer. It
 // creates one epoll instance and one eventfd, registers the eventfd, and
 // writes to it to interrupt the sleeper. The kernel's own runtime never
 // polls real files; user programs get the full epoll from fs/.
 const (
-	rtEpollFD   = 3
-	rtEventFD   = 4
-	epollIn     = 1
-	epollCtlAdd = 1
-	epollCtlDel = 2
-	epollCtlMod = 3
+	rtEpollFD = 3
+	rtEventFD = 4
 )
 
 var (
@@ -30,13 +28,13 @@ func rtEpollCtl(epfd, op, fd, event uintptr) int64 {
 		return -errEBADF
 	}
 	switch op {
-	case epollCtlAdd, epollCtlMod:
+	case unix.EPOLL_CTL_ADD, unix.EPOLL_CTL_MOD:
 		d, ok := loadU64(event + 8)
 		if !ok {
 			return -errEFAULT
 		}
 		rtEventData, rtEventAdded = d, true
-	case epollCtlDel:
+	case unix.EPOLL_CTL_DEL:
 		rtEventAdded = false
 	default:
 		return -errEINVAL
@@ -57,7 +55,7 @@ func rtEpollPwait(h *hart, epfd, events, maxEvents uintptr, timeoutMs int64) int
 		return -errEINVAL
 	}
 	if rtEventAdded && rtEventCount > 0 {
-		if !storeU64(events, epollIn) || !storeU64(events+8, rtEventData) {
+		if !storeU64(events, unix.EPOLLIN) || !storeU64(events+8, rtEventData) {
 			return -errEFAULT
 		}
 		return 1

@@ -2,21 +2,26 @@
 
 package riscv64
 
-import "github.com/jiege-go/jiege/mm"
+import (
+	"golang.org/x/sys/unix"
+
+	"github.com/jiege-go/jiege/mm"
+	"github.com/jiege-go/jiege/syscall/sysno"
+)
 
 // The Linux system calls of the kernel's own Go runtime, served in M-mode.
 
 // Linux errno values returned (negated) in a0.
 const (
-	errENOENT    = 2
-	errEBADF     = 9
-	errEAGAIN    = 11
-	errENOMEM    = 12
-	errEFAULT    = 14
-	errENODEV    = 19
-	errEINVAL    = 22
-	errENOSYS    = 38
-	errETIMEDOUT = 110
+	errENOENT    = int64(unix.ENOENT)
+	errEBADF     = int64(unix.EBADF)
+	errEAGAIN    = int64(unix.EAGAIN)
+	errENOMEM    = int64(unix.ENOMEM)
+	errEFAULT    = int64(unix.EFAULT)
+	errENODEV    = int64(unix.ENODEV)
+	errEINVAL    = int64(unix.EINVAL)
+	errENOSYS    = int64(unix.ENOSYS)
+	errETIMEDOUT = int64(unix.ETIMEDOUT)
 )
 
 // Kernel-private calls, numbered far above Linux's.
@@ -25,49 +30,13 @@ const (
 	sysWaitIRQ
 )
 
-// Linux riscv64 syscall numbers that the runtime uses.
 const (
-	sysFcntl           = 25
-	sysEventfd2        = 19
-	sysEpollCreate1    = 20
-	sysEpollCtl        = 21
-	sysEpollPwait      = 22
-	sysOpenat          = 56
-	sysClose           = 57
-	sysRead            = 63
-	sysWrite           = 64
-	sysExit            = 93
-	sysExitGroup       = 94
-	sysFutex           = 98
-	sysNanosleep       = 101
-	sysClockGettime    = 113
-	sysSchedYield      = 124
-	sysSchedGetaff     = 123
-	sysKill            = 129
-	sysTkill           = 130
-	sysTgkill          = 131
-	sysSigaltstack     = 132
-	sysRtSigaction     = 134
-	sysRtSigprocmask   = 135
-	sysGetpid          = 172
-	sysGettid          = 178
-	sysMunmap          = 215
-	sysClone           = 220
-	sysMmap            = 222
-	sysMadvise         = 233
-	sysPrlimit64       = 261
-	sysGetrandom       = 278
-	sysRiscvHwprobe    = 258
-	sysMincore         = 232
-	sysPrctl           = 167
-	futexWait          = 0
-	fGetfl             = 3
-	oRdwr              = 2
-	futexWake          = 1
-	futexCmdMask       = 0x7f
-	ssDisable          = 2
-	clockRealtime      = 0
-	clockRealtimeCoars = 5
+	futexCmdMask = 0x7f // FUTEX_PRIVATE_FLAG and FUTEX_CLOCK_REALTIME off
+	oRdwr        = int64(unix.O_RDWR)
+	// Constants x/sys/unix does not define.
+	ssDisable = 2 // sigaltstack's SS_DISABLE
+	futexWait = 0 // FUTEX_WAIT
+	futexWake = 1 // FUTEX_WAKE
 )
 
 var randState uint64
@@ -78,99 +47,99 @@ func runtimeSyscall(h *hart, t *thread, f *Frame) {
 	nr := a[RegA7]
 	var r int64
 	switch nr {
-	case sysWrite:
+	case unix.SYS_WRITE:
 		if a[RegA0] == rtEventFD && a[RegA2] == 8 {
 			r = rtEventWrite(uintptr(a[RegA1]))
 		} else {
 			r = rtWrite(uintptr(a[RegA0]), uintptr(a[RegA1]), uintptr(a[RegA2]))
 		}
-	case sysRead:
+	case unix.SYS_READ:
 		if a[RegA0] == rtEventFD && a[RegA2] == 8 {
 			r = rtEventRead(uintptr(a[RegA1]))
 		} else {
 			r = -errEBADF
 		}
-	case sysEpollCreate1:
+	case unix.SYS_EPOLL_CREATE1:
 		r = rtEpollFD
-	case sysEventfd2:
+	case unix.SYS_EVENTFD2:
 		r = rtEventFD
-	case sysEpollCtl:
+	case unix.SYS_EPOLL_CTL:
 		r = rtEpollCtl(uintptr(a[RegA0]), uintptr(a[RegA1]), uintptr(a[RegA2]), uintptr(a[RegA3]))
-	case sysEpollPwait:
+	case unix.SYS_EPOLL_PWAIT:
 		r = rtEpollPwait(h, uintptr(a[RegA0]), uintptr(a[RegA1]), uintptr(a[RegA2]), int64(int32(a[RegA3])))
-	case sysOpenat:
+	case unix.SYS_OPENAT:
 		r = -errENOENT
-	case sysFcntl:
+	case unix.SYS_FCNTL:
 		// The console is open on 0, 1 and 2, read-write and blocking.
 		switch {
 		case a[RegA0] > 2:
 			r = -errEBADF
-		case a[RegA1] == fGetfl:
+		case a[RegA1] == unix.F_GETFL:
 			r = oRdwr
 		}
-	case sysClose:
+	case unix.SYS_CLOSE:
 		if a[RegA0] != rtEpollFD && a[RegA0] != rtEventFD {
 			r = -errEBADF
 		}
-	case sysMmap:
+	case unix.SYS_MMAP:
 		r = rtMmap(uintptr(a[RegA0]), uintptr(a[RegA1]), uintptr(a[RegA3]))
-	case sysMunmap:
+	case unix.SYS_MUNMAP:
 		r = rtMunmap(uintptr(a[RegA0]), uintptr(a[RegA1]))
-	case sysMadvise:
+	case unix.SYS_MADVISE:
 		r = rtMadvise(uintptr(a[RegA0]), uintptr(a[RegA1]), uintptr(a[RegA2]))
-	case sysMincore, sysRiscvHwprobe:
+	case unix.SYS_MINCORE, unix.SYS_RISCV_HWPROBE:
 		r = -errENOSYS
-	case sysPrctl:
+	case unix.SYS_PRCTL:
 		r = -errEINVAL // no named anonymous mappings
-	case sysClone:
+	case unix.SYS_CLONE:
 		r = rtClone(f)
-	case sysExit:
+	case unix.SYS_EXIT:
 		t.state = threadFree
 		return
-	case sysExitGroup:
+	case unix.SYS_EXIT_GROUP:
 		print("kernel: exit_group(")
 		printDec(int64(a[RegA0]))
 		print(")\n")
 		powerOff(int(a[RegA0] & 0xff))
-	case sysFutex:
+	case unix.SYS_FUTEX:
 		r = rtFutex(h, uintptr(a[RegA0]), int(a[RegA1]), uint32(a[RegA2]), uintptr(a[RegA3]))
-	case sysNanosleep:
+	case unix.SYS_NANOSLEEP:
 		r = rtNanosleep(h, uintptr(a[RegA0]))
-	case sysSchedYield:
+	case unix.SYS_SCHED_YIELD:
 		t.state = threadRunnable
-	case sysClockGettime:
+	case unix.SYS_CLOCK_GETTIME:
 		r = rtClockGettime(int(a[RegA0]), uintptr(a[RegA1]))
-	case sysSchedGetaff:
+	case unix.SYS_SCHED_GETAFFINITY:
 		// One bit per running hart: that is where GOMAXPROCS comes from.
 		if a[RegA1] < 8 || !storeU64(uintptr(a[RegA2]), 1) {
 			r = -errEINVAL
 		} else {
 			r = 8
 		}
-	case sysGettid:
+	case unix.SYS_GETTID:
 		r = int64(t.tid)
-	case sysGetpid:
+	case unix.SYS_GETPID:
 		r = 1
-	case sysKill, sysTkill, sysTgkill:
+	case unix.SYS_KILL, unix.SYS_TKILL, unix.SYS_TGKILL:
 		r = 0 // the kernel's runtime gets no signals
-	case sysRtSigaction, sysRtSigprocmask:
+	case unix.SYS_RT_SIGACTION, unix.SYS_RT_SIGPROCMASK:
 		if old := uintptr(a[RegA2]); old != 0 {
 			for off := uintptr(0); off < 24; off += 8 {
 				storeU64(old+off, 0)
 			}
 		}
-	case sysSigaltstack:
+	case unix.SYS_SIGALTSTACK:
 		if old := uintptr(a[RegA1]); old != 0 {
 			storeU64(old, 0)
 			storeU64(old+8, ssDisable)
 			storeU64(old+16, 0)
 		}
-	case sysPrlimit64:
+	case unix.SYS_PRLIMIT64:
 		if old := uintptr(a[RegA3]); old != 0 {
 			storeU64(old, 1024)
 			storeU64(old+8, 1024)
 		}
-	case sysGetrandom:
+	case unix.SYS_GETRANDOM:
 		r = rtGetrandom(uintptr(a[RegA0]), uintptr(a[RegA1]))
 	case sysEnterUser:
 		t.user = uintptr(a[RegA0])
@@ -189,7 +158,7 @@ func runtimeSyscall(h *hart, t *thread, f *Frame) {
 		print("\nkernel: the kernel's runtime made syscall ")
 		printDec(int64(nr))
 		print(" (")
-		print(syscallName(nr))
+		print(sysno.Name(nr))
 		print("), which the kernel does not serve; pc ")
 		printHex(f.PC - 4)
 		print("\n")
@@ -292,7 +261,7 @@ func rtNanosleep(h *hart, req uintptr) int64 {
 //go:nosplit
 func rtClockGettime(clock int, tp uintptr) int64 {
 	ns := ticksToNs(readTime())
-	if clock == clockRealtime || clock == clockRealtimeCoars {
+	if clock == unix.CLOCK_REALTIME || clock == unix.CLOCK_REALTIME_COARSE {
 		ns += wallOffsetNs
 	}
 	if !storeU64(tp, uint64(ns/1e9)) || !storeU64(tp+8, uint64(ns%1e9)) {
@@ -322,63 +291,4 @@ func rtGetrandom(buf, n uintptr) int64 {
 		*(*byte)(mm.Ptr(pa)) = byte(randState)
 	}
 	return int64(n)
-}
-
-//go:nosplit
-func syscallName(nr uint64) string {
-	switch nr {
-	case 17:
-		return "getcwd"
-	case 23:
-		return "dup"
-	case 24:
-		return "dup3"
-	case 29:
-		return "ioctl"
-	case 48:
-		return "faccessat"
-	case 62:
-		return "lseek"
-	case 78:
-		return "readlinkat"
-	case 79:
-		return "newfstatat"
-	case 80:
-		return "fstat"
-	case 96:
-		return "set_tid_address"
-	case 99:
-		return "set_robust_list"
-	case 103:
-		return "setitimer"
-	case 107:
-		return "timer_create"
-	case 110:
-		return "timer_settime"
-	case 111:
-		return "timer_delete"
-	case 160:
-		return "uname"
-	case 163:
-		return "getrlimit"
-	case 169:
-		return "gettimeofday"
-	case 174:
-		return "getuid"
-	case 198:
-		return "socket"
-	case 203:
-		return "connect"
-	case 214:
-		return "brk"
-	case 59:
-		return "pipe2"
-	case 72:
-		return "pselect6"
-	case 139:
-		return "rt_sigreturn"
-	case 293:
-		return "rseq"
-	}
-	return "unknown"
 }
