@@ -1,0 +1,111 @@
+package fs
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"strings"
+
+	"github.com/u-root/u-root/pkg/cpio"
+)
+
+const (
+	newcMagic   = "070701"
+	newcHeader  = 110
+	trailerName = "TRAILER!!!"
+	sIFMT       = 0o170000
+	sIFDIR      = 0o040000
+	sIFREG      = 0o100000
+	sIFLNK      = 0o120000
+)
+
+// Unpack builds a tree from an initramfs: one or more newc cpio archives,
+// concatenated, with zero padding between them, as Linux accepts. Later
+// archives override earlier ones. Device nodes, FIFOs and sockets are
+// skipped; file data aliases the image, which must stay unchanged.
+func Unpack(image []byte) (*Tree, error) {
+	t := &Tree{Root: NewDir(0o755)}
+	off := 0
+	for {
+		for off < len(image) && image[off] == 0 {
+			off++
+		}
+		if off >= len(image) {
+			return t, nil
+		}
+		if !bytes.HasPrefix(image[off:], []byte(newcMagic)) {
+			return nil, fmt.Errorf("initramfs: no newc cpio archive at offset %d", off)
+		}
+		end, err := unpackArchive(t, image, off)
+		if err != nil {
+			return nil, err
+		}
+		off = end
+	}
+}
+
+// unpackArchive adds one archive's records and returns the offset after its trailer.
+func unpackArchive(t *Tree, image []byte, start int) (int, error) {
+	r := cpio.Newc.Reader(bytes.NewReader(image[start:]))
+	// The EOFReader hides the trailer; find it after the last record.
+	next := start
+	for {
+		rec, err := r.ReadRecord()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return 0, fmt.Errorf("initramfs: archive at offset %d: %w", start, err)
+		}
+		fileEnd := start + int(rec.FilePos) + int(rec.FileSize)
+		if fileEnd > len(image) {
+			return 0, fmt.Errorf("initramfs: %s: data runs past the image", rec.Name)
+		}
+		next = (fileEnd + 3) &^ 3
+		if err := add(t, rec, image[start+int(rec.FilePos):fileEnd]); err != nil {
+			return 0, err
+		}
+	}
+	trailer := next
+	if trailer+newcHeader > len(image) || !bytes.HasPrefix(image[trailer:], []byte(newcMagic)) ||
+		!bytes.HasPrefix(image[trailer+newcHeader:], []byte(trailerName)) {
+		return 0, fmt.Errorf("initramfs: archive at offset %d has no trailer", start)
+	}
+	return (trailer + newcHeader + len(trailerName) + 1 + 3) &^ 3, nil
+}
+
+func add(t *Tree, rec cpio.Record, data []byte) error {
+	name := path.Clean("/" + rec.Name)
+	if name == "/" || name == "/." {
+		return nil
+	}
+	n := &Node{Mode: fs.FileMode(rec.Mode & 0o7777), UID: uint32(rec.UID), GID: uint32(rec.GID), MTime: int64(rec.MTime)}
+	switch rec.Mode & sIFMT {
+	case sIFDIR:
+		if old, err := t.Lookup(name, false); err == nil && old.IsDir() {
+			old.Mode = fs.ModeDir | n.Mode
+			return nil
+		}
+		n.Mode |= fs.ModeDir
+		n.Children = map[string]*Node{}
+	case sIFREG:
+		n.Data = data
+	case sIFLNK:
+		n.Mode |= fs.ModeSymlink
+		n.Link = string(data)
+	default:
+		return nil
+	}
+	if dir, _ := path.Split(name); dir != "/" {
+		if p, err := t.Lookup(dir, true); err != nil || !p.IsDir() {
+			return fmt.Errorf("initramfs: %s: parent directory missing", strings.TrimPrefix(name, "/"))
+		}
+	}
+	parent, _ := t.Lookup(path.Dir(name), true)
+	n.Ino = nextIno.Add(1)
+	parent.Children[path.Base(name)] = n
+	return nil
+}

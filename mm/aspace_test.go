@@ -1,0 +1,143 @@
+package mm
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+)
+
+// testMemory is the Memory of host tests: a Frames over a Go buffer.
+type testMemory struct{ f *Frames }
+
+func (m testMemory) AllocFrame() uintptr      { return m.f.Alloc() }
+func (m testMemory) FreeFrame(pa uintptr)     { m.f.Free(pa) }
+func (m testMemory) Unmap(root, s, e uintptr) { Unmap(root, s, e, m.f) }
+func (m testMemory) FreeTables(root uintptr)  { FreeTables(root, true, m.f) }
+func (m testMemory) Flush()                   {}
+func (m testMemory) Map(root, va, pa uintptr, perm uint64) bool {
+	return Map(root, va, pa, perm|PTEUser|PTEAccessed|PTEDirty, m.f)
+}
+
+func newTestAS(t *testing.T, pages int) (*AddressSpace, *Frames) {
+	t.Helper()
+	start, end, buf := ram(t, pages)
+	t.Cleanup(func() { _ = buf })
+	f := &Frames{}
+	f.AddRange(start, end)
+	as, err := NewAddressSpace(testMemory{f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return as, f
+}
+
+func TestAddressSpaceMapCopyFault(t *testing.T) {
+	as, f := newTestAS(t, 256)
+	addr, err := as.Map(0x40_0000, 3*PageSize, PTERead|PTEWrite, true)
+	if err != nil || addr != 0x40_0000 {
+		t.Fatalf("Map = %#x, %v", addr, err)
+	}
+	msg := []byte("across a page boundary")
+	va := addr + PageSize - 5
+	if err := as.CopyOut(va, msg); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, len(msg))
+	if err := as.CopyIn(va, got); err != nil || !bytes.Equal(got, msg) {
+		t.Fatalf("CopyIn = %q, %v", got, err)
+	}
+	if inUse, _ := f.Stats(); inUse < 3 {
+		t.Fatalf("pages not backed: %d frames in use", inUse)
+	}
+	if err := as.CopyIn(0x1000, got); !errors.Is(err, ErrFault) {
+		t.Fatalf("CopyIn of unmapped memory: %v", err)
+	}
+	if err := as.Fault(addr+2*PageSize, Write); err != nil {
+		t.Fatalf("write fault in RW VMA: %v", err)
+	}
+	if err := as.Fault(addr+2*PageSize, Write); !errors.Is(err, ErrFault) {
+		t.Fatalf("second fault on a present page must fail, got %v", err)
+	}
+	s, err := as.CopyInString(va, 100)
+	if err != nil || s != string(msg) {
+		t.Fatalf("CopyInString = %q, %v", s, err)
+	}
+}
+
+func TestAddressSpaceProtectAndPopulate(t *testing.T) {
+	as, _ := newTestAS(t, 256)
+	code, _ := as.Map(0x10000, PageSize, PTERead|PTEExec, true)
+	if err := as.CopyOut(code, []byte{1}); !errors.Is(err, ErrFault) {
+		t.Fatalf("CopyOut to read-only code: %v", err)
+	}
+	if err := as.Populate(code, []byte{0x13, 0, 0, 0}); err != nil {
+		t.Fatalf("Populate: %v", err)
+	}
+	if err := as.Fault(code, Write); !errors.Is(err, ErrFault) {
+		t.Fatalf("write fault on RX: %v", err)
+	}
+	if err := as.Protect(code, PageSize, PTERead|PTEWrite); err != nil {
+		t.Fatal(err)
+	}
+	_, perm, ok := Translate(as.Root(), code)
+	if !ok || perm&PTEWrite == 0 || perm&PTEExec != 0 {
+		t.Fatalf("PTE after Protect: %#x %v", perm, ok)
+	}
+	if err := as.Protect(0x5000_0000, PageSize, PTERead); err == nil {
+		t.Fatal("Protect of unmapped range succeeded")
+	}
+}
+
+func TestAddressSpaceUnmapSplitsAndFrees(t *testing.T) {
+	as, f := newTestAS(t, 256)
+	addr, _ := as.Map(0x100000, 4*PageSize, PTERead|PTEWrite, true)
+	for i := uintptr(0); i < 4; i++ {
+		if err := as.CopyOut(addr+i*PageSize, []byte{byte(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, _ := f.Stats()
+	if err := as.Unmap(addr+PageSize, 2*PageSize); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := f.Stats(); before-after != 2 {
+		t.Fatalf("Unmap freed %d frames, want 2", before-after)
+	}
+	v := as.VMAs()
+	if len(v) != 2 || v[0].End != addr+PageSize || v[1].Start != addr+3*PageSize {
+		t.Fatalf("VMAs after split: %+v", v)
+	}
+	b := []byte{0}
+	if err := as.CopyIn(addr+3*PageSize, b); err != nil || b[0] != 3 {
+		t.Fatalf("data after split: %v %v", b, err)
+	}
+}
+
+func TestAddressSpaceMmapBrk(t *testing.T) {
+	as, f := newTestAS(t, 256)
+	as.BrkBase, as.Brk = 0x20_0000, 0x20_0000
+	if got := as.SetBrk(0x20_3000); got != 0x20_3000 {
+		t.Fatalf("SetBrk = %#x", got)
+	}
+	if err := as.CopyOut(0x20_2ff0, []byte("brk")); err != nil {
+		t.Fatal(err)
+	}
+	if got := as.SetBrk(0x10_0000); got != 0x20_3000 {
+		t.Fatalf("SetBrk below base = %#x", got)
+	}
+	a, err := as.Map(0, 2*PageSize, PTERead|PTEWrite, false)
+	if err != nil || a+2*PageSize > UserMmapTop || a < UserMin {
+		t.Fatalf("mmap = %#x, %v", a, err)
+	}
+	b, _ := as.Map(0, PageSize, PTERead, false)
+	if b+PageSize > a {
+		t.Fatalf("second mmap %#x overlaps first %#x", b, a)
+	}
+	if _, err := as.Map(0x1001, PageSize, PTERead, true); err == nil {
+		t.Fatal("unaligned fixed mmap accepted")
+	}
+	as.Release()
+	if inUse, _ := f.Stats(); inUse != 0 {
+		t.Fatalf("%d frames leaked after Release", inUse)
+	}
+}
