@@ -1,34 +1,22 @@
-package mm
+package mm_test
 
 import (
 	"bytes"
 	"errors"
 	"testing"
+
+	. "github.com/jiege-go/jiege/mm"
+	"github.com/jiege-go/jiege/mm/mmtest"
 )
-
-// testMemory is the Memory of host tests: a Frames over a Go buffer.
-type testMemory struct{ f *Frames }
-
-func (m testMemory) AllocFrame() uintptr      { return m.f.Alloc() }
-func (m testMemory) FreeFrame(pa uintptr)     { m.f.Free(pa) }
-func (m testMemory) Unmap(root, s, e uintptr) { Unmap(root, s, e, m.f) }
-func (m testMemory) FreeTables(root uintptr)  { FreeTables(root, true, m.f) }
-func (m testMemory) Flush()                   {}
-func (m testMemory) Map(root, va, pa uintptr, perm uint64) bool {
-	return Map(root, va, pa, perm|PTEUser|PTEAccessed|PTEDirty, m.f)
-}
 
 func newTestAS(t *testing.T, pages int) (*AddressSpace, *Frames) {
 	t.Helper()
-	start, end, buf := ram(t, pages)
-	t.Cleanup(func() { _ = buf })
-	f := &Frames{}
-	f.AddRange(start, end)
-	as, err := NewAddressSpace(testMemory{f})
+	m := mmtest.New(t, pages)
+	as, err := NewAddressSpace(m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return as, f
+	return as, m.Frames
 }
 
 func TestAddressSpaceMapCopyFault(t *testing.T) {

@@ -1,0 +1,207 @@
+package kernel
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"testing"
+
+	"github.com/jiege-go/jiege/mm"
+	"github.com/jiege-go/jiege/mm/mmtest"
+)
+
+type testSeg struct {
+	typ, flags uint32
+	vaddr, mem uint64
+	data       []byte
+}
+
+// makeELF writes an ELF64 RISC-V file: the header, the program headers, then
+// each segment's data at an offset congruent to its address modulo the page
+// size. A segment with nil data covers the file's headers from offset 0, as
+// the first PT_LOAD of a real executable does.
+func makeELF(typ uint16, machine uint16, entry uint64, segs []testSeg) []byte {
+	const ehsize, phsize = 64, 56
+	offs := make([]uint64, len(segs))
+	off := uint64(ehsize + phsize*len(segs))
+	for i, s := range segs {
+		if s.data == nil {
+			continue
+		}
+		if s.typ == 1 { // PT_LOAD: keep offset ≡ vaddr (mod page)
+			for off%mm.PageSize != s.vaddr%mm.PageSize {
+				off++
+			}
+		}
+		offs[i] = off
+		off += uint64(len(s.data))
+	}
+	b := make([]byte, off)
+	copy(b, []byte{0x7f, 'E', 'L', 'F', 2, 1, 1})
+	le := binary.LittleEndian
+	le.PutUint16(b[16:], typ)
+	le.PutUint16(b[18:], machine)
+	le.PutUint32(b[20:], 1)
+	le.PutUint64(b[24:], entry)
+	le.PutUint64(b[32:], ehsize)
+	le.PutUint16(b[52:], ehsize)
+	le.PutUint16(b[54:], phsize)
+	le.PutUint16(b[56:], uint16(len(segs)))
+	for i, s := range segs {
+		p := b[ehsize+phsize*i:]
+		le.PutUint32(p[0:], s.typ)
+		le.PutUint32(p[4:], s.flags)
+		le.PutUint64(p[8:], offs[i])
+		le.PutUint64(p[16:], s.vaddr)
+		le.PutUint64(p[24:], s.vaddr)
+		filesz := uint64(len(s.data))
+		if s.data == nil {
+			filesz = ehsize + phsize*uint64(len(segs))
+		}
+		le.PutUint64(p[32:], filesz)
+		le.PutUint64(p[40:], s.mem)
+		le.PutUint64(p[48:], mm.PageSize)
+		copy(b[offs[i]:], s.data)
+	}
+	return b
+}
+
+const (
+	ptLoad   = 1
+	ptInterp = 3
+	pfX      = 1
+	pfW      = 2
+	pfR      = 4
+	emRISCV  = 243
+	etExec   = 2
+	etDyn    = 3
+)
+
+func newAS(t *testing.T) *mm.AddressSpace {
+	as, err := mm.NewAddressSpace(mmtest.New(t, 2048))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return as
+}
+
+func TestLoadELFExec(t *testing.T) {
+	code := []byte{0x13, 0, 0, 0, 0x73, 0, 0, 0}
+	data := []byte("initialised data")
+	file := makeELF(etExec, emRISCV, 0x10000, []testSeg{
+		{ptInterp, pfR, 0, 0, []byte("/lib/ld-linux-riscv64-lp64d.so.1\x00")},
+		{ptLoad, pfR | pfX, 0x10000, uint64(len(code)), code},
+		{ptLoad, pfR | pfW, 0x12000, 0x3000, data},
+	})
+	as := newAS(t)
+	img, err := LoadELF(as, file, 0x5555_0000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img.Entry != 0x10000 || img.Bias != 0 || img.Interp != "/lib/ld-linux-riscv64-lp64d.so.1" || img.End != 0x15000 || img.Phnum != 3 {
+		t.Fatalf("image %+v", img)
+	}
+	got := make([]byte, len(code))
+	if err := as.CopyIn(0x10000, got); err != nil || !bytes.Equal(got, code) {
+		t.Fatalf("code %x %v", got, err)
+	}
+	bss := make([]byte, 16)
+	if err := as.CopyIn(0x14ff0, bss); err != nil || !bytes.Equal(bss, make([]byte, 16)) {
+		t.Fatalf("bss %x %v", bss, err)
+	}
+	if err := as.CopyOut(0x10000, []byte{1}); err == nil {
+		t.Fatal("text segment writable")
+	}
+	if err := as.CopyOut(0x12000, []byte{1}); err != nil {
+		t.Fatalf("data segment not writable: %v", err)
+	}
+}
+
+func TestLoadELFDynBias(t *testing.T) {
+	file := makeELF(etDyn, emRISCV, 0x100, []testSeg{{ptLoad, pfR | pfX, 0, 0x1000, nil}})
+	as := newAS(t)
+	img, err := LoadELF(as, file, 0x40_0000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img.Entry != 0x40_0100 || img.Phdr != 0x40_0040 {
+		t.Fatalf("entry %#x phdr %#x", img.Entry, img.Phdr)
+	}
+	magic := make([]byte, 4)
+	if err := as.CopyIn(0x40_0000, magic); err != nil || string(magic) != "\x7fELF" {
+		t.Fatalf("headers not loaded: %q %v", magic, err)
+	}
+}
+
+func TestLoadELFRejectsMalformed(t *testing.T) {
+	good := []testSeg{{ptLoad, pfR | pfX, 0x10000, 0x1000, []byte{1, 2, 3}}}
+	cases := map[string][]byte{
+		"x86-64":     makeELF(etExec, 62, 0x10000, good),
+		"no loads":   makeELF(etExec, emRISCV, 0x10000, []testSeg{{ptInterp, pfR, 0, 0, []byte("/x\x00")}}),
+		"garbage":    []byte("#!/bin/sh\necho not an ELF\n"),
+		"truncated":  makeELF(etExec, emRISCV, 0x10000, good)[:70],
+		"null page":  makeELF(etExec, emRISCV, 0, []testSeg{{ptLoad, pfR, 0, 0x1000, []byte{1}}}),
+		"kernel va":  makeELF(etExec, emRISCV, 0x10000, []testSeg{{ptLoad, pfR, 0x3f_8000_0000, 0x1000, []byte{1}}}),
+		"filesz>mem": makeELF(etExec, emRISCV, 0x10000, []testSeg{{ptLoad, pfR, 0x10000, 1, []byte{1, 2}}}),
+	}
+	for name, file := range cases {
+		if _, err := LoadELF(newAS(t), file, 0); !errors.Is(err, ErrNoExec) {
+			t.Errorf("%s: err = %v, want ErrNoExec", name, err)
+		}
+	}
+}
+
+func TestBuildStack(t *testing.T) {
+	as := newAS(t)
+	exe := &Image{Entry: 0x10078, Phdr: 0x10040, Phent: 56, Phnum: 4}
+	interp := &Image{Bias: 0x3f_4000_0000}
+	var random [16]byte
+	for i := range random {
+		random[i] = byte(i + 1)
+	}
+	sp, err := buildStack(as, []string{"/sbin/nginx", "-g", "daemon off;"}, []string{"PATH=/bin"}, exe, interp, "/sbin/nginx", random)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sp%16 != 0 || sp > mm.UserStackTop || sp < mm.UserStackTop-StackSize {
+		t.Fatalf("sp %#x", sp)
+	}
+	word := func(i int) uint64 {
+		b := make([]byte, 8)
+		if err := as.CopyIn(sp+uintptr(8*i), b); err != nil {
+			t.Fatal(err)
+		}
+		return binary.LittleEndian.Uint64(b)
+	}
+	str := func(va uint64) string {
+		s, err := as.CopyInString(uintptr(va), 256)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	if word(0) != 3 || str(word(1)) != "/sbin/nginx" || str(word(3)) != "daemon off;" || word(4) != 0 {
+		t.Fatalf("argc/argv wrong")
+	}
+	if str(word(5)) != "PATH=/bin" || word(6) != 0 {
+		t.Fatalf("envp wrong")
+	}
+	aux := map[uint64]uint64{}
+	for i := 7; ; i += 2 {
+		k, v := word(i), word(i+1)
+		if k == atNull {
+			break
+		}
+		aux[k] = v
+	}
+	if aux[atPhdr] != 0x10040 || aux[atEntry] != 0x10078 || aux[atBase] != 0x3f_4000_0000 || aux[atPagesz] != 4096 || aux[atPhnum] != 4 {
+		t.Fatalf("auxv %v", aux)
+	}
+	rb := make([]byte, 16)
+	if err := as.CopyIn(uintptr(aux[atRandom]), rb); err != nil || !bytes.Equal(rb, random[:]) {
+		t.Fatalf("AT_RANDOM bytes %x", rb)
+	}
+	if str(aux[atExecfn]) != "/sbin/nginx" {
+		t.Fatal("AT_EXECFN")
+	}
+}

@@ -1,0 +1,109 @@
+package kernel
+
+import (
+	"encoding/binary"
+
+	"github.com/jiege-go/jiege/mm"
+)
+
+// Auxiliary vector keys (Linux include/uapi/linux/auxvec.h).
+const (
+	atNull   = 0
+	atPhdr   = 3
+	atPhent  = 4
+	atPhnum  = 5
+	atPagesz = 6
+	atBase   = 7
+	atFlags  = 8
+	atEntry  = 9
+	atUID    = 11
+	atEUID   = 12
+	atGID    = 13
+	atEGID   = 14
+	atHwcap  = 16
+	atClktck = 17
+	atSecure = 23
+	atRandom = 25
+	atExecfn = 31
+)
+
+// hwcapRV64GC is AT_HWCAP for rv64gc: one bit per single-letter extension.
+const hwcapRV64GC = 1<<('I'-'A') | 1<<('M'-'A') | 1<<('A'-'A') | 1<<('F'-'A') | 1<<('D'-'A') | 1<<('C'-'A')
+
+// StackSize is the size of a new program's stack mapping.
+const StackSize = 8 << 20
+
+// buildStack maps the stack of a new program and writes its initial
+// contents as Linux does on riscv64: argc, argv, envp and the auxiliary
+// vector at the returned (16-byte aligned) stack pointer, the strings and
+// the AT_RANDOM bytes above them.
+func buildStack(as *mm.AddressSpace, argv, envp []string, exe, interp *Image, execfn string, random [16]byte) (uintptr, error) {
+	top := mm.UserStackTop
+	if _, err := as.Map(top-StackSize, StackSize, mm.PTERead|mm.PTEWrite, true); err != nil {
+		return 0, err
+	}
+	// Strings and random bytes, growing down from the top.
+	sp := top
+	push := func(b []byte) (uintptr, error) {
+		sp -= uintptr(len(b))
+		return sp, as.CopyOut(sp, b)
+	}
+	strs := func(list []string) ([]uintptr, error) {
+		addrs := make([]uintptr, len(list))
+		for i, s := range list {
+			a, err := push(append([]byte(s), 0))
+			if err != nil {
+				return nil, err
+			}
+			addrs[i] = a
+		}
+		return addrs, nil
+	}
+	execfnAddr, err := push(append([]byte(execfn), 0))
+	if err != nil {
+		return 0, err
+	}
+	argvAddrs, err := strs(argv)
+	if err != nil {
+		return 0, err
+	}
+	envpAddrs, err := strs(envp)
+	if err != nil {
+		return 0, err
+	}
+	sp &^= 15
+	randomAddr, err := push(random[:])
+	if err != nil {
+		return 0, err
+	}
+	base := uintptr(0)
+	if interp != nil {
+		base = interp.Bias
+	}
+	auxv := []uint64{
+		atPhdr, uint64(exe.Phdr), atPhent, uint64(exe.Phent), atPhnum, uint64(exe.Phnum),
+		atPagesz, mm.PageSize, atBase, uint64(base), atFlags, 0, atEntry, uint64(exe.Entry),
+		atUID, 0, atEUID, 0, atGID, 0, atEGID, 0, atHwcap, hwcapRV64GC, atClktck, 100,
+		atSecure, 0, atRandom, uint64(randomAddr), atExecfn, uint64(execfnAddr), atNull, 0,
+	}
+	words := []uint64{uint64(len(argv))}
+	for _, a := range argvAddrs {
+		words = append(words, uint64(a))
+	}
+	words = append(words, 0)
+	for _, a := range envpAddrs {
+		words = append(words, uint64(a))
+	}
+	words = append(words, 0)
+	words = append(words, auxv...)
+	sp -= uintptr(8 * len(words))
+	sp &^= 15
+	buf := make([]byte, 8*len(words))
+	for i, w := range words {
+		binary.LittleEndian.PutUint64(buf[8*i:], w)
+	}
+	if err := as.CopyOut(sp, buf); err != nil {
+		return 0, err
+	}
+	return sp, nil
+}
