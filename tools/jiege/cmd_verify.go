@@ -54,8 +54,7 @@ func skipRest(res *report.Verify) {
 // run verifies t; the guest it boots is stopped before run returns.
 func (v *verifier) run(ctx context.Context, t *target) *report.Verify {
 	res := report.NewVerify(t.name, t.kind)
-	host, _ := os.Hostname()
-	res.Host = host
+	res.Host = hostDescription()
 	start := time.Now()
 	defer func() {
 		res.Total = report.Duration(time.Since(start))
