@@ -59,9 +59,13 @@ func (m Machine) Args() []string {
 	if m.Append != "" {
 		args = append(args, "-append", m.Append)
 	}
+	// Modern (version 2) virtio-mmio: our kernel drives no legacy devices,
+	// and Linux drives both, so every kernel meets the same machine.
 	args = append(args,
+		"-global", "virtio-mmio.force-legacy=false",
 		"-netdev", "user,id="+netdevID+","+HostFwd(m.HostPort, m.guestPort()),
 		"-device", "virtio-net-device,netdev="+netdevID,
+		"-device", "virtio-rng-device",
 	)
 	return append(args, m.ExtraArgs...)
 }

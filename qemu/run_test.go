@@ -22,8 +22,8 @@ func TestArgs(t *testing.T) {
 		Mem: "1G", SMP: 2, HostPort: 8080, ExtraArgs: []string{"-d", "guest_errors"}}
 	got := strings.Join(m.Args(), " ")
 	want := "-machine virt -nographic -no-reboot -m 1G -smp 2 -bios tramp.bin -kernel k.elf -initrd root.cpio " +
-		"-append console=ttyS0 quiet -netdev user,id=n0,hostfwd=tcp:127.0.0.1:8080-:80 " +
-		"-device virtio-net-device,netdev=n0 -d guest_errors"
+		"-append console=ttyS0 quiet -global virtio-mmio.force-legacy=false -netdev user,id=n0,hostfwd=tcp:127.0.0.1:8080-:80 " +
+		"-device virtio-net-device,netdev=n0 -device virtio-rng-device -d guest_errors"
 	if got != want {
 		t.Fatalf("args\n got %s\nwant %s", got, want)
 	}
