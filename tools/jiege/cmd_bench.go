@@ -142,7 +142,7 @@ func (b *bencher) once(ctx context.Context, t *target) (runFigures, error) {
 			}
 			res, err = load.Run(ctx, load.Config{Addr: addr, Conns: 1, KeepAlive: true,
 				Requests:    []load.Request{{Path: f.URLPath, Size: f.Size, SHA256: f.SHA256}},
-				MaxRequests: 3, Duration: 2 * time.Minute, IOTimeout: time.Minute})
+				MaxRequests: 1, Duration: 2 * time.Minute, IOTimeout: time.Minute})
 			if err != nil {
 				return r, err
 			}

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jiege-go/jiege/tools/jiege/internal/report"
+)
+
+func TestParseWrk(t *testing.T) {
+	out := `Running 10s test @ http://127.0.0.1:8080/
+  2 threads and 8 connections
+  Thread Stats   Avg      Stdev     Max   +/- Stdev
+    Latency     5.10ms    1.20ms  30.00ms   90.00%
+  3920 requests in 10.00s, 1.80MB read
+Requests/sec:    391.95
+Transfer/sec:    184.20KB
+`
+	if got := parseWrk([]byte(out)); got != 391.95 {
+		t.Errorf("parseWrk = %v", got)
+	}
+	if got := parseWrk([]byte("unable to connect to 127.0.0.1:1 Connection refused\n")); got != 0 {
+		t.Errorf("parseWrk(error) = %v", got)
+	}
+}
+
+func TestParseTarget(t *testing.T) {
+	for _, spec := range []string{"ours", "linux", "control:never-boots"} {
+		if _, err := parseTarget(spec); err != nil {
+			t.Errorf("%s: %v", spec, err)
+		}
+	}
+	junk := filepath.Join(t.TempDir(), "junk")
+	os.WriteFile(junk, []byte("not a kernel at all, not even close to one......................."), 0o644)
+	for _, spec := range []string{"control:nope", filepath.Join(t.TempDir(), "missing"), junk} {
+		_, err := parseTarget(spec)
+		var ee *exitError
+		if !errors.As(err, &ee) || ee.code != exitUsage {
+			t.Errorf("%s: %v, want a usage error", spec, err)
+		}
+	}
+	if _, err := attemptTarget(filepath.Join(t.TempDir(), "nope"), "", ""); err == nil {
+		t.Error("missing attempt directory accepted")
+	}
+}
+
+func verifyFailingAt(stage string) *report.Verify {
+	v := report.NewVerify("x", "control")
+	for _, name := range report.StageOrder {
+		if name == stage {
+			v.Add(report.Failf(name, report.ClassTimeout, 0, "boom"))
+			break
+		}
+		v.Add(report.Passf(name, 0, "ok"))
+	}
+	skipRest(v)
+	return v
+}
+
+func TestSkipRest(t *testing.T) {
+	v := verifyFailingAt(report.StageFirst200)
+	if len(v.Stages) != len(report.StageOrder) || v.Pass || v.FailedStage != report.StageFirst200 {
+		t.Fatalf("%+v", v)
+	}
+	if s, _ := v.Stage(report.StageSurvival); s.Status != report.Skip {
+		t.Errorf("survival %+v", s)
+	}
+}
+
+func TestJudge(t *testing.T) {
+	pass := report.NewVerify("linux", "linux")
+	for _, name := range report.StageOrder {
+		pass.Add(report.Passf(name, 0, "ok"))
+	}
+	cases := []struct {
+		ck     check
+		ok     bool
+		prefix string
+	}{
+		{check{ExpectStage: report.StageBoot, Counted: true, Verify: verifyFailingAt(report.StageBoot)}, true, "rejected as expected"},
+		{check{ExpectStage: report.StageStability, Counted: true, Verify: verifyFailingAt(report.StagePortOpen)}, false, "WRONG"},
+		{check{ExpectStage: report.StageBoot, Counted: true, Verify: pass}, false, "WRONG"},
+		{check{ExpectPass: true, Counted: true, Verify: pass}, true, "pass"},
+		{check{ExpectPass: true, Counted: true, Verify: verifyFailingAt(report.StageContent)}, false, "fail at content"},
+		{check{Verify: verifyFailingAt(report.StagePortOpen)}, true, "expected failure (not counted)"},
+		{check{Verify: pass}, false, "passes now"},
+	}
+	for i, c := range cases {
+		judge(&c.ck)
+		if c.ck.OK != c.ok || !strings.HasPrefix(c.ck.Note, c.prefix) {
+			t.Errorf("case %d: ok %v note %q; want %v %q", i, c.ck.OK, c.ck.Note, c.ok, c.prefix)
+		}
+	}
+}
+
+func TestRunUsage(t *testing.T) {
+	for _, args := range [][]string{nil, {"nope"}, {"verify"}, {"verify", "a", "b"}, {"bench"}, {"selfcheck", "--expect-ours", "maybe"},
+		{"compare"}, {"run"}, {"rootfs", "--flavor", "bsd"}, {"verify", "--bogus"}} {
+		if code := run(args); code != exitUsage {
+			t.Errorf("jiege %v: exit %d, want %d", args, code, exitUsage)
+		}
+	}
+	if code := run([]string{"verify", "--help"}); code != exitPass {
+		t.Errorf("--help: exit %d", code)
+	}
+}
