@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -154,6 +155,9 @@ func (c *common) build(ctx context.Context, t *target, log io.Writer) report.Sta
 		cmd := exec.CommandContext(ctx, "make", "kernel")
 		cmd.Dir = c.repo
 		cmd.Stdout, cmd.Stderr = log, log
+		// Interrupted: end make and the compilers it started.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 		if err := cmd.Run(); err != nil {
 			return fail(report.ClassBuildFailed, fmt.Errorf("make kernel in %s: %w", c.repo, err))
 		}
