@@ -1,7 +1,9 @@
 // Package load owns jiege's HTTP/1.1 load generator: in-process, loopback
-// only, bounded in time and count. It speaks HTTP over raw net.Conns with a
-// prebuilt request and an allocation-free response parser, so that it is
-// never the bottleneck (net/http's client allocates per request).
+// only, bounded in time and count. It speaks HTTP over non-blocking sockets
+// driven by epoll event loops (one per processor, as wrk does), with
+// prebuilt requests and an allocation-free response parser, so that it is
+// never the bottleneck: net/http's client allocates per request, and Go's
+// netpoller costs a failed read and a goroutine switch per request.
 package load
 
 import (
@@ -10,9 +12,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
-	"io"
 	"net"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -152,44 +153,54 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		}
 	}
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	r := &runner{ctx: ctx, cfg: c, reqs: reqs, start: time.Now()}
+	r := &runner{cfg: c, reqs: reqs, start: time.Now()}
 	if c.Duration > 0 {
 		r.end = r.start.Add(c.Duration)
 	}
-	workers := make([]*worker, c.Conns)
-	for i := range workers {
-		workers[i] = newWorker(r)
-	}
-	stop := context.AfterFunc(ctx, func() {
-		r.stopped.Store(true)
-		for _, w := range workers {
-			w.interrupt()
-		}
-	})
+	stop := context.AfterFunc(ctx, func() { r.stopped.Store(true) })
 	defer stop()
+	// One event loop per processor, each owning a share of the connections.
+	n := min(runtime.GOMAXPROCS(0), c.Conns)
+	engines := make([]*engine, n)
+	for i := range engines {
+		conns := c.Conns / n
+		if i < c.Conns%n {
+			conns++
+		}
+		e, err := newEngine(r, conns)
+		if err != nil {
+			for _, e := range engines[:i] {
+				e.close()
+			}
+			return nil, err
+		}
+		engines[i] = e
+	}
 	var wg sync.WaitGroup
-	for _, w := range workers {
+	for _, e := range engines {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w.run()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			e.run()
 		}()
 	}
 	wg.Wait()
 	elapsed := time.Since(r.start)
 
 	res := &Result{Elapsed: elapsed, Hist: &Histogram{}}
-	for _, w := range workers {
-		res.Requests += w.ok
-		res.Errors.add(w.errs)
-		res.ConnectRetries += w.retries
-		res.SlowConnects += w.slow
-		res.Connections += w.conns
-		res.Bytes += w.bytes
-		res.Hist.Merge(&w.hist)
-		for _, s := range w.samples {
+	for _, e := range engines {
+		e.close()
+		st := &e.stats
+		res.Requests += st.ok
+		res.Errors.add(st.errs)
+		res.ConnectRetries += st.retries
+		res.SlowConnects += st.slow
+		res.Connections += st.conns
+		res.Bytes += st.bytes
+		res.Hist.Merge(&st.hist)
+		for _, s := range st.samples {
 			if len(res.Samples) < maxSamples {
 				res.Samples = append(res.Samples, s)
 			}
@@ -223,7 +234,6 @@ func buildRequest(addr, path string, keepAlive bool) []byte {
 }
 
 type runner struct {
-	ctx     context.Context
 	cfg     Config
 	reqs    []preparedRequest
 	start   time.Time
@@ -266,138 +276,34 @@ func fail(c errClass, format string, args ...any) error {
 	return &reqError{class: c, msg: fmt.Sprintf(format, args...)}
 }
 
-// ioFail classifies a read or write error.
-func ioFail(err error, what string) error {
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return fail(classTimeout, "%s: timeout", what)
-	}
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return fail(classReset, "%s: connection closed", what)
-	}
-	return fail(classReset, "%s: %v", what, err)
-}
-
-// worker owns one connection at a time and its own counters, merged at the end.
-type worker struct {
-	r    *runner
-	mu   sync.Mutex // guards conn against interrupt
-	conn net.Conn
-	br   *bufReader
-	buf  []byte // scratch for hashed or verified bodies
-	body []byte // whole body when Verify is set
-	sha  hash.Hash
-	sum  [sha256.Size]byte
-	// deadline is the I/O deadline last set on conn.
-	deadline time.Time
-
+// stats are one engine's counters, merged when the run ends.
+type stats struct {
 	ok, retries, slow, conns, bytes int64
 	errs                            Errors
 	samples                         []string
 	hist                            Histogram
 }
 
-func newWorker(r *runner) *worker {
-	return &worker{r: r, br: newBufReader(32 << 10), buf: make([]byte, 64<<10), sha: sha256.New()}
-}
-
-func (w *worker) interrupt() {
-	w.mu.Lock()
-	if w.conn != nil {
-		w.conn.SetDeadline(time.Unix(1, 0))
-	}
-	w.mu.Unlock()
-}
-
-func (w *worker) setConn(c net.Conn) {
-	w.mu.Lock()
-	if w.conn != nil {
-		w.conn.Close()
-	}
-	w.conn = c
-	stopped := w.r.stopped.Load()
-	w.mu.Unlock()
-	if c != nil {
-		w.br.reset(c)
-		w.deadline = time.Time{}
-		if stopped {
-			c.SetDeadline(time.Unix(1, 0))
-		}
+func (st *stats) sample(msg string) {
+	if len(st.samples) < maxSamples {
+		st.samples = append(st.samples, msg)
 	}
 }
 
-func (w *worker) record(err error) {
-	if w.r.cfg.StopOnError {
-		w.r.stopped.Store(true)
-	}
-	var re *reqError
-	if !errors.As(err, &re) {
-		re = &reqError{class: classReset, msg: err.Error()}
-	}
-	switch re.class {
+func (st *stats) record(err *reqError) {
+	switch err.class {
 	case classReset:
-		w.errs.Reset++
+		st.errs.Reset++
 	case classTimeout:
-		w.errs.Timeout++
+		st.errs.Timeout++
 	case classBadStatus:
-		w.errs.BadStatus++
+		st.errs.BadStatus++
 	case classBadResponse:
-		w.errs.BadResponse++
+		st.errs.BadResponse++
 	case classBadBody:
-		w.errs.BadBody++
+		st.errs.BadBody++
 	}
-	if len(w.samples) < maxSamples {
-		w.samples = append(w.samples, re.msg)
-	}
-}
-
-func (w *worker) run() {
-	defer w.setConn(nil)
-	cfg := &w.r.cfg
-	for {
-		now := time.Now()
-		i := w.r.next(now)
-		if i < 0 {
-			return
-		}
-		if w.conn == nil {
-			if !w.dial() {
-				if w.r.stopped.Load() {
-					return
-				}
-				w.errs.ConnectFail++
-				if cfg.StopOnError {
-					w.r.stopped.Store(true)
-				}
-				continue
-			}
-			now = time.Now()
-		}
-		// Setting a deadline costs a timer update: refresh it only when
-		// less than half of IOTimeout is left.
-		if w.deadline.Sub(now) < cfg.IOTimeout/2 {
-			w.deadline = now.Add(cfg.IOTimeout)
-			w.conn.SetDeadline(w.deadline)
-		}
-		keep, err := w.do(&w.r.reqs[i])
-		if err != nil {
-			if w.r.stopped.Load() {
-				w.setConn(nil)
-				return
-			}
-			w.record(err)
-			w.setConn(nil)
-			continue
-		}
-		w.ok++
-		w.hist.Record(time.Since(now))
-		if !keep || !cfg.KeepAlive {
-			if !cfg.KeepAlive {
-				w.awaitClose()
-			}
-			w.setConn(nil)
-		}
-	}
+	st.sample(err.msg)
 }
 
 // DialStats tells how a connection was obtained.
@@ -434,91 +340,4 @@ func Dial(ctx context.Context, addr string, timeout time.Duration) (net.Conn, Di
 		}
 		backoff = min(2*backoff, 500*time.Millisecond)
 	}
-}
-
-// dial connects the worker, counting retries and slow connects.
-func (w *worker) dial() bool {
-	c, st, err := Dial(w.r.ctx, w.r.cfg.Addr, w.r.cfg.ConnectTimeout)
-	w.retries += int64(st.Retries)
-	if err != nil {
-		if len(w.samples) < maxSamples && w.r.ctx.Err() == nil {
-			w.samples = append(w.samples, fmt.Sprintf("connect: %v", err))
-		}
-		return false
-	}
-	if st.Slow {
-		w.slow++
-	}
-	w.conns++
-	w.setConn(c)
-	return true
-}
-
-// awaitClose waits briefly for the server to close a "Connection: close"
-// connection, so that TIME_WAIT lands on the server side and a long
-// fresh-connection run does not exhaust the client's ephemeral ports.
-func (w *worker) awaitClose() {
-	w.conn.SetReadDeadline(time.Now().Add(time.Second))
-	w.br.discardUntilEOF()
-}
-
-// do sends one request and reads its response. keep reports whether the
-// connection may be reused.
-func (w *worker) do(p *preparedRequest) (keep bool, err error) {
-	if _, err := w.conn.Write(p.wire); err != nil {
-		return false, ioFail(err, "write")
-	}
-	resp, err := w.br.readHead()
-	if err != nil {
-		return false, err
-	}
-	if resp.status != 200 {
-		return false, fail(classBadStatus, "GET %s: status %d", p.Path, resp.status)
-	}
-	verify := w.r.cfg.Verify
-	hashing := p.checkDigest
-	if hashing {
-		w.sha.Reset()
-	}
-	w.body = w.body[:0]
-	var n int64
-	consume := func(b []byte) {
-		n += int64(len(b))
-		if hashing {
-			w.sha.Write(b)
-		}
-		if verify != nil {
-			w.body = append(w.body, b...)
-		}
-	}
-	if resp.chunked {
-		err = w.br.readChunked(consume, w.buf)
-	} else if resp.length >= 0 {
-		if hashing || verify != nil {
-			err = w.br.readN(resp.length, consume, w.buf)
-		} else {
-			err = w.br.discard(resp.length)
-			n = resp.length
-		}
-	} else {
-		// No length: the body ends when the server closes.
-		err = w.br.readToEOF(consume, w.buf)
-		resp.close = true
-	}
-	if err != nil {
-		return false, err
-	}
-	w.bytes += n
-	if p.Size > 0 && n != p.Size {
-		return false, fail(classBadBody, "GET %s: %d body bytes, want %d", p.Path, n, p.Size)
-	}
-	if hashing && [sha256.Size]byte(w.sha.Sum(w.sum[:0])) != p.digest {
-		return false, fail(classBadBody, "GET %s: sha256 mismatch", p.Path)
-	}
-	if verify != nil {
-		if err := verify(p.Path, w.body); err != nil {
-			return false, fail(classBadBody, "GET %s: %v", p.Path, err)
-		}
-	}
-	return !resp.close, nil
 }

@@ -415,3 +415,85 @@ func Example_result() {
 	fmt.Println(r.Err())
 	// Output: 1 of 10 requests failed ({ConnectFail:0 Reset:1 Timeout:0 BadStatus:0 BadResponse:0 BadBody:0}): body: connection closed
 }
+
+// The parser gives the same result however the bytes are split across reads.
+func TestParserSplits(t *testing.T) {
+	cases := []struct {
+		name, in, body string
+		close, eof     bool // close: connection must close after; eof: body ends at EOF
+	}{
+		{"length", "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nServer: x\r\n\r\nhello", "hello", false, false},
+		{"empty", "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n", "", false, false},
+		{"chunked", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3;x=y\r\nabc\r\nA\r\n0123456789\r\n0\r\nT: v\r\n\r\n", "abc0123456789", false, false},
+		{"close header", "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok", "ok", true, false},
+		{"http/1.0", "HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok", "ok", true, false},
+		{"http/1.0 keep-alive", "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\nok", "ok", false, false},
+		{"until eof", "HTTP/1.1 200 OK\nX: y\n\nbody until close", "body until close", true, true},
+	}
+	for _, c := range cases {
+		for _, step := range []int{1, 2, 3, 7, 1 << 20} {
+			var p respParser
+			sha := sha256.New()
+			p.reset(sha, true)
+			in := []byte(c.in)
+			for off := 0; off < len(in); off += step {
+				chunk := in[off:min(off+step, len(in))]
+				used, err := p.feed(chunk)
+				if err != nil {
+					t.Fatalf("%s/%d: %v", c.name, step, err)
+				}
+				if used != len(chunk) {
+					t.Fatalf("%s/%d: used %d of %d", c.name, step, used, len(chunk))
+				}
+			}
+			if c.eof {
+				if p.done() {
+					t.Fatalf("%s/%d: done before EOF", c.name, step)
+				}
+				if err := p.eof(); err != nil {
+					t.Fatalf("%s/%d: eof: %v", c.name, step, err)
+				}
+			}
+			if !p.done() || string(p.body) != c.body || p.n != int64(len(c.body)) || p.head.close != c.close {
+				t.Fatalf("%s/%d: done %v body %q n %d close %v", c.name, step, p.done(), p.body, p.n, p.head.close)
+			}
+			if hex.EncodeToString(sha.Sum(nil)) != digest([]byte(c.body)) {
+				t.Fatalf("%s/%d: digest", c.name, step)
+			}
+		}
+	}
+}
+
+func TestParserErrors(t *testing.T) {
+	cases := []struct {
+		name, in string
+		class    errClass
+	}{
+		{"status", "HTTP/1.1 404 Not Found\r\nContent-Length: 3\r\n\r\n", classBadStatus},
+		{"not http", "SSH-2.0-x\r\n", classBadResponse},
+		{"header", "HTTP/1.1 200 OK\r\nno colon\r\n\r\n", classBadResponse},
+		{"length", "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", classBadResponse},
+		{"chunk size", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", classBadResponse},
+		{"chunk overrun", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nab\r\n", classBadResponse},
+		// A line without its end may not grow past maxLine in memory.
+		{"long line", "HTTP/1.1 200 OK\r\nX: " + strings.Repeat("a", maxLine), classBadResponse},
+	}
+	for _, c := range cases {
+		var p respParser
+		p.reset(nil, false)
+		_, err := p.feed([]byte(c.in))
+		var re *reqError
+		if !errors.As(err, &re) || re.class != c.class {
+			t.Errorf("%s: error %v, want class %d", c.name, err, c.class)
+		}
+	}
+	var p respParser
+	p.reset(nil, false)
+	if err := p.eof(); err == nil || !strings.Contains(err.Error(), "before the response") {
+		t.Errorf("eof before anything: %v", err)
+	}
+	p.feed([]byte("HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nabc"))
+	if err := p.eof(); err == nil || !strings.Contains(err.Error(), "mid-response") {
+		t.Errorf("eof mid-body: %v", err)
+	}
+}

@@ -1,23 +1,9 @@
 package load
 
 import (
-	"bufio"
 	"bytes"
-	"errors"
-	"io"
-	"net"
+	"hash"
 )
-
-// bufReader parses HTTP/1.1 responses from a connection without allocating.
-type bufReader struct {
-	*bufio.Reader
-}
-
-func newBufReader(size int) *bufReader {
-	return &bufReader{bufio.NewReaderSize(nil, size)}
-}
-
-func (b *bufReader) reset(c net.Conn) { b.Reset(c) }
 
 // respHead is what the generator needs from a response's head.
 type respHead struct {
@@ -27,21 +13,112 @@ type respHead struct {
 	close   bool
 }
 
-// line reads one CRLF- or LF-terminated line without its terminator; the
-// slice is valid until the next read.
-func (b *bufReader) line(what string) ([]byte, error) {
-	l, err := b.ReadSlice('\n')
-	if err != nil {
-		if errors.Is(err, bufio.ErrBufferFull) {
-			return nil, fail(classBadResponse, "%s: line too long", what)
+type parseState int
+
+const (
+	stStatus    parseState = iota // status line
+	stHeader                      // header lines up to the blank line
+	stBody                        // Content-Length body
+	stBodyEOF                     // body delimited by the server's close
+	stChunkSize                   // chunk-size line
+	stChunkData                   // chunk data
+	stChunkEnd                    // CRLF after chunk data
+	stTrailer                     // trailer lines up to the blank line
+	stDone
+)
+
+// maxLine bounds a status, header or chunk-size line.
+const maxLine = 16 << 10
+
+// respParser parses one HTTP/1.1 response from bytes pushed into it as
+// they arrive, without allocating in the steady state. Only 200 responses
+// are read to the end: any other status is an error as soon as the head is
+// complete.
+type respParser struct {
+	st   parseState
+	line []byte // a line split across reads
+	head respHead
+	left int64 // bytes left of the body or chunk
+	n    int64 // body bytes seen
+	got  bool  // any byte seen
+
+	sha  hash.Hash // when set, the body is hashed
+	keep bool      // when set, the body is kept in body
+	body []byte
+}
+
+func (p *respParser) reset(sha hash.Hash, keep bool) {
+	p.st, p.line, p.head = stStatus, p.line[:0], respHead{length: -1}
+	p.left, p.n, p.got = 0, 0, false
+	p.sha, p.keep, p.body = sha, keep, p.body[:0]
+	if sha != nil {
+		sha.Reset()
+	}
+}
+
+func (p *respParser) done() bool { return p.st == stDone }
+
+func (p *respParser) consume(b []byte) {
+	p.n += int64(len(b))
+	if p.sha != nil {
+		p.sha.Write(b)
+	}
+	if p.keep {
+		p.body = append(p.body, b...)
+	}
+}
+
+// feed consumes bytes of b and returns how many it used; it stops at the
+// end of the response, leaving any further bytes unused.
+func (p *respParser) feed(b []byte) (int, error) {
+	used := 0
+	if len(b) > 0 {
+		p.got = true
+	}
+	for used < len(b) && p.st != stDone {
+		switch p.st {
+		case stBody, stChunkData:
+			k := min(int64(len(b)-used), p.left)
+			p.consume(b[used : used+int(k)])
+			used += int(k)
+			p.left -= k
+			if p.left == 0 {
+				if p.st == stBody {
+					p.st = stDone
+				} else {
+					p.st = stChunkEnd
+				}
+			}
+		case stBodyEOF:
+			p.consume(b[used:])
+			used = len(b)
+		default:
+			i := bytes.IndexByte(b[used:], '\n')
+			if i < 0 {
+				if len(p.line)+len(b)-used > maxLine {
+					return used, fail(classBadResponse, "line over %d bytes", maxLine)
+				}
+				p.line = append(p.line, b[used:]...)
+				used = len(b)
+				continue
+			}
+			line := b[used : used+i]
+			if len(p.line) > 0 {
+				p.line = append(p.line, line...)
+				line = p.line
+			}
+			used += i + 1
+			if n := len(line); n > 0 && line[n-1] == '\r' {
+				line = line[:n-1]
+			}
+			err := p.onLine(line)
+			p.line = p.line[:0]
+			if err != nil {
+				return used, err
+			}
 		}
-		return nil, ioFail(err, what)
 	}
-	l = l[:len(l)-1]
-	if len(l) > 0 && l[len(l)-1] == '\r' {
-		l = l[:len(l)-1]
-	}
-	return l, nil
+	return used, nil
 }
 
 var (
@@ -50,56 +127,96 @@ var (
 	hdrConnection       = []byte("connection")
 )
 
-// readHead reads a status line and headers.
-func (b *bufReader) readHead() (respHead, error) {
-	h := respHead{length: -1}
-	l, err := b.line("status line")
-	if err != nil {
-		return h, err
-	}
-	// "HTTP/1.1 200 OK"
-	if len(l) < 12 || !bytes.HasPrefix(l, []byte("HTTP/1.")) || l[8] != ' ' {
-		return h, fail(classBadResponse, "bad status line %q", trunc(l))
-	}
-	for _, c := range l[9:12] {
-		if c < '0' || c > '9' {
-			return h, fail(classBadResponse, "bad status line %q", trunc(l))
+func (p *respParser) onLine(l []byte) error {
+	switch p.st {
+	case stStatus:
+		// "HTTP/1.1 200 OK"
+		if len(l) < 12 || !bytes.HasPrefix(l, []byte("HTTP/1.")) || l[8] != ' ' {
+			return fail(classBadResponse, "bad status line %q", trunc(l))
 		}
-		h.status = h.status*10 + int(c-'0')
-	}
-	if l[7] == '0' {
-		h.close = true // HTTP/1.0 without keep-alive negotiation
-	}
-	for {
-		l, err := b.line("header")
-		if err != nil {
-			return h, err
+		for _, c := range l[9:12] {
+			if c < '0' || c > '9' {
+				return fail(classBadResponse, "bad status line %q", trunc(l))
+			}
+			p.head.status = p.head.status*10 + int(c-'0')
 		}
+		p.head.close = l[7] == '0' // HTTP/1.0 closes unless told otherwise
+		p.st = stHeader
+	case stHeader:
 		if len(l) == 0 {
-			return h, nil
+			return p.endHead()
 		}
 		colon := bytes.IndexByte(l, ':')
 		if colon <= 0 {
-			return h, fail(classBadResponse, "bad header line %q", trunc(l))
+			return fail(classBadResponse, "bad header line %q", trunc(l))
 		}
 		name, value := l[:colon], bytes.TrimSpace(l[colon+1:])
 		switch {
 		case bytes.EqualFold(name, hdrContentLength):
 			n, ok := parseUint(value)
 			if !ok {
-				return h, fail(classBadResponse, "bad Content-Length %q", trunc(value))
+				return fail(classBadResponse, "bad Content-Length %q", trunc(value))
 			}
-			h.length = n
+			p.head.length = n
 		case bytes.EqualFold(name, hdrTransferEncoding):
-			h.chunked = bytes.EqualFold(value, []byte("chunked"))
+			p.head.chunked = bytes.EqualFold(value, []byte("chunked"))
 		case bytes.EqualFold(name, hdrConnection):
 			if bytes.EqualFold(value, []byte("close")) {
-				h.close = true
+				p.head.close = true
 			} else if bytes.EqualFold(value, []byte("keep-alive")) {
-				h.close = false
+				p.head.close = false
 			}
 		}
+	case stChunkSize:
+		n, ok := parseHex(l)
+		if !ok {
+			return fail(classBadResponse, "bad chunk size %q", trunc(l))
+		}
+		if n == 0 {
+			p.st = stTrailer
+		} else {
+			p.left, p.st = n, stChunkData
+		}
+	case stChunkEnd:
+		if len(l) != 0 {
+			return fail(classBadResponse, "chunk longer than its size")
+		}
+		p.st = stChunkSize
+	case stTrailer:
+		if len(l) == 0 {
+			p.st = stDone
+		}
 	}
+	return nil
+}
+
+func (p *respParser) endHead() error {
+	if p.head.status != 200 {
+		return fail(classBadStatus, "status %d", p.head.status)
+	}
+	switch {
+	case p.head.chunked:
+		p.st = stChunkSize
+	case p.head.length == 0:
+		p.st = stDone
+	case p.head.length > 0:
+		p.left, p.st = p.head.length, stBody
+	default:
+		p.st, p.head.close = stBodyEOF, true
+	}
+	return nil
+}
+
+// eof tells the parser that the server closed the connection.
+func (p *respParser) eof() error {
+	switch {
+	case p.st == stBodyEOF:
+		p.st = stDone
+		return nil
+	case !p.got:
+		return fail(classReset, "connection closed before the response")
+	}
+	return fail(classReset, "connection closed mid-response")
 }
 
 func parseUint(b []byte) (int64, bool) {
@@ -145,92 +262,4 @@ func trunc(b []byte) string {
 		return string(b[:60]) + "..."
 	}
 	return string(b)
-}
-
-// discard skips n body bytes.
-func (b *bufReader) discard(n int64) error {
-	for n > 0 {
-		k := int(min(n, 1<<30))
-		d, err := b.Discard(k)
-		n -= int64(d)
-		if err != nil {
-			return ioFail(err, "body")
-		}
-	}
-	return nil
-}
-
-// readN passes n body bytes to consume, in pieces no larger than buf.
-func (b *bufReader) readN(n int64, consume func([]byte), buf []byte) error {
-	for n > 0 {
-		p := buf
-		if int64(len(p)) > n {
-			p = p[:n]
-		}
-		k, err := b.Read(p)
-		consume(p[:k])
-		n -= int64(k)
-		if err != nil && n > 0 {
-			return ioFail(err, "body")
-		}
-	}
-	return nil
-}
-
-// readToEOF passes the rest of the stream to consume.
-func (b *bufReader) readToEOF(consume func([]byte), buf []byte) error {
-	for {
-		k, err := b.Read(buf)
-		consume(buf[:k])
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return ioFail(err, "body")
-		}
-	}
-}
-
-// readChunked decodes a chunked body and skips its trailers.
-func (b *bufReader) readChunked(consume func([]byte), buf []byte) error {
-	for {
-		l, err := b.line("chunk size")
-		if err != nil {
-			return err
-		}
-		n, ok := parseHex(l)
-		if !ok {
-			return fail(classBadResponse, "bad chunk size %q", trunc(l))
-		}
-		if n == 0 {
-			for {
-				l, err := b.line("trailer")
-				if err != nil {
-					return err
-				}
-				if len(l) == 0 {
-					return nil
-				}
-			}
-		}
-		if err := b.readN(n, consume, buf); err != nil {
-			return err
-		}
-		l, err = b.line("chunk end")
-		if err != nil {
-			return err
-		}
-		if len(l) != 0 {
-			return fail(classBadResponse, "chunk longer than its size")
-		}
-	}
-}
-
-// discardUntilEOF reads and drops whatever arrives until EOF or an error.
-func (b *bufReader) discardUntilEOF() {
-	for {
-		if _, err := b.Discard(b.Buffered() + 1); err != nil {
-			return
-		}
-	}
 }

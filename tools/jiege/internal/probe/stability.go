@@ -27,8 +27,9 @@ type Bars struct {
 var DefaultBars = Bars{KeepAlive: 3000, Concurrent: 50, Fresh: 320, Checked: 100}
 
 // connectTimeout is the connect timeout under load: QEMU's hostfwd listens
-// with a backlog of 1, so SYNs are dropped and retried after 1, 3 and 7 s.
-const connectTimeout = 15 * time.Second
+// with a backlog of 1, so SYNs are dropped and the host's TCP retries them
+// 1, 3, 7 and 15 s after the first.
+const connectTimeout = 20 * time.Second
 
 // checkedMax is the largest file the checksummed bar fetches.
 const checkedMax = 2 << 20

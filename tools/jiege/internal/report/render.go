@@ -22,8 +22,11 @@ func (v *Verify) verdict() string {
 }
 
 func secs(d Duration) string {
-	if d == 0 {
+	switch {
+	case d == 0:
 		return "-"
+	case d.D() < 10*time.Second:
+		return fmt.Sprintf("%.2fs", d.Seconds())
 	}
 	return fmt.Sprintf("%.1fs", d.Seconds())
 }
