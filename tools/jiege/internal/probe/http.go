@@ -81,6 +81,7 @@ type conn struct {
 	addr string
 	c    net.Conn
 	br   *bufio.Reader
+	stop func() bool // unregisters the cancellation hook
 }
 
 // dial connects with the load generator's retrying dialer, bounded by ctx.
@@ -91,15 +92,26 @@ func dial(ctx context.Context, addr string) (*conn, error) {
 	}
 	c, _, err := load.Dial(ctx, addr, timeout)
 	if err != nil {
-		return nil, perr(report.ClassConnectRefused, "connect %s: %v", addr, err)
+		class := report.ClassConnectRefused
+		if classOf(err) == report.ClassTimeout {
+			class = report.ClassTimeout
+		}
+		return nil, perr(class, "connect %s: %v", addr, err)
 	}
 	if d, ok := ctx.Deadline(); ok {
 		c.SetDeadline(d)
 	}
-	return &conn{addr: addr, c: c, br: newReader(c)}, nil
+	// Cancellation must end a blocked read or write too.
+	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
+	return &conn{addr: addr, c: c, br: newReader(c), stop: stop}, nil
 }
 
-func (c *conn) Close() error { return c.c.Close() }
+func (c *conn) Close() error {
+	if c.stop != nil {
+		c.stop()
+	}
+	return c.c.Close()
+}
 
 func newReader(c net.Conn) *bufio.Reader { return bufio.NewReaderSize(c, 64<<10) }
 

@@ -14,6 +14,8 @@ import (
 	"io"
 	"net"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jiege-go/jiege/tools/jiege/internal/report"
@@ -51,11 +53,68 @@ const (
 	SurvivalTimeout    = 15 * time.Second
 )
 
-// pollInterval is the pause between attempts of polling stages.
-const pollInterval = 100 * time.Millisecond
+// pollEvery is how often polling stages start a new attempt.
+const pollEvery = 250 * time.Millisecond
 
 // attemptTimeout bounds one poll attempt's wait for response bytes.
 const attemptTimeout = 5 * time.Second
+
+// maxInFlight bounds the attempts of one poll running at once.
+const maxInFlight = 2 * int(attemptTimeout/pollEvery)
+
+// poll starts attempt every pollEvery without waiting for earlier attempts
+// to end: before the guest's network is up, QEMU's hostfwd accepts and then
+// holds a connection for seconds, and the time of the first success must
+// not depend on that. It returns when an attempt first succeeded (zero if
+// none did before ctx ended), how many attempts started, and the last error.
+func poll(ctx context.Context, attempt func(context.Context) error) (time.Time, int, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() {
+		cancel() // ends the attempts still running
+		wg.Wait()
+	}()
+	results := make(chan error, maxInFlight)
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	started, inFlight := 0, 0
+	var last error
+	start := func() {
+		started++
+		inFlight++
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			actx, acancel := context.WithTimeout(ctx, attemptTimeout)
+			defer acancel()
+			results <- attempt(actx)
+		}()
+	}
+	start()
+	for {
+		select {
+		case err := <-results:
+			inFlight--
+			if err == nil {
+				return time.Now(), started, nil
+			}
+			// An attempt cut short by the deadline says less than an
+			// earlier answer did.
+			if last == nil || classOf(err) != report.ClassTimeout {
+				last = err
+			}
+		case <-tick.C:
+			if inFlight < maxInFlight {
+				start()
+			}
+		case <-ctx.Done():
+			if last == nil {
+				last = ctx.Err()
+			}
+			return time.Time{}, started, last
+		}
+	}
+}
 
 // PortOpen waits until the port accepts a TCP connection AND answers an
 // HTTP request with at least one byte. A bare connect proves nothing:
@@ -65,45 +124,46 @@ func PortOpen(ctx context.Context, addr string) report.Stage {
 	ctx, cancel := context.WithTimeout(ctx, PortOpenTimeout)
 	defer cancel()
 	start := time.Now()
-	connected := 0
-	var last error
-	for {
+	var connected atomic.Int64
+	at, _, err := poll(ctx, func(ctx context.Context) error {
 		n, err := firstBytes(ctx, addr)
-		if err == nil {
-			s := report.Passf(report.StagePortOpen, time.Since(start), "%s answered with %d bytes", addr, n)
-			s.Metrics = map[string]float64{"accepted_without_answer": float64(connected)}
-			return s
-		}
 		var oe *net.OpError
-		if !errors.As(err, &oe) || oe.Op != "dial" {
-			connected++
+		if err != nil && (!errors.As(err, &oe) || oe.Op != "dial") {
+			connected.Add(1)
 		}
-		last = err
-		if !sleep(ctx, pollInterval) {
-			break
+		if err == nil && n == 0 {
+			err = errors.New("no bytes")
 		}
+		return err
+	})
+	if err == nil {
+		s := report.Passf(report.StagePortOpen, at.Sub(start), "%s answered HTTP", addr)
+		s.Metrics = map[string]float64{"accepted_without_answer": float64(connected.Load())}
+		return s
 	}
 	d := time.Since(start)
-	if connected > 0 {
+	if n := connected.Load(); n > 0 {
 		return report.Failf(report.StagePortOpen, report.ClassNoHTTPResponse, d,
-			"TCP connects were accepted %d times but no HTTP response byte came (hostfwd without a guest listener?): %v", connected, last)
+			"TCP connects were accepted %d times but no HTTP response byte came (hostfwd without a guest listener?): %v", n, err)
 	}
-	return report.Failf(report.StagePortOpen, report.ClassConnectRefused, d, "no connection to %s: %v", addr, last)
+	return report.Failf(report.StagePortOpen, report.ClassConnectRefused, d, "no connection to %s: %v", addr, err)
 }
 
 // firstBytes connects once, sends GET / and returns how many bytes came back
 // before the server closed or went quiet.
 func firstBytes(ctx context.Context, addr string) (int, error) {
 	var d net.Dialer
-	actx, cancel := context.WithTimeout(ctx, attemptTimeout)
-	defer cancel()
-	c, err := d.DialContext(actx, "tcp", addr)
+	c, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return 0, err
 	}
 	defer c.Close()
-	dl, _ := actx.Deadline()
-	c.SetDeadline(dl)
+	if dl, ok := ctx.Deadline(); ok {
+		c.SetDeadline(dl)
+	}
+	// Cancellation (another attempt won) must end a blocked read too.
+	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
 	if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: "+addr+"\r\nUser-Agent: jiege-probe\r\nConnection: close\r\n\r\n"); err != nil {
 		return 0, fmt.Errorf("write: %w", err)
 	}
@@ -113,17 +173,6 @@ func firstBytes(ctx context.Context, addr string) (int, error) {
 		return n, nil
 	}
 	return 0, fmt.Errorf("read: %w", err)
-}
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // get fetches path on a fresh connection.
@@ -137,37 +186,29 @@ func get(ctx context.Context, addr, path string) (*response, error) {
 }
 
 // First200 polls GET / until it answers 200 or the deadline passes, and
-// returns the time the first 200 arrived (zero on failure).
+// returns the time the first 200 arrived (zero on failure), accurate to
+// pollEvery: attempts overlap (see poll).
 func First200(ctx context.Context, addr string) (report.Stage, time.Time) {
 	ctx, cancel := context.WithTimeout(ctx, First200Timeout)
 	defer cancel()
 	start := time.Now()
-	var last error
-	tries := 0
-	for {
-		tries++
-		actx, acancel := context.WithTimeout(ctx, attemptTimeout)
-		r, err := get(actx, addr, "/")
-		acancel()
-		if err == nil && r.Status == 200 {
-			at := time.Now()
-			s := report.Passf(report.StageFirst200, at.Sub(start), "200 after %d attempts", tries)
-			s.Metrics = map[string]float64{"attempts": float64(tries)}
-			return s, at
-		}
-		if err == nil {
+	at, tries, err := poll(ctx, func(ctx context.Context) error {
+		r, err := get(ctx, addr, "/")
+		if err == nil && r.Status != 200 {
 			err = perr(report.ClassBadStatus, "GET / answered %d", r.Status)
 		}
-		last = err
-		if !sleep(ctx, pollInterval) {
-			break
-		}
+		return err
+	})
+	if err == nil {
+		s := report.Passf(report.StageFirst200, at.Sub(start), "200 after %d attempts", tries)
+		s.Metrics = map[string]float64{"attempts": float64(tries)}
+		return s, at
 	}
-	class := classOf(last)
+	class := classOf(err)
 	if class == report.ClassTimeout {
 		class = report.ClassNoHTTPResponse
 	}
-	return report.Failf(report.StageFirst200, class, time.Since(start), "no 200 from GET / in %d attempts; last: %v", tries, last), time.Time{}
+	return report.Failf(report.StageFirst200, class, time.Since(start), "no 200 from GET / in %d attempts; last: %v", tries, err), time.Time{}
 }
 
 // Survival checks that the server still answers GET / with 200, polling

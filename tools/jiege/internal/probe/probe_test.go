@@ -139,6 +139,44 @@ func TestFirst200(t *testing.T) {
 	}
 }
 
+// Before the guest listens, QEMU's hostfwd accepts and holds connections
+// for seconds; the first 200 must be seen when the server is ready, not when
+// such a held attempt gives up.
+func TestFirst200NotDelayedByHeldConnections(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	ready := time.Now().Add(700 * time.Millisecond)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				if time.Now().Before(ready) {
+					time.Sleep(4 * time.Second) // held, then dropped
+					return
+				}
+				http.ReadRequest(bufio.NewReader(c))
+				c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"))
+			}()
+		}
+	}()
+	start := time.Now()
+	s, at := First200(ctxFor(t, 10*time.Second), ln.Addr().String())
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("returned after %v: the held attempts were not cut short", d)
+	}
+	wantStage(t, s, report.Pass, "")
+	if d := at.Sub(start); d < 600*time.Millisecond || d > 1500*time.Millisecond {
+		t.Errorf("first 200 seen after %v; the server answered from 700ms", d)
+	}
+}
+
 func TestFingerprintNginx(t *testing.T) {
 	tg, files := fixture(t)
 	srv := start(t, fakehttp.Options{Files: files})
