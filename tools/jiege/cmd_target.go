@@ -38,7 +38,7 @@ func (c *common) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.buildDir, "build-dir", "", "cache and output directory (default: build/ of the source tree)")
 	fs.StringVar(&c.mirror, "mirror", "", "Debian mirror URL (default: read from the host's apt sources)")
 	fs.StringVar(&c.repo, "repo", "", "source tree for `ours` (default: the module root above the working directory)")
-	fs.IntVar(&c.smp, "smp", 2, "guest harts")
+	fs.IntVar(&c.smp, "smp", 0, "guest harts (default: 2 for Debian's Linux, which boots faster with them; 1 for ELF kernels)")
 	fs.StringVar(&c.mem, "mem", "512M", "guest memory")
 	fs.IntVar(&c.port, "port", 0, "host port forwarded to the guest's port 80 (0: a free one)")
 	fs.BoolVar(&c.console, "console", false, "also copy the guest console to stderr, live")
@@ -207,6 +207,12 @@ func (c *common) build(ctx context.Context, t *target, log io.Writer) report.Sta
 			return fail(report.ClassEnvironment, err)
 		}
 		m.Kernel, m.Initrd, t.image = t.path, img.CPIO, img
+	}
+	if m.SMP == 0 {
+		m.SMP = 1
+		if m.BIOS == "default" {
+			m.SMP = 2
+		}
 	}
 	t.machine = m
 	detail := fmt.Sprintf("kernel %s, initrd %s", m.Kernel, m.Initrd)
