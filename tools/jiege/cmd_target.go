@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -247,9 +248,36 @@ func (g *guest) alive() bool {
 
 func (g *guest) stop() error {
 	if g.run != nil {
+		runsMu.Lock()
+		delete(runs, g.run)
+		runsMu.Unlock()
 		return g.run.Stop()
 	}
 	return g.Stop()
+}
+
+// runs are the attempts' run commands still going; qemu.StopAll does not
+// know the QEMUs their shim started outside its process group.
+var (
+	runsMu sync.Mutex
+	runs   = map[*attempt.Running]bool{}
+)
+
+// stopEverything stops every QEMU this process started, attempts included.
+func stopEverything() {
+	runsMu.Lock()
+	all := make([]*attempt.Running, 0, len(runs))
+	for r := range runs {
+		all = append(all, r)
+	}
+	runsMu.Unlock()
+	var wg sync.WaitGroup
+	for _, r := range all {
+		wg.Add(1)
+		go func() { defer wg.Done(); r.Stop() }()
+	}
+	qemu.StopAll()
+	wg.Wait()
 }
 
 // qemuCommand is the QEMU command line, for the report.
@@ -274,6 +302,9 @@ func (c *common) start(ctx context.Context, t *target, logPath string) (*guest, 
 		if err != nil {
 			return nil, err
 		}
+		runsMu.Lock()
+		runs[r] = true
+		runsMu.Unlock()
 		return &guest{Instance: r.Instance, run: r}, nil
 	}
 	m := t.machine

@@ -14,7 +14,6 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/jiege-go/jiege/qemu"
 	"github.com/jiege-go/jiege/tools/jiege/internal/attempt"
 )
 
@@ -108,12 +107,12 @@ func run(args []string) int {
 		fmt.Fprintf(os.Stderr, "\njiege: %v: stopping QEMU\n", s)
 		cancel()
 		<-sigs
-		qemu.StopAll()
+		stopEverything()
 		os.Exit(exitUsage)
 	}()
 
 	err := cmd.run(ctx, args[1:])
-	qemu.StopAll()
+	stopEverything()
 	if ctx.Err() != nil {
 		fmt.Fprintln(os.Stderr, "jiege: interrupted")
 		return exitUsage
