@@ -86,24 +86,30 @@ type conn struct {
 
 // dial connects with the load generator's retrying dialer, bounded by ctx.
 func dial(ctx context.Context, addr string) (*conn, error) {
-	timeout := 10 * time.Second
+	c, _, err := dialStats(ctx, addr)
+	return c, err
+}
+
+// dialStats is dial that also tells how the connection was obtained.
+func dialStats(ctx context.Context, addr string) (*conn, load.DialStats, error) {
+	timeout := connectTimeout
 	if d, ok := ctx.Deadline(); ok {
-		timeout = time.Until(d)
+		timeout = min(timeout, time.Until(d))
 	}
-	c, _, err := load.Dial(ctx, addr, timeout)
+	c, st, err := load.Dial(ctx, addr, timeout)
 	if err != nil {
 		class := report.ClassConnectRefused
 		if classOf(err) == report.ClassTimeout {
 			class = report.ClassTimeout
 		}
-		return nil, perr(class, "connect %s: %v", addr, err)
+		return nil, st, perr(class, "connect %s: %v", addr, err)
 	}
 	if d, ok := ctx.Deadline(); ok {
 		c.SetDeadline(d)
 	}
 	// Cancellation must end a blocked read or write too.
 	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
-	return &conn{addr: addr, c: c, br: newReader(c), stop: stop}, nil
+	return &conn{addr: addr, c: c, br: newReader(c), stop: stop}, st, nil
 }
 
 func (c *conn) Close() error {

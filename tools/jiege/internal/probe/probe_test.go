@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -393,12 +394,14 @@ func TestStabilityAndSurvival(t *testing.T) {
 	tg.Addr = srv.Addr
 	s := Stability(ctxFor(t, 60*time.Second), tg, DefaultBars)
 	wantStage(t, s, report.Pass, "")
-	if s.Metrics["keepalive_ok"] != 3000 || s.Metrics["fresh_ok"] != 320 || s.Metrics["checked_ok"] != 100 || s.Metrics["concurrent_ok"] != 50 {
+	// The concurrent bars count one GET opening each connection, then one
+	// per connection and round.
+	if s.Metrics["keepalive_ok"] != 3000 || s.Metrics["fresh_ok"] != 320 || s.Metrics["checked_ok"] != 200 || s.Metrics["concurrent_ok"] != 150 {
 		t.Errorf("metrics %v", s.Metrics)
 	}
-	// 1 reference GET + 3000 + 50 + 320 + 100.
-	if got := srv.Served(); got != 3471 {
-		t.Errorf("server answered %d requests, want 3471", got)
+	// 1 reference GET + 3000 + 50*3 + 320 + 100*2.
+	if got := srv.Served(); got != 3671 {
+		t.Errorf("server answered %d requests, want 3671", got)
 	}
 	wantStage(t, Survival(ctxFor(t, 5*time.Second), srv.Addr), report.Pass, "")
 }
@@ -431,5 +434,40 @@ func TestStabilityWrongBody(t *testing.T) {
 	wantStage(t, s, report.Fail, report.ClassStabilityErrors)
 	if !strings.Contains(s.Detail, "sha256") {
 		t.Errorf("detail %q", s.Detail)
+	}
+}
+
+// A server that serves one connection at a time (a toy kernel's blocking
+// accept loop) passes the keep-alive bar and fails the concurrent one.
+func TestStabilityOneConnectionAtATime(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			br := bufio.NewReader(c)
+			for {
+				req, err := http.ReadRequest(br)
+				if err != nil {
+					break
+				}
+				fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(indexHTML), indexHTML)
+				if req.Close {
+					break
+				}
+			}
+			c.Close()
+		}
+	}()
+	s := Stability(ctxFor(t, 3*time.Second), Target{Addr: ln.Addr().String()}, Bars{KeepAlive: 100, Concurrent: 5})
+	wantStage(t, s, report.Fail, report.ClassStabilityErrors)
+	if s.Metrics["keepalive_ok"] != 100 || !strings.Contains(s.Detail, "concurrent bar") {
+		t.Errorf("metrics %v detail %q", s.Metrics, s.Detail)
 	}
 }

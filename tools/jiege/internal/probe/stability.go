@@ -1,12 +1,10 @@
 package probe
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"net"
 	"strings"
 	"sync"
 	"time"
@@ -18,10 +16,14 @@ import (
 // Bars are the published stability bars; every one must pass with zero errors.
 type Bars struct {
 	KeepAlive  int // sequential keep-alive requests on one connection
-	Concurrent int // connections open at the same time, each answered
+	Concurrent int // connections open at once, each answering requests sent to all at once
 	Fresh      int // requests, each on a fresh connection
-	Checked    int // concurrent requests on fresh connections, bodies checksummed
+	Checked    int // requests in flight at once, one per connection, bodies checksummed
 }
+
+// concurrentRounds is how many times every connection of the concurrent
+// bar is sent a request at the same moment.
+const concurrentRounds = 2
 
 // DefaultBars are the published bars.
 var DefaultBars = Bars{KeepAlive: 3000, Concurrent: 50, Fresh: 320, Checked: 100}
@@ -40,6 +42,15 @@ const checkedMax = 2 << 20
 // retries (refused or slow connects the dialer recovered from) are
 // reported in the metrics, not counted as errors; a connection closed or
 // reset mid-response, a bad status or a wrong body is an error.
+//
+// The concurrent bars open their connections one after another and then
+// send on all of them at once. A burst of simultaneous connects measures
+// QEMU's hostfwd, not the kernel: it accepts with a backlog of 1 and then
+// leaves connections without a guest side for tens of seconds or resets
+// them. Measured against Debian's Linux guest: 50 simultaneous connects,
+// 29 reset after 90 s; 30, all answered but the last after 81 s; the same
+// 50 connections opened in turn, all open in 0.45 s and 50 simultaneous
+// requests on them answered in 0.16 s.
 func Stability(ctx context.Context, t Target, bars Bars) report.Stage {
 	ctx, cancel := context.WithTimeout(ctx, StabilityTimeout)
 	defer cancel()
@@ -101,16 +112,27 @@ func Stability(ctx context.Context, t Target, bars Bars) report.Stage {
 	if f := bar("keepalive", load.Config{Conns: 1, KeepAlive: true, MaxRequests: int64(bars.KeepAlive), Requests: []load.Request{index}}); f != nil {
 		return *f
 	}
-	n, retries, err := concurrent(ctx, t.Addr, bars.Concurrent, ref.Body)
-	m["concurrent_ok"], m["concurrent_connect_retries"] = float64(n), float64(retries)
-	if err != nil {
-		return fail(report.ClassStabilityErrors, "%d concurrent connections: %d answered; %v", bars.Concurrent, n, err)
+	// together runs one of the concurrent bars.
+	together := func(name string, conns, rounds int, reqs []load.Request) *report.Stage {
+		if conns <= 0 {
+			return nil
+		}
+		ok, retries, err := concurrent(ctx, t.Addr, conns, rounds, reqs)
+		m[name+"_ok"], m[name+"_connect_retries"] = float64(ok), float64(retries)
+		if err != nil {
+			s := fail(report.ClassStabilityErrors, "%s bar (%d connections): %d requests answered, then %v", name, conns, ok, err)
+			return &s
+		}
+		lines = append(lines, fmt.Sprintf("%s %d connections x %d (%d connect retries)", name, conns, rounds, retries))
+		return nil
 	}
-	lines = append(lines, fmt.Sprintf("concurrent %d/%d (%d connect retries)", n, bars.Concurrent, retries))
+	if f := together("concurrent", bars.Concurrent, concurrentRounds, []load.Request{index}); f != nil {
+		return *f
+	}
 	if f := bar("fresh", load.Config{Conns: 4, MaxRequests: int64(bars.Fresh), Requests: []load.Request{index}}); f != nil {
 		return *f
 	}
-	if f := bar("checked", load.Config{Conns: bars.Checked, MaxRequests: int64(bars.Checked), Requests: checked}); f != nil {
+	if f := together("checked", bars.Checked, 1, checked); f != nil {
 		return *f
 	}
 	s := report.Passf(report.StageStability, time.Since(start), "%s; zero errors", strings.Join(lines, ", "))
@@ -118,77 +140,72 @@ func Stability(ctx context.Context, t Target, bars Bars) report.Stage {
 	return s
 }
 
-// concurrent opens n connections at once, waits until all are open, then
-// sends GET / on every one of them at the same time and checks each body.
-// It returns how many were answered correctly and the connect retries.
-func concurrent(ctx context.Context, addr string, n int, want []byte) (int, int, error) {
-	if n <= 0 {
-		return 0, 0, nil
-	}
-	conns := make([]net.Conn, n)
-	errs := make([]error, n)
-	retries := make([]int, n)
-	var wg sync.WaitGroup
-	for i := range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c, st, err := load.Dial(ctx, addr, connectTimeout)
-			conns[i], errs[i] = c, err
-			retries[i] = st.Retries
-			if st.Slow {
-				retries[i]++
-			}
-		}()
-	}
-	wg.Wait()
+// concurrent opens n connections one after another, each proven with a
+// GET of reqs[0], and keeps them all open; then, rounds times, it sends a
+// request on every connection at the same moment (connection i fetches
+// reqs[i%len(reqs)]) and checks every answer's status, size and sha256.
+// It returns how many requests were answered correctly and the connect
+// retries.
+func concurrent(ctx context.Context, addr string, n, rounds int, reqs []load.Request) (int, int, error) {
+	conns := make([]*conn, 0, n)
 	defer func() {
 		for _, c := range conns {
-			if c != nil {
-				c.Close()
-			}
+			c.Close()
 		}
 	}()
-	total := 0
-	for _, r := range retries {
-		total += r
-	}
-	for i, err := range errs {
+	ok, retries := 0, 0
+	for i := 0; i < n; i++ {
+		c, st, err := dialStats(ctx, addr)
+		retries += st.Retries
+		if st.Slow {
+			retries++
+		}
 		if err != nil {
-			return 0, total, fmt.Errorf("connection %d: connect: %v", i, err)
+			return ok, retries, fmt.Errorf("connection %d: %v", i, err)
+		}
+		conns = append(conns, c)
+		if err := fetch(c, reqs[0]); err != nil {
+			return ok, retries, fmt.Errorf("connection %d: %v", i, err)
+		}
+		ok++
+	}
+	errs := make([]error, n)
+	for round := 0; round < rounds; round++ {
+		var wg sync.WaitGroup
+		for i, c := range conns {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = fetch(c, reqs[i%len(reqs)])
+			}()
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				return ok, retries, fmt.Errorf("round %d, connection %d: %v", round+1, i, err)
+			}
+			ok++
 		}
 	}
-	ok := make([]bool, n)
-	for i, c := range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if d, has := ctx.Deadline(); has {
-				c.SetDeadline(d)
-			}
-			pc := &conn{addr: addr, c: c, br: newReader(c)}
-			r, err := pc.do("GET", "/", "", nil)
-			switch {
-			case err != nil:
-				errs[i] = err
-			case r.Status != 200:
-				errs[i] = fmt.Errorf("status %d", r.Status)
-			case !bytes.Equal(r.Body, want):
-				errs[i] = fmt.Errorf("body differs")
-			default:
-				ok[i] = true
-			}
-		}()
+	return ok, retries, nil
+}
+
+// fetch GETs q on c and checks status, size and digest.
+func fetch(c *conn, q load.Request) error {
+	h := sha256.New()
+	r, err := c.do("GET", q.Path, "", h)
+	switch {
+	case err != nil:
+		return err
+	case r.Status != 200:
+		return fmt.Errorf("GET %s: status %d", q.Path, r.Status)
+	case q.Size > 0 && r.N != q.Size:
+		return fmt.Errorf("GET %s: %d bytes, want %d", q.Path, r.N, q.Size)
+	case q.SHA256 != "" && hex.EncodeToString(h.Sum(nil)) != q.SHA256:
+		return fmt.Errorf("GET %s: sha256 mismatch", q.Path)
 	}
-	wg.Wait()
-	good := 0
-	var first error
-	for i := range ok {
-		if ok[i] {
-			good++
-		} else if first == nil {
-			first = fmt.Errorf("connection %d: %v", i, errs[i])
-		}
+	if v, _ := r.Get("Connection"); strings.EqualFold(v, "close") {
+		return fmt.Errorf("GET %s: the server closed a keep-alive connection", q.Path)
 	}
-	return good, total, first
+	return nil
 }
