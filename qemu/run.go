@@ -10,10 +10,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 var (
@@ -40,6 +43,8 @@ type Instance struct {
 
 	stopOnce sync.Once
 	stopErr  error
+
+	backlog chan error // Start's WidenBacklog result, kept for every reader
 }
 
 // Start launches QEMU for m. The host port is checked (or picked when 0)
@@ -63,18 +68,64 @@ func Start(ctx context.Context, m Machine, console io.Writer) (*Instance, error)
 		return nil, err
 	}
 	cmd := exec.Command(path, m.Args()...)
-	return start(ctx, cmd, m.HostPort, m.LogPath, console)
+	in, err := start(ctx, cmd, m.HostPort, m.LogPath, console)
+	if err != nil {
+		return nil, err
+	}
+	go func() { in.backlog <- widenWhenListening(in.PID(), in.port, in.done, 10*time.Second) }()
+	return in, nil
+}
+
+// BacklogErr waits until the hostfwd backlog has been widened (see
+// WidenBacklog) and says why it could not be, or nil.
+func (in *Instance) BacklogErr() error {
+	err := <-in.backlog
+	in.backlog <- err
+	return err
+}
+
+// WidenBacklog widens the backlog of the hostfwd socket of a QEMU this
+// instance's command launched (an attempt's, through the shim) once it
+// listens, waiting at most limit.
+func (in *Instance) WidenBacklog(qemuPID int, limit time.Duration) error {
+	return widenWhenListening(qemuPID, in.port, in.done, limit)
 }
 
 // StartCommand runs an arbitrary command (an attempt's own QEMU command line,
 // through a shell) under the same lifecycle as Start: own process group,
-// console logged, stopped with ctx or Stop.
-func StartCommand(ctx context.Context, cmd *exec.Cmd, port int, logPath string, console io.Writer) (*Instance, error) {
-	return start(ctx, cmd, port, logPath, console)
+// console logged, stopped with ctx or Stop. qemuPID returns the pid of the
+// QEMU the command launched, 0 while there is none yet; its hostfwd backlog
+// is widened as Start does.
+func StartCommand(ctx context.Context, cmd *exec.Cmd, port int, logPath string, console io.Writer, qemuPID func() int) (*Instance, error) {
+	in, err := start(ctx, cmd, port, logPath, console)
+	if err != nil {
+		return nil, err
+	}
+	go func() {
+		deadline := time.Now().Add(time.Minute)
+		for {
+			if pid := qemuPID(); pid != 0 {
+				in.backlog <- widenWhenListening(pid, port, in.done, 10*time.Second)
+				return
+			}
+			select {
+			case <-in.done:
+				in.backlog <- errors.New("the command exited before it started QEMU")
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			if time.Now().After(deadline) {
+				in.backlog <- errors.New("the command started no QEMU through the shim")
+				return
+			}
+		}
+	}()
+	return in, nil
 }
 
 func start(ctx context.Context, cmd *exec.Cmd, port int, logPath string, console io.Writer) (*Instance, error) {
-	in := &Instance{cmd: cmd, port: port, logPath: logPath, done: make(chan struct{}), console: newConsoleWriter()}
+	in := &Instance{cmd: cmd, port: port, logPath: logPath, done: make(chan struct{}), console: newConsoleWriter(),
+		backlog: make(chan error, 1)}
 	var out io.Writer = in.console
 	if logPath != "" {
 		if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
@@ -294,4 +345,95 @@ func Running() int {
 	liveMu.Lock()
 	defer liveMu.Unlock()
 	return len(live)
+}
+
+// Backlog is the listen backlog Start gives QEMU's hostfwd socket.
+const Backlog = 1024
+
+// WidenBacklog raises the listen backlog of the hostfwd socket that process
+// pid listens with on 127.0.0.1:port to n. QEMU's user networking listens
+// with a backlog of 1: when several clients connect at once, the host's
+// accept queue overflows and connections that the client already sees as
+// established are dropped (it then waits for an answer that never comes,
+// or gets a reset), whatever the guest kernel does. Calling listen again on
+// a listening socket only changes its backlog, so WidenBacklog takes a
+// duplicate of QEMU's socket (pidfd_getfd, allowed for our own child) and
+// calls listen on it.
+func WidenBacklog(pid, port, n int) error {
+	inode, err := listenInode(pid, port)
+	if err != nil {
+		return err
+	}
+	fd, err := socketFD(pid, inode)
+	if err != nil {
+		return err
+	}
+	pidfd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return fmt.Errorf("pidfd_open %d: %w", pid, err)
+	}
+	defer unix.Close(pidfd)
+	dup, err := unix.PidfdGetfd(pidfd, fd, 0)
+	if err != nil {
+		return fmt.Errorf("pidfd_getfd %d/%d: %w", pid, fd, err)
+	}
+	defer unix.Close(dup)
+	if err := unix.Listen(dup, n); err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	return nil
+}
+
+// errNoListener reports that the process does not listen on the port (yet).
+var errNoListener = errors.New("no listening socket")
+
+// listenInode finds the inode of the TCP socket listening on
+// 127.0.0.1:port in pid's network namespace.
+func listenInode(pid, port int) (string, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/tcp", pid))
+	if err != nil {
+		return "", err
+	}
+	local := fmt.Sprintf("0100007F:%04X", port)
+	for _, line := range strings.Split(string(b), "\n")[1:] {
+		f := strings.Fields(line)
+		// sl local rem st tx:rx tr:when retrnsmt uid timeout inode
+		if len(f) >= 10 && f[1] == local && f[3] == "0A" {
+			return f[9], nil
+		}
+	}
+	return "", fmt.Errorf("%w on 127.0.0.1:%d", errNoListener, port)
+}
+
+// socketFD finds pid's file descriptor for the socket with this inode.
+func socketFD(pid int, inode string) (int, error) {
+	dir := fmt.Sprintf("/proc/%d/fd", pid)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, err
+	}
+	want := "socket:[" + inode + "]"
+	for _, e := range ents {
+		if l, err := os.Readlink(filepath.Join(dir, e.Name())); err == nil && l == want {
+			return strconv.Atoi(e.Name())
+		}
+	}
+	return 0, fmt.Errorf("%w: socket %s not among pid %d's files", errNoListener, inode, pid)
+}
+
+// widenWhenListening waits (bounded) for the hostfwd socket to appear and
+// widens its backlog.
+func widenWhenListening(pid, port int, done <-chan struct{}, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		err := WidenBacklog(pid, port, Backlog)
+		if err == nil || !errors.Is(err, errNoListener) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-done:
+			return errors.New("QEMU exited")
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -269,5 +270,76 @@ func TestKind(t *testing.T) {
 		if k != c.want || (err != nil) != c.err {
 			t.Errorf("Kind(%s) = %v, %v; want %v, err %v", filepath.Base(c.path), k, err, c.want, c.err)
 		}
+	}
+}
+
+// TestMain lets the test binary act as a process that listens on a port
+// with QEMU's backlog of 1 and never accepts.
+func TestMain(m *testing.M) {
+	if port := os.Getenv("QEMU_TEST_LISTEN"); port != "" {
+		fd, _ := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+		p, _ := strconv.Atoi(port)
+		if err := syscall.Bind(fd, &syscall.SockaddrInet4{Port: p, Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+			os.Exit(3)
+		}
+		syscall.Listen(fd, 1)
+		os.Stdout.WriteString("listening\n")
+		time.Sleep(time.Minute)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// listener starts a child that listens on a free port with backlog 1.
+func listener(t *testing.T) (pid, port int) {
+	t.Helper()
+	port, err := FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "QEMU_TEST_LISTEN="+strconv.Itoa(port))
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	buf := make([]byte, 10)
+	if n, _ := out.Read(buf); string(buf[:n]) != "listening\n" {
+		t.Fatalf("child: %q", buf[:n])
+	}
+	return cmd.Process.Pid, port
+}
+
+// connectAll opens n connections with a short timeout each and returns how
+// many were established.
+func connectAll(port, n int) int {
+	ok := 0
+	for range n {
+		c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), 300*time.Millisecond)
+		if err == nil {
+			ok++
+			defer c.Close()
+		}
+	}
+	return ok
+}
+
+func TestWidenBacklog(t *testing.T) {
+	// Backlog 1 and nobody accepting: the accept queue holds two, and
+	// later connects time out.
+	_, port := listener(t)
+	if ok := connectAll(port, 6); ok == 6 {
+		t.Fatalf("backlog 1 accepted %d connections: the test cannot tell", ok)
+	}
+	pid, port := listener(t)
+	if err := WidenBacklog(pid, port, 64); err != nil {
+		t.Fatal(err)
+	}
+	if ok := connectAll(port, 6); ok != 6 {
+		t.Errorf("after WidenBacklog %d of 6 connections", ok)
+	}
+	if err := WidenBacklog(pid, port+1, 64); !errors.Is(err, errNoListener) {
+		t.Errorf("wrong port: %v", err)
 	}
 }

@@ -119,6 +119,9 @@ func (b *bencher) once(ctx context.Context, t *target) (runFigures, error) {
 	}
 	r.boot = at.Sub(g.Started()).Seconds()
 	addr := g.Addr()
+	if err := g.BacklogErr(); err != nil {
+		b.progress("warning: hostfwd listen backlog left at 1 (%v): connection bursts may fail", err)
+	}
 	add := func(res *load.Result) {
 		r.errors += res.Errors.Total()
 		r.retries += res.ConnectRetries

@@ -99,6 +99,9 @@ func (v *verifier) run(ctx context.Context, t *target) *report.Verify {
 	res.QEMUCommand = g.qemuCommand()
 	addr := g.Addr()
 	v.progress("%-18s http://%s/", "url", addr)
+	if err := g.BacklogErr(); err != nil {
+		v.progress("warning: hostfwd listen backlog left at 1 (%v): connection bursts may fail", err)
+	}
 
 	pctx, cancel := context.WithTimeout(ctx, v.portTimeout)
 	s = probe.PortOpen(pctx, addr)

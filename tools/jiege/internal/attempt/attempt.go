@@ -127,12 +127,13 @@ func (a *Attempt) Start(ctx context.Context, logPath string, console io.Writer) 
 	cmd.Env = append(os.Environ(),
 		"PATH="+shimDir+string(os.PathListSeparator)+os.Getenv("PATH"),
 		envReal+"="+real, envPort+"="+strconv.Itoa(port), envGuest+"="+strconv.Itoa(guest), envDir+"="+shimDir)
-	in, err := qemu.StartCommand(ctx, cmd, port, logPath, console)
+	r := &Running{shimDir: shimDir}
+	in, err := qemu.StartCommand(ctx, cmd, port, logPath, console, r.qemuPID)
 	if err != nil {
 		os.RemoveAll(shimDir)
 		return nil, err
 	}
-	r := &Running{Instance: in, shimDir: shimDir}
+	r.Instance = in
 	go func() {
 		// Also clean up when ctx ends without an explicit Stop.
 		select {
@@ -164,6 +165,16 @@ func (r *Running) Launches() []Launch {
 	}
 	sort.Slice(ls, func(i, j int) bool { return ls[i].PID < ls[j].PID })
 	return ls
+}
+
+// qemuPID is the first live QEMU the shim started, or 0.
+func (r *Running) qemuPID() int {
+	for _, l := range r.Launches() {
+		if r.ours(l.PID) {
+			return l.PID
+		}
+	}
+	return 0
 }
 
 // QEMUAlive reports whether a QEMU started through the shim still runs.
