@@ -30,9 +30,9 @@ type Request struct {
 // Config describes one load run. Duration or MaxRequests (or both) must be
 // set: every run is bounded.
 type Config struct {
-	Addr     string    // host:port, loopback
+	Addr     string    // host:port; the host must be a loopback address
 	Requests []Request // fetched round robin; default GET /
-	Conns    int       // concurrent connections (workers); default 1
+	Conns    int       // concurrent connections; default 1
 	// KeepAlive reuses each connection; otherwise every request opens a
 	// fresh connection and sends "Connection: close".
 	KeepAlive   bool
@@ -58,7 +58,7 @@ type Errors struct {
 	ConnectFail int64 `json:"connect_fail"` // no connection within ConnectTimeout
 	Reset       int64 `json:"reset"`        // closed or reset before the response was complete
 	Timeout     int64 `json:"timeout"`      // no complete response within IOTimeout
-	BadStatus   int64 `json:"bad_status"`   // a status other than 200 (206 for ranges)
+	BadStatus   int64 `json:"bad_status"`   // a status other than 200
 	BadResponse int64 `json:"bad_response"` // not parsable as HTTP/1.1
 	BadBody     int64 `json:"bad_body"`     // wrong size, digest, or Verify failed
 }
@@ -115,8 +115,8 @@ const maxSamples = 5
 // request cap is reached, or ctx is done. It returns an error only for a
 // bad Config; failed requests are counted in Result.Errors.
 func Run(ctx context.Context, c Config) (*Result, error) {
-	if c.Addr == "" {
-		return nil, errors.New("load: no address")
+	if err := checkLoopback(c.Addr); err != nil {
+		return nil, err
 	}
 	if c.Duration <= 0 && c.MaxRequests <= 0 {
 		return nil, errors.New("load: unbounded run: set Duration or MaxRequests")
@@ -312,10 +312,26 @@ type DialStats struct {
 	Slow    bool // the successful attempt took over 900 ms (a dropped SYN retried)
 }
 
-// Dial connects to addr within timeout, retrying refused or failed
-// attempts with a growing pause; ctx cancels it.
+// checkLoopback refuses addresses off this machine: jiege only ever talks
+// to QEMU's forwarded ports and host-side oracles on loopback.
+func checkLoopback(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("load: address %q: %w", addr, err)
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("load: address %q is not a numeric loopback address", addr)
+	}
+	return nil
+}
+
+// Dial connects to addr (loopback only) within timeout, retrying refused
+// or failed attempts with a growing pause; ctx cancels it.
 func Dial(ctx context.Context, addr string, timeout time.Duration) (net.Conn, DialStats, error) {
 	var st DialStats
+	if err := checkLoopback(addr); err != nil {
+		return nil, st, err
+	}
 	limit := time.Now().Add(timeout)
 	backoff := 10 * time.Millisecond
 	for {

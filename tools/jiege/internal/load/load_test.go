@@ -171,6 +171,8 @@ func TestContextCancelStopsBlockedRequests(t *testing.T) {
 func TestBadConfig(t *testing.T) {
 	for _, c := range []Config{
 		{},
+		{Addr: "10.0.2.15:80", MaxRequests: 1},
+		{Addr: "localhost:80", MaxRequests: 1},
 		{Addr: "127.0.0.1:1"},
 		{Addr: "127.0.0.1:1", MaxRequests: 1, Conns: MaxConns + 1},
 		{Addr: "127.0.0.1:1", MaxRequests: 1, Requests: []Request{{Path: "x"}}},
@@ -251,6 +253,12 @@ func TestResetClassification(t *testing.T) {
 	}
 	if r.Errors.Reset != 3 {
 		t.Fatalf("errors %+v %v", r.Errors, r.Samples)
+	}
+}
+
+func TestDialLoopbackOnly(t *testing.T) {
+	if _, _, err := Dial(context.Background(), "192.0.2.1:80", time.Second); err == nil || !strings.Contains(err.Error(), "loopback") {
+		t.Errorf("Dial to a non-loopback address: %v", err)
 	}
 }
 

@@ -150,7 +150,12 @@ func (p *respParser) onLine(l []byte) error {
 		if colon <= 0 {
 			return fail(classBadResponse, "bad header line %q", trunc(l))
 		}
-		name, value := l[:colon], bytes.TrimSpace(l[colon+1:])
+		name := l[:colon]
+		// Only three headers matter; most lines are rejected by length.
+		if len(name) != len(hdrContentLength) && len(name) != len(hdrTransferEncoding) && len(name) != len(hdrConnection) {
+			return nil
+		}
+		value := bytes.TrimSpace(l[colon+1:])
 		switch {
 		case bytes.EqualFold(name, hdrContentLength):
 			n, ok := parseUint(value)
