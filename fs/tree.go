@@ -1,19 +1,20 @@
 package fs
 
 import (
-	"errors"
 	"io/fs"
 	"path"
 	"strings"
 	"sync/atomic"
+
+	"golang.org/x/sys/unix"
 )
 
-// Errors of lookups; the syscall layer turns them into errnos.
-var (
-	ErrNotExist = errors.New("no such file or directory")
-	ErrNotDir   = errors.New("not a directory")
-	ErrLoop     = errors.New("too many levels of symbolic links")
-	ErrExist    = errors.New("file exists")
+// Errors are Linux errnos, which the syscall layer returns as they are.
+const (
+	ErrNotExist = unix.ENOENT
+	ErrNotDir   = unix.ENOTDIR
+	ErrLoop     = unix.ELOOP
+	ErrExist    = unix.EEXIST
 )
 
 // Node is a file, directory or symbolic link of the in-memory tree.

@@ -2,6 +2,8 @@ package kernel
 
 import (
 	"fmt"
+	"io"
+	"os"
 	"runtime"
 	"runtime/debug"
 	"time"
@@ -10,6 +12,7 @@ import (
 	arch "github.com/jiege-go/jiege/arch/riscv64"
 	"github.com/jiege-go/jiege/drivers/goldfish"
 	"github.com/jiege-go/jiege/drivers/virtio"
+	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/mm"
 )
 
@@ -20,8 +23,15 @@ const Version = "0.1.0"
 // within (a soft limit); the rest is for user memory.
 const goHeapShare = 4
 
+// SyscallLayer is the system call layer (package syscall), passed in by
+// the kernel's main package: it depends on this package, not the reverse.
+type SyscallLayer interface {
+	Dispatch(t *Task)
+	SetTrace(w io.Writer)
+}
+
 // Main is the kernel's main.main: the boot sequence after the runtime is up.
-func Main() {
+func Main(syscalls SyscallLayer) {
 	mainTicks := arch.Ticks()
 	b := arch.Boot()
 	dtSize := int(be32(b.DTB + 4))
@@ -75,6 +85,7 @@ func Main() {
 	}
 	if cmd.Trace["syscall"] {
 		tracing = true
+		syscalls.SetTrace(os.Stdout)
 		fmt.Println("tracing: system calls")
 	}
 	// The time CSR starts at 0 when QEMU starts the machine.
@@ -87,8 +98,22 @@ func Main() {
 		}
 		arch.PowerOff(1)
 	}
+	if m.InitrdEnd > m.InitrdStart {
+		image := unsafe.Slice((*byte)(mm.Ptr(uintptr(m.InitrdStart))), m.InitrdEnd-m.InitrdStart)
+		tree, err := fs.Unpack(image)
+		if err != nil {
+			fmt.Printf("kernel: %v\n", err)
+			arch.PowerOff(3)
+		}
+		fmt.Printf("initramfs: %d KiB unpacked\n", len(image)>>10)
+		if _, err := tree.Lookup("/init", true); err == nil {
+			status := runInit(tree, syscalls)
+			fmt.Printf("kernel: init exited with status %d; powering off\n", status)
+			arch.PowerOff(status)
+		}
+	}
 	inUse, _ = arch.MemoryStats()
-	fmt.Printf("kernel: no init to run yet; idle, %d KiB resident\n", inUse>>10)
+	fmt.Printf("kernel: no init to run; idle, %d KiB resident\n", inUse>>10)
 	for {
 		time.Sleep(time.Hour)
 	}
@@ -111,8 +136,40 @@ func openEntropy(d Device) {
 		return
 	}
 	arch.SeedRandom(seed)
+	SeedRandom([32]byte(seed))
 	entropy = rng
-	fmt.Printf("  %-22s seeded getrandom with %d bytes\n", "", len(seed))
+	fmt.Printf("  %-22s seeded the kernel's generators with %d bytes\n", "", len(seed))
+}
+
+// runInit runs /init as process 1 with the console on descriptors 0-2 and
+// returns its exit status.
+func runInit(tree *fs.Tree, syscalls SyscallLayer) int {
+	regs := arch.NewUserFrame()
+	if regs == nil {
+		fmt.Println("kernel: out of memory starting init")
+		return 3
+	}
+	var random [16]byte
+	Random(random[:])
+	env := []string{"HOME=/", "TERM=linux", "PATH=/usr/sbin:/usr/bin:/sbin:/bin"}
+	as, err := Exec(arch.UserMemory, tree, "/init", []string{"/init"}, env, random, regs)
+	if err != nil {
+		fmt.Printf("kernel: cannot run /init: %v\n", err)
+		arch.FreeUserFrame(regs)
+		return 3
+	}
+	files := &fs.FDTable{}
+	console := fs.Console{Out: func(p []byte) { os.Stdout.Write(p) }}
+	for i := 0; i < 3; i++ {
+		files.Install(console, false, 0)
+	}
+	t := NewProcess(tree, as, files, "/init", regs)
+	go t.Run(syscalls.Dispatch)
+	<-t.Proc.Exited()
+	t.Proc.Lock()
+	as.Release()
+	t.Proc.Unlock()
+	return t.Proc.Status()
 }
 
 func be32(pa uintptr) uint32 {

@@ -15,8 +15,10 @@ type Memory interface {
 	// Unmap removes the mappings in [start, end) and frees their frames.
 	Unmap(root, start, end uintptr)
 	FreeTables(root uintptr)
-	// Flush makes page-table changes visible to the processor.
+	// Flush makes page-table changes visible to the processor; FlushPage
+	// does so for one page.
 	Flush()
+	FlushPage(va uintptr)
 }
 
 // Errors of address-space operations; the syscall layer turns them into errnos.
@@ -98,6 +100,9 @@ func (as *AddressSpace) find(va uintptr) (*VMA, bool) {
 	}
 	return nil, false
 }
+
+// IsFree reports whether no VMA overlaps [addr, addr+length).
+func (as *AddressSpace) IsFree(addr, length uintptr) bool { return as.free(addr, addr+pageUp(length)) }
 
 // free reports whether [start, end) overlaps no VMA.
 func (as *AddressSpace) free(start, end uintptr) bool {
@@ -312,6 +317,7 @@ func (as *AddressSpace) back(va uintptr, perm uint64) error {
 		as.mem.FreeFrame(pa)
 		return ErrNoMemory
 	}
+	as.mem.FlushPage(va)
 	return nil
 }
 

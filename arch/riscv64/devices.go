@@ -6,12 +6,13 @@ package riscv64
 // handler itself drives. Addresses come from the device tree at boot.
 
 const (
-	clintMtimecmp  = 0x4000 // + 8 * hart
-	plicEnableBase = 0x2000 // + 0x80 * context
-	plicContext    = 0x200000
-	plicClaim      = 4
-	testPass       = 0x5555
-	testFail       = 0x3333
+	clintMtimecmp   = 0x4000 // + 8 * hart
+	plicPendingBase = 0x1000
+	plicEnableBase  = 0x2000 // + 0x80 * context
+	plicContext     = 0x200000
+	plicClaim       = 4
+	testPass        = 0x5555
+	testFail        = 0x3333
 )
 
 var (

@@ -1,5 +1,3 @@
-//go:build riscv64
-
 // Package riscv64 owns the processor: the boot entry, the trap vector and
 // the scheduler of kernel threads, the CSRs, PMP, the CLINT timer and the
 // PLIC, FP state, RunUser (the way into U-mode), and the Linux system calls

@@ -14,20 +14,6 @@ const (
 	hwcapIMAFDC = 1<<('I'-'A') | 1<<('M'-'A') | 1<<('A'-'A') | 1<<('F'-'A') | 1<<('D'-'A') | 1<<('C'-'A')
 )
 
-// Register numbers used by the kernel.
-const (
-	RegRA = 1
-	RegSP = 2
-	RegTP = 4
-	RegA0 = 10
-	RegA1 = 11
-	RegA2 = 12
-	RegA3 = 13
-	RegA4 = 14
-	RegA5 = 15
-	RegA7 = 17
-)
-
 // mstatus bits.
 const (
 	mstatusMIE   = 1 << 3
@@ -39,39 +25,11 @@ const (
 	userStatus   = mstatusMPIE | mstatusFS
 )
 
-// Trap causes (mcause).
+// Interrupt numbers (mcause without the interrupt bit).
 const (
-	causeInterrupt       = 1 << 63
-	CauseInstrMisaligned = 0
-	CauseInstrAccess     = 1
-	CauseIllegalInstr    = 2
-	CauseBreakpoint      = 3
-	CauseLoadAccess      = 5
-	CauseStoreAccess     = 7
-	CauseEcallU          = 8
-	causeEcallM          = 11
-	CauseInstrPageFault  = 12
-	CauseLoadPageFault   = 13
-	CauseStorePageFault  = 15
-	irqTimer             = 7
-	irqExternal          = 11
+	irqTimer    = 7
+	irqExternal = 11
 )
-
-// IsInterrupt reports whether a trap cause is an interrupt rather than an exception.
-func IsInterrupt(cause uint64) bool { return cause&causeInterrupt != 0 }
-
-// Frame is a saved register set: a kernel thread's M-mode context or a user
-// thread's U-mode context. trap_riscv64.s knows its layout.
-type Frame struct {
-	X      [32]uint64 // X[i] holds xi; X[0] is unused
-	F      [32]uint64
-	FCSR   uint64
-	PC     uint64
-	Status uint64 // mstatus at the trap; the mstatus image to resume with
-	Cause  uint64
-	Tval   uint64
-	Satp   uint64 // user frames: the address space (satp value) to run in
-}
 
 // hart is the per-hart state that mscratch points at. trap_riscv64.s reads
 // its first fields.

@@ -148,11 +148,21 @@ func runtimeSyscall(h *hart, t *thread, f *Frame) {
 		irq := a[RegA0]
 		if irq == 0 || irq >= 64 {
 			r = -errEINVAL
-		} else if irqPending&(1<<irq) != 0 {
-			irqPending &^= 1 << irq
 		} else {
-			plicEnable(h, uint32(irq), true)
-			block(h, uintptr(irq), 0, 0)
+			if irqPending&(1<<irq) == 0 {
+				plicEnable(h, uint32(irq), true)
+				// QEMU's PLIC does not re-evaluate its output when a source
+				// is enabled, so an interrupt that became pending while
+				// masked is claimed here instead of waited for.
+				if plicIsPending(uint32(irq)) {
+					external(h)
+				}
+			}
+			if irqPending&(1<<irq) != 0 {
+				irqPending &^= 1 << irq
+			} else {
+				block(h, uintptr(irq), 0, 0)
+			}
 		}
 	default:
 		print("\nkernel: the kernel's runtime made syscall ")

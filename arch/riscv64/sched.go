@@ -204,6 +204,11 @@ func external(h *hart) {
 }
 
 //go:nosplit
+func plicIsPending(irq uint32) bool {
+	return Read32(plicBase+plicPendingBase+uintptr(irq/32*4))&(1<<(irq%32)) != 0
+}
+
+//go:nosplit
 func plicEnable(h *hart, irq uint32, on bool) {
 	en := plicBase + plicEnableBase + 0x80*plicContextOf(h) + uintptr(irq/32*4)
 	if on {

@@ -2,9 +2,12 @@
 
 // Command kernel is the Jiege-Go kernel image. The boot entry point is
 // arch/riscv64.Entry (set with the linker's -E); it starts the Go runtime,
-// which arrives here.
+// which arrives here. main wires the system call layer into the kernel.
 package main
 
-import "github.com/jiege-go/jiege/kernel"
+import (
+	"github.com/jiege-go/jiege/kernel"
+	"github.com/jiege-go/jiege/syscall"
+)
 
-func main() { kernel.Main() }
+func main() { kernel.Main(syscall.Layer) }

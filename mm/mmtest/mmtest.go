@@ -31,6 +31,7 @@ func (m *Memory) FreeFrame(pa uintptr)           { m.Frames.Free(pa) }
 func (m *Memory) Unmap(root, start, end uintptr) { mm.Unmap(root, start, end, m.Frames) }
 func (m *Memory) FreeTables(root uintptr)        { mm.FreeTables(root, true, m.Frames) }
 func (m *Memory) Flush()                         {}
+func (m *Memory) FlushPage(uintptr)              {}
 
 // Map maps a user page, as the kernel's implementation does.
 func (m *Memory) Map(root, va, pa uintptr, perm uint64) bool {

@@ -1,0 +1,51 @@
+package riscv64
+
+// Frame and the trap causes are plain data, built on every architecture so
+// that the kernel's host tests can drive user contexts.
+
+// Register numbers used by the kernel.
+const (
+	RegRA = 1
+	RegSP = 2
+	RegTP = 4
+	RegA0 = 10
+	RegA1 = 11
+	RegA2 = 12
+	RegA3 = 13
+	RegA4 = 14
+	RegA5 = 15
+	RegA6 = 16
+	RegA7 = 17
+)
+
+// Trap causes (mcause).
+const (
+	causeInterrupt       = 1 << 63
+	CauseInstrMisaligned = 0
+	CauseInstrAccess     = 1
+	CauseIllegalInstr    = 2
+	CauseBreakpoint      = 3
+	CauseLoadAccess      = 5
+	CauseStoreAccess     = 7
+	CauseEcallU          = 8
+	causeEcallM          = 11
+	CauseInstrPageFault  = 12
+	CauseLoadPageFault   = 13
+	CauseStorePageFault  = 15
+)
+
+// IsInterrupt reports whether a trap cause is an interrupt rather than an exception.
+func IsInterrupt(cause uint64) bool { return cause&causeInterrupt != 0 }
+
+// Frame is a saved register set: a kernel thread's M-mode context or a user
+// thread's U-mode context. trap_riscv64.s knows its layout.
+type Frame struct {
+	X      [32]uint64 // X[i] holds xi; X[0] is unused
+	F      [32]uint64
+	FCSR   uint64
+	PC     uint64
+	Status uint64 // mstatus at the trap; the mstatus image to resume with
+	Cause  uint64
+	Tval   uint64
+	Satp   uint64 // user frames: the address space (satp value) to run in
+}

@@ -1,0 +1,204 @@
+package fs
+
+import (
+	"io"
+	"io/fs"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// File is an open file description.
+type File interface {
+	Read(p []byte) (int, error)
+	Write(p []byte) (int, error)
+	Stat() Stat
+	Close() error
+}
+
+// Seeker is a File with a position that lseek moves.
+type Seeker interface {
+	Seek(offset int64, whence int) (int64, error)
+}
+
+// Stat is what stat(2) reports.
+type Stat struct {
+	Dev, Ino uint64
+	Mode     uint32 // file type and permission bits, as in st_mode
+	Nlink    uint32
+	UID, GID uint32
+	Rdev     uint64
+	Size     int64
+	MTime    int64
+	Blksize  int32
+	Blocks   int64
+}
+
+// Devices for st_dev: distinct so that (st_dev, st_ino) never collide
+// between file systems.
+const (
+	devInitramfs = 1
+	devConsole   = 5<<8 | 1 // character device 5:1, /dev/console
+)
+
+// StatNode describes a tree node.
+func StatNode(n *Node) Stat {
+	st := Stat{Dev: devInitramfs, Ino: n.Ino, Nlink: 1, UID: n.UID, GID: n.GID, MTime: n.MTime, Blksize: 4096}
+	mode := uint32(n.Mode.Perm()) | uint32(n.Mode&(fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky)>>9)
+	switch {
+	case n.IsDir():
+		st.Mode = unix.S_IFDIR | mode
+		st.Nlink = 2
+		st.Size = 4096
+	case n.Mode&fs.ModeSymlink != 0:
+		st.Mode = unix.S_IFLNK | mode
+		st.Size = int64(len(n.Link))
+	default:
+		st.Mode = unix.S_IFREG | mode
+		st.Size = int64(len(n.Data))
+	}
+	st.Blocks = (st.Size + 511) / 512
+	return st
+}
+
+// NodeFile is an open regular file or directory of the tree, read-only.
+type NodeFile struct {
+	mu   sync.Mutex
+	node *Node
+	off  int64
+}
+
+// OpenNode opens a tree node for reading.
+func OpenNode(n *Node) *NodeFile { return &NodeFile{node: n} }
+
+// Node is the opened node.
+func (f *NodeFile) Node() *Node { return f.node }
+
+func (f *NodeFile) Read(p []byte) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.node.IsDir() {
+		return 0, unix.EISDIR
+	}
+	if f.off >= int64(len(f.node.Data)) {
+		return 0, nil
+	}
+	n := copy(p, f.node.Data[f.off:])
+	f.off += int64(n)
+	return n, nil
+}
+
+// ReadAt reads at an offset without moving the position (pread).
+func (f *NodeFile) ReadAt(p []byte, off int64) (int, error) {
+	if f.node.IsDir() {
+		return 0, unix.EISDIR
+	}
+	if off >= int64(len(f.node.Data)) {
+		return 0, nil
+	}
+	return copy(p, f.node.Data[off:]), nil
+}
+
+func (f *NodeFile) Write([]byte) (int, error) { return 0, unix.EBADF }
+func (f *NodeFile) Stat() Stat                { return StatNode(f.node) }
+func (f *NodeFile) Close() error              { return nil }
+
+func (f *NodeFile) Seek(offset int64, whence int) (int64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch whence {
+	case io.SeekStart:
+	case io.SeekCurrent:
+		offset += f.off
+	case io.SeekEnd:
+		offset += int64(len(f.node.Data))
+	default:
+		return 0, unix.EINVAL
+	}
+	if offset < 0 {
+		return 0, unix.EINVAL
+	}
+	f.off = offset
+	return offset, nil
+}
+
+// Console is the kernel console as a character device: writes go to out,
+// reads see end of file (console input is not wired yet).
+type Console struct{ Out func([]byte) }
+
+func (c Console) Read([]byte) (int, error) { return 0, nil }
+func (c Console) Write(p []byte) (int, error) {
+	c.Out(p)
+	return len(p), nil
+}
+func (c Console) Close() error { return nil }
+func (c Console) Stat() Stat {
+	return Stat{Dev: devConsole, Ino: 1, Mode: unix.S_IFCHR | 0o620, Nlink: 1, Rdev: devConsole, Blksize: 1024}
+}
+
+// FD is one slot of a descriptor table.
+type FD struct {
+	File    File
+	CloExec bool
+}
+
+// FDTable maps descriptors to open files.
+type FDTable struct {
+	mu    sync.Mutex
+	files []*FD
+}
+
+// MaxFDs is the descriptor limit (RLIMIT_NOFILE).
+const MaxFDs = 1024
+
+// Install puts f in the lowest free slot at or above min.
+func (t *FDTable) Install(f File, cloexec bool, min int) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for fd := min; fd < MaxFDs; fd++ {
+		if fd >= len(t.files) {
+			t.files = append(t.files, make([]*FD, fd+1-len(t.files))...)
+		}
+		if t.files[fd] == nil {
+			t.files[fd] = &FD{File: f, CloExec: cloexec}
+			return fd, nil
+		}
+	}
+	return 0, unix.EMFILE
+}
+
+// Get returns the file open on fd.
+func (t *FDTable) Get(fd int) (File, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if fd < 0 || fd >= len(t.files) || t.files[fd] == nil {
+		return nil, unix.EBADF
+	}
+	return t.files[fd].File, nil
+}
+
+// Close closes fd.
+func (t *FDTable) Close(fd int) error {
+	t.mu.Lock()
+	if fd < 0 || fd >= len(t.files) || t.files[fd] == nil {
+		t.mu.Unlock()
+		return unix.EBADF
+	}
+	f := t.files[fd].File
+	t.files[fd] = nil
+	t.mu.Unlock()
+	return f.Close()
+}
+
+// CloseAll closes every descriptor.
+func (t *FDTable) CloseAll() {
+	t.mu.Lock()
+	files := t.files
+	t.files = nil
+	t.mu.Unlock()
+	for _, fd := range files {
+		if fd != nil {
+			fd.File.Close()
+		}
+	}
+}

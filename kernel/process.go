@@ -1,0 +1,152 @@
+package kernel
+
+import (
+	"fmt"
+	"path"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	arch "github.com/jiege-go/jiege/arch/riscv64"
+	"github.com/jiege-go/jiege/fs"
+	"github.com/jiege-go/jiege/mm"
+)
+
+// Process is a user program: an address space, open files and threads.
+type Process struct {
+	PID   int
+	AS    *mm.AddressSpace
+	Files *fs.FDTable
+	Root  *fs.Tree
+	Cwd   string
+	Exe   string
+
+	mu       sync.Mutex // guards AS and the fields below
+	exited   chan struct{}
+	status   int
+	threads  int
+	exitOnce sync.Once
+}
+
+// Task is one thread of a process.
+type Task struct {
+	TID      int
+	Proc     *Process
+	Regs     *arch.Frame
+	ClearTID uintptr // set_tid_address
+	Exiting  bool    // the task called exit or exit_group
+}
+
+var lastPID atomic.Int64
+
+// bootTime is when the kernel package was initialised; Uptime counts from it.
+var bootTime = time.Now()
+
+// Uptime is the monotonic time since boot.
+func Uptime() time.Duration { return time.Since(bootTime) }
+
+// Lock locks the process's address space and bookkeeping.
+func (p *Process) Lock() { p.mu.Lock() }
+
+// Unlock unlocks what Lock locked.
+func (p *Process) Unlock() { p.mu.Unlock() }
+
+// Exited is closed when the process has exited.
+func (p *Process) Exited() <-chan struct{} { return p.exited }
+
+// Status is the exit status (valid once Exited is closed): the exit code,
+// or 128 + the signal number for a process killed by a signal.
+func (p *Process) Status() int { return p.status }
+
+// Exit ends the process with a status; the first call wins.
+func (p *Process) Exit(status int) {
+	p.exitOnce.Do(func() {
+		p.status = status
+		p.Files.CloseAll()
+		close(p.exited)
+	})
+}
+
+// Interpreter and PIE placement (Sv39 user space is 256 GiB).
+const (
+	pieBias    = 0x2a_aaaa_a000
+	interpBias = 0x3e_0000_0000
+	maxArgs    = 4096
+)
+
+// ExecError is why exec failed, as a Linux errno.
+type ExecError struct {
+	Errno unix.Errno
+	Msg   string
+}
+
+func (e *ExecError) Error() string { return e.Msg }
+
+func execErr(errno unix.Errno, format string, args ...any) error {
+	return &ExecError{Errno: errno, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Exec builds a new address space running the program at path (absolute,
+// in tree): its ELF image, its interpreter when it names one, the stack
+// with argv, envp and the auxiliary vector. It returns the address space
+// and the registers to start with (pc, sp, satp).
+func Exec(mem mm.Memory, tree *fs.Tree, file string, argv, envp []string, random [16]byte, regs *arch.Frame) (*mm.AddressSpace, error) {
+	if len(argv)+len(envp) > maxArgs {
+		return nil, execErr(unix.E2BIG, "%s: too many arguments", file)
+	}
+	exeNode, err := tree.Lookup(file, true)
+	if err != nil {
+		return nil, execErr(err.(unix.Errno), "%s: %v", file, err)
+	}
+	if exeNode.IsDir() || exeNode.Mode.Perm()&0o111 == 0 {
+		return nil, execErr(unix.EACCES, "%s: not executable", file)
+	}
+	as, err := mm.NewAddressSpace(mem)
+	if err != nil {
+		return nil, execErr(unix.ENOMEM, "%s: %v", file, err)
+	}
+	fail := func(err error) (*mm.AddressSpace, error) {
+		as.Release()
+		if _, ok := err.(*ExecError); ok {
+			return nil, err
+		}
+		return nil, execErr(unix.ENOEXEC, "%s: %v", file, err)
+	}
+	exe, err := LoadELF(as, exeNode.Data, pieBias)
+	if err != nil {
+		return fail(err)
+	}
+	entry := exe.Entry
+	var interp *Image
+	if exe.Interp != "" {
+		n, err := tree.Lookup(exe.Interp, true)
+		if err != nil {
+			return fail(execErr(unix.ENOENT, "%s: interpreter %s: %v", file, exe.Interp, err))
+		}
+		if interp, err = LoadELF(as, n.Data, interpBias); err != nil {
+			return fail(fmt.Errorf("interpreter %s: %w", exe.Interp, err))
+		}
+		if interp.Interp != "" {
+			return fail(execErr(unix.ELIBBAD, "%s: interpreter %s has an interpreter", file, exe.Interp))
+		}
+		entry = interp.Entry
+	}
+	sp, err := buildStack(as, argv, envp, exe, interp, file, random)
+	if err != nil {
+		return fail(err)
+	}
+	as.BrkBase = (exe.End + mm.PageSize - 1) &^ (mm.PageSize - 1)
+	as.Brk = as.BrkBase
+	*regs = arch.Frame{PC: uint64(entry), Satp: as.Satp()}
+	regs.X[arch.RegSP] = uint64(sp)
+	return as, nil
+}
+
+// NewProcess makes a process with one task around an exec'd address space.
+func NewProcess(tree *fs.Tree, as *mm.AddressSpace, files *fs.FDTable, exe string, regs *arch.Frame) *Task {
+	pid := int(lastPID.Add(1))
+	p := &Process{PID: pid, AS: as, Files: files, Root: tree, Cwd: "/", Exe: path.Clean(exe), exited: make(chan struct{}), threads: 1}
+	return &Task{TID: pid, Proc: p, Regs: regs}
+}

@@ -1,0 +1,58 @@
+package kernel
+
+import (
+	"fmt"
+	"runtime"
+
+	"golang.org/x/sys/unix"
+
+	arch "github.com/jiege-go/jiege/arch/riscv64"
+	"github.com/jiege-go/jiege/mm"
+)
+
+// Run runs the task's user code until its process exits. Each return from
+// U-mode is one trap: a system call goes to dispatch, a page fault to the
+// address space, an interrupt yields to other goroutines, anything else
+// kills the process with the signal Linux would send.
+func (t *Task) Run(dispatch func(*Task)) {
+	defer arch.FreeUserFrame(t.Regs)
+	for !t.Exiting {
+		select {
+		case <-t.Proc.exited:
+			return
+		default:
+		}
+		cause := arch.RunUser(t.Regs)
+		switch {
+		case arch.IsInterrupt(cause):
+			runtime.Gosched()
+		case cause == arch.CauseEcallU:
+			t.Regs.PC += 4
+			dispatch(t)
+		case cause == arch.CauseLoadPageFault || cause == arch.CauseStorePageFault || cause == arch.CauseInstrPageFault:
+			access := map[uint64]mm.Access{arch.CauseLoadPageFault: mm.Read, arch.CauseStorePageFault: mm.Write, arch.CauseInstrPageFault: mm.Execute}[cause]
+			t.Proc.Lock()
+			err := t.Proc.AS.Fault(uintptr(t.Regs.Tval), access)
+			t.Proc.Unlock()
+			if err != nil {
+				t.kill(unix.SIGSEGV, cause)
+			}
+		case cause == arch.CauseIllegalInstr:
+			t.kill(unix.SIGILL, cause)
+		case cause == arch.CauseBreakpoint:
+			t.kill(unix.SIGTRAP, cause)
+		case cause == arch.CauseInstrMisaligned:
+			t.kill(unix.SIGBUS, cause)
+		default:
+			t.kill(unix.SIGSEGV, cause)
+		}
+	}
+}
+
+// kill ends the process with a fatal signal and reports it on the console.
+func (t *Task) kill(sig unix.Signal, cause uint64) {
+	fmt.Printf("kernel: pid %d (%s) killed by %s: cause %d at pc %#x, address %#x\n",
+		t.Proc.PID, t.Proc.Exe, unix.SignalName(sig), cause, t.Regs.PC, t.Regs.Tval)
+	t.Exiting = true
+	t.Proc.Exit(128 + int(sig))
+}

@@ -1,0 +1,345 @@
+package syscall
+
+import (
+	"encoding/binary"
+	"path"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jiege-go/jiege/fs"
+	"github.com/jiege-go/jiege/kernel"
+	"github.com/jiege-go/jiege/syscall/sysno"
+)
+
+func init() {
+	register(sysno.Read, sysRead)
+	register(sysno.Write, sysWrite)
+	register(sysno.Readv, sysReadv)
+	register(sysno.Writev, sysWritev)
+	register(sysno.Pread64, sysPread64)
+	register(sysno.Openat, sysOpenat)
+	register(sysno.Close, sysClose)
+	register(sysno.Lseek, sysLseek)
+	register(sysno.Fstat, sysFstat)
+	register(sysno.Newfstatat, sysNewfstatat)
+	register(sysno.Readlinkat, sysReadlinkat)
+	register(sysno.Faccessat, sysFaccessat)
+	register(sysno.Ioctl, sysIoctl)
+	register(sysno.Fcntl, sysFcntl)
+	register(sysno.Getcwd, sysGetcwd)
+}
+
+// Linux's bounds: MAX_RW_COUNT for one read or write, UIO_MAXIOV iovecs.
+const (
+	maxIO     = 0x7ffff000
+	maxIovecs = 1024
+)
+
+// sysRead implements read(2).
+func sysRead(t *kernel.Task, a Args) (uint64, error) {
+	f, err := t.Proc.Files.Get(int(int32(a[0])))
+	if err != nil {
+		return 0, err
+	}
+	buf := make([]byte, min(a[2], maxIO))
+	n, err := f.Read(buf)
+	if err != nil {
+		return 0, err
+	}
+	return uint64(n), copyOut(t, a[1], buf[:n])
+}
+
+// sysWrite implements write(2).
+func sysWrite(t *kernel.Task, a Args) (uint64, error) {
+	f, err := t.Proc.Files.Get(int(int32(a[0])))
+	if err != nil {
+		return 0, err
+	}
+	buf := make([]byte, min(a[2], maxIO))
+	if err := copyIn(t, a[1], buf); err != nil {
+		return 0, err
+	}
+	n, err := f.Write(buf)
+	return uint64(n), err
+}
+
+// iovecs reads an iovec array.
+func iovecs(t *kernel.Task, addr, count uint64) ([][2]uint64, error) {
+	if count > maxIovecs {
+		return nil, unix.EINVAL
+	}
+	raw := make([]byte, 16*count)
+	if err := copyIn(t, addr, raw); err != nil {
+		return nil, err
+	}
+	v := make([][2]uint64, count)
+	for i := range v {
+		v[i] = [2]uint64{binary.LittleEndian.Uint64(raw[16*i:]), binary.LittleEndian.Uint64(raw[16*i+8:])}
+	}
+	return v, nil
+}
+
+// sysWritev implements writev(2): one write of the gathered buffers.
+func sysWritev(t *kernel.Task, a Args) (uint64, error) {
+	f, err := t.Proc.Files.Get(int(int32(a[0])))
+	if err != nil {
+		return 0, err
+	}
+	vs, err := iovecs(t, a[1], a[2])
+	if err != nil {
+		return 0, err
+	}
+	var buf []byte
+	for _, v := range vs {
+		if uint64(len(buf))+v[1] > maxIO {
+			return 0, unix.EINVAL
+		}
+		chunk := make([]byte, v[1])
+		if err := copyIn(t, v[0], chunk); err != nil {
+			return 0, err
+		}
+		buf = append(buf, chunk...)
+	}
+	n, err := f.Write(buf)
+	return uint64(n), err
+}
+
+// sysReadv implements readv(2): one read, scattered over the buffers.
+func sysReadv(t *kernel.Task, a Args) (uint64, error) {
+	f, err := t.Proc.Files.Get(int(int32(a[0])))
+	if err != nil {
+		return 0, err
+	}
+	vs, err := iovecs(t, a[1], a[2])
+	if err != nil {
+		return 0, err
+	}
+	total := uint64(0)
+	for _, v := range vs {
+		total += v[1]
+	}
+	buf := make([]byte, min(total, maxIO))
+	n, err := f.Read(buf)
+	if err != nil {
+		return 0, err
+	}
+	rest := buf[:n]
+	for _, v := range vs {
+		k := min(uint64(len(rest)), v[1])
+		if err := copyOut(t, v[0], rest[:k]); err != nil {
+			return 0, err
+		}
+		rest = rest[k:]
+	}
+	return uint64(n), nil
+}
+
+// sysPread64 implements pread64(2).
+func sysPread64(t *kernel.Task, a Args) (uint64, error) {
+	f, err := t.Proc.Files.Get(int(int32(a[0])))
+	if err != nil {
+		return 0, err
+	}
+	nf, ok := f.(*fs.NodeFile)
+	if !ok {
+		return 0, unix.ESPIPE
+	}
+	buf := make([]byte, min(a[2], maxIO))
+	n, err := nf.ReadAt(buf, int64(a[3]))
+	if err != nil {
+		return 0, err
+	}
+	return uint64(n), copyOut(t, a[1], buf[:n])
+}
+
+// resolve makes a path absolute against dirfd, which must be AT_FDCWD for
+// now: open directories as bases come with the VFS.
+func resolve(t *kernel.Task, dirfd int32, p string) (string, error) {
+	if p == "" {
+		return "", unix.ENOENT
+	}
+	if strings.HasPrefix(p, "/") {
+		return path.Clean(p), nil
+	}
+	if dirfd != unix.AT_FDCWD {
+		return "", unix.ENOSYS
+	}
+	return path.Join(t.Proc.Cwd, p), nil
+}
+
+// sysOpenat implements openat(2) over the initramfs, read-only.
+func sysOpenat(t *kernel.Task, a Args) (uint64, error) {
+	name, err := copyInString(t, a[1])
+	if err != nil {
+		return 0, err
+	}
+	p, err := resolve(t, int32(a[0]), name)
+	if err != nil {
+		return 0, err
+	}
+	flags := a[2]
+	if flags&unix.O_ACCMODE != unix.O_RDONLY || flags&(unix.O_CREAT|unix.O_TRUNC) != 0 {
+		return 0, unix.EROFS
+	}
+	n, err := t.Proc.Root.Lookup(p, flags&unix.O_NOFOLLOW == 0)
+	if err != nil {
+		return 0, err
+	}
+	if flags&unix.O_DIRECTORY != 0 && !n.IsDir() {
+		return 0, unix.ENOTDIR
+	}
+	fd, err := t.Proc.Files.Install(fs.OpenNode(n), flags&unix.O_CLOEXEC != 0, 0)
+	return uint64(fd), err
+}
+
+// sysClose implements close(2).
+func sysClose(t *kernel.Task, a Args) (uint64, error) {
+	return 0, t.Proc.Files.Close(int(int32(a[0])))
+}
+
+// sysLseek implements lseek(2).
+func sysLseek(t *kernel.Task, a Args) (uint64, error) {
+	f, err := t.Proc.Files.Get(int(int32(a[0])))
+	if err != nil {
+		return 0, err
+	}
+	s, ok := f.(fs.Seeker)
+	if !ok {
+		return 0, unix.ESPIPE
+	}
+	off, err := s.Seek(int64(a[1]), int(a[2]))
+	return uint64(off), err
+}
+
+// statBytes encodes struct stat as asm-generic (riscv64) lays it out.
+func statBytes(st fs.Stat) []byte {
+	b := make([]byte, 128)
+	le := binary.LittleEndian
+	le.PutUint64(b[0:], st.Dev)
+	le.PutUint64(b[8:], st.Ino)
+	le.PutUint32(b[16:], st.Mode)
+	le.PutUint32(b[20:], st.Nlink)
+	le.PutUint32(b[24:], st.UID)
+	le.PutUint32(b[28:], st.GID)
+	le.PutUint64(b[32:], st.Rdev)
+	le.PutUint64(b[48:], uint64(st.Size))
+	le.PutUint32(b[56:], uint32(st.Blksize))
+	le.PutUint64(b[64:], uint64(st.Blocks))
+	for _, off := range []int{72, 88, 104} { // atime, mtime, ctime
+		le.PutUint64(b[off:], uint64(st.MTime))
+	}
+	return b
+}
+
+// sysFstat implements fstat(2).
+func sysFstat(t *kernel.Task, a Args) (uint64, error) {
+	f, err := t.Proc.Files.Get(int(int32(a[0])))
+	if err != nil {
+		return 0, err
+	}
+	return 0, copyOut(t, a[1], statBytes(f.Stat()))
+}
+
+// sysNewfstatat implements newfstatat(2).
+func sysNewfstatat(t *kernel.Task, a Args) (uint64, error) {
+	name, err := copyInString(t, a[1])
+	if err != nil {
+		return 0, err
+	}
+	flags := a[3]
+	if name == "" && flags&unix.AT_EMPTY_PATH != 0 {
+		return sysFstat(t, Args{a[0], a[2]})
+	}
+	p, err := resolve(t, int32(a[0]), name)
+	if err != nil {
+		return 0, err
+	}
+	n, err := t.Proc.Root.Lookup(p, flags&unix.AT_SYMLINK_NOFOLLOW == 0)
+	if err != nil {
+		return 0, err
+	}
+	return 0, copyOut(t, a[2], statBytes(fs.StatNode(n)))
+}
+
+// sysReadlinkat implements readlinkat(2); /proc/self/exe names the program.
+func sysReadlinkat(t *kernel.Task, a Args) (uint64, error) {
+	name, err := copyInString(t, a[1])
+	if err != nil {
+		return 0, err
+	}
+	var target string
+	if name == "/proc/self/exe" {
+		target = t.Proc.Exe
+	} else {
+		p, err := resolve(t, int32(a[0]), name)
+		if err != nil {
+			return 0, err
+		}
+		n, err := t.Proc.Root.Lookup(p, false)
+		if err != nil {
+			return 0, err
+		}
+		if n.Link == "" {
+			return 0, unix.EINVAL
+		}
+		target = n.Link
+	}
+	b := []byte(target)[:min(uint64(len(target)), a[3])]
+	return uint64(len(b)), copyOut(t, a[2], b)
+}
+
+// sysFaccessat implements faccessat(2): everything is readable and
+// executable files are executable; nothing is writable yet.
+func sysFaccessat(t *kernel.Task, a Args) (uint64, error) {
+	name, err := copyInString(t, a[1])
+	if err != nil {
+		return 0, err
+	}
+	p, err := resolve(t, int32(a[0]), name)
+	if err != nil {
+		return 0, err
+	}
+	n, err := t.Proc.Root.Lookup(p, true)
+	if err != nil {
+		return 0, err
+	}
+	if a[2]&unix.W_OK != 0 {
+		return 0, unix.EROFS
+	}
+	if a[2]&unix.X_OK != 0 && n.Mode.Perm()&0o111 == 0 {
+		return 0, unix.EACCES
+	}
+	return 0, nil
+}
+
+// sysIoctl implements ioctl(2): no file has terminal or device controls yet.
+func sysIoctl(t *kernel.Task, a Args) (uint64, error) {
+	if _, err := t.Proc.Files.Get(int(int32(a[0]))); err != nil {
+		return 0, err
+	}
+	return 0, unix.ENOTTY
+}
+
+// sysFcntl implements fcntl(2) for the descriptor and status flags.
+func sysFcntl(t *kernel.Task, a Args) (uint64, error) {
+	if _, err := t.Proc.Files.Get(int(int32(a[0]))); err != nil {
+		return 0, err
+	}
+	switch a[1] {
+	case unix.F_GETFD, unix.F_SETFD, unix.F_SETFL:
+		return 0, nil
+	case unix.F_GETFL:
+		return unix.O_RDWR, nil
+	}
+	return 0, unix.EINVAL
+}
+
+// sysGetcwd implements getcwd(2).
+func sysGetcwd(t *kernel.Task, a Args) (uint64, error) {
+	cwd := append([]byte(t.Proc.Cwd), 0)
+	if uint64(len(cwd)) > a[1] {
+		return 0, unix.ERANGE
+	}
+	return uint64(len(cwd)), copyOut(t, a[0], cwd)
+}

@@ -1,0 +1,80 @@
+package syscall
+
+import (
+	"golang.org/x/sys/unix"
+
+	"github.com/jiege-go/jiege/kernel"
+	"github.com/jiege-go/jiege/syscall/sysno"
+)
+
+func init() {
+	register(sysno.Exit, sysExit)
+	register(sysno.ExitGroup, sysExitGroup)
+	register(sysno.SetTidAddress, sysSetTidAddress)
+	register(sysno.SetRobustList, sysSetRobustList)
+	register(sysno.Getpid, sysGetpid)
+	register(sysno.Gettid, sysGettid)
+	register(sysno.Getppid, sysGetppid)
+	register(sysno.Getuid, sysGetID)
+	register(sysno.Geteuid, sysGetID)
+	register(sysno.Getgid, sysGetID)
+	register(sysno.Getegid, sysGetID)
+	register(sysno.SchedYield, sysSchedYield)
+	register(sysno.SchedGetaffinity, sysSchedGetaffinity)
+}
+
+// sysExit implements exit(2). The process has one thread, so it ends too.
+func sysExit(t *kernel.Task, a Args) (uint64, error) {
+	t.Exiting = true
+	t.Proc.Exit(int(a[0] & 0xff))
+	return 0, nil
+}
+
+// sysExitGroup implements exit_group(2).
+func sysExitGroup(t *kernel.Task, a Args) (uint64, error) {
+	t.Exiting = true
+	t.Proc.Exit(int(a[0] & 0xff))
+	return 0, nil
+}
+
+// sysSetTidAddress implements set_tid_address(2).
+func sysSetTidAddress(t *kernel.Task, a Args) (uint64, error) {
+	t.ClearTID = uintptr(a[0])
+	return uint64(t.TID), nil
+}
+
+// sysSetRobustList implements set_robust_list(2); the list is consulted
+// only when a thread dies holding a lock, which needs threads.
+func sysSetRobustList(t *kernel.Task, a Args) (uint64, error) {
+	if a[1] != 24 { // sizeof(struct robust_list_head)
+		return 0, unix.EINVAL
+	}
+	return 0, nil
+}
+
+// sysGetpid implements getpid(2).
+func sysGetpid(t *kernel.Task, a Args) (uint64, error) { return uint64(t.Proc.PID), nil }
+
+// sysGettid implements gettid(2).
+func sysGettid(t *kernel.Task, a Args) (uint64, error) { return uint64(t.TID), nil }
+
+// sysGetppid implements getppid(2): init's parent is 0.
+func sysGetppid(t *kernel.Task, a Args) (uint64, error) { return 0, nil }
+
+// sysGetID implements getuid(2), geteuid(2), getgid(2) and getegid(2):
+// every program runs as root for now.
+func sysGetID(t *kernel.Task, a Args) (uint64, error) { return 0, nil }
+
+// sysSchedYield implements sched_yield(2).
+func sysSchedYield(t *kernel.Task, a Args) (uint64, error) {
+	yield()
+	return 0, nil
+}
+
+// sysSchedGetaffinity implements sched_getaffinity(2): one CPU.
+func sysSchedGetaffinity(t *kernel.Task, a Args) (uint64, error) {
+	if a[1] < 8 {
+		return 0, unix.EINVAL
+	}
+	return 8, copyOut(t, a[2], words(1))
+}

@@ -1,0 +1,221 @@
+package syscall
+
+import (
+	"bytes"
+	"encoding/binary"
+	iofs "io/fs"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	arch "github.com/jiege-go/jiege/arch/riscv64"
+	"github.com/jiege-go/jiege/fs"
+	"github.com/jiege-go/jiege/kernel"
+	"github.com/jiege-go/jiege/mm"
+	"github.com/jiege-go/jiege/mm/mmtest"
+	"github.com/jiege-go/jiege/syscall/sysno"
+)
+
+const scratch = 0x100000 // a read-write page for arguments
+
+// newTask returns a task with a console on fds 0-2, a small tree, and a
+// scratch mapping; console output collects in out.
+func newTask(t *testing.T) (*kernel.Task, *bytes.Buffer) {
+	t.Helper()
+	as, err := mm.NewAddressSpace(mmtest.New(t, 1024))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := as.Map(scratch, 4*mm.PageSize, mm.PTERead|mm.PTEWrite, true); err != nil {
+		t.Fatal(err)
+	}
+	as.BrkBase, as.Brk = 0x200000, 0x200000
+	tree := &fs.Tree{Root: fs.NewDir(0o755)}
+	tree.Create("/etc", fs.NewDir(0o755))
+	tree.Create("/etc/hostname", &fs.Node{Mode: 0o644, Data: []byte("jiege\n")})
+	tree.Create("/etc/link", &fs.Node{Mode: iofs.ModeSymlink | 0o777, Link: "hostname"})
+	out := &bytes.Buffer{}
+	files := &fs.FDTable{}
+	con := fs.Console{Out: func(p []byte) { out.Write(p) }}
+	for i := 0; i < 3; i++ {
+		files.Install(con, false, 0)
+	}
+	return kernel.NewProcess(tree, as, files, "/bin/test", &arch.Frame{}), out
+}
+
+// call runs one system call and returns a0 as a signed value.
+func call(t *kernel.Task, nr uint64, args ...uint64) int64 {
+	t.Regs.X[arch.RegA7] = nr
+	for i := 0; i < 6; i++ {
+		v := uint64(0)
+		if i < len(args) {
+			v = args[i]
+		}
+		t.Regs.X[arch.RegA0+i] = v
+	}
+	Dispatch(t)
+	return int64(t.Regs.X[arch.RegA0])
+}
+
+func put(t *testing.T, task *kernel.Task, addr uint64, b []byte) {
+	t.Helper()
+	if err := copyOut(task, addr, b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func get(t *testing.T, task *kernel.Task, addr uint64, n int) []byte {
+	t.Helper()
+	b := make([]byte, n)
+	if err := copyIn(task, addr, b); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestWriteAndWritev(t *testing.T) {
+	task, out := newTask(t)
+	put(t, task, scratch, []byte("hello, "))
+	put(t, task, scratch+100, []byte("world\n"))
+	if r := call(task, sysno.Write, 1, scratch, 7); r != 7 {
+		t.Fatalf("write = %d", r)
+	}
+	put(t, task, scratch+200, words(scratch+100, 6))
+	if r := call(task, sysno.Writev, 2, scratch+200, 1); r != 6 {
+		t.Fatalf("writev = %d", r)
+	}
+	if out.String() != "hello, world\n" {
+		t.Fatalf("console %q", out)
+	}
+	if r := call(task, sysno.Write, 1, 0x10, 4); r != -int64(unix.EFAULT) {
+		t.Fatalf("write from a bad pointer = %d, want -EFAULT", r)
+	}
+	if r := call(task, sysno.Write, 9, scratch, 1); r != -int64(unix.EBADF) {
+		t.Fatalf("write to fd 9 = %d", r)
+	}
+}
+
+func TestOpenReadStat(t *testing.T) {
+	task, _ := newTask(t)
+	put(t, task, scratch, []byte("/etc/link\x00"))
+	fd := call(task, sysno.Openat, uint64(unix.AT_FDCWD&0xffffffff), scratch, unix.O_RDONLY|unix.O_CLOEXEC)
+	if fd != 3 {
+		t.Fatalf("openat = %d", fd)
+	}
+	if r := call(task, sysno.Read, uint64(fd), scratch+512, 100); r != 6 || string(get(t, task, scratch+512, 6)) != "jiege\n" {
+		t.Fatalf("read = %d", r)
+	}
+	if r := call(task, sysno.Fstat, uint64(fd), scratch+1024); r != 0 {
+		t.Fatalf("fstat = %d", r)
+	}
+	st := get(t, task, scratch+1024, 128)
+	if mode := binary.LittleEndian.Uint32(st[16:]); mode != unix.S_IFREG|0o644 {
+		t.Fatalf("st_mode %#o", mode)
+	}
+	if size := binary.LittleEndian.Uint64(st[48:]); size != 6 {
+		t.Fatalf("st_size %d", size)
+	}
+	if r := call(task, sysno.Close, uint64(fd)); r != 0 {
+		t.Fatalf("close = %d", r)
+	}
+	if r := call(task, sysno.Close, uint64(fd)); r != -int64(unix.EBADF) {
+		t.Fatalf("second close = %d", r)
+	}
+	put(t, task, scratch, []byte("/etc/missing\x00"))
+	if r := call(task, sysno.Openat, uint64(unix.AT_FDCWD&0xffffffff), scratch, 0); r != -int64(unix.ENOENT) {
+		t.Fatalf("open missing = %d", r)
+	}
+	put(t, task, scratch, []byte("/etc/hostname\x00"))
+	if r := call(task, sysno.Openat, uint64(unix.AT_FDCWD&0xffffffff), scratch, unix.O_WRONLY); r != -int64(unix.EROFS) {
+		t.Fatalf("open for writing = %d", r)
+	}
+	put(t, task, scratch, []byte("/proc/self/exe\x00"))
+	if r := call(task, sysno.Readlinkat, uint64(unix.AT_FDCWD&0xffffffff), scratch, scratch+2048, 64); r != 9 || string(get(t, task, scratch+2048, 9)) != "/bin/test" {
+		t.Fatalf("readlink /proc/self/exe = %d", r)
+	}
+}
+
+func TestMemoryCalls(t *testing.T) {
+	task, _ := newTask(t)
+	if r := call(task, sysno.Brk, 0); r != 0x200000 {
+		t.Fatalf("brk(0) = %#x", r)
+	}
+	if r := call(task, sysno.Brk, 0x201800); r != 0x201800 {
+		t.Fatalf("brk grow = %#x", r)
+	}
+	put(t, task, 0x201000, []byte("heap"))
+	addr := call(task, sysno.Mmap, 0, 3*mm.PageSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS, ^uint64(0), 0)
+	if addr <= 0 || addr%mm.PageSize != 0 {
+		t.Fatalf("mmap = %#x", addr)
+	}
+	put(t, task, uint64(addr), []byte("anon"))
+	if r := call(task, sysno.Mprotect, uint64(addr), mm.PageSize, unix.PROT_READ); r != 0 {
+		t.Fatalf("mprotect = %d", r)
+	}
+	if err := copyOut(task, uint64(addr), []byte("x")); err != unix.EFAULT {
+		t.Fatalf("write to PROT_READ page: %v", err)
+	}
+	if r := call(task, sysno.Munmap, uint64(addr), 3*mm.PageSize); r != 0 {
+		t.Fatalf("munmap = %d", r)
+	}
+	if err := copyIn(task, uint64(addr), make([]byte, 1)); err != unix.EFAULT {
+		t.Fatalf("read after munmap: %v", err)
+	}
+	if r := call(task, sysno.Mmap, 0, 0, unix.PROT_READ, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS, ^uint64(0), 0); r != -int64(unix.EINVAL) {
+		t.Fatalf("zero-length mmap = %d", r)
+	}
+	put(t, task, scratch, []byte("/etc/hostname\x00"))
+	fd := call(task, sysno.Openat, uint64(unix.AT_FDCWD&0xffffffff), scratch, 0)
+	fa := call(task, sysno.Mmap, 0, mm.PageSize, unix.PROT_READ, unix.MAP_PRIVATE, uint64(fd), 0)
+	if fa <= 0 || string(get(t, task, uint64(fa), 6)) != "jiege\n" {
+		t.Fatalf("file mmap = %#x", fa)
+	}
+	if r := call(task, sysno.Mmap, 0x300000, mm.PageSize, unix.PROT_READ, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED_NOREPLACE, ^uint64(0), 0); r != 0x300000 {
+		t.Fatalf("MAP_FIXED_NOREPLACE on free range = %#x", r)
+	}
+	if r := call(task, sysno.Mmap, 0x300000, mm.PageSize, unix.PROT_READ, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED_NOREPLACE, ^uint64(0), 0); r != -int64(unix.EEXIST) {
+		t.Fatalf("MAP_FIXED_NOREPLACE on used range = %d", r)
+	}
+}
+
+func TestInfoCallsAndTrace(t *testing.T) {
+	task, _ := newTask(t)
+	var trace bytes.Buffer
+	Trace = &trace
+	defer func() { Trace = nil }()
+	if r := call(task, sysno.Uname, scratch); r != 0 {
+		t.Fatalf("uname = %d", r)
+	}
+	u := get(t, task, scratch, 6*65)
+	if string(u[:5]) != "Linux" || string(u[4*65:4*65+7]) != "riscv64" {
+		t.Fatalf("utsname %q", u)
+	}
+	if r := call(task, sysno.Getrandom, scratch, 32, 0); r != 32 {
+		t.Fatalf("getrandom = %d", r)
+	}
+	if r := call(task, sysno.ClockGettime, unix.CLOCK_MONOTONIC, scratch); r != 0 {
+		t.Fatalf("clock_gettime = %d", r)
+	}
+	if r := call(task, sysno.ClockGettime, 99, scratch); r != -int64(unix.EINVAL) {
+		t.Fatalf("clock_gettime(99) = %d", r)
+	}
+	if r := call(task, sysno.SetTidAddress, scratch); r != int64(task.TID) {
+		t.Fatalf("set_tid_address = %d", r)
+	}
+	if r := call(task, 9999); r != -int64(unix.ENOSYS) {
+		t.Fatalf("unknown syscall = %d", r)
+	}
+	if r := call(task, sysno.ExitGroup, 3); r != 0 || !task.Exiting {
+		t.Fatalf("exit_group: %d %v", r, task.Exiting)
+	}
+	<-task.Proc.Exited()
+	if task.Proc.Status() != 3 {
+		t.Fatalf("status %d", task.Proc.Status())
+	}
+	for _, want := range []string{"uname(0x100000", "= 0x0", "clock_gettime(0x63", "-1 EINVAL", "unknown(", "-1 ENOSYS"} {
+		if !strings.Contains(trace.String(), want) {
+			t.Errorf("trace lacks %q:\n%s", want, trace.String())
+		}
+	}
+}

@@ -1,0 +1,87 @@
+package syscall
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	arch "github.com/jiege-go/jiege/arch/riscv64"
+	"github.com/jiege-go/jiege/kernel"
+	"github.com/jiege-go/jiege/syscall/sysno"
+)
+
+// Args are a system call's six raw arguments (a0-a5).
+type Args [6]uint64
+
+// handler implements one system call; it returns the result, or an errno.
+type handler func(t *kernel.Task, a Args) (uint64, error)
+
+// table maps Linux riscv64 system call numbers to handlers.
+var table = map[uint64]handler{}
+
+func register(nr uint64, h handler) {
+	if _, dup := table[nr]; dup {
+		panic(fmt.Sprintf("syscall %s registered twice", sysno.Name(nr)))
+	}
+	table[nr] = h
+}
+
+// Trace, when not nil, receives a line per system call: name, arguments,
+// result, as strace prints them.
+var Trace io.Writer
+
+// Dispatch runs the system call in the task's registers and stores its
+// result in a0. The caller has already stepped pc past the ECALL.
+func Dispatch(t *kernel.Task) {
+	r := &t.Regs.X
+	nr := r[arch.RegA7]
+	a := Args{r[arch.RegA0], r[arch.RegA1], r[arch.RegA2], r[arch.RegA3], r[arch.RegA4], r[arch.RegA5]}
+	var ret uint64
+	var err error
+	if h, ok := table[nr]; ok {
+		ret, err = h(t, a)
+	} else {
+		err = unix.ENOSYS
+	}
+	if err != nil {
+		ret = uint64(-int64(errnoOf(err)))
+	}
+	r[arch.RegA0] = ret
+	if Trace != nil {
+		trace(t, nr, a, ret, err)
+	}
+}
+
+func trace(t *kernel.Task, nr uint64, a Args, ret uint64, err error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "[pid %d] %s(%#x, %#x, %#x, %#x, %#x, %#x) = ", t.TID, sysno.Name(nr), a[0], a[1], a[2], a[3], a[4], a[5])
+	if err != nil {
+		fmt.Fprintf(&b, "-1 %s (%v)", unix.ErrnoName(errnoOf(err)), err)
+	} else {
+		fmt.Fprintf(&b, "%#x", ret)
+	}
+	b.WriteByte('\n')
+	io.WriteString(Trace, b.String())
+}
+
+// errnoOf turns a handler's error into an errno: errnos pass through, the
+// memory manager's and exec's errors map to theirs, anything else is EIO.
+func errnoOf(err error) unix.Errno {
+	switch e := err.(type) {
+	case unix.Errno:
+		return e
+	case *kernel.ExecError:
+		return e.Errno
+	}
+	return memErrno(err)
+}
+
+// Layer is this package as the kernel's system call layer.
+var Layer layer
+
+type layer struct{}
+
+func (layer) Dispatch(t *kernel.Task) { Dispatch(t) }
+func (layer) SetTrace(w io.Writer)    { Trace = w }

@@ -1,0 +1,52 @@
+package syscall
+
+import (
+	"encoding/binary"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jiege-go/jiege/kernel"
+)
+
+// Helpers that copy system-call arguments and results across the user
+// boundary; a bad pointer is EFAULT.
+
+func copyIn(t *kernel.Task, addr uint64, buf []byte) error {
+	t.Proc.Lock()
+	defer t.Proc.Unlock()
+	if err := t.Proc.AS.CopyIn(uintptr(addr), buf); err != nil {
+		return unix.EFAULT
+	}
+	return nil
+}
+
+func copyOut(t *kernel.Task, addr uint64, data []byte) error {
+	t.Proc.Lock()
+	defer t.Proc.Unlock()
+	if err := t.Proc.AS.CopyOut(uintptr(addr), data); err != nil {
+		return unix.EFAULT
+	}
+	return nil
+}
+
+// maxPath is PATH_MAX.
+const maxPath = 4096
+
+func copyInString(t *kernel.Task, addr uint64) (string, error) {
+	t.Proc.Lock()
+	defer t.Proc.Unlock()
+	s, err := t.Proc.AS.CopyInString(uintptr(addr), maxPath)
+	if err != nil {
+		return "", unix.EFAULT
+	}
+	return s, nil
+}
+
+// words encodes 64-bit values little-endian, as riscv64 structures hold them.
+func words(vs ...uint64) []byte {
+	b := make([]byte, 8*len(vs))
+	for i, v := range vs {
+		binary.LittleEndian.PutUint64(b[8*i:], v)
+	}
+	return b
+}
