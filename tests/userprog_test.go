@@ -13,9 +13,9 @@ import (
 	"github.com/u-root/u-root/pkg/cpio"
 )
 
-// crossCompile builds a static riscv64 program from testdata with the
-// Debian cross compiler (gcc-riscv64-linux-gnu).
-func crossCompile(t *testing.T, src string) []byte {
+// crossCompile builds a riscv64 program from testdata with the Debian cross
+// compiler (gcc-riscv64-linux-gnu), static unless flags say otherwise.
+func crossCompile(t *testing.T, src string, flags ...string) []byte {
 	t.Helper()
 	gcc, err := exec.LookPath("riscv64-linux-gnu-gcc")
 	if err != nil {
@@ -25,7 +25,11 @@ func crossCompile(t *testing.T, src string) []byte {
 		t.Skip("riscv64-linux-gnu-gcc not installed (apt-get install gcc-riscv64-linux-gnu)")
 	}
 	out := filepath.Join(t.TempDir(), strings.TrimSuffix(src, ".c"))
-	if b, err := exec.Command(gcc, "-static", "-O2", "-Wall", "-Werror", "-o", out, filepath.Join("testdata", src)).CombinedOutput(); err != nil {
+	if len(flags) == 0 {
+		flags = []string{"-static"}
+	}
+	args := append(flags, "-O2", "-Wall", "-Werror", "-o", out, filepath.Join("testdata", src))
+	if b, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", src, err, b)
 	}
 	bin, err := os.ReadFile(out)
@@ -41,7 +45,7 @@ func initramfs(t *testing.T, init []byte, files map[string]string) string {
 	t.Helper()
 	recs := []cpio.Record{cpio.StaticFile("init", string(init), 0o755)}
 	for name, content := range files {
-		recs = append(recs, cpio.StaticFile(name, content, 0o644))
+		recs = append(recs, cpio.StaticFile(name, content, 0o755))
 	}
 	var buf bytes.Buffer
 	w := cpio.Newc.Writer(&buf)
@@ -70,7 +74,7 @@ func oracle(t *testing.T, bin []byte, files map[string]string) (string, int) {
 	for name, content := range files {
 		p := filepath.Join(root, name)
 		os.MkdirAll(filepath.Dir(p), 0o755)
-		os.WriteFile(p, []byte(content), 0o644)
+		os.WriteFile(p, []byte(content), 0o755)
 	}
 	init := filepath.Join(root, "init")
 	os.WriteFile(init, bin, 0o755)
@@ -107,8 +111,31 @@ func programLines(console, first string) []string {
 // TestStaticGlibcInit runs a static glibc program as /init and compares what
 // it prints, and its exit status (QEMU's), with the same program on Linux.
 func TestStaticGlibcInit(t *testing.T) {
-	bin := crossCompile(t, "hello.c")
+	compareWithLinux(t, crossCompile(t, "hello.c"), map[string]string{"etc/motd": "message of the day\n"})
+}
+
+// crossLib is where Debian's libc6-riscv64-cross installs the riscv64 glibc.
+const crossLib = "/usr/riscv64-linux-gnu/lib"
+
+// TestDynamicGlibcInit runs the same program linked dynamically: the kernel
+// loads glibc's dynamic loader, which maps libc.so.6 from the initramfs.
+func TestDynamicGlibcInit(t *testing.T) {
+	bin := crossCompile(t, "hello.c", "-Wl,--dynamic-linker=/lib/ld-linux-riscv64-lp64d.so.1")
 	files := map[string]string{"etc/motd": "message of the day\n"}
+	for _, lib := range []string{"ld-linux-riscv64-lp64d.so.1", "libc.so.6"} {
+		b, err := os.ReadFile(filepath.Join(crossLib, lib))
+		if err != nil {
+			t.Fatalf("%v (apt-get install libc6-riscv64-cross)", err)
+		}
+		files["lib/"+lib] = string(b)
+	}
+	compareWithLinux(t, bin, files)
+}
+
+// compareWithLinux boots bin as /init with files and checks its output and
+// exit status against the same program under qemu-riscv64 on Linux.
+func compareWithLinux(t *testing.T, bin []byte, files map[string]string) {
+	t.Helper()
 	want, wantCode := oracle(t, bin, files)
 	r := bootKernel(t, "256M", "", 2*time.Minute, "-initrd", initramfs(t, bin, files))
 	if r.timedOut || r.exitCode != wantCode {
