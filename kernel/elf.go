@@ -117,15 +117,5 @@ func vmaPermAt(as *mm.AddressSpace, va uintptr) uint64 {
 }
 
 func segmentPerm(f elf.ProgFlag) uint64 {
-	var perm uint64
-	if f&elf.PF_R != 0 {
-		perm |= mm.PTERead
-	}
-	if f&elf.PF_W != 0 {
-		perm |= mm.PTEWrite
-	}
-	if f&elf.PF_X != 0 {
-		perm |= mm.PTEExec
-	}
-	return perm
+	return mm.Perm(f&elf.PF_R != 0, f&elf.PF_W != 0, f&elf.PF_X != 0)
 }

@@ -244,6 +244,21 @@ func (as *AddressSpace) Protect(addr, length uintptr, perm uint64) error {
 	return nil
 }
 
+// Perm is the protection with the given accesses allowed.
+func Perm(read, write, exec bool) uint64 {
+	var perm uint64
+	if read {
+		perm |= PTERead
+	}
+	if write {
+		perm |= PTEWrite
+	}
+	if exec {
+		perm |= PTEExec
+	}
+	return perm
+}
+
 // pteBits turns a protection into leaf PTE bits: RISC-V reserves
 // write-without-read, so write implies read.
 func pteBits(perm uint64) uint64 {

@@ -32,17 +32,7 @@ func memErrno(err error) unix.Errno {
 }
 
 func protPerm(prot uint64) uint64 {
-	var perm uint64
-	if prot&unix.PROT_READ != 0 {
-		perm |= mm.PTERead
-	}
-	if prot&unix.PROT_WRITE != 0 {
-		perm |= mm.PTEWrite
-	}
-	if prot&unix.PROT_EXEC != 0 {
-		perm |= mm.PTEExec
-	}
-	return perm
+	return mm.Perm(prot&unix.PROT_READ != 0, prot&unix.PROT_WRITE != 0, prot&unix.PROT_EXEC != 0)
 }
 
 // sysBrk implements brk(2): it returns the new break, or the old one on failure.
