@@ -394,14 +394,13 @@ func TestStabilityAndSurvival(t *testing.T) {
 	tg.Addr = srv.Addr
 	s := Stability(ctxFor(t, 60*time.Second), tg, DefaultBars)
 	wantStage(t, s, report.Pass, "")
-	// The concurrent bars count one GET opening each connection, then one
-	// per connection and round.
-	if s.Metrics["keepalive_ok"] != 3000 || s.Metrics["fresh_ok"] != 320 || s.Metrics["checked_ok"] != 200 || s.Metrics["concurrent_ok"] != 150 {
+	// The concurrent bars count one request per connection and round.
+	if s.Metrics["keepalive_ok"] != 3000 || s.Metrics["fresh_ok"] != 320 || s.Metrics["checked_ok"] != 100 || s.Metrics["concurrent_ok"] != 100 {
 		t.Errorf("metrics %v", s.Metrics)
 	}
-	// 1 reference GET + 3000 + 50*3 + 320 + 100*2.
-	if got := srv.Served(); got != 3671 {
-		t.Errorf("server answered %d requests, want 3671", got)
+	// 1 reference GET + 3000 + 50*2 + 320 + 100.
+	if got := srv.Served(); got != 3521 {
+		t.Errorf("server answered %d requests, want 3521", got)
 	}
 	wantStage(t, Survival(ctxFor(t, 5*time.Second), srv.Addr), report.Pass, "")
 }

@@ -160,10 +160,13 @@ func (s *Server) serve(c net.Conn) {
 		default:
 			s.nginx(bw, req, keep)
 		}
+		// Count before the client can see the answer, so that Served is
+		// exact once the client has it.
+		n := s.served.Add(1)
 		if bw.Flush() != nil {
 			return
 		}
-		if n := s.served.Add(1); s.o.DieAfter > 0 && n >= s.o.DieAfter {
+		if s.o.DieAfter > 0 && n >= s.o.DieAfter {
 			s.die()
 			return
 		}
