@@ -11,6 +11,7 @@ type Cmdline struct {
 	Console  string // console=ttyS0 (the only console there is)
 	Trace    map[string]bool
 	Selftest bool
+	NetEcho  bool // netecho: a TCP echo service on port 7, to test the network path
 	Unknown  []string
 }
 
@@ -34,6 +35,8 @@ func ParseCmdline(s string) (Cmdline, error) {
 			}
 		case "selftest":
 			c.Selftest = true
+		case "netecho":
+			c.NetEcho = true
 		default:
 			c.Unknown = append(c.Unknown, w)
 		}

@@ -48,11 +48,11 @@ func TestParseDeviceTreeRejectsGarbage(t *testing.T) {
 }
 
 func TestParseCmdline(t *testing.T) {
-	c, err := ParseCmdline("console=ttyS0  trace=syscall selftest quiet")
+	c, err := ParseCmdline("console=ttyS0  trace=syscall selftest quiet netecho")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Console != "ttyS0" || !c.Trace["syscall"] || !c.Selftest || len(c.Unknown) != 1 || c.Unknown[0] != "quiet" {
+	if c.Console != "ttyS0" || !c.Trace["syscall"] || !c.Selftest || !c.NetEcho || len(c.Unknown) != 1 || c.Unknown[0] != "quiet" {
 		t.Errorf("%+v", c)
 	}
 	for _, bad := range []string{"trace=", "trace=bogus", "trace=syscall,net"} {

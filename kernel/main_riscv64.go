@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -9,11 +10,16 @@ import (
 	"time"
 	"unsafe"
 
+	"gvisor.dev/gvisor/pkg/tcpip"
+	"gvisor.dev/gvisor/pkg/tcpip/adapters/gonet"
+	"gvisor.dev/gvisor/pkg/tcpip/network/ipv4"
+
 	arch "github.com/jiege-go/jiege/arch/riscv64"
 	"github.com/jiege-go/jiege/drivers/goldfish"
 	"github.com/jiege-go/jiege/drivers/virtio"
 	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/mm"
+	jnet "github.com/jiege-go/jiege/net"
 )
 
 // Version is the kernel's release.
@@ -65,8 +71,11 @@ func Main(syscalls SyscallLayer) {
 		case "virtio-mmio":
 			if id, ok := virtio.Probe(uintptr(d.Base)); ok && id != 0 {
 				fmt.Printf("  %-22s virtio %s, irq %d\n", d.Node, virtio.DeviceName(id), d.IRQ)
-				if id == virtio.DeviceRNG && entropy == nil {
+				switch {
+				case id == virtio.DeviceRNG && entropy == nil:
 					openEntropy(d)
+				case id == virtio.DeviceNet && network == nil:
+					openNetwork(d)
 				}
 			}
 		default:
@@ -92,6 +101,12 @@ func Main(syscalls SyscallLayer) {
 	fmt.Printf("boot: since machine start: entry %d ms, main.main %d ms, now %d ms\n",
 		arch.TicksToNs(b.BootTicks)/1e6, arch.TicksToNs(mainTicks)/1e6, arch.TicksToNs(arch.Ticks())/1e6)
 
+	if cmd.NetEcho {
+		if err := serveEcho(); err != nil {
+			fmt.Printf("kernel: netecho: %v\n", err)
+			arch.PowerOff(3)
+		}
+	}
 	if cmd.Selftest {
 		if Selftest(heapLimit) {
 			arch.PowerOff(0)
@@ -117,6 +132,54 @@ func Main(syscalls SyscallLayer) {
 	for {
 		time.Sleep(time.Hour)
 	}
+}
+
+// network is the netstack on the virtio network device, when there is one.
+var network *jnet.Stack
+
+// openNetwork starts the network device and the netstack on it.
+func openNetwork(d Device) {
+	nic, err := virtio.OpenNet(uintptr(d.Base), int(d.IRQ))
+	if err != nil {
+		fmt.Printf("  %-22s not used: %v\n", "", err)
+		return
+	}
+	c := jnet.QEMUUser(nic.MAC)
+	s, err := jnet.New(context.Background(), c, nic.Send)
+	if err != nil {
+		fmt.Printf("  %-22s not used: %v\n", "", err)
+		return
+	}
+	go nic.Receive(s.Deliver)
+	network = s
+	fmt.Printf("  %-22s eth0 %x, %d.%d.%d.%d/%d via %d.%d.%d.%d\n", "", nic.MAC,
+		c.Addr[0], c.Addr[1], c.Addr[2], c.Addr[3], c.Prefix, c.Gateway[0], c.Gateway[1], c.Gateway[2], c.Gateway[3])
+}
+
+// serveEcho runs a TCP echo service on port 7: the network path, driver to
+// netstack, checked from the host before sockets reach user programs.
+func serveEcho() error {
+	if network == nil {
+		return fmt.Errorf("no network device")
+	}
+	ln, err := gonet.ListenTCP(network.Stack, tcpip.FullAddress{Port: 7}, ipv4.ProtocolNumber)
+	if err != nil {
+		return err
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				io.Copy(c, c)
+				c.Close()
+			}()
+		}
+	}()
+	fmt.Println("netecho: listening on tcp port 7")
+	return nil
 }
 
 // entropy is the virtio-rng device, when the machine has one.

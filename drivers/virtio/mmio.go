@@ -132,5 +132,7 @@ func (d *Device) WaitInterrupt() {
 	d.write(regInterruptACK, d.read(regInterruptStatus))
 }
 
+func readConfig8(d *Device, off uintptr) byte { return arch.Read8(d.base + off) }
+
 func (d *Device) read(reg uintptr) uint32     { return arch.Read32(d.base + reg) }
 func (d *Device) write(reg uintptr, v uint32) { arch.Write32(d.base+reg, v) }

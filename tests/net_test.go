@@ -1,0 +1,146 @@
+package tests
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// syncBuffer is a console buffer QEMU writes while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// freePort returns a loopback TCP port that was free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// startNetKernel boots the kernel with a virtio network device whose guest
+// port guestPort is forwarded to a loopback port, waits until the console
+// shows ready, and returns the host port. QEMU is killed when the test ends.
+func startNetKernel(t *testing.T, cmdline, ready string, guestPort int) (int, *syncBuffer) {
+	t.Helper()
+	if err := buildKernelOnce(); err != nil {
+		t.Fatal(err)
+	}
+	port := freePort(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	console := &syncBuffer{}
+	cmd := exec.CommandContext(ctx, "qemu-system-riscv64", "-machine", "virt", "-m", "256M", "-nographic", "-monitor", "none",
+		"-global", "virtio-mmio.force-legacy=false",
+		"-netdev", fmt.Sprintf("user,id=n0,hostfwd=tcp:127.0.0.1:%d-:%d", port, guestPort),
+		"-device", "virtio-net-device,netdev=n0",
+		"-bios", filepath.Join(repoRoot, "build/tramp.bin"),
+		"-kernel", filepath.Join(repoRoot, "build/kernel.elf"),
+		"-append", cmdline)
+	cmd.Stdout, cmd.Stderr = console, console
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel() // kills QEMU (by its PID) if it still runs
+		cmd.Wait()
+	})
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(console.String(), ready) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q on the console within a minute:\n%s", ready, console.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return port, console
+}
+
+// echo sends data through one connection and checks it comes back intact.
+func echo(port int, data []byte) error {
+	c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 15*time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(2 * time.Minute))
+	werr := make(chan error, 1)
+	go func() {
+		_, err := c.Write(data)
+		werr <- err
+	}()
+	got := make([]byte, len(data))
+	if _, err := io.ReadFull(c, got); err != nil {
+		return fmt.Errorf("read after %d bytes: %w", len(got), err)
+	}
+	if err := <-werr; err != nil {
+		return err
+	}
+	if !bytes.Equal(got, data) {
+		return fmt.Errorf("echoed data differs")
+	}
+	return nil
+}
+
+// TestNetEcho drives the network path from the host: QEMU's user network,
+// the virtio-net driver, gVisor's netstack in the kernel and its TCP echo
+// service; fresh connections one after another, then large transfers on
+// several connections at once.
+func TestNetEcho(t *testing.T) {
+	port, console := startNetKernel(t, "netecho", "netecho: listening on tcp port 7", 7)
+	if !strings.Contains(console.String(), "virtio network, irq") {
+		t.Errorf("network device not in the boot log:\n%s", console.String())
+	}
+	rng := rand.New(rand.NewPCG(7, 7))
+	for i := 0; i < 30; i++ {
+		msg := []byte(fmt.Sprintf("connection %d: %d", i, rng.Uint64()))
+		if err := echo(port, msg); err != nil {
+			t.Fatalf("connection %d: %v\nconsole:\n%s", i, err, console.String())
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for i := 0; i < 4; i++ {
+		data := make([]byte, 512<<10)
+		for j := range data {
+			data[j] = byte(rng.Uint32())
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := echo(port, data); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("large transfer: %v", err)
+	}
+}
