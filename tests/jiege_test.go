@@ -472,3 +472,46 @@ func TestJiegeRunAttemptAndInterrupt(t *testing.T) {
 	}
 	noQEMUWith(t, marker)
 }
+
+// compare without QEMU: a manifest whose attempt fails to build gives a
+// leaderboard and exit status 1; a manifest with mistakes gives 2.
+func TestJiegeCompareBuildFailure(t *testing.T) {
+	dir := t.TempDir()
+	manifest := filepath.Join(dir, "m.json")
+	os.WriteFile(manifest, []byte(`{"schema": 1, "attempts": [
+		{"name": "broken", "dir": ".", "build": "echo no compiler; exit 4", "metadata": {"model": "m", "cost": 1.5}}]}`), 0o644)
+	out := filepath.Join(dir, "out")
+	r := jiege(t, time.Minute, nil, "compare", manifest, "--out", out)
+	if r.code != 1 {
+		t.Errorf("exit %d\n%s", r.code, r.stderr)
+	}
+	var c struct {
+		Kind string `json:"kind"`
+		Rows []struct {
+			Name        string `json:"name"`
+			Rank        int    `json:"rank"`
+			FailedStage string `json:"failed_stage"`
+			FailClass   string `json:"fail_class"`
+		} `json:"rows"`
+	}
+	b, err := os.ReadFile(filepath.Join(out, "leaderboard.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.Kind != "compare" || len(c.Rows) != 1 || c.Rows[0].Name != "broken" || c.Rows[0].Rank != 1 ||
+		c.Rows[0].FailedStage != "build" || c.Rows[0].FailClass != "build-failed" {
+		t.Errorf("leaderboard %s", b)
+	}
+	for _, f := range []string{"leaderboard.md", "leaderboard.html"} {
+		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	os.WriteFile(manifest, []byte(`{"attempts": [{"name": "x", "dir": "missing-dir"}]}`), 0o644)
+	if r := jiege(t, time.Minute, nil, "compare", manifest); r.code != 2 || !strings.Contains(r.stderr, "does not exist") {
+		t.Errorf("bad manifest: exit %d %s", r.code, r.stderr)
+	}
+}
