@@ -74,7 +74,7 @@ func Main(syscalls SyscallLayer) {
 				switch {
 				case id == virtio.DeviceRNG && entropy == nil:
 					openEntropy(d)
-				case id == virtio.DeviceNet && network == nil:
+				case id == virtio.DeviceNet && Network == nil:
 					openNetwork(d)
 				}
 			}
@@ -134,9 +134,6 @@ func Main(syscalls SyscallLayer) {
 	}
 }
 
-// network is the netstack on the virtio network device, when there is one.
-var network *jnet.Stack
-
 // openNetwork starts the network device and the netstack on it.
 func openNetwork(d Device) {
 	nic, err := virtio.OpenNet(uintptr(d.Base), int(d.IRQ))
@@ -151,7 +148,7 @@ func openNetwork(d Device) {
 		return
 	}
 	go nic.Receive(s.Deliver)
-	network = s
+	Network = s
 	fmt.Printf("  %-22s eth0 %x, %d.%d.%d.%d/%d via %d.%d.%d.%d\n", "", nic.MAC,
 		c.Addr[0], c.Addr[1], c.Addr[2], c.Addr[3], c.Prefix, c.Gateway[0], c.Gateway[1], c.Gateway[2], c.Gateway[3])
 }
@@ -159,10 +156,10 @@ func openNetwork(d Device) {
 // serveEcho runs a TCP echo service on port 7: the network path, driver to
 // netstack, checked from the host before sockets reach user programs.
 func serveEcho() error {
-	if network == nil {
+	if Network == nil {
 		return fmt.Errorf("no network device")
 	}
-	ln, err := gonet.ListenTCP(network.Stack, tcpip.FullAddress{Port: 7}, ipv4.ProtocolNumber)
+	ln, err := gonet.ListenTCP(Network.Stack, tcpip.FullAddress{Port: 7}, ipv4.ProtocolNumber)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	arch "github.com/jiege-go/jiege/arch/riscv64"
 	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/mm"
+	jnet "github.com/jiege-go/jiege/net"
 )
 
 // Process is a user program: an address space, open files and threads.
@@ -40,6 +41,9 @@ type Task struct {
 }
 
 var lastPID atomic.Int64
+
+// Network is the network stack user sockets live on; nil without a network device.
+var Network *jnet.Stack
 
 // bootTime is when the kernel package was initialised; Uptime counts from it.
 var bootTime = time.Now()

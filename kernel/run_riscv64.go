@@ -3,6 +3,7 @@ package kernel
 import (
 	"fmt"
 	"runtime"
+	"runtime/debug"
 
 	"golang.org/x/sys/unix"
 
@@ -28,7 +29,7 @@ func (t *Task) Run(dispatch func(*Task)) {
 			runtime.Gosched()
 		case cause == arch.CauseEcallU:
 			t.Regs.PC += 4
-			dispatch(t)
+			t.syscall(dispatch)
 		case cause == arch.CauseLoadPageFault || cause == arch.CauseStorePageFault || cause == arch.CauseInstrPageFault:
 			access := map[uint64]mm.Access{arch.CauseLoadPageFault: mm.Read, arch.CauseStorePageFault: mm.Write, arch.CauseInstrPageFault: mm.Execute}[cause]
 			t.Proc.Lock()
@@ -47,6 +48,18 @@ func (t *Task) Run(dispatch func(*Task)) {
 			t.kill(unix.SIGSEGV, cause)
 		}
 	}
+}
+
+// syscall runs one system call. A panic in its handler is a kernel bug: it
+// is reported with its stack and kills the calling process, not the kernel.
+func (t *Task) syscall(dispatch func(*Task)) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Printf("kernel: BUG in system call %d of pid %d: %v\n%s", t.Regs.X[arch.RegA7], t.Proc.PID, r, debug.Stack())
+			t.kill(unix.SIGKILL, arch.CauseEcallU)
+		}
+	}()
+	dispatch(t)
 }
 
 // kill ends the process with a fatal signal and reports it on the console.

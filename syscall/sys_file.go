@@ -321,16 +321,33 @@ func sysIoctl(t *kernel.Task, a Args) (uint64, error) {
 	return 0, unix.ENOTTY
 }
 
+// nonblocker is a file with O_NONBLOCK (sockets).
+type nonblocker interface {
+	Nonblock() bool
+	SetNonblock(bool)
+}
+
 // sysFcntl implements fcntl(2) for the descriptor and status flags.
 func sysFcntl(t *kernel.Task, a Args) (uint64, error) {
-	if _, err := t.Proc.Files.Get(int(int32(a[0]))); err != nil {
+	f, err := t.Proc.Files.Get(int(int32(a[0])))
+	if err != nil {
 		return 0, err
 	}
+	nb, canBlock := f.(nonblocker)
 	switch a[1] {
-	case unix.F_GETFD, unix.F_SETFD, unix.F_SETFL:
+	case unix.F_GETFD, unix.F_SETFD:
 		return 0, nil
 	case unix.F_GETFL:
-		return unix.O_RDWR, nil
+		flags := uint64(unix.O_RDWR)
+		if canBlock && nb.Nonblock() {
+			flags |= unix.O_NONBLOCK
+		}
+		return flags, nil
+	case unix.F_SETFL:
+		if canBlock {
+			nb.SetNonblock(a[2]&unix.O_NONBLOCK != 0)
+		}
+		return 0, nil
 	}
 	return 0, unix.EINVAL
 }

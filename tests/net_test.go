@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"net/http"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -142,5 +143,64 @@ func TestNetEcho(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Errorf("large transfer: %v", err)
+	}
+}
+
+// TestUserHTTPServer runs a C program that serves HTTP through the socket
+// system calls (socket, setsockopt, bind, listen, getsockname, accept4,
+// read, write, close) as /init, fetches from it from the host, and expects
+// it to exit 0 after the last request.
+func TestUserHTTPServer(t *testing.T) {
+	bin := crossCompile(t, "httpserver.c")
+	if err := buildKernelOnce(); err != nil {
+		t.Fatal(err)
+	}
+	port := freePort(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	console := &syncBuffer{}
+	cmd := exec.CommandContext(ctx, "qemu-system-riscv64", "-machine", "virt", "-m", "256M", "-nographic", "-monitor", "none",
+		"-global", "virtio-mmio.force-legacy=false",
+		"-netdev", fmt.Sprintf("user,id=n0,hostfwd=tcp:127.0.0.1:%d-:80", port),
+		"-device", "virtio-net-device,netdev=n0",
+		"-bios", filepath.Join(repoRoot, "build/tramp.bin"),
+		"-kernel", filepath.Join(repoRoot, "build/kernel.elf"),
+		"-initrd", initramfs(t, bin, nil))
+	cmd.Stdout, cmd.Stderr = console, console
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(console.String(), "server: listening on port 80") {
+		if time.Now().After(deadline) {
+			t.Fatalf("server did not start:\n%s", console.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	for i := 1; i <= 20; i++ {
+		resp, err := client.Get(fmt.Sprintf("http://127.0.0.1:%d/", port))
+		if err != nil {
+			t.Fatalf("request %d: %v\nconsole:\n%s", i, err, console.String())
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != 200 || string(body) != fmt.Sprintf("request %d from 10.0.2.2\n", i) {
+			t.Fatalf("request %d: %d %q %v", i, resp.StatusCode, body, err)
+		}
+	}
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("QEMU: %v (want exit status 0)\n%s", err, console.String())
+		}
+	case <-time.After(time.Minute):
+		t.Fatalf("server did not exit after the last request:\n%s", console.String())
+	}
+	if !strings.Contains(console.String(), "server: served 20 requests") {
+		t.Errorf("no final line:\n%s", console.String())
 	}
 }

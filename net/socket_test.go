@@ -1,0 +1,82 @@
+package net
+
+import (
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestSocketServerAndClient uses the Socket API on both ends of a back-to-back
+// pair: bind to the any-address, listen, non-blocking accept, connect,
+// read and write, end of stream, and errors as errnos.
+func TestSocketServerAndClient(t *testing.T) {
+	srvStack, cliStack := pair(t)
+	ln, err := srvStack.NewTCP(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.SetReuseAddr(true)
+	if err := ln.Bind([4]byte{}, 80); err != nil {
+		t.Fatal(err)
+	}
+	if err := ln.Listen(8); err != nil {
+		t.Fatal(err)
+	}
+	if ip, port, err := ln.LocalAddr(); err != nil || ip != [4]byte{} || port != 80 {
+		t.Fatalf("LocalAddr = %v:%d %v", ip, port, err)
+	}
+	ln.SetNonblock(true)
+	if _, _, _, err := ln.Accept(false); err != unix.EAGAIN {
+		t.Fatalf("non-blocking accept with nothing pending: %v", err)
+	}
+	ln.SetNonblock(false)
+
+	cli, err := cliStack.NewTCP(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cli.Connect([4]byte{10, 0, 2, 15}, 81); err != unix.ECONNREFUSED {
+		t.Fatalf("connect to a closed port: %v", err)
+	}
+	cli.Close()
+	cli, _ = cliStack.NewTCP(false)
+	if err := cli.Connect([4]byte{10, 0, 2, 15}, 80); err != nil {
+		t.Fatal(err)
+	}
+	conn, ip, _, err := ln.Accept(false)
+	if err != nil || ip != [4]byte{10, 0, 2, 2} {
+		t.Fatalf("Accept = %v %v", ip, err)
+	}
+	if n, err := cli.Write([]byte("GET / HTTP/1.0\r\n\r\n")); n != 18 || err != nil {
+		t.Fatalf("Write = %d %v", n, err)
+	}
+	buf := make([]byte, 64)
+	n, err := conn.Read(buf)
+	if err != nil || string(buf[:n]) != "GET / HTTP/1.0\r\n\r\n" {
+		t.Fatalf("Read = %q %v", buf[:n], err)
+	}
+	conn.Write([]byte("bye"))
+	conn.Close()
+	got := ""
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		n, err := cli.Read(buf)
+		if err != nil {
+			t.Fatalf("Read: %v", err)
+		}
+		if n == 0 {
+			break
+		}
+		got += string(buf[:n])
+	}
+	if got != "bye" {
+		t.Fatalf("client read %q before end of stream", got)
+	}
+	if err := cli.Shutdown(99); err != unix.EINVAL {
+		t.Fatalf("Shutdown(99): %v", err)
+	}
+	if st := cli.Stat(); st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+		t.Fatalf("Stat mode %#o", st.Mode)
+	}
+}
