@@ -38,6 +38,7 @@ type Stat struct {
 // between file systems.
 const (
 	devInitramfs = 1
+	devAnon      = 13       // anonymous inodes: epoll, eventfd
 	devConsole   = 5<<8 | 1 // character device 5:1, /dev/console
 )
 
@@ -177,7 +178,8 @@ func (t *FDTable) Get(fd int) (File, error) {
 	return t.files[fd].File, nil
 }
 
-// Close closes fd.
+// Close closes fd. It also leaves every epoll instance of the table that
+// watches fd, as the descriptor's last close does on Linux.
 func (t *FDTable) Close(fd int) error {
 	t.mu.Lock()
 	if fd < 0 || fd >= len(t.files) || t.files[fd] == nil {
@@ -186,7 +188,18 @@ func (t *FDTable) Close(fd int) error {
 	}
 	f := t.files[fd].File
 	t.files[fd] = nil
+	var epolls []*Epoll
+	for _, o := range t.files {
+		if o != nil {
+			if e, ok := o.File.(*Epoll); ok {
+				epolls = append(epolls, e)
+			}
+		}
+	}
 	t.mu.Unlock()
+	for _, e := range epolls {
+		e.Forget(fd, f)
+	}
 	return f.Close()
 }
 

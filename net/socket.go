@@ -198,6 +198,20 @@ func (so *Socket) Write(p []byte) (int, error) {
 	return done, nil
 }
 
+// Readiness returns the poll events in mask that hold now (netstack's
+// waiter masks are Linux's poll bits).
+func (so *Socket) Readiness(mask uint32) uint32 {
+	return uint32(so.ep.Readiness(waiter.EventMask(mask)))
+}
+
+// Watch calls notify on every event of the endpoint until cancelled.
+func (so *Socket) Watch(notify func()) func() {
+	e := waiter.NewFunctionEntry(waiter.ReadableEvents|waiter.WritableEvents|waiter.EventErr|waiter.EventHUp|waiter.EventRdHUp,
+		func(waiter.EventMask) { notify() })
+	so.wq.EventRegister(&e)
+	return func() { so.wq.EventUnregister(&e) }
+}
+
 // Close closes the endpoint; a connection is shut down gracefully.
 func (so *Socket) Close() error {
 	so.ep.Close()

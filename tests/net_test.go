@@ -146,18 +146,17 @@ func TestNetEcho(t *testing.T) {
 	}
 }
 
-// TestUserHTTPServer runs a C program that serves HTTP through the socket
-// system calls (socket, setsockopt, bind, listen, getsockname, accept4,
-// read, write, close) as /init, fetches from it from the host, and expects
-// it to exit 0 after the last request.
-func TestUserHTTPServer(t *testing.T) {
-	bin := crossCompile(t, "httpserver.c")
+// startInitServer boots bin as /init with a network device whose guest
+// port 80 is forwarded to a loopback port, and waits for ready on the
+// console. QEMU's exit is reported on the returned channel; it is killed
+// when the test ends.
+func startInitServer(t *testing.T, bin []byte, ready string) (int, *syncBuffer, <-chan error) {
+	t.Helper()
 	if err := buildKernelOnce(); err != nil {
 		t.Fatal(err)
 	}
 	port := freePort(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
 	console := &syncBuffer{}
 	cmd := exec.CommandContext(ctx, "qemu-system-riscv64", "-machine", "virt", "-m", "256M", "-nographic", "-monitor", "none",
 		"-global", "virtio-mmio.force-legacy=false",
@@ -173,25 +172,20 @@ func TestUserHTTPServer(t *testing.T) {
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(cancel)
 	deadline := time.Now().Add(time.Minute)
-	for !strings.Contains(console.String(), "server: listening on port 80") {
+	for !strings.Contains(console.String(), ready) {
 		if time.Now().After(deadline) {
 			t.Fatalf("server did not start:\n%s", console.String())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	for i := 1; i <= 20; i++ {
-		resp, err := client.Get(fmt.Sprintf("http://127.0.0.1:%d/", port))
-		if err != nil {
-			t.Fatalf("request %d: %v\nconsole:\n%s", i, err, console.String())
-		}
-		body, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil || resp.StatusCode != 200 || string(body) != fmt.Sprintf("request %d from 10.0.2.2\n", i) {
-			t.Fatalf("request %d: %d %q %v", i, resp.StatusCode, body, err)
-		}
-	}
+	return port, console, exited
+}
+
+// expectExit waits for QEMU to exit with status 0 and the console to hold last.
+func expectExit(t *testing.T, exited <-chan error, console *syncBuffer, last string) {
+	t.Helper()
 	select {
 	case err := <-exited:
 		if err != nil {
@@ -200,7 +194,78 @@ func TestUserHTTPServer(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatalf("server did not exit after the last request:\n%s", console.String())
 	}
-	if !strings.Contains(console.String(), "server: served 20 requests") {
-		t.Errorf("no final line:\n%s", console.String())
+	if !strings.Contains(console.String(), last) {
+		t.Errorf("no %q line:\n%s", last, console.String())
 	}
+}
+
+// get fetches / and checks the body.
+func get(client *http.Client, port int, want string) error {
+	resp, err := client.Get(fmt.Sprintf("http://127.0.0.1:%d/", port))
+	if err != nil {
+		return err
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != 200 || (want != "" && string(body) != want) {
+		return fmt.Errorf("status %d, body %q, want %q", resp.StatusCode, body, want)
+	}
+	return nil
+}
+
+// TestUserHTTPServer runs a C program that serves HTTP through the socket
+// system calls (socket, setsockopt, bind, listen, getsockname, accept4,
+// read, write, close) as /init, fetches from it from the host, and expects
+// it to exit 0 after the last request.
+func TestUserHTTPServer(t *testing.T) {
+	port, console, exited := startInitServer(t, crossCompile(t, "httpserver.c"), "server: listening on port 80")
+	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	for i := 1; i <= 20; i++ {
+		if err := get(client, port, fmt.Sprintf("request %d from 10.0.2.2\n", i)); err != nil {
+			t.Fatalf("request %d: %v\nconsole:\n%s", i, err, console.String())
+		}
+	}
+	expectExit(t, exited, console, "server: served 20 requests")
+}
+
+// TestUserEpollServer runs an event-driven server in nginx's style
+// (non-blocking sockets, edge-triggered epoll, eventfd, keep-alive) and
+// drives it with keep-alive, fresh and concurrent connections.
+func TestUserEpollServer(t *testing.T) {
+	port, console, exited := startInitServer(t, crossCompile(t, "epollserver.c"), "server: listening on port 80 with epoll")
+	keepAlive := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxConnsPerHost: 1}}
+	for i := 0; i < 20; i++ {
+		if err := get(keepAlive, port, ""); err != nil {
+			t.Fatalf("keep-alive request %d: %v\nconsole:\n%s", i, err, console.String())
+		}
+	}
+	fresh := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	for i := 0; i < 20; i++ {
+		if err := get(fresh, port, ""); err != nil {
+			t.Fatalf("fresh request %d: %v\nconsole:\n%s", i, err, console.String())
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 20)
+	for g := 0; g < 5; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxConnsPerHost: 1}}
+			for i := 0; i < 4; i++ {
+				if err := get(c, port, ""); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("concurrent request: %v", err)
+	}
+	expectExit(t, exited, console, "server: served 60 requests, eventfd counted 1")
 }

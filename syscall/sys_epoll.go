@@ -1,0 +1,98 @@
+package syscall
+
+import (
+	"encoding/binary"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jiege-go/jiege/fs"
+	"github.com/jiege-go/jiege/kernel"
+	"github.com/jiege-go/jiege/syscall/sysno"
+)
+
+func init() {
+	register(sysno.EpollCreate1, sysEpollCreate1)
+	register(sysno.EpollCtl, sysEpollCtl)
+	register(sysno.EpollPwait, sysEpollPwait)
+	register(sysno.Eventfd2, sysEventfd2)
+}
+
+// epollEventSize is sizeof(struct epoll_event) on riscv64: events, 4 bytes
+// of padding, data (x86-64 packs it to 12 bytes; riscv64 does not).
+const epollEventSize = 16
+
+// sysEpollCreate1 implements epoll_create1(2).
+func sysEpollCreate1(t *kernel.Task, a Args) (uint64, error) {
+	if a[0]&^unix.EPOLL_CLOEXEC != 0 {
+		return 0, unix.EINVAL
+	}
+	fd, err := t.Proc.Files.Install(fs.NewEpoll(), a[0]&unix.EPOLL_CLOEXEC != 0, 0)
+	return uint64(fd), err
+}
+
+func epollOf(t *kernel.Task, fd uint64) (*fs.Epoll, error) {
+	f, err := t.Proc.Files.Get(int(int32(fd)))
+	if err != nil {
+		return nil, err
+	}
+	e, ok := f.(*fs.Epoll)
+	if !ok {
+		return nil, unix.EINVAL
+	}
+	return e, nil
+}
+
+// sysEpollCtl implements epoll_ctl(2).
+func sysEpollCtl(t *kernel.Task, a Args) (uint64, error) {
+	e, err := epollOf(t, a[0])
+	if err != nil {
+		return 0, err
+	}
+	fd := int(int32(a[2]))
+	f, err := t.Proc.Files.Get(fd)
+	if err != nil {
+		return 0, err
+	}
+	var events uint32
+	var data uint64
+	if a[1] != unix.EPOLL_CTL_DEL {
+		b := make([]byte, epollEventSize)
+		if err := copyIn(t, a[3], b); err != nil {
+			return 0, err
+		}
+		events, data = binary.LittleEndian.Uint32(b), binary.LittleEndian.Uint64(b[8:])
+	}
+	return 0, e.Ctl(int(a[1]), fd, f, events, data)
+}
+
+// sysEpollPwait implements epoll_pwait(2); the signal mask is not applied
+// (no signal is delivered during the wait yet).
+func sysEpollPwait(t *kernel.Task, a Args) (uint64, error) {
+	e, err := epollOf(t, a[0])
+	if err != nil {
+		return 0, err
+	}
+	max := int(int32(a[2]))
+	if max <= 0 || max > 1<<16 {
+		return 0, unix.EINVAL
+	}
+	timeout := time.Duration(int32(a[3])) * time.Millisecond
+	evs := e.Wait(max, timeout)
+	b := make([]byte, epollEventSize*len(evs))
+	for i, ev := range evs {
+		binary.LittleEndian.PutUint32(b[epollEventSize*i:], ev.Events)
+		binary.LittleEndian.PutUint64(b[epollEventSize*i+8:], ev.Data)
+	}
+	return uint64(len(evs)), copyOut(t, a[1], b)
+}
+
+// sysEventfd2 implements eventfd2(2).
+func sysEventfd2(t *kernel.Task, a Args) (uint64, error) {
+	if a[1]&^(unix.EFD_CLOEXEC|unix.EFD_NONBLOCK|unix.EFD_SEMAPHORE) != 0 {
+		return 0, unix.EINVAL
+	}
+	e := fs.NewEventFD(uint64(uint32(a[0])), a[1]&unix.EFD_NONBLOCK != 0, a[1]&unix.EFD_SEMAPHORE != 0)
+	fd, err := t.Proc.Files.Install(e, a[1]&unix.EFD_CLOEXEC != 0, 0)
+	return uint64(fd), err
+}
