@@ -159,8 +159,13 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	}
 	stop := context.AfterFunc(ctx, func() { r.stopped.Store(true) })
 	defer stop()
-	// One event loop per processor, each owning a share of the connections.
-	n := min(runtime.GOMAXPROCS(0), c.Conns)
+	// One event loop per processor but one, each owning a share of the
+	// connections. With a processor left idle, the runtime's sysmon leaves
+	// the loops' processors alone while they block in epoll_wait; with none
+	// idle it takes them away after 20 µs, again and again. On 2 cores
+	// against nginx, one loop beat two in 4 of 4 alternating runs at 100
+	// connections and used about 15% less CPU per request.
+	n := max(1, min(runtime.GOMAXPROCS(0)-1, c.Conns))
 	engines := make([]*engine, n)
 	for i := range engines {
 		conns := c.Conns / n
