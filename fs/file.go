@@ -4,6 +4,7 @@ import (
 	"io"
 	"io/fs"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -56,37 +57,55 @@ func StatNode(n *Node) Stat {
 		st.Size = int64(len(n.Link))
 	default:
 		st.Mode = unix.S_IFREG | mode
+		n.mu.RLock()
 		st.Size = int64(len(n.Data))
+		n.mu.RUnlock()
 	}
 	st.Blocks = (st.Size + 511) / 512
 	return st
 }
 
-// NodeFile is an open regular file or directory of the tree, read-only.
+// NodeFile is an open regular file or directory of the tree.
 type NodeFile struct {
-	mu   sync.Mutex
-	node *Node
-	off  int64
+	mu       sync.Mutex
+	node     *Node
+	off      int64
+	readable bool
+	writable bool
+	append   bool
 }
 
 // OpenNode opens a tree node for reading.
-func OpenNode(n *Node) *NodeFile { return &NodeFile{node: n} }
+func OpenNode(n *Node) *NodeFile { return &NodeFile{node: n, readable: true} }
+
+// OpenNodeMode opens a tree node with an access mode and O_APPEND.
+func OpenNodeMode(n *Node, readable, writable, appendMode bool) *NodeFile {
+	return &NodeFile{node: n, readable: readable, writable: writable, append: appendMode}
+}
 
 // Node is the opened node.
 func (f *NodeFile) Node() *Node { return f.node }
 
+// Offset is the file position, which getdents uses as its index.
+func (f *NodeFile) Offset() int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.off
+}
+
+// SetOffset moves the file position.
+func (f *NodeFile) SetOffset(off int64) {
+	f.mu.Lock()
+	f.off = off
+	f.mu.Unlock()
+}
+
 func (f *NodeFile) Read(p []byte) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.node.IsDir() {
-		return 0, unix.EISDIR
-	}
-	if f.off >= int64(len(f.node.Data)) {
-		return 0, nil
-	}
-	n := copy(p, f.node.Data[f.off:])
+	n, err := f.ReadAt(p, f.off)
 	f.off += int64(n)
-	return n, nil
+	return n, err
 }
 
 // ReadAt reads at an offset without moving the position (pread).
@@ -94,15 +113,72 @@ func (f *NodeFile) ReadAt(p []byte, off int64) (int, error) {
 	if f.node.IsDir() {
 		return 0, unix.EISDIR
 	}
+	if !f.readable {
+		return 0, unix.EBADF
+	}
+	f.node.mu.RLock()
+	defer f.node.mu.RUnlock()
 	if off >= int64(len(f.node.Data)) {
 		return 0, nil
 	}
 	return copy(p, f.node.Data[off:]), nil
 }
 
-func (f *NodeFile) Write([]byte) (int, error) { return 0, unix.EBADF }
-func (f *NodeFile) Stat() Stat                { return StatNode(f.node) }
-func (f *NodeFile) Close() error              { return nil }
+func (f *NodeFile) Write(p []byte) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	off := f.off
+	if f.append {
+		f.node.mu.RLock()
+		off = int64(len(f.node.Data))
+		f.node.mu.RUnlock()
+	}
+	n, err := f.WriteAt(p, off)
+	f.off = off + int64(n)
+	return n, err
+}
+
+// WriteAt writes at an offset without moving the position (pwrite).
+func (f *NodeFile) WriteAt(p []byte, off int64) (int, error) {
+	if !f.writable {
+		return 0, unix.EBADF
+	}
+	if f.node.IsDir() {
+		return 0, unix.EISDIR
+	}
+	f.node.mu.Lock()
+	defer f.node.mu.Unlock()
+	if end := off + int64(len(p)); end > int64(len(f.node.Data)) {
+		if end > int64(cap(f.node.Data)) {
+			grown := make([]byte, end, max(end, 2*int64(cap(f.node.Data))))
+			copy(grown, f.node.Data)
+			f.node.Data = grown
+		} else {
+			f.node.Data = f.node.Data[:end]
+		}
+	}
+	copy(f.node.Data[off:], p)
+	f.node.MTime = time.Now().Unix()
+	return len(p), nil
+}
+
+// Truncate sets the file's size.
+func (f *NodeFile) Truncate(size int64) error {
+	if !f.writable || f.node.IsDir() {
+		return unix.EINVAL
+	}
+	f.node.mu.Lock()
+	defer f.node.mu.Unlock()
+	if size <= int64(len(f.node.Data)) {
+		f.node.Data = f.node.Data[:size]
+	} else {
+		f.node.Data = append(f.node.Data, make([]byte, size-int64(len(f.node.Data)))...)
+	}
+	return nil
+}
+
+func (f *NodeFile) Stat() Stat   { return StatNode(f.node) }
+func (f *NodeFile) Close() error { return nil }
 
 func (f *NodeFile) Seek(offset int64, whence int) (int64, error) {
 	f.mu.Lock()
@@ -112,7 +188,9 @@ func (f *NodeFile) Seek(offset int64, whence int) (int64, error) {
 	case io.SeekCurrent:
 		offset += f.off
 	case io.SeekEnd:
+		f.node.mu.RLock()
 		offset += int64(len(f.node.Data))
+		f.node.mu.RUnlock()
 	default:
 		return 0, unix.EINVAL
 	}

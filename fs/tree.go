@@ -3,8 +3,11 @@ package fs
 import (
 	"io/fs"
 	"path"
+	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -18,6 +21,7 @@ const (
 )
 
 // Node is a file, directory or symbolic link of the in-memory tree.
+// Tree.mu guards Children; a regular file's Data is guarded by the node's mu.
 type Node struct {
 	Mode     fs.FileMode
 	UID, GID uint32
@@ -26,6 +30,8 @@ type Node struct {
 	Data     []byte // regular files
 	Link     string // symbolic links
 	Children map[string]*Node
+
+	mu sync.RWMutex
 }
 
 var nextIno atomic.Uint64
@@ -38,14 +44,20 @@ func NewDir(perm fs.FileMode) *Node {
 // IsDir reports whether n is a directory.
 func (n *Node) IsDir() bool { return n.Mode.IsDir() }
 
-// Tree is a file system tree with a root directory.
-type Tree struct{ Root *Node }
+// Tree is a file system tree with a root directory. It starts as the
+// initramfs and takes writes in memory, as Linux's rootfs (a tmpfs) does.
+type Tree struct {
+	Root *Node
+	mu   sync.Mutex
+}
 
 const maxSymlinks = 40
 
 // Lookup resolves an absolute path, following symbolic links (the last
 // component's too when follow is set).
 func (t *Tree) Lookup(p string, follow bool) (*Node, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	n, _, err := t.walk(p, follow, 0)
 	return n, err
 }
@@ -97,8 +109,17 @@ func (t *Tree) parent(p string) (*Node, string) {
 
 // Create adds a node at an absolute path whose parent directory exists.
 func (t *Tree) Create(p string, n *Node) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.create(p, n)
+}
+
+func (t *Tree) create(p string, n *Node) error {
 	dir, name := path.Split(path.Clean("/" + p))
-	parent, err := t.Lookup(dir, true)
+	if name == "" || name == "." || name == ".." {
+		return ErrExist
+	}
+	parent, _, err := t.walk(dir, true, 0)
 	if err != nil {
 		return err
 	}
@@ -113,4 +134,115 @@ func (t *Tree) Create(p string, n *Node) error {
 	}
 	parent.Children[name] = n
 	return nil
+}
+
+// Mkdir creates a directory.
+func (t *Tree) Mkdir(p string, perm fs.FileMode) error {
+	d := NewDir(perm)
+	d.MTime = time.Now().Unix()
+	return t.Create(p, d)
+}
+
+// OpenFlags are what open does to the path: create, exclusively, truncate.
+type OpenFlags struct {
+	Create, Excl, Trunc, Follow bool
+	Perm                        fs.FileMode
+}
+
+// Open resolves p for opening, creating or truncating a regular file as the
+// flags say.
+func (t *Tree) Open(p string, o OpenFlags) (*Node, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n, _, err := t.walk(p, o.Follow, 0)
+	switch {
+	case err == ErrNotExist && o.Create:
+		n = &Node{Mode: o.Perm.Perm(), MTime: time.Now().Unix()}
+		if err := t.create(p, n); err != nil {
+			return nil, err
+		}
+		return n, nil
+	case err != nil:
+		return nil, err
+	case o.Create && o.Excl:
+		return nil, ErrExist
+	}
+	if o.Trunc && n.Mode.IsRegular() {
+		n.mu.Lock()
+		n.Data = nil
+		n.mu.Unlock()
+	}
+	return n, nil
+}
+
+// Remove unlinks p: a directory, which must be empty, when dir is set;
+// anything else otherwise.
+func (t *Tree) Remove(p string, dir bool) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	parentPath, name := path.Split(path.Clean("/" + p))
+	parent, _, err := t.walk(parentPath, true, 0)
+	if err != nil {
+		return err
+	}
+	n, ok := parent.Children[name]
+	switch {
+	case !ok:
+		return ErrNotExist
+	case dir && !n.IsDir():
+		return ErrNotDir
+	case !dir && n.IsDir():
+		return unix.EISDIR
+	case dir && len(n.Children) > 0:
+		return unix.ENOTEMPTY
+	}
+	delete(parent.Children, name)
+	return nil
+}
+
+// Rename moves oldp to newp, replacing a file (not a directory) there.
+func (t *Tree) Rename(oldp, newp string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	op, on := path.Split(path.Clean("/" + oldp))
+	np, nn := path.Split(path.Clean("/" + newp))
+	oldParent, _, err := t.walk(op, true, 0)
+	if err != nil {
+		return err
+	}
+	newParent, _, err := t.walk(np, true, 0)
+	if err != nil {
+		return err
+	}
+	n, ok := oldParent.Children[on]
+	if !ok {
+		return ErrNotExist
+	}
+	if !newParent.IsDir() {
+		return ErrNotDir
+	}
+	if old, ok := newParent.Children[nn]; ok && old.IsDir() {
+		return unix.EISDIR
+	}
+	delete(oldParent.Children, on)
+	newParent.Children[nn] = n
+	return nil
+}
+
+// DirEntry is one name in a directory listing.
+type DirEntry struct {
+	Name string
+	Node *Node
+}
+
+// List returns a directory's entries sorted by name.
+func (t *Tree) List(d *Node) []DirEntry {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]DirEntry, 0, len(d.Children))
+	for name, n := range d.Children {
+		out = append(out, DirEntry{name, n})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }

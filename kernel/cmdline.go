@@ -11,14 +11,21 @@ type Cmdline struct {
 	Console  string // console=ttyS0 (the only console there is)
 	Trace    map[string]bool
 	Selftest bool
-	NetEcho  bool // netecho: a TCP echo service on port 7, to test the network path
+	NetEcho  bool     // netecho: a TCP echo service on port 7, to test the network path
+	Init     string   // init=PATH: the first program, /init by default
+	InitArgs []string // words after "--": its arguments
 	Unknown  []string
 }
 
 // ParseCmdline parses bootargs. Unknown words are kept, not fatal, as Linux does.
 func ParseCmdline(s string) (Cmdline, error) {
-	c := Cmdline{Trace: map[string]bool{}}
-	for _, w := range strings.Fields(s) {
+	c := Cmdline{Trace: map[string]bool{}, Init: "/init"}
+	words := strings.Fields(s)
+	for i, w := range words {
+		if w == "--" {
+			c.InitArgs = words[i+1:]
+			break
+		}
 		key, val, hasVal := strings.Cut(w, "=")
 		switch key {
 		case "console":
@@ -37,6 +44,11 @@ func ParseCmdline(s string) (Cmdline, error) {
 			c.Selftest = true
 		case "netecho":
 			c.NetEcho = true
+		case "init":
+			if !strings.HasPrefix(val, "/") {
+				return c, fmt.Errorf("init=%s: not an absolute path", val)
+			}
+			c.Init = val
 		default:
 			c.Unknown = append(c.Unknown, w)
 		}

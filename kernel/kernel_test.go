@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -60,7 +61,14 @@ func TestParseCmdline(t *testing.T) {
 			t.Errorf("%q accepted", bad)
 		}
 	}
-	if c, err := ParseCmdline(""); err != nil || c.Selftest {
+	if c, err := ParseCmdline(""); err != nil || c.Selftest || c.Init != "/init" || len(c.InitArgs) != 0 {
 		t.Errorf("empty: %+v %v", c, err)
+	}
+	c, err = ParseCmdline("init=/usr/sbin/nginx quiet -- -g daemon off;")
+	if err != nil || c.Init != "/usr/sbin/nginx" || strings.Join(c.InitArgs, " ") != "-g daemon off;" {
+		t.Errorf("init: %+v %v", c, err)
+	}
+	if _, err := ParseCmdline("init=nginx"); err == nil {
+		t.Error("relative init accepted")
 	}
 }

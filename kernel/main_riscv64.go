@@ -121,8 +121,8 @@ func Main(syscalls SyscallLayer) {
 			arch.PowerOff(3)
 		}
 		fmt.Printf("initramfs: %d KiB unpacked\n", len(image)>>10)
-		if _, err := tree.Lookup("/init", true); err == nil {
-			status := runInit(tree, syscalls)
+		if _, err := tree.Lookup(cmd.Init, true); err == nil {
+			status := runInit(tree, syscalls, cmd.Init, cmd.InitArgs)
 			fmt.Printf("kernel: init exited with status %d; powering off\n", status)
 			arch.PowerOff(status)
 		}
@@ -201,9 +201,9 @@ func openEntropy(d Device) {
 	fmt.Printf("  %-22s seeded the kernel's generators with %d bytes\n", "", len(seed))
 }
 
-// runInit runs /init as process 1 with the console on descriptors 0-2 and
-// returns its exit status.
-func runInit(tree *fs.Tree, syscalls SyscallLayer) int {
+// runInit runs the first program as process 1 with the console on
+// descriptors 0-2 and returns its exit status.
+func runInit(tree *fs.Tree, syscalls SyscallLayer, path string, args []string) int {
 	regs := arch.NewUserFrame()
 	if regs == nil {
 		fmt.Println("kernel: out of memory starting init")
@@ -212,9 +212,9 @@ func runInit(tree *fs.Tree, syscalls SyscallLayer) int {
 	var random [16]byte
 	Random(random[:])
 	env := []string{"HOME=/", "TERM=linux", "PATH=/usr/sbin:/usr/bin:/sbin:/bin"}
-	as, err := Exec(arch.UserMemory, tree, "/init", []string{"/init"}, env, random, regs)
+	as, err := Exec(arch.UserMemory, tree, path, append([]string{path}, args...), env, random, regs)
 	if err != nil {
-		fmt.Printf("kernel: cannot run /init: %v\n", err)
+		fmt.Printf("kernel: cannot run %s: %v\n", path, err)
 		arch.FreeUserFrame(regs)
 		return 3
 	}
@@ -223,7 +223,7 @@ func runInit(tree *fs.Tree, syscalls SyscallLayer) int {
 	for i := 0; i < 3; i++ {
 		files.Install(console, false, 0)
 	}
-	t := NewProcess(tree, as, files, "/init", regs)
+	t := NewProcess(tree, as, files, path, regs)
 	go t.Run(syscalls.Dispatch)
 	<-t.Proc.Exited()
 	t.Proc.Lock()

@@ -23,6 +23,7 @@ type Process struct {
 	Root  *fs.Tree
 	Cwd   string
 	Exe   string
+	Umask uint32
 
 	mu       sync.Mutex // guards AS and the fields below
 	exited   chan struct{}
@@ -151,6 +152,19 @@ func Exec(mem mm.Memory, tree *fs.Tree, file string, argv, envp []string, random
 // NewProcess makes a process with one task around an exec'd address space.
 func NewProcess(tree *fs.Tree, as *mm.AddressSpace, files *fs.FDTable, exe string, regs *arch.Frame) *Task {
 	pid := int(lastPID.Add(1))
-	p := &Process{PID: pid, AS: as, Files: files, Root: tree, Cwd: "/", Exe: path.Clean(exe), exited: make(chan struct{}), threads: 1}
+	p := &Process{PID: pid, AS: as, Files: files, Root: tree, Cwd: "/", Exe: path.Clean(exe), Umask: 0o022, exited: make(chan struct{}), threads: 1}
 	return &Task{TID: pid, Proc: p, Regs: regs}
+}
+
+// SignalDefault applies a signal's default action to the task's process:
+// SIGCHLD, SIGURG, SIGWINCH and SIGCONT are ignored; the rest terminate it
+// with status 128 + sig and a console report.
+func (t *Task) SignalDefault(sig unix.Signal) {
+	switch sig {
+	case unix.SIGCHLD, unix.SIGURG, unix.SIGWINCH, unix.SIGCONT:
+		return
+	}
+	fmt.Printf("kernel: pid %d (%s) terminated by %s\n", t.Proc.PID, t.Proc.Exe, unix.SignalName(sig))
+	t.Exiting = true
+	t.Proc.Exit(128 + int(sig))
 }

@@ -2,6 +2,7 @@ package syscall
 
 import (
 	"encoding/binary"
+	iofs "io/fs"
 	"path"
 	"strings"
 
@@ -28,6 +29,19 @@ func init() {
 	register(sysno.Ioctl, sysIoctl)
 	register(sysno.Fcntl, sysFcntl)
 	register(sysno.Getcwd, sysGetcwd)
+	register(sysno.Mkdirat, sysMkdirat)
+	register(sysno.Unlinkat, sysUnlinkat)
+	register(sysno.Renameat2, sysRenameat2)
+	register(sysno.Fchownat, sysFchownat)
+	register(sysno.Fchown, sysFchown)
+	register(sysno.Fchmodat, sysFchmodat)
+	register(sysno.Fchmod, sysFchmod)
+	register(sysno.Umask, sysUmask)
+	register(sysno.Ftruncate, sysFtruncate)
+	register(sysno.Fsync, sysFsync)
+	register(sysno.Fdatasync, sysFsync)
+	register(sysno.Pwrite64, sysPwrite64)
+	register(sysno.Getdents64, sysGetdents64)
 }
 
 // Linux's bounds: MAX_RW_COUNT for one read or write, UIO_MAXIOV iovecs.
@@ -168,7 +182,7 @@ func resolve(t *kernel.Task, dirfd int32, p string) (string, error) {
 	return path.Join(t.Proc.Cwd, p), nil
 }
 
-// sysOpenat implements openat(2) over the initramfs, read-only.
+// sysOpenat implements openat(2) over the in-memory tree.
 func sysOpenat(t *kernel.Task, a Args) (uint64, error) {
 	name, err := copyInString(t, a[1])
 	if err != nil {
@@ -179,18 +193,239 @@ func sysOpenat(t *kernel.Task, a Args) (uint64, error) {
 		return 0, err
 	}
 	flags := a[2]
-	if flags&unix.O_ACCMODE != unix.O_RDONLY || flags&(unix.O_CREAT|unix.O_TRUNC) != 0 {
-		return 0, unix.EROFS
+	acc := flags & unix.O_ACCMODE
+	if acc == unix.O_ACCMODE {
+		return 0, unix.EINVAL
 	}
-	n, err := t.Proc.Root.Lookup(p, flags&unix.O_NOFOLLOW == 0)
+	n, err := t.Proc.Root.Open(p, fs.OpenFlags{
+		Create: flags&unix.O_CREAT != 0, Excl: flags&unix.O_EXCL != 0,
+		Trunc: flags&unix.O_TRUNC != 0 && acc != unix.O_RDONLY, Follow: flags&unix.O_NOFOLLOW == 0,
+		Perm: iofs.FileMode(a[3]) &^ iofs.FileMode(t.Proc.Umask),
+	})
 	if err != nil {
 		return 0, err
 	}
 	if flags&unix.O_DIRECTORY != 0 && !n.IsDir() {
 		return 0, unix.ENOTDIR
 	}
-	fd, err := t.Proc.Files.Install(fs.OpenNode(n), flags&unix.O_CLOEXEC != 0, 0)
+	if n.IsDir() && acc != unix.O_RDONLY {
+		return 0, unix.EISDIR
+	}
+	f := fs.OpenNodeMode(n, acc != unix.O_WRONLY, acc != unix.O_RDONLY, flags&unix.O_APPEND != 0)
+	fd, err := t.Proc.Files.Install(f, flags&unix.O_CLOEXEC != 0, 0)
 	return uint64(fd), err
+}
+
+// sysMkdirat implements mkdirat(2).
+func sysMkdirat(t *kernel.Task, a Args) (uint64, error) {
+	p, err := pathArg(t, a[0], a[1])
+	if err != nil {
+		return 0, err
+	}
+	return 0, t.Proc.Root.Mkdir(p, iofs.FileMode(a[2])&0o7777&^iofs.FileMode(t.Proc.Umask))
+}
+
+// sysUnlinkat implements unlinkat(2).
+func sysUnlinkat(t *kernel.Task, a Args) (uint64, error) {
+	p, err := pathArg(t, a[0], a[1])
+	if err != nil {
+		return 0, err
+	}
+	return 0, t.Proc.Root.Remove(p, a[2]&unix.AT_REMOVEDIR != 0)
+}
+
+// sysRenameat2 implements renameat2(2) without flags.
+func sysRenameat2(t *kernel.Task, a Args) (uint64, error) {
+	if a[4] != 0 {
+		return 0, unix.EINVAL
+	}
+	from, err := pathArg(t, a[0], a[1])
+	if err != nil {
+		return 0, err
+	}
+	to, err := pathArg(t, a[2], a[3])
+	if err != nil {
+		return 0, err
+	}
+	return 0, t.Proc.Root.Rename(from, to)
+}
+
+// sysFchownat implements fchownat(2) (and chown through it).
+func sysFchownat(t *kernel.Task, a Args) (uint64, error) {
+	name, err := copyInString(t, a[1])
+	if err != nil {
+		return 0, err
+	}
+	var n *fs.Node
+	if name == "" && a[4]&unix.AT_EMPTY_PATH != 0 {
+		n, err = nodeOf(t, a[0])
+	} else {
+		var p string
+		if p, err = resolve(t, int32(a[0]), name); err == nil {
+			n, err = t.Proc.Root.Lookup(p, a[4]&unix.AT_SYMLINK_NOFOLLOW == 0)
+		}
+	}
+	if err != nil {
+		return 0, err
+	}
+	chown(n, a[2], a[3])
+	return 0, nil
+}
+
+// sysFchown implements fchown(2).
+func sysFchown(t *kernel.Task, a Args) (uint64, error) {
+	n, err := nodeOf(t, a[0])
+	if err != nil {
+		return 0, err
+	}
+	chown(n, a[1], a[2])
+	return 0, nil
+}
+
+// chown sets owners; -1 leaves one as it is.
+func chown(n *fs.Node, uid, gid uint64) {
+	if uint32(uid) != ^uint32(0) {
+		n.UID = uint32(uid)
+	}
+	if uint32(gid) != ^uint32(0) {
+		n.GID = uint32(gid)
+	}
+}
+
+// sysFchmodat implements fchmodat(2).
+func sysFchmodat(t *kernel.Task, a Args) (uint64, error) {
+	p, err := pathArg(t, a[0], a[1])
+	if err != nil {
+		return 0, err
+	}
+	n, err := t.Proc.Root.Lookup(p, true)
+	if err != nil {
+		return 0, err
+	}
+	n.Mode = n.Mode&^iofs.ModePerm | iofs.FileMode(a[2])&iofs.ModePerm
+	return 0, nil
+}
+
+// sysFchmod implements fchmod(2).
+func sysFchmod(t *kernel.Task, a Args) (uint64, error) {
+	n, err := nodeOf(t, a[0])
+	if err != nil {
+		return 0, err
+	}
+	n.Mode = n.Mode&^iofs.ModePerm | iofs.FileMode(a[1])&iofs.ModePerm
+	return 0, nil
+}
+
+// sysUmask implements umask(2).
+func sysUmask(t *kernel.Task, a Args) (uint64, error) {
+	old := t.Proc.Umask
+	t.Proc.Umask = uint32(a[0]) & 0o777
+	return uint64(old), nil
+}
+
+// sysFtruncate implements ftruncate(2).
+func sysFtruncate(t *kernel.Task, a Args) (uint64, error) {
+	f, err := nodeFile(t, a[0])
+	if err != nil {
+		return 0, err
+	}
+	return 0, f.Truncate(int64(a[1]))
+}
+
+// sysFsync implements fsync(2) and fdatasync(2): memory is the medium.
+func sysFsync(t *kernel.Task, a Args) (uint64, error) {
+	_, err := t.Proc.Files.Get(int(int32(a[0])))
+	return 0, err
+}
+
+// sysPwrite64 implements pwrite64(2).
+func sysPwrite64(t *kernel.Task, a Args) (uint64, error) {
+	f, err := nodeFile(t, a[0])
+	if err != nil {
+		return 0, err
+	}
+	buf := make([]byte, min(a[2], maxIO))
+	if err := copyIn(t, a[1], buf); err != nil {
+		return 0, err
+	}
+	n, err := f.WriteAt(buf, int64(a[3]))
+	return uint64(n), err
+}
+
+// sysGetdents64 implements getdents64(2): ".", ".." and the entries sorted
+// by name; the file position counts entries.
+func sysGetdents64(t *kernel.Task, a Args) (uint64, error) {
+	f, err := nodeFile(t, a[0])
+	if err != nil {
+		return 0, err
+	}
+	dir := f.Node()
+	if !dir.IsDir() {
+		return 0, unix.ENOTDIR
+	}
+	entries := append([]fs.DirEntry{{Name: ".", Node: dir}, {Name: "..", Node: dir}}, t.Proc.Root.List(dir)...)
+	var out []byte
+	i := int(f.Offset())
+	for ; i < len(entries); i++ {
+		e := entries[i]
+		reclen := (19 + len(e.Name) + 1 + 7) &^ 7
+		if uint64(len(out)+reclen) > a[2] {
+			break
+		}
+		rec := make([]byte, reclen)
+		binary.LittleEndian.PutUint64(rec[0:], e.Node.Ino)
+		binary.LittleEndian.PutUint64(rec[8:], uint64(i+1))
+		binary.LittleEndian.PutUint16(rec[16:], uint16(reclen))
+		rec[18] = direntType(e.Node)
+		copy(rec[19:], e.Name)
+		out = append(out, rec...)
+	}
+	if len(out) == 0 && i < len(entries) {
+		return 0, unix.EINVAL // the buffer cannot hold one entry
+	}
+	f.SetOffset(int64(i))
+	return uint64(len(out)), copyOut(t, a[1], out)
+}
+
+func direntType(n *fs.Node) byte {
+	switch {
+	case n.IsDir():
+		return unix.DT_DIR
+	case n.Mode&iofs.ModeSymlink != 0:
+		return unix.DT_LNK
+	}
+	return unix.DT_REG
+}
+
+// pathArg reads a path argument and resolves it against a directory fd.
+func pathArg(t *kernel.Task, dirfd, addr uint64) (string, error) {
+	name, err := copyInString(t, addr)
+	if err != nil {
+		return "", err
+	}
+	return resolve(t, int32(dirfd), name)
+}
+
+// nodeFile returns the tree file open on fd.
+func nodeFile(t *kernel.Task, fd uint64) (*fs.NodeFile, error) {
+	f, err := t.Proc.Files.Get(int(int32(fd)))
+	if err != nil {
+		return nil, err
+	}
+	nf, ok := f.(*fs.NodeFile)
+	if !ok {
+		return nil, unix.EINVAL
+	}
+	return nf, nil
+}
+
+// nodeOf returns the tree node open on fd.
+func nodeOf(t *kernel.Task, fd uint64) (*fs.Node, error) {
+	f, err := nodeFile(t, fd)
+	if err != nil {
+		return nil, err
+	}
+	return f.Node(), nil
 }
 
 // sysClose implements close(2).
@@ -289,8 +524,8 @@ func sysReadlinkat(t *kernel.Task, a Args) (uint64, error) {
 	return uint64(len(b)), copyOut(t, a[2], b)
 }
 
-// sysFaccessat implements faccessat(2): everything is readable and
-// executable files are executable; nothing is writable yet.
+// sysFaccessat implements faccessat(2) for root: everything is readable
+// and writable, and files with an execute bit are executable.
 func sysFaccessat(t *kernel.Task, a Args) (uint64, error) {
 	name, err := copyInString(t, a[1])
 	if err != nil {
@@ -304,19 +539,40 @@ func sysFaccessat(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if a[2]&unix.W_OK != 0 {
-		return 0, unix.EROFS
-	}
 	if a[2]&unix.X_OK != 0 && n.Mode.Perm()&0o111 == 0 {
 		return 0, unix.EACCES
 	}
 	return 0, nil
 }
 
-// sysIoctl implements ioctl(2): no file has terminal or device controls yet.
+// ioctl requests (asm-generic/ioctls.h).
+const (
+	fionbio  = 0x5421
+	fionclex = 0x5450
+	fioclex  = 0x5451
+)
+
+// sysIoctl implements ioctl(2): FIONBIO on files that have O_NONBLOCK;
+// no file has terminal controls (ENOTTY, as for a pipe).
 func sysIoctl(t *kernel.Task, a Args) (uint64, error) {
-	if _, err := t.Proc.Files.Get(int(int32(a[0]))); err != nil {
+	f, err := t.Proc.Files.Get(int(int32(a[0])))
+	if err != nil {
 		return 0, err
+	}
+	switch a[1] {
+	case fionbio:
+		nb, ok := f.(nonblocker)
+		if !ok {
+			return 0, unix.ENOTTY
+		}
+		b := make([]byte, 4)
+		if err := copyIn(t, a[2], b); err != nil {
+			return 0, err
+		}
+		nb.SetNonblock(binary.LittleEndian.Uint32(b) != 0)
+		return 0, nil
+	case fioclex, fionclex:
+		return 0, nil
 	}
 	return 0, unix.ENOTTY
 }

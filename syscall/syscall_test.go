@@ -126,10 +126,6 @@ func TestOpenReadStat(t *testing.T) {
 	if r := call(task, sysno.Openat, uint64(unix.AT_FDCWD&0xffffffff), scratch, 0); r != -int64(unix.ENOENT) {
 		t.Fatalf("open missing = %d", r)
 	}
-	put(t, task, scratch, []byte("/etc/hostname\x00"))
-	if r := call(task, sysno.Openat, uint64(unix.AT_FDCWD&0xffffffff), scratch, unix.O_WRONLY); r != -int64(unix.EROFS) {
-		t.Fatalf("open for writing = %d", r)
-	}
 	put(t, task, scratch, []byte("/proc/self/exe\x00"))
 	if r := call(task, sysno.Readlinkat, uint64(unix.AT_FDCWD&0xffffffff), scratch, scratch+2048, 64); r != 9 || string(get(t, task, scratch+2048, 9)) != "/bin/test" {
 		t.Fatalf("readlink /proc/self/exe = %d", r)
@@ -217,5 +213,63 @@ func TestInfoCallsAndTrace(t *testing.T) {
 		if !strings.Contains(trace.String(), want) {
 			t.Errorf("trace lacks %q:\n%s", want, trace.String())
 		}
+	}
+}
+
+const atFDCWD = uint64(unix.AT_FDCWD & 0xffffffff)
+
+// TestWritableTree creates, appends to, lists, renames and removes files
+// and directories, as nginx does with its logs, pid file and temp dirs.
+func TestWritableTree(t *testing.T) {
+	task, _ := newTask(t)
+	put(t, task, scratch, []byte("/var\x00"))
+	if r := call(task, sysno.Mkdirat, atFDCWD, scratch, 0o755); r != 0 {
+		t.Fatalf("mkdir /var = %d", r)
+	}
+	if r := call(task, sysno.Mkdirat, atFDCWD, scratch, 0o755); r != -int64(unix.EEXIST) {
+		t.Fatalf("second mkdir = %d", r)
+	}
+	put(t, task, scratch, []byte("/var/log\x00"))
+	put(t, task, scratch+64, []byte("line one\nline two\n"))
+	fd := call(task, sysno.Openat, atFDCWD, scratch, unix.O_WRONLY|unix.O_CREAT|unix.O_APPEND, 0o644)
+	if fd < 0 {
+		t.Fatalf("create = %d", fd)
+	}
+	call(task, sysno.Write, uint64(fd), scratch+64, 9)
+	call(task, sysno.Write, uint64(fd), scratch+73, 9)
+	if r := call(task, sysno.Read, uint64(fd), scratch+512, 4); r != -int64(unix.EBADF) {
+		t.Fatalf("read from O_WRONLY = %d", r)
+	}
+	call(task, sysno.Close, uint64(fd))
+	if r := call(task, sysno.Openat, atFDCWD, scratch, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, 0o644); r != -int64(unix.EEXIST) {
+		t.Fatalf("O_EXCL on existing = %d", r)
+	}
+	fd = call(task, sysno.Openat, atFDCWD, scratch, unix.O_RDONLY)
+	if r := call(task, sysno.Read, uint64(fd), scratch+512, 100); r != 18 || string(get(t, task, scratch+512, 18)) != "line one\nline two\n" {
+		t.Fatalf("read back = %d", r)
+	}
+	call(task, sysno.Close, uint64(fd))
+
+	put(t, task, scratch+1024, []byte("/var\x00"))
+	dfd := call(task, sysno.Openat, atFDCWD, scratch+1024, unix.O_RDONLY|unix.O_DIRECTORY)
+	n := call(task, sysno.Getdents64, uint64(dfd), scratch+2048, 1024)
+	if n <= 0 || !bytes.Contains(get(t, task, scratch+2048, int(n)), []byte("log\x00")) {
+		t.Fatalf("getdents64 = %d", n)
+	}
+	if r := call(task, sysno.Getdents64, uint64(dfd), scratch+2048, 1024); r != 0 {
+		t.Fatalf("getdents64 at the end = %d", r)
+	}
+	put(t, task, scratch+128, []byte("/var/log.1\x00"))
+	if r := call(task, sysno.Renameat2, atFDCWD, scratch, atFDCWD, scratch+128, 0); r != 0 {
+		t.Fatalf("rename = %d", r)
+	}
+	if r := call(task, sysno.Unlinkat, atFDCWD, scratch+1024, unix.AT_REMOVEDIR); r != -int64(unix.ENOTEMPTY) {
+		t.Fatalf("rmdir non-empty = %d", r)
+	}
+	if r := call(task, sysno.Unlinkat, atFDCWD, scratch+128, 0); r != 0 {
+		t.Fatalf("unlink = %d", r)
+	}
+	if r := call(task, sysno.Unlinkat, atFDCWD, scratch+1024, unix.AT_REMOVEDIR); r != 0 {
+		t.Fatalf("rmdir = %d", r)
 	}
 }
