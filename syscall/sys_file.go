@@ -42,6 +42,7 @@ func init() {
 	register(sysno.Fdatasync, sysFsync)
 	register(sysno.Pwrite64, sysPwrite64)
 	register(sysno.Getdents64, sysGetdents64)
+	register(sysno.Sendfile, sysSendfile)
 }
 
 // Linux's bounds: MAX_RW_COUNT for one read or write, UIO_MAXIOV iovecs.
@@ -385,6 +386,56 @@ func sysGetdents64(t *kernel.Task, a Args) (uint64, error) {
 	}
 	f.SetOffset(int64(i))
 	return uint64(len(out)), copyOut(t, a[1], out)
+}
+
+// sysSendfile implements sendfile(2) from a tree file to any file: the
+// data is copied in chunks, and the offset (or the file position) advances
+// by what was sent.
+func sysSendfile(t *kernel.Task, a Args) (uint64, error) {
+	out, err := t.Proc.Files.Get(int(int32(a[0])))
+	if err != nil {
+		return 0, err
+	}
+	in, err := nodeFile(t, a[1])
+	if err != nil {
+		return 0, err
+	}
+	off := in.Offset()
+	if a[2] != 0 {
+		b := make([]byte, 8)
+		if err := copyIn(t, a[2], b); err != nil {
+			return 0, err
+		}
+		off = int64(binary.LittleEndian.Uint64(b))
+	}
+	const chunk = 64 << 10
+	buf := make([]byte, min(a[3], chunk))
+	sent := int64(0)
+	for uint64(sent) < a[3] {
+		n, err := in.ReadAt(buf[:min(uint64(len(buf)), a[3]-uint64(sent))], off+sent)
+		if n == 0 || err != nil {
+			if sent == 0 && err != nil {
+				return 0, err
+			}
+			break
+		}
+		w, err := out.Write(buf[:n])
+		sent += int64(w)
+		if err != nil {
+			if sent == 0 {
+				return 0, err
+			}
+			break
+		}
+		if w < n {
+			break
+		}
+	}
+	if a[2] != 0 {
+		return uint64(sent), copyOut(t, a[2], words(uint64(off+sent)))
+	}
+	in.SetOffset(off + sent)
+	return uint64(sent), nil
 }
 
 func direntType(n *fs.Node) byte {

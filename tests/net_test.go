@@ -50,28 +50,7 @@ func freePort(t *testing.T) int {
 // shows ready, and returns the host port. QEMU is killed when the test ends.
 func startNetKernel(t *testing.T, cmdline, ready string, guestPort int) (int, *syncBuffer) {
 	t.Helper()
-	if err := buildKernelOnce(); err != nil {
-		t.Fatal(err)
-	}
-	port := freePort(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	console := &syncBuffer{}
-	cmd := exec.CommandContext(ctx, "qemu-system-riscv64", "-machine", "virt", "-m", "256M", "-nographic", "-monitor", "none",
-		"-global", "virtio-mmio.force-legacy=false",
-		"-netdev", fmt.Sprintf("user,id=n0,hostfwd=tcp:127.0.0.1:%d-:%d", port, guestPort),
-		"-device", "virtio-net-device,netdev=n0",
-		"-bios", filepath.Join(repoRoot, "build/tramp.bin"),
-		"-kernel", filepath.Join(repoRoot, "build/kernel.elf"),
-		"-append", cmdline)
-	cmd.Stdout, cmd.Stderr = console, console
-	cmd.WaitDelay = 5 * time.Second
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cancel() // kills QEMU (by its PID) if it still runs
-		cmd.Wait()
-	})
+	port, console := startKernelWith(t, "256M", cmdline, "", guestPort)
 	deadline := time.Now().Add(time.Minute)
 	for !strings.Contains(console.String(), ready) {
 		if time.Now().After(deadline) {
@@ -79,6 +58,40 @@ func startNetKernel(t *testing.T, cmdline, ready string, guestPort int) (int, *s
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	return port, console
+}
+
+// startKernelWith starts the kernel with mem, a command line, an optional
+// initrd and a network device whose guestPort is forwarded to a free
+// loopback port. QEMU is killed, by its PID, when the test ends.
+func startKernelWith(t *testing.T, mem, cmdline, initrd string, guestPort int) (int, *syncBuffer) {
+	t.Helper()
+	if err := buildKernelOnce(); err != nil {
+		t.Fatal(err)
+	}
+	port := freePort(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	console := &syncBuffer{}
+	args := []string{"-machine", "virt", "-m", mem, "-nographic", "-monitor", "none",
+		"-global", "virtio-mmio.force-legacy=false",
+		"-netdev", fmt.Sprintf("user,id=n0,hostfwd=tcp:127.0.0.1:%d-:%d", port, guestPort),
+		"-device", "virtio-net-device,netdev=n0",
+		"-bios", filepath.Join(repoRoot, "build/tramp.bin"),
+		"-kernel", filepath.Join(repoRoot, "build/kernel.elf"),
+		"-append", cmdline}
+	if initrd != "" {
+		args = append(args, "-initrd", initrd)
+	}
+	cmd := exec.CommandContext(ctx, "qemu-system-riscv64", args...)
+	cmd.Stdout, cmd.Stderr = console, console
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		cmd.Wait()
+	})
 	return port, console
 }
 
