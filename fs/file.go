@@ -221,7 +221,9 @@ type FD struct {
 	CloExec bool
 }
 
-// FDTable maps descriptors to open files.
+// FDTable maps descriptors to open files. An open file (a description) may
+// sit in several tables after fork; it is closed when the last descriptor
+// referring to it is.
 type FDTable struct {
 	mu    sync.Mutex
 	files []*FD
@@ -229,6 +231,29 @@ type FDTable struct {
 
 // MaxFDs is the descriptor limit (RLIMIT_NOFILE).
 const MaxFDs = 1024
+
+var (
+	refsMu sync.Mutex
+	refs   = map[File]int{}
+)
+
+func hold(f File) {
+	refsMu.Lock()
+	refs[f]++
+	refsMu.Unlock()
+}
+
+// release drops one reference and reports whether it was the last.
+func release(f File) bool {
+	refsMu.Lock()
+	defer refsMu.Unlock()
+	refs[f]--
+	if refs[f] > 0 {
+		return false
+	}
+	delete(refs, f)
+	return true
+}
 
 // Install puts f in the lowest free slot at or above min.
 func (t *FDTable) Install(f File, cloexec bool, min int) (int, error) {
@@ -240,6 +265,7 @@ func (t *FDTable) Install(f File, cloexec bool, min int) (int, error) {
 		}
 		if t.files[fd] == nil {
 			t.files[fd] = &FD{File: f, CloExec: cloexec}
+			hold(f)
 			return fd, nil
 		}
 	}
@@ -254,6 +280,42 @@ func (t *FDTable) Get(fd int) (File, error) {
 		return nil, unix.EBADF
 	}
 	return t.files[fd].File, nil
+}
+
+// SetCloExec sets or clears FD_CLOEXEC on fd.
+func (t *FDTable) SetCloExec(fd int, on bool) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if fd < 0 || fd >= len(t.files) || t.files[fd] == nil {
+		return unix.EBADF
+	}
+	t.files[fd].CloExec = on
+	return nil
+}
+
+// CloExec reports FD_CLOEXEC of fd.
+func (t *FDTable) CloExec(fd int) (bool, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if fd < 0 || fd >= len(t.files) || t.files[fd] == nil {
+		return false, unix.EBADF
+	}
+	return t.files[fd].CloExec, nil
+}
+
+// Fork returns a copy of the table for a child process: the same open
+// files, each now referred to once more.
+func (t *FDTable) Fork() *FDTable {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := &FDTable{files: make([]*FD, len(t.files))}
+	for i, fd := range t.files {
+		if fd != nil {
+			c.files[i] = &FD{File: fd.File, CloExec: fd.CloExec}
+			hold(fd.File)
+		}
+	}
+	return c
 }
 
 // Close closes fd. It also leaves every epoll instance of the table that
@@ -278,7 +340,10 @@ func (t *FDTable) Close(fd int) error {
 	for _, e := range epolls {
 		e.Forget(fd, f)
 	}
-	return f.Close()
+	if release(f) {
+		return f.Close()
+	}
+	return nil
 }
 
 // CloseAll closes every descriptor.
@@ -288,7 +353,7 @@ func (t *FDTable) CloseAll() {
 	t.files = nil
 	t.mu.Unlock()
 	for _, fd := range files {
-		if fd != nil {
+		if fd != nil && release(fd.File) {
 			fd.File.Close()
 		}
 	}

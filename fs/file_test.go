@@ -10,7 +10,7 @@ import (
 func TestFDTable(t *testing.T) {
 	var tab FDTable
 	var out []byte
-	con := Console{Out: func(p []byte) { out = append(out, p...) }}
+	con := &Console{Out: func(p []byte) { out = append(out, p...) }}
 	for want := 0; want < 3; want++ {
 		if fd, err := tab.Install(con, false, 0); err != nil || fd != want {
 			t.Fatalf("Install = %d, %v; want %d", fd, err, want)

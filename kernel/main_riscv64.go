@@ -219,16 +219,15 @@ func runInit(tree *fs.Tree, syscalls SyscallLayer, path string, args []string) i
 		return 3
 	}
 	files := &fs.FDTable{}
-	console := fs.Console{Out: func(p []byte) { os.Stdout.Write(p) }}
+	console := &fs.Console{Out: func(p []byte) { os.Stdout.Write(p) }}
 	for i := 0; i < 3; i++ {
 		files.Install(console, false, 0)
 	}
+	NewRegs = arch.NewUserFrame
+	StartTask = func(t *Task) { go t.Run(syscalls.Dispatch) }
 	t := NewProcess(tree, as, files, path, regs)
-	go t.Run(syscalls.Dispatch)
+	StartTask(t)
 	<-t.Proc.Exited()
-	t.Proc.Lock()
-	as.Release()
-	t.Proc.Unlock()
 	return t.Proc.Status()
 }
 

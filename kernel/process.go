@@ -25,11 +25,21 @@ type Process struct {
 	Exe   string
 	Umask uint32
 
+	// Credentials: every program starts as root.
+	UID, GID, EUID, EGID uint32
+	Groups               []uint32
+
 	mu       sync.Mutex // guards AS and the fields below
 	exited   chan struct{}
 	status   int
 	threads  int
 	exitOnce sync.Once
+
+	parent   *Process
+	children map[int]*Process
+	reaped   bool
+	// childEvent is closed and replaced when a child exits.
+	childEvent chan struct{}
 }
 
 // Task is one thread of a process.
@@ -65,13 +75,126 @@ func (p *Process) Exited() <-chan struct{} { return p.exited }
 // or 128 + the signal number for a process killed by a signal.
 func (p *Process) Status() int { return p.status }
 
-// Exit ends the process with a status; the first call wins.
+// Exit ends the process with a status; the first call wins. The parent, if
+// any, is told (wait4 sees the child).
 func (p *Process) Exit(status int) {
 	p.exitOnce.Do(func() {
 		p.status = status
 		p.Files.CloseAll()
 		close(p.exited)
+		if pp := p.parent; pp != nil {
+			pp.mu.Lock()
+			close(pp.childEvent)
+			pp.childEvent = make(chan struct{})
+			pp.mu.Unlock()
+		}
 	})
+}
+
+// ParentPID is the parent's pid, 0 for init.
+func (p *Process) ParentPID() int {
+	if p.parent == nil {
+		return 0
+	}
+	return p.parent.PID
+}
+
+// Platform hooks, set by the kernel's main on riscv64 and by host tests:
+// where a new task's register frame comes from, and how a task starts.
+var (
+	NewRegs   = func() *arch.Frame { return new(arch.Frame) }
+	StartTask = func(*Task) {}
+)
+
+// Fork makes a child process that is a copy of t's: its memory copied, its
+// descriptors shared as after fork(2). The child's registers are t's with
+// a0 = 0 and, when newsp is not 0, that stack. It is started with StartTask.
+func (t *Task) Fork(newsp, childTID uintptr, setTID, clearTID bool) (*Task, error) {
+	p := t.Proc
+	regs := NewRegs()
+	if regs == nil {
+		return nil, unix.ENOMEM
+	}
+	p.Lock()
+	as, err := p.AS.Clone()
+	p.Unlock()
+	if err != nil {
+		return nil, unix.ENOMEM
+	}
+	*regs = *t.Regs
+	regs.Satp = as.Satp()
+	regs.X[arch.RegA0] = 0
+	if newsp != 0 {
+		regs.X[arch.RegSP] = uint64(newsp)
+	}
+	pid := int(lastPID.Add(1))
+	c := &Process{PID: pid, AS: as, Files: p.Files.Fork(), Root: p.Root, Cwd: p.Cwd, Exe: p.Exe, Umask: p.Umask,
+		UID: p.UID, GID: p.GID, EUID: p.EUID, EGID: p.EGID, Groups: append([]uint32(nil), p.Groups...),
+		exited: make(chan struct{}), threads: 1, parent: p, childEvent: make(chan struct{})}
+	child := &Task{TID: pid, Proc: c, Regs: regs}
+	if setTID {
+		b := []byte{byte(pid), byte(pid >> 8), byte(pid >> 16), byte(pid >> 24)}
+		if err := as.CopyOut(childTID, b); err != nil {
+			as.Release()
+			return nil, unix.EFAULT
+		}
+	}
+	if clearTID {
+		child.ClearTID = childTID
+	}
+	p.mu.Lock()
+	if p.children == nil {
+		p.children = map[int]*Process{}
+	}
+	p.children[pid] = c
+	p.mu.Unlock()
+	StartTask(child)
+	return child, nil
+}
+
+// Wait waits for a child (pid > 0: that one; -1: any) to exit, reaps it and
+// returns its pid and wait status. With nohang it returns pid 0 at once
+// when no child has exited.
+func (p *Process) Wait(pid int, nohang bool) (int, int, error) {
+	for {
+		p.mu.Lock()
+		found := false
+		for cpid, c := range p.children {
+			if pid > 0 && cpid != pid {
+				continue
+			}
+			found = true
+			select {
+			case <-c.exited:
+				delete(p.children, cpid)
+				p.mu.Unlock()
+				return cpid, waitStatus(c.status), nil
+			default:
+			}
+		}
+		ev := p.childEvent
+		p.mu.Unlock()
+		if !found {
+			return 0, 0, unix.ECHILD
+		}
+		if nohang {
+			return 0, 0, nil
+		}
+		select {
+		case <-ev:
+		case <-p.exited:
+			return 0, 0, unix.EINTR
+		}
+	}
+}
+
+// waitStatus encodes an exit status as wait(2) reports it: 128+sig is a
+// death by signal, anything else an exit code.
+func waitStatus(status int) int {
+	if status > 128 && status < 128+65 {
+		return status - 128
+	}
+	return status << 8
 }
 
 // Interpreter and PIE placement (Sv39 user space is 256 GiB).
@@ -152,7 +275,8 @@ func Exec(mem mm.Memory, tree *fs.Tree, file string, argv, envp []string, random
 // NewProcess makes a process with one task around an exec'd address space.
 func NewProcess(tree *fs.Tree, as *mm.AddressSpace, files *fs.FDTable, exe string, regs *arch.Frame) *Task {
 	pid := int(lastPID.Add(1))
-	p := &Process{PID: pid, AS: as, Files: files, Root: tree, Cwd: "/", Exe: path.Clean(exe), Umask: 0o022, exited: make(chan struct{}), threads: 1}
+	p := &Process{PID: pid, AS: as, Files: files, Root: tree, Cwd: "/", Exe: path.Clean(exe), Umask: 0o022,
+		exited: make(chan struct{}), threads: 1, childEvent: make(chan struct{})}
 	return &Task{TID: pid, Proc: p, Regs: regs}
 }
 

@@ -16,7 +16,13 @@ import (
 // address space, an interrupt yields to other goroutines, anything else
 // kills the process with the signal Linux would send.
 func (t *Task) Run(dispatch func(*Task)) {
-	defer arch.FreeUserFrame(t.Regs)
+	defer func() {
+		<-t.Proc.exited
+		t.Proc.Lock()
+		t.Proc.AS.Release()
+		t.Proc.Unlock()
+		arch.FreeUserFrame(t.Regs)
+	}()
 	for !t.Exiting {
 		select {
 		case <-t.Proc.exited:

@@ -82,6 +82,37 @@ func (as *AddressSpace) Root() uintptr { return as.root }
 // VMAs returns a copy of the mappings.
 func (as *AddressSpace) VMAs() []VMA { return append([]VMA(nil), as.vmas...) }
 
+// Clone returns a copy of the address space for fork: the same mappings,
+// each present page copied to a new frame.
+func (as *AddressSpace) Clone() (*AddressSpace, error) {
+	c, err := NewAddressSpace(as.mem)
+	if err != nil {
+		return nil, err
+	}
+	c.vmas = append([]VMA(nil), as.vmas...)
+	c.BrkBase, c.Brk, c.mmapNext = as.BrkBase, as.Brk, as.mmapNext
+	for _, v := range as.vmas {
+		for va := v.Start; va < v.End; va += PageSize {
+			pa, perm, ok := Translate(as.root, va)
+			if !ok {
+				continue
+			}
+			frame := as.mem.AllocFrame()
+			if frame == 0 {
+				c.Release()
+				return nil, ErrNoMemory
+			}
+			copy((*[PageSize]byte)(Ptr(frame))[:], (*[PageSize]byte)(Ptr(pa))[:])
+			if !as.mem.Map(c.root, va, frame, perm&(PTERead|PTEWrite|PTEExec)) {
+				as.mem.FreeFrame(frame)
+				c.Release()
+				return nil, ErrNoMemory
+			}
+		}
+	}
+	return c, nil
+}
+
 // Release frees every frame and page table of the address space.
 func (as *AddressSpace) Release() {
 	as.mem.FreeTables(as.root)

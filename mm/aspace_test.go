@@ -129,3 +129,33 @@ func TestAddressSpaceMmapBrk(t *testing.T) {
 		t.Fatalf("%d frames leaked after Release", inUse)
 	}
 }
+
+func TestAddressSpaceClone(t *testing.T) {
+	as, f := newTestAS(t, 512)
+	addr, _ := as.Map(0x400000, 2*PageSize, PTERead|PTEWrite, true)
+	if err := as.CopyOut(addr, []byte("parent")); err != nil {
+		t.Fatal(err)
+	}
+	as.BrkBase, as.Brk = 0x600000, 0x601000
+	c, err := as.Clone()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CopyOut(addr, []byte("child!")); err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 6)
+	as.CopyIn(addr, b)
+	if string(b) != "parent" {
+		t.Fatalf("parent sees %q after the child wrote", b)
+	}
+	c.CopyIn(addr, b)
+	if string(b) != "child!" || c.Brk != 0x601000 || len(c.VMAs()) != len(as.VMAs()) {
+		t.Fatalf("child: %q brk %#x", b, c.Brk)
+	}
+	c.Release()
+	as.Release()
+	if inUse, _ := f.Stats(); inUse != 0 {
+		t.Fatalf("%d frames leaked", inUse)
+	}
+}

@@ -139,6 +139,9 @@ func (so *Socket) SetReuseAddr(v bool) { so.ep.SocketOptions().SetReuseAddress(v
 // SetNoDelay sets TCP_NODELAY.
 func (so *Socket) SetNoDelay(v bool) { so.ep.SocketOptions().SetDelayOption(!v) }
 
+// SetCork sets TCP_CORK: partial segments wait until it is cleared.
+func (so *Socket) SetCork(v bool) { so.ep.SocketOptions().SetCorkOption(v) }
+
 // SetKeepAlive sets SO_KEEPALIVE.
 func (so *Socket) SetKeepAlive(v bool) { so.ep.SocketOptions().SetKeepAlive(v) }
 

@@ -601,6 +601,7 @@ const (
 	fionbio  = 0x5421
 	fionclex = 0x5450
 	fioclex  = 0x5451
+	fioasync = 0x5452
 )
 
 // sysIoctl implements ioctl(2): FIONBIO on files that have O_NONBLOCK;
@@ -623,7 +624,9 @@ func sysIoctl(t *kernel.Task, a Args) (uint64, error) {
 		nb.SetNonblock(binary.LittleEndian.Uint32(b) != 0)
 		return 0, nil
 	case fioclex, fionclex:
-		return 0, nil
+		return 0, t.Proc.Files.SetCloExec(int(int32(a[0])), a[1] == fioclex)
+	case fioasync:
+		return 0, nil // no SIGIO is sent yet
 	}
 	return 0, unix.ENOTTY
 }
@@ -641,9 +644,20 @@ func sysFcntl(t *kernel.Task, a Args) (uint64, error) {
 		return 0, err
 	}
 	nb, canBlock := f.(nonblocker)
+	fd := int(int32(a[0]))
 	switch a[1] {
-	case unix.F_GETFD, unix.F_SETFD:
+	case unix.F_GETFD:
+		if on, _ := t.Proc.Files.CloExec(fd); on {
+			return unix.FD_CLOEXEC, nil
+		}
 		return 0, nil
+	case unix.F_SETFD:
+		return 0, t.Proc.Files.SetCloExec(fd, a[2]&unix.FD_CLOEXEC != 0)
+	case unix.F_SETOWN, unix.F_GETOWN:
+		return 0, nil // no SIGIO is sent yet
+	case unix.F_DUPFD, unix.F_DUPFD_CLOEXEC:
+		nfd, err := t.Proc.Files.Install(f, a[1] == unix.F_DUPFD_CLOEXEC, int(a[2]))
+		return uint64(nfd), err
 	case unix.F_GETFL:
 		flags := uint64(unix.O_RDWR)
 		if canBlock && nb.Nonblock() {

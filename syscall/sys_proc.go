@@ -15,10 +15,10 @@ func init() {
 	register(sysno.Getpid, sysGetpid)
 	register(sysno.Gettid, sysGettid)
 	register(sysno.Getppid, sysGetppid)
-	register(sysno.Getuid, sysGetID)
-	register(sysno.Geteuid, sysGetID)
-	register(sysno.Getgid, sysGetID)
-	register(sysno.Getegid, sysGetID)
+	register(sysno.Getuid, func(t *kernel.Task, a Args) (uint64, error) { return uint64(t.Proc.UID), nil })
+	register(sysno.Geteuid, func(t *kernel.Task, a Args) (uint64, error) { return uint64(t.Proc.EUID), nil })
+	register(sysno.Getgid, func(t *kernel.Task, a Args) (uint64, error) { return uint64(t.Proc.GID), nil })
+	register(sysno.Getegid, func(t *kernel.Task, a Args) (uint64, error) { return uint64(t.Proc.EGID), nil })
 	register(sysno.SchedYield, sysSchedYield)
 	register(sysno.SchedGetaffinity, sysSchedGetaffinity)
 	register(sysno.Kill, sysKill)
@@ -97,11 +97,7 @@ func sysGetpid(t *kernel.Task, a Args) (uint64, error) { return uint64(t.Proc.PI
 func sysGettid(t *kernel.Task, a Args) (uint64, error) { return uint64(t.TID), nil }
 
 // sysGetppid implements getppid(2): init's parent is 0.
-func sysGetppid(t *kernel.Task, a Args) (uint64, error) { return 0, nil }
-
-// sysGetID implements getuid(2), geteuid(2), getgid(2) and getegid(2):
-// every program runs as root for now.
-func sysGetID(t *kernel.Task, a Args) (uint64, error) { return 0, nil }
+func sysGetppid(t *kernel.Task, a Args) (uint64, error) { return uint64(t.Proc.ParentPID()), nil }
 
 // sysSchedYield implements sched_yield(2).
 func sysSchedYield(t *kernel.Task, a Args) (uint64, error) {

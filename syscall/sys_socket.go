@@ -24,6 +24,84 @@ func init() {
 	register(sysno.Shutdown, sysShutdown)
 	register(sysno.Sendto, sysSendto)
 	register(sysno.Recvfrom, sysRecvfrom)
+	register(sysno.Socketpair, sysSocketpair)
+	register(sysno.Sendmsg, sysSendmsg)
+	register(sysno.Recvmsg, sysRecvmsg)
+}
+
+// sysSocketpair implements socketpair(2) for AF_UNIX stream sockets.
+func sysSocketpair(t *kernel.Task, a Args) (uint64, error) {
+	if a[0] != unix.AF_UNIX {
+		return 0, unix.EAFNOSUPPORT
+	}
+	if a[1]&^(unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC) != unix.SOCK_STREAM || a[2] != 0 {
+		return 0, unix.EPROTONOSUPPORT
+	}
+	x, y := jnet.SocketPair(a[1]&unix.SOCK_NONBLOCK != 0)
+	cloexec := a[1]&unix.SOCK_CLOEXEC != 0
+	fx, err := t.Proc.Files.Install(x, cloexec, 0)
+	if err != nil {
+		return 0, err
+	}
+	fy, err := t.Proc.Files.Install(y, cloexec, 0)
+	if err != nil {
+		t.Proc.Files.Close(fx)
+		return 0, err
+	}
+	b := make([]byte, 8)
+	binary.LittleEndian.PutUint32(b, uint32(fx))
+	binary.LittleEndian.PutUint32(b[4:], uint32(fy))
+	if err := copyOut(t, a[3], b); err != nil {
+		t.Proc.Files.Close(fx)
+		t.Proc.Files.Close(fy)
+		return 0, err
+	}
+	return 0, nil
+}
+
+// msghdr is struct msghdr on riscv64: name, namelen (+4 padding), iov,
+// iovlen, control, controllen, flags.
+type msghdr struct {
+	iov, iovlen, control, controllen uint64
+}
+
+func readMsghdr(t *kernel.Task, addr uint64) (msghdr, error) {
+	b := make([]byte, 56)
+	if err := copyIn(t, addr, b); err != nil {
+		return msghdr{}, err
+	}
+	le := binary.LittleEndian
+	return msghdr{iov: le.Uint64(b[16:]), iovlen: le.Uint64(b[24:]), control: le.Uint64(b[32:]), controllen: le.Uint64(b[40:])}, nil
+}
+
+// sysSendmsg implements sendmsg(2) for data; passing descriptors
+// (SCM_RIGHTS) is not supported yet.
+func sysSendmsg(t *kernel.Task, a Args) (uint64, error) {
+	m, err := readMsghdr(t, a[1])
+	if err != nil {
+		return 0, err
+	}
+	if m.controllen != 0 {
+		return 0, unix.EOPNOTSUPP
+	}
+	return sysWritev(t, Args{a[0], m.iov, m.iovlen})
+}
+
+// sysRecvmsg implements recvmsg(2) for data: no control messages come back.
+func sysRecvmsg(t *kernel.Task, a Args) (uint64, error) {
+	m, err := readMsghdr(t, a[1])
+	if err != nil {
+		return 0, err
+	}
+	n, err := sysReadv(t, Args{a[0], m.iov, m.iovlen})
+	if err != nil {
+		return 0, err
+	}
+	// msg_controllen = 0, msg_flags = 0.
+	if err := copyOut(t, a[1]+40, make([]byte, 16)); err != nil {
+		return 0, err
+	}
+	return n, nil
 }
 
 const sockaddrInLen = 16
@@ -215,10 +293,12 @@ func sysSetsockopt(t *kernel.Task, a Args) (uint64, error) {
 		so.SetKeepAlive(on)
 	case a[1] == unix.IPPROTO_TCP && a[2] == unix.TCP_NODELAY:
 		so.SetNoDelay(on)
+	case a[1] == unix.IPPROTO_TCP && a[2] == unix.TCP_CORK:
+		so.SetCork(on)
 	case a[1] == unix.SOL_SOCKET && (a[2] == unix.SO_REUSEPORT || a[2] == unix.SO_RCVBUF || a[2] == unix.SO_SNDBUF):
 		// Accepted; netstack sizes its buffers itself.
-	case a[1] == unix.IPPROTO_TCP && (a[2] == unix.TCP_CORK || a[2] == unix.TCP_DEFER_ACCEPT):
-		// Accepted; segments are sent as they are written.
+	case a[1] == unix.IPPROTO_TCP && a[2] == unix.TCP_DEFER_ACCEPT:
+		// Accepted; connections are handed over at once.
 	default:
 		return 0, unix.ENOPROTOOPT
 	}

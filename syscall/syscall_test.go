@@ -37,7 +37,7 @@ func newTask(t *testing.T) (*kernel.Task, *bytes.Buffer) {
 	tree.Create("/etc/link", &fs.Node{Mode: iofs.ModeSymlink | 0o777, Link: "hostname"})
 	out := &bytes.Buffer{}
 	files := &fs.FDTable{}
-	con := fs.Console{Out: func(p []byte) { out.Write(p) }}
+	con := &fs.Console{Out: func(p []byte) { out.Write(p) }}
 	for i := 0; i < 3; i++ {
 		files.Install(con, false, 0)
 	}

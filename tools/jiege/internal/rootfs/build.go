@@ -272,6 +272,13 @@ func (b *builder) buildTree(ctx context.Context, tree string) (*meta, error) {
 		}
 		m.Files = append(m.Files, File{URLPath: bf.path, Size: bf.size, SHA256: sum})
 	}
+	if b.o.Flavor == Ours {
+		// The program a kernel runs first (Linux's flavour gets an /init
+		// script instead): nginx itself, as in a container.
+		if err := os.Symlink("usr/sbin/nginx", filepath.Join(tmp, "init")); err != nil {
+			return nil, err
+		}
+	}
 	if b.o.Flavor == Linux {
 		if err := b.addLinux(ctx, tmp, m); err != nil {
 			return nil, err

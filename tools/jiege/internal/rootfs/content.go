@@ -16,7 +16,7 @@ const WebRoot = "/var/www/html"
 
 // generatorVersion is part of every cache key: bump it when the code that
 // lays out the tree or packs the archive changes what it produces.
-const generatorVersion = "jiege-rootfs-1"
+const generatorVersion = "jiege-rootfs-2"
 
 // fixedMTime is the modification time of every file in the tree and the
 // archive (2025-01-01 UTC), so Last-Modified and ETag agree between the

@@ -1,0 +1,173 @@
+package net
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jiege-go/jiege/fs"
+)
+
+// unixPairBuffer bounds the bytes in flight in each direction.
+const unixPairBuffer = 256 << 10
+
+// unixPair is a connected pair of stream sockets (socketpair(2)): end i
+// reads buf[i] and writes buf[1-i].
+type unixPair struct {
+	mu       sync.Mutex
+	buf      [2][]byte
+	closed   [2]bool
+	changed  chan struct{} // closed and replaced on every change
+	watchers [2]map[int]func()
+	nextW    int
+}
+
+// UnixConn is one end of a socketpair.
+type UnixConn struct {
+	p        *unixPair
+	end      int
+	nonblock atomic.Bool
+	ino      uint64
+}
+
+// SocketPair returns two connected stream sockets.
+func SocketPair(nonblock bool) (*UnixConn, *UnixConn) {
+	p := &unixPair{changed: make(chan struct{}), watchers: [2]map[int]func(){{}, {}}}
+	a, b := &UnixConn{p: p, end: 0, ino: socketIno.Add(1)}, &UnixConn{p: p, end: 1, ino: socketIno.Add(1)}
+	a.nonblock.Store(nonblock)
+	b.nonblock.Store(nonblock)
+	return a, b
+}
+
+// changedLocked wakes blocked calls and returns the watchers to notify.
+func (p *unixPair) changedLocked() []func() {
+	close(p.changed)
+	p.changed = make(chan struct{})
+	var fns []func()
+	for _, w := range p.watchers {
+		for _, fn := range w {
+			fns = append(fns, fn)
+		}
+	}
+	return fns
+}
+
+func notifyAll(fns []func()) {
+	for _, fn := range fns {
+		fn()
+	}
+}
+
+// SetNonblock sets O_NONBLOCK.
+func (c *UnixConn) SetNonblock(v bool) { c.nonblock.Store(v) }
+
+// Nonblock reports O_NONBLOCK.
+func (c *UnixConn) Nonblock() bool { return c.nonblock.Load() }
+
+// Read receives what the peer wrote; 0 once the peer closed and all is read.
+func (c *UnixConn) Read(b []byte) (int, error) {
+	p := c.p
+	for {
+		p.mu.Lock()
+		if len(p.buf[c.end]) > 0 {
+			n := copy(b, p.buf[c.end])
+			p.buf[c.end] = p.buf[c.end][n:]
+			fns := p.changedLocked()
+			p.mu.Unlock()
+			notifyAll(fns)
+			return n, nil
+		}
+		if p.closed[1-c.end] {
+			p.mu.Unlock()
+			return 0, nil
+		}
+		ch := p.changed
+		p.mu.Unlock()
+		if c.nonblock.Load() {
+			return 0, unix.EAGAIN
+		}
+		<-ch
+	}
+}
+
+// Write sends b to the peer, waiting for room unless non-blocking.
+func (c *UnixConn) Write(b []byte) (int, error) {
+	p := c.p
+	done := 0
+	for done < len(b) {
+		p.mu.Lock()
+		if p.closed[1-c.end] {
+			p.mu.Unlock()
+			return done, unix.EPIPE
+		}
+		room := unixPairBuffer - len(p.buf[1-c.end])
+		if room > 0 {
+			n := min(room, len(b)-done)
+			p.buf[1-c.end] = append(p.buf[1-c.end], b[done:done+n]...)
+			done += n
+			fns := p.changedLocked()
+			p.mu.Unlock()
+			notifyAll(fns)
+			continue
+		}
+		ch := p.changed
+		p.mu.Unlock()
+		if c.nonblock.Load() {
+			if done > 0 {
+				return done, nil
+			}
+			return 0, unix.EAGAIN
+		}
+		<-ch
+	}
+	return done, nil
+}
+
+// Readiness returns the poll events in mask that hold for this end.
+func (c *UnixConn) Readiness(mask uint32) uint32 {
+	p := c.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var r uint32
+	if len(p.buf[c.end]) > 0 {
+		r |= unix.EPOLLIN
+	}
+	if p.closed[1-c.end] {
+		r |= unix.EPOLLIN | unix.EPOLLHUP | unix.EPOLLRDHUP
+	} else if len(p.buf[1-c.end]) < unixPairBuffer {
+		r |= unix.EPOLLOUT
+	}
+	return r & mask
+}
+
+// Watch calls notify on every change of the pair until cancelled.
+func (c *UnixConn) Watch(notify func()) func() {
+	p := c.p
+	p.mu.Lock()
+	id := p.nextW
+	p.nextW++
+	p.watchers[c.end][id] = notify
+	p.mu.Unlock()
+	return func() {
+		p.mu.Lock()
+		delete(p.watchers[c.end], id)
+		p.mu.Unlock()
+	}
+}
+
+// Close closes this end: the peer reads end of stream, its writes fail.
+func (c *UnixConn) Close() error {
+	p := c.p
+	p.mu.Lock()
+	p.closed[c.end] = true
+	fns := p.changedLocked()
+	p.mu.Unlock()
+	notifyAll(fns)
+	return nil
+}
+
+// Stat describes the socket as a file.
+func (c *UnixConn) Stat() fs.Stat {
+	return fs.Stat{Dev: devSockets, Ino: c.ino, Mode: unix.S_IFSOCK | 0o777, Nlink: 1, Blksize: 4096}
+}
