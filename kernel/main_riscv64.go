@@ -124,6 +124,9 @@ func Main(syscalls SyscallLayer) {
 		if _, err := tree.Lookup(cmd.Init, true); err == nil {
 			status := runInit(tree, syscalls, cmd.Init, cmd.InitArgs)
 			fmt.Printf("kernel: init exited with status %d; powering off\n", status)
+			// Let the last segments init wrote (a final response, the FIN)
+			// leave the network stack before the machine stops.
+			time.Sleep(500 * time.Millisecond)
 			arch.PowerOff(status)
 		}
 	}

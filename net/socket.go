@@ -215,8 +215,11 @@ func (so *Socket) Watch(notify func()) func() {
 	return func() { so.wq.EventUnregister(&e) }
 }
 
-// Close closes the endpoint; a connection is shut down gracefully.
+// Close closes the endpoint; a connection is shut down gracefully. Corked
+// data goes out at once, as on Linux (netstack would hold it for the cork
+// timeout first).
 func (so *Socket) Close() error {
+	so.ep.SocketOptions().SetCorkOption(false)
 	so.ep.Close()
 	return nil
 }

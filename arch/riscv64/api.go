@@ -3,6 +3,8 @@
 package riscv64
 
 import (
+	"fmt"
+	"os"
 	"syscall"
 	"unsafe"
 
@@ -106,7 +108,7 @@ func NewUserFrame() *Frame {
 func FreeUserFrame(f *Frame) { FreeFrame(uintptr(unsafe.Pointer(f))) }
 
 // EnableIRQ gives PLIC interrupt irq a priority and opens this hart's
-// M-mode threshold; the source itself is unmasked by WaitIRQ.
+// M-mode threshold; the source itself is unmasked by IRQ.Wait.
 func EnableIRQ(irq int) {
 	h := thisHart()
 	Write32(plicBase+uintptr(4*irq), 1)
@@ -124,9 +126,31 @@ func SeedRandom(seed []byte) {
 	restoreInterrupts(old)
 }
 
-// WaitIRQ unmasks PLIC interrupt irq and blocks the calling goroutine until
-// it fires; the trap handler masks it again then. WaitIRQ enters the
-// runtime's syscall state, so other goroutines keep running meanwhile.
-func WaitIRQ(irq int) {
-	syscall.Syscall(sysWaitIRQ, uintptr(irq), 0, 0)
+// IRQ is a PLIC interrupt as the Go runtime's netpoller sees it: a
+// goroutine waiting for it parks like one waiting for a socket.
+type IRQ struct {
+	f  *os.File
+	rc syscall.RawConn
+}
+
+// OpenIRQ opens PLIC interrupt irq (1..63) for waiting.
+func OpenIRQ(irq int) (*IRQ, error) {
+	if irq <= 0 || irq >= 64 {
+		return nil, fmt.Errorf("irq %d out of range", irq)
+	}
+	f := os.NewFile(uintptr(irqFDBase+irq), fmt.Sprintf("irq%d", irq))
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	return &IRQ{f: f, rc: rc}, nil
+}
+
+// Wait unmasks the interrupt and blocks the calling goroutine until it
+// fires; the trap handler masks it again then.
+func (q *IRQ) Wait() {
+	q.rc.Read(func(fd uintptr) bool {
+		r, _, errno := syscall.RawSyscall(syscall.SYS_READ, fd, 0, 0)
+		return errno == 0 && r == 1
+	})
 }

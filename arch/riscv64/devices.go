@@ -21,7 +21,7 @@ var (
 	testBase      uintptr = 0x0010_0000
 	timebase      uint64  = 10_000_000 // ticks per second of the time CSR
 	quantumTicks  uint64  = 100_000    // 10 ms at 10 MHz; set from timebase at boot
-	irqPending    uint64               // external interrupts claimed but not yet waited for
+	irqPending    uint64               // external interrupts claimed and not yet consumed
 	wallOffsetNs  int64                // wall-clock time at tick 0, from the RTC
 	wallClockSeen bool
 )

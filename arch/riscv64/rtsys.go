@@ -27,7 +27,6 @@ const (
 // Kernel-private calls, numbered far above Linux's.
 const (
 	sysEnterUser = 0x4a00 + iota
-	sysWaitIRQ
 )
 
 const (
@@ -54,9 +53,12 @@ func runtimeSyscall(h *hart, t *thread, f *Frame) {
 			r = rtWrite(uintptr(a[RegA0]), uintptr(a[RegA1]), uintptr(a[RegA2]))
 		}
 	case unix.SYS_READ:
-		if a[RegA0] == rtEventFD && a[RegA2] == 8 {
+		switch fd := a[RegA0]; {
+		case fd == rtEventFD && a[RegA2] == 8:
 			r = rtEventRead(uintptr(a[RegA1]))
-		} else {
+		case isIRQFD(fd):
+			r = rtIRQRead(h, uint32(fd-irqFDBase))
+		default:
 			r = -errEBADF
 		}
 	case unix.SYS_EPOLL_CREATE1:
@@ -72,13 +74,16 @@ func runtimeSyscall(h *hart, t *thread, f *Frame) {
 	case unix.SYS_FCNTL:
 		// The console is open on 0, 1 and 2, read-write and blocking.
 		switch {
+		case isIRQFD(a[RegA0]) && a[RegA1] == unix.F_GETFL:
+			r = oRdwr | int64(unix.O_NONBLOCK)
+		case isIRQFD(a[RegA0]):
 		case a[RegA0] > 2:
 			r = -errEBADF
 		case a[RegA1] == unix.F_GETFL:
 			r = oRdwr
 		}
 	case unix.SYS_CLOSE:
-		if a[RegA0] != rtEpollFD && a[RegA0] != rtEventFD {
+		if a[RegA0] != rtEpollFD && a[RegA0] != rtEventFD && !isIRQFD(a[RegA0]) {
 			r = -errEBADF
 		}
 	case unix.SYS_MMAP:
@@ -144,26 +149,6 @@ func runtimeSyscall(h *hart, t *thread, f *Frame) {
 	case sysEnterUser:
 		t.user = uintptr(a[RegA0])
 		return
-	case sysWaitIRQ:
-		irq := a[RegA0]
-		if irq == 0 || irq >= 64 {
-			r = -errEINVAL
-		} else {
-			if irqPending&(1<<irq) == 0 {
-				plicEnable(h, uint32(irq), true)
-				// QEMU's PLIC does not re-evaluate its output when a source
-				// is enabled, so an interrupt that became pending while
-				// masked is claimed here instead of waited for.
-				if plicIsPending(uint32(irq)) {
-					external(h)
-				}
-			}
-			if irqPending&(1<<irq) != 0 {
-				irqPending &^= 1 << irq
-			} else {
-				block(h, uintptr(irq), 0, 0)
-			}
-		}
 	default:
 		print("\nkernel: the kernel's runtime made syscall ")
 		printDec(int64(nr))

@@ -196,9 +196,9 @@ func external(h *hart) {
 		Write32(claim, irq)
 		plicEnable(h, irq, false)
 		if irq < 64 {
-			if wakeKey(uintptr(irq), maxThreads) == 0 {
-				irqPending |= 1 << irq
-			}
+			irqPending |= 1 << irq
+			irqEdge |= 1 << irq
+			wakeKey(rtPollKey, maxThreads)
 		}
 	}
 }

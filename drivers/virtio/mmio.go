@@ -6,8 +6,8 @@
 //
 // Queues and buffers live in physical frames, which the kernel reaches at
 // their physical addresses, so the device and the driver see one address.
-// Interrupts arrive through arch.WaitIRQ: the trap handler masks the source
-// at the PLIC when it fires, and WaitIRQ unmasks it again.
+// Interrupts arrive through arch.IRQ: the trap handler masks the source
+// at the PLIC when it fires, and IRQ.Wait unmasks it again.
 package virtio
 
 import (
@@ -86,14 +86,14 @@ func DeviceName(id uint32) string {
 // Device is an initialised virtio-mmio device.
 type Device struct {
 	base uintptr
-	irq  int
+	irq  *arch.IRQ
 }
 
 // Open resets the device at base and negotiates features: VERSION_1 plus
 // those of want (a bit mask over feature bits 0-31) that the device offers.
 // Queues are set up with Queue before Start.
-func Open(base uintptr, irq int, want uint32) (*Device, uint32, error) {
-	d := &Device{base: base, irq: irq}
+func Open(base uintptr, irq int, want uint32) (d *Device, features uint32, err error) {
+	d = &Device{base: base}
 	if arch.Read32(base+regMagic) != magicValue {
 		return nil, 0, fmt.Errorf("virtio-mmio@%#x: no device", base)
 	}
@@ -118,6 +118,9 @@ func Open(base uintptr, irq int, want uint32) (*Device, uint32, error) {
 		return nil, 0, fmt.Errorf("virtio-mmio@%#x: device refused features %#x", base, got)
 	}
 	arch.EnableIRQ(irq)
+	if d.irq, err = arch.OpenIRQ(irq); err != nil {
+		return nil, 0, fmt.Errorf("virtio-mmio@%#x: %w", base, err)
+	}
 	return d, got, nil
 }
 
@@ -128,7 +131,7 @@ func (d *Device) Start() {
 
 // WaitInterrupt blocks until the device interrupts, then acknowledges it.
 func (d *Device) WaitInterrupt() {
-	arch.WaitIRQ(d.irq)
+	d.irq.Wait()
 	d.write(regInterruptACK, d.read(regInterruptStatus))
 }
 
