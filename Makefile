@@ -1,6 +1,7 @@
 # Jiege-Go: a RISC-V kernel in Go that runs Debian's nginx, and jiege, its verifier.
 #
-#   make qemu    build the kernel and boot it under qemu-system-riscv64
+#   make qemu    build the kernel and nginx's root filesystem and boot them;
+#                nginx answers on http://127.0.0.1:$(PORT)/
 #   make test    every test: host unit tests and QEMU integration tests
 
 GO        ?= go
@@ -9,12 +10,14 @@ QEMU      ?= qemu-system-riscv64
 MEM       ?= 512M
 SMP       ?= 1
 APPEND    ?=
+PORT      ?= 8080
 KERNEL    := $(BUILD)/kernel.elf
+ROOTFS    := $(BUILD)/rootfs-ours.cpio
 TRAMP     := $(BUILD)/tramp.bin
 ENTRY     := github.com/jiege-go/jiege/arch/riscv64.Entry
 KERNEL_LDFLAGS := -T 0x80010000 -R 0x1000 -E $(ENTRY)
 
-.PHONY: all kernel qemu qemu-gdb test vet jiege rootfs clean
+.PHONY: all kernel qemu qemu-kernel qemu-gdb test vet jiege rootfs clean
 
 all: kernel jiege
 
@@ -32,9 +35,20 @@ $(TRAMP): $(KERNEL)
 	$(GO) run ./qemu/cmd/tramp -kernel $(KERNEL) -out $@
 
 # The kernel drives modern (version 2) virtio-mmio devices only.
-QEMU_DEVICES := -global virtio-mmio.force-legacy=false -device virtio-rng-device
+QEMU_DEVICES := -global virtio-mmio.force-legacy=false -device virtio-rng-device \
+	-netdev user,id=n0,hostfwd=tcp:127.0.0.1:$(PORT)-:80 -device virtio-net-device,netdev=n0
 
-qemu: kernel
+# Debian's nginx and its libraries (fetched with apt; /init is nginx).
+$(ROOTFS): jiege
+	$(BUILD)/jiege rootfs --quiet --out $@
+
+qemu: kernel $(ROOTFS)
+	@echo "nginx will answer on http://127.0.0.1:$(PORT)/ (Ctrl-A X quits QEMU)"
+	$(QEMU) -machine virt -m $(MEM) -smp $(SMP) -nographic $(QEMU_DEVICES) \
+		-bios $(TRAMP) -kernel $(KERNEL) -initrd $(ROOTFS) -append '$(APPEND)'
+
+# The kernel alone: it prints its boot log and idles (APPEND=selftest runs the checks).
+qemu-kernel: kernel
 	$(QEMU) -machine virt -m $(MEM) -smp $(SMP) -nographic $(QEMU_DEVICES) \
 		-bios $(TRAMP) -kernel $(KERNEL) -append '$(APPEND)'
 

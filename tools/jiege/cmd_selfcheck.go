@@ -47,7 +47,7 @@ func cmdSelfcheck(ctx context.Context, args []string) error {
 	var expectOurs, jsonOut, mdOut string
 	var only []string
 	var controlPortTimeout time.Duration
-	fs.StringVar(&expectOurs, "expect-ours", "fail", "pass: ours must pass like linux; fail: ours is tried and reported, not counted")
+	fs.StringVar(&expectOurs, "expect-ours", "pass", "pass: ours must pass like linux; fail: ours is tried and reported, not counted")
 	fs.StringSliceVar(&only, "only", nil, "run only these checks (linux, ours, "+strings.Join(controlNames(), ", ")+")")
 	fs.DurationVar(&v.portTimeout, "port-timeout", 90*time.Second, "time allowed for linux and ours to answer HTTP")
 	fs.DurationVar(&controlPortTimeout, "control-port-timeout", 60*time.Second, "time allowed for a negative control to answer HTTP (no-network waits all of it)")
