@@ -14,15 +14,13 @@ type EventFD struct {
 	count     uint64
 	nonblock  atomic.Bool
 	semaphore bool
-	changed   chan struct{} // closed and replaced on every change
-	watchers  map[int]func()
-	nextW     int
+	notifier  Notifier
 	ino       uint64
 }
 
 // NewEventFD returns an eventfd with an initial count.
 func NewEventFD(initial uint64, nonblock, semaphore bool) *EventFD {
-	e := &EventFD{count: initial, semaphore: semaphore, changed: make(chan struct{}), watchers: map[int]func(){}, ino: nextIno.Add(1)}
+	e := &EventFD{count: initial, semaphore: semaphore, ino: nextIno.Add(1)}
 	e.nonblock.Store(nonblock)
 	return e
 }
@@ -32,17 +30,6 @@ func (e *EventFD) Nonblock() bool { return e.nonblock.Load() }
 
 // SetNonblock sets O_NONBLOCK.
 func (e *EventFD) SetNonblock(v bool) { e.nonblock.Store(v) }
-
-// changedLocked wakes blocked readers and writers and the watchers.
-func (e *EventFD) changedLocked() []func() {
-	close(e.changed)
-	e.changed = make(chan struct{})
-	fns := make([]func(), 0, len(e.watchers))
-	for _, fn := range e.watchers {
-		fns = append(fns, fn)
-	}
-	return fns
-}
 
 // Read takes the counter (or one, in semaphore mode), waiting while it is 0.
 func (e *EventFD) Read(p []byte) (int, error) {
@@ -57,15 +44,13 @@ func (e *EventFD) Read(p []byte) (int, error) {
 				v = 1
 			}
 			e.count -= v
-			fns := e.changedLocked()
+			fns := e.notifier.Changed()
 			e.mu.Unlock()
-			for _, fn := range fns {
-				fn()
-			}
+			Notify(fns)
 			binary.LittleEndian.PutUint64(p, v)
 			return 8, nil
 		}
-		ch := e.changed
+		ch := e.notifier.Wait()
 		e.mu.Unlock()
 		if e.nonblock.Load() {
 			return 0, unix.EAGAIN
@@ -87,14 +72,12 @@ func (e *EventFD) Write(p []byte) (int, error) {
 		e.mu.Lock()
 		if ^uint64(0)-1-e.count >= v {
 			e.count += v
-			fns := e.changedLocked()
+			fns := e.notifier.Changed()
 			e.mu.Unlock()
-			for _, fn := range fns {
-				fn()
-			}
+			Notify(fns)
 			return 8, nil
 		}
-		ch := e.changed
+		ch := e.notifier.Wait()
 		e.mu.Unlock()
 		if e.nonblock.Load() {
 			return 0, unix.EAGAIN
@@ -120,13 +103,11 @@ func (e *EventFD) Readiness(mask uint32) uint32 {
 // Watch calls notify on every change of the count.
 func (e *EventFD) Watch(notify func()) func() {
 	e.mu.Lock()
-	id := e.nextW
-	e.nextW++
-	e.watchers[id] = notify
+	id := e.notifier.Add(notify)
 	e.mu.Unlock()
 	return func() {
 		e.mu.Lock()
-		delete(e.watchers, id)
+		e.notifier.Remove(id)
 		e.mu.Unlock()
 	}
 }

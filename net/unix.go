@@ -18,9 +18,7 @@ type unixPair struct {
 	mu       sync.Mutex
 	buf      [2][]byte
 	closed   [2]bool
-	changed  chan struct{} // closed and replaced on every change
-	watchers [2]map[int]func()
-	nextW    int
+	notifier fs.Notifier // both ends' waiters and watches
 }
 
 // UnixConn is one end of a socketpair.
@@ -33,30 +31,11 @@ type UnixConn struct {
 
 // SocketPair returns two connected stream sockets.
 func SocketPair(nonblock bool) (*UnixConn, *UnixConn) {
-	p := &unixPair{changed: make(chan struct{}), watchers: [2]map[int]func(){{}, {}}}
+	p := &unixPair{}
 	a, b := &UnixConn{p: p, end: 0, ino: socketIno.Add(1)}, &UnixConn{p: p, end: 1, ino: socketIno.Add(1)}
 	a.nonblock.Store(nonblock)
 	b.nonblock.Store(nonblock)
 	return a, b
-}
-
-// changedLocked wakes blocked calls and returns the watchers to notify.
-func (p *unixPair) changedLocked() []func() {
-	close(p.changed)
-	p.changed = make(chan struct{})
-	var fns []func()
-	for _, w := range p.watchers {
-		for _, fn := range w {
-			fns = append(fns, fn)
-		}
-	}
-	return fns
-}
-
-func notifyAll(fns []func()) {
-	for _, fn := range fns {
-		fn()
-	}
 }
 
 // SetNonblock sets O_NONBLOCK.
@@ -73,16 +52,16 @@ func (c *UnixConn) Read(b []byte) (int, error) {
 		if len(p.buf[c.end]) > 0 {
 			n := copy(b, p.buf[c.end])
 			p.buf[c.end] = p.buf[c.end][n:]
-			fns := p.changedLocked()
+			fns := p.notifier.Changed()
 			p.mu.Unlock()
-			notifyAll(fns)
+			fs.Notify(fns)
 			return n, nil
 		}
 		if p.closed[1-c.end] {
 			p.mu.Unlock()
 			return 0, nil
 		}
-		ch := p.changed
+		ch := p.notifier.Wait()
 		p.mu.Unlock()
 		if c.nonblock.Load() {
 			return 0, unix.EAGAIN
@@ -106,12 +85,12 @@ func (c *UnixConn) Write(b []byte) (int, error) {
 			n := min(room, len(b)-done)
 			p.buf[1-c.end] = append(p.buf[1-c.end], b[done:done+n]...)
 			done += n
-			fns := p.changedLocked()
+			fns := p.notifier.Changed()
 			p.mu.Unlock()
-			notifyAll(fns)
+			fs.Notify(fns)
 			continue
 		}
-		ch := p.changed
+		ch := p.notifier.Wait()
 		p.mu.Unlock()
 		if c.nonblock.Load() {
 			if done > 0 {
@@ -145,13 +124,11 @@ func (c *UnixConn) Readiness(mask uint32) uint32 {
 func (c *UnixConn) Watch(notify func()) func() {
 	p := c.p
 	p.mu.Lock()
-	id := p.nextW
-	p.nextW++
-	p.watchers[c.end][id] = notify
+	id := p.notifier.Add(notify)
 	p.mu.Unlock()
 	return func() {
 		p.mu.Lock()
-		delete(p.watchers[c.end], id)
+		p.notifier.Remove(id)
 		p.mu.Unlock()
 	}
 }
@@ -161,9 +138,9 @@ func (c *UnixConn) Close() error {
 	p := c.p
 	p.mu.Lock()
 	p.closed[c.end] = true
-	fns := p.changedLocked()
+	fns := p.notifier.Changed()
 	p.mu.Unlock()
-	notifyAll(fns)
+	fs.Notify(fns)
 	return nil
 }
 

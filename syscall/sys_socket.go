@@ -248,24 +248,21 @@ func sysConnect(t *kernel.Task, a Args) (uint64, error) {
 
 // sysGetsockname implements getsockname(2).
 func sysGetsockname(t *kernel.Task, a Args) (uint64, error) {
-	so, err := socket(t, a[0])
-	if err != nil {
-		return 0, err
-	}
-	ip, port, err := so.LocalAddr()
-	if err != nil {
-		return 0, err
-	}
-	return 0, writeSockaddr(t, a[1], a[2], ip, port)
+	return sockName(t, a, (*jnet.Socket).LocalAddr)
 }
 
 // sysGetpeername implements getpeername(2).
 func sysGetpeername(t *kernel.Task, a Args) (uint64, error) {
+	return sockName(t, a, (*jnet.Socket).PeerAddr)
+}
+
+// sockName writes one of a socket's addresses to (a[1], a[2]).
+func sockName(t *kernel.Task, a Args, addr func(*jnet.Socket) ([4]byte, uint16, error)) (uint64, error) {
 	so, err := socket(t, a[0])
 	if err != nil {
 		return 0, err
 	}
-	ip, port, err := so.PeerAddr()
+	ip, port, err := addr(so)
 	if err != nil {
 		return 0, err
 	}
