@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -29,6 +30,10 @@ var buildKernelOnce = sync.OnceValue(func() error {
 	}
 	return nil
 })
+
+// dieWithTest kills a QEMU when the test binary dies without running its
+// cleanups (a test timeout panics), so that no guest outlives the tests.
+var dieWithTest = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 
 // bootResult is what a kernel boot printed and how QEMU exited.
 type bootResult struct {
@@ -60,6 +65,7 @@ func bootKernel(t *testing.T, mem, cmdline string, timeout time.Duration, extra 
 	cmd.Stdout = &console
 	cmd.Stderr = &console
 	cmd.WaitDelay = 5 * time.Second
+	cmd.SysProcAttr = dieWithTest
 	err = cmd.Run()
 	r := bootResult{console: strings.ReplaceAll(console.String(), "\r\n", "\n")}
 	var exit *exec.ExitError

@@ -85,6 +85,7 @@ func startKernelWith(t *testing.T, mem, cmdline, initrd string, guestPort int) (
 	cmd := exec.CommandContext(ctx, "qemu-system-riscv64", args...)
 	cmd.Stdout, cmd.Stderr = console, console
 	cmd.WaitDelay = 5 * time.Second
+	cmd.SysProcAttr = dieWithTest
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -180,6 +181,7 @@ func startInitServer(t *testing.T, bin []byte, ready string) (int, *syncBuffer, 
 		"-initrd", initramfs(t, bin, nil))
 	cmd.Stdout, cmd.Stderr = console, console
 	cmd.WaitDelay = 5 * time.Second
+	cmd.SysProcAttr = dieWithTest
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
