@@ -24,7 +24,7 @@ func crossCompile(t *testing.T, src string, flags ...string) []byte {
 		}
 		t.Skip("riscv64-linux-gnu-gcc not installed (apt-get install gcc-riscv64-linux-gnu)")
 	}
-	out := filepath.Join(t.TempDir(), strings.TrimSuffix(src, ".c"))
+	out := filepath.Join(t.TempDir(), strings.TrimSuffix(filepath.Base(src), ".c"))
 	if len(flags) == 0 {
 		flags = []string{"-static"}
 	}
@@ -66,10 +66,6 @@ func initramfs(t *testing.T, init []byte, files map[string]string) string {
 // with root as its file system, and returns its output and exit status.
 func oracle(t *testing.T, bin []byte, files map[string]string) (string, int) {
 	t.Helper()
-	qemu, err := exec.LookPath("qemu-riscv64")
-	if err != nil {
-		t.Fatal("qemu-riscv64 not installed (apt-get install qemu-user)")
-	}
 	root := t.TempDir()
 	for name, content := range files {
 		p := filepath.Join(root, name)
@@ -78,7 +74,19 @@ func oracle(t *testing.T, bin []byte, files map[string]string) (string, int) {
 	}
 	init := filepath.Join(root, "init")
 	os.WriteFile(init, bin, 0o755)
-	cmd := exec.Command(qemu, "-L", root, init)
+	return runOracle(t, "", "-L", root, init)
+}
+
+// runOracle runs qemu-riscv64 with args in dir (empty: the test's) and
+// returns the program's output and exit status.
+func runOracle(t *testing.T, dir string, args ...string) (string, int) {
+	t.Helper()
+	qemu, err := exec.LookPath("qemu-riscv64")
+	if err != nil {
+		t.Fatal("qemu-riscv64 not installed (apt-get install qemu-user)")
+	}
+	cmd := exec.Command(qemu, args...)
+	cmd.Dir = dir
 	out, err := cmd.Output()
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {

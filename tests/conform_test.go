@@ -1,0 +1,87 @@
+package tests
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestConformance is the differential conformance suite: each C program in
+// testdata/conform/AREA/ is built once, run as /init on the kernel and
+// under qemu-riscv64 on Linux, and must print the same lines and exit with
+// the same status. Every line is one checked behaviour (conform.h).
+func TestConformance(t *testing.T) {
+	srcs, err := filepath.Glob("testdata/conform/*/*.c")
+	if err != nil || len(srcs) == 0 {
+		t.Fatalf("no conformance programs: %v", err)
+	}
+	checked := 0
+	t.Cleanup(func() { t.Logf("%d behaviours checked against Linux in %d programs", checked, len(srcs)) })
+	for _, src := range srcs {
+		rel := strings.TrimPrefix(src, "testdata/")
+		name := strings.TrimSuffix(strings.TrimPrefix(rel, "conform/"), ".c")
+		t.Run(name, func(t *testing.T) {
+			bin := crossCompile(t, rel)
+			want, wantCode := oracleInDir(t, bin)
+			r := bootKernel(t, "256M", "", 3*time.Minute, "-initrd", initramfs(t, bin, nil))
+			if r.timedOut {
+				t.Fatalf("timed out:\n%s", r.console)
+			}
+			got := initOutput(r.console)
+			wantLines := strings.Split(strings.TrimRight(want, "\n"), "\n")
+			for i := 0; i < max(len(got), len(wantLines)); i++ {
+				g, w := "(nothing)", "(nothing)"
+				if i < len(got) {
+					g = got[i]
+				}
+				if i < len(wantLines) {
+					w = wantLines[i]
+				}
+				if g != w {
+					t.Errorf("line %d: ours %q, Linux %q", i+1, g, w)
+				}
+			}
+			if r.exitCode != wantCode {
+				t.Errorf("exit status %d, Linux %d", r.exitCode, wantCode)
+			}
+			if !t.Failed() {
+				checked += len(wantLines)
+			} else {
+				t.Logf("console:\n%s", r.console)
+			}
+		})
+	}
+}
+
+// oracleInDir runs bin under qemu-riscv64 with a fresh scratch directory as
+// its working directory, where it may create files.
+func oracleInDir(t *testing.T, bin []byte) (string, int) {
+	t.Helper()
+	dir := t.TempDir()
+	prog := filepath.Join(t.TempDir(), "init")
+	if err := os.WriteFile(prog, bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return runOracle(t, dir, prog)
+}
+
+var kernelLine = regexp.MustCompile(`^(kernel: |\[pid \d+\] )`)
+
+// initOutput returns what init printed: the console lines after the
+// initramfs was unpacked, without the kernel's own reports.
+func initOutput(console string) []string {
+	i := strings.Index(console, " KiB unpacked\n")
+	if i < 0 {
+		return nil
+	}
+	var out []string
+	for _, l := range strings.Split(console[i+len(" KiB unpacked\n"):], "\n") {
+		if l != "" && !kernelLine.MatchString(l) {
+			out = append(out, l)
+		}
+	}
+	return out
+}

@@ -1,0 +1,30 @@
+/* Helpers for the differential conformance programs (tests/conform_test.go).
+ * Each program prints one line per checked behaviour, "name: result", and is
+ * run both on the kernel and under qemu-riscv64 on Linux; the lines must
+ * match. Print only what Linux defines: no pids, addresses or times. A
+ * program works in its current directory (a fresh scratch directory on
+ * Linux, / on the kernel) and names files relatively. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+/* RET prints a call's result: its value, or -1 and the errno's name. */
+#define RET(name, call)                                                        \
+	do {                                                                   \
+		errno = 0;                                                     \
+		long ret_ = (long)(call);                                      \
+		if (ret_ == -1)                                                \
+			printf("%s: -1 %s\n", name, strerrorname_np(errno));   \
+		else                                                           \
+			printf("%s: %ld\n", name, ret_);                       \
+		fflush(stdout);                                                \
+	} while (0)
+
+/* SHOW prints a value computed by the program. */
+#define SHOW(name, fmt, ...)                                                   \
+	do {                                                                   \
+		printf("%s: " fmt "\n", name, __VA_ARGS__);                    \
+		fflush(stdout);                                                \
+	} while (0)
