@@ -148,6 +148,7 @@ func (t *Task) Fork(newsp, childTID uintptr, setTID, clearTID bool) (*Task, erro
 	}
 	p.children[pid] = c
 	p.mu.Unlock()
+	addTask(child)
 	StartTask(child)
 	return child, nil
 }
@@ -168,6 +169,7 @@ func (p *Process) Wait(pid int, nohang bool) (int, int, error) {
 			case <-c.exited:
 				delete(p.children, cpid)
 				p.mu.Unlock()
+				removeProcess(c)
 				return cpid, waitStatus(c.status), nil
 			default:
 			}
@@ -277,7 +279,9 @@ func NewProcess(tree *fs.Tree, as *mm.AddressSpace, files *fs.FDTable, exe strin
 	pid := int(lastPID.Add(1))
 	p := &Process{PID: pid, AS: as, Files: files, Root: tree, Cwd: "/", Exe: path.Clean(exe), Umask: 0o022,
 		exited: make(chan struct{}), threads: 1, childEvent: make(chan struct{})}
-	return &Task{TID: pid, Proc: p, Regs: regs}
+	t := &Task{TID: pid, Proc: p, Regs: regs}
+	addTask(t)
+	return t
 }
 
 // SignalDefault applies a signal's default action to the task's process:

@@ -17,6 +17,7 @@ import (
 // kills the process with the signal Linux would send.
 func (t *Task) Run(dispatch func(*Task)) {
 	defer func() {
+		removeTask(t)
 		<-t.Proc.exited
 		t.Proc.Lock()
 		t.Proc.AS.Release()
