@@ -2,7 +2,6 @@ package fs
 
 import (
 	"sync"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -21,10 +20,19 @@ type Waitable interface {
 // they were last reported, and EPOLLONESHOT items once until re-armed.
 type Epoll struct {
 	mu    sync.Mutex
-	items map[int]*epollItem
-	order []int // registration order, for fair reporting
+	items map[epollKey]*epollItem
+	order []epollKey // registration order, for fair reporting
 	wake  chan struct{}
 	ino   uint64
+	// watchers are those watching this instance itself.
+	watchers Notifier
+}
+
+// epollKey names a watch as Linux does: the descriptor number it was added
+// with and the description that number referred to then.
+type epollKey struct {
+	fd   int
+	desc *Description
 }
 
 type epollItem struct {
@@ -46,21 +54,31 @@ const epollUserFlags = unix.EPOLLET | unix.EPOLLONESHOT | unix.EPOLLEXCLUSIVE | 
 
 // NewEpoll returns an empty epoll instance.
 func NewEpoll() *Epoll {
-	return &Epoll{items: map[int]*epollItem{}, wake: make(chan struct{}, 1), ino: nextIno.Add(1)}
+	return &Epoll{items: map[epollKey]*epollItem{}, wake: make(chan struct{}, 1), ino: nextIno.Add(1)}
 }
 
-// Ctl adds, modifies or removes the watch on fd (open on f).
-func (e *Epoll) Ctl(op, fd int, f File, events uint32, data uint64) error {
-	w, ok := f.(Waitable)
+// Ctl adds, modifies or removes the watch on fd, open on d.
+func (e *Epoll) Ctl(op, fd int, d *Description, events uint32, data uint64) error {
+	w, ok := d.File.(Waitable)
 	if !ok {
 		return unix.EPERM
 	}
-	if f == File(e) {
+	if d.File == File(e) {
 		return unix.EINVAL
 	}
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	it, exists := e.items[fd]
+	err := e.ctl(op, fd, d, w, events, data)
+	e.mu.Unlock()
+	if err == nil {
+		e.signal()
+	}
+	return err
+}
+
+// ctl does Ctl's work; e.mu is held.
+func (e *Epoll) ctl(op, fd int, d *Description, w Waitable, events uint32, data uint64) error {
+	key := epollKey{fd, d}
+	it, exists := e.items[key]
 	switch op {
 	case unix.EPOLL_CTL_ADD:
 		if exists {
@@ -68,8 +86,9 @@ func (e *Epoll) Ctl(op, fd int, f File, events uint32, data uint64) error {
 		}
 		it = &epollItem{file: w, events: events, data: data, pending: true, armed: true}
 		it.cancel = w.Watch(func() { e.notify(it) })
-		e.items[fd] = it
-		e.order = append(e.order, fd)
+		e.items[key] = it
+		e.order = append(e.order, key)
+		d.watchedBy(e)
 	case unix.EPOLL_CTL_MOD:
 		if !exists {
 			return unix.ENOENT
@@ -79,28 +98,30 @@ func (e *Epoll) Ctl(op, fd int, f File, events uint32, data uint64) error {
 		if !exists {
 			return unix.ENOENT
 		}
-		e.remove(fd)
+		e.remove(key)
+		d.unwatchedBy(e)
 	default:
 		return unix.EINVAL
 	}
-	e.signal()
 	return nil
 }
 
-// Forget drops fd from the instance: its descriptor was closed.
-func (e *Epoll) Forget(fd int, f File) {
+// forget drops every watch on d: its last reference went.
+func (e *Epoll) forget(d *Description) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if it, ok := e.items[fd]; ok && File(it.file) == f {
-		e.remove(fd)
+	for key := range e.items {
+		if key.desc == d {
+			e.remove(key)
+		}
 	}
 }
 
-func (e *Epoll) remove(fd int) {
-	e.items[fd].cancel()
-	delete(e.items, fd)
+func (e *Epoll) remove(key epollKey) {
+	e.items[key].cancel()
+	delete(e.items, key)
 	for i, o := range e.order {
-		if o == fd {
+		if o == key {
 			e.order = append(e.order[:i], e.order[i+1:]...)
 			break
 		}
@@ -115,6 +136,10 @@ func (e *Epoll) notify(it *epollItem) {
 }
 
 func (e *Epoll) signal() {
+	e.mu.Lock()
+	fns := e.watchers.Changed()
+	e.mu.Unlock()
+	Notify(fns)
 	select {
 	case e.wake <- struct{}{}:
 	default:
@@ -147,26 +172,33 @@ func (e *Epoll) collect(max int) []Event {
 	return out
 }
 
-// Wait returns ready events, waiting up to timeout (forever when negative).
-func (e *Epoll) Wait(max int, timeout time.Duration) []Event {
-	var expired <-chan time.Time
-	if timeout > 0 {
-		t := time.NewTimer(timeout)
-		defer t.Stop()
-		expired = t.C
-	}
+// Wait returns up to max ready events. While there are none it calls
+// block with a channel that receives at each change, and returns block's
+// error when it fails (a timeout, an interruption; nil block: no waiting).
+func (e *Epoll) Wait(max int, block func(<-chan struct{}) error) ([]Event, error) {
 	for {
 		e.mu.Lock()
 		out := e.collect(max)
 		e.mu.Unlock()
-		if len(out) > 0 || timeout == 0 {
-			return out
+		if len(out) > 0 || block == nil {
+			return out, nil
 		}
-		select {
-		case <-e.wake:
-		case <-expired:
-			return nil
+		if err := block(e.wake); err != nil {
+			return nil, err
 		}
+	}
+}
+
+// Watch calls notify at every change of the watched files (an epoll
+// instance inside another, or polled).
+func (e *Epoll) Watch(notify func()) func() {
+	e.mu.Lock()
+	id := e.watchers.Add(notify)
+	e.mu.Unlock()
+	return func() {
+		e.mu.Lock()
+		e.watchers.Remove(id)
+		e.mu.Unlock()
 	}
 }
 
@@ -192,8 +224,9 @@ func (e *Epoll) Stat() Stat {
 func (e *Epoll) Close() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for fd := range e.items {
-		e.remove(fd)
+	for key := range e.items {
+		e.remove(key)
+		key.desc.unwatchedBy(e)
 	}
 	return nil
 }

@@ -19,77 +19,96 @@ func write8(t *testing.T, f File, v uint64) {
 
 func TestEpollLevelAndEdge(t *testing.T) {
 	ep := NewEpoll()
-	lt, et := NewEventFD(0, true, false), NewEventFD(0, true, false)
-	if err := ep.Ctl(unix.EPOLL_CTL_ADD, 3, lt, unix.EPOLLIN, 30); err != nil {
+	lt, et := NewEventFD(0, false), NewEventFD(0, false)
+	ltd, etd := NewDescription(lt, unix.O_RDWR), NewDescription(et, unix.O_RDWR)
+	if err := ep.Ctl(unix.EPOLL_CTL_ADD, 3, ltd, unix.EPOLLIN, 30); err != nil {
 		t.Fatal(err)
 	}
-	if err := ep.Ctl(unix.EPOLL_CTL_ADD, 4, et, unix.EPOLLIN|unix.EPOLLET, 40); err != nil {
+	if err := ep.Ctl(unix.EPOLL_CTL_ADD, 4, etd, unix.EPOLLIN|unix.EPOLLET, 40); err != nil {
 		t.Fatal(err)
 	}
-	if err := ep.Ctl(unix.EPOLL_CTL_ADD, 4, et, unix.EPOLLIN, 40); err != unix.EEXIST {
+	if err := ep.Ctl(unix.EPOLL_CTL_ADD, 4, etd, unix.EPOLLIN, 40); err != unix.EEXIST {
 		t.Fatalf("second ADD: %v", err)
 	}
-	if evs := ep.Wait(8, 0); len(evs) != 0 {
+	if evs, _ := ep.Wait(8, nil); len(evs) != 0 {
 		t.Fatalf("nothing ready, got %v", evs)
 	}
 	write8(t, lt, 1)
 	write8(t, et, 1)
-	evs := ep.Wait(8, 0)
+	evs, _ := ep.Wait(8, nil)
 	if len(evs) != 2 || evs[0] != (Event{unix.EPOLLIN, 30}) || evs[1] != (Event{unix.EPOLLIN, 40}) {
 		t.Fatalf("first wait: %v", evs)
 	}
-	evs = ep.Wait(8, 0)
+	evs, _ = ep.Wait(8, nil)
 	if len(evs) != 1 || evs[0].Data != 30 {
 		t.Fatalf("level-triggered must repeat, edge-triggered must not: %v", evs)
 	}
 	write8(t, et, 1) // a new edge
-	if evs := ep.Wait(8, 0); len(evs) != 2 {
+	if evs, _ := ep.Wait(8, nil); len(evs) != 2 {
 		t.Fatalf("after a new write: %v", evs)
 	}
-	// Closing the descriptor removes the watch.
+	// A watch stays while another descriptor refers to the description
+	// (as on Linux), and goes with the description's last reference.
 	var tab FDTable
-	tab.Install(ep, false, 0)
-	if fd, _ := tab.Install(lt, false, 3); fd != 3 {
+	tab.Open(ep, unix.O_RDWR, false)
+	if fd, _ := tab.Install(ltd, false, 3); fd != 3 {
 		t.Fatalf("installed at %d", fd)
+	}
+	if fd, _ := tab.Install(ltd, false, 0); fd != 1 {
+		t.Fatalf("dup installed at %d", fd)
 	}
 	if err := tab.Close(3); err != nil {
 		t.Fatal(err)
 	}
-	if evs := ep.Wait(8, 0); len(evs) != 0 {
-		t.Fatalf("closed fd still reported: %v", evs)
+	if evs, _ := ep.Wait(8, nil); len(evs) != 1 || evs[0].Data != 30 {
+		t.Fatalf("a description still open must stay watched: %v", evs)
 	}
-	if err := ep.Ctl(unix.EPOLL_CTL_ADD, 5, OpenNode(&Node{Mode: 0o644}), unix.EPOLLIN, 0); err != unix.EPERM {
+	if err := tab.Close(1); err != nil {
+		t.Fatal(err)
+	}
+	if evs, _ := ep.Wait(8, nil); len(evs) != 0 {
+		t.Fatalf("closed description still reported: %v", evs)
+	}
+	if err := ep.Ctl(unix.EPOLL_CTL_ADD, 5, NewDescription(OpenNode(&Node{Mode: 0o644}, "/f"), unix.O_RDONLY), unix.EPOLLIN, 0); err != unix.EPERM {
 		t.Fatalf("regular file: %v", err)
 	}
 }
 
-func TestEpollWaitBlocksUntilEventOrTimeout(t *testing.T) {
+func TestEpollWaitBlocksUntilEventOrError(t *testing.T) {
 	ep := NewEpoll()
-	e := NewEventFD(0, false, false)
-	ep.Ctl(unix.EPOLL_CTL_ADD, 3, e, unix.EPOLLIN|unix.EPOLLONESHOT, 7)
-	start := time.Now()
-	if evs := ep.Wait(1, 50*time.Millisecond); len(evs) != 0 || time.Since(start) < 50*time.Millisecond {
-		t.Fatalf("timeout: %v after %v", evs, time.Since(start))
+	e := NewEventFD(0, false)
+	d := NewDescription(e, unix.O_RDWR)
+	ep.Ctl(unix.EPOLL_CTL_ADD, 3, d, unix.EPOLLIN|unix.EPOLLONESHOT, 7)
+	timeout := func(ready <-chan struct{}) error {
+		select {
+		case <-ready:
+			return nil
+		case <-time.After(50 * time.Millisecond):
+			return unix.ETIMEDOUT
+		}
+	}
+	if evs, err := ep.Wait(1, timeout); len(evs) != 0 || err != unix.ETIMEDOUT {
+		t.Fatalf("timeout: %v %v", evs, err)
 	}
 	go func() {
 		time.Sleep(20 * time.Millisecond)
 		write8(t, e, 5)
 	}()
-	evs := ep.Wait(1, -1)
-	if len(evs) != 1 || evs[0].Data != 7 {
-		t.Fatalf("blocking wait: %v", evs)
+	evs, err := ep.Wait(1, func(ready <-chan struct{}) error { <-ready; return nil })
+	if len(evs) != 1 || evs[0].Data != 7 || err != nil {
+		t.Fatalf("blocking wait: %v %v", evs, err)
 	}
-	if evs := ep.Wait(1, 0); len(evs) != 0 {
+	if evs, _ := ep.Wait(1, nil); len(evs) != 0 {
 		t.Fatalf("one-shot fired twice: %v", evs)
 	}
-	ep.Ctl(unix.EPOLL_CTL_MOD, 3, e, unix.EPOLLIN, 8)
-	if evs := ep.Wait(1, 0); len(evs) != 1 || evs[0].Data != 8 {
+	ep.Ctl(unix.EPOLL_CTL_MOD, 3, d, unix.EPOLLIN, 8)
+	if evs, _ := ep.Wait(1, nil); len(evs) != 1 || evs[0].Data != 8 {
 		t.Fatalf("re-armed: %v", evs)
 	}
 }
 
 func TestEventFDCounter(t *testing.T) {
-	e := NewEventFD(3, true, true)
+	e := NewEventFD(3, true)
 	b := make([]byte, 8)
 	for i := 0; i < 3; i++ {
 		if n, err := e.Read(b); n != 8 || err != nil || binary.LittleEndian.Uint64(b) != 1 {

@@ -3,7 +3,6 @@ package fs
 import (
 	"encoding/binary"
 	"sync"
-	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -12,54 +11,39 @@ import (
 type EventFD struct {
 	mu        sync.Mutex
 	count     uint64
-	nonblock  atomic.Bool
 	semaphore bool
 	notifier  Notifier
 	ino       uint64
 }
 
 // NewEventFD returns an eventfd with an initial count.
-func NewEventFD(initial uint64, nonblock, semaphore bool) *EventFD {
-	e := &EventFD{count: initial, semaphore: semaphore, ino: nextIno.Add(1)}
-	e.nonblock.Store(nonblock)
-	return e
+func NewEventFD(initial uint64, semaphore bool) *EventFD {
+	return &EventFD{count: initial, semaphore: semaphore, ino: nextIno.Add(1)}
 }
 
-// Nonblock reports O_NONBLOCK.
-func (e *EventFD) Nonblock() bool { return e.nonblock.Load() }
-
-// SetNonblock sets O_NONBLOCK.
-func (e *EventFD) SetNonblock(v bool) { e.nonblock.Store(v) }
-
-// Read takes the counter (or one, in semaphore mode), waiting while it is 0.
+// Read takes the counter (or one, in semaphore mode); EAGAIN while it is 0.
 func (e *EventFD) Read(p []byte) (int, error) {
 	if len(p) < 8 {
 		return 0, unix.EINVAL
 	}
-	for {
-		e.mu.Lock()
-		if e.count > 0 {
-			v := e.count
-			if e.semaphore {
-				v = 1
-			}
-			e.count -= v
-			fns := e.notifier.Changed()
-			e.mu.Unlock()
-			Notify(fns)
-			binary.LittleEndian.PutUint64(p, v)
-			return 8, nil
-		}
-		ch := e.notifier.Wait()
+	e.mu.Lock()
+	if e.count == 0 {
 		e.mu.Unlock()
-		if e.nonblock.Load() {
-			return 0, unix.EAGAIN
-		}
-		<-ch
+		return 0, unix.EAGAIN
 	}
+	v := e.count
+	if e.semaphore {
+		v = 1
+	}
+	e.count -= v
+	fns := e.notifier.Changed()
+	e.mu.Unlock()
+	Notify(fns)
+	binary.LittleEndian.PutUint64(p, v)
+	return 8, nil
 }
 
-// Write adds to the counter, waiting while it would overflow.
+// Write adds to the counter; EAGAIN while it would overflow.
 func (e *EventFD) Write(p []byte) (int, error) {
 	if len(p) < 8 {
 		return 0, unix.EINVAL
@@ -68,22 +52,16 @@ func (e *EventFD) Write(p []byte) (int, error) {
 	if v == ^uint64(0) {
 		return 0, unix.EINVAL
 	}
-	for {
-		e.mu.Lock()
-		if ^uint64(0)-1-e.count >= v {
-			e.count += v
-			fns := e.notifier.Changed()
-			e.mu.Unlock()
-			Notify(fns)
-			return 8, nil
-		}
-		ch := e.notifier.Wait()
+	e.mu.Lock()
+	if ^uint64(0)-1-e.count < v {
 		e.mu.Unlock()
-		if e.nonblock.Load() {
-			return 0, unix.EAGAIN
-		}
-		<-ch
+		return 0, unix.EAGAIN
 	}
+	e.count += v
+	fns := e.notifier.Changed()
+	e.mu.Unlock()
+	Notify(fns)
+	return 8, nil
 }
 
 // Readiness: readable while the count is non-zero, writable while it can grow.

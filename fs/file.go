@@ -9,7 +9,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// File is an open file description.
+// File is what a description opens: a regular file, a pipe, a socket.
+// Read and Write never block: they return unix.EAGAIN when they would, and
+// the system call layer waits for readiness (Waitable) unless the
+// description is non-blocking.
 type File interface {
 	Read(p []byte) (int, error)
 	Write(p []byte) (int, error)
@@ -40,6 +43,7 @@ type Stat struct {
 const (
 	devInitramfs = 1
 	devAnon      = 13       // anonymous inodes: epoll, eventfd
+	devPipes     = 12       // pipefs
 	devConsole   = 5<<8 | 1 // character device 5:1, /dev/console
 )
 
@@ -65,22 +69,28 @@ func StatNode(n *Node) Stat {
 	return st
 }
 
-// NodeFile is an open regular file or directory of the tree.
+// NodeFile is an open regular file or directory of the tree. Its
+// description checks the access mode; it keeps the position and O_APPEND.
 type NodeFile struct {
-	mu       sync.Mutex
-	node     *Node
-	off      int64
-	readable bool
-	writable bool
-	append   bool
+	mu     sync.Mutex
+	node   *Node
+	path   string
+	off    int64
+	append bool
 }
 
-// OpenNode opens a tree node for reading.
-func OpenNode(n *Node) *NodeFile { return &NodeFile{node: n, readable: true} }
+// OpenNode opens a tree node found at path (openat uses the path of a
+// directory as the base of relative names).
+func OpenNode(n *Node, path string) *NodeFile { return &NodeFile{node: n, path: path} }
 
-// OpenNodeMode opens a tree node with an access mode and O_APPEND.
-func OpenNodeMode(n *Node, readable, writable, appendMode bool) *NodeFile {
-	return &NodeFile{node: n, readable: readable, writable: writable, append: appendMode}
+// Path is where the node was opened.
+func (f *NodeFile) Path() string { return f.path }
+
+// SetStatusFlags takes O_APPEND from the description.
+func (f *NodeFile) SetStatusFlags(flags uint32) {
+	f.mu.Lock()
+	f.append = flags&unix.O_APPEND != 0
+	f.mu.Unlock()
 }
 
 // Node is the opened node.
@@ -113,9 +123,6 @@ func (f *NodeFile) ReadAt(p []byte, off int64) (int, error) {
 	if f.node.IsDir() {
 		return 0, unix.EISDIR
 	}
-	if !f.readable {
-		return 0, unix.EBADF
-	}
 	f.node.mu.RLock()
 	defer f.node.mu.RUnlock()
 	if off >= int64(len(f.node.Data)) {
@@ -140,9 +147,6 @@ func (f *NodeFile) Write(p []byte) (int, error) {
 
 // WriteAt writes at an offset without moving the position (pwrite).
 func (f *NodeFile) WriteAt(p []byte, off int64) (int, error) {
-	if !f.writable {
-		return 0, unix.EBADF
-	}
 	if f.node.IsDir() {
 		return 0, unix.EISDIR
 	}
@@ -164,8 +168,8 @@ func (f *NodeFile) WriteAt(p []byte, off int64) (int, error) {
 
 // Truncate sets the file's size.
 func (f *NodeFile) Truncate(size int64) error {
-	if !f.writable || f.node.IsDir() {
-		return unix.EINVAL
+	if f.node.IsDir() {
+		return unix.EISDIR
 	}
 	f.node.mu.Lock()
 	defer f.node.mu.Unlock()
@@ -217,69 +221,111 @@ func (c Console) Stat() Stat {
 
 // FD is one slot of a descriptor table.
 type FD struct {
-	File    File
+	Desc    *Description
 	CloExec bool
 }
 
-// FDTable maps descriptors to open files. An open file (a description) may
-// sit in several tables after fork; it is closed when the last descriptor
-// referring to it is.
+// FDTable maps descriptor numbers to open file descriptions. Threads
+// created with CLONE_FILES share one table; fork copies it.
 type FDTable struct {
 	mu    sync.Mutex
 	files []*FD
+	limit int // RLIMIT_NOFILE
 }
 
-// MaxFDs is the descriptor limit (RLIMIT_NOFILE).
+// MaxFDs is the default descriptor limit (RLIMIT_NOFILE) and the most any
+// table may hold (Linux's nr_open is larger; 1024 is its default soft limit).
 const MaxFDs = 1024
 
-var (
-	refsMu sync.Mutex
-	refs   = map[File]int{}
-)
-
-func hold(f File) {
-	refsMu.Lock()
-	refs[f]++
-	refsMu.Unlock()
-}
-
-// release drops one reference and reports whether it was the last.
-func release(f File) bool {
-	refsMu.Lock()
-	defer refsMu.Unlock()
-	refs[f]--
-	if refs[f] > 0 {
-		return false
-	}
-	delete(refs, f)
-	return true
-}
-
-// Install puts f in the lowest free slot at or above min.
-func (t *FDTable) Install(f File, cloexec bool, min int) (int, error) {
+// Limit returns the descriptor limit.
+func (t *FDTable) Limit() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for fd := min; fd < MaxFDs; fd++ {
+	return t.limitLocked()
+}
+
+func (t *FDTable) limitLocked() int {
+	if t.limit == 0 {
+		return MaxFDs
+	}
+	return t.limit
+}
+
+// SetLimit sets the descriptor limit (at most MaxFDs).
+func (t *FDTable) SetLimit(n int) error {
+	if n < 0 || n > MaxFDs {
+		return unix.EPERM
+	}
+	t.mu.Lock()
+	t.limit = n
+	t.mu.Unlock()
+	return nil
+}
+
+// Open installs a new description of f opened with flags in the lowest
+// free slot; when no slot is free the file is closed.
+func (t *FDTable) Open(f File, flags uint32, cloexec bool) (int, error) {
+	d := NewDescription(f, flags)
+	fd, err := t.Install(d, cloexec, 0)
+	if err != nil {
+		f.Close()
+	}
+	return fd, err
+}
+
+// Install puts d in the lowest free slot at or above min, taking a
+// reference to it.
+func (t *FDTable) Install(d *Description, cloexec bool, min int) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if min < 0 {
+		return 0, unix.EINVAL
+	}
+	limit := t.limitLocked()
+	if min >= limit {
+		return 0, unix.EMFILE
+	}
+	for fd := min; fd < limit; fd++ {
 		if fd >= len(t.files) {
 			t.files = append(t.files, make([]*FD, fd+1-len(t.files))...)
 		}
 		if t.files[fd] == nil {
-			t.files[fd] = &FD{File: f, CloExec: cloexec}
-			hold(f)
+			t.files[fd] = &FD{Desc: d, CloExec: cloexec}
+			d.IncRef()
 			return fd, nil
 		}
 	}
 	return 0, unix.EMFILE
 }
 
-// Get returns the file open on fd.
-func (t *FDTable) Get(fd int) (File, error) {
+// InstallAt puts d at fd (dup2, dup3), closing what was there.
+func (t *FDTable) InstallAt(d *Description, fd int, cloexec bool) error {
+	t.mu.Lock()
+	if fd < 0 || fd >= t.limitLocked() {
+		t.mu.Unlock()
+		return unix.EBADF
+	}
+	if fd >= len(t.files) {
+		t.files = append(t.files, make([]*FD, fd+1-len(t.files))...)
+	}
+	old := t.files[fd]
+	d.IncRef()
+	t.files[fd] = &FD{Desc: d, CloExec: cloexec}
+	t.mu.Unlock()
+	if old != nil {
+		old.Desc.DecRef()
+	}
+	return nil
+}
+
+// Get returns the description open on fd.
+func (t *FDTable) Get(fd int) (*Description, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if fd < 0 || fd >= len(t.files) || t.files[fd] == nil {
 		return nil, unix.EBADF
 	}
-	return t.files[fd].File, nil
+	return t.files[fd].Desc, nil
 }
 
 // SetCloExec sets or clears FD_CLOEXEC on fd.
@@ -303,47 +349,50 @@ func (t *FDTable) CloExec(fd int) (bool, error) {
 	return t.files[fd].CloExec, nil
 }
 
-// Fork returns a copy of the table for a child process: the same open
-// files, each now referred to once more.
+// Fork returns a copy of the table for a child process: the same
+// descriptions, each now referred to once more.
 func (t *FDTable) Fork() *FDTable {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	c := &FDTable{files: make([]*FD, len(t.files))}
+	c := &FDTable{files: make([]*FD, len(t.files)), limit: t.limit}
 	for i, fd := range t.files {
 		if fd != nil {
-			c.files[i] = &FD{File: fd.File, CloExec: fd.CloExec}
-			hold(fd.File)
+			c.files[i] = &FD{Desc: fd.Desc, CloExec: fd.CloExec}
+			fd.Desc.IncRef()
 		}
 	}
 	return c
 }
 
-// Close closes fd. It also leaves every epoll instance of the table that
-// watches fd, as the descriptor's last close does on Linux.
+// Close closes fd. Epoll watches stay until the description's last
+// reference goes, as on Linux.
 func (t *FDTable) Close(fd int) error {
 	t.mu.Lock()
 	if fd < 0 || fd >= len(t.files) || t.files[fd] == nil {
 		t.mu.Unlock()
 		return unix.EBADF
 	}
-	f := t.files[fd].File
+	d := t.files[fd].Desc
 	t.files[fd] = nil
-	var epolls []*Epoll
-	for _, o := range t.files {
-		if o != nil {
-			if e, ok := o.File.(*Epoll); ok {
-				epolls = append(epolls, e)
-			}
+	t.mu.Unlock()
+	d.DecRef()
+	return nil
+}
+
+// CloseOnExec closes every descriptor marked close-on-exec.
+func (t *FDTable) CloseOnExec() {
+	t.mu.Lock()
+	var closing []*Description
+	for i, fd := range t.files {
+		if fd != nil && fd.CloExec {
+			closing = append(closing, fd.Desc)
+			t.files[i] = nil
 		}
 	}
 	t.mu.Unlock()
-	for _, e := range epolls {
-		e.Forget(fd, f)
+	for _, d := range closing {
+		d.DecRef()
 	}
-	if release(f) {
-		return f.Close()
-	}
-	return nil
 }
 
 // CloseAll closes every descriptor.
@@ -353,8 +402,21 @@ func (t *FDTable) CloseAll() {
 	t.files = nil
 	t.mu.Unlock()
 	for _, fd := range files {
-		if fd != nil && release(fd.File) {
-			fd.File.Close()
+		if fd != nil {
+			fd.Desc.DecRef()
 		}
 	}
+}
+
+// Numbers returns the open descriptors in order, for /proc/self/fd.
+func (t *FDTable) Numbers() []int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []int
+	for i, fd := range t.files {
+		if fd != nil {
+			out = append(out, i)
+		}
+	}
+	return out
 }

@@ -7,20 +7,36 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// closeCounter counts Close calls of the file it wraps.
+type closeCounter struct {
+	File
+	closes int
+}
+
+func (c *closeCounter) Close() error { c.closes++; return nil }
+
 func TestFDTable(t *testing.T) {
 	var tab FDTable
 	var out []byte
-	con := &Console{Out: func(p []byte) { out = append(out, p...) }}
+	file := &closeCounter{File: &Console{Out: func(p []byte) { out = append(out, p...) }}}
+	con := NewDescription(file, unix.O_RDWR|unix.O_NONBLOCK|unix.O_CREAT)
 	for want := 0; want < 3; want++ {
 		if fd, err := tab.Install(con, false, 0); err != nil || fd != want {
 			t.Fatalf("Install = %d, %v; want %d", fd, err, want)
 		}
 	}
-	f, err := tab.Get(1)
+	if con.Flags() != unix.O_RDWR|unix.O_NONBLOCK|unix.O_LARGEFILE {
+		t.Fatalf("flags %#o: creation flags must not stay", con.Flags())
+	}
+	con.SetFlags(unix.O_APPEND | unix.O_RDONLY)
+	if con.Flags() != unix.O_RDWR|unix.O_APPEND|unix.O_LARGEFILE || con.Nonblock() {
+		t.Fatalf("F_SETFL changed the access mode or kept O_NONBLOCK: %#o", con.Flags())
+	}
+	d, err := tab.Get(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.Write([]byte("hi"))
+	d.File.Write([]byte("hi"))
 	if string(out) != "hi" {
 		t.Fatalf("console got %q", out)
 	}
@@ -39,11 +55,79 @@ func TestFDTable(t *testing.T) {
 	if _, err := tab.Get(-1); err != unix.EBADF {
 		t.Fatal("negative fd accepted")
 	}
+	if err := tab.InstallAt(con, 5, false); err != nil {
+		t.Fatal(err)
+	}
+	tab.CloseOnExec()
+	if _, err := tab.Get(10); err != unix.EBADF {
+		t.Fatal("close-on-exec descriptor survived")
+	}
+	child := tab.Fork()
+	tab.CloseAll()
+	if file.closes != 0 {
+		t.Fatal("closed while the child's table still refers to it")
+	}
+	child.CloseAll()
+	if file.closes != 1 {
+		t.Fatalf("closed %d times after the last reference, want 1", file.closes)
+	}
+	if err := tab.SetLimit(4); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tab.Install(NewDescription(file, 0), false, 4); err != unix.EMFILE {
+		t.Fatalf("install past RLIMIT_NOFILE: %v", err)
+	}
+}
+
+func TestPipe(t *testing.T) {
+	r, w := NewPipe()
+	buf := make([]byte, 8)
+	if _, err := r.Read(buf); err != unix.EAGAIN {
+		t.Fatalf("empty pipe: %v", err)
+	}
+	if r.Readiness(unix.EPOLLIN) != 0 || w.Readiness(unix.EPOLLOUT) == 0 {
+		t.Fatal("readiness of an empty pipe")
+	}
+	big := make([]byte, PipeDefaultSize+100)
+	if n, err := w.Write(big); n != PipeDefaultSize || err != nil {
+		t.Fatalf("write past the capacity: %d %v", n, err)
+	}
+	if _, err := w.Write([]byte("x")); err != unix.EAGAIN {
+		t.Fatalf("full pipe: %v", err)
+	}
+	r.Read(make([]byte, 100))
+	if _, err := w.Write(make([]byte, 200)); err != unix.EAGAIN {
+		t.Fatalf("a write of at most PIPE_BUF bytes must be all or nothing: %v", err)
+	}
+	if n, _ := w.Write(make([]byte, 100)); n != 100 {
+		t.Fatalf("write that fits: %d", n)
+	}
+	w.Close()
+	if r.Readiness(unix.EPOLLIN)&unix.EPOLLHUP == 0 {
+		t.Fatal("no HUP after the last writer")
+	}
+	for {
+		n, err := r.Read(make([]byte, 4096))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+	}
+	r2, w2 := NewPipe()
+	r2.Close()
+	if _, err := w2.Write([]byte("x")); err != unix.EPIPE {
+		t.Fatalf("no reader: %v", err)
+	}
+	if sz, err := w2.SetSize(5000); sz != 8192 || err != nil {
+		t.Fatalf("F_SETPIPE_SZ 5000 = %d %v", sz, err)
+	}
 }
 
 func TestNodeFileReadSeekStat(t *testing.T) {
 	n := &Node{Mode: 0o644, Ino: 42, Data: []byte("0123456789")}
-	f := OpenNode(n)
+	f := OpenNode(n, "/n")
 	buf := make([]byte, 4)
 	if k, _ := f.Read(buf); k != 4 || string(buf) != "0123" {
 		t.Fatalf("Read %q", buf[:k])
@@ -63,9 +147,6 @@ func TestNodeFileReadSeekStat(t *testing.T) {
 	st := f.Stat()
 	if st.Mode != unix.S_IFREG|0o644 || st.Size != 10 || st.Ino != 42 {
 		t.Fatalf("Stat %+v", st)
-	}
-	if _, err := f.Write(buf); err != unix.EBADF {
-		t.Fatalf("Write to initramfs file: %v", err)
 	}
 	if _, err := f.Seek(-1, io.SeekStart); err != unix.EINVAL {
 		t.Fatalf("negative seek: %v", err)

@@ -1,29 +1,16 @@
 package fs
 
-// Notifier is the wake-up side of a file with state: blocked calls wait on
-// its channel, epoll watches register functions, and every change of state
-// wakes both. Its owner's lock guards it.
+// Notifier is the wake-up side of a file with state: blocked calls and
+// epoll watches register functions, and every change of state calls them.
+// Its owner's lock guards it.
 type Notifier struct {
-	changed  chan struct{}
 	watchers map[int]func()
 	next     int
 }
 
-// Wait returns a channel that is closed at the next change. The owner's lock is held.
-func (n *Notifier) Wait() <-chan struct{} {
-	if n.changed == nil {
-		n.changed = make(chan struct{})
-	}
-	return n.changed
-}
-
-// Changed wakes the waiters and returns the watch functions, which the
-// owner calls after releasing its lock. The owner's lock is held.
+// Changed returns the watch functions, which the owner calls after
+// releasing its lock. The owner's lock is held.
 func (n *Notifier) Changed() []func() {
-	if n.changed != nil {
-		close(n.changed)
-		n.changed = nil
-	}
 	fns := make([]func(), 0, len(n.watchers))
 	for _, fn := range n.watchers {
 		fns = append(fns, fn)

@@ -59,3 +59,7 @@ func (t *Task) BlockOn(w fs.Waitable, mask uint32, deadline time.Time) error {
 // interrupted is closed when the task must stop waiting: its process is
 // exiting.
 func (t *Task) interrupted() <-chan struct{} { return t.Proc.exited }
+
+// BrokenPipe is called when a write finds no reader: Linux sends SIGPIPE,
+// whose default action ends the process.
+func (t *Task) BrokenPipe() {}

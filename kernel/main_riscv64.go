@@ -3,6 +3,7 @@ package kernel
 import (
 	"context"
 	"fmt"
+	"golang.org/x/sys/unix"
 	"io"
 	"os"
 	"runtime"
@@ -222,11 +223,12 @@ func runInit(tree *fs.Tree, syscalls SyscallLayer, path string, args []string) i
 		return 3
 	}
 	files := &fs.FDTable{}
-	console := &fs.Console{Out: func(p []byte) { os.Stdout.Write(p) }}
+	console := fs.NewDescription(&fs.Console{Out: func(p []byte) { os.Stdout.Write(p) }}, unix.O_RDWR)
 	for i := 0; i < 3; i++ {
 		files.Install(console, false, 0)
 	}
 	NewRegs = arch.NewUserFrame
+	UserMemory = arch.UserMemory
 	StartTask = func(t *Task) { go t.Run(syscalls.Dispatch) }
 	t := NewProcess(tree, as, files, path, regs)
 	StartTask(t)

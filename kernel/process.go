@@ -203,7 +203,6 @@ func waitStatus(status int) int {
 const (
 	pieBias    = 0x2a_aaaa_a000
 	interpBias = 0x3e_0000_0000
-	maxArgs    = 4096
 )
 
 // ExecError is why exec failed, as a Linux errno.
@@ -223,8 +222,8 @@ func execErr(errno unix.Errno, format string, args ...any) error {
 // with argv, envp and the auxiliary vector. It returns the address space
 // and the registers to start with (pc, sp, satp).
 func Exec(mem mm.Memory, tree *fs.Tree, file string, argv, envp []string, random [16]byte, regs *arch.Frame) (*mm.AddressSpace, error) {
-	if len(argv)+len(envp) > maxArgs {
-		return nil, execErr(unix.E2BIG, "%s: too many arguments", file)
+	if err := argSize(argv, envp); err != nil {
+		return nil, execErr(unix.E2BIG, "%s: arguments past Linux's limits", file)
 	}
 	exeNode, err := tree.Lookup(file, true)
 	if err != nil {

@@ -14,56 +14,29 @@ import (
 	"github.com/jiege-go/jiege/fs"
 )
 
-// Socket is a TCP socket over netstack, as a file. Blocking calls wait on
-// the endpoint's waiter queue; a non-blocking socket returns EAGAIN.
+// Socket is a TCP socket over netstack, as a file. Its calls never block:
+// they return EAGAIN (EINPROGRESS for connect), and the system call layer
+// waits for readiness unless the description is non-blocking.
 type Socket struct {
-	ep       tcpip.Endpoint
-	wq       *waiter.Queue
-	nonblock atomic.Bool
-	ino      uint64
+	ep  tcpip.Endpoint
+	wq  *waiter.Queue
+	ino uint64
 }
 
 var socketIno atomic.Uint64
 
 // NewTCP opens an IPv4 TCP socket on the stack.
-func (s *Stack) NewTCP(nonblock bool) (*Socket, error) {
+func (s *Stack) NewTCP() (*Socket, error) {
 	wq := &waiter.Queue{}
 	ep, err := s.Stack.NewEndpoint(tcp.ProtocolNumber, ipv4.ProtocolNumber, wq)
 	if err != nil {
 		return nil, Errno(err)
 	}
-	return newSocket(ep, wq, nonblock), nil
+	return newSocket(ep, wq), nil
 }
 
-func newSocket(ep tcpip.Endpoint, wq *waiter.Queue, nonblock bool) *Socket {
-	so := &Socket{ep: ep, wq: wq, ino: socketIno.Add(1)}
-	so.nonblock.Store(nonblock)
-	return so
-}
-
-// SetNonblock sets O_NONBLOCK.
-func (so *Socket) SetNonblock(v bool) { so.nonblock.Store(v) }
-
-// Nonblock reports O_NONBLOCK.
-func (so *Socket) Nonblock() bool { return so.nonblock.Load() }
-
-// wait runs op until it stops saying ErrWouldBlock, sleeping on the
-// endpoint's events in between; a non-blocking socket returns EAGAIN.
-func (so *Socket) wait(mask waiter.EventMask, op func() tcpip.Error) error {
-	err := op()
-	if _, ok := err.(*tcpip.ErrWouldBlock); !ok || so.nonblock.Load() {
-		return Errno(err)
-	}
-	e, ch := waiter.NewChannelEntry(mask)
-	so.wq.EventRegister(&e)
-	defer so.wq.EventUnregister(&e)
-	for {
-		err = op()
-		if _, ok := err.(*tcpip.ErrWouldBlock); !ok {
-			return Errno(err)
-		}
-		<-ch
-	}
+func newSocket(ep tcpip.Endpoint, wq *waiter.Queue) *Socket {
+	return &Socket{ep: ep, wq: wq, ino: socketIno.Add(1)}
 }
 
 // Bind binds the socket to an IPv4 address and port (0.0.0.0: any).
@@ -78,40 +51,30 @@ func (so *Socket) Bind(addr [4]byte, port uint16) error {
 // Listen makes the socket accept connections.
 func (so *Socket) Listen(backlog int) error { return Errno(so.ep.Listen(backlog)) }
 
-// Accept returns the next connection and its peer's address.
-func (so *Socket) Accept(nonblock bool) (*Socket, [4]byte, uint16, error) {
+// Accept returns the next connection and its peer's address; EAGAIN when
+// none is waiting.
+func (so *Socket) Accept() (*Socket, [4]byte, uint16, error) {
 	var peer tcpip.FullAddress
-	var ep tcpip.Endpoint
-	var wq *waiter.Queue
-	err := so.wait(waiter.ReadableEvents, func() tcpip.Error {
-		var err tcpip.Error
-		ep, wq, err = so.ep.Accept(&peer)
-		return err
-	})
+	ep, wq, err := so.ep.Accept(&peer)
 	if err != nil {
-		return nil, [4]byte{}, 0, err
+		return nil, [4]byte{}, 0, Errno(err)
 	}
-	return newSocket(ep, wq, nonblock), addr4(peer.Addr), peer.Port, nil
+	return newSocket(ep, wq), addr4(peer.Addr), peer.Port, nil
 }
 
-// Connect connects to an IPv4 address and port.
+// Connect starts connecting to an IPv4 address and port: EINPROGRESS
+// until the socket is writable, when ConnectResult tells how it ended.
 func (so *Socket) Connect(addr [4]byte, port uint16) error {
 	fa := tcpip.FullAddress{Addr: tcpip.AddrFrom4(addr), Port: port}
 	err := so.ep.Connect(fa)
-	if _, ok := err.(*tcpip.ErrConnectStarted); !ok {
-		return Errno(err)
-	}
-	if so.nonblock.Load() {
+	if _, ok := err.(*tcpip.ErrConnectStarted); ok {
 		return unix.EINPROGRESS
 	}
-	e, ch := waiter.NewChannelEntry(waiter.WritableEvents)
-	so.wq.EventRegister(&e)
-	defer so.wq.EventUnregister(&e)
-	for so.ep.Readiness(waiter.WritableEvents) == 0 {
-		<-ch
-	}
-	return Errno(so.ep.LastError())
+	return Errno(err)
 }
+
+// ConnectResult is the outcome of a connection attempt (SO_ERROR).
+func (so *Socket) ConnectResult() error { return Errno(so.ep.LastError()) }
 
 // LocalAddr and PeerAddr return the socket's addresses.
 func (so *Socket) LocalAddr() ([4]byte, uint16, error) {
@@ -161,44 +124,27 @@ func (so *Socket) Shutdown(how int) error {
 	return Errno(so.ep.Shutdown(f))
 }
 
-// Read receives into p; 0 at end of stream.
+// Read receives into p; 0 at end of stream, EAGAIN when nothing is there.
 func (so *Socket) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	var n int
-	err := so.wait(waiter.ReadableEvents, func() tcpip.Error {
-		w := tcpip.SliceWriter(p)
-		r, err := so.ep.Read(&w, tcpip.ReadOptions{})
-		n = r.Count
-		return err
-	})
+	w := tcpip.SliceWriter(p)
+	r, terr := so.ep.Read(&w, tcpip.ReadOptions{})
+	err := Errno(terr)
 	if err == errEOF {
 		return 0, nil
 	}
-	return n, err
+	return r.Count, err
 }
 
-// Write sends all of p unless the socket is non-blocking, when it sends
-// what fits and returns EAGAIN only if nothing did.
+// Write sends what fits of p; EAGAIN when nothing does.
 func (so *Socket) Write(p []byte) (int, error) {
-	done := 0
-	for done < len(p) {
-		var n int64
-		err := so.wait(waiter.WritableEvents, func() tcpip.Error {
-			var err tcpip.Error
-			n, err = so.ep.Write(bytes.NewReader(p[done:]), tcpip.WriteOptions{})
-			return err
-		})
-		done += int(n)
-		if err != nil {
-			if done > 0 && err == unix.EAGAIN {
-				return done, nil
-			}
-			return done, err
-		}
+	n, err := so.ep.Write(bytes.NewReader(p), tcpip.WriteOptions{})
+	if n > 0 {
+		return int(n), nil
 	}
-	return done, nil
+	return 0, Errno(err)
 }
 
 // Readiness returns the poll events in mask that hold now (netstack's

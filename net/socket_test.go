@@ -12,7 +12,7 @@ import (
 // read and write, end of stream, and errors as errnos.
 func TestSocketServerAndClient(t *testing.T) {
 	srvStack, cliStack := pair(t)
-	ln, err := srvStack.NewTCP(false)
+	ln, err := srvStack.NewTCP()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,25 +26,24 @@ func TestSocketServerAndClient(t *testing.T) {
 	if ip, port, err := ln.LocalAddr(); err != nil || ip != [4]byte{} || port != 80 {
 		t.Fatalf("LocalAddr = %v:%d %v", ip, port, err)
 	}
-	ln.SetNonblock(true)
-	if _, _, _, err := ln.Accept(false); err != unix.EAGAIN {
-		t.Fatalf("non-blocking accept with nothing pending: %v", err)
+	if _, _, _, err := ln.Accept(); err != unix.EAGAIN {
+		t.Fatalf("accept with nothing pending: %v", err)
 	}
-	ln.SetNonblock(false)
 
-	cli, err := cliStack.NewTCP(false)
+	cli, err := cliStack.NewTCP()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cli.Connect([4]byte{10, 0, 2, 15}, 81); err != unix.ECONNREFUSED {
+	if err := connect(t, cli, 81); err != unix.ECONNREFUSED {
 		t.Fatalf("connect to a closed port: %v", err)
 	}
 	cli.Close()
-	cli, _ = cliStack.NewTCP(false)
-	if err := cli.Connect([4]byte{10, 0, 2, 15}, 80); err != nil {
+	cli, _ = cliStack.NewTCP()
+	if err := connect(t, cli, 80); err != nil {
 		t.Fatal(err)
 	}
-	conn, ip, _, err := ln.Accept(false)
+	waitReadable(t, ln)
+	conn, ip, _, err := ln.Accept()
 	if err != nil || ip != [4]byte{10, 0, 2, 2} {
 		t.Fatalf("Accept = %v %v", ip, err)
 	}
@@ -52,6 +51,7 @@ func TestSocketServerAndClient(t *testing.T) {
 		t.Fatalf("Write = %d %v", n, err)
 	}
 	buf := make([]byte, 64)
+	waitReadable(t, conn)
 	n, err := conn.Read(buf)
 	if err != nil || string(buf[:n]) != "GET / HTTP/1.0\r\n\r\n" {
 		t.Fatalf("Read = %q %v", buf[:n], err)
@@ -61,6 +61,7 @@ func TestSocketServerAndClient(t *testing.T) {
 	got := ""
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
+		waitReadable(t, cli)
 		n, err := cli.Read(buf)
 		if err != nil {
 			t.Fatalf("Read: %v", err)
@@ -79,4 +80,30 @@ func TestSocketServerAndClient(t *testing.T) {
 	if st := cli.Stat(); st.Mode&unix.S_IFMT != unix.S_IFSOCK {
 		t.Fatalf("Stat mode %#o", st.Mode)
 	}
+}
+
+// connect connects so to 10.0.2.15:port as a blocking connect(2) does:
+// start, wait until writable (up to 10 s), take the result.
+func connect(t *testing.T, so *Socket, port uint16) error {
+	t.Helper()
+	if err := so.Connect([4]byte{10, 0, 2, 15}, port); err != unix.EINPROGRESS {
+		return err
+	}
+	changed := make(chan struct{}, 1)
+	cancel := so.Watch(func() {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	})
+	defer cancel()
+	deadline := time.After(10 * time.Second)
+	for so.Readiness(unix.EPOLLOUT|unix.EPOLLERR|unix.EPOLLHUP) == 0 {
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatal("connect: no answer after 10 s")
+		}
+	}
+	return so.ConnectResult()
 }

@@ -2,7 +2,6 @@ package net
 
 import (
 	"sync"
-	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
@@ -23,84 +22,58 @@ type unixPair struct {
 
 // UnixConn is one end of a socketpair.
 type UnixConn struct {
-	p        *unixPair
-	end      int
-	nonblock atomic.Bool
-	ino      uint64
+	p   *unixPair
+	end int
+	ino uint64
 }
 
 // SocketPair returns two connected stream sockets.
-func SocketPair(nonblock bool) (*UnixConn, *UnixConn) {
+func SocketPair() (*UnixConn, *UnixConn) {
 	p := &unixPair{}
-	a, b := &UnixConn{p: p, end: 0, ino: socketIno.Add(1)}, &UnixConn{p: p, end: 1, ino: socketIno.Add(1)}
-	a.nonblock.Store(nonblock)
-	b.nonblock.Store(nonblock)
-	return a, b
+	return &UnixConn{p: p, end: 0, ino: socketIno.Add(1)}, &UnixConn{p: p, end: 1, ino: socketIno.Add(1)}
 }
 
-// SetNonblock sets O_NONBLOCK.
-func (c *UnixConn) SetNonblock(v bool) { c.nonblock.Store(v) }
-
-// Nonblock reports O_NONBLOCK.
-func (c *UnixConn) Nonblock() bool { return c.nonblock.Load() }
-
-// Read receives what the peer wrote; 0 once the peer closed and all is read.
+// Read receives what the peer wrote; 0 once the peer closed and all is
+// read; EAGAIN while nothing is there.
 func (c *UnixConn) Read(b []byte) (int, error) {
 	p := c.p
-	for {
-		p.mu.Lock()
-		if len(p.buf[c.end]) > 0 {
-			n := copy(b, p.buf[c.end])
-			p.buf[c.end] = p.buf[c.end][n:]
-			fns := p.notifier.Changed()
-			p.mu.Unlock()
-			fs.Notify(fns)
-			return n, nil
-		}
-		if p.closed[1-c.end] {
-			p.mu.Unlock()
+	p.mu.Lock()
+	if len(p.buf[c.end]) == 0 {
+		closed := p.closed[1-c.end]
+		p.mu.Unlock()
+		if closed || len(b) == 0 {
 			return 0, nil
 		}
-		ch := p.notifier.Wait()
-		p.mu.Unlock()
-		if c.nonblock.Load() {
-			return 0, unix.EAGAIN
-		}
-		<-ch
+		return 0, unix.EAGAIN
 	}
+	n := copy(b, p.buf[c.end])
+	p.buf[c.end] = p.buf[c.end][n:]
+	fns := p.notifier.Changed()
+	p.mu.Unlock()
+	fs.Notify(fns)
+	return n, nil
 }
 
-// Write sends b to the peer, waiting for room unless non-blocking.
+// Write sends what fits of b to the peer; EAGAIN when nothing does, EPIPE
+// once the peer closed.
 func (c *UnixConn) Write(b []byte) (int, error) {
 	p := c.p
-	done := 0
-	for done < len(b) {
-		p.mu.Lock()
-		if p.closed[1-c.end] {
-			p.mu.Unlock()
-			return done, unix.EPIPE
-		}
-		room := unixPairBuffer - len(p.buf[1-c.end])
-		if room > 0 {
-			n := min(room, len(b)-done)
-			p.buf[1-c.end] = append(p.buf[1-c.end], b[done:done+n]...)
-			done += n
-			fns := p.notifier.Changed()
-			p.mu.Unlock()
-			fs.Notify(fns)
-			continue
-		}
-		ch := p.notifier.Wait()
+	p.mu.Lock()
+	if p.closed[1-c.end] {
 		p.mu.Unlock()
-		if c.nonblock.Load() {
-			if done > 0 {
-				return done, nil
-			}
-			return 0, unix.EAGAIN
-		}
-		<-ch
+		return 0, unix.EPIPE
 	}
-	return done, nil
+	room := unixPairBuffer - len(p.buf[1-c.end])
+	if room <= 0 {
+		p.mu.Unlock()
+		return 0, unix.EAGAIN
+	}
+	n := min(room, len(b))
+	p.buf[1-c.end] = append(p.buf[1-c.end], b[:n]...)
+	fns := p.notifier.Changed()
+	p.mu.Unlock()
+	fs.Notify(fns)
+	return n, nil
 }
 
 // Readiness returns the poll events in mask that hold for this end.

@@ -27,16 +27,16 @@ func sysEpollCreate1(t *kernel.Task, a Args) (uint64, error) {
 	if a[0]&^unix.EPOLL_CLOEXEC != 0 {
 		return 0, unix.EINVAL
 	}
-	fd, err := t.Proc.Files.Install(fs.NewEpoll(), a[0]&unix.EPOLL_CLOEXEC != 0, 0)
+	fd, err := t.Proc.Files.Open(fs.NewEpoll(), unix.O_RDWR, a[0]&unix.EPOLL_CLOEXEC != 0)
 	return uint64(fd), err
 }
 
 func epollOf(t *kernel.Task, fd uint64) (*fs.Epoll, error) {
-	f, err := t.Proc.Files.Get(int(int32(fd)))
+	d, err := t.Proc.Files.Get(int(int32(fd)))
 	if err != nil {
 		return nil, err
 	}
-	e, ok := f.(*fs.Epoll)
+	e, ok := d.File.(*fs.Epoll)
 	if !ok {
 		return nil, unix.EINVAL
 	}
@@ -50,7 +50,7 @@ func sysEpollCtl(t *kernel.Task, a Args) (uint64, error) {
 		return 0, err
 	}
 	fd := int(int32(a[2]))
-	f, err := t.Proc.Files.Get(fd)
+	d, err := t.Proc.Files.Get(fd)
 	if err != nil {
 		return 0, err
 	}
@@ -63,11 +63,11 @@ func sysEpollCtl(t *kernel.Task, a Args) (uint64, error) {
 		}
 		events, data = binary.LittleEndian.Uint32(b), binary.LittleEndian.Uint64(b[8:])
 	}
-	return 0, e.Ctl(int(a[1]), fd, f, events, data)
+	return 0, e.Ctl(int(a[1]), fd, d, events, data)
 }
 
 // sysEpollPwait implements epoll_pwait(2); the signal mask is not applied
-// (no signal is delivered during the wait yet).
+// yet. A timeout in milliseconds: negative waits forever, 0 not at all.
 func sysEpollPwait(t *kernel.Task, a Args) (uint64, error) {
 	e, err := epollOf(t, a[0])
 	if err != nil {
@@ -77,8 +77,21 @@ func sysEpollPwait(t *kernel.Task, a Args) (uint64, error) {
 	if max <= 0 || max > 1<<16 {
 		return 0, unix.EINVAL
 	}
-	timeout := time.Duration(int32(a[3])) * time.Millisecond
-	evs := e.Wait(max, timeout)
+	var block func(<-chan struct{}) error
+	if ms := int32(a[3]); ms != 0 {
+		var deadline time.Time
+		if ms > 0 {
+			deadline = time.Now().Add(time.Duration(ms) * time.Millisecond)
+		}
+		block = func(ready <-chan struct{}) error { return t.Block(ready, deadline) }
+	}
+	evs, err := e.Wait(max, block)
+	if err == unix.ETIMEDOUT {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
 	b := make([]byte, epollEventSize*len(evs))
 	for i, ev := range evs {
 		binary.LittleEndian.PutUint32(b[epollEventSize*i:], ev.Events)
@@ -92,7 +105,7 @@ func sysEventfd2(t *kernel.Task, a Args) (uint64, error) {
 	if a[1]&^(unix.EFD_CLOEXEC|unix.EFD_NONBLOCK|unix.EFD_SEMAPHORE) != 0 {
 		return 0, unix.EINVAL
 	}
-	e := fs.NewEventFD(uint64(uint32(a[0])), a[1]&unix.EFD_NONBLOCK != 0, a[1]&unix.EFD_SEMAPHORE != 0)
-	fd, err := t.Proc.Files.Install(e, a[1]&unix.EFD_CLOEXEC != 0, 0)
+	e := fs.NewEventFD(uint64(uint32(a[0])), a[1]&unix.EFD_SEMAPHORE != 0)
+	fd, err := t.Proc.Files.Open(e, unix.O_RDWR|uint32(a[1]&unix.EFD_NONBLOCK), a[1]&unix.EFD_CLOEXEC != 0)
 	return uint64(fd), err
 }

@@ -19,6 +19,8 @@ func init() {
 	register(sysno.Readv, sysReadv)
 	register(sysno.Writev, sysWritev)
 	register(sysno.Pread64, sysPread64)
+	register(sysno.Preadv, sysPreadv)
+	register(sysno.Pwritev, sysPwritev)
 	register(sysno.Openat, sysOpenat)
 	register(sysno.Close, sysClose)
 	register(sysno.Lseek, sysLseek)
@@ -29,6 +31,8 @@ func init() {
 	register(sysno.Ioctl, sysIoctl)
 	register(sysno.Fcntl, sysFcntl)
 	register(sysno.Getcwd, sysGetcwd)
+	register(sysno.Chdir, sysChdir)
+	register(sysno.Fchdir, sysFchdir)
 	register(sysno.Mkdirat, sysMkdirat)
 	register(sysno.Unlinkat, sysUnlinkat)
 	register(sysno.Renameat2, sysRenameat2)
@@ -45,131 +49,131 @@ func init() {
 	register(sysno.Sendfile, sysSendfile)
 }
 
-// Linux's bounds: MAX_RW_COUNT for one read or write, UIO_MAXIOV iovecs.
-const (
-	maxIO     = 0x7ffff000
-	maxIovecs = 1024
-)
-
 // sysRead implements read(2).
 func sysRead(t *kernel.Task, a Args) (uint64, error) {
-	f, err := t.Proc.Files.Get(int(int32(a[0])))
+	d, err := t.Proc.Files.Get(int(int32(a[0])))
 	if err != nil {
 		return 0, err
 	}
-	buf := make([]byte, min(a[2], maxIO))
-	n, err := f.Read(buf)
-	if err != nil {
-		return 0, err
-	}
-	return uint64(n), copyOut(t, a[1], buf[:n])
+	return readTo(t, d, oneIovec(a[1], a[2]), d.File.Read)
 }
 
 // sysWrite implements write(2).
 func sysWrite(t *kernel.Task, a Args) (uint64, error) {
-	f, err := t.Proc.Files.Get(int(int32(a[0])))
+	d, err := t.Proc.Files.Get(int(int32(a[0])))
 	if err != nil {
 		return 0, err
 	}
-	buf := make([]byte, min(a[2], maxIO))
-	if err := copyIn(t, a[1], buf); err != nil {
-		return 0, err
-	}
-	n, err := f.Write(buf)
-	return uint64(n), err
+	return writeFrom(t, d, oneIovec(a[1], a[2]), d.File.Write)
 }
 
-// iovecs reads an iovec array.
-func iovecs(t *kernel.Task, addr, count uint64) ([][2]uint64, error) {
-	if count > maxIovecs {
-		return nil, unix.EINVAL
-	}
-	raw := make([]byte, 16*count)
-	if err := copyIn(t, addr, raw); err != nil {
-		return nil, err
-	}
-	v := make([][2]uint64, count)
-	for i := range v {
-		v[i] = [2]uint64{binary.LittleEndian.Uint64(raw[16*i:]), binary.LittleEndian.Uint64(raw[16*i+8:])}
-	}
-	return v, nil
-}
-
-// sysWritev implements writev(2): one write of the gathered buffers.
-func sysWritev(t *kernel.Task, a Args) (uint64, error) {
-	f, err := t.Proc.Files.Get(int(int32(a[0])))
-	if err != nil {
-		return 0, err
-	}
-	vs, err := iovecs(t, a[1], a[2])
-	if err != nil {
-		return 0, err
-	}
-	var buf []byte
-	for _, v := range vs {
-		if uint64(len(buf))+v[1] > maxIO {
-			return 0, unix.EINVAL
-		}
-		chunk := make([]byte, v[1])
-		if err := copyIn(t, v[0], chunk); err != nil {
-			return 0, err
-		}
-		buf = append(buf, chunk...)
-	}
-	n, err := f.Write(buf)
-	return uint64(n), err
-}
-
-// sysReadv implements readv(2): one read, scattered over the buffers.
+// sysReadv implements readv(2).
 func sysReadv(t *kernel.Task, a Args) (uint64, error) {
-	f, err := t.Proc.Files.Get(int(int32(a[0])))
+	d, err := t.Proc.Files.Get(int(int32(a[0])))
 	if err != nil {
 		return 0, err
 	}
-	vs, err := iovecs(t, a[1], a[2])
+	vs, err := readIovecs(t, a[1], a[2])
 	if err != nil {
 		return 0, err
 	}
-	total := uint64(0)
-	for _, v := range vs {
-		total += v[1]
-	}
-	buf := make([]byte, min(total, maxIO))
-	n, err := f.Read(buf)
+	return readTo(t, d, vs, d.File.Read)
+}
+
+// sysWritev implements writev(2).
+func sysWritev(t *kernel.Task, a Args) (uint64, error) {
+	d, err := t.Proc.Files.Get(int(int32(a[0])))
 	if err != nil {
 		return 0, err
 	}
-	rest := buf[:n]
-	for _, v := range vs {
-		k := min(uint64(len(rest)), v[1])
-		if err := copyOut(t, v[0], rest[:k]); err != nil {
-			return 0, err
-		}
-		rest = rest[k:]
+	vs, err := readIovecs(t, a[1], a[2])
+	if err != nil {
+		return 0, err
 	}
-	return uint64(n), nil
+	return writeFrom(t, d, vs, d.File.Write)
+}
+
+// positioned returns the regular file open on fd for pread and pwrite,
+// and checks the offset: ESPIPE for pipes and sockets, EINVAL when negative.
+func positioned(t *kernel.Task, fd, off uint64) (*fs.Description, *fs.NodeFile, error) {
+	d, err := t.Proc.Files.Get(int(int32(fd)))
+	if err != nil {
+		return nil, nil, err
+	}
+	nf, ok := d.File.(*fs.NodeFile)
+	if !ok {
+		return nil, nil, unix.ESPIPE
+	}
+	if int64(off) < 0 {
+		return nil, nil, unix.EINVAL
+	}
+	return d, nf, nil
+}
+
+// preadTo reads the file at off into vs.
+func preadTo(t *kernel.Task, fd, off uint64, vs []iovec) (uint64, error) {
+	d, nf, err := positioned(t, fd, off)
+	if err != nil {
+		return 0, err
+	}
+	pos := int64(off)
+	return readTo(t, d, vs, func(b []byte) (int, error) {
+		n, err := nf.ReadAt(b, pos)
+		pos += int64(n)
+		return n, err
+	})
+}
+
+// pwriteFrom writes vs to the file at off; EFBIG past the largest offset.
+func pwriteFrom(t *kernel.Task, fd, off uint64, vs []iovec) (uint64, error) {
+	d, nf, err := positioned(t, fd, off)
+	if err != nil {
+		return 0, err
+	}
+	if off+iovecsLen(vs) > 1<<63-1 {
+		return 0, unix.EFBIG
+	}
+	pos := int64(off)
+	return writeFrom(t, d, vs, func(b []byte) (int, error) {
+		n, err := nf.WriteAt(b, pos)
+		pos += int64(n)
+		return n, err
+	})
 }
 
 // sysPread64 implements pread64(2).
 func sysPread64(t *kernel.Task, a Args) (uint64, error) {
-	f, err := t.Proc.Files.Get(int(int32(a[0])))
-	if err != nil {
-		return 0, err
-	}
-	nf, ok := f.(*fs.NodeFile)
-	if !ok {
-		return 0, unix.ESPIPE
-	}
-	buf := make([]byte, min(a[2], maxIO))
-	n, err := nf.ReadAt(buf, int64(a[3]))
-	if err != nil {
-		return 0, err
-	}
-	return uint64(n), copyOut(t, a[1], buf[:n])
+	return preadTo(t, a[0], a[3], oneIovec(a[1], a[2]))
 }
 
-// resolve makes a path absolute against dirfd, which must be AT_FDCWD for
-// now: open directories as bases come with the VFS.
+// sysPwrite64 implements pwrite64(2).
+func sysPwrite64(t *kernel.Task, a Args) (uint64, error) {
+	return pwriteFrom(t, a[0], a[3], oneIovec(a[1], a[2]))
+}
+
+// sysPreadv implements preadv(2).
+func sysPreadv(t *kernel.Task, a Args) (uint64, error) {
+	vs, err := readIovecs(t, a[1], a[2])
+	if err != nil {
+		return 0, err
+	}
+	return preadTo(t, a[0], a[3], vs)
+}
+
+// sysPwritev implements pwritev(2).
+func sysPwritev(t *kernel.Task, a Args) (uint64, error) {
+	vs, err := readIovecs(t, a[1], a[2])
+	if err != nil {
+		return 0, err
+	}
+	return pwriteFrom(t, a[0], a[3], vs)
+}
+
+// cwdFD is AT_FDCWD as a raw argument.
+const cwdFD = uint64(unix.AT_FDCWD & 0xffffffff)
+
+// resolve makes a path absolute against dirfd: the working directory for
+// AT_FDCWD, otherwise the directory open on dirfd.
 func resolve(t *kernel.Task, dirfd int32, p string) (string, error) {
 	if p == "" {
 		return "", unix.ENOENT
@@ -177,10 +181,18 @@ func resolve(t *kernel.Task, dirfd int32, p string) (string, error) {
 	if strings.HasPrefix(p, "/") {
 		return path.Clean(p), nil
 	}
-	if dirfd != unix.AT_FDCWD {
-		return "", unix.ENOSYS
+	if dirfd == unix.AT_FDCWD {
+		return path.Join(t.Proc.Cwd, p), nil
 	}
-	return path.Join(t.Proc.Cwd, p), nil
+	d, err := t.Proc.Files.Get(int(dirfd))
+	if err != nil {
+		return "", err
+	}
+	nf, ok := d.File.(*fs.NodeFile)
+	if !ok || !nf.Node().IsDir() {
+		return "", unix.ENOTDIR
+	}
+	return path.Join(nf.Path(), p), nil
 }
 
 // sysOpenat implements openat(2) over the in-memory tree.
@@ -212,8 +224,7 @@ func sysOpenat(t *kernel.Task, a Args) (uint64, error) {
 	if n.IsDir() && acc != unix.O_RDONLY {
 		return 0, unix.EISDIR
 	}
-	f := fs.OpenNodeMode(n, acc != unix.O_WRONLY, acc != unix.O_RDONLY, flags&unix.O_APPEND != 0)
-	fd, err := t.Proc.Files.Install(f, flags&unix.O_CLOEXEC != 0, 0)
+	fd, err := t.Proc.Files.Open(fs.OpenNode(n, p), uint32(flags), flags&unix.O_CLOEXEC != 0)
 	return uint64(fd), err
 }
 
@@ -324,11 +335,16 @@ func sysUmask(t *kernel.Task, a Args) (uint64, error) {
 	return uint64(old), nil
 }
 
-// sysFtruncate implements ftruncate(2).
+// sysFtruncate implements ftruncate(2): EINVAL for a negative length or a
+// description not open for writing.
 func sysFtruncate(t *kernel.Task, a Args) (uint64, error) {
-	f, err := nodeFile(t, a[0])
+	d, err := t.Proc.Files.Get(int(int32(a[0])))
 	if err != nil {
 		return 0, err
+	}
+	f, ok := d.File.(*fs.NodeFile)
+	if !ok || !d.Writable() || int64(a[1]) < 0 {
+		return 0, unix.EINVAL
 	}
 	return 0, f.Truncate(int64(a[1]))
 }
@@ -337,20 +353,6 @@ func sysFtruncate(t *kernel.Task, a Args) (uint64, error) {
 func sysFsync(t *kernel.Task, a Args) (uint64, error) {
 	_, err := t.Proc.Files.Get(int(int32(a[0])))
 	return 0, err
-}
-
-// sysPwrite64 implements pwrite64(2).
-func sysPwrite64(t *kernel.Task, a Args) (uint64, error) {
-	f, err := nodeFile(t, a[0])
-	if err != nil {
-		return 0, err
-	}
-	buf := make([]byte, min(a[2], maxIO))
-	if err := copyIn(t, a[1], buf); err != nil {
-		return 0, err
-	}
-	n, err := f.WriteAt(buf, int64(a[3]))
-	return uint64(n), err
 }
 
 // sysGetdents64 implements getdents64(2): ".", ".." and the entries sorted
@@ -396,9 +398,13 @@ func sysSendfile(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	in, err := nodeFile(t, a[1])
+	inDesc, err := t.Proc.Files.Get(int(int32(a[1])))
 	if err != nil {
 		return 0, err
+	}
+	in, ok := inDesc.File.(*fs.NodeFile)
+	if !ok || !inDesc.Readable() || !out.Writable() {
+		return 0, unix.EBADF
 	}
 	off := in.Offset()
 	if a[2] != 0 {
@@ -407,27 +413,28 @@ func sysSendfile(t *kernel.Task, a Args) (uint64, error) {
 			return 0, err
 		}
 		off = int64(binary.LittleEndian.Uint64(b))
+		if off < 0 {
+			return 0, unix.EINVAL
+		}
 	}
-	const chunk = 64 << 10
-	buf := make([]byte, min(a[3], chunk))
+	count := min(a[3], maxIO)
+	buf := chunks.Get().(*[ioChunk]byte)
+	defer chunks.Put(buf)
 	sent := int64(0)
-	for uint64(sent) < a[3] {
-		n, err := in.ReadAt(buf[:min(uint64(len(buf)), a[3]-uint64(sent))], off+sent)
+	for uint64(sent) < count {
+		n, err := in.ReadAt(buf[:min(ioChunk, count-uint64(sent))], off+sent)
 		if n == 0 || err != nil {
 			if sent == 0 && err != nil {
 				return 0, err
 			}
 			break
 		}
-		w, err := out.Write(buf[:n])
+		w, err := writeAll(t, out, buf[:n], out.File.Write)
 		sent += int64(w)
 		if err != nil {
 			if sent == 0 {
 				return 0, err
 			}
-			break
-		}
-		if w < n {
 			break
 		}
 	}
@@ -459,11 +466,11 @@ func pathArg(t *kernel.Task, dirfd, addr uint64) (string, error) {
 
 // nodeFile returns the tree file open on fd.
 func nodeFile(t *kernel.Task, fd uint64) (*fs.NodeFile, error) {
-	f, err := t.Proc.Files.Get(int(int32(fd)))
+	d, err := t.Proc.Files.Get(int(int32(fd)))
 	if err != nil {
 		return nil, err
 	}
-	nf, ok := f.(*fs.NodeFile)
+	nf, ok := d.File.(*fs.NodeFile)
 	if !ok {
 		return nil, unix.EINVAL
 	}
@@ -486,11 +493,11 @@ func sysClose(t *kernel.Task, a Args) (uint64, error) {
 
 // sysLseek implements lseek(2).
 func sysLseek(t *kernel.Task, a Args) (uint64, error) {
-	f, err := t.Proc.Files.Get(int(int32(a[0])))
+	d, err := t.Proc.Files.Get(int(int32(a[0])))
 	if err != nil {
 		return 0, err
 	}
-	s, ok := f.(fs.Seeker)
+	s, ok := d.File.(fs.Seeker)
 	if !ok {
 		return 0, unix.ESPIPE
 	}
@@ -520,11 +527,11 @@ func statBytes(st fs.Stat) []byte {
 
 // sysFstat implements fstat(2).
 func sysFstat(t *kernel.Task, a Args) (uint64, error) {
-	f, err := t.Proc.Files.Get(int(int32(a[0])))
+	d, err := t.Proc.Files.Get(int(int32(a[0])))
 	if err != nil {
 		return 0, err
 	}
-	return 0, copyOut(t, a[1], statBytes(f.Stat()))
+	return 0, copyOut(t, a[1], statBytes(d.File.Stat()))
 }
 
 // sysNewfstatat implements newfstatat(2).
@@ -598,53 +605,52 @@ func sysFaccessat(t *kernel.Task, a Args) (uint64, error) {
 
 // ioctl requests (asm-generic/ioctls.h).
 const (
+	fionread = 0x541b
 	fionbio  = 0x5421
 	fionclex = 0x5450
 	fioclex  = 0x5451
 	fioasync = 0x5452
 )
 
-// sysIoctl implements ioctl(2): FIONBIO on files that have O_NONBLOCK;
-// no file has terminal controls (ENOTTY, as for a pipe).
+// sysIoctl implements ioctl(2): the generic file requests; no file has
+// terminal controls (ENOTTY, as for a pipe).
 func sysIoctl(t *kernel.Task, a Args) (uint64, error) {
-	f, err := t.Proc.Files.Get(int(int32(a[0])))
+	fd := int(int32(a[0]))
+	d, err := t.Proc.Files.Get(fd)
 	if err != nil {
 		return 0, err
 	}
 	switch a[1] {
 	case fionbio:
-		nb, ok := f.(nonblocker)
-		if !ok {
-			return 0, unix.ENOTTY
-		}
 		b := make([]byte, 4)
 		if err := copyIn(t, a[2], b); err != nil {
 			return 0, err
 		}
-		nb.SetNonblock(binary.LittleEndian.Uint32(b) != 0)
+		d.SetNonblock(binary.LittleEndian.Uint32(b) != 0)
 		return 0, nil
+	case fionread:
+		p, ok := d.File.(*fs.PipeEnd)
+		if !ok {
+			return 0, unix.ENOTTY
+		}
+		b := make([]byte, 4)
+		binary.LittleEndian.PutUint32(b, uint32(p.Unread()))
+		return 0, copyOut(t, a[2], b)
 	case fioclex, fionclex:
-		return 0, t.Proc.Files.SetCloExec(int(int32(a[0])), a[1] == fioclex)
+		return 0, t.Proc.Files.SetCloExec(fd, a[1] == fioclex)
 	case fioasync:
 		return 0, nil // no SIGIO is sent yet
 	}
 	return 0, unix.ENOTTY
 }
 
-// nonblocker is a file with O_NONBLOCK (sockets).
-type nonblocker interface {
-	Nonblock() bool
-	SetNonblock(bool)
-}
-
-// sysFcntl implements fcntl(2) for the descriptor and status flags.
+// sysFcntl implements fcntl(2) for descriptors, status flags and pipe sizes.
 func sysFcntl(t *kernel.Task, a Args) (uint64, error) {
-	f, err := t.Proc.Files.Get(int(int32(a[0])))
+	fd := int(int32(a[0]))
+	d, err := t.Proc.Files.Get(fd)
 	if err != nil {
 		return 0, err
 	}
-	nb, canBlock := f.(nonblocker)
-	fd := int(int32(a[0]))
 	switch a[1] {
 	case unix.F_GETFD:
 		if on, _ := t.Proc.Files.CloExec(fd); on {
@@ -656,19 +662,27 @@ func sysFcntl(t *kernel.Task, a Args) (uint64, error) {
 	case unix.F_SETOWN, unix.F_GETOWN:
 		return 0, nil // no SIGIO is sent yet
 	case unix.F_DUPFD, unix.F_DUPFD_CLOEXEC:
-		nfd, err := t.Proc.Files.Install(f, a[1] == unix.F_DUPFD_CLOEXEC, int(a[2]))
+		min := int(int32(a[2]))
+		if min < 0 || min >= t.Proc.Files.Limit() {
+			return 0, unix.EINVAL
+		}
+		nfd, err := t.Proc.Files.Install(d, a[1] == unix.F_DUPFD_CLOEXEC, min)
 		return uint64(nfd), err
 	case unix.F_GETFL:
-		flags := uint64(unix.O_RDWR)
-		if canBlock && nb.Nonblock() {
-			flags |= unix.O_NONBLOCK
-		}
-		return flags, nil
+		return uint64(d.Flags()), nil
 	case unix.F_SETFL:
-		if canBlock {
-			nb.SetNonblock(a[2]&unix.O_NONBLOCK != 0)
-		}
+		d.SetFlags(uint32(a[2]))
 		return 0, nil
+	case unix.F_GETPIPE_SZ, unix.F_SETPIPE_SZ:
+		p, ok := d.File.(*fs.PipeEnd)
+		if !ok {
+			return 0, unix.EBADF
+		}
+		if a[1] == unix.F_GETPIPE_SZ {
+			return uint64(p.Size()), nil
+		}
+		n, err := p.SetSize(int(int32(a[2])))
+		return uint64(n), err
 	}
 	return 0, unix.EINVAL
 }
@@ -680,4 +694,37 @@ func sysGetcwd(t *kernel.Task, a Args) (uint64, error) {
 		return 0, unix.ERANGE
 	}
 	return uint64(len(cwd)), copyOut(t, a[0], cwd)
+}
+
+// sysChdir implements chdir(2).
+func sysChdir(t *kernel.Task, a Args) (uint64, error) {
+	p, err := pathArg(t, cwdFD, a[0])
+	if err != nil {
+		return 0, err
+	}
+	n, err := t.Proc.Root.Lookup(p, true)
+	if err != nil {
+		return 0, err
+	}
+	if !n.IsDir() {
+		return 0, unix.ENOTDIR
+	}
+	t.Proc.Cwd = p
+	return 0, nil
+}
+
+// sysFchdir implements fchdir(2).
+func sysFchdir(t *kernel.Task, a Args) (uint64, error) {
+	f, err := nodeFile(t, a[0])
+	if err != nil {
+		if err == unix.EINVAL {
+			return 0, unix.ENOTDIR
+		}
+		return 0, err
+	}
+	if !f.Node().IsDir() {
+		return 0, unix.ENOTDIR
+	}
+	t.Proc.Cwd = f.Path()
+	return 0, nil
 }

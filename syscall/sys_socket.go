@@ -5,6 +5,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/kernel"
 	jnet "github.com/jiege-go/jiege/net"
 	"github.com/jiege-go/jiege/syscall/sysno"
@@ -37,13 +38,15 @@ func sysSocketpair(t *kernel.Task, a Args) (uint64, error) {
 	if a[1]&^(unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC) != unix.SOCK_STREAM || a[2] != 0 {
 		return 0, unix.EPROTONOSUPPORT
 	}
-	x, y := jnet.SocketPair(a[1]&unix.SOCK_NONBLOCK != 0)
+	x, y := jnet.SocketPair()
 	cloexec := a[1]&unix.SOCK_CLOEXEC != 0
-	fx, err := t.Proc.Files.Install(x, cloexec, 0)
+	flags := unix.O_RDWR | uint32(a[1]&unix.SOCK_NONBLOCK)
+	fx, err := t.Proc.Files.Open(x, flags, cloexec)
 	if err != nil {
+		y.Close()
 		return 0, err
 	}
-	fy, err := t.Proc.Files.Install(y, cloexec, 0)
+	fy, err := t.Proc.Files.Open(y, flags, cloexec)
 	if err != nil {
 		t.Proc.Files.Close(fx)
 		return 0, err
@@ -118,28 +121,25 @@ func sysSocket(t *kernel.Task, a Args) (uint64, error) {
 	if kernel.Network == nil {
 		return 0, unix.ENETDOWN
 	}
-	so, err := kernel.Network.NewTCP(typ&unix.SOCK_NONBLOCK != 0)
+	so, err := kernel.Network.NewTCP()
 	if err != nil {
 		return 0, err
 	}
-	fd, err := t.Proc.Files.Install(so, typ&unix.SOCK_CLOEXEC != 0, 0)
-	if err != nil {
-		so.Close()
-	}
+	fd, err := t.Proc.Files.Open(so, unix.O_RDWR|uint32(typ&unix.SOCK_NONBLOCK), typ&unix.SOCK_CLOEXEC != 0)
 	return uint64(fd), err
 }
 
-// socket returns the socket open on fd.
-func socket(t *kernel.Task, fd uint64) (*jnet.Socket, error) {
-	f, err := t.Proc.Files.Get(int(int32(fd)))
+// socket returns the socket open on fd and its description.
+func socket(t *kernel.Task, fd uint64) (*jnet.Socket, *fs.Description, error) {
+	d, err := t.Proc.Files.Get(int(int32(fd)))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	so, ok := f.(*jnet.Socket)
+	so, ok := d.File.(*jnet.Socket)
 	if !ok {
-		return nil, unix.ENOTSOCK
+		return nil, nil, unix.ENOTSOCK
 	}
-	return so, nil
+	return so, d, nil
 }
 
 // readSockaddr reads a struct sockaddr_in.
@@ -184,7 +184,7 @@ func writeSockaddr(t *kernel.Task, addr, lenAddr uint64, ip [4]byte, port uint16
 
 // sysBind implements bind(2).
 func sysBind(t *kernel.Task, a Args) (uint64, error) {
-	so, err := socket(t, a[0])
+	so, _, err := socket(t, a[0])
 	if err != nil {
 		return 0, err
 	}
@@ -197,7 +197,7 @@ func sysBind(t *kernel.Task, a Args) (uint64, error) {
 
 // sysListen implements listen(2).
 func sysListen(t *kernel.Task, a Args) (uint64, error) {
-	so, err := socket(t, a[0])
+	so, _, err := socket(t, a[0])
 	if err != nil {
 		return 0, err
 	}
@@ -214,11 +214,16 @@ func sysAccept4(t *kernel.Task, a Args) (uint64, error) {
 	if a[3]&^(unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC) != 0 {
 		return 0, unix.EINVAL
 	}
-	so, err := socket(t, a[0])
+	so, d, err := socket(t, a[0])
 	if err != nil {
 		return 0, err
 	}
-	conn, ip, port, err := so.Accept(a[3]&unix.SOCK_NONBLOCK != 0)
+	conn, ip, port, err := so.Accept()
+	for err == unix.EAGAIN && !d.Nonblock() {
+		if err = waitReady(t, d, unix.EPOLLIN); err == nil {
+			conn, ip, port, err = so.Accept()
+		}
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -226,16 +231,14 @@ func sysAccept4(t *kernel.Task, a Args) (uint64, error) {
 		conn.Close()
 		return 0, err
 	}
-	fd, err := t.Proc.Files.Install(conn, a[3]&unix.SOCK_CLOEXEC != 0, 0)
-	if err != nil {
-		conn.Close()
-	}
+	fd, err := t.Proc.Files.Open(conn, unix.O_RDWR|uint32(a[3]&unix.SOCK_NONBLOCK), a[3]&unix.SOCK_CLOEXEC != 0)
 	return uint64(fd), err
 }
 
-// sysConnect implements connect(2).
+// sysConnect implements connect(2); without O_NONBLOCK it waits until the
+// connection is made or refused.
 func sysConnect(t *kernel.Task, a Args) (uint64, error) {
-	so, err := socket(t, a[0])
+	so, d, err := socket(t, a[0])
 	if err != nil {
 		return 0, err
 	}
@@ -243,7 +246,14 @@ func sysConnect(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return 0, so.Connect(ip, port)
+	err = so.Connect(ip, port)
+	if err != unix.EINPROGRESS || d.Nonblock() {
+		return 0, err
+	}
+	if err := waitReady(t, d, unix.EPOLLOUT); err != nil {
+		return 0, err
+	}
+	return 0, so.ConnectResult()
 }
 
 // sysGetsockname implements getsockname(2).
@@ -258,7 +268,7 @@ func sysGetpeername(t *kernel.Task, a Args) (uint64, error) {
 
 // sockName writes one of a socket's addresses to (a[1], a[2]).
 func sockName(t *kernel.Task, a Args, addr func(*jnet.Socket) ([4]byte, uint16, error)) (uint64, error) {
-	so, err := socket(t, a[0])
+	so, _, err := socket(t, a[0])
 	if err != nil {
 		return 0, err
 	}
@@ -271,7 +281,7 @@ func sockName(t *kernel.Task, a Args, addr func(*jnet.Socket) ([4]byte, uint16, 
 
 // sysSetsockopt implements setsockopt(2) for the options a server sets.
 func sysSetsockopt(t *kernel.Task, a Args) (uint64, error) {
-	so, err := socket(t, a[0])
+	so, _, err := socket(t, a[0])
 	if err != nil {
 		return 0, err
 	}
@@ -304,13 +314,16 @@ func sysSetsockopt(t *kernel.Task, a Args) (uint64, error) {
 
 // sysGetsockopt implements getsockopt(2) for SO_ERROR and SO_TYPE.
 func sysGetsockopt(t *kernel.Task, a Args) (uint64, error) {
-	if _, err := socket(t, a[0]); err != nil {
+	so, _, err := socket(t, a[0])
+	if err != nil {
 		return 0, err
 	}
 	var v uint32
 	switch {
 	case a[1] == unix.SOL_SOCKET && a[2] == unix.SO_ERROR:
-		v = 0 // connect reports its error itself
+		if errno, ok := so.ConnectResult().(unix.Errno); ok {
+			v = uint32(errno)
+		}
 	case a[1] == unix.SOL_SOCKET && a[2] == unix.SO_TYPE:
 		v = unix.SOCK_STREAM
 	default:
@@ -327,7 +340,7 @@ func sysGetsockopt(t *kernel.Task, a Args) (uint64, error) {
 
 // sysShutdown implements shutdown(2).
 func sysShutdown(t *kernel.Task, a Args) (uint64, error) {
-	so, err := socket(t, a[0])
+	so, _, err := socket(t, a[0])
 	if err != nil {
 		return 0, err
 	}
@@ -348,7 +361,7 @@ func sysRecvfrom(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil || a[4] == 0 {
 		return n, err
 	}
-	so, err := socket(t, a[0])
+	so, _, err := socket(t, a[0])
 	if err != nil {
 		return 0, err
 	}

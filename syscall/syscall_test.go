@@ -37,7 +37,7 @@ func newTask(t *testing.T) (*kernel.Task, *bytes.Buffer) {
 	tree.Create("/etc/link", &fs.Node{Mode: iofs.ModeSymlink | 0o777, Link: "hostname"})
 	out := &bytes.Buffer{}
 	files := &fs.FDTable{}
-	con := &fs.Console{Out: func(p []byte) { out.Write(p) }}
+	con := fs.NewDescription(&fs.Console{Out: func(p []byte) { out.Write(p) }}, unix.O_RDWR)
 	for i := 0; i < 3; i++ {
 		files.Install(con, false, 0)
 	}
@@ -99,7 +99,7 @@ func TestWriteAndWritev(t *testing.T) {
 func TestOpenReadStat(t *testing.T) {
 	task, _ := newTask(t)
 	put(t, task, scratch, []byte("/etc/link\x00"))
-	fd := call(task, sysno.Openat, uint64(unix.AT_FDCWD&0xffffffff), scratch, unix.O_RDONLY|unix.O_CLOEXEC)
+	fd := call(task, sysno.Openat, cwdFD, scratch, unix.O_RDONLY|unix.O_CLOEXEC)
 	if fd != 3 {
 		t.Fatalf("openat = %d", fd)
 	}
@@ -123,11 +123,11 @@ func TestOpenReadStat(t *testing.T) {
 		t.Fatalf("second close = %d", r)
 	}
 	put(t, task, scratch, []byte("/etc/missing\x00"))
-	if r := call(task, sysno.Openat, uint64(unix.AT_FDCWD&0xffffffff), scratch, 0); r != -int64(unix.ENOENT) {
+	if r := call(task, sysno.Openat, cwdFD, scratch, 0); r != -int64(unix.ENOENT) {
 		t.Fatalf("open missing = %d", r)
 	}
 	put(t, task, scratch, []byte("/proc/self/exe\x00"))
-	if r := call(task, sysno.Readlinkat, uint64(unix.AT_FDCWD&0xffffffff), scratch, scratch+2048, 64); r != 9 || string(get(t, task, scratch+2048, 9)) != "/bin/test" {
+	if r := call(task, sysno.Readlinkat, cwdFD, scratch, scratch+2048, 64); r != 9 || string(get(t, task, scratch+2048, 9)) != "/bin/test" {
 		t.Fatalf("readlink /proc/self/exe = %d", r)
 	}
 }
@@ -162,7 +162,7 @@ func TestMemoryCalls(t *testing.T) {
 		t.Fatalf("zero-length mmap = %d", r)
 	}
 	put(t, task, scratch, []byte("/etc/hostname\x00"))
-	fd := call(task, sysno.Openat, uint64(unix.AT_FDCWD&0xffffffff), scratch, 0)
+	fd := call(task, sysno.Openat, cwdFD, scratch, 0)
 	fa := call(task, sysno.Mmap, 0, mm.PageSize, unix.PROT_READ, unix.MAP_PRIVATE, uint64(fd), 0)
 	if fa <= 0 || string(get(t, task, uint64(fa), 6)) != "jiege\n" {
 		t.Fatalf("file mmap = %#x", fa)
@@ -216,22 +216,21 @@ func TestInfoCallsAndTrace(t *testing.T) {
 	}
 }
 
-const atFDCWD = uint64(unix.AT_FDCWD & 0xffffffff)
 
 // TestWritableTree creates, appends to, lists, renames and removes files
 // and directories, as nginx does with its logs, pid file and temp dirs.
 func TestWritableTree(t *testing.T) {
 	task, _ := newTask(t)
 	put(t, task, scratch, []byte("/var\x00"))
-	if r := call(task, sysno.Mkdirat, atFDCWD, scratch, 0o755); r != 0 {
+	if r := call(task, sysno.Mkdirat, cwdFD, scratch, 0o755); r != 0 {
 		t.Fatalf("mkdir /var = %d", r)
 	}
-	if r := call(task, sysno.Mkdirat, atFDCWD, scratch, 0o755); r != -int64(unix.EEXIST) {
+	if r := call(task, sysno.Mkdirat, cwdFD, scratch, 0o755); r != -int64(unix.EEXIST) {
 		t.Fatalf("second mkdir = %d", r)
 	}
 	put(t, task, scratch, []byte("/var/log\x00"))
 	put(t, task, scratch+64, []byte("line one\nline two\n"))
-	fd := call(task, sysno.Openat, atFDCWD, scratch, unix.O_WRONLY|unix.O_CREAT|unix.O_APPEND, 0o644)
+	fd := call(task, sysno.Openat, cwdFD, scratch, unix.O_WRONLY|unix.O_CREAT|unix.O_APPEND, 0o644)
 	if fd < 0 {
 		t.Fatalf("create = %d", fd)
 	}
@@ -241,17 +240,17 @@ func TestWritableTree(t *testing.T) {
 		t.Fatalf("read from O_WRONLY = %d", r)
 	}
 	call(task, sysno.Close, uint64(fd))
-	if r := call(task, sysno.Openat, atFDCWD, scratch, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, 0o644); r != -int64(unix.EEXIST) {
+	if r := call(task, sysno.Openat, cwdFD, scratch, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, 0o644); r != -int64(unix.EEXIST) {
 		t.Fatalf("O_EXCL on existing = %d", r)
 	}
-	fd = call(task, sysno.Openat, atFDCWD, scratch, unix.O_RDONLY)
+	fd = call(task, sysno.Openat, cwdFD, scratch, unix.O_RDONLY)
 	if r := call(task, sysno.Read, uint64(fd), scratch+512, 100); r != 18 || string(get(t, task, scratch+512, 18)) != "line one\nline two\n" {
 		t.Fatalf("read back = %d", r)
 	}
 	call(task, sysno.Close, uint64(fd))
 
 	put(t, task, scratch+1024, []byte("/var\x00"))
-	dfd := call(task, sysno.Openat, atFDCWD, scratch+1024, unix.O_RDONLY|unix.O_DIRECTORY)
+	dfd := call(task, sysno.Openat, cwdFD, scratch+1024, unix.O_RDONLY|unix.O_DIRECTORY)
 	n := call(task, sysno.Getdents64, uint64(dfd), scratch+2048, 1024)
 	if n <= 0 || !bytes.Contains(get(t, task, scratch+2048, int(n)), []byte("log\x00")) {
 		t.Fatalf("getdents64 = %d", n)
@@ -260,16 +259,16 @@ func TestWritableTree(t *testing.T) {
 		t.Fatalf("getdents64 at the end = %d", r)
 	}
 	put(t, task, scratch+128, []byte("/var/log.1\x00"))
-	if r := call(task, sysno.Renameat2, atFDCWD, scratch, atFDCWD, scratch+128, 0); r != 0 {
+	if r := call(task, sysno.Renameat2, cwdFD, scratch, cwdFD, scratch+128, 0); r != 0 {
 		t.Fatalf("rename = %d", r)
 	}
-	if r := call(task, sysno.Unlinkat, atFDCWD, scratch+1024, unix.AT_REMOVEDIR); r != -int64(unix.ENOTEMPTY) {
+	if r := call(task, sysno.Unlinkat, cwdFD, scratch+1024, unix.AT_REMOVEDIR); r != -int64(unix.ENOTEMPTY) {
 		t.Fatalf("rmdir non-empty = %d", r)
 	}
-	if r := call(task, sysno.Unlinkat, atFDCWD, scratch+128, 0); r != 0 {
+	if r := call(task, sysno.Unlinkat, cwdFD, scratch+128, 0); r != 0 {
 		t.Fatalf("unlink = %d", r)
 	}
-	if r := call(task, sysno.Unlinkat, atFDCWD, scratch+1024, unix.AT_REMOVEDIR); r != 0 {
+	if r := call(task, sysno.Unlinkat, cwdFD, scratch+1024, unix.AT_REMOVEDIR); r != 0 {
 		t.Fatalf("rmdir = %d", r)
 	}
 }

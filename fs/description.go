@@ -1,0 +1,123 @@
+package fs
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
+
+// Description is an open file description, Linux's struct file: the open
+// file, its access mode and status flags, and the epoll instances watching
+// it. Descriptors refer to it: dup and fork share one, and it is closed
+// when the last reference goes.
+type Description struct {
+	File  File
+	flags atomic.Uint32 // O_ACCMODE and the status flags
+	refs  atomic.Int64
+
+	mu     sync.Mutex
+	epolls map[*Epoll]int // watches on this description, per instance
+}
+
+// settableFlags are the status flags F_SETFL may change (Linux's SETFL_MASK
+// without O_DIRECT and O_NOATIME, which nothing here honours).
+const settableFlags = unix.O_APPEND | unix.O_NONBLOCK | unix.O_ASYNC
+
+// StatusFlagsSetter is a file that acts on its status flags itself (a
+// regular file's O_APPEND).
+type StatusFlagsSetter interface {
+	SetStatusFlags(flags uint32)
+}
+
+// NewDescription opens a description of f with open(2) flags (access mode
+// and status flags; creation flags are ignored). It holds no reference yet.
+func NewDescription(f File, flags uint32) *Description {
+	d := &Description{File: f}
+	d.flags.Store(flags & (unix.O_ACCMODE | unix.O_APPEND | unix.O_NONBLOCK | unix.O_ASYNC | unix.O_DIRECT | unix.O_NOATIME | unix.O_LARGEFILE | unix.O_PATH))
+	if s, ok := f.(StatusFlagsSetter); ok {
+		s.SetStatusFlags(d.flags.Load())
+	}
+	return d
+}
+
+// Flags returns the access mode and status flags, as F_GETFL reports them.
+func (d *Description) Flags() uint32 { return d.flags.Load() | unix.O_LARGEFILE }
+
+// SetFlags sets the status flags F_SETFL may change; the rest of flags is
+// ignored, as on Linux.
+func (d *Description) SetFlags(flags uint32) {
+	for {
+		old := d.flags.Load()
+		nf := old&^settableFlags | flags&settableFlags
+		if d.flags.CompareAndSwap(old, nf) {
+			if s, ok := d.File.(StatusFlagsSetter); ok {
+				s.SetStatusFlags(nf)
+			}
+			return
+		}
+	}
+}
+
+// Nonblock reports O_NONBLOCK.
+func (d *Description) Nonblock() bool { return d.flags.Load()&unix.O_NONBLOCK != 0 }
+
+// SetNonblock sets or clears O_NONBLOCK (FIONBIO).
+func (d *Description) SetNonblock(on bool) {
+	fl := d.flags.Load() & settableFlags
+	if on {
+		fl |= unix.O_NONBLOCK
+	} else {
+		fl &^= unix.O_NONBLOCK
+	}
+	d.SetFlags(fl)
+}
+
+// Readable and Writable report the access mode.
+func (d *Description) Readable() bool {
+	acc := d.flags.Load() & unix.O_ACCMODE
+	return acc == unix.O_RDONLY || acc == unix.O_RDWR
+}
+
+// Writable reports whether the description was opened for writing.
+func (d *Description) Writable() bool {
+	acc := d.flags.Load() & unix.O_ACCMODE
+	return acc == unix.O_WRONLY || acc == unix.O_RDWR
+}
+
+// IncRef takes a reference.
+func (d *Description) IncRef() { d.refs.Add(1) }
+
+// DecRef drops a reference; the last one removes every epoll watch on the
+// description and closes the file.
+func (d *Description) DecRef() {
+	if d.refs.Add(-1) > 0 {
+		return
+	}
+	d.mu.Lock()
+	epolls := d.epolls
+	d.epolls = nil
+	d.mu.Unlock()
+	for e := range epolls {
+		e.forget(d)
+	}
+	d.File.Close()
+}
+
+// watchedBy records a watch of e on d; unwatchedBy drops one.
+func (d *Description) watchedBy(e *Epoll) {
+	d.mu.Lock()
+	if d.epolls == nil {
+		d.epolls = map[*Epoll]int{}
+	}
+	d.epolls[e]++
+	d.mu.Unlock()
+}
+
+func (d *Description) unwatchedBy(e *Epoll) {
+	d.mu.Lock()
+	if d.epolls[e]--; d.epolls[e] <= 0 {
+		delete(d.epolls, e)
+	}
+	d.mu.Unlock()
+}

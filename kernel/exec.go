@@ -1,0 +1,116 @@
+package kernel
+
+import (
+	"bytes"
+	"path"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	arch "github.com/jiege-go/jiege/arch/riscv64"
+	"github.com/jiege-go/jiege/mm"
+)
+
+// Linux's limits on a new program's arguments: a quarter of the stack for
+// all strings and their pointers, 32 pages for one string (MAX_ARG_STRLEN);
+// a #! line is read from the first 256 bytes and nests at most 4 deep.
+const (
+	ArgMax        = StackSize / 4
+	ArgStringMax  = 32 * mm.PageSize
+	shebangMax    = 256
+	shebangNested = 4
+)
+
+// UserMemory is where user address spaces get their frames; set at boot
+// (and by host tests).
+var UserMemory mm.Memory
+
+// Execve replaces the task's program with the one at file (absolute), as
+// execve(2) does: a #! script runs its interpreter; descriptors marked
+// close-on-exec are closed. When loading fails the old program goes on and
+// the error is returned.
+func (t *Task) Execve(file string, argv, envp []string) error {
+	p := t.Proc
+	if err := argSize(argv, envp); err != nil {
+		return err
+	}
+	for depth := 0; ; depth++ {
+		n, err := p.Root.Lookup(file, true)
+		if err != nil {
+			return err
+		}
+		interp, arg, ok := shebang(n.Data)
+		if !ok {
+			break
+		}
+		if depth == shebangNested {
+			return unix.ELOOP
+		}
+		if n.IsDir() || n.Mode.Perm()&0o111 == 0 {
+			return unix.EACCES
+		}
+		script := append([]string{interp}, arg...)
+		argv = append(append(script, file), argv[min(1, len(argv)):]...)
+		if !path.IsAbs(interp) {
+			interp = path.Join(p.Cwd, interp)
+		}
+		file = interp
+	}
+	if err := argSize(argv, envp); err != nil {
+		return err
+	}
+	var random [16]byte
+	Random(random[:])
+	regs := new(arch.Frame)
+	as, err := Exec(UserMemory, p.Root, file, argv, envp, random, regs)
+	if err != nil {
+		return err
+	}
+	p.Lock()
+	old := p.AS
+	p.AS = as
+	p.Exe = file
+	p.Unlock()
+	old.Release()
+	p.Files.CloseOnExec()
+	*t.Regs = *regs
+	return nil
+}
+
+// argSize checks the arguments against Linux's limits: E2BIG past them.
+func argSize(argv, envp []string) error {
+	size := 0
+	for _, list := range [][]string{argv, envp} {
+		for _, s := range list {
+			if len(s)+1 > ArgStringMax {
+				return unix.E2BIG
+			}
+			size += len(s) + 1 + 8
+		}
+	}
+	if size > ArgMax {
+		return unix.E2BIG
+	}
+	return nil
+}
+
+// shebang parses a "#!interpreter [argument]" first line: the interpreter
+// and the rest of the line as one argument, as Linux does.
+func shebang(data []byte) (string, []string, bool) {
+	if !bytes.HasPrefix(data, []byte("#!")) {
+		return "", nil, false
+	}
+	line := data[2:min(len(data), shebangMax)]
+	if i := bytes.IndexByte(line, '\n'); i >= 0 {
+		line = line[:i]
+	}
+	fields := strings.TrimSpace(strings.ReplaceAll(string(line), "\t", " "))
+	if fields == "" {
+		return "", nil, false
+	}
+	interp, rest, _ := strings.Cut(fields, " ")
+	if rest = strings.TrimSpace(rest); rest != "" {
+		return interp, []string{rest}, true
+	}
+	return interp, nil, true
+}

@@ -1,0 +1,78 @@
+package syscall
+
+import (
+	"encoding/binary"
+	"errors"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jiege-go/jiege/kernel"
+	"github.com/jiege-go/jiege/mm"
+	"github.com/jiege-go/jiege/syscall/sysno"
+)
+
+func init() {
+	register(sysno.Execve, sysExecve)
+	register(sysno.Execveat, sysExecveat)
+}
+
+// sysExecve implements execve(2).
+func sysExecve(t *kernel.Task, a Args) (uint64, error) {
+	return sysExecveat(t, Args{cwdFD, a[0], a[1], a[2], 0})
+}
+
+// sysExecveat implements execveat(2) for paths (AT_EMPTY_PATH on a
+// descriptor is not supported: ENOENT, as for an unlinked file).
+func sysExecveat(t *kernel.Task, a Args) (uint64, error) {
+	if a[4]&^(unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH) != 0 {
+		return 0, unix.EINVAL
+	}
+	p, err := pathArg(t, a[0], a[1])
+	if err != nil {
+		return 0, err
+	}
+	budget := kernel.ArgMax
+	argv, err := stringArray(t, a[2], &budget)
+	if err != nil {
+		return 0, err
+	}
+	envp, err := stringArray(t, a[3], &budget)
+	if err != nil {
+		return 0, err
+	}
+	return 0, t.Execve(p, argv, envp)
+}
+
+// stringArray reads a NULL-terminated array of string pointers (argv,
+// envp), charging each string and pointer to budget: E2BIG past it or for
+// a string longer than MAX_ARG_STRLEN, so a caller cannot make the kernel
+// read more than Linux would.
+func stringArray(t *kernel.Task, addr uint64, budget *int) ([]string, error) {
+	var out []string
+	if addr == 0 {
+		return nil, nil
+	}
+	ptr := make([]byte, 8)
+	for i := uint64(0); ; i++ {
+		if err := copyIn(t, addr+8*i, ptr); err != nil {
+			return nil, err
+		}
+		sp := binary.LittleEndian.Uint64(ptr)
+		if sp == 0 {
+			return out, nil
+		}
+		t.Proc.Lock()
+		s, err := t.Proc.AS.CopyInString(uintptr(sp), kernel.ArgStringMax)
+		t.Proc.Unlock()
+		if err != nil {
+			if errors.Is(err, mm.ErrInvalid) {
+				return nil, unix.E2BIG
+			}
+			return nil, unix.EFAULT
+		}
+		if *budget -= len(s) + 1 + 8; *budget < 0 {
+			return nil, unix.E2BIG
+		}
+		out = append(out, s)
+	}
+}

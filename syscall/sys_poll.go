@@ -1,0 +1,255 @@
+package syscall
+
+import (
+	"encoding/binary"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jiege-go/jiege/fs"
+	"github.com/jiege-go/jiege/kernel"
+	"github.com/jiege-go/jiege/syscall/sysno"
+)
+
+func init() {
+	register(sysno.Ppoll, sysPpoll)
+	register(sysno.Pselect6, sysPselect6)
+}
+
+// pollSet is the files one poll or select call watches.
+type pollSet struct {
+	descs   []*fs.Description // nil: no file (a negative or bad fd)
+	masks   []uint32
+	changed chan struct{}
+	cancels []func()
+}
+
+// watch registers for changes of every waitable file.
+func (s *pollSet) watch() {
+	s.changed = make(chan struct{}, 1)
+	notify := func() {
+		select {
+		case s.changed <- struct{}{}:
+		default:
+		}
+	}
+	for _, d := range s.descs {
+		if w, ok := fileWaitable(d); ok {
+			s.cancels = append(s.cancels, w.Watch(notify))
+		}
+	}
+}
+
+func (s *pollSet) stop() {
+	for _, c := range s.cancels {
+		c()
+	}
+}
+
+func fileWaitable(d *fs.Description) (fs.Waitable, bool) {
+	if d == nil {
+		return nil, false
+	}
+	w, ok := d.File.(fs.Waitable)
+	return w, ok
+}
+
+// readiness is what poll reports for d: a file that cannot be waited for
+// (a regular file) is always ready for reading and writing, as on Linux.
+func readiness(d *fs.Description, mask uint32) uint32 {
+	const always = unix.POLLIN | unix.POLLOUT | pollRdNorm | pollWrNorm
+	w, ok := fileWaitable(d)
+	if !ok {
+		return always & mask
+	}
+	return w.Readiness(mask|unix.POLLERR|unix.POLLHUP) & (mask | unix.POLLERR | unix.POLLHUP)
+}
+
+// wait calls scan until it finds something ready, the deadline passes (a
+// zero deadline with noWait: return at once) or the task is interrupted.
+func (s *pollSet) wait(t *kernel.Task, deadline time.Time, noWait bool, scan func() int) (int, error) {
+	s.watch()
+	defer s.stop()
+	for {
+		if n := scan(); n > 0 || noWait {
+			return n, nil
+		}
+		if err := t.Block(s.changed, deadline); err == unix.ETIMEDOUT {
+			return scan(), nil
+		} else if err != nil {
+			return 0, err
+		}
+	}
+}
+
+// timeoutArg reads a relative struct timespec; a null pointer is no
+// timeout. It returns the deadline and whether the call must not wait.
+func timeoutArg(t *kernel.Task, addr uint64) (time.Time, bool, error) {
+	if addr == 0 {
+		return time.Time{}, false, nil
+	}
+	b := make([]byte, 16)
+	if err := copyIn(t, addr, b); err != nil {
+		return time.Time{}, false, err
+	}
+	sec, nsec := int64(binary.LittleEndian.Uint64(b)), int64(binary.LittleEndian.Uint64(b[8:]))
+	if sec < 0 || nsec < 0 || nsec >= 1e9 {
+		return time.Time{}, false, unix.EINVAL
+	}
+	if sec == 0 && nsec == 0 {
+		return time.Time{}, true, nil
+	}
+	if sec > 1<<33 { // beyond any wait: none
+		return time.Time{}, false, nil
+	}
+	return time.Now().Add(time.Duration(sec)*time.Second + time.Duration(nsec)), false, nil
+}
+
+// writeRemaining stores the time left until deadline in the timespec at
+// addr, as ppoll and pselect6 do.
+func writeRemaining(t *kernel.Task, addr uint64, deadline time.Time) error {
+	if addr == 0 || deadline.IsZero() {
+		return nil
+	}
+	return copyOut(t, addr, timespec(max(time.Until(deadline), 0)))
+}
+
+// sysPpoll implements ppoll(2); the signal mask argument is not applied yet.
+func sysPpoll(t *kernel.Task, a Args) (uint64, error) {
+	nfds := a[1]
+	if nfds > uint64(t.Proc.Files.Limit()) {
+		return 0, unix.EINVAL
+	}
+	raw := make([]byte, 8*nfds)
+	if err := copyIn(t, a[0], raw); err != nil {
+		return 0, err
+	}
+	deadline, noWait, err := timeoutArg(t, a[2])
+	if err != nil {
+		return 0, err
+	}
+	s := &pollSet{descs: make([]*fs.Description, nfds), masks: make([]uint32, nfds)}
+	bad := make([]bool, nfds)
+	for i := range s.descs {
+		fd := int32(binary.LittleEndian.Uint32(raw[8*i:]))
+		s.masks[i] = uint32(binary.LittleEndian.Uint16(raw[8*i+4:]))
+		if fd < 0 {
+			continue
+		}
+		if s.descs[i], err = t.Proc.Files.Get(int(fd)); err != nil {
+			bad[i] = true
+		}
+	}
+	n, err := s.wait(t, deadline, noWait, func() int {
+		ready := 0
+		for i, d := range s.descs {
+			var r uint32
+			switch {
+			case bad[i]:
+				r = unix.POLLNVAL
+			case d != nil:
+				r = readiness(d, s.masks[i])
+			}
+			binary.LittleEndian.PutUint16(raw[8*i+6:], uint16(r))
+			if r != 0 {
+				ready++
+			}
+		}
+		return ready
+	})
+	if err != nil {
+		return 0, err
+	}
+	if err := copyOut(t, a[0], raw); err != nil {
+		return 0, err
+	}
+	return uint64(n), writeRemaining(t, a[2], deadline)
+}
+
+// Poll events that x/sys/unix does not name on every host (asm-generic/poll.h).
+const (
+	pollRdNorm = 0x40
+	pollRdBand = 0x80
+	pollWrNorm = 0x100
+	pollWrBand = 0x200
+)
+
+// select's sets, as poll events.
+const (
+	selectIn  = unix.POLLIN | pollRdNorm | pollRdBand | unix.POLLHUP | unix.POLLERR
+	selectOut = unix.POLLOUT | pollWrNorm | pollWrBand | unix.POLLERR
+	selectEx  = unix.POLLPRI
+)
+
+// sysPselect6 implements pselect6(2); the signal mask is not applied yet.
+func sysPselect6(t *kernel.Task, a Args) (uint64, error) {
+	if int64(a[0]) < 0 || int32(a[0]) < 0 {
+		return 0, unix.EINVAL
+	}
+	nfds := min(int(a[0]), t.Proc.Files.Limit())
+	nwords := (nfds + 63) / 64
+	var sets [3][]uint64
+	for k, addr := range []uint64{a[1], a[2], a[3]} {
+		if addr == 0 {
+			continue
+		}
+		raw := make([]byte, 8*nwords)
+		if err := copyIn(t, addr, raw); err != nil {
+			return 0, err
+		}
+		sets[k] = make([]uint64, nwords)
+		for i := range sets[k] {
+			sets[k][i] = binary.LittleEndian.Uint64(raw[8*i:])
+		}
+	}
+	deadline, noWait, err := timeoutArg(t, a[4])
+	if err != nil {
+		return 0, err
+	}
+	s := &pollSet{descs: make([]*fs.Description, nfds), masks: make([]uint32, nfds)}
+	for fd := 0; fd < nfds; fd++ {
+		for k, events := range []uint32{selectIn, selectOut, selectEx} {
+			if sets[k] != nil && sets[k][fd/64]&(1<<(fd%64)) != 0 {
+				s.masks[fd] |= events
+			}
+		}
+		if s.masks[fd] == 0 {
+			continue
+		}
+		if s.descs[fd], err = t.Proc.Files.Get(fd); err != nil {
+			return 0, unix.EBADF
+		}
+	}
+	var out [3][]uint64
+	n, err := s.wait(t, deadline, noWait, func() int {
+		ready := 0
+		for k := range out {
+			out[k] = make([]uint64, nwords)
+		}
+		for fd, d := range s.descs {
+			if d == nil {
+				continue
+			}
+			r := readiness(d, s.masks[fd])
+			for k, events := range []uint32{selectIn, selectOut, selectEx} {
+				if sets[k] != nil && sets[k][fd/64]&(1<<(fd%64)) != 0 && r&events != 0 {
+					out[k][fd/64] |= 1 << (fd % 64)
+					ready++
+				}
+			}
+		}
+		return ready
+	})
+	if err != nil {
+		return 0, err
+	}
+	for k, addr := range []uint64{a[1], a[2], a[3]} {
+		if addr == 0 {
+			continue
+		}
+		if err := copyOut(t, addr, words(out[k]...)); err != nil {
+			return 0, err
+		}
+	}
+	return uint64(n), writeRemaining(t, a[4], deadline)
+}
