@@ -6,25 +6,28 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Linux's pipe bounds: the default capacity (16 pages), the largest write
-// that is atomic (PIPE_BUF), and the largest capacity F_SETPIPE_SZ takes
-// without privilege (/proc/sys/fs/pipe-max-size).
+// Linux's pipe bounds: the default capacity (16 pages) and the largest
+// F_SETPIPE_SZ takes without privilege (/proc/sys/fs/pipe-max-size).
 const (
 	PipeDefaultSize = 16 * 4096
-	PipeBuf         = 4096
 	PipeMaxSize     = 1 << 20
 )
 
-// pipe is the buffer between a pipe's ends.
+// pipe is the buffer between a pipe's ends, kept as Linux keeps it: a
+// ring of page-sized slots, so that capacity and atomicity come out as on
+// Linux (a write merges into the last page only when all of its tail fits).
 type pipe struct {
 	mu       sync.Mutex
-	buf      []byte // unread bytes, in order
-	size     int    // capacity
+	bufs     [][]byte // unread bytes, one page slot each, oldest first
+	offs     []int    // where each slot's unread bytes start in its page
+	slots    int      // capacity in pages
 	readers  int
 	writers  int
 	notifier Notifier
 	ino      uint64
 }
+
+const pipePage = 4096
 
 // PipeEnd is the read or the write end of a pipe.
 type PipeEnd struct {
@@ -34,11 +37,20 @@ type PipeEnd struct {
 
 // NewPipe returns a pipe's read and write ends.
 func NewPipe() (*PipeEnd, *PipeEnd) {
-	p := &pipe{size: PipeDefaultSize, readers: 1, writers: 1, ino: nextIno.Add(1)}
+	p := &pipe{slots: PipeDefaultSize / pipePage, readers: 1, writers: 1, ino: nextIno.Add(1)}
 	return &PipeEnd{p: p}, &PipeEnd{p: p, write: true}
 }
 
-// Read takes up to len(b) bytes; 0 when the buffer is empty and every
+// unread is the number of bytes in the pipe; p.mu is held.
+func (p *pipe) unread() int {
+	n := 0
+	for _, b := range p.bufs {
+		n += len(b)
+	}
+	return n
+}
+
+// Read takes up to len(b) bytes; 0 when the pipe is empty and every
 // writer has gone; EAGAIN while it is empty with a writer left.
 func (e *PipeEnd) Read(b []byte) (int, error) {
 	if e.write {
@@ -46,7 +58,7 @@ func (e *PipeEnd) Read(b []byte) (int, error) {
 	}
 	p := e.p
 	p.mu.Lock()
-	if len(p.buf) == 0 {
+	if len(p.bufs) == 0 {
 		w := p.writers
 		p.mu.Unlock()
 		if w == 0 || len(b) == 0 {
@@ -54,10 +66,15 @@ func (e *PipeEnd) Read(b []byte) (int, error) {
 		}
 		return 0, unix.EAGAIN
 	}
-	n := copy(b, p.buf)
-	p.buf = p.buf[n:]
-	if len(p.buf) == 0 {
-		p.buf = nil
+	n := 0
+	for n < len(b) && len(p.bufs) > 0 {
+		k := copy(b[n:], p.bufs[0])
+		n += k
+		p.bufs[0] = p.bufs[0][k:]
+		p.offs[0] += k
+		if len(p.bufs[0]) == 0 {
+			p.bufs, p.offs = p.bufs[1:], p.offs[1:]
+		}
 	}
 	fns := p.notifier.Changed()
 	p.mu.Unlock()
@@ -65,9 +82,9 @@ func (e *PipeEnd) Read(b []byte) (int, error) {
 	return n, nil
 }
 
-// Write appends what fits: all of b or nothing when b is at most PipeBuf
-// bytes (atomic), as much as there is room for otherwise. EPIPE when no
-// reader is left; EAGAIN when nothing fits.
+// Write puts what fits of b in the pipe: first the tail beyond whole pages
+// into the last page when it all fits there, then a new page per slot.
+// EPIPE when no reader is left; EAGAIN when nothing fits.
 func (e *PipeEnd) Write(b []byte) (int, error) {
 	if !e.write {
 		return 0, unix.EBADF
@@ -78,25 +95,36 @@ func (e *PipeEnd) Write(b []byte) (int, error) {
 		p.mu.Unlock()
 		return 0, unix.EPIPE
 	}
-	room := p.size - len(p.buf)
-	if room <= 0 || (len(b) <= PipeBuf && room < len(b)) {
+	n := 0
+	if tail := len(b) % pipePage; tail > 0 && len(p.bufs) > 0 {
+		last := len(p.bufs) - 1
+		if p.offs[last]+len(p.bufs[last])+tail <= pipePage {
+			p.bufs[last] = append(p.bufs[last], b[:tail]...)
+			n = tail
+		}
+	}
+	for n < len(b) && len(p.bufs) < p.slots {
+		k := min(pipePage, len(b)-n)
+		page := make([]byte, k, pipePage)
+		copy(page, b[n:n+k])
+		p.bufs, p.offs = append(p.bufs, page), append(p.offs, 0)
+		n += k
+	}
+	if n == 0 {
 		p.mu.Unlock()
 		if len(b) == 0 {
 			return 0, nil
 		}
 		return 0, unix.EAGAIN
 	}
-	n := min(room, len(b))
-	p.buf = append(p.buf, b[:n]...)
 	fns := p.notifier.Changed()
 	p.mu.Unlock()
 	Notify(fns)
 	return n, nil
 }
 
-// Readiness: the read end is readable with data or no writer (then also
-// hung up); the write end writable with PIPE_BUF bytes of room, in error
-// with no reader.
+// Readiness: the read end is readable with data, hung up with no writer;
+// the write end writable with a free slot, in error with no reader.
 func (e *PipeEnd) Readiness(mask uint32) uint32 {
 	p := e.p
 	p.mu.Lock()
@@ -105,11 +133,11 @@ func (e *PipeEnd) Readiness(mask uint32) uint32 {
 	if e.write {
 		if p.readers == 0 {
 			r |= unix.EPOLLERR | unix.EPOLLOUT
-		} else if p.size-len(p.buf) >= PipeBuf || len(p.buf) == 0 {
+		} else if len(p.bufs) < p.slots {
 			r |= unix.EPOLLOUT | unix.EPOLLWRNORM
 		}
 	} else {
-		if len(p.buf) > 0 {
+		if len(p.bufs) > 0 {
 			r |= unix.EPOLLIN | unix.EPOLLRDNORM
 		}
 		if p.writers == 0 {
@@ -157,17 +185,19 @@ func (e *PipeEnd) Stat() Stat {
 func (e *PipeEnd) Size() int {
 	e.p.mu.Lock()
 	defer e.p.mu.Unlock()
-	return e.p.size
+	return e.p.slots * pipePage
 }
 
 // SetSize sets the capacity (F_SETPIPE_SZ), rounded up to a power-of-two
-// number of pages as Linux does; EBUSY when the data would not fit.
+// number of pages as Linux does; EBUSY when the data would not fit. Above
+// pipe-max-size it is EPERM even for root, which Linux would allow: kernel
+// memory stays bounded.
 func (e *PipeEnd) SetSize(n int) (int, error) {
-	if n <= 0 || n > PipeMaxSize {
-		if n > PipeMaxSize {
-			return 0, unix.EPERM
-		}
-		n = 4096
+	switch {
+	case n < 0:
+		return 0, unix.EINVAL
+	case n > PipeMaxSize:
+		return 0, unix.EPERM
 	}
 	size := 4096
 	for size < n {
@@ -176,10 +206,10 @@ func (e *PipeEnd) SetSize(n int) (int, error) {
 	p := e.p
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.buf) > size {
+	if len(p.bufs) > size/pipePage {
 		return 0, unix.EBUSY
 	}
-	p.size = size
+	p.slots = size / pipePage
 	return size, nil
 }
 
@@ -187,5 +217,5 @@ func (e *PipeEnd) SetSize(n int) (int, error) {
 func (e *PipeEnd) Unread() int {
 	e.p.mu.Lock()
 	defer e.p.mu.Unlock()
-	return len(e.p.buf)
+	return e.p.unread()
 }

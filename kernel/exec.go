@@ -25,11 +25,12 @@ const (
 // (and by host tests).
 var UserMemory mm.Memory
 
-// Execve replaces the task's program with the one at file (absolute), as
-// execve(2) does: a #! script runs its interpreter; descriptors marked
+// Execve replaces the task's program with the one at file (absolute; name
+// is how the caller wrote it), as execve(2) does: a #! script runs its
+// interpreter with the script's name as an argument; descriptors marked
 // close-on-exec are closed. When loading fails the old program goes on and
 // the error is returned.
-func (t *Task) Execve(file string, argv, envp []string) error {
+func (t *Task) Execve(file, name string, argv, envp []string) error {
 	p := t.Proc
 	if err := argSize(argv, envp); err != nil {
 		return err
@@ -50,11 +51,11 @@ func (t *Task) Execve(file string, argv, envp []string) error {
 			return unix.EACCES
 		}
 		script := append([]string{interp}, arg...)
-		argv = append(append(script, file), argv[min(1, len(argv)):]...)
-		if !path.IsAbs(interp) {
-			interp = path.Join(p.Cwd, interp)
+		argv = append(append(script, name), argv[min(1, len(argv)):]...)
+		name, file = interp, interp
+		if !path.IsAbs(file) {
+			file = path.Join(p.Cwd, file)
 		}
-		file = interp
 	}
 	if err := argSize(argv, envp); err != nil {
 		return err
@@ -104,12 +105,15 @@ func shebang(data []byte) (string, []string, bool) {
 	if i := bytes.IndexByte(line, '\n'); i >= 0 {
 		line = line[:i]
 	}
-	fields := strings.TrimSpace(strings.ReplaceAll(string(line), "\t", " "))
+	fields := strings.Trim(string(line), " \t")
 	if fields == "" {
 		return "", nil, false
 	}
-	interp, rest, _ := strings.Cut(fields, " ")
-	if rest = strings.TrimSpace(rest); rest != "" {
+	interp, rest := fields, ""
+	if i := strings.IndexAny(fields, " \t"); i >= 0 {
+		interp, rest = fields[:i], strings.Trim(fields[i:], " \t")
+	}
+	if rest != "" {
 		return interp, []string{rest}, true
 	}
 	return interp, nil, true

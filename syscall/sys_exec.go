@@ -27,7 +27,11 @@ func sysExecveat(t *kernel.Task, a Args) (uint64, error) {
 	if a[4]&^(unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH) != 0 {
 		return 0, unix.EINVAL
 	}
-	p, err := pathArg(t, a[0], a[1])
+	name, err := copyInString(t, a[1])
+	if err != nil {
+		return 0, err
+	}
+	p, err := resolve(t, int32(a[0]), name)
 	if err != nil {
 		return 0, err
 	}
@@ -40,7 +44,7 @@ func sysExecveat(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return 0, t.Execve(p, argv, envp)
+	return 0, t.Execve(p, name, argv, envp)
 }
 
 // stringArray reads a NULL-terminated array of string pointers (argv,

@@ -24,6 +24,9 @@ func TestConformance(t *testing.T) {
 		rel := strings.TrimPrefix(src, "testdata/")
 		name := strings.TrimSuffix(strings.TrimPrefix(rel, "conform/"), ".c")
 		t.Run(name, func(t *testing.T) {
+			if needsBinfmt(t, src) {
+				requireBinfmt(t)
+			}
 			bin := crossCompile(t, rel)
 			want, wantCode := oracleInDir(t, bin)
 			r := bootKernel(t, "256M", "", 3*time.Minute, "-initrd", initramfs(t, bin, nil))
@@ -84,4 +87,26 @@ func initOutput(console string) []string {
 		}
 	}
 	return out
+}
+
+// needsBinfmt reports whether a program says "needs: binfmt": it execs
+// riscv64 programs, which Linux runs through qemu-user's binfmt_misc entry.
+func needsBinfmt(t *testing.T, src string) bool {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Contains(string(b), "needs: binfmt")
+}
+
+// requireBinfmt checks that the host runs riscv64 programs through
+// qemu-user (Debian's qemu-user-binfmt; .ci/run registers it).
+func requireBinfmt(t *testing.T) {
+	if _, err := os.Stat("/proc/sys/fs/binfmt_misc/qemu-riscv64"); err != nil {
+		msg := "the host cannot exec riscv64 programs: install qemu-user-binfmt and register it (see .ci/run)"
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
 }

@@ -28,3 +28,8 @@
 		printf("%s: " fmt "\n", name, __VA_ARGS__);                    \
 		fflush(stdout);                                                \
 	} while (0)
+
+/* BAD is an address no program maps; a volatile read keeps the compiler
+ * from proving the pointer bad at compile time. */
+static void *volatile bad_address_ = (void *)8;
+#define BAD (bad_address_)
