@@ -59,6 +59,9 @@ func StatNode(n *Node) Stat {
 	case n.Mode&fs.ModeSymlink != 0:
 		st.Mode = unix.S_IFLNK | mode
 		st.Size = int64(len(n.Link))
+	case n.IsDevice():
+		st.Mode = unix.S_IFCHR | mode
+		st.Rdev = n.Rdev
 	default:
 		st.Mode = unix.S_IFREG | mode
 		n.mu.RLock()

@@ -20,14 +20,17 @@ const (
 	sIFDIR      = 0o040000
 	sIFREG      = 0o100000
 	sIFLNK      = 0o120000
+	sIFCHR      = 0o020000
 )
 
 // Unpack builds a tree from an initramfs: one or more newc cpio archives,
 // concatenated, with zero padding between them, as Linux accepts. Later
-// archives override earlier ones. Device nodes, FIFOs and sockets are
-// skipped; file data aliases the image, which must stay unchanged.
+// archives override earlier ones. Hard links share one node; character
+// devices are kept; block devices, FIFOs and sockets are skipped. File
+// data aliases the image, which must stay unchanged (a write copies it).
 func Unpack(image []byte) (*Tree, error) {
 	t := &Tree{Root: NewDir(0o755)}
+	links := map[[3]uint64]*Node{}
 	off := 0
 	for {
 		for off < len(image) && image[off] == 0 {
@@ -39,7 +42,7 @@ func Unpack(image []byte) (*Tree, error) {
 		if !bytes.HasPrefix(image[off:], []byte(newcMagic)) {
 			return nil, fmt.Errorf("initramfs: no newc cpio archive at offset %d", off)
 		}
-		end, err := unpackArchive(t, image, off)
+		end, err := unpackArchive(t, links, image, off)
 		if err != nil {
 			return nil, err
 		}
@@ -48,7 +51,7 @@ func Unpack(image []byte) (*Tree, error) {
 }
 
 // unpackArchive adds one archive's records and returns the offset after its trailer.
-func unpackArchive(t *Tree, image []byte, start int) (int, error) {
+func unpackArchive(t *Tree, links map[[3]uint64]*Node, image []byte, start int) (int, error) {
 	r := cpio.Newc.Reader(bytes.NewReader(image[start:]))
 	// The EOFReader hides the trailer; find it after the last record.
 	next := start
@@ -65,7 +68,7 @@ func unpackArchive(t *Tree, image []byte, start int) (int, error) {
 			return 0, fmt.Errorf("initramfs: %s: data runs past the image", rec.Name)
 		}
 		next = (fileEnd + 3) &^ 3
-		if err := add(t, rec, image[start+int(rec.FilePos):fileEnd]); err != nil {
+		if err := add(t, links, rec, image[start+int(rec.FilePos):fileEnd]); err != nil {
 			return 0, err
 		}
 	}
@@ -77,12 +80,25 @@ func unpackArchive(t *Tree, image []byte, start int) (int, error) {
 	return (trailer + newcHeader + len(trailerName) + 1 + 3) &^ 3, nil
 }
 
-func add(t *Tree, rec cpio.Record, data []byte) error {
+// add puts one record in the tree; links maps a hard-linked file's
+// device and inode numbers to its node (newc gives the data to the last
+// of its names).
+func add(t *Tree, links map[[3]uint64]*Node, rec cpio.Record, data []byte) error {
 	name := path.Clean("/" + rec.Name)
 	if name == "/" || name == "/." {
 		return nil
 	}
 	n := &Node{Mode: fs.FileMode(rec.Mode & 0o7777), UID: uint32(rec.UID), GID: uint32(rec.GID), MTime: int64(rec.MTime)}
+	linkKey := [3]uint64{rec.Major, rec.Minor, rec.Ino}
+	if rec.Mode&sIFMT == sIFREG && rec.NLink > 1 {
+		if shared, ok := links[linkKey]; ok {
+			if len(data) > 0 {
+				shared.Data = data[:len(data):len(data)]
+			}
+			return link(t, name, shared)
+		}
+		links[linkKey] = n
+	}
 	switch rec.Mode & sIFMT {
 	case sIFDIR:
 		if old, err := t.Lookup(name, false); err == nil && old.IsDir() {
@@ -92,20 +108,28 @@ func add(t *Tree, rec cpio.Record, data []byte) error {
 		n.Mode |= fs.ModeDir
 		n.Children = map[string]*Node{}
 	case sIFREG:
-		n.Data = data
+		n.Data = data[:len(data):len(data)]
 	case sIFLNK:
 		n.Mode |= fs.ModeSymlink
 		n.Link = string(data)
+	case sIFCHR:
+		n.Mode |= fs.ModeDevice | fs.ModeCharDevice
+		n.Rdev = Mkdev(uint32(rec.Rmajor), uint32(rec.Rminor))
 	default:
 		return nil
 	}
+	n.Ino = nextIno.Add(1)
+	return link(t, name, n)
+}
+
+// link names n at name, whose parent directory must exist.
+func link(t *Tree, name string, n *Node) error {
 	if dir, _ := path.Split(name); dir != "/" {
 		if p, err := t.Lookup(dir, true); err != nil || !p.IsDir() {
 			return fmt.Errorf("initramfs: %s: parent directory missing", strings.TrimPrefix(name, "/"))
 		}
 	}
 	parent, _ := t.Lookup(path.Dir(name), true)
-	n.Ino = nextIno.Add(1)
 	parent.Children[path.Base(name)] = n
 	return nil
 }

@@ -29,6 +29,7 @@ type Node struct {
 	Ino      uint64
 	Data     []byte // regular files
 	Link     string // symbolic links
+	Rdev     uint64 // character devices
 	Children map[string]*Node
 
 	mu sync.RWMutex

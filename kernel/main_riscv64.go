@@ -121,6 +121,10 @@ func Main(syscalls SyscallLayer) {
 			fmt.Printf("kernel: %v\n", err)
 			arch.PowerOff(3)
 		}
+		if err := tree.PopulateDev(); err != nil {
+			fmt.Printf("kernel: /dev: %v\n", err)
+			arch.PowerOff(3)
+		}
 		fmt.Printf("initramfs: %d KiB unpacked\n", len(image)>>10)
 		if _, err := tree.Lookup(cmd.Init, true); err == nil {
 			status := runInit(tree, syscalls, cmd.Init, cmd.InitArgs)
@@ -223,7 +227,10 @@ func runInit(tree *fs.Tree, syscalls SyscallLayer, path string, args []string) i
 		return 3
 	}
 	files := &fs.FDTable{}
-	console := fs.NewDescription(&fs.Console{Out: func(p []byte) { os.Stdout.Write(p) }}, unix.O_RDWR)
+	con := &fs.Console{Out: func(p []byte) { os.Stdout.Write(p) }}
+	fs.RegisterMemoryDevices(Random)
+	fs.RegisterDevice(5, 1, func() (fs.File, error) { return con, nil })
+	console := fs.NewDescription(con, unix.O_RDWR)
 	for i := 0; i < 3; i++ {
 		files.Install(console, false, 0)
 	}
@@ -232,6 +239,13 @@ func runInit(tree *fs.Tree, syscalls SyscallLayer, path string, args []string) i
 	StartTask = func(t *Task) { go t.Run(syscalls.Dispatch) }
 	t := NewProcess(tree, as, files, path, regs)
 	StartTask(t)
+	// While every user task waits (for a signal, say) the kernel idles; a
+	// sleeping goroutine keeps the runtime from calling that a deadlock.
+	go func() {
+		for {
+			time.Sleep(time.Hour)
+		}
+	}()
 	<-t.Proc.Exited()
 	return t.Proc.Status()
 }

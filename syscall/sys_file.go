@@ -224,7 +224,13 @@ func sysOpenat(t *kernel.Task, a Args) (uint64, error) {
 	if n.IsDir() && acc != unix.O_RDONLY {
 		return 0, unix.EISDIR
 	}
-	fd, err := t.Proc.Files.Open(fs.OpenNode(n, p), uint32(flags), flags&unix.O_CLOEXEC != 0)
+	var f fs.File = fs.OpenNode(n, p)
+	if n.IsDevice() {
+		if f, err = fs.OpenDevice(n); err != nil {
+			return 0, err
+		}
+	}
+	fd, err := t.Proc.Files.Open(f, uint32(flags), flags&unix.O_CLOEXEC != 0)
 	return uint64(fd), err
 }
 

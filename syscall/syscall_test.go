@@ -216,7 +216,6 @@ func TestInfoCallsAndTrace(t *testing.T) {
 	}
 }
 
-
 // TestWritableTree creates, appends to, lists, renames and removes files
 // and directories, as nginx does with its logs, pid file and temp dirs.
 func TestWritableTree(t *testing.T) {

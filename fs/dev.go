@@ -1,0 +1,132 @@
+package fs
+
+import (
+	"io/fs"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// Character devices: nodes of the tree that open a driver's file instead
+// of their data, found by major and minor number as on Linux.
+
+// Mkdev encodes a device number as Linux's st_rdev does (new_encode_dev).
+func Mkdev(major, minor uint32) uint64 {
+	return uint64(minor&0xff) | uint64(major)<<8 | uint64(minor&^0xff)<<12
+}
+
+var (
+	devicesMu sync.RWMutex
+	devices   = map[uint64]func() (File, error){}
+)
+
+// RegisterDevice makes the character device major:minor open with open.
+func RegisterDevice(major, minor uint32, open func() (File, error)) {
+	devicesMu.Lock()
+	devices[Mkdev(major, minor)] = open
+	devicesMu.Unlock()
+}
+
+// OpenDevice opens the character device node n: ENXIO when no driver has
+// its number, as on Linux.
+func OpenDevice(n *Node) (File, error) {
+	devicesMu.RLock()
+	open := devices[n.Rdev]
+	devicesMu.RUnlock()
+	if open == nil {
+		return nil, unix.ENXIO
+	}
+	f, err := open()
+	if err != nil {
+		return nil, err
+	}
+	return &deviceFile{File: f, node: n}, nil
+}
+
+// deviceFile is an open device: the driver's file, stat'ed as its node.
+type deviceFile struct {
+	File
+	node *Node
+}
+
+func (d *deviceFile) Stat() Stat { return StatNode(d.node) }
+
+// IsDevice reports whether n is a character device node.
+func (n *Node) IsDevice() bool { return n.Mode&fs.ModeCharDevice != 0 }
+
+// NewDevice returns a character device node.
+func NewDevice(perm fs.FileMode, rdev uint64) *Node {
+	return &Node{Mode: fs.ModeDevice | fs.ModeCharDevice | perm.Perm(), Rdev: rdev, Ino: nextIno.Add(1)}
+}
+
+// The memory devices of Linux's major 1.
+type nullDev struct{}
+
+func (nullDev) Read([]byte) (int, error)    { return 0, nil }
+func (nullDev) Write(p []byte) (int, error) { return len(p), nil }
+func (nullDev) Close() error                { return nil }
+func (nullDev) Stat() Stat                  { return Stat{} }
+
+type zeroDev struct{ nullDev }
+
+func (zeroDev) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+type fullDev struct{ zeroDev }
+
+func (fullDev) Write([]byte) (int, error) { return 0, unix.ENOSPC }
+
+type randomDev struct {
+	nullDev
+	fill func([]byte)
+}
+
+func (r randomDev) Read(p []byte) (int, error) {
+	r.fill(p)
+	return len(p), nil
+}
+
+// RegisterMemoryDevices registers /dev/null, zero, full, random and
+// urandom; random bytes come from fill.
+func RegisterMemoryDevices(fill func([]byte)) {
+	RegisterDevice(1, 3, func() (File, error) { return nullDev{}, nil })
+	RegisterDevice(1, 5, func() (File, error) { return zeroDev{}, nil })
+	RegisterDevice(1, 7, func() (File, error) { return fullDev{}, nil })
+	RegisterDevice(1, 8, func() (File, error) { return randomDev{fill: fill}, nil })
+	RegisterDevice(1, 9, func() (File, error) { return randomDev{fill: fill}, nil })
+}
+
+// devNodes are the nodes Linux's devtmpfs offers that programs expect.
+var devNodes = []struct {
+	name         string
+	perm         fs.FileMode
+	major, minor uint32
+}{
+	{"null", 0o666, 1, 3}, {"zero", 0o666, 1, 5}, {"full", 0o666, 1, 7},
+	{"random", 0o666, 1, 8}, {"urandom", 0o666, 1, 9},
+	{"tty", 0o666, 5, 0}, {"console", 0o600, 5, 1},
+}
+
+// PopulateDev gives the tree a /dev with the standard device nodes and
+// the /proc/self/fd links' usual names (/dev/stdin, stdout, stderr, fd),
+// keeping whatever the initramfs put there.
+func (t *Tree) PopulateDev() error {
+	if _, err := t.Lookup("/dev", true); err != nil {
+		if err := t.Mkdir("/dev", 0o755); err != nil {
+			return err
+		}
+	}
+	for _, d := range devNodes {
+		p := "/dev/" + d.name
+		if n, err := t.Lookup(p, false); err == nil && n.IsDevice() {
+			continue
+		}
+		t.Remove(p, false)
+		if err := t.Create(p, NewDevice(d.perm, Mkdev(d.major, d.minor))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
