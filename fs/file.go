@@ -33,8 +33,9 @@ type Stat struct {
 	UID, GID uint32
 	Rdev     uint64
 	Size     int64
-	MTime    int64
-	Blksize  int32
+	// Times of last access, modification and status change.
+	ATime, MTime, CTime time.Time
+	Blksize             int32
 	Blocks   int64
 }
 
@@ -49,7 +50,8 @@ const (
 
 // StatNode describes a tree node.
 func StatNode(n *Node) Stat {
-	st := Stat{Dev: devInitramfs, Ino: n.Ino, Nlink: 1, UID: n.UID, GID: n.GID, MTime: n.MTime, Blksize: 4096}
+	st := Stat{Dev: devInitramfs, Ino: n.Ino, Nlink: uint32(max(n.Links, 1)), UID: n.UID, GID: n.GID,
+		ATime: n.ATime, MTime: n.MTime, CTime: n.CTime, Blksize: 4096}
 	mode := uint32(n.Mode.Perm()) | uint32(n.Mode&(fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky)>>9)
 	switch {
 	case n.IsDir():
@@ -165,7 +167,8 @@ func (f *NodeFile) WriteAt(p []byte, off int64) (int, error) {
 		}
 	}
 	copy(f.node.Data[off:], p)
-	f.node.MTime = time.Now().Unix()
+	f.node.MTime = time.Now()
+	f.node.CTime = f.node.MTime
 	return len(p), nil
 }
 
@@ -176,6 +179,8 @@ func (f *NodeFile) Truncate(size int64) error {
 	}
 	f.node.mu.Lock()
 	defer f.node.mu.Unlock()
+	f.node.MTime = time.Now()
+	f.node.CTime = f.node.MTime
 	if size <= int64(len(f.node.Data)) {
 		f.node.Data = f.node.Data[:size]
 	} else {

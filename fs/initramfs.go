@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/u-root/u-root/pkg/cpio"
 )
@@ -88,7 +89,8 @@ func add(t *Tree, links map[[3]uint64]*Node, rec cpio.Record, data []byte) error
 	if name == "/" || name == "/." {
 		return nil
 	}
-	n := &Node{Mode: fs.FileMode(rec.Mode & 0o7777), UID: uint32(rec.UID), GID: uint32(rec.GID), MTime: int64(rec.MTime)}
+	mtime := time.Unix(int64(rec.MTime), 0)
+	n := &Node{Mode: fs.FileMode(rec.Mode & 0o7777), UID: uint32(rec.UID), GID: uint32(rec.GID), ATime: mtime, MTime: mtime, CTime: mtime}
 	linkKey := [3]uint64{rec.Major, rec.Minor, rec.Ino}
 	if rec.Mode&sIFMT == sIFREG && rec.NLink > 1 {
 		if shared, ok := links[linkKey]; ok {
@@ -131,5 +133,6 @@ func link(t *Tree, name string, n *Node) error {
 	}
 	parent, _ := t.Lookup(path.Dir(name), true)
 	parent.Children[path.Base(name)] = n
+	n.Links++
 	return nil
 }

@@ -25,8 +25,10 @@ const (
 type Node struct {
 	Mode     fs.FileMode
 	UID, GID uint32
-	MTime    int64
-	Ino      uint64
+	// Times of last access, modification and status change.
+	ATime, MTime, CTime time.Time
+	Ino                 uint64
+	Links               int // names in the tree (regular files)
 	Data     []byte // regular files
 	Link     string // symbolic links
 	Rdev     uint64 // character devices
@@ -134,13 +136,40 @@ func (t *Tree) create(p string, n *Node) error {
 		n.Ino = nextIno.Add(1)
 	}
 	parent.Children[name] = n
+	n.Links++
+	parent.MTime, parent.CTime = time.Now(), time.Now()
+	return nil
+}
+
+// Touch sets all three times to now (a new node).
+func (n *Node) Touch() {
+	now := time.Now()
+	n.ATime, n.MTime, n.CTime = now, now, now
+}
+
+// Link gives the node at oldp another name, newp (link(2)): EPERM for a
+// directory, EEXIST when newp exists.
+func (t *Tree) Link(oldp, newp string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n, _, err := t.walk(oldp, false, 0)
+	if err != nil {
+		return err
+	}
+	if n.IsDir() {
+		return unix.EPERM
+	}
+	if err := t.create(newp, n); err != nil {
+		return err
+	}
+	n.CTime = time.Now()
 	return nil
 }
 
 // Mkdir creates a directory.
 func (t *Tree) Mkdir(p string, perm fs.FileMode) error {
 	d := NewDir(perm)
-	d.MTime = time.Now().Unix()
+	d.Touch()
 	return t.Create(p, d)
 }
 
@@ -158,7 +187,8 @@ func (t *Tree) Open(p string, o OpenFlags) (*Node, error) {
 	n, _, err := t.walk(p, o.Follow, 0)
 	switch {
 	case err == ErrNotExist && o.Create:
-		n = &Node{Mode: o.Perm.Perm(), MTime: time.Now().Unix()}
+		n = &Node{Mode: o.Perm.Perm()}
+		n.Touch()
 		if err := t.create(p, n); err != nil {
 			return nil, err
 		}
@@ -198,20 +228,24 @@ func (t *Tree) Remove(p string, dir bool) error {
 		return unix.ENOTEMPTY
 	}
 	delete(parent.Children, name)
+	n.Links--
+	n.CTime = time.Now()
+	parent.MTime, parent.CTime = n.CTime, n.CTime
 	return nil
 }
 
-// Rename moves oldp to newp, replacing a file (not a directory) there.
+// Rename moves oldp to newp, replacing what is there as rename(2) does:
+// a directory only by a directory, an empty one; never into itself.
 func (t *Tree) Rename(oldp, newp string) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	op, on := path.Split(path.Clean("/" + oldp))
-	np, nn := path.Split(path.Clean("/" + newp))
-	oldParent, _, err := t.walk(op, true, 0)
-	if err != nil {
-		return err
+	oldp, newp = path.Clean("/"+oldp), path.Clean("/"+newp)
+	op, on := path.Split(oldp)
+	np, nn := path.Split(newp)
+	if on == "" || nn == "" || on == "." || on == ".." || nn == "." || nn == ".." {
+		return unix.EBUSY
 	}
-	newParent, _, err := t.walk(np, true, 0)
+	oldParent, _, err := t.walk(op, true, 0)
 	if err != nil {
 		return err
 	}
@@ -219,14 +253,34 @@ func (t *Tree) Rename(oldp, newp string) error {
 	if !ok {
 		return ErrNotExist
 	}
+	newParent, _, err := t.walk(np, true, 0)
+	if err != nil {
+		return err
+	}
 	if !newParent.IsDir() {
 		return ErrNotDir
 	}
-	if old, ok := newParent.Children[nn]; ok && old.IsDir() {
-		return unix.EISDIR
+	if n.IsDir() && strings.HasPrefix(newp, oldp+"/") {
+		return unix.EINVAL
+	}
+	if old, ok := newParent.Children[nn]; ok {
+		switch {
+		case old == n:
+			return nil
+		case n.IsDir() && !old.IsDir():
+			return ErrNotDir
+		case !n.IsDir() && old.IsDir():
+			return unix.EISDIR
+		case old.IsDir() && len(old.Children) > 0:
+			return unix.ENOTEMPTY
+		}
+		old.Links--
 	}
 	delete(oldParent.Children, on)
 	newParent.Children[nn] = n
+	now := time.Now()
+	n.CTime = now
+	oldParent.MTime, oldParent.CTime, newParent.MTime, newParent.CTime = now, now, now, now
 	return nil
 }
 

@@ -1,7 +1,6 @@
 package syscall
 
 import (
-	"encoding/binary"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -17,10 +16,6 @@ func init() {
 	register(sysno.EpollPwait, sysEpollPwait)
 	register(sysno.Eventfd2, sysEventfd2)
 }
-
-// epollEventSize is sizeof(struct epoll_event) on riscv64: events, 4 bytes
-// of padding, data (x86-64 packs it to 12 bytes; riscv64 does not).
-const epollEventSize = 16
 
 // sysEpollCreate1 implements epoll_create1(2).
 func sysEpollCreate1(t *kernel.Task, a Args) (uint64, error) {
@@ -57,11 +52,11 @@ func sysEpollCtl(t *kernel.Task, a Args) (uint64, error) {
 	var events uint32
 	var data uint64
 	if a[1] != unix.EPOLL_CTL_DEL {
-		b := make([]byte, epollEventSize)
-		if err := copyIn(t, a[3], b); err != nil {
+		var ev linuxEpollEvent
+		if err := copyInStruct(t, a[3], &ev); err != nil {
 			return 0, err
 		}
-		events, data = binary.LittleEndian.Uint32(b), binary.LittleEndian.Uint64(b[8:])
+		events, data = ev.Events, ev.Data
 	}
 	return 0, e.Ctl(int(a[1]), fd, d, events, data)
 }
@@ -92,12 +87,11 @@ func sysEpollPwait(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	b := make([]byte, epollEventSize*len(evs))
+	out := make([]linuxEpollEvent, len(evs))
 	for i, ev := range evs {
-		binary.LittleEndian.PutUint32(b[epollEventSize*i:], ev.Events)
-		binary.LittleEndian.PutUint64(b[epollEventSize*i+8:], ev.Data)
+		out[i] = linuxEpollEvent{Events: ev.Events, Data: ev.Data}
 	}
-	return uint64(len(evs)), copyOut(t, a[1], b)
+	return uint64(len(evs)), copyOutStruct(t, a[1], out)
 }
 
 // sysEventfd2 implements eventfd2(2).

@@ -5,6 +5,7 @@ import (
 	iofs "io/fs"
 	"path"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -26,6 +27,12 @@ func init() {
 	register(sysno.Lseek, sysLseek)
 	register(sysno.Fstat, sysFstat)
 	register(sysno.Newfstatat, sysNewfstatat)
+	register(sysno.Statx, sysStatx)
+	register(sysno.Utimensat, sysUtimensat)
+	register(sysno.Linkat, sysLinkat)
+	register(sysno.Symlinkat, sysSymlinkat)
+	register(sysno.Statfs, sysStatfs)
+	register(sysno.Fstatfs, sysFstatfs)
 	register(sysno.Readlinkat, sysReadlinkat)
 	register(sysno.Faccessat, sysFaccessat)
 	register(sysno.Ioctl, sysIoctl)
@@ -511,33 +518,13 @@ func sysLseek(t *kernel.Task, a Args) (uint64, error) {
 	return uint64(off), err
 }
 
-// statBytes encodes struct stat as asm-generic (riscv64) lays it out.
-func statBytes(st fs.Stat) []byte {
-	b := make([]byte, 128)
-	le := binary.LittleEndian
-	le.PutUint64(b[0:], st.Dev)
-	le.PutUint64(b[8:], st.Ino)
-	le.PutUint32(b[16:], st.Mode)
-	le.PutUint32(b[20:], st.Nlink)
-	le.PutUint32(b[24:], st.UID)
-	le.PutUint32(b[28:], st.GID)
-	le.PutUint64(b[32:], st.Rdev)
-	le.PutUint64(b[48:], uint64(st.Size))
-	le.PutUint32(b[56:], uint32(st.Blksize))
-	le.PutUint64(b[64:], uint64(st.Blocks))
-	for _, off := range []int{72, 88, 104} { // atime, mtime, ctime
-		le.PutUint64(b[off:], uint64(st.MTime))
-	}
-	return b
-}
-
 // sysFstat implements fstat(2).
 func sysFstat(t *kernel.Task, a Args) (uint64, error) {
 	d, err := t.Proc.Files.Get(int(int32(a[0])))
 	if err != nil {
 		return 0, err
 	}
-	return 0, copyOut(t, a[1], statBytes(d.File.Stat()))
+	return 0, copyOutStruct(t, a[1], statOf(d.File.Stat()))
 }
 
 // sysNewfstatat implements newfstatat(2).
@@ -558,11 +545,14 @@ func sysNewfstatat(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return 0, copyOut(t, a[2], statBytes(fs.StatNode(n)))
+	return 0, copyOutStruct(t, a[2], statOf(fs.StatNode(n)))
 }
 
 // sysReadlinkat implements readlinkat(2); /proc/self/exe names the program.
 func sysReadlinkat(t *kernel.Task, a Args) (uint64, error) {
+	if int32(a[3]) <= 0 {
+		return 0, unix.EINVAL
+	}
 	name, err := copyInString(t, a[1])
 	if err != nil {
 		return 0, err
@@ -733,4 +723,172 @@ func sysFchdir(t *kernel.Task, a Args) (uint64, error) {
 	}
 	t.Proc.Cwd = f.Path()
 	return 0, nil
+}
+
+// statTarget finds what a *at call with AT_EMPTY_PATH and
+// AT_SYMLINK_NOFOLLOW names: the file open on dirfd for an empty path,
+// otherwise the path resolved against dirfd.
+func statTarget(t *kernel.Task, dirfd, pathAddr, flags uint64) (fs.Stat, *fs.Node, error) {
+	name, err := copyInString(t, pathAddr)
+	if err != nil {
+		return fs.Stat{}, nil, err
+	}
+	if name == "" && flags&unix.AT_EMPTY_PATH != 0 {
+		d, err := t.Proc.Files.Get(int(int32(dirfd)))
+		if err != nil {
+			return fs.Stat{}, nil, err
+		}
+		var n *fs.Node
+		if nf, ok := d.File.(*fs.NodeFile); ok {
+			n = nf.Node()
+		}
+		return d.File.Stat(), n, nil
+	}
+	p, err := resolve(t, int32(dirfd), name)
+	if err != nil {
+		return fs.Stat{}, nil, err
+	}
+	n, err := t.Proc.Root.Lookup(p, flags&unix.AT_SYMLINK_NOFOLLOW == 0)
+	if err != nil {
+		return fs.Stat{}, nil, err
+	}
+	return fs.StatNode(n), n, nil
+}
+
+// sysStatx implements statx(2): every basic field, whatever the mask asks.
+func sysStatx(t *kernel.Task, a Args) (uint64, error) {
+	const syncType = 0x6000 // AT_STATX_SYNC_TYPE
+	const known = unix.AT_EMPTY_PATH | unix.AT_SYMLINK_NOFOLLOW | unix.AT_NO_AUTOMOUNT | syncType
+	if a[2]&^known != 0 || a[2]&syncType == syncType || uint32(a[3])&unix.STATX__RESERVED != 0 {
+		return 0, unix.EINVAL
+	}
+	st, _, err := statTarget(t, a[0], a[1], a[2])
+	if err != nil {
+		return 0, err
+	}
+	return 0, copyOutStruct(t, a[4], statxOf(st))
+}
+
+// utimensat's special nanosecond values.
+const (
+	utimeNow  = (1 << 30) - 1
+	utimeOmit = (1 << 30) - 2
+)
+
+// sysUtimensat implements utimensat(2) (and futimens, with a null path).
+func sysUtimensat(t *kernel.Task, a Args) (uint64, error) {
+	if a[3]&^(unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH) != 0 {
+		return 0, unix.EINVAL
+	}
+	var n *fs.Node
+	var err error
+	if a[1] == 0 {
+		n, err = nodeOf(t, a[0])
+	} else {
+		_, n, err = statTarget(t, a[0], a[1], a[3])
+	}
+	if err != nil {
+		return 0, err
+	}
+	if n == nil {
+		return 0, unix.EPERM
+	}
+	now := time.Now()
+	times := [2]time.Time{now, now}
+	if a[2] != 0 {
+		var ts [2]linuxTimespec
+		if err := copyInStruct(t, a[2], &ts); err != nil {
+			return 0, err
+		}
+		for i, v := range ts {
+			switch {
+			case v.Nsec == utimeOmit:
+				times[i] = time.Time{}
+			case v.Nsec == utimeNow:
+			case v.Nsec < 0 || v.Nsec >= 1e9:
+				return 0, unix.EINVAL
+			default:
+				times[i] = time.Unix(v.Sec, v.Nsec)
+			}
+		}
+	}
+	if !times[0].IsZero() {
+		n.ATime = times[0]
+	}
+	if !times[1].IsZero() {
+		n.MTime = times[1]
+	}
+	n.CTime = now
+	return 0, nil
+}
+
+// sysLinkat implements linkat(2).
+func sysLinkat(t *kernel.Task, a Args) (uint64, error) {
+	if a[4]&^(unix.AT_SYMLINK_FOLLOW|unix.AT_EMPTY_PATH) != 0 {
+		return 0, unix.EINVAL
+	}
+	oldp, err := pathArg(t, a[0], a[1])
+	if err != nil {
+		return 0, err
+	}
+	newp, err := pathArg(t, a[2], a[3])
+	if err != nil {
+		return 0, err
+	}
+	if a[4]&unix.AT_SYMLINK_FOLLOW != 0 {
+		n, err := t.Proc.Root.Lookup(oldp, true)
+		if err != nil {
+			return 0, err
+		}
+		if n.IsDir() {
+			return 0, unix.EPERM
+		}
+		return 0, t.Proc.Root.Create(newp, n)
+	}
+	return 0, t.Proc.Root.Link(oldp, newp)
+}
+
+// sysSymlinkat implements symlinkat(2).
+func sysSymlinkat(t *kernel.Task, a Args) (uint64, error) {
+	target, err := copyInString(t, a[0])
+	if err != nil {
+		return 0, err
+	}
+	if target == "" {
+		return 0, unix.ENOENT
+	}
+	p, err := pathArg(t, a[1], a[2])
+	if err != nil {
+		return 0, err
+	}
+	n := &fs.Node{Mode: iofs.ModeSymlink | 0o777, Link: target, UID: t.Proc.EUID, GID: t.Proc.EGID}
+	n.Touch()
+	return 0, t.Proc.Root.Create(p, n)
+}
+
+// rootStatfs describes the in-memory tree as Linux describes its rootfs,
+// a tmpfs.
+func rootStatfs() linuxStatfs {
+	const tmpfsMagic = 0x01021994
+	return linuxStatfs{Type: tmpfsMagic, Bsize: 4096, Frsize: 4096, Namelen: 255}
+}
+
+// sysStatfs implements statfs(2).
+func sysStatfs(t *kernel.Task, a Args) (uint64, error) {
+	p, err := pathArg(t, cwdFD, a[0])
+	if err != nil {
+		return 0, err
+	}
+	if _, err := t.Proc.Root.Lookup(p, true); err != nil {
+		return 0, err
+	}
+	return 0, copyOutStruct(t, a[1], rootStatfs())
+}
+
+// sysFstatfs implements fstatfs(2).
+func sysFstatfs(t *kernel.Task, a Args) (uint64, error) {
+	if _, err := t.Proc.Files.Get(int(int32(a[0]))); err != nil {
+		return 0, err
+	}
+	return 0, copyOutStruct(t, a[1], rootStatfs())
 }

@@ -84,9 +84,6 @@ func sysGetrandom(t *kernel.Task, a Args) (uint64, error) {
 	return uint64(len(buf)), copyOut(t, a[0], buf)
 }
 
-func timespec(ts time.Duration) []byte {
-	return words(uint64(ts/time.Second), uint64(ts%time.Second))
-}
 
 // sysClockGettime implements clock_gettime(2).
 func sysClockGettime(t *kernel.Task, a Args) (uint64, error) {
@@ -100,7 +97,7 @@ func sysClockGettime(t *kernel.Task, a Args) (uint64, error) {
 	default:
 		return 0, unix.EINVAL
 	}
-	return 0, copyOut(t, a[1], timespec(d))
+	return 0, copyOutStruct(t, a[1], durationTimespec(d))
 }
 
 // sysGettimeofday implements gettimeofday(2).

@@ -111,7 +111,7 @@ func writeRemaining(t *kernel.Task, addr uint64, deadline time.Time) error {
 	if addr == 0 || deadline.IsZero() {
 		return nil
 	}
-	return copyOut(t, addr, timespec(max(time.Until(deadline), 0)))
+	return copyOutStruct(t, addr, durationTimespec(max(time.Until(deadline), 0)))
 }
 
 // sysPpoll implements ppoll(2); the signal mask argument is not applied yet.
