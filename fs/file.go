@@ -36,7 +36,7 @@ type Stat struct {
 	// Times of last access, modification and status change.
 	ATime, MTime, CTime time.Time
 	Blksize             int32
-	Blocks   int64
+	Blocks              int64
 }
 
 // Devices for st_dev: distinct so that (st_dev, st_ino) never collide

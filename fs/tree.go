@@ -28,11 +28,11 @@ type Node struct {
 	// Times of last access, modification and status change.
 	ATime, MTime, CTime time.Time
 	Ino                 uint64
-	Links               int // names in the tree (regular files)
-	Data     []byte // regular files
-	Link     string // symbolic links
-	Rdev     uint64 // character devices
-	Children map[string]*Node
+	Links               int    // names in the tree (regular files)
+	Data                []byte // regular files
+	Link                string // symbolic links
+	Rdev                uint64 // character devices
+	Children            map[string]*Node
 
 	mu sync.RWMutex
 }

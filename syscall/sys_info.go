@@ -84,7 +84,6 @@ func sysGetrandom(t *kernel.Task, a Args) (uint64, error) {
 	return uint64(len(buf)), copyOut(t, a[0], buf)
 }
 
-
 // sysClockGettime implements clock_gettime(2).
 func sysClockGettime(t *kernel.Task, a Args) (uint64, error) {
 	var d time.Duration
