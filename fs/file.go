@@ -85,8 +85,15 @@ type NodeFile struct {
 }
 
 // OpenNode opens a tree node found at path (openat uses the path of a
-// directory as the base of relative names).
-func OpenNode(n *Node, path string) *NodeFile { return &NodeFile{node: n, path: path} }
+// directory as the base of relative names). A synthetic file is opened on
+// a snapshot of its contents.
+func OpenNode(n *Node, path string) *NodeFile {
+	if n.Generate != nil {
+		n = &Node{Mode: n.Mode, UID: n.UID, GID: n.GID, ATime: n.ATime, MTime: n.MTime, CTime: n.CTime,
+			Ino: n.Ino, Links: n.Links, Data: n.Generate()}
+	}
+	return &NodeFile{node: n, path: path}
+}
 
 // Path is where the node was opened.
 func (f *NodeFile) Path() string { return f.path }

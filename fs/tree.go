@@ -33,11 +33,29 @@ type Node struct {
 	Link                string // symbolic links
 	Rdev                uint64 // character devices
 	Children            map[string]*Node
+	// Synthetic nodes (procfs, sysfs) compute their contents: a file's data
+	// when it is opened, a directory's children when it is walked.
+	Generate func() []byte
+	ListDir  func() map[string]*Node
 
 	mu sync.RWMutex
 }
 
 var nextIno atomic.Uint64
+
+// NewSymlink returns a symbolic link to target.
+func NewSymlink(target string) *Node {
+	n := &Node{Mode: fs.ModeSymlink | 0o777, Link: target, Ino: nextIno.Add(1)}
+	n.Touch()
+	return n
+}
+
+// NewGenerated returns a read-only file whose data gen computes at each open.
+func NewGenerated(gen func() []byte) *Node {
+	n := &Node{Mode: 0o444, Generate: gen, Ino: nextIno.Add(1)}
+	n.Touch()
+	return n
+}
 
 // NewDir returns an empty directory.
 func NewDir(perm fs.FileMode) *Node {
@@ -83,7 +101,7 @@ func (t *Tree) walk(p string, follow bool, depth int) (*Node, string, error) {
 			cur, curPath = t.parent(curPath)
 			continue
 		}
-		next, ok := cur.Children[name]
+		next, ok := cur.children()[name]
 		if !ok {
 			return nil, "", ErrNotExist
 		}
@@ -139,6 +157,14 @@ func (t *Tree) create(p string, n *Node) error {
 	n.Links++
 	parent.MTime, parent.CTime = time.Now(), time.Now()
 	return nil
+}
+
+// children are a directory's entries, computed for a synthetic one.
+func (n *Node) children() map[string]*Node {
+	if n.ListDir != nil {
+		return n.ListDir()
+	}
+	return n.Children
 }
 
 // Touch sets all three times to now (a new node).
@@ -294,8 +320,9 @@ type DirEntry struct {
 func (t *Tree) List(d *Node) []DirEntry {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	out := make([]DirEntry, 0, len(d.Children))
-	for name, n := range d.Children {
+	children := d.children()
+	out := make([]DirEntry, 0, len(children))
+	for name, n := range children {
 		out = append(out, DirEntry{name, n})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })

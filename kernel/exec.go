@@ -71,6 +71,7 @@ func (t *Task) Execve(file, name string, argv, envp []string) error {
 	old := p.AS
 	p.AS = as
 	p.Exe = file
+	p.Cmdline = argv
 	p.Unlock()
 	old.Release()
 	p.Files.CloseOnExec()

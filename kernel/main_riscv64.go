@@ -121,6 +121,8 @@ func Main(syscalls SyscallLayer) {
 			fmt.Printf("kernel: %v\n", err)
 			arch.PowerOff(3)
 		}
+		CPUs, MemoryStats = 1, arch.MemoryStats
+		MountProc(tree)
 		if err := tree.PopulateDev(); err != nil {
 			fmt.Printf("kernel: /dev: %v\n", err)
 			arch.PowerOff(3)
@@ -237,7 +239,7 @@ func runInit(tree *fs.Tree, syscalls SyscallLayer, path string, args []string) i
 	NewRegs = arch.NewUserFrame
 	UserMemory = arch.UserMemory
 	StartTask = func(t *Task) { go t.Run(syscalls.Dispatch) }
-	t := NewProcess(tree, as, files, path, regs)
+	t := NewProcess(tree, as, files, path, append([]string{path}, args...), regs)
 	StartTask(t)
 	// While every user task waits (for a signal, say) the kernel idles; a
 	// sleeping goroutine keeps the runtime from calling that a deadlock.

@@ -17,19 +17,22 @@ import (
 
 // Process is a user program: an address space, open files and threads.
 type Process struct {
-	PID   int
-	AS    *mm.AddressSpace
-	Files *fs.FDTable
-	Root  *fs.Tree
-	Cwd   string
-	Exe   string
-	Umask uint32
+	PID     int
+	AS      *mm.AddressSpace
+	Files   *fs.FDTable
+	Root    *fs.Tree
+	Cwd     string
+	Exe     string
+	Cmdline []string // argv of the program it runs
+	Umask   uint32
 
 	// Credentials: every program starts as root.
 	UID, GID, EUID, EGID uint32
 	Groups               []uint32
 
-	mu       sync.Mutex // guards AS and the fields below
+	start time.Duration // Uptime when it was made
+
+	mu       sync.Mutex // guards AS, Exe, Cmdline and the fields below
 	exited   chan struct{}
 	status   int
 	threads  int
@@ -129,6 +132,7 @@ func (t *Task) Fork(newsp, childTID uintptr, setTID, clearTID bool) (*Task, erro
 	}
 	pid := int(lastPID.Add(1))
 	c := &Process{PID: pid, AS: as, Files: p.Files.Fork(), Root: p.Root, Cwd: p.Cwd, Exe: p.Exe, Umask: p.Umask,
+		Cmdline: p.Cmdline, start: Uptime(),
 		UID: p.UID, GID: p.GID, EUID: p.EUID, EGID: p.EGID, Groups: append([]uint32(nil), p.Groups...),
 		exited: make(chan struct{}), threads: 1, parent: p, childEvent: make(chan struct{})}
 	child := &Task{TID: pid, Proc: c, Regs: regs}
@@ -274,9 +278,9 @@ func Exec(mem mm.Memory, tree *fs.Tree, file string, argv, envp []string, random
 }
 
 // NewProcess makes a process with one task around an exec'd address space.
-func NewProcess(tree *fs.Tree, as *mm.AddressSpace, files *fs.FDTable, exe string, regs *arch.Frame) *Task {
+func NewProcess(tree *fs.Tree, as *mm.AddressSpace, files *fs.FDTable, exe string, argv []string, regs *arch.Frame) *Task {
 	pid := int(lastPID.Add(1))
-	p := &Process{PID: pid, AS: as, Files: files, Root: tree, Cwd: "/", Exe: path.Clean(exe), Umask: 0o022,
+	p := &Process{PID: pid, AS: as, Files: files, Root: tree, Cwd: "/", Exe: path.Clean(exe), Cmdline: argv, Umask: 0o022, start: Uptime(),
 		exited: make(chan struct{}), threads: 1, childEvent: make(chan struct{})}
 	t := &Task{TID: pid, Proc: p, Regs: regs}
 	addTask(t)

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	iofs "io/fs"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -185,21 +186,27 @@ func resolve(t *kernel.Task, dirfd int32, p string) (string, error) {
 	if p == "" {
 		return "", unix.ENOENT
 	}
-	if strings.HasPrefix(p, "/") {
-		return path.Clean(p), nil
+	switch {
+	case strings.HasPrefix(p, "/"):
+		p = path.Clean(p)
+	case dirfd == unix.AT_FDCWD:
+		p = path.Join(t.Proc.Cwd, p)
+	default:
+		d, err := t.Proc.Files.Get(int(dirfd))
+		if err != nil {
+			return "", err
+		}
+		nf, ok := d.File.(*fs.NodeFile)
+		if !ok || !nf.Node().IsDir() {
+			return "", unix.ENOTDIR
+		}
+		p = path.Join(nf.Path(), p)
 	}
-	if dirfd == unix.AT_FDCWD {
-		return path.Join(t.Proc.Cwd, p), nil
+	// /proc/self is the caller's /proc/PID.
+	if rest, ok := strings.CutPrefix(p, "/proc/self"); ok && (rest == "" || rest[0] == '/') {
+		p = "/proc/" + strconv.Itoa(t.Proc.PID) + rest
 	}
-	d, err := t.Proc.Files.Get(int(dirfd))
-	if err != nil {
-		return "", err
-	}
-	nf, ok := d.File.(*fs.NodeFile)
-	if !ok || !nf.Node().IsDir() {
-		return "", unix.ENOTDIR
-	}
-	return path.Join(nf.Path(), p), nil
+	return p, nil
 }
 
 // sysOpenat implements openat(2) over the in-memory tree.
@@ -558,8 +565,8 @@ func sysReadlinkat(t *kernel.Task, a Args) (uint64, error) {
 		return 0, err
 	}
 	var target string
-	if name == "/proc/self/exe" {
-		target = t.Proc.Exe
+	if path.Clean(name) == "/proc/self" {
+		target = strconv.Itoa(t.Proc.PID)
 	} else {
 		p, err := resolve(t, int32(a[0]), name)
 		if err != nil {
@@ -861,8 +868,8 @@ func sysSymlinkat(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	n := &fs.Node{Mode: iofs.ModeSymlink | 0o777, Link: target, UID: t.Proc.EUID, GID: t.Proc.EGID}
-	n.Touch()
+	n := fs.NewSymlink(target)
+	n.UID, n.GID = t.Proc.EUID, t.Proc.EGID
 	return 0, t.Proc.Root.Create(p, n)
 }
 

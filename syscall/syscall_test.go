@@ -35,13 +35,14 @@ func newTask(t *testing.T) (*kernel.Task, *bytes.Buffer) {
 	tree.Create("/etc", fs.NewDir(0o755))
 	tree.Create("/etc/hostname", &fs.Node{Mode: 0o644, Data: []byte("jiege\n")})
 	tree.Create("/etc/link", &fs.Node{Mode: iofs.ModeSymlink | 0o777, Link: "hostname"})
+	kernel.MountProc(tree)
 	out := &bytes.Buffer{}
 	files := &fs.FDTable{}
 	con := fs.NewDescription(&fs.Console{Out: func(p []byte) { out.Write(p) }}, unix.O_RDWR)
 	for i := 0; i < 3; i++ {
 		files.Install(con, false, 0)
 	}
-	return kernel.NewProcess(tree, as, files, "/bin/test", &arch.Frame{}), out
+	return kernel.NewProcess(tree, as, files, "/bin/test", []string{"test"}, &arch.Frame{}), out
 }
 
 // call runs one system call and returns a0 as a signed value.

@@ -1,0 +1,266 @@
+package kernel
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jiege-go/jiege/fs"
+	"github.com/jiege-go/jiege/mm"
+)
+
+// procfs and sysfs: synthetic directories of the tree whose files are
+// generated from the kernel's state when opened, in Linux's formats (what
+// ps, top, free, df and the C library read).
+
+// Machine facts procfs reports; set at boot.
+var (
+	CPUs        = 1
+	MemoryStats = func() (inUse, total uint64) { return 0, 0 }
+)
+
+func procFile(gen func() []byte) *fs.Node { return fs.NewGenerated(gen) }
+
+func procLink(target string) *fs.Node { return fs.NewSymlink(target) }
+
+func procDir(list func() map[string]*fs.Node) *fs.Node {
+	n := fs.NewDir(0o555)
+	n.ListDir = list
+	n.Touch()
+	return n
+}
+
+// MountProc puts procfs at /proc and sysfs's CPU list at /sys in tree,
+// replacing what the initramfs had there.
+func MountProc(tree *fs.Tree) {
+	static := map[string]*fs.Node{
+		"cpuinfo": procFile(cpuinfo),
+		"meminfo": procFile(meminfo),
+		"stat":    procFile(procStat),
+		"uptime":  procFile(uptime),
+		"loadavg": procFile(func() []byte {
+			return []byte(fmt.Sprintf("0.00 0.00 0.00 1/%d %d\n", len(Processes()), lastPID.Load()))
+		}),
+		"mounts": procFile(mounts),
+		"filesystems": procFile(func() []byte {
+			return []byte("nodev\tsysfs\nnodev\ttmpfs\nnodev\tproc\nnodev\tdevtmpfs\nnodev\trootfs\n")
+		}),
+	}
+	proc := procDir(func() map[string]*fs.Node {
+		m := make(map[string]*fs.Node, len(static)+8)
+		for k, v := range static {
+			m[k] = v
+		}
+		for _, p := range Processes() {
+			m[strconv.Itoa(p.PID)] = procPID(p)
+		}
+		return m
+	})
+	tree.Root.Children["proc"] = proc
+	online := procFile(func() []byte { return []byte(cpuRange() + "\n") })
+	cpu := fs.NewDir(0o755)
+	cpu.Children["online"] = online
+	cpu.Children["possible"] = online
+	cpu.Children["present"] = online
+	system := fs.NewDir(0o755)
+	system.Children["cpu"] = cpu
+	devices := fs.NewDir(0o755)
+	devices.Children["system"] = system
+	sys := fs.NewDir(0o555)
+	sys.Children["devices"] = devices
+	tree.Root.Children["sys"] = sys
+}
+
+func cpuRange() string {
+	if CPUs == 1 {
+		return "0"
+	}
+	return fmt.Sprintf("0-%d", CPUs-1)
+}
+
+// procPID is /proc/PID.
+func procPID(p *Process) *fs.Node {
+	d := procDir(func() map[string]*fs.Node {
+		p.Lock()
+		exe, cwd := p.Exe, p.Cwd
+		p.Unlock()
+		return map[string]*fs.Node{
+			"exe":     procLink(exe),
+			"cwd":     procLink(cwd),
+			"root":    procLink("/"),
+			"cmdline": procFile(func() []byte { return cmdline(p) }),
+			"comm":    procFile(func() []byte { return []byte(comm(p) + "\n") }),
+			"stat":    procFile(func() []byte { return pidStat(p) }),
+			"status":  procFile(func() []byte { return pidStatus(p) }),
+			"maps":    procFile(func() []byte { return maps(p) }),
+			"mounts":  procFile(mounts),
+			"fd":      procDir(func() map[string]*fs.Node { return fdLinks(p) }),
+		}
+	})
+	d.UID, d.GID = p.UID, p.GID
+	return d
+}
+
+func cmdline(p *Process) []byte {
+	p.Lock()
+	defer p.Unlock()
+	var b bytes.Buffer
+	for _, a := range p.Cmdline {
+		b.WriteString(a)
+		b.WriteByte(0)
+	}
+	return b.Bytes()
+}
+
+// comm is the process name: its executable's base name, at most 15 bytes.
+func comm(p *Process) string {
+	p.Lock()
+	exe := p.Exe
+	p.Unlock()
+	name := exe[strings.LastIndexByte(exe, '/')+1:]
+	return name[:min(len(name), 15)]
+}
+
+// state is the one-letter state ps shows.
+func state(p *Process) string {
+	select {
+	case <-p.exited:
+		return "Z"
+	default:
+		return "R"
+	}
+}
+
+// rss is the process's resident memory in pages: its mapped pages.
+func rss(p *Process) uint64 {
+	p.Lock()
+	defer p.Unlock()
+	pages := uint64(0)
+	for _, v := range p.AS.VMAs() {
+		pages += uint64(v.End-v.Start) / mm.PageSize
+	}
+	return pages
+}
+
+// pidStat is /proc/PID/stat: 52 fields, those the kernel does not track 0.
+func pidStat(p *Process) []byte {
+	ticks := func(d time.Duration) int64 { return int64(d / (time.Second / 100)) }
+	f := []string{strconv.Itoa(p.PID), "(" + comm(p) + ")", state(p), strconv.Itoa(p.ParentPID()),
+		strconv.Itoa(p.PID), strconv.Itoa(p.PID), "0", "-1", "4194560"}
+	for i := 0; i < 12; i++ { // minflt .. cstime
+		f = append(f, "0")
+	}
+	f = append(f, "20", "0", "1", "0", strconv.FormatInt(ticks(p.start), 10),
+		strconv.FormatUint(rss(p)*mm.PageSize, 10), strconv.FormatUint(rss(p), 10))
+	for len(f) < 52 {
+		f = append(f, "0")
+	}
+	return []byte(strings.Join(f, " ") + "\n")
+}
+
+func pidStatus(p *Process) []byte {
+	var b bytes.Buffer
+	name := map[string]string{"R": "R (running)", "Z": "Z (zombie)"}[state(p)]
+	fmt.Fprintf(&b, "Name:\t%s\nUmask:\t%04o\nState:\t%s\nTgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t%d\nTracerPid:\t0\n",
+		comm(p), p.Umask, name, p.PID, p.PID, p.ParentPID())
+	fmt.Fprintf(&b, "Uid:\t%d\t%d\t%d\t%d\nGid:\t%d\t%d\t%d\t%d\n", p.UID, p.EUID, p.EUID, p.EUID, p.GID, p.EGID, p.EGID, p.EGID)
+	fmt.Fprintf(&b, "FDSize:\t%d\nVmRSS:\t%d kB\nThreads:\t%d\n", p.Files.Limit(), rss(p)*mm.PageSize>>10, max(p.threads, 1))
+	return b.Bytes()
+}
+
+func maps(p *Process) []byte {
+	p.Lock()
+	vmas := p.AS.VMAs()
+	p.Unlock()
+	var b bytes.Buffer
+	for _, v := range vmas {
+		perm := []byte("---p")
+		if v.Perm&mm.PTERead != 0 {
+			perm[0] = 'r'
+		}
+		if v.Perm&mm.PTEWrite != 0 {
+			perm[1] = 'w'
+		}
+		if v.Perm&mm.PTEExec != 0 {
+			perm[2] = 'x'
+		}
+		name := ""
+		if v.End == mm.UserStackTop {
+			name = "[stack]"
+		}
+		fmt.Fprintf(&b, "%08x-%08x %s 00000000 00:00 0 %s\n", v.Start, v.End, perm, name)
+	}
+	return b.Bytes()
+}
+
+// fdLinks is /proc/PID/fd: a link per descriptor, named as Linux names
+// what it refers to.
+func fdLinks(p *Process) map[string]*fs.Node {
+	m := map[string]*fs.Node{}
+	for _, fd := range p.Files.Numbers() {
+		d, err := p.Files.Get(fd)
+		if err != nil {
+			continue
+		}
+		m[strconv.Itoa(fd)] = procLink(describe(d.File))
+	}
+	return m
+}
+
+// describe is what readlink of /proc/PID/fd/N gives.
+func describe(f fs.File) string {
+	if nf, ok := f.(*fs.NodeFile); ok {
+		return nf.Path()
+	}
+	st := f.Stat()
+	switch st.Mode & 0o170000 {
+	case 0o010000:
+		return fmt.Sprintf("pipe:[%d]", st.Ino)
+	case 0o140000:
+		return fmt.Sprintf("socket:[%d]", st.Ino)
+	case 0o020000:
+		return "/dev/console"
+	}
+	return fmt.Sprintf("anon_inode:[%d]", st.Ino)
+}
+
+func cpuinfo() []byte {
+	var b bytes.Buffer
+	for i := 0; i < CPUs; i++ {
+		fmt.Fprintf(&b, "processor\t: %d\nhart\t\t: %d\nisa\t\t: rv64imafdc\nmmu\t\t: sv39\n\n", i, i)
+	}
+	return b.Bytes()
+}
+
+func meminfo() []byte {
+	inUse, total := MemoryStats()
+	free := (total - inUse) >> 10
+	return []byte(fmt.Sprintf("MemTotal:       %8d kB\nMemFree:        %8d kB\nMemAvailable:   %8d kB\n"+
+		"Buffers:               0 kB\nCached:                0 kB\nSwapCached:            0 kB\n"+
+		"SwapTotal:             0 kB\nSwapFree:              0 kB\nShmem:                 0 kB\n",
+		total>>10, free, free))
+}
+
+func procStat() []byte {
+	up := Uptime() / (time.Second / 100)
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "cpu  0 0 0 %d 0 0 0 0 0 0\n", up)
+	for i := 0; i < CPUs; i++ {
+		fmt.Fprintf(&b, "cpu%d 0 0 0 %d 0 0 0 0 0 0\n", i, up)
+	}
+	fmt.Fprintf(&b, "intr 0\nctxt 0\nbtime %d\nprocesses %d\nprocs_running 1\nprocs_blocked 0\n",
+		time.Now().Add(-Uptime()).Unix(), lastPID.Load())
+	return b.Bytes()
+}
+
+func uptime() []byte {
+	up := Uptime().Seconds()
+	return []byte(fmt.Sprintf("%.2f %.2f\n", up, up))
+}
+
+func mounts() []byte {
+	return []byte("rootfs / rootfs rw 0 0\nproc /proc proc rw,nosuid,nodev,noexec,relatime 0 0\n" +
+		"sysfs /sys sysfs rw,nosuid,nodev,noexec,relatime 0 0\ndevtmpfs /dev devtmpfs rw,relatime 0 0\n")
+}
