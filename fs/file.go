@@ -64,6 +64,8 @@ func StatNode(n *Node) Stat {
 	case n.IsDevice():
 		st.Mode = unix.S_IFCHR | mode
 		st.Rdev = n.Rdev
+	case n.Mode&fs.ModeSocket != 0:
+		st.Mode = unix.S_IFSOCK | mode
 	default:
 		st.Mode = unix.S_IFREG | mode
 		n.mu.RLock()

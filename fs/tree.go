@@ -32,6 +32,7 @@ type Node struct {
 	Data                []byte // regular files
 	Link                string // symbolic links
 	Rdev                uint64 // character devices
+	Bound               any    // the Unix socket bound to a socket node
 	Children            map[string]*Node
 	// Synthetic nodes (procfs, sysfs) compute their contents: a file's data
 	// when it is opened, a directory's children when it is walked.

@@ -138,6 +138,20 @@ func (so *Socket) Read(p []byte) (int, error) {
 	return r.Count, err
 }
 
+// Peek reads like Read without taking the data (MSG_PEEK).
+func (so *Socket) Peek(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	w := tcpip.SliceWriter(p)
+	r, terr := so.ep.Read(&w, tcpip.ReadOptions{Peek: true})
+	err := Errno(terr)
+	if err == errEOF {
+		return 0, nil
+	}
+	return r.Count, err
+}
+
 // Write sends what fits of p; EAGAIN when nothing does.
 func (so *Socket) Write(p []byte) (int, error) {
 	n, err := so.ep.Write(bytes.NewReader(p), tcpip.WriteOptions{})

@@ -8,116 +8,404 @@ import (
 	"github.com/jiege-go/jiege/fs"
 )
 
+// Unix stream sockets: socketpair(2), and sockets bound to a path in the
+// tree or to an abstract name, which listen, accept and connect. Data
+// travels with the descriptions passed by SCM_RIGHTS.
+
 // unixPairBuffer bounds the bytes in flight in each direction.
 const unixPairBuffer = 256 << 10
 
-// unixPair is a connected pair of stream sockets (socketpair(2)): end i
-// reads buf[i] and writes buf[1-i].
+// unixSegment is what one send put in the stream: its bytes, and the
+// descriptions it passed, which the first read of its bytes receives.
+type unixSegment struct {
+	data   []byte
+	rights []*fs.Description
+}
+
+// unixPair is a connection: end i reads in[i], which end 1-i writes.
 type unixPair struct {
 	mu       sync.Mutex
-	buf      [2][]byte
-	closed   [2]bool
-	notifier fs.Notifier // both ends' waiters and watches
+	in       [2][]unixSegment
+	queued   [2]int  // bytes in in[i]
+	closed   [2]bool // end i closed
+	shutWr   [2]bool // end i shut down writing
+	notifier fs.Notifier
 }
 
-// UnixConn is one end of a socketpair.
-type UnixConn struct {
-	p   *unixPair
-	end int
-	ino uint64
+// UnixSocket is an AF_UNIX stream socket: unbound, bound to a name,
+// listening, or one end of a connection.
+type UnixSocket struct {
+	mu      sync.Mutex
+	name    string // bound name: a path, or "@" and an abstract name
+	peer    string // the name of the socket connected to
+	pair    *unixPair
+	end     int
+	listen  bool
+	backlog []*UnixSocket
+	maxConn int
+	closed  bool
+	// accepts wakes readiness watchers of a listening socket.
+	accepts fs.Notifier
+	ino     uint64
 }
 
-// SocketPair returns two connected stream sockets.
-func SocketPair() (*UnixConn, *UnixConn) {
+// NewUnix returns an unbound, unconnected Unix stream socket.
+func NewUnix() *UnixSocket { return &UnixSocket{ino: socketIno.Add(1)} }
+
+// SocketPair returns two connected Unix stream sockets.
+func SocketPair() (*UnixSocket, *UnixSocket) {
 	p := &unixPair{}
-	return &UnixConn{p: p, end: 0, ino: socketIno.Add(1)}, &UnixConn{p: p, end: 1, ino: socketIno.Add(1)}
+	return &UnixSocket{pair: p, end: 0, ino: socketIno.Add(1)}, &UnixSocket{pair: p, end: 1, ino: socketIno.Add(1)}
 }
 
-// Read receives what the peer wrote; 0 once the peer closed and all is
-// read; EAGAIN while nothing is there.
-func (c *UnixConn) Read(b []byte) (int, error) {
-	p := c.p
-	p.mu.Lock()
-	if len(p.buf[c.end]) == 0 {
-		closed := p.closed[1-c.end]
-		p.mu.Unlock()
-		if closed || len(b) == 0 {
-			return 0, nil
-		}
-		return 0, unix.EAGAIN
+// abstract names the sockets bound in the abstract namespace.
+var (
+	abstractMu sync.Mutex
+	abstract   = map[string]*UnixSocket{}
+)
+
+// BindAbstract binds s to an abstract name: EADDRINUSE when taken.
+func (s *UnixSocket) BindAbstract(name string) error {
+	abstractMu.Lock()
+	defer abstractMu.Unlock()
+	if _, taken := abstract[name]; taken {
+		return unix.EADDRINUSE
 	}
-	n := copy(b, p.buf[c.end])
-	p.buf[c.end] = p.buf[c.end][n:]
+	if err := s.setName("@" + name); err != nil {
+		return err
+	}
+	abstract[name] = s
+	return nil
+}
+
+// BindPath binds s to a path; the caller has created the socket node.
+func (s *UnixSocket) BindPath(path string) error { return s.setName(path) }
+
+func (s *UnixSocket) setName(name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.name != "" || s.pair != nil {
+		return unix.EINVAL
+	}
+	s.name = name
+	return nil
+}
+
+// LookupAbstract finds the socket bound to an abstract name.
+func LookupAbstract(name string) (*UnixSocket, bool) {
+	abstractMu.Lock()
+	defer abstractMu.Unlock()
+	s, ok := abstract[name]
+	return s, ok
+}
+
+// Name is the bound name ("" when unbound; "@..." when abstract).
+func (s *UnixSocket) Name() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.name
+}
+
+// Listen makes a bound socket accept connections (EINVAL when unbound or
+// connected).
+func (s *UnixSocket) Listen(backlog int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pair != nil || s.name == "" {
+		return unix.EINVAL
+	}
+	s.listen = true
+	s.maxConn = min(max(backlog, 0), 4096) + 1
+	return nil
+}
+
+// Connect connects s to the listening socket l: ECONNREFUSED when l does
+// not listen, EAGAIN when its backlog is full.
+func (s *UnixSocket) Connect(l *UnixSocket) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pair != nil {
+		return unix.EISCONN
+	}
+	if s.listen {
+		return unix.EINVAL
+	}
+	l.mu.Lock()
+	if !l.listen || l.closed {
+		l.mu.Unlock()
+		return unix.ECONNREFUSED
+	}
+	if len(l.backlog) >= l.maxConn {
+		l.mu.Unlock()
+		return unix.EAGAIN
+	}
+	p := &unixPair{}
+	server := &UnixSocket{pair: p, end: 1, name: l.name, peer: s.name, ino: socketIno.Add(1)}
+	s.pair, s.end, s.peer = p, 0, l.name
+	l.backlog = append(l.backlog, server)
+	fns := l.accepts.Changed()
+	l.mu.Unlock()
+	fs.Notify(fns)
+	return nil
+}
+
+// Accept takes the next connection; EAGAIN when none is waiting.
+func (s *UnixSocket) Accept() (*UnixSocket, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.listen {
+		return nil, unix.EINVAL
+	}
+	if len(s.backlog) == 0 {
+		return nil, unix.EAGAIN
+	}
+	c := s.backlog[0]
+	s.backlog = s.backlog[1:]
+	return c, nil
+}
+
+// PeerName is the name of the socket this one is connected to.
+func (s *UnixSocket) PeerName() (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pair == nil {
+		return "", unix.ENOTCONN
+	}
+	return s.peer, nil
+}
+
+func (s *UnixSocket) connection() (*unixPair, int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pair == nil {
+		return nil, 0, unix.ENOTCONN
+	}
+	return s.pair, s.end, nil
+}
+
+// Read receives what the peer wrote; 0 once the peer closed or shut down
+// writing and all is read; EAGAIN while nothing is there.
+func (s *UnixSocket) Read(b []byte) (int, error) {
+	n, rights, err := s.RecvMsg(b, false)
+	for _, d := range rights {
+		d.DecRef() // a read without a control buffer drops them, as on Linux
+	}
+	return n, err
+}
+
+// RecvMsg receives like Read, and the descriptions passed with the bytes
+// read: a read stops before a segment that carries some (unless it is the
+// first) and after the one it took them from. With peek nothing is taken
+// and no descriptions are returned.
+func (s *UnixSocket) RecvMsg(b []byte, peek bool) (int, []*fs.Description, error) {
+	p, end, err := s.connection()
+	if err != nil {
+		return 0, nil, unix.EINVAL
+	}
+	p.mu.Lock()
+	if p.queued[end] == 0 {
+		eof := p.closed[1-end] || p.shutWr[1-end]
+		p.mu.Unlock()
+		if eof || len(b) == 0 {
+			return 0, nil, nil
+		}
+		return 0, nil, unix.EAGAIN
+	}
+	n := 0
+	var rights []*fs.Description
+	segs := p.in[end]
+	for i := 0; i < len(segs) && n < len(b); i++ {
+		seg := &segs[i]
+		if len(seg.rights) > 0 && n > 0 {
+			break
+		}
+		k := copy(b[n:], seg.data)
+		n += k
+		if peek {
+			continue
+		}
+		rights, seg.rights = seg.rights, nil
+		seg.data = seg.data[k:]
+		if rights != nil {
+			break
+		}
+	}
+	if !peek {
+		for len(p.in[end]) > 0 && len(p.in[end][0].data) == 0 && p.in[end][0].rights == nil {
+			p.in[end] = p.in[end][1:]
+		}
+		p.queued[end] -= n
+	}
 	fns := p.notifier.Changed()
 	p.mu.Unlock()
 	fs.Notify(fns)
-	return n, nil
+	return n, rights, nil
 }
 
 // Write sends what fits of b to the peer; EAGAIN when nothing does, EPIPE
 // once the peer closed.
-func (c *UnixConn) Write(b []byte) (int, error) {
-	p := c.p
+func (s *UnixSocket) Write(b []byte) (int, error) { return s.SendMsg(b, nil) }
+
+// SendMsg sends what fits of b, with rights attached to its first byte
+// (the stream takes references to them).
+func (s *UnixSocket) SendMsg(b []byte, rights []*fs.Description) (int, error) {
+	p, end, err := s.connection()
+	if err != nil {
+		return 0, unix.ENOTCONN
+	}
+	peer := 1 - end
 	p.mu.Lock()
-	if p.closed[1-c.end] {
+	if p.closed[peer] || p.shutWr[end] {
 		p.mu.Unlock()
 		return 0, unix.EPIPE
 	}
-	room := unixPairBuffer - len(p.buf[1-c.end])
+	room := unixPairBuffer - p.queued[peer]
 	if room <= 0 {
 		p.mu.Unlock()
 		return 0, unix.EAGAIN
 	}
 	n := min(room, len(b))
-	p.buf[1-c.end] = append(p.buf[1-c.end], b[:n]...)
+	if n == 0 && len(rights) == 0 {
+		p.mu.Unlock()
+		return 0, nil
+	}
+	for _, d := range rights {
+		d.IncRef()
+	}
+	p.in[peer] = append(p.in[peer], unixSegment{data: append([]byte(nil), b[:n]...), rights: rights})
+	p.queued[peer] += n
 	fns := p.notifier.Changed()
 	p.mu.Unlock()
 	fs.Notify(fns)
 	return n, nil
 }
 
-// Readiness returns the poll events in mask that hold for this end.
-func (c *UnixConn) Readiness(mask uint32) uint32 {
-	p := c.p
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var r uint32
-	if len(p.buf[c.end]) > 0 {
-		r |= unix.EPOLLIN
+// Shutdown shuts down reading, writing or both.
+func (s *UnixSocket) Shutdown(how int) error {
+	p, end, err := s.connection()
+	if err != nil {
+		return err
 	}
-	if p.closed[1-c.end] {
-		r |= unix.EPOLLIN | unix.EPOLLHUP | unix.EPOLLRDHUP
-	} else if len(p.buf[1-c.end]) < unixPairBuffer {
-		r |= unix.EPOLLOUT
-	}
-	return r & mask
-}
-
-// Watch calls notify on every change of the pair until cancelled.
-func (c *UnixConn) Watch(notify func()) func() {
-	p := c.p
 	p.mu.Lock()
-	id := p.notifier.Add(notify)
-	p.mu.Unlock()
-	return func() {
-		p.mu.Lock()
-		p.notifier.Remove(id)
+	switch how {
+	case unix.SHUT_RD:
+	case unix.SHUT_WR, unix.SHUT_RDWR:
+		p.shutWr[end] = true
+	default:
 		p.mu.Unlock()
+		return unix.EINVAL
 	}
-}
-
-// Close closes this end: the peer reads end of stream, its writes fail.
-func (c *UnixConn) Close() error {
-	p := c.p
-	p.mu.Lock()
-	p.closed[c.end] = true
 	fns := p.notifier.Changed()
 	p.mu.Unlock()
 	fs.Notify(fns)
 	return nil
 }
 
+// Readiness returns the poll events in mask that hold.
+func (s *UnixSocket) Readiness(mask uint32) uint32 {
+	s.mu.Lock()
+	if s.listen {
+		r := uint32(0)
+		if len(s.backlog) > 0 {
+			r = unix.EPOLLIN
+		}
+		s.mu.Unlock()
+		return r & mask
+	}
+	p, end := s.pair, s.end
+	s.mu.Unlock()
+	if p == nil {
+		return (unix.EPOLLOUT | unix.EPOLLHUP) & (mask | unix.EPOLLHUP)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var r uint32
+	if p.queued[end] > 0 || hasRights(p.in[end]) {
+		r |= unix.EPOLLIN
+	}
+	if p.closed[1-end] || p.shutWr[1-end] {
+		r |= unix.EPOLLIN | unix.EPOLLRDHUP
+	}
+	if p.closed[1-end] {
+		r |= unix.EPOLLHUP
+	} else if p.queued[1-end] < unixPairBuffer && !p.shutWr[end] {
+		r |= unix.EPOLLOUT
+	}
+	return r & (mask | unix.EPOLLHUP | unix.EPOLLERR)
+}
+
+func hasRights(segs []unixSegment) bool {
+	for _, seg := range segs {
+		if seg.rights != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Watch calls notify on every change of the socket until cancelled.
+func (s *UnixSocket) Watch(notify func()) func() {
+	s.mu.Lock()
+	if p := s.pair; p != nil {
+		s.mu.Unlock()
+		p.mu.Lock()
+		id := p.notifier.Add(notify)
+		p.mu.Unlock()
+		return func() {
+			p.mu.Lock()
+			p.notifier.Remove(id)
+			p.mu.Unlock()
+		}
+	}
+	id := s.accepts.Add(notify)
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		s.accepts.Remove(id)
+		s.mu.Unlock()
+	}
+}
+
+// Close closes the socket: the peer reads end of stream and its writes
+// fail; descriptions in flight to this end are dropped; a listener's
+// waiting connections are closed and its abstract name freed.
+func (s *UnixSocket) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	p, end, backlog, name := s.pair, s.end, s.backlog, s.name
+	s.backlog = nil
+	fns := s.accepts.Changed()
+	s.mu.Unlock()
+	fs.Notify(fns)
+	for _, c := range backlog {
+		c.Close()
+	}
+	if len(name) > 0 && name[0] == '@' {
+		abstractMu.Lock()
+		if abstract[name[1:]] == s {
+			delete(abstract, name[1:])
+		}
+		abstractMu.Unlock()
+	}
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	p.closed[end] = true
+	dropped := p.in[end]
+	p.in[end], p.queued[end] = nil, 0
+	fns = p.notifier.Changed()
+	p.mu.Unlock()
+	fs.Notify(fns)
+	for _, seg := range dropped {
+		for _, d := range seg.rights {
+			d.DecRef()
+		}
+	}
+	return nil
+}
+
 // Stat describes the socket as a file.
-func (c *UnixConn) Stat() fs.Stat {
-	return fs.Stat{Dev: devSockets, Ino: c.ino, Mode: unix.S_IFSOCK | 0o777, Nlink: 1, Blksize: 4096}
+func (s *UnixSocket) Stat() fs.Stat {
+	return fs.Stat{Dev: devSockets, Ino: s.ino, Mode: unix.S_IFSOCK | 0o777, Nlink: 1, Blksize: 4096}
 }

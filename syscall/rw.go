@@ -109,6 +109,14 @@ func (s *userSeq) walk(n int, fn func(addr uint64, lo, hi int) error) error {
 	return nil
 }
 
+// ioMode is how one read or write behaves: O_NONBLOCK (or MSG_DONTWAIT),
+// MSG_NOSIGNAL (no SIGPIPE on a broken connection), MSG_WAITALL (a read
+// waits until the buffers are full or the stream ends).
+type ioMode struct{ nonblock, noSigpipe, waitAll bool }
+
+// modeOf is the mode of a plain read or write on d.
+func modeOf(d *fs.Description) ioMode { return ioMode{nonblock: d.Nonblock()} }
+
 // waitReady waits until d's file is ready for mask; a file that cannot be
 // waited for gives EAGAIN back.
 func waitReady(t *kernel.Task, d *fs.Description, mask uint32) error {
@@ -120,9 +128,9 @@ func waitReady(t *kernel.Task, d *fs.Description, mask uint32) error {
 }
 
 // readTo reads into the user buffers vs with read (the file's Read, or a
-// positioned read), chunk by chunk until a short read. Without O_NONBLOCK
-// it waits for the first bytes.
-func readTo(t *kernel.Task, d *fs.Description, vs []iovec, read func([]byte) (int, error)) (uint64, error) {
+// positioned read), chunk by chunk until a short read. Unless mode says
+// non-blocking it waits for the first bytes.
+func readTo(t *kernel.Task, d *fs.Description, vs []iovec, read func([]byte) (int, error), mode ioMode) (uint64, error) {
 	if !d.Readable() {
 		return 0, unix.EBADF
 	}
@@ -134,7 +142,7 @@ func readTo(t *kernel.Task, d *fs.Description, vs []iovec, read func([]byte) (in
 	for {
 		k := min(left-done, ioChunk)
 		n, err := read(buf[:k])
-		if err == unix.EAGAIN && done == 0 && k > 0 && !d.Nonblock() {
+		if err == unix.EAGAIN && (done == 0 || mode.waitAll) && k > 0 && !mode.nonblock {
 			if err = waitReady(t, d, unix.EPOLLIN); err == nil {
 				continue
 			}
@@ -152,7 +160,7 @@ func readTo(t *kernel.Task, d *fs.Description, vs []iovec, read func([]byte) (in
 			return 0, cerr
 		}
 		done += uint64(n)
-		if uint64(n) < k || done == left {
+		if n == 0 || (uint64(n) < k && !mode.waitAll) || done == left {
 			return done, nil
 		}
 	}
@@ -160,7 +168,7 @@ func readTo(t *kernel.Task, d *fs.Description, vs []iovec, read func([]byte) (in
 
 // writeFrom writes the user buffers vs with write, chunk by chunk, as
 // writeAll does.
-func writeFrom(t *kernel.Task, d *fs.Description, vs []iovec, write func([]byte) (int, error)) (uint64, error) {
+func writeFrom(t *kernel.Task, d *fs.Description, vs []iovec, write func([]byte) (int, error), mode ioMode) (uint64, error) {
 	if !d.Writable() {
 		return 0, unix.EBADF
 	}
@@ -174,7 +182,7 @@ func writeFrom(t *kernel.Task, d *fs.Description, vs []iovec, write func([]byte)
 		err := seq.copyIn(buf[:k])
 		if err == nil {
 			var n int
-			n, err = writeAll(t, d, buf[:k], write)
+			n, err = writeAll(t, d, buf[:k], write, mode)
 			done += uint64(n)
 		}
 		if err != nil {
@@ -189,10 +197,11 @@ func writeFrom(t *kernel.Task, d *fs.Description, vs []iovec, write func([]byte)
 	}
 }
 
-// writeAll writes b with write. Without O_NONBLOCK it waits for room until
-// everything is written; it returns what was written and the error that
-// stopped it. A broken pipe or connection is EPIPE, and SIGPIPE for t.
-func writeAll(t *kernel.Task, d *fs.Description, b []byte, write func([]byte) (int, error)) (int, error) {
+// writeAll writes b with write. Unless mode says non-blocking it waits for
+// room until everything is written; it returns what was written and the
+// error that stopped it. A broken pipe or connection is EPIPE, and SIGPIPE
+// for t unless mode says otherwise.
+func writeAll(t *kernel.Task, d *fs.Description, b []byte, write func([]byte) (int, error), mode ioMode) (int, error) {
 	off := 0
 	for {
 		n, err := write(b[off:])
@@ -203,12 +212,12 @@ func writeAll(t *kernel.Task, d *fs.Description, b []byte, write func([]byte) (i
 		if err == nil {
 			err = unix.EAGAIN // part written: wait for room for the rest
 		}
-		if err == unix.EAGAIN && !d.Nonblock() {
+		if err == unix.EAGAIN && !mode.nonblock {
 			if err = waitReady(t, d, unix.EPOLLOUT); err == nil {
 				continue
 			}
 		}
-		if err == unix.EPIPE {
+		if err == unix.EPIPE && !mode.noSigpipe {
 			t.BrokenPipe()
 		}
 		return off, err

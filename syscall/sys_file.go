@@ -63,7 +63,7 @@ func sysRead(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return readTo(t, d, oneIovec(a[1], a[2]), d.File.Read)
+	return readTo(t, d, oneIovec(a[1], a[2]), d.File.Read, modeOf(d))
 }
 
 // sysWrite implements write(2).
@@ -72,7 +72,7 @@ func sysWrite(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return writeFrom(t, d, oneIovec(a[1], a[2]), d.File.Write)
+	return writeFrom(t, d, oneIovec(a[1], a[2]), d.File.Write, modeOf(d))
 }
 
 // sysReadv implements readv(2).
@@ -85,7 +85,7 @@ func sysReadv(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return readTo(t, d, vs, d.File.Read)
+	return readTo(t, d, vs, d.File.Read, modeOf(d))
 }
 
 // sysWritev implements writev(2).
@@ -98,7 +98,7 @@ func sysWritev(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return writeFrom(t, d, vs, d.File.Write)
+	return writeFrom(t, d, vs, d.File.Write, modeOf(d))
 }
 
 // positioned returns the regular file open on fd for pread and pwrite,
@@ -129,7 +129,7 @@ func preadTo(t *kernel.Task, fd, off uint64, vs []iovec) (uint64, error) {
 		n, err := nf.ReadAt(b, pos)
 		pos += int64(n)
 		return n, err
-	})
+	}, modeOf(d))
 }
 
 // pwriteFrom writes vs to the file at off; EFBIG past the largest offset.
@@ -146,7 +146,7 @@ func pwriteFrom(t *kernel.Task, fd, off uint64, vs []iovec) (uint64, error) {
 		n, err := nf.WriteAt(b, pos)
 		pos += int64(n)
 		return n, err
-	})
+	}, modeOf(d))
 }
 
 // sysPread64 implements pread64(2).
@@ -449,7 +449,7 @@ func sysSendfile(t *kernel.Task, a Args) (uint64, error) {
 			}
 			break
 		}
-		w, err := writeAll(t, out, buf[:n], out.File.Write)
+		w, err := writeAll(t, out, buf[:n], out.File.Write, modeOf(out))
 		sent += int64(w)
 		if err != nil {
 			if sent == 0 {

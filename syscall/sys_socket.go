@@ -2,6 +2,7 @@ package syscall
 
 import (
 	"encoding/binary"
+	iofs "io/fs"
 
 	"golang.org/x/sys/unix"
 
@@ -30,17 +31,195 @@ func init() {
 	register(sysno.Recvmsg, sysRecvmsg)
 }
 
-// sysSocketpair implements socketpair(2) for AF_UNIX stream sockets.
-func sysSocketpair(t *kernel.Task, a Args) (uint64, error) {
-	if a[0] != unix.AF_UNIX {
+// Sockets: IPv4 TCP on the netstack (jnet.Socket) and Unix stream sockets
+// (jnet.UnixSocket). Handlers find which one a descriptor holds and call it.
+
+// sockaddr is a decoded struct sockaddr_in or sockaddr_un.
+type sockaddr struct {
+	family   uint16
+	ip       [4]byte
+	port     uint16
+	path     string // AF_UNIX: a path, or an abstract name
+	abstract bool
+}
+
+const (
+	sockaddrInLen = 16
+	sockaddrUnLen = 110 // sa_family_t + sun_path[108]
+)
+
+// readSockaddr reads a socket address of the family the socket has.
+func readSockaddr(t *kernel.Task, addr, length uint64, family uint16) (sockaddr, error) {
+	if int32(length) < 2 || length > 128 {
+		return sockaddr{}, unix.EINVAL
+	}
+	b := make([]byte, length)
+	if err := copyIn(t, addr, b); err != nil {
+		return sockaddr{}, err
+	}
+	sa := sockaddr{family: binary.LittleEndian.Uint16(b)}
+	if sa.family != family {
+		if family == unix.AF_UNIX {
+			return sockaddr{}, unix.EINVAL
+		}
+		return sockaddr{}, unix.EAFNOSUPPORT
+	}
+	switch family {
+	case unix.AF_INET:
+		if length < sockaddrInLen {
+			return sockaddr{}, unix.EINVAL
+		}
+		sa.ip, sa.port = [4]byte(b[4:8]), binary.BigEndian.Uint16(b[2:4])
+	case unix.AF_UNIX:
+		name := b[2:min(len(b), sockaddrUnLen)]
+		if len(name) > 0 && name[0] == 0 {
+			sa.abstract, sa.path = true, string(name[1:])
+		} else {
+			if i := indexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			sa.path = string(name)
+		}
+	}
+	return sa, nil
+}
+
+func indexByte(b []byte, c byte) int {
+	for i, x := range b {
+		if x == c {
+			return i
+		}
+	}
+	return -1
+}
+
+// writeSockaddr writes sa where addr points, truncated to the caller's
+// length at lenAddr, and stores the full length there.
+func writeSockaddr(t *kernel.Task, addr, lenAddr uint64, sa sockaddr) error {
+	if addr == 0 {
+		return nil
+	}
+	lb := make([]byte, 4)
+	if err := copyIn(t, lenAddr, lb); err != nil {
+		return err
+	}
+	max := binary.LittleEndian.Uint32(lb)
+	if int32(max) < 0 {
+		return unix.EINVAL
+	}
+	b := make([]byte, 2, sockaddrUnLen)
+	binary.LittleEndian.PutUint16(b, sa.family)
+	switch sa.family {
+	case unix.AF_INET:
+		b = binary.BigEndian.AppendUint16(b, sa.port)
+		b = append(b, sa.ip[:]...)
+		b = append(b, make([]byte, 8)...)
+	case unix.AF_UNIX:
+		if sa.abstract {
+			b = append(append(b, 0), sa.path...)
+		} else if sa.path != "" {
+			b = append(append(b, sa.path...), 0)
+		}
+	}
+	if err := copyOut(t, addr, b[:min(int(max), len(b))]); err != nil {
+		return err
+	}
+	binary.LittleEndian.PutUint32(lb, uint32(len(b)))
+	return copyOut(t, lenAddr, lb)
+}
+
+// unixName turns a bound name as net keeps it into a sockaddr_un.
+func unixName(name string) sockaddr {
+	if len(name) > 0 && name[0] == '@' {
+		return sockaddr{family: unix.AF_UNIX, path: name[1:], abstract: true}
+	}
+	return sockaddr{family: unix.AF_UNIX, path: name}
+}
+
+// sockFile returns the socket open on fd, whichever kind, and its description.
+func sockFile(t *kernel.Task, fd uint64) (fs.File, *fs.Description, error) {
+	d, err := t.Proc.Files.Get(int(int32(fd)))
+	if err != nil {
+		return nil, nil, err
+	}
+	switch d.File.(type) {
+	case *jnet.Socket, *jnet.UnixSocket:
+		return d.File, d, nil
+	}
+	return nil, nil, unix.ENOTSOCK
+}
+
+// socket returns the TCP socket open on fd: EOPNOTSUPP for a Unix one.
+func socket(t *kernel.Task, fd uint64) (*jnet.Socket, *fs.Description, error) {
+	f, d, err := sockFile(t, fd)
+	if err != nil {
+		return nil, nil, err
+	}
+	so, ok := f.(*jnet.Socket)
+	if !ok {
+		return nil, nil, unix.EOPNOTSUPP
+	}
+	return so, d, nil
+}
+
+// socketFlags splits a socket type argument into the type and the flags.
+func socketFlags(typ uint64) (uint64, uint32, bool, error) {
+	if typ&^(unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC|0xf) != 0 {
+		return 0, 0, false, unix.EINVAL
+	}
+	return typ & 0xf, unix.O_RDWR | uint32(typ&unix.SOCK_NONBLOCK), typ&unix.SOCK_CLOEXEC != 0, nil
+}
+
+// sysSocket implements socket(2) for IPv4 TCP and Unix stream sockets.
+func sysSocket(t *kernel.Task, a Args) (uint64, error) {
+	typ, flags, cloexec, err := socketFlags(a[1])
+	if err != nil {
+		return 0, err
+	}
+	var f fs.File
+	switch a[0] {
+	case unix.AF_INET:
+		if typ != unix.SOCK_STREAM || (a[2] != 0 && a[2] != unix.IPPROTO_TCP) {
+			return 0, unix.EPROTONOSUPPORT
+		}
+		if kernel.Network == nil {
+			return 0, unix.ENETDOWN
+		}
+		so, err := kernel.Network.NewTCP()
+		if err != nil {
+			return 0, err
+		}
+		f = so
+	case unix.AF_UNIX:
+		if typ != unix.SOCK_STREAM || a[2] != 0 {
+			return 0, unix.EPROTONOSUPPORT
+		}
+		f = jnet.NewUnix()
+	default:
 		return 0, unix.EAFNOSUPPORT
 	}
-	if a[1]&^(unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC) != unix.SOCK_STREAM || a[2] != 0 {
+	fd, err := t.Proc.Files.Open(f, flags, cloexec)
+	return uint64(fd), err
+}
+
+// sysSocketpair implements socketpair(2) for Unix stream sockets
+// (EOPNOTSUPP for IPv4, as Linux's inet sockets have no pairs).
+func sysSocketpair(t *kernel.Task, a Args) (uint64, error) {
+	switch a[0] {
+	case unix.AF_UNIX:
+	case unix.AF_INET:
+		return 0, unix.EOPNOTSUPP
+	default:
+		return 0, unix.EAFNOSUPPORT
+	}
+	typ, flags, cloexec, err := socketFlags(a[1])
+	if err != nil {
+		return 0, err
+	}
+	if typ != unix.SOCK_STREAM || a[2] != 0 {
 		return 0, unix.EPROTONOSUPPORT
 	}
 	x, y := jnet.SocketPair()
-	cloexec := a[1]&unix.SOCK_CLOEXEC != 0
-	flags := unix.O_RDWR | uint32(a[1]&unix.SOCK_NONBLOCK)
 	fx, err := t.Proc.Files.Open(x, flags, cloexec)
 	if err != nil {
 		y.Close()
@@ -62,146 +241,62 @@ func sysSocketpair(t *kernel.Task, a Args) (uint64, error) {
 	return 0, nil
 }
 
-// msghdr is struct msghdr on riscv64: name, namelen (+4 padding), iov,
-// iovlen, control, controllen, flags.
-type msghdr struct {
-	iov, iovlen, control, controllen uint64
-}
-
-func readMsghdr(t *kernel.Task, addr uint64) (msghdr, error) {
-	b := make([]byte, 56)
-	if err := copyIn(t, addr, b); err != nil {
-		return msghdr{}, err
-	}
-	le := binary.LittleEndian
-	return msghdr{iov: le.Uint64(b[16:]), iovlen: le.Uint64(b[24:]), control: le.Uint64(b[32:]), controllen: le.Uint64(b[40:])}, nil
-}
-
-// sysSendmsg implements sendmsg(2) for data; passing descriptors
-// (SCM_RIGHTS) is not supported yet.
-func sysSendmsg(t *kernel.Task, a Args) (uint64, error) {
-	m, err := readMsghdr(t, a[1])
-	if err != nil {
-		return 0, err
-	}
-	if m.controllen != 0 {
-		return 0, unix.EOPNOTSUPP
-	}
-	return sysWritev(t, Args{a[0], m.iov, m.iovlen})
-}
-
-// sysRecvmsg implements recvmsg(2) for data: no control messages come back.
-func sysRecvmsg(t *kernel.Task, a Args) (uint64, error) {
-	m, err := readMsghdr(t, a[1])
-	if err != nil {
-		return 0, err
-	}
-	n, err := sysReadv(t, Args{a[0], m.iov, m.iovlen})
-	if err != nil {
-		return 0, err
-	}
-	// msg_controllen = 0, msg_flags = 0.
-	if err := copyOut(t, a[1]+40, make([]byte, 16)); err != nil {
-		return 0, err
-	}
-	return n, nil
-}
-
-const sockaddrInLen = 16
-
-// sysSocket implements socket(2) for IPv4 TCP.
-func sysSocket(t *kernel.Task, a Args) (uint64, error) {
-	domain, typ, proto := a[0], a[1], a[2]
-	if domain != unix.AF_INET {
-		return 0, unix.EAFNOSUPPORT
-	}
-	if typ&^(unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC) != unix.SOCK_STREAM || (proto != 0 && proto != unix.IPPROTO_TCP) {
-		return 0, unix.EPROTONOSUPPORT
-	}
-	if kernel.Network == nil {
-		return 0, unix.ENETDOWN
-	}
-	so, err := kernel.Network.NewTCP()
-	if err != nil {
-		return 0, err
-	}
-	fd, err := t.Proc.Files.Open(so, unix.O_RDWR|uint32(typ&unix.SOCK_NONBLOCK), typ&unix.SOCK_CLOEXEC != 0)
-	return uint64(fd), err
-}
-
-// socket returns the socket open on fd and its description.
-func socket(t *kernel.Task, fd uint64) (*jnet.Socket, *fs.Description, error) {
-	d, err := t.Proc.Files.Get(int(int32(fd)))
-	if err != nil {
-		return nil, nil, err
-	}
-	so, ok := d.File.(*jnet.Socket)
-	if !ok {
-		return nil, nil, unix.ENOTSOCK
-	}
-	return so, d, nil
-}
-
-// readSockaddr reads a struct sockaddr_in.
-func readSockaddr(t *kernel.Task, addr, length uint64) ([4]byte, uint16, error) {
-	if length < sockaddrInLen {
-		return [4]byte{}, 0, unix.EINVAL
-	}
-	b := make([]byte, sockaddrInLen)
-	if err := copyIn(t, addr, b); err != nil {
-		return [4]byte{}, 0, err
-	}
-	if binary.LittleEndian.Uint16(b) != unix.AF_INET {
-		return [4]byte{}, 0, unix.EAFNOSUPPORT
-	}
-	return [4]byte(b[4:8]), binary.BigEndian.Uint16(b[2:4]), nil
-}
-
-// writeSockaddr writes a struct sockaddr_in where addr points, honouring the
-// caller's buffer length at lenAddr and storing the full length there.
-func writeSockaddr(t *kernel.Task, addr, lenAddr uint64, ip [4]byte, port uint16) error {
-	if addr == 0 {
-		return nil
-	}
-	lb := make([]byte, 4)
-	if err := copyIn(t, lenAddr, lb); err != nil {
-		return err
-	}
-	max := binary.LittleEndian.Uint32(lb)
-	if int32(max) < 0 {
-		return unix.EINVAL
-	}
-	b := make([]byte, sockaddrInLen)
-	binary.LittleEndian.PutUint16(b, unix.AF_INET)
-	binary.BigEndian.PutUint16(b[2:], port)
-	copy(b[4:], ip[:])
-	if err := copyOut(t, addr, b[:min(int(max), sockaddrInLen)]); err != nil {
-		return err
-	}
-	binary.LittleEndian.PutUint32(lb, sockaddrInLen)
-	return copyOut(t, lenAddr, lb)
-}
-
-// sysBind implements bind(2).
+// sysBind implements bind(2). A Unix socket bound to a path appears in
+// the tree as a socket node.
 func sysBind(t *kernel.Task, a Args) (uint64, error) {
-	so, _, err := socket(t, a[0])
+	f, _, err := sockFile(t, a[0])
 	if err != nil {
 		return 0, err
 	}
-	ip, port, err := readSockaddr(t, a[1], a[2])
-	if err != nil {
-		return 0, err
+	switch so := f.(type) {
+	case *jnet.Socket:
+		sa, err := readSockaddr(t, a[1], a[2], unix.AF_INET)
+		if err != nil {
+			return 0, err
+		}
+		return 0, so.Bind(sa.ip, sa.port)
+	case *jnet.UnixSocket:
+		sa, err := readSockaddr(t, a[1], a[2], unix.AF_UNIX)
+		if err != nil {
+			return 0, err
+		}
+		if sa.abstract {
+			return 0, so.BindAbstract(sa.path)
+		}
+		if so.Name() != "" {
+			return 0, unix.EINVAL
+		}
+		p, err := resolve(t, unix.AT_FDCWD, sa.path)
+		if err != nil {
+			return 0, err
+		}
+		n := &fs.Node{Mode: iofs.ModeSocket | (0o777 &^ iofs.FileMode(t.Proc.Umask)), Bound: so,
+			UID: t.Proc.EUID, GID: t.Proc.EGID}
+		n.Touch()
+		if err := t.Proc.Root.Create(p, n); err != nil {
+			if err == fs.ErrExist {
+				return 0, unix.EADDRINUSE
+			}
+			return 0, err
+		}
+		return 0, so.BindPath(sa.path)
 	}
-	return 0, so.Bind(ip, port)
+	return 0, unix.ENOTSOCK
 }
 
 // sysListen implements listen(2).
 func sysListen(t *kernel.Task, a Args) (uint64, error) {
-	so, _, err := socket(t, a[0])
+	f, _, err := sockFile(t, a[0])
 	if err != nil {
 		return 0, err
 	}
-	return 0, so.Listen(int(int32(a[1])))
+	switch so := f.(type) {
+	case *jnet.Socket:
+		return 0, so.Listen(int(int32(a[1])))
+	case *jnet.UnixSocket:
+		return 0, so.Listen(int(int32(a[1])))
+	}
+	return 0, unix.ENOTSOCK
 }
 
 // sysAccept implements accept(2).
@@ -209,25 +304,41 @@ func sysAccept(t *kernel.Task, a Args) (uint64, error) {
 	return sysAccept4(t, Args{a[0], a[1], a[2], 0})
 }
 
-// sysAccept4 implements accept4(2).
+// sysAccept4 implements accept4(2); without O_NONBLOCK it waits for a
+// connection.
 func sysAccept4(t *kernel.Task, a Args) (uint64, error) {
 	if a[3]&^(unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC) != 0 {
 		return 0, unix.EINVAL
 	}
-	so, d, err := socket(t, a[0])
+	f, d, err := sockFile(t, a[0])
 	if err != nil {
 		return 0, err
 	}
-	conn, ip, port, err := so.Accept()
+	accept := func() (fs.File, sockaddr, error) {
+		switch so := f.(type) {
+		case *jnet.Socket:
+			conn, ip, port, err := so.Accept()
+			return conn, sockaddr{family: unix.AF_INET, ip: ip, port: port}, err
+		case *jnet.UnixSocket:
+			conn, err := so.Accept()
+			if err != nil {
+				return nil, sockaddr{}, err
+			}
+			peer, _ := conn.PeerName()
+			return conn, unixName(peer), nil
+		}
+		return nil, sockaddr{}, unix.ENOTSOCK
+	}
+	conn, peer, err := accept()
 	for err == unix.EAGAIN && !d.Nonblock() {
 		if err = waitReady(t, d, unix.EPOLLIN); err == nil {
-			conn, ip, port, err = so.Accept()
+			conn, peer, err = accept()
 		}
 	}
 	if err != nil {
 		return 0, err
 	}
-	if err := writeSockaddr(t, a[1], a[2], ip, port); err != nil {
+	if err := writeSockaddr(t, a[1], a[2], peer); err != nil {
 		conn.Close()
 		return 0, err
 	}
@@ -238,50 +349,102 @@ func sysAccept4(t *kernel.Task, a Args) (uint64, error) {
 // sysConnect implements connect(2); without O_NONBLOCK it waits until the
 // connection is made or refused.
 func sysConnect(t *kernel.Task, a Args) (uint64, error) {
-	so, d, err := socket(t, a[0])
+	f, d, err := sockFile(t, a[0])
 	if err != nil {
 		return 0, err
 	}
-	ip, port, err := readSockaddr(t, a[1], a[2])
+	switch so := f.(type) {
+	case *jnet.Socket:
+		sa, err := readSockaddr(t, a[1], a[2], unix.AF_INET)
+		if err != nil {
+			return 0, err
+		}
+		err = so.Connect(sa.ip, sa.port)
+		if err != unix.EINPROGRESS || d.Nonblock() {
+			return 0, err
+		}
+		if err := waitReady(t, d, unix.EPOLLOUT); err != nil {
+			return 0, err
+		}
+		return 0, so.ConnectResult()
+	case *jnet.UnixSocket:
+		sa, err := readSockaddr(t, a[1], a[2], unix.AF_UNIX)
+		if err != nil {
+			return 0, err
+		}
+		l, err := unixListener(t, sa)
+		if err != nil {
+			return 0, err
+		}
+		return 0, so.Connect(l)
+	}
+	return 0, unix.ENOTSOCK
+}
+
+// unixListener finds the socket bound to a Unix address: ECONNREFUSED
+// when the name holds no socket.
+func unixListener(t *kernel.Task, sa sockaddr) (*jnet.UnixSocket, error) {
+	if sa.abstract {
+		l, ok := jnet.LookupAbstract(sa.path)
+		if !ok {
+			return nil, unix.ECONNREFUSED
+		}
+		return l, nil
+	}
+	p, err := resolve(t, unix.AT_FDCWD, sa.path)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	err = so.Connect(ip, port)
-	if err != unix.EINPROGRESS || d.Nonblock() {
-		return 0, err
+	n, err := t.Proc.Root.Lookup(p, true)
+	if err != nil {
+		return nil, err
 	}
-	if err := waitReady(t, d, unix.EPOLLOUT); err != nil {
-		return 0, err
+	l, ok := n.Bound.(*jnet.UnixSocket)
+	if !ok {
+		return nil, unix.ECONNREFUSED
 	}
-	return 0, so.ConnectResult()
+	return l, nil
 }
 
 // sysGetsockname implements getsockname(2).
-func sysGetsockname(t *kernel.Task, a Args) (uint64, error) {
-	return sockName(t, a, (*jnet.Socket).LocalAddr)
-}
+func sysGetsockname(t *kernel.Task, a Args) (uint64, error) { return sockName(t, a, false) }
 
 // sysGetpeername implements getpeername(2).
-func sysGetpeername(t *kernel.Task, a Args) (uint64, error) {
-	return sockName(t, a, (*jnet.Socket).PeerAddr)
-}
+func sysGetpeername(t *kernel.Task, a Args) (uint64, error) { return sockName(t, a, true) }
 
-// sockName writes one of a socket's addresses to (a[1], a[2]).
-func sockName(t *kernel.Task, a Args, addr func(*jnet.Socket) ([4]byte, uint16, error)) (uint64, error) {
-	so, _, err := socket(t, a[0])
+// sockName writes the socket's own or its peer's address to (a[1], a[2]).
+func sockName(t *kernel.Task, a Args, peer bool) (uint64, error) {
+	f, _, err := sockFile(t, a[0])
 	if err != nil {
 		return 0, err
 	}
-	ip, port, err := addr(so)
-	if err != nil {
-		return 0, err
+	var sa sockaddr
+	switch so := f.(type) {
+	case *jnet.Socket:
+		addr := so.LocalAddr
+		if peer {
+			addr = so.PeerAddr
+		}
+		ip, port, err := addr()
+		if err != nil {
+			return 0, err
+		}
+		sa = sockaddr{family: unix.AF_INET, ip: ip, port: port}
+	case *jnet.UnixSocket:
+		name := so.Name()
+		if peer {
+			if name, err = so.PeerName(); err != nil {
+				return 0, err
+			}
+		}
+		sa = unixName(name)
 	}
-	return 0, writeSockaddr(t, a[1], a[2], ip, port)
+	return 0, writeSockaddr(t, a[1], a[2], sa)
 }
 
 // sysSetsockopt implements setsockopt(2) for the options a server sets.
 func sysSetsockopt(t *kernel.Task, a Args) (uint64, error) {
-	so, _, err := socket(t, a[0])
+	f, _, err := sockFile(t, a[0])
 	if err != nil {
 		return 0, err
 	}
@@ -293,17 +456,24 @@ func sysSetsockopt(t *kernel.Task, a Args) (uint64, error) {
 		return 0, err
 	}
 	on := binary.LittleEndian.Uint32(b) != 0
+	so, tcp := f.(*jnet.Socket)
 	switch {
+	case a[1] == unix.SOL_SOCKET && (a[2] == unix.SO_REUSEPORT || a[2] == unix.SO_RCVBUF || a[2] == unix.SO_SNDBUF):
+		// Accepted; buffers are sized by the stack.
 	case a[1] == unix.SOL_SOCKET && a[2] == unix.SO_REUSEADDR:
-		so.SetReuseAddr(on)
+		if tcp {
+			so.SetReuseAddr(on)
+		}
 	case a[1] == unix.SOL_SOCKET && a[2] == unix.SO_KEEPALIVE:
-		so.SetKeepAlive(on)
+		if tcp {
+			so.SetKeepAlive(on)
+		}
+	case !tcp:
+		return 0, unix.ENOPROTOOPT
 	case a[1] == unix.IPPROTO_TCP && a[2] == unix.TCP_NODELAY:
 		so.SetNoDelay(on)
 	case a[1] == unix.IPPROTO_TCP && a[2] == unix.TCP_CORK:
 		so.SetCork(on)
-	case a[1] == unix.SOL_SOCKET && (a[2] == unix.SO_REUSEPORT || a[2] == unix.SO_RCVBUF || a[2] == unix.SO_SNDBUF):
-		// Accepted; netstack sizes its buffers itself.
 	case a[1] == unix.IPPROTO_TCP && a[2] == unix.TCP_DEFER_ACCEPT:
 		// Accepted; connections are handed over at once.
 	default:
@@ -312,20 +482,29 @@ func sysSetsockopt(t *kernel.Task, a Args) (uint64, error) {
 	return 0, nil
 }
 
-// sysGetsockopt implements getsockopt(2) for SO_ERROR and SO_TYPE.
+// sysGetsockopt implements getsockopt(2) for SO_ERROR, SO_TYPE and
+// SO_DOMAIN.
 func sysGetsockopt(t *kernel.Task, a Args) (uint64, error) {
-	so, _, err := socket(t, a[0])
+	f, _, err := sockFile(t, a[0])
 	if err != nil {
 		return 0, err
 	}
+	so, tcp := f.(*jnet.Socket)
 	var v uint32
 	switch {
 	case a[1] == unix.SOL_SOCKET && a[2] == unix.SO_ERROR:
-		if errno, ok := so.ConnectResult().(unix.Errno); ok {
-			v = uint32(errno)
+		if tcp {
+			if errno, ok := so.ConnectResult().(unix.Errno); ok {
+				v = uint32(errno)
+			}
 		}
 	case a[1] == unix.SOL_SOCKET && a[2] == unix.SO_TYPE:
 		v = unix.SOCK_STREAM
+	case a[1] == unix.SOL_SOCKET && a[2] == unix.SO_DOMAIN:
+		v = unix.AF_UNIX
+		if tcp {
+			v = unix.AF_INET
+		}
 	default:
 		return 0, unix.ENOPROTOOPT
 	}
@@ -340,11 +519,118 @@ func sysGetsockopt(t *kernel.Task, a Args) (uint64, error) {
 
 // sysShutdown implements shutdown(2).
 func sysShutdown(t *kernel.Task, a Args) (uint64, error) {
-	so, _, err := socket(t, a[0])
+	f, _, err := sockFile(t, a[0])
 	if err != nil {
 		return 0, err
 	}
-	return 0, so.Shutdown(int(a[1]))
+	switch so := f.(type) {
+	case *jnet.Socket:
+		return 0, so.Shutdown(int(a[1]))
+	case *jnet.UnixSocket:
+		return 0, so.Shutdown(int(a[1]))
+	}
+	return 0, unix.ENOTSOCK
+}
+
+// msghdr is struct msghdr on riscv64.
+type msghdr struct {
+	Name       uint64
+	Namelen    uint32
+	_          uint32
+	Iov        uint64
+	Iovlen     uint64
+	Control    uint64
+	Controllen uint64
+	Flags      int32
+	_          uint32
+}
+
+// cmsghdr is struct cmsghdr; its data follows, aligned to 8 bytes.
+type cmsghdr struct {
+	Len   uint64
+	Level int32
+	Type  int32
+}
+
+const cmsgHeader = 16
+
+func cmsgAlign(n uint64) uint64 { return (n + 7) &^ 7 }
+
+// Send and receive flags honoured; the others are refused with EOPNOTSUPP
+// where Linux would act on them.
+const (
+	sendFlags = unix.MSG_DONTWAIT | unix.MSG_NOSIGNAL | unix.MSG_MORE | unix.MSG_EOR
+	recvFlags = unix.MSG_DONTWAIT | unix.MSG_PEEK | unix.MSG_CMSG_CLOEXEC | unix.MSG_WAITALL
+)
+
+// sendData sends the user buffers vs on the socket open on fd with the
+// send(2) flags, and rights (Unix sockets) with the first byte.
+func sendData(t *kernel.Task, fd uint64, vs []iovec, flags uint64, rights []*fs.Description) (uint64, error) {
+	f, d, err := sockFile(t, fd)
+	if err != nil {
+		return 0, err
+	}
+	if flags&^sendFlags != 0 {
+		return 0, unix.EOPNOTSUPP
+	}
+	write := f.Write
+	if u, ok := f.(*jnet.UnixSocket); ok && len(rights) > 0 {
+		write = func(b []byte) (int, error) {
+			n, err := u.SendMsg(b, rights)
+			if n > 0 || err == nil {
+				rights = nil
+				write = u.Write
+			}
+			return n, err
+		}
+	}
+	return writeFrom(t, d, vs, func(b []byte) (int, error) { return write(b) },
+		ioMode{nonblock: d.Nonblock() || flags&unix.MSG_DONTWAIT != 0, noSigpipe: flags&unix.MSG_NOSIGNAL != 0})
+}
+
+// recvData receives into the user buffers vs from the socket open on fd
+// with the recv(2) flags; for Unix sockets it returns the descriptions
+// that came with the data.
+func recvData(t *kernel.Task, fd uint64, vs []iovec, flags uint64) (uint64, []*fs.Description, error) {
+	f, d, err := sockFile(t, fd)
+	if err != nil {
+		return 0, nil, err
+	}
+	if flags&^recvFlags != 0 {
+		return 0, nil, unix.EOPNOTSUPP
+	}
+	peek := flags&unix.MSG_PEEK != 0
+	mode := ioMode{nonblock: d.Nonblock() || flags&unix.MSG_DONTWAIT != 0, waitAll: flags&unix.MSG_WAITALL != 0 && !peek}
+	read := f.Read
+	var rights []*fs.Description
+	switch so := f.(type) {
+	case *jnet.UnixSocket:
+		read = func(b []byte) (int, error) {
+			if rights != nil {
+				return 0, nil // a read ends after the bytes that carried descriptions
+			}
+			n, r, err := so.RecvMsg(b, peek)
+			rights = r
+			return n, err
+		}
+	case *jnet.Socket:
+		if peek {
+			read = so.Peek
+		}
+	}
+	if peek { // one look: later chunks would see the same bytes again
+		look, looked := read, false
+		read = func(b []byte) (int, error) {
+			if looked {
+				return 0, nil
+			}
+			n, err := look(b)
+			looked = err == nil
+			return n, err
+		}
+	}
+	n, err := readTo(t, d, vs, read, mode)
+	return n, rights, err
 }
 
 // sysSendto implements sendto(2) on connected sockets.
@@ -352,22 +638,148 @@ func sysSendto(t *kernel.Task, a Args) (uint64, error) {
 	if a[4] != 0 {
 		return 0, unix.EISCONN
 	}
-	return sysWrite(t, Args{a[0], a[1], a[2]})
+	return sendData(t, a[0], oneIovec(a[1], a[2]), a[3], nil)
 }
 
 // sysRecvfrom implements recvfrom(2) on connected sockets.
 func sysRecvfrom(t *kernel.Task, a Args) (uint64, error) {
-	n, err := sysRead(t, Args{a[0], a[1], a[2]})
+	n, rights, err := recvData(t, a[0], oneIovec(a[1], a[2]), a[3])
+	for _, d := range rights {
+		d.DecRef()
+	}
 	if err != nil || a[4] == 0 {
 		return n, err
 	}
-	so, _, err := socket(t, a[0])
+	return n, sockNameOut(t, a[0], a[4], a[5])
+}
+
+// sockNameOut writes the peer's address, as recvfrom reports it.
+func sockNameOut(t *kernel.Task, fd, addr, lenAddr uint64) error {
+	_, err := sockName(t, Args{fd, addr, lenAddr}, true)
+	return err
+}
+
+// sysSendmsg implements sendmsg(2): data, and descriptions to pass with
+// SCM_RIGHTS on Unix sockets.
+func sysSendmsg(t *kernel.Task, a Args) (uint64, error) {
+	var m msghdr
+	if err := copyInStruct(t, a[1], &m); err != nil {
+		return 0, err
+	}
+	vs, err := readIovecs(t, m.Iov, m.Iovlen)
 	if err != nil {
 		return 0, err
 	}
-	ip, port, err := so.PeerAddr()
+	rights, err := readRights(t, m.Control, m.Controllen)
 	if err != nil {
 		return 0, err
 	}
-	return n, writeSockaddr(t, a[4], a[5], ip, port)
+	if len(rights) > 0 {
+		if _, d, err := sockFile(t, a[0]); err != nil {
+			return 0, err
+		} else if _, ok := d.File.(*jnet.UnixSocket); !ok {
+			return 0, unix.EINVAL
+		}
+	}
+	return sendData(t, a[0], vs, a[2], rights)
+}
+
+// maxRights is SCM_MAX_FD, the most descriptors one message passes.
+const maxRights = 253
+
+// readRights reads a control buffer: SCM_RIGHTS messages name descriptors
+// of the caller; anything else is EINVAL.
+func readRights(t *kernel.Task, addr, length uint64) ([]*fs.Description, error) {
+	if length == 0 {
+		return nil, nil
+	}
+	if length > 64<<10 {
+		return nil, unix.ENOBUFS
+	}
+	buf := make([]byte, length)
+	if err := copyIn(t, addr, buf); err != nil {
+		return nil, err
+	}
+	var rights []*fs.Description
+	for off := uint64(0); off+cmsgHeader <= length; {
+		var h cmsghdr
+		binary.Decode(buf[off:], binary.LittleEndian, &h)
+		if h.Len < cmsgHeader || off+h.Len > length {
+			return nil, unix.EINVAL
+		}
+		if h.Level != unix.SOL_SOCKET || h.Type != unix.SCM_RIGHTS {
+			return nil, unix.EINVAL
+		}
+		data := buf[off+cmsgHeader : off+h.Len]
+		for i := 0; i+4 <= len(data); i += 4 {
+			d, err := t.Proc.Files.Get(int(int32(binary.LittleEndian.Uint32(data[i:]))))
+			if err != nil {
+				return nil, err
+			}
+			if len(rights) == maxRights {
+				return nil, unix.EINVAL
+			}
+			rights = append(rights, d)
+		}
+		off += cmsgAlign(h.Len)
+	}
+	return rights, nil
+}
+
+// sysRecvmsg implements recvmsg(2): data, the peer's address, and the
+// descriptions passed with SCM_RIGHTS, installed as new descriptors
+// (MSG_CTRUNC, and those that do not fit closed, when the control buffer
+// is too small).
+func sysRecvmsg(t *kernel.Task, a Args) (uint64, error) {
+	var m msghdr
+	if err := copyInStruct(t, a[1], &m); err != nil {
+		return 0, err
+	}
+	vs, err := readIovecs(t, m.Iov, m.Iovlen)
+	if err != nil {
+		return 0, err
+	}
+	n, rights, err := recvData(t, a[0], vs, a[2])
+	if err != nil {
+		return 0, err
+	}
+	var control []byte
+	m.Flags = 0
+	if len(rights) > 0 {
+		room := int((m.Controllen - min(m.Controllen, cmsgHeader)) / 4)
+		var fds []byte
+		for i, d := range rights {
+			if i < room {
+				fd, err := t.Proc.Files.Install(d, a[2]&unix.MSG_CMSG_CLOEXEC != 0, 0)
+				if err == nil {
+					fds = binary.LittleEndian.AppendUint32(fds, uint32(fd))
+				} else {
+					m.Flags |= unix.MSG_CTRUNC
+				}
+			} else {
+				m.Flags |= unix.MSG_CTRUNC
+			}
+			d.DecRef()
+		}
+		if len(fds) > 0 {
+			control, _ = binary.Append(nil, binary.LittleEndian, cmsghdr{Len: cmsgHeader + uint64(len(fds)), Level: unix.SOL_SOCKET, Type: unix.SCM_RIGHTS})
+			control = append(control, fds...)
+			if err := copyOut(t, m.Control, control); err != nil {
+				return 0, err
+			}
+		}
+	}
+	m.Controllen = uint64(len(control))
+	if m.Name != 0 {
+		lenAddr := a[1] + 8 // &msg->msg_namelen
+		if err := sockNameOut(t, a[0], m.Name, lenAddr); err != nil && err != unix.ENOTCONN {
+			return 0, err
+		}
+		var back msghdr
+		if err := copyInStruct(t, a[1], &back); err != nil {
+			return 0, err
+		}
+		m.Namelen = back.Namelen
+	}
+	return n, copyOutStruct(t, a[1], m)
 }

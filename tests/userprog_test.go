@@ -2,6 +2,7 @@ package tests
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -85,10 +86,17 @@ func runOracle(t *testing.T, dir string, args ...string) (string, int) {
 	if err != nil {
 		t.Fatal("qemu-riscv64 not installed (apt-get install qemu-user)")
 	}
-	cmd := exec.Command(qemu, args...)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, qemu, args...)
 	cmd.Dir = dir
+	cmd.WaitDelay = 5 * time.Second
+	cmd.SysProcAttr = dieWithTest
 	out, err := cmd.Output()
 	code := 0
+	if ctx.Err() != nil {
+		t.Fatalf("qemu-riscv64 %v: still running after 2 minutes; output:\n%s", args, out)
+	}
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else if err != nil {
