@@ -108,9 +108,17 @@ func (g *guest) gone(since time.Time) bool {
 func (g *guest) exitDetail(stage string) string {
 	how := "QEMU exited"
 	if g.run == nil {
-		how = fmt.Sprintf("QEMU exited (%v)", g.Wait())
+		how += " (" + exitStatus(g.Wait()) + ")"
 	}
 	return fmt.Sprintf("%s during %s; console tail: %s", how, stage, g.consoleTail())
+}
+
+// exitStatus describes a QEMU process's exit.
+func exitStatus(err error) string {
+	if err == nil {
+		return "exit status 0"
+	}
+	return err.Error()
 }
 
 // watchConsole follows the console while the stages after boot run: a
@@ -192,10 +200,14 @@ func (c *common) bootStage(ctx context.Context, g *guest) report.Stage {
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	firmwareOnly := func() string {
-		if f := g.follow; f != nil && f.OtherOutput() {
-			return " (only the firmware's or QEMU's output: " + g.consoleTail() + ")"
+		f := g.follow
+		switch {
+		case f == nil || !f.OtherOutput():
+			return ""
+		case f.Firmware() != "":
+			return fmt.Sprintf("; only the firmware's banner (%s) and QEMU's output came; last lines: %s", f.Firmware(), g.consoleTail())
 		}
-		return ""
+		return "; only QEMU's or jiege's output came: " + g.consoleTail()
 	}
 	var missing time.Time
 	for {
@@ -217,17 +229,18 @@ func (c *common) bootStage(ctx context.Context, g *guest) report.Stage {
 		}
 		if g.Exited() && g.gone(missing) {
 			return report.Failf(report.StageBoot, report.ClassBootFailed, time.Since(t0),
-				"QEMU exited (%v) before the kernel printed a line; console tail: %s", g.Wait(), g.consoleTail())
+				"QEMU exited (%s) before the kernel printed a line; console tail: %s", exitStatus(g.Wait()), g.consoleTail())
 		}
 		select {
 		case <-ctx.Done():
 			return report.Failf(report.StageBoot, report.ClassInternal, time.Since(t0), "interrupted")
 		case <-deadline.C:
-			what := "no console line from the kernel" + firmwareOnly()
 			if g.run != nil && g.follow == nil {
-				what = "the run command never started qemu-system-riscv64 through PATH"
+				return report.Failf(report.StageBoot, report.ClassTimeout, time.Since(t0),
+					"the run command never started qemu-system-riscv64 through PATH within %v", c.bootTimeout)
 			}
-			return report.Failf(report.StageBoot, report.ClassTimeout, time.Since(t0), "%s within %v (QEMU still running)", what, c.bootTimeout)
+			return report.Failf(report.StageBoot, report.ClassTimeout, time.Since(t0),
+				"no console line from the kernel within %v (QEMU still running)%s", c.bootTimeout, firmwareOnly())
 		case <-tick.C:
 		}
 	}

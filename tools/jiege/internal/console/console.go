@@ -12,12 +12,14 @@ import (
 	"sync"
 )
 
+var openSBI = regexp.MustCompile(`^OpenSBI v[0-9]`)
+
 // notKernel matches console lines that the kernel under test did not print:
 // OpenSBI's banner (its logo, its "Name : value" table), QEMU's own
 // messages, jiege's shim, make, and a run command's echo of QEMU's command
 // line.
 var notKernel = []*regexp.Regexp{
-	regexp.MustCompile(`^OpenSBI v[0-9]`),
+	openSBI,
 	regexp.MustCompile(`^(Platform|Firmware|Runtime SBI|Standard SBI|Experimental SBI|Domain[0-9]+|Boot HART)\b[^:]*:`),
 	regexp.MustCompile("^[ _/\\\\|()'.<>,`-]*$"), // OpenSBI's logo, rules, blank lines
 	regexp.MustCompile(`^qemu-system-[a-z0-9_]+: `),
@@ -76,6 +78,7 @@ type Follower struct {
 	kernel  string   // the first line from the kernel
 	panic   []string // the first panic line and the lines after it
 	sawFW   bool
+	fw      string // the firmware's banner line, e.g. "OpenSBI v1.1"
 }
 
 const (
@@ -153,6 +156,9 @@ func (f *Follower) addLine(raw string) {
 	}
 	if !FromKernel(l) {
 		f.sawFW = true
+		if f.fw == "" && openSBI.MatchString(l) {
+			f.fw = strings.TrimSpace(l)
+		}
 	} else if f.kernel == "" {
 		f.kernel = l
 	}
@@ -184,6 +190,13 @@ func (f *Follower) OtherOutput() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.sawFW
+}
+
+// Firmware is the firmware's banner line ("OpenSBI v1.1"), if one came.
+func (f *Follower) Firmware() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.fw
 }
 
 // Panic returns the first panic line and the lines after it, or nil.

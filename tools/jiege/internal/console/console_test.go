@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-// openSBI is QEMU 7.2's OpenSBI v1.1 banner as it appeared on a console
+// openSBIBanner is QEMU 7.2's OpenSBI v1.1 banner as it appeared on a console
 // jiege logged (Debian's Linux, -bios default).
-const openSBI = `
+const openSBIBanner = `
 OpenSBI v1.1
    ____                    _____ ____ _____
   / __ \                  / ____|  _ \_   _|
@@ -58,7 +58,7 @@ Boot HART MEDELEG         : 0x0000000000f0b509
 `
 
 func TestFromKernel(t *testing.T) {
-	for _, l := range strings.Split(openSBI, "\n") {
+	for _, l := range strings.Split(openSBIBanner, "\n") {
 		if FromKernel(l) {
 			t.Errorf("OpenSBI line counted as the kernel's: %q", l)
 		}
@@ -143,9 +143,9 @@ func TestFollower(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	fh.WriteString(openSBI)
+	fh.WriteString(openSBIBanner)
 	poll()
-	if _, ok := f.KernelLine(); ok || !f.OtherOutput() || f.Panic() != nil {
+	if _, ok := f.KernelLine(); ok || !f.OtherOutput() || f.Panic() != nil || f.Firmware() != "OpenSBI v1.1" {
 		t.Fatalf("after OpenSBI: kernel line %v, other output %v, panic %q", ok, f.OtherOutput(), f.Panic())
 	}
 	// A line still being written counts once it stopped changing.
@@ -182,7 +182,7 @@ func TestFollower(t *testing.T) {
 		t.Errorf("text %q", f.Text())
 	}
 	// From an offset: what came before is not seen.
-	g := Follow(p, int64(len(openSBI)))
+	g := Follow(p, int64(len(openSBIBanner)))
 	if err := g.Poll(); err != nil {
 		t.Fatal(err)
 	}
