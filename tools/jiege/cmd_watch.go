@@ -183,8 +183,14 @@ func (v *verifier) alive(g *guest, s report.Stage) report.Stage {
 		return s
 	}
 	if s.Name == report.StageFingerprint && (s.Class == report.ClassFingerprint || s.Class == report.ClassNotNginx) {
-		if why := probe.Explain(context.Background(), g.Addr(), g.nginxVersion); why != "" {
-			s.Detail += "; in plain words: " + why
+		var news []string
+		for _, why := range probe.Explain(context.Background(), g.Addr(), g.nginxVersion) {
+			if !strings.Contains(s.Detail, why) {
+				news = append(news, why)
+			}
+		}
+		if len(news) > 0 {
+			s.Detail += "; in plain words: " + strings.Join(news, "; ")
 		}
 	}
 	return s

@@ -14,25 +14,26 @@ const ExplainTimeout = 10 * time.Second
 // stock nginx configured as jiege's root filesystem configures it: keep-alive
 // off (it answers "Connection: close"), server_tokens off, another nginx
 // version, another server, gzip on, HTTP/1.0 answers. It makes two requests
-// on one connection and returns "" when it sees none of these, so a failed
-// fingerprint can tell "not nginx" from "nginx with another configuration".
-func Explain(ctx context.Context, addr, wantVersion string) string {
+// on one connection and returns one phrase per difference, none when it
+// sees none of these, so that a failed fingerprint can tell "not nginx"
+// from "nginx with another configuration".
+func Explain(ctx context.Context, addr, wantVersion string) []string {
 	ctx, cancel := context.WithTimeout(ctx, ExplainTimeout)
 	defer cancel()
 	c, err := dial(ctx, addr)
 	if err != nil {
-		return ""
+		return nil
 	}
 	defer c.Close()
 	r, err := c.do("GET", "/", "Accept-Encoding: gzip\r\n", nil)
 	if err != nil {
-		return ""
+		return nil
 	}
 	var says []string
 	server, hasServer := r.Get("Server")
 	switch {
 	case !hasServer:
-		says = append(says, "the server sends no Server header")
+		says = append(says, "no Server header")
 	case server == "nginx":
 		says = append(says, "it answers `Server: nginx` without a version (nginx with server_tokens off)")
 	case strings.HasPrefix(server, "nginx/"):
@@ -57,5 +58,5 @@ func Explain(ctx context.Context, addr, wantVersion string) string {
 			says = append(says, fmt.Sprintf("it answered `Connection: %s` but the second request on the connection failed (%v)", conn, err))
 		}
 	}
-	return strings.Join(says, "; ")
+	return says
 }
