@@ -29,6 +29,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/u-root/u-root/pkg/cpio"
 )
 
 // jiegeBin builds the jiege binary once per test run.
@@ -709,6 +711,92 @@ func TestJiegeBootIsNotTheFirmware(t *testing.T) {
 	}
 	if b, err := os.ReadFile(v.ConsoleLog); err != nil || !bytes.Contains(b, []byte("OpenSBI v")) {
 		t.Errorf("console log %s has no OpenSBI banner: %v", v.ConsoleLog, err)
+	}
+	noQEMUWith(t, marker)
+}
+
+// keepAliveOffConf is jiege's nginx.conf for the ours flavor with
+// keep-alive turned off, as an attempt's own configuration might have it.
+const keepAliveOffConf = `user www-data;
+worker_processes auto;
+master_process on;
+daemon off;
+pid /run/nginx.pid;
+error_log stderr;
+events {
+    worker_connections 1024;
+}
+http {
+    include /etc/nginx/mime.types;
+    default_type application/octet-stream;
+    sendfile on;
+    keepalive_timeout 0;
+    access_log /var/log/nginx/access.log;
+    server {
+        listen 80 default_server;
+        server_name _;
+        root /var/www/html;
+        index index.html;
+    }
+}
+`
+
+// Our kernel and nginx packaged as an attempt whose nginx has keep-alive
+// off: provenance passes (our kernel is no Linux), and the fingerprint
+// failure says in plain words that the server answers Connection: close.
+func TestJiegeAttemptWithKeepAliveOff(t *testing.T) {
+	if err := buildKernelOnce(); err != nil {
+		t.Fatal(err)
+	}
+	r := jiege(t, 10*time.Minute, nil, "rootfs", "--flavor", "ours", "--quiet")
+	var base string
+	for _, l := range strings.Split(r.stdout, "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok && strings.HasPrefix(k, "rootfs") {
+			base = strings.TrimSpace(v)
+		}
+	}
+	archive, err := os.ReadFile(base)
+	if r.code != 0 || err != nil {
+		t.Fatalf("rootfs: exit %d, %v\n%s%s", r.code, err, r.stdout, r.stderr)
+	}
+	// A second archive after the first overrides nginx.conf.
+	var conf bytes.Buffer
+	w := cpio.Newc.Writer(&conf)
+	if err := cpio.WriteRecordsAndDirs(w, []cpio.Record{cpio.StaticFile("etc/nginx/nginx.conf", keepAliveOffConf, 0o644)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cpio.WriteTrailer(w); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "initrd.cpio"), append(archive, conf.Bytes()...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	marker := "jiege-e2e-keepalive-" + strconv.Itoa(os.Getpid())
+	mk := fmt.Sprintf("build:\n\t@true\nrun:\n\tqemu-system-riscv64 -machine virt -nographic -m 512M -bios %s -kernel %s "+
+		"-initrd initrd.cpio -append %s -global virtio-mmio.force-legacy=false "+
+		"-netdev user,id=net0,hostfwd=tcp::8080-:80 -device virtio-net-device,netdev=net0\n",
+		filepath.Join(repoRoot, "build/tramp.bin"), filepath.Join(repoRoot, "build/kernel.elf"), marker)
+	os.WriteFile(filepath.Join(dir, "Makefile"), []byte(mk), 0o644)
+	out := filepath.Join(t.TempDir(), "v.json")
+	r = jiege(t, 5*time.Minute, nil, "verify", "--attempt", dir, "--json", out)
+	var v verifyDoc
+	readJSON(t, out, &v)
+	if r.code != 1 || v.FailedStage != "nginx-fingerprint" {
+		t.Fatalf("exit %d, failed at %q\n%s", r.code, v.FailedStage, r.stderr)
+	}
+	for _, s := range v.Stages {
+		switch s.Name {
+		case "provenance":
+			if s.Status != "pass" || !strings.Contains(s.Detail, "no sign of Linux in 3 files") {
+				t.Errorf("provenance: %+v", s)
+			}
+		case "nginx-fingerprint":
+			t.Logf("fingerprint [%s]: %s", s.Class, s.Detail)
+			if !strings.Contains(s.Detail, "in plain words: keep-alive is off: it answers a keep-alive HTTP/1.1 request with `Connection: close`") {
+				t.Errorf("fingerprint detail does not name Connection: close: %q", s.Detail)
+			}
+		}
 	}
 	noQEMUWith(t, marker)
 }
