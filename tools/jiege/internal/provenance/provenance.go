@@ -104,6 +104,13 @@ var imageMagic = []byte("RSC\x05")
 
 const imageMagicOff = 0x38
 
+// zbootMagic marks Linux's EFI zboot image (a PE that decompresses the
+// kernel Image itself), at offset 4; the compression's name is at
+// zbootTypeOff.
+var zbootMagic = []byte("zimg")
+
+const zbootTypeOff = 0x18
+
 // linuxBanner matches Linux's version banner ("Linux version 6.12.107+deb13-riscv64 (...)").
 var linuxBanner = regexp.MustCompile(`Linux version [0-9]+\.[0-9]+[^\x00\n]{0,200}`)
 
@@ -164,6 +171,10 @@ func scanBytes(name string, b []byte, role Role) []Sign {
 			what = "an EFI-stub Linux Image (PE \"MZ\" with the RISC-V Linux Image header)"
 		}
 		out = append(out, Sign{Linux: role == Code, What: fmt.Sprintf("%s is %s", name, what)})
+	}
+	if len(b) >= zbootTypeOff+8 && bytes.HasPrefix(b, []byte("MZ")) && bytes.Equal(b[4:8], zbootMagic) {
+		comp, _, _ := bytes.Cut(b[zbootTypeOff:zbootTypeOff+8], []byte{0})
+		out = append(out, Sign{Linux: role == Code, What: fmt.Sprintf("%s is an EFI zboot Linux image (\"zimg\" at 4, its payload compressed with %q)", name, comp)})
 	}
 	if m := linuxBanner.Find(b); m != nil {
 		kind := "holds"

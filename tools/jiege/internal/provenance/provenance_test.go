@@ -51,6 +51,17 @@ func image(efi bool, body string) []byte {
 	return append(h, body...)
 }
 
+// zboot returns the start of a Linux EFI zboot image: "MZ", "zimg" at 4,
+// payload offset and size, the compression's name at 0x18.
+func zboot(comp string) []byte {
+	h := make([]byte, 0x40)
+	copy(h, "MZ")
+	copy(h[4:], "zimg")
+	copy(h[8:], "\x00\x10\x00\x00\x00\x20\x00\x00")
+	copy(h[0x18:], comp+"\x00")
+	return append(h, make([]byte, 64)...)
+}
+
 const debianBanner = "Linux version 6.12.107+deb13-riscv64 (debian-kernel@lists.debian.org) (riscv64-linux-gnu-gcc-14) #1 SMP Debian 6.12.107-1\n"
 
 func write(t *testing.T, name string, b []byte) string {
@@ -84,6 +95,7 @@ func TestScanFile(t *testing.T) {
 			[]string{"an EFI-stub Linux Image", `Linux's banner "Linux version 6.12.107+deb13-riscv64`}},
 		{"elf vmlinux", append(append([]byte{}, loop...), "\x00\x00"+debianBanner...), Code, true, []string{"is an ELF that holds Linux's banner"}},
 		{"gzip image", gz(image(false, debianBanner)), Code, true, []string{"(gzip payload) is a RISC-V Linux Image header", "(gzip payload) holds Linux's banner"}},
+		{"efi zboot", zboot("zstd22"), Code, true, []string{`is an EFI zboot Linux image ("zimg" at 4, its payload compressed with "zstd22")`}},
 		{"loader blob", append([]byte("\x13\x00\x00\x00"), debianBanner...), Code, true, []string{"holds Linux's banner"}},
 		{"scratch elf", loop, Code, false, nil},
 		{"xv6", append(append([]byte{}, loop...), "\nxv6 kernel is booting\n"...), Code, false, []string{"holds xv6's marker"}},
