@@ -250,8 +250,11 @@ type guest struct {
 	machine qemu.Machine     // the machine as started, port included
 
 	nginxVersion string            // the root filesystem's nginx, when jiege built it
+	attDir       string            // an attempt's directory
 	follow       *console.Follower // the console, once QEMU runs (follower)
 	watch        *watch            // set by watchConsole
+	scanFiles    bool              // provenance applies: scan the files QEMU loads
+	scan         chan fileScan     // the scan's result (startScan)
 }
 
 // alive reports whether the guest's QEMU still runs.
@@ -321,7 +324,7 @@ func (c *common) start(ctx context.Context, t *target, logPath string) (*guest, 
 		runsMu.Lock()
 		runs[r] = true
 		runsMu.Unlock()
-		return &guest{Instance: r.Instance, run: r}, nil
+		return &guest{Instance: r.Instance, run: r, attDir: t.att.Dir, scanFiles: t.provenanceExempt() == ""}, nil
 	}
 	m := t.machine
 	m.LogPath = logPath
@@ -330,7 +333,7 @@ func (c *common) start(ctx context.Context, t *target, logPath string) (*guest, 
 		return nil, err
 	}
 	m.HostPort = in.Port()
-	g := &guest{Instance: in, machine: m}
+	g := &guest{Instance: in, machine: m, scanFiles: t.provenanceExempt() == ""}
 	if t.image != nil {
 		g.nginxVersion = t.image.NginxVersion
 	}

@@ -48,6 +48,7 @@ func (w *watch) get() (class, detail string) {
 // follower returns the guest's console follower, made once the guest's
 // QEMU runs: an attempt's console from the moment the shim launched QEMU
 // on (what the run command printed before is not the guest's), nil before.
+// The provenance file scan starts at the same moment.
 func (g *guest) follower() *console.Follower {
 	if g.follow == nil && (g.run == nil || g.alive()) {
 		var from int64
@@ -55,6 +56,7 @@ func (g *guest) follower() *console.Follower {
 			from = g.ConsoleBytes()
 		}
 		g.follow = console.Follow(g.LogPath(), from)
+		g.startScan()
 	}
 	return g.follow
 }
