@@ -742,8 +742,9 @@ http {
 `
 
 // Our kernel and nginx packaged as an attempt whose nginx has keep-alive
-// off: provenance passes (our kernel is no Linux), and the fingerprint
-// failure says in plain words that the server answers Connection: close.
+// off: provenance passes (our kernel is no Linux) and reports the git
+// history's one big commit, and the fingerprint failure says in plain
+// words that the server answers Connection: close.
 func TestJiegeAttemptWithKeepAliveOff(t *testing.T) {
 	if err := buildKernelOnce(); err != nil {
 		t.Fatal(err)
@@ -778,6 +779,17 @@ func TestJiegeAttemptWithKeepAliveOff(t *testing.T) {
 		"-netdev user,id=net0,hostfwd=tcp::8080-:80 -device virtio-net-device,netdev=net0\n",
 		filepath.Join(repoRoot, "build/tramp.bin"), filepath.Join(repoRoot, "build/kernel.elf"), marker)
 	os.WriteFile(filepath.Join(dir, "Makefile"), []byte(mk), 0o644)
+	// A git history whose only commit holds all of 2,000 lines of code: a
+	// sign provenance reports without failing.
+	os.WriteFile(filepath.Join(dir, "kernel.c"), bytes.Repeat([]byte("int x;\n"), 2000), 0o644)
+	for _, args := range [][]string{{"init", "-q"}, {"add", "Makefile", "kernel.c"}, {"commit", "-q", "-m", "import"}} {
+		cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.org",
+			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.org", "GIT_CONFIG_GLOBAL=/dev/null")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, b)
+		}
+	}
 	out := filepath.Join(t.TempDir(), "v.json")
 	r = jiege(t, 5*time.Minute, nil, "verify", "--attempt", dir, "--json", out)
 	var v verifyDoc
@@ -788,7 +800,9 @@ func TestJiegeAttemptWithKeepAliveOff(t *testing.T) {
 	for _, s := range v.Stages {
 		switch s.Name {
 		case "provenance":
-			if s.Status != "pass" || !strings.Contains(s.Detail, "no sign of Linux in 3 files") {
+			t.Logf("provenance: %s", s.Detail)
+			if s.Status != "pass" || !strings.Contains(s.Detail, "no sign of Linux in 3 files") ||
+				!strings.Contains(s.Detail, "other signs: the first commit already holds most of the code: git: 1 commit;") {
 				t.Errorf("provenance: %+v", s)
 			}
 		case "nginx-fingerprint":

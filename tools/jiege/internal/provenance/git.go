@@ -127,6 +127,10 @@ func (h *History) String() string {
 	if !h.FirstTime.IsZero() {
 		when = " (" + h.FirstTime.UTC().Format("2006-01-02 15:04") + ")"
 	}
-	return fmt.Sprintf("git: %d commits; the first, %s%s, holds %d of HEAD's %d lines (%.0f%%) in %d of %d files",
-		h.Commits, h.First, when, h.FirstLines, h.HeadLines, 100*h.Share(), h.FirstFiles, h.HeadFiles)
+	commits := "commits"
+	if h.Commits == 1 {
+		commits = "commit"
+	}
+	return fmt.Sprintf("git: %d %s; the first, %s%s, holds %d of HEAD's %d lines (%.0f%%) in %d of %d files",
+		h.Commits, commits, h.First, when, h.FirstLines, h.HeadLines, 100*h.Share(), h.FirstFiles, h.HeadFiles)
 }
