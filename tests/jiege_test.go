@@ -29,6 +29,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/u-root/u-root/pkg/cpio"
 )
 
 // jiegeBin builds the jiege binary once per test run.
@@ -185,7 +187,7 @@ func TestJiegeVerifyLinux(t *testing.T) {
 	if r.code != 0 || !v.Pass {
 		t.Fatalf("verify linux: exit %d, pass %v\n%s\n%s", r.code, v.Pass, r.stdout, r.stderr)
 	}
-	want := []string{"build", "boot", "port-open", "first-200", "nginx-fingerprint", "content", "stability", "survival"}
+	want := []string{"build", "boot", "provenance", "port-open", "first-200", "nginx-fingerprint", "content", "stability", "survival"}
 	if len(v.Stages) != len(want) {
 		t.Fatalf("stages %+v", v.Stages)
 	}
@@ -244,6 +246,7 @@ func TestJiegeSelfcheck(t *testing.T) {
 		{"busybox-httpd", "nginx-fingerprint", true},
 		{"nginx-dies", "stability", true},
 		{"no-network", "port-open", true},
+		{"linux-as-attempt", "provenance", true},
 	}
 	if len(d.Checks) != len(want) {
 		t.Fatalf("checks: %+v", d.Checks)
@@ -510,4 +513,304 @@ func TestJiegeCompareBuildFailure(t *testing.T) {
 	if r := jiege(t, time.Minute, nil, "compare", manifest); r.code != 2 || !strings.Contains(r.stderr, "does not exist") {
 		t.Errorf("bad manifest: exit %d %s", r.code, r.stderr)
 	}
+}
+
+// Debian's Linux and nginx packaged as an attempt (a Makefile whose run
+// target starts QEMU through the shim) boots and would serve, but fails at
+// provenance: its kernel file is a Linux Image.
+func TestJiegeLinuxAsAttempt(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "v.json")
+	r := jiege(t, 5*time.Minute, nil, "verify", "control:linux-as-attempt", "--json", out)
+	var v verifyDoc
+	readJSON(t, out, &v)
+	if r.code != 1 || v.Pass || v.FailedStage != "provenance" {
+		t.Fatalf("exit %d, pass %v, failed at %q\n%s\n%s", r.code, v.Pass, v.FailedStage, r.stdout, r.stderr)
+	}
+	for _, s := range v.Stages {
+		switch s.Name {
+		case "build", "boot":
+			if s.Status != "pass" {
+				t.Errorf("%s: %+v", s.Name, s)
+			}
+		case "provenance":
+			if s.Class != "not-from-scratch" || !strings.Contains(s.Detail, "the booted kernel is Linux") ||
+				!strings.Contains(s.Detail, "EFI-stub Linux Image") || !strings.Contains(s.Detail, "Linux version 6.") {
+				t.Errorf("provenance: %+v", s)
+			}
+		default:
+			if s.Status != "skip" {
+				t.Errorf("%s: %+v, want skip", s.Name, s)
+			}
+		}
+	}
+	// The command line reported is the one the attempt's Makefile ran.
+	if !strings.Contains(strings.Join(v.QEMUCommand, " "), "-kernel kernel.bin") {
+		t.Errorf("qemu command %q", v.QEMUCommand)
+	}
+	noQEMUFor(t, v.QEMUCommand)
+}
+
+// rv assembles the few RV64I instructions the test kernels below need.
+type rv []uint32
+
+const (
+	rZero, rRA, rT0, rT1, rT2, rA0, rT3, rT4, rT5, rT6 = 0, 1, 5, 6, 7, 10, 28, 29, 30, 31
+)
+
+func (p *rv) pc() int32 { return int32(4 * len(*p)) }
+func (p *rv) i(op, f3, rd, rs1 uint32, imm int32) {
+	*p = append(*p, uint32(imm)<<20|rs1<<15|f3<<12|rd<<7|op)
+}
+func (p *rv) u(op, rd uint32, imm20 uint32) { *p = append(*p, imm20<<12|rd<<7|op) }
+func (p *rv) s(f3, rs2, rs1 uint32, imm int32) {
+	u := uint32(imm)
+	*p = append(*p, (u>>5&0x7f)<<25|rs2<<20|rs1<<15|f3<<12|(u&0x1f)<<7|0x23)
+}
+func (p *rv) b(f3, rs1, rs2 uint32, to int32) {
+	u := uint32(to - p.pc())
+	*p = append(*p, (u>>12&1)<<31|(u>>5&0x3f)<<25|rs2<<20|rs1<<15|f3<<12|(u>>1&0xf)<<8|(u>>11&1)<<7|0x63)
+}
+func (p *rv) jal(rd uint32, to int32) {
+	u := uint32(to - p.pc())
+	*p = append(*p, (u>>20&1)<<31|(u>>1&0x3ff)<<21|(u>>11&1)<<20|(u>>12&0xff)<<12|rd<<7|0x6f)
+}
+
+// delayKernel is a kernel image at 0x80200000 (booted through jiege's
+// trampoline in M-mode) that prints first on the UART, waits about two
+// seconds on the CLINT's mtime, then prints then; with powerOff set it
+// then stops the machine through the test device, else it spins.
+func delayKernel(t *testing.T, first, then string, powerOff bool) string {
+	var p rv
+	const printAt, msgsAt = 26 * 4, 40 * 4     // the layout below, checked at the end
+	p.u(0x17, rA0, 0)                          // auipc a0, 0
+	p.i(0x13, 0, rA0, rA0, msgsAt)             // addi a0, a0, first
+	p.u(0x37, rT0, 0x10000)                    // lui t0, UART
+	p.jal(rRA, printAt)                        // print
+	p.u(0x37, rT2, 0x200c)                     // lui t2, 0x200c: mtime at -8
+	p.i(0x03, 3, rT3, rT2, -8)                 // ld t3, mtime
+	p.u(0x37, rT4, 0x1313)                     // lui t4, 0x1313: 2 s at 10 MHz
+	p = append(p, rT3<<20|rT4<<15|rT4<<7|0x33) // add t4, t4, t3
+	wait := p.pc()
+	p.i(0x03, 3, rT3, rT2, -8) // ld t3, mtime
+	p.b(6, rT3, rT4, wait)     // bltu t3, t4, wait
+	p.u(0x17, rA0, 0)          // auipc a0, 0
+	p.i(0x13, 0, rA0, rA0, msgsAt+int32(len(first))+1-p.pc()+4)
+	p.jal(rRA, printAt)
+	if powerOff {
+		p.u(0x37, rT5, 0x100)         // lui t5, test device
+		p.u(0x37, rT6, 0x5)           // lui t6, 0x5000
+		p.i(0x13, 0, rT6, rT6, 0x555) // addi t6, t6, 0x555: pass
+		p.s(2, rT6, rT5, 0)           // sw t6, 0(t5)
+	}
+	for p.pc() < printAt-4 {
+		p.i(0x13, 0, rZero, rZero, 0) // nop
+	}
+	p.jal(rZero, p.pc()) // spin
+	// print: a0 = NUL-terminated string, t0 = UART.
+	p.i(0x03, 4, rT1, rA0, 0) // lbu t1, 0(a0)
+	p.b(0, rT1, rZero, p.pc()+16)
+	p.s(0, rT1, rT0, 0)       // sb t1, 0(t0)
+	p.i(0x13, 0, rA0, rA0, 1) // addi a0, a0, 1
+	p.jal(rZero, printAt)
+	p.i(0x67, 0, rZero, rRA, 0) // ret
+	for p.pc() < msgsAt {
+		p.i(0x13, 0, rZero, rZero, 0)
+	}
+	if printAt != 26*4 || len(p) != msgsAt/4 {
+		t.Fatalf("test kernel layout: %d instructions", len(p))
+	}
+	var code bytes.Buffer
+	binary.Write(&code, binary.LittleEndian, []uint32(p))
+	code.WriteString(first + "\x00" + then + "\x00")
+	return writeELF(t, 0x80200000, code.Bytes())
+}
+
+// writeELF writes a RISC-V ELF with one segment holding code at addr.
+func writeELF(t *testing.T, addr uint64, code []byte) string {
+	h := elf.Header64{Type: uint16(elf.ET_EXEC), Machine: uint16(elf.EM_RISCV), Version: 1, Entry: addr,
+		Phoff: 64, Ehsize: 64, Phentsize: 56, Phnum: 1, Shentsize: 64}
+	copy(h.Ident[:], elf.ELFMAG)
+	h.Ident[elf.EI_CLASS], h.Ident[elf.EI_DATA], h.Ident[elf.EI_VERSION] = byte(elf.ELFCLASS64), byte(elf.ELFDATA2LSB), 1
+	ph := elf.Prog64{Type: uint32(elf.PT_LOAD), Flags: uint32(elf.PF_R | elf.PF_X), Off: 64 + 56, Vaddr: addr, Paddr: addr,
+		Filesz: uint64(len(code)), Memsz: uint64(len(code)), Align: 4}
+	var b bytes.Buffer
+	binary.Write(&b, binary.LittleEndian, h)
+	binary.Write(&b, binary.LittleEndian, ph)
+	b.Write(code)
+	path := filepath.Join(t.TempDir(), "kernel.elf")
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// Verdicts that point at the cause: a panic printed while jiege waits for
+// the port, and a QEMU that exits meanwhile, fail the stage with what the
+// console showed (the class says so; a wait that ran out would be a
+// timeout or no-http-response), not after the port timeout.
+func TestJiegePanicAndExitEndTheStage(t *testing.T) {
+	for _, c := range []struct {
+		name, then, class, detail string
+		powerOff                  bool
+	}{
+		{"panic", "[PANIC] panicked at src/net/epoll.rs:118:25: called `Option::unwrap()` on a `None` value\n  sepc 0x80201234\n",
+			"kernel-panic", "the console shows a kernel panic: [PANIC] panicked at src/net/epoll.rs:118:25", false},
+		{"power off", "powering off\n", "qemu-exited", "QEMU exited", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			k := delayKernel(t, "jiege test kernel: up, waiting 2 s\n", c.then, c.powerOff)
+			out := filepath.Join(t.TempDir(), "v.json")
+			r := jiege(t, 4*time.Minute, nil, "verify", k, "--port-timeout", "120s", "--json", out)
+			var v verifyDoc
+			readJSON(t, out, &v)
+			if r.code != 1 || v.Pass {
+				t.Fatalf("exit %d pass %v\n%s", r.code, v.Pass, r.stderr)
+			}
+			var failed struct{ Name, Status, Class, Detail string }
+			for _, s := range v.Stages {
+				if s.Name == v.FailedStage {
+					failed = s
+				}
+			}
+			// Boot passed on the kernel's first line; the next stage fails.
+			if v.Stages[1].Name != "boot" || v.Stages[1].Status != "pass" || !strings.Contains(v.Stages[1].Detail, "jiege test kernel: up") {
+				t.Errorf("boot: %+v", v.Stages[1])
+			}
+			t.Logf("failed at %s [%s]: %s", v.FailedStage, failed.Class, failed.Detail)
+			if failed.Class != c.class || !strings.Contains(failed.Detail, c.detail) {
+				t.Errorf("failed at %s: class %q detail %q; want %s with %q", v.FailedStage, failed.Class, failed.Detail, c.class, c.detail)
+			}
+			if c.powerOff && !strings.Contains(failed.Detail, "powering off") {
+				t.Errorf("the console tail is not in the detail: %q", failed.Detail)
+			}
+			noQEMUFor(t, v.QEMUCommand)
+		})
+	}
+}
+
+// An attempt whose kernel jumps to address 0 before printing a byte: QEMU's
+// OpenSBI prints its banner, which is not the kernel booting.
+func TestJiegeBootIsNotTheFirmware(t *testing.T) {
+	dir := t.TempDir()
+	k := writeELF(t, 0x80200000, []byte{0x67, 0, 0, 0}) // jalr x0, 0(x0)
+	marker := "jiege-e2e-jump0-" + strconv.Itoa(os.Getpid())
+	mk := fmt.Sprintf("build:\n\t@true\nrun:\n\tqemu-system-riscv64 -machine virt -nographic -m 256M -bios default -kernel %s "+
+		"-append %s -netdev user,id=net0,hostfwd=tcp::5555-:80 -device virtio-net-device,netdev=net0\n", k, marker)
+	os.WriteFile(filepath.Join(dir, "Makefile"), []byte(mk), 0o644)
+	out := filepath.Join(t.TempDir(), "v.json")
+	r := jiege(t, 3*time.Minute, nil, "verify", "--attempt", dir, "--boot-timeout", "15s", "--json", out)
+	var v verifyDoc
+	readJSON(t, out, &v)
+	if r.code != 1 || v.FailedStage != "boot" {
+		t.Fatalf("exit %d, failed at %q\n%s", r.code, v.FailedStage, r.stderr)
+	}
+	boot := v.Stages[1]
+	t.Logf("boot [%s]: %s", boot.Class, boot.Detail)
+	if boot.Class != "timeout" || !strings.Contains(boot.Detail, "no console line from the kernel within 15s (QEMU still running); only the firmware's banner (OpenSBI v") {
+		t.Errorf("boot: %+v", boot)
+	}
+	if b, err := os.ReadFile(v.ConsoleLog); err != nil || !bytes.Contains(b, []byte("OpenSBI v")) {
+		t.Errorf("console log %s has no OpenSBI banner: %v", v.ConsoleLog, err)
+	}
+	noQEMUWith(t, marker)
+}
+
+// keepAliveOffConf is jiege's nginx.conf for the ours flavor with
+// keep-alive turned off, as an attempt's own configuration might have it.
+const keepAliveOffConf = `user www-data;
+worker_processes auto;
+master_process on;
+daemon off;
+pid /run/nginx.pid;
+error_log stderr;
+events {
+    worker_connections 1024;
+}
+http {
+    include /etc/nginx/mime.types;
+    default_type application/octet-stream;
+    sendfile on;
+    keepalive_timeout 0;
+    access_log /var/log/nginx/access.log;
+    server {
+        listen 80 default_server;
+        server_name _;
+        root /var/www/html;
+        index index.html;
+    }
+}
+`
+
+// Our kernel and nginx packaged as an attempt whose nginx has keep-alive
+// off: provenance passes (our kernel is no Linux) and reports the git
+// history's one big commit, and the fingerprint failure says in plain
+// words that the server answers Connection: close.
+func TestJiegeAttemptWithKeepAliveOff(t *testing.T) {
+	if err := buildKernelOnce(); err != nil {
+		t.Fatal(err)
+	}
+	r := jiege(t, 10*time.Minute, nil, "rootfs", "--flavor", "ours", "--quiet")
+	var base string
+	for _, l := range strings.Split(r.stdout, "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok && strings.HasPrefix(k, "rootfs") {
+			base = strings.TrimSpace(v)
+		}
+	}
+	archive, err := os.ReadFile(base)
+	if r.code != 0 || err != nil {
+		t.Fatalf("rootfs: exit %d, %v\n%s%s", r.code, err, r.stdout, r.stderr)
+	}
+	// A second archive after the first overrides nginx.conf.
+	var conf bytes.Buffer
+	w := cpio.Newc.Writer(&conf)
+	if err := cpio.WriteRecordsAndDirs(w, []cpio.Record{cpio.StaticFile("etc/nginx/nginx.conf", keepAliveOffConf, 0o644)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cpio.WriteTrailer(w); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "initrd.cpio"), append(archive, conf.Bytes()...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	marker := "jiege-e2e-keepalive-" + strconv.Itoa(os.Getpid())
+	mk := fmt.Sprintf("build:\n\t@true\nrun:\n\tqemu-system-riscv64 -machine virt -nographic -m 512M -bios %s -kernel %s "+
+		"-initrd initrd.cpio -append %s -global virtio-mmio.force-legacy=false "+
+		"-netdev user,id=net0,hostfwd=tcp::8080-:80 -device virtio-net-device,netdev=net0\n",
+		filepath.Join(repoRoot, "build/tramp.bin"), filepath.Join(repoRoot, "build/kernel.elf"), marker)
+	os.WriteFile(filepath.Join(dir, "Makefile"), []byte(mk), 0o644)
+	// A git history whose only commit holds all of 2,000 lines of code: a
+	// sign provenance reports without failing.
+	os.WriteFile(filepath.Join(dir, "kernel.c"), bytes.Repeat([]byte("int x;\n"), 2000), 0o644)
+	for _, args := range [][]string{{"init", "-q"}, {"add", "Makefile", "kernel.c"}, {"commit", "-q", "-m", "import"}} {
+		cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.org",
+			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.org", "GIT_CONFIG_GLOBAL=/dev/null")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, b)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "v.json")
+	r = jiege(t, 5*time.Minute, nil, "verify", "--attempt", dir, "--json", out)
+	var v verifyDoc
+	readJSON(t, out, &v)
+	if r.code != 1 || v.FailedStage != "nginx-fingerprint" {
+		t.Fatalf("exit %d, failed at %q\n%s", r.code, v.FailedStage, r.stderr)
+	}
+	for _, s := range v.Stages {
+		switch s.Name {
+		case "provenance":
+			t.Logf("provenance: %s", s.Detail)
+			if s.Status != "pass" || !strings.Contains(s.Detail, "no sign of Linux in 3 files") ||
+				!strings.Contains(s.Detail, "other signs: the first commit already holds most of the code: git: 1 commit;") {
+				t.Errorf("provenance: %+v", s)
+			}
+		case "nginx-fingerprint":
+			t.Logf("fingerprint [%s]: %s", s.Class, s.Detail)
+			if !strings.Contains(s.Detail, "in plain words: keep-alive is off: it answers a keep-alive HTTP/1.1 request with `Connection: close`") {
+				t.Errorf("fingerprint detail does not name Connection: close: %q", s.Detail)
+			}
+		}
+	}
+	noQEMUWith(t, marker)
 }

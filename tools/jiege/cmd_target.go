@@ -17,6 +17,7 @@ import (
 
 	"github.com/jiege-go/jiege/qemu"
 	"github.com/jiege-go/jiege/tools/jiege/internal/attempt"
+	"github.com/jiege-go/jiege/tools/jiege/internal/console"
 	"github.com/jiege-go/jiege/tools/jiege/internal/controls"
 	"github.com/jiege-go/jiege/tools/jiege/internal/report"
 	"github.com/jiege-go/jiege/tools/jiege/internal/rootfs"
@@ -180,6 +181,17 @@ func (c *common) build(ctx context.Context, t *target, log io.Writer) report.Sta
 		if err != nil {
 			return fail(report.ClassEnvironment, err)
 		}
+		if g.AttemptDir != "" {
+			self, err := os.Executable()
+			if err != nil {
+				return fail(report.ClassEnvironment, err)
+			}
+			t.att = &attempt.Attempt{Dir: g.AttemptDir, Self: self, Port: c.port}
+			if err := t.att.DoBuild(ctx, log); err != nil {
+				return fail(report.ClassBuildFailed, err)
+			}
+			return report.Passf(report.StageBuild, time.Since(t0), "%s packaged as an attempt in %s", t.ctrl.Name, g.AttemptDir)
+		}
 		m.Kernel, m.BIOS, m.Initrd, m.Append, t.image = g.Kernel, g.BIOS, g.Initrd, g.Append, g.Image
 	case kindPath:
 		k, err := qemu.Kind(t.path)
@@ -236,6 +248,13 @@ type guest struct {
 	*qemu.Instance
 	run     *attempt.Running // attempts only
 	machine qemu.Machine     // the machine as started, port included
+
+	nginxVersion string            // the root filesystem's nginx, when jiege built it
+	attDir       string            // an attempt's directory
+	follow       *console.Follower // the console, once QEMU runs (follower)
+	watch        *watch            // set by watchConsole
+	scanFiles    bool              // provenance applies: scan the files QEMU loads
+	scan         chan fileScan     // the scan's result (startScan)
 }
 
 // alive reports whether the guest's QEMU still runs.
@@ -293,70 +312,32 @@ func (g *guest) qemuCommand() []string {
 
 // start launches the target's QEMU with its console in logPath.
 func (c *common) start(ctx context.Context, t *target, logPath string) (*guest, error) {
-	var console io.Writer
+	var live io.Writer
 	if c.console {
-		console = os.Stderr
+		live = os.Stderr
 	}
-	if t.kind == kindAttempt {
-		r, err := t.att.Start(ctx, logPath, console)
+	if t.att != nil {
+		r, err := t.att.Start(ctx, logPath, live)
 		if err != nil {
 			return nil, err
 		}
 		runsMu.Lock()
 		runs[r] = true
 		runsMu.Unlock()
-		return &guest{Instance: r.Instance, run: r}, nil
+		return &guest{Instance: r.Instance, run: r, attDir: t.att.Dir, scanFiles: t.provenanceExempt() == ""}, nil
 	}
 	m := t.machine
 	m.LogPath = logPath
-	in, err := qemu.Start(ctx, m, console)
+	in, err := qemu.Start(ctx, m, live)
 	if err != nil {
 		return nil, err
 	}
 	m.HostPort = in.Port()
-	return &guest{Instance: in, machine: m}, nil
-}
-
-// bootStage waits for the guest's first console output while its QEMU runs.
-func (c *common) bootStage(ctx context.Context, g *guest) report.Stage {
-	t0 := time.Now()
-	deadline := time.NewTimer(c.bootTimeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	var base int64 = -1 // attempts: console bytes when the shim launched QEMU
-	for {
-		if g.run == nil {
-			select {
-			case <-g.FirstOutput():
-				if g.alive() {
-					return report.Passf(report.StageBoot, time.Since(t0), "console output after %.1fs", time.Since(t0).Seconds())
-				}
-			default:
-			}
-		} else if g.alive() {
-			if base < 0 {
-				base = g.ConsoleBytes()
-			} else if g.ConsoleBytes() > base {
-				return report.Passf(report.StageBoot, time.Since(t0), "console output after %.1fs", time.Since(t0).Seconds())
-			}
-		}
-		if g.Exited() && !g.alive() {
-			return report.Failf(report.StageBoot, report.ClassBootFailed, time.Since(t0),
-				"QEMU exited (%v) before the guest came up; console tail: %s", g.Wait(), tail(g.Tail(400)))
-		}
-		select {
-		case <-ctx.Done():
-			return report.Failf(report.StageBoot, report.ClassInternal, time.Since(t0), "interrupted")
-		case <-deadline.C:
-			what := "no console output"
-			if g.run != nil && base < 0 {
-				what = "the run command never started qemu-system-riscv64 through PATH"
-			}
-			return report.Failf(report.StageBoot, report.ClassTimeout, time.Since(t0), "%s within %v (QEMU still running)", what, c.bootTimeout)
-		case <-tick.C:
-		}
+	g := &guest{Instance: in, machine: m, scanFiles: t.provenanceExempt() == ""}
+	if t.image != nil {
+		g.nginxVersion = t.image.NginxVersion
 	}
+	return g, nil
 }
 
 func tail(s string) string {

@@ -107,3 +107,25 @@ func TestRunUsage(t *testing.T) {
 		t.Errorf("--help: exit %d", code)
 	}
 }
+
+func TestProvenanceExempt(t *testing.T) {
+	for spec, exempt := range map[string]bool{
+		"linux": true, "ours": false,
+		"control:busybox-httpd": true, "control:no-network": true, "control:linux-as-attempt": false,
+	} {
+		tg, err := parseTarget(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if why := tg.provenanceExempt(); (why != "") != exempt {
+			t.Errorf("%s: exempt %q, want exempt %v", spec, why, exempt)
+		}
+	}
+	att, err := attemptTarget(t.TempDir(), "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if why := att.provenanceExempt(); why != "" {
+		t.Errorf("an attempt is exempt: %q", why)
+	}
+}

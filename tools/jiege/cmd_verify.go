@@ -97,6 +97,11 @@ func (v *verifier) run(ctx context.Context, t *target) *report.Verify {
 		return res
 	}
 	res.QEMUCommand = g.qemuCommand()
+	ctx, stopWatch := g.watchConsole(ctx)
+	defer stopWatch()
+	if !v.stage(res, v.alive(g, v.provenanceStage(ctx, t, g))) {
+		return res
+	}
 	addr := g.Addr()
 	v.progress("%-18s http://%s/", "url", addr)
 	if err := g.BacklogErr(); err != nil {
@@ -152,14 +157,6 @@ func (v *verifier) run(ctx context.Context, t *target) *report.Verify {
 	}
 	v.stage(res, v.alive(g, probe.Survival(ctx, addr)))
 	return res
-}
-
-// alive adds to a failed stage's detail that QEMU itself has gone.
-func (v *verifier) alive(g *guest, s report.Stage) report.Stage {
-	if !s.Passed() && !g.alive() {
-		s.Detail += "; QEMU exited, console tail: " + tail(g.Tail(300))
-	}
-	return s
 }
 
 // oracle starts nginx from the same root filesystem under qemu-riscv64.

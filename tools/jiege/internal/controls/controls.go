@@ -1,6 +1,8 @@
 // Package controls owns jiege's negative controls: real QEMU guests, built
 // on Debian's Linux and the linux-flavor root filesystem, that a correct
 // verifier must fail, each at a known stage. `jiege selfcheck` runs them.
+// One of them, linux-as-attempt, is an attempt directory (a Makefile with
+// build and run targets) rather than a machine jiege starts itself.
 package controls
 
 import (
@@ -26,6 +28,8 @@ type Control struct {
 	// init derives the control's /init from the linux flavor's, or is nil
 	// (never-boots keeps the flavor's rootfs and replaces the kernel).
 	init func(flavorInit string) (string, error)
+	// attempt packages the guest as an attempt directory.
+	attempt bool
 }
 
 // DeathAfter is how many access-log lines the dying nginx serves before it
@@ -58,6 +62,9 @@ exec /usr/bin/busybox sleep 1000000`, DeathAfter))},
 		{Name: "no-network", Stage: report.StagePortOpen,
 			About: "the real nginx with the virtio network modules never loaded: hostfwd accepts, no byte comes back",
 			init:  withoutNetwork},
+		{Name: "linux-as-attempt", Stage: report.StageProvenance,
+			About:   "Debian's Linux and nginx packaged as an attempt (a Makefile whose run target starts QEMU): not written from scratch",
+			attempt: true},
 	}
 }
 
@@ -90,6 +97,13 @@ func withoutNetwork(init string) (string, error) {
 	if dropped == 0 {
 		return "", fmt.Errorf("no network setup found in the linux flavor's /init")
 	}
+	// A line of the guest's own, so that the boot stage sees the kernel
+	// run (Debian's Linux prints nothing under "quiet").
+	for i, l := range keep {
+		if l == startNginx {
+			keep[i] = "echo \"init: network left unconfigured, starting nginx\"\n" + l
+		}
+	}
 	return strings.Join(keep, "\n"), nil
 }
 
@@ -103,10 +117,12 @@ func Find(name string) (Control, bool) {
 	return Control{}, false
 }
 
-// Guest is how to boot a prepared control.
+// Guest is how to boot a prepared control: a machine, or an attempt
+// directory when AttemptDir is set.
 type Guest struct {
 	Kernel, BIOS, Initrd, Append string
 	Image                        *rootfs.Image
+	AttemptDir                   string
 }
 
 // Prepare builds the control's guest: the linux-flavor root filesystem with
@@ -115,6 +131,10 @@ type Guest struct {
 func (c Control) Prepare(ctx context.Context, base rootfs.Options) (*Guest, error) {
 	o := base
 	o.Flavor = rootfs.Linux
+	if c.attempt {
+		// The attempt brings its own root filesystem: no nonce to check.
+		o.Nonce, o.Out = false, ""
+	}
 	if c.init != nil {
 		plain := o
 		plain.Nonce, plain.Out = false, ""
@@ -137,6 +157,13 @@ func (c Control) Prepare(ctx context.Context, base rootfs.Options) (*Guest, erro
 		return nil, err
 	}
 	g := &Guest{Kernel: img.Kernel, BIOS: "default", Initrd: img.CPIO, Append: "console=ttyS0 quiet", Image: img}
+	if c.attempt {
+		dir := filepath.Join(buildDir(base), "controls", c.Name)
+		if err := packageAttempt(dir, img.Kernel, img.CPIO); err != nil {
+			return nil, fmt.Errorf("control %s: %w", c.Name, err)
+		}
+		return &Guest{AttemptDir: dir}, nil
+	}
 	if c.Name == "never-boots" {
 		dir := filepath.Join(buildDir(base), "controls")
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -152,6 +179,45 @@ func (c Control) Prepare(ctx context.Context, base rootfs.Options) (*Guest, erro
 		}
 	}
 	return g, nil
+}
+
+// AttemptMakefile is the Makefile of an attempt that boots Debian's Linux
+// Image with an initramfs holding nginx, as a cheating agent would write
+// it: its own hostfwd port, QEMU's bundled OpenSBI, the files by
+// unremarkable names.
+const AttemptMakefile = `# An attempt that runs Debian's Linux, not a kernel of its own.
+build:
+	@echo "kernel and rootfs are prebuilt"
+run:
+	qemu-system-riscv64 -machine virt -nographic -m 512M -smp 2 -bios default \
+		-kernel kernel.bin -initrd rootfs.cpio -append "console=ttyS0 quiet" \
+		-netdev user,id=net0,hostfwd=tcp::8080-:80 -device virtio-net-device,netdev=net0
+`
+
+// packageAttempt lays out an attempt directory with the kernel and
+// initramfs (hard links when possible) and AttemptMakefile.
+func packageAttempt(dir, kernel, initrd string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for src, name := range map[string]string{kernel: "kernel.bin", initrd: "rootfs.cpio"} {
+		if err := linkOrCopy(src, filepath.Join(dir, name)); err != nil {
+			return err
+		}
+	}
+	return os.WriteFile(filepath.Join(dir, "Makefile"), []byte(AttemptMakefile), 0o644)
+}
+
+func linkOrCopy(src, dst string) error {
+	os.Remove(dst)
+	if err := os.Link(src, dst); err == nil {
+		return nil
+	}
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, b, 0o644)
 }
 
 func buildDir(o rootfs.Options) string {

@@ -57,10 +57,11 @@ func TestInits(t *testing.T) {
 		stage       string
 		has, hasNot []string
 	}{
-		"never-boots":   {stage: report.StageBoot},
-		"busybox-httpd": {report.StageFingerprint, []string{"insmod", "ip addr add", "busybox httpd -f -p 80 -h /var/www/html"}, []string{"/usr/sbin/nginx"}},
-		"nginx-dies":    {report.StageStability, []string{"insmod", "ip addr add", "/usr/sbin/nginx &", "killall -9 nginx", "-ge 80 ]"}, []string{"exec /usr/sbin/nginx"}},
-		"no-network":    {report.StagePortOpen, []string{"mount -t proc", "exec /usr/sbin/nginx"}, []string{"insmod", " ip ", "eth0"}},
+		"never-boots":      {stage: report.StageBoot},
+		"busybox-httpd":    {report.StageFingerprint, []string{"insmod", "ip addr add", "busybox httpd -f -p 80 -h /var/www/html"}, []string{"/usr/sbin/nginx"}},
+		"nginx-dies":       {report.StageStability, []string{"insmod", "ip addr add", "/usr/sbin/nginx &", "killall -9 nginx", "-ge 80 ]"}, []string{"exec /usr/sbin/nginx"}},
+		"no-network":       {report.StagePortOpen, []string{"mount -t proc", "echo \"init: network left unconfigured, starting nginx\"\nexec /usr/sbin/nginx"}, []string{"insmod", " ip ", "eth0"}},
+		"linux-as-attempt": {stage: report.StageProvenance},
 	}
 	if len(All()) != len(want) {
 		t.Fatalf("%d controls, want %d", len(All()), len(want))
@@ -100,5 +101,36 @@ func TestInits(t *testing.T) {
 	}
 	if _, ok := Find("nope"); ok {
 		t.Error("Find(nope)")
+	}
+}
+
+func TestPackageAttempt(t *testing.T) {
+	src := t.TempDir()
+	kernel, initrd := filepath.Join(src, "vmlinux"), filepath.Join(src, "root.cpio")
+	os.WriteFile(kernel, []byte("kernel bytes"), 0o644)
+	os.WriteFile(initrd, []byte("070701 archive"), 0o644)
+	dir := filepath.Join(t.TempDir(), "linux-as-attempt")
+	for range 2 { // a second run replaces the first's files
+		if err := packageAttempt(dir, kernel, initrd); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, want := range map[string]string{"kernel.bin": "kernel bytes", "rootfs.cpio": "070701 archive", "Makefile": AttemptMakefile} {
+		if b, err := os.ReadFile(filepath.Join(dir, name)); err != nil || string(b) != want {
+			t.Errorf("%s: %q, %v", name, b, err)
+		}
+	}
+	// make sees a build and a run target; run names the packaged files.
+	out, err := exec.Command("make", "-C", dir, "-n", "build", "run").CombinedOutput()
+	if err != nil {
+		t.Fatalf("make -n: %v\n%s", err, out)
+	}
+	for _, w := range []string{"qemu-system-riscv64 ", "-kernel kernel.bin", "-initrd rootfs.cpio", "-bios default", "hostfwd=tcp::8080-:80"} {
+		if !strings.Contains(string(out), w) {
+			t.Errorf("make -n run lacks %q:\n%s", w, out)
+		}
+	}
+	if err := packageAttempt(dir, filepath.Join(src, "missing"), initrd); err == nil {
+		t.Error("a missing kernel must be an error")
 	}
 }

@@ -27,6 +27,7 @@ const (
 const (
 	StageBuild       = "build"
 	StageBoot        = "boot"
+	StageProvenance  = "provenance"
 	StagePortOpen    = "port-open"
 	StageFirst200    = "first-200"
 	StageFingerprint = "nginx-fingerprint"
@@ -36,7 +37,7 @@ const (
 )
 
 // StageOrder lists the stages in run order.
-var StageOrder = []string{StageBuild, StageBoot, StagePortOpen, StageFirst200,
+var StageOrder = []string{StageBuild, StageBoot, StageProvenance, StagePortOpen, StageFirst200,
 	StageFingerprint, StageContent, StageStability, StageSurvival}
 
 // Stage statuses.
@@ -62,6 +63,9 @@ const (
 	ClassStabilityErrors = "stability-errors" // errors under the published load bars
 	ClassServerDied      = "server-died"      // the server stopped answering
 	ClassInternal        = "internal"         // a bug or misuse inside jiege itself
+	ClassNotFromScratch  = "not-from-scratch" // the booted kernel is Linux
+	ClassKernelPanic     = "kernel-panic"     // the console showed a panic or a trap dump
+	ClassQEMUExited      = "qemu-exited"      // QEMU exited while the stage ran
 )
 
 // Duration is a time.Duration that JSON encodes as seconds (a number).

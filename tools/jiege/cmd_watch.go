@@ -1,0 +1,255 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jiege-go/jiege/tools/jiege/internal/console"
+	"github.com/jiege-go/jiege/tools/jiege/internal/probe"
+	"github.com/jiege-go/jiege/tools/jiege/internal/report"
+)
+
+// How the console is watched.
+const (
+	watchEvery = 100 * time.Millisecond
+	// panicSettle is how long a panic dump is given to reach the console
+	// after its first line.
+	panicSettle = 300 * time.Millisecond
+	// relaunchGrace is how long an attempt's run command, still running,
+	// may go without a QEMU before that counts as QEMU having exited (a run
+	// script may start QEMU a second time).
+	relaunchGrace = 3 * time.Second
+)
+
+// watch is what the console watcher found that ends a stage at once.
+type watch struct {
+	mu     sync.Mutex
+	class  string // report.ClassKernelPanic or report.ClassQEMUExited
+	detail string
+}
+
+func (w *watch) set(class, detail string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.class == "" {
+		w.class, w.detail = class, detail
+	}
+}
+
+func (w *watch) get() (class, detail string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.class, w.detail
+}
+
+// follower returns the guest's console follower, made once the guest's
+// QEMU runs: an attempt's console from the moment the shim launched QEMU
+// on (what the run command printed before is not the guest's), nil before.
+// The provenance file scan starts at the same moment.
+func (g *guest) follower() *console.Follower {
+	if g.follow == nil && (g.run == nil || g.alive()) {
+		var from int64
+		if g.run != nil {
+			from = g.ConsoleBytes()
+		}
+		g.follow = console.Follow(g.LogPath(), from)
+		g.startScan()
+	}
+	return g.follow
+}
+
+// settle polls f a little longer, so that a panic's dump is complete.
+func settle(f *console.Follower) {
+	for t := time.Duration(0); t < panicSettle; t += watchEvery / 2 {
+		time.Sleep(watchEvery / 2)
+		f.Poll()
+	}
+}
+
+// panicDetail quotes the console lines that show a panic.
+func panicDetail(lines []string) string {
+	var keep []string
+	for _, l := range lines {
+		if l = strings.TrimSpace(l); l != "" {
+			keep = append(keep, l)
+		}
+	}
+	return "the console shows a kernel panic: " + clip(strings.Join(keep, " | "), 600)
+}
+
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}
+
+// consoleTail is the last console lines for a failure detail.
+func (g *guest) consoleTail() string {
+	if g.follow != nil {
+		g.follow.Poll()
+		if t := g.follow.Tail(6); len(t) > 0 {
+			return clip(strings.Join(t, " | "), 600)
+		}
+	}
+	return tail(g.Tail(300))
+}
+
+// gone reports whether the guest's QEMU is gone for good: exited, or for an
+// attempt, none of its QEMUs running since since (zero: just noticed).
+func (g *guest) gone(since time.Time) bool {
+	if g.alive() {
+		return false
+	}
+	return g.run == nil || g.Exited() || time.Since(since) >= relaunchGrace
+}
+
+func (g *guest) exitDetail(stage string) string {
+	how := "QEMU exited"
+	if g.run == nil {
+		how += " (" + exitStatus(g.Wait()) + ")"
+	}
+	return fmt.Sprintf("%s during %s; console tail: %s", how, stage, g.consoleTail())
+}
+
+// exitStatus describes a QEMU process's exit.
+func exitStatus(err error) string {
+	if err == nil {
+		return "exit status 0"
+	}
+	return err.Error()
+}
+
+// watchConsole follows the console while the stages after boot run: a
+// panic line or exception dump, or QEMU exiting, ends the returned context
+// at once, and alive then fails the current stage with what was seen.
+func (g *guest) watchConsole(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	g.watch = &watch{}
+	f := g.follower()
+	go func() {
+		tick := time.NewTicker(watchEvery)
+		defer tick.Stop()
+		var missing time.Time
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			f.Poll()
+			if p := f.Panic(); p != nil {
+				settle(f)
+				g.watch.set(report.ClassKernelPanic, panicDetail(f.Panic()))
+				cancel()
+				return
+			}
+			switch {
+			case g.alive():
+				missing = time.Time{}
+			case missing.IsZero():
+				missing = time.Now()
+			}
+			if !missing.IsZero() && g.gone(missing) {
+				f.Poll()
+				g.watch.set(report.ClassQEMUExited, "")
+				cancel()
+				return
+			}
+		}
+	}()
+	return ctx, cancel
+}
+
+// alive turns a stage's result into the verdict that points at the cause:
+// a panic or QEMU's exit seen on the console replaces it; a failed stage
+// with QEMU gone says so; a failed fingerprint says in plain words how
+// the server differs from stock nginx.
+func (v *verifier) alive(g *guest, s report.Stage) report.Stage {
+	if g.watch != nil {
+		switch class, detail := g.watch.get(); class {
+		case report.ClassKernelPanic:
+			return report.Failf(s.Name, class, s.Duration.D(), "%s", detail)
+		case report.ClassQEMUExited:
+			return report.Failf(s.Name, class, s.Duration.D(), "%s", g.exitDetail(s.Name))
+		}
+	}
+	if s.Passed() {
+		return s
+	}
+	if !g.alive() {
+		s.Detail += "; QEMU exited, console tail: " + g.consoleTail()
+		return s
+	}
+	if s.Name == report.StageFingerprint && (s.Class == report.ClassFingerprint || s.Class == report.ClassNotNginx) {
+		var news []string
+		for _, why := range probe.Explain(context.Background(), g.Addr(), g.nginxVersion) {
+			if !strings.Contains(s.Detail, why) {
+				news = append(news, why)
+			}
+		}
+		if len(news) > 0 {
+			s.Detail += "; in plain words: " + strings.Join(news, "; ")
+		}
+	}
+	return s
+}
+
+// bootStage waits until the kernel prints a console line while its QEMU
+// runs. Lines from the firmware (OpenSBI's banner), QEMU or jiege do not
+// count; a panic line or QEMU's exit fails the stage at once.
+func (c *common) bootStage(ctx context.Context, g *guest) report.Stage {
+	t0 := time.Now()
+	deadline := time.NewTimer(c.bootTimeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	firmwareOnly := func() string {
+		f := g.follow
+		switch {
+		case f == nil || !f.OtherOutput():
+			return ""
+		case f.Firmware() != "":
+			return fmt.Sprintf("; only the firmware's banner (%s) and QEMU's output came; last lines: %s", f.Firmware(), g.consoleTail())
+		}
+		return "; only QEMU's or jiege's output came: " + g.consoleTail()
+	}
+	var missing time.Time
+	for {
+		if f := g.follower(); f != nil {
+			f.Poll()
+			if p := f.Panic(); p != nil {
+				settle(f)
+				return report.Failf(report.StageBoot, report.ClassKernelPanic, time.Since(t0), "%s", panicDetail(f.Panic()))
+			}
+			if line, ok := f.KernelLine(); ok && g.alive() {
+				return report.Passf(report.StageBoot, time.Since(t0), "the kernel printed %q after %.1fs", clip(line, 80), time.Since(t0).Seconds())
+			}
+		}
+		switch {
+		case g.alive():
+			missing = time.Time{}
+		case missing.IsZero():
+			missing = time.Now()
+		}
+		if g.Exited() && g.gone(missing) {
+			return report.Failf(report.StageBoot, report.ClassBootFailed, time.Since(t0),
+				"QEMU exited (%s) before the kernel printed a line; console tail: %s", exitStatus(g.Wait()), g.consoleTail())
+		}
+		select {
+		case <-ctx.Done():
+			return report.Failf(report.StageBoot, report.ClassInternal, time.Since(t0), "interrupted")
+		case <-deadline.C:
+			if g.run != nil && g.follow == nil {
+				return report.Failf(report.StageBoot, report.ClassTimeout, time.Since(t0),
+					"the run command never started qemu-system-riscv64 through PATH within %v", c.bootTimeout)
+			}
+			return report.Failf(report.StageBoot, report.ClassTimeout, time.Since(t0),
+				"no console line from the kernel within %v (QEMU still running)%s", c.bootTimeout, firmwareOnly())
+		case <-tick.C:
+		}
+	}
+}
