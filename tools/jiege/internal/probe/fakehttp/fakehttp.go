@@ -53,6 +53,9 @@ type Options struct {
 	KeepAliveRequests int
 }
 
+// bodyTimeout bounds the wait for a request body.
+const bodyTimeout = 300 * time.Millisecond
+
 // Server is a running imitation.
 type Server struct {
 	Addr string // 127.0.0.1:port
@@ -149,7 +152,13 @@ func (s *Server) serve(c net.Conn) {
 		if err != nil {
 			return
 		}
-		io.Copy(io.Discard, req.Body)
+		// A body nginx would refuse to wait for (chunked with a
+		// Content-Length, say) must not hold the imitation forever.
+		c.SetReadDeadline(time.Now().Add(bodyTimeout))
+		if _, err := io.Copy(io.Discard, req.Body); err != nil {
+			return
+		}
+		c.SetReadDeadline(time.Time{})
 		keep := req.ProtoAtLeast(1, 1) && !req.Close && n < s.o.KeepAliveRequests
 		switch s.o.Flavor {
 		case Busybox:
