@@ -207,7 +207,7 @@ const (
 // closedEarly says the target had closed this connection after an
 // earlier answer that the oracle kept open.
 func explain(got, want Answer, full, closedEarly bool) []string {
-	if got.Err == errUnanswered && want.Err == "" && closedEarly {
+	if got.Err == errUnanswered && closedEarly {
 		return []string{cfgKeepAliveOff}
 	}
 	var why []string

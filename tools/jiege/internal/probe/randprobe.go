@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"sort"
 	"strings"
 	"sync"
@@ -307,8 +308,31 @@ func answerErr(err error) string {
 		return errTimeout
 	}
 	var pe *probeError
-	if errors.As(err, &pe) {
-		return "not HTTP: " + pe.msg
+	if !errors.As(err, &pe) {
+		return errClosed
 	}
-	return errClosed
+	if strings.HasPrefix(pe.msg, "bad ") {
+		return "not HTTP: " + pe.msg // the offending line, nothing of the connection
+	}
+	what, _, _ := strings.Cut(pe.msg, ":")
+	return "cut short: " + what
+}
+
+// Index fetches "/" from addr and returns its body and Last-Modified time
+// (now, when it has none: the fingerprint then fails on that).
+func Index(ctx context.Context, addr string) ([]byte, time.Time, error) {
+	r, err := get(ctx, addr, "/")
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	if r.Status != 200 {
+		return nil, time.Time{}, fmt.Errorf("status %d", r.Status)
+	}
+	mtime := time.Now()
+	if lm, ok := r.Get("Last-Modified"); ok {
+		if t, err := http.ParseTime(lm); err == nil {
+			mtime = t
+		}
+	}
+	return r.Body, mtime, nil
 }

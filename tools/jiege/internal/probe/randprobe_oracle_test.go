@@ -3,9 +3,12 @@ package probe
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/jiege-go/jiege/tools/jiege/internal/probe/fakehttp"
+	"github.com/jiege-go/jiege/tools/jiege/internal/report"
 	"github.com/jiege-go/jiege/tools/jiege/internal/rootfs"
 )
 
@@ -64,4 +67,71 @@ func TestRandomProbeTwoOracles(t *testing.T) {
 		}
 	}
 	t.Logf("statuses over 20 seeds: %v", statuses)
+}
+
+// TestRandomProbeAttemptOracle runs the fingerprint as for an attempt:
+// the target (a real nginx serving the whole tree) has a root filesystem
+// the oracle does not know, so the oracle serves only the target's "/",
+// learned from it, with the same bytes and mtime.
+func TestRandomProbeAttemptOracle(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the root filesystem (cached) and runs nginx under qemu-riscv64")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	img, addrs := startOracles(t, ctx, 1)
+	body, mtime, err := Index(ctx, addrs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, err := strconv.Atoi(freePort(t)[len("127.0.0.1:"):])
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop, err := rootfs.StartOracleWith(ctx, img, port, rootfs.OracleIndex{Content: body, ModTime: mtime})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	tg := Target{Addr: addrs[0], Oracle: "127.0.0.1:" + strconv.Itoa(port), OwnRoot: true}
+	for seed := uint64(1); seed <= 3; seed++ {
+		tg.Seed = seed
+		s := Fingerprint(ctx, tg)
+		wantStage(t, s, report.Pass, "")
+		t.Logf("seed %d: %s", seed, s.Detail)
+	}
+}
+
+// TestRandomProbeCatchesImitation: an imitation of nginx that answers the
+// fixed fingerprint sequence as nginx does (fakehttp's, serving the same
+// files with the same mtime) passes that sequence against the real oracle
+// and fails on the random requests.
+func TestRandomProbeCatchesImitation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the root filesystem (cached) and runs nginx under qemu-riscv64")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	img, addrs := startOracles(t, ctx, 1)
+	files := map[string][]byte{}
+	tg := Target{Oracle: addrs[0], NginxVersion: img.NginxVersion, Seed: 1}
+	for _, f := range img.Files {
+		if f.Content != nil {
+			files[f.URLPath] = f.Content
+			tg.Files = append(tg.Files, File(f))
+		}
+	}
+	_, mtime, err := Index(ctx, addrs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := start(t, fakehttp.Options{Files: files, Version: img.NginxVersion, ModTime: mtime})
+	tg.Addr = fake.Addr
+	s := Fingerprint(ctx, tg)
+	// It gets malformed requests wrong, which any nginx answers alike.
+	wantStage(t, s, report.Fail, report.ClassNotNginx)
+	if !strings.Contains(s.Detail, "random requests differ") || !strings.HasPrefix(s.Detail, "not nginx") {
+		t.Errorf("the imitation did not pass the fixed sequence to fail on the random requests: %s", s.Detail)
+	}
+	t.Logf("imitation: %s", s.Detail)
 }

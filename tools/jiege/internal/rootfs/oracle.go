@@ -26,6 +26,20 @@ const oracleStartTimeout = 60 * time.Second
 // The image's nonce, if any, is served too. stop kills the process group it
 // started and removes the temporary directory.
 func StartOracle(ctx context.Context, img *Image, port int) (stop func() error, err error) {
+	return StartOracleWith(ctx, img, port, OracleIndex{})
+}
+
+// OracleIndex, when Content is set, replaces the oracle's document root by
+// one index.html with these bytes and this mtime: the oracle then serves
+// "/" as an attempt whose own root filesystem jiege does not know.
+type OracleIndex struct {
+	Content []byte
+	ModTime time.Time
+}
+
+// StartOracleWith is StartOracle with the document root replaced as index
+// says.
+func StartOracleWith(ctx context.Context, img *Image, port int, index OracleIndex) (stop func() error, err error) {
 	if port <= 0 || port > 65535 {
 		return nil, fmt.Errorf("oracle: bad port %d", port)
 	}
@@ -60,6 +74,16 @@ func StartOracle(ctx context.Context, img *Image, port int) (stop func() error, 
 	if os.Geteuid() == 0 {
 		// As root, nginx would otherwise switch its workers to "nobody".
 		p.User = "root root"
+	}
+	if index.Content != nil {
+		p.Root = filepath.Join(tmp, "root")
+		f := filepath.Join(p.Root, "index.html")
+		if err := writeFile(f, index.Content, 0o644); err != nil {
+			return fail(err)
+		}
+		if err := os.Chtimes(f, index.ModTime, index.ModTime); err != nil {
+			return fail(err)
+		}
 	}
 	if img.Nonce != nil {
 		ndir := filepath.Join(tmp, "nonce")
