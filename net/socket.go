@@ -41,6 +41,12 @@ func newSocket(ep tcpip.Endpoint, wq *waiter.Queue, nonblock bool) *Socket {
 	return so
 }
 
+// Pending returns how many bytes a read would return now (FIONREAD).
+func (so *Socket) Pending() (int, error) {
+	n, err := so.ep.GetSockOptInt(tcpip.ReceiveQueueSizeOption)
+	return n, Errno(err)
+}
+
 // SetNonblock sets O_NONBLOCK.
 func (so *Socket) SetNonblock(v bool) { so.nonblock.Store(v) }
 

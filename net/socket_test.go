@@ -51,10 +51,23 @@ func TestSocketServerAndClient(t *testing.T) {
 	if n, err := cli.Write([]byte("GET / HTTP/1.0\r\n\r\n")); n != 18 || err != nil {
 		t.Fatalf("Write = %d %v", n, err)
 	}
+	// FIONREAD: what a read would return, once it has arrived.
+	pending := 0
+	for end := time.Now().Add(10 * time.Second); pending < 18 && time.Now().Before(end); time.Sleep(time.Millisecond) {
+		if pending, err = conn.Pending(); err != nil {
+			t.Fatalf("Pending: %v", err)
+		}
+	}
+	if pending != 18 {
+		t.Fatalf("Pending = %d, want 18", pending)
+	}
 	buf := make([]byte, 64)
 	n, err := conn.Read(buf)
 	if err != nil || string(buf[:n]) != "GET / HTTP/1.0\r\n\r\n" {
 		t.Fatalf("Read = %q %v", buf[:n], err)
+	}
+	if pending, err = conn.Pending(); pending != 0 || err != nil {
+		t.Fatalf("Pending after the read = %d %v", pending, err)
 	}
 	conn.Write([]byte("bye"))
 	conn.Close()

@@ -598,14 +598,17 @@ func sysFaccessat(t *kernel.Task, a Args) (uint64, error) {
 
 // ioctl requests (asm-generic/ioctls.h).
 const (
+	fionread = 0x541b
 	fionbio  = 0x5421
 	fionclex = 0x5450
 	fioclex  = 0x5451
 	fioasync = 0x5452
 )
 
-// sysIoctl implements ioctl(2): FIONBIO on files that have O_NONBLOCK;
-// no file has terminal controls (ENOTTY, as for a pipe).
+// sysIoctl implements ioctl(2): FIONBIO on files that have O_NONBLOCK,
+// FIONREAD on TCP sockets (nginx asks it after a read that filled its
+// buffer, and closes the connection when it fails); no file has terminal
+// controls (ENOTTY, as for a pipe).
 func sysIoctl(t *kernel.Task, a Args) (uint64, error) {
 	f, err := t.Proc.Files.Get(int(int32(a[0])))
 	if err != nil {
@@ -623,12 +626,29 @@ func sysIoctl(t *kernel.Task, a Args) (uint64, error) {
 		}
 		nb.SetNonblock(binary.LittleEndian.Uint32(b) != 0)
 		return 0, nil
+	case fionread:
+		p, ok := f.(pender)
+		if !ok {
+			return 0, unix.ENOTTY
+		}
+		n, err := p.Pending()
+		if err != nil {
+			return 0, err
+		}
+		b := make([]byte, 4)
+		binary.LittleEndian.PutUint32(b, uint32(int32(n)))
+		return 0, copyOut(t, a[2], b)
 	case fioclex, fionclex:
 		return 0, t.Proc.Files.SetCloExec(int(int32(a[0])), a[1] == fioclex)
 	case fioasync:
 		return 0, nil // no SIGIO is sent yet
 	}
 	return 0, unix.ENOTTY
+}
+
+// pender is a file that knows how many bytes a read would return.
+type pender interface {
+	Pending() (int, error)
 }
 
 // nonblocker is a file with O_NONBLOCK (sockets).
