@@ -93,3 +93,60 @@ func TestSocketServerAndClient(t *testing.T) {
 		t.Fatalf("Stat mode %#o", st.Mode)
 	}
 }
+
+// TestCorkedDataLeavesWithin200ms: as on Linux, data held by TCP_CORK goes
+// out after 200 ms even if the cork stays on. nginx (tcp_nopush) corks
+// while it answers and uncorks only once the request is done; a request
+// whose body is still to come leaves its answer corked.
+func TestCorkedDataLeavesWithin200ms(t *testing.T) {
+	srvStack, cliStack := pair(t)
+	ln, err := srvStack.NewTCP(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ln.Bind([4]byte{}, 80); err != nil {
+		t.Fatal(err)
+	}
+	if err := ln.Listen(8); err != nil {
+		t.Fatal(err)
+	}
+	cli, _ := cliStack.NewTCP(false)
+	if err := cli.Connect([4]byte{10, 0, 2, 15}, 80); err != nil {
+		t.Fatal(err)
+	}
+	conn, _, _, err := ln.Accept(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	defer cli.Close()
+	// A first segment in flight, so that the next one would wait.
+	if _, err := conn.Write([]byte("first")); err != nil {
+		t.Fatal(err)
+	}
+	waitPending(t, cli, 5)
+	buf := make([]byte, 64)
+	cli.Read(buf)
+	for round := 0; round < 2; round++ {
+		conn.SetCork(true)
+		if _, err := conn.Write([]byte("corked")); err != nil {
+			t.Fatal(err)
+		}
+		waitPending(t, cli, 6)
+		if n, err := cli.Read(buf); n != 6 || err != nil {
+			t.Fatalf("Read = %q %v", buf[:n], err)
+		}
+	}
+}
+
+// waitPending waits up to 2 s for n bytes to be readable on so.
+func waitPending(t *testing.T, so *Socket, n int) {
+	t.Helper()
+	got := 0
+	for end := time.Now().Add(2 * time.Second); got < n && time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		got, _ = so.Pending()
+	}
+	if got != n {
+		t.Fatalf("%d bytes readable, want %d", got, n)
+	}
+}
