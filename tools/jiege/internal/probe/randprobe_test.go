@@ -271,3 +271,28 @@ func TestDirsOf(t *testing.T) {
 		t.Errorf("DirsOf = %q", got)
 	}
 }
+
+// TestRandomFailureVerdict: nginx's own answers to malformed requests told
+// otherwise mean "not nginx"; connections a faulty kernel drops do not.
+func TestRandomFailureVerdict(t *testing.T) {
+	bad := Request{Category: CatMalformed, Raw: "get / HTTP/1.1\r\n\r\n"}
+	page := []byte("<html><hr><center>nginx/1.26.3</center></html>")
+	oracle := Answer{Proto: "HTTP/1.1", Status: 400, Body: page}
+	cases := []struct {
+		target Answer
+		class  string
+		says   string
+	}{
+		{Answer{Proto: "HTTP/1.1", Status: 200, Body: []byte("hi")}, report.ClassNotNginx, "not nginx"},
+		{Answer{Proto: "HTTP/1.1", Status: 400, Body: []byte("Bad Request")}, report.ClassNotNginx, "not nginx"},
+		{Answer{Err: errClosed}, report.ClassFingerprint, "differs from the oracle nginx"},
+		{Answer{Err: errTimeout}, report.ClassFingerprint, "differs from the oracle nginx"},
+	}
+	for _, c := range cases {
+		rr := RandomResult{Seed: 1, Sent: 10, Differences: []Difference{{Index: 1, Request: bad, What: diff(c.target, oracle, true), Target: c.target, Oracle: oracle}}}
+		s := randomFailure(rr, 0)
+		if s.Class != c.class || !strings.HasPrefix(s.Detail, c.says) {
+			t.Errorf("target %s: %s %q, want %s %q", c.target.Summary(), s.Class, s.Detail, c.class, c.says)
+		}
+	}
+}
