@@ -47,6 +47,8 @@ type Options struct {
 	// once without reading or answering, as QEMU's hostfwd does when the
 	// guest has no network.
 	AcceptOnly bool
+	// Addr is the address to listen on; default a free loopback port.
+	Addr string
 	// KeepAliveRequests is how many requests one connection may carry
 	// before the server answers "Connection: close" (nginx's
 	// keepalive_requests); default 1000.
@@ -80,7 +82,10 @@ func Start(o Options) (*Server, error) {
 	if o.KeepAliveRequests <= 0 {
 		o.KeepAliveRequests = 1000
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if o.Addr == "" {
+		o.Addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
 		return nil, err
 	}
