@@ -43,9 +43,9 @@ type program struct {
 const forgeryPath = "/usr/sbin/jiege-forgery"
 
 // DeathAfter is how many access-log lines the dying nginx serves before it
-// is killed: more than first-200, fingerprint and content need together,
-// far fewer than the stability bars.
-const DeathAfter = 80
+// is killed: more than first-200, fingerprint (about 310 with its random
+// requests) and content need together, far fewer than the stability bars.
+const DeathAfter = 500
 
 // startNginx is the last line of the linux flavor's /init.
 const startNginx = "exec /usr/sbin/nginx"
