@@ -47,7 +47,7 @@ func (v *verifier) attemptOracle(ctx context.Context, addr string) (func() error
 	if err != nil {
 		return nil, "", err
 	}
-	stop, err := rootfs.StartOracleWith(ctx, img, port, rootfs.OracleIndex{Content: body, ModTime: mtime})
+	stop, err := rootfs.StartOracleWith(ctx, img, port, rootfs.OracleOptions{Index: body, IndexModTime: mtime})
 	if err != nil {
 		return nil, "", err
 	}

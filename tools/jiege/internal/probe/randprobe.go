@@ -79,7 +79,7 @@ func requestSummary(r Request) string {
 		}
 		keep = append(keep, truncN(l, 100))
 	}
-	return fmt.Sprintf("%q", strings.Join(keep, " | "))
+	return fmt.Sprintf("%q", truncN(strings.Join(keep, " | "), 300))
 }
 
 // RandomResult is the outcome of the randomized probe.

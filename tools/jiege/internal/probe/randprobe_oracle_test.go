@@ -88,7 +88,7 @@ func TestRandomProbeAttemptOracle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stop, err := rootfs.StartOracleWith(ctx, img, port, rootfs.OracleIndex{Content: body, ModTime: mtime})
+	stop, err := rootfs.StartOracleWith(ctx, img, port, rootfs.OracleOptions{Index: body, IndexModTime: mtime})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,4 +134,51 @@ func TestRandomProbeCatchesImitation(t *testing.T) {
 		t.Errorf("the imitation did not pass the fixed sequence to fail on the random requests: %s", s.Detail)
 	}
 	t.Logf("imitation: %s", s.Detail)
+}
+
+// TestRandomProbeOtherConfiguration: a real nginx configured otherwise than
+// the oracle is told apart from a server that is not nginx, and the detail
+// names the configuration.
+func TestRandomProbeOtherConfiguration(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the root filesystem (cached) and runs nginx under qemu-riscv64")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	img, addrs := startOracles(t, ctx, 1)
+	for _, c := range []struct{ directives, says string }{
+		{"keepalive_timeout 0;", "nginx with another configuration: " + cfgKeepAliveOff},
+		{"gzip on;", "nginx with another configuration: " + cfgGzip},
+	} {
+		port, err := strconv.Atoi(freePort(t)[len("127.0.0.1:"):])
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop, err := rootfs.StartOracleWith(ctx, img, port, rootfs.OracleOptions{Server: c.directives})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tg := Target{Addr: "127.0.0.1:" + strconv.Itoa(port), Oracle: addrs[0], NginxVersion: img.NginxVersion}
+		for _, f := range img.Files {
+			tg.Files = append(tg.Files, File(f))
+		}
+		for seed := uint64(1); seed <= 3; seed++ {
+			rr, err := RandomProbe(ctx, tg, seed, RandomRequests)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := randomFailure(rr, 0)
+			if len(rr.Differences) == 0 || s.Class != report.ClassFingerprint || !strings.HasPrefix(s.Detail, c.says) {
+				t.Errorf("%s seed %d: %d differences: %s", c.directives, seed, len(rr.Differences), s.Detail)
+			}
+		}
+		tg.Seed = 1
+		s := Fingerprint(ctx, tg)
+		wantStage(t, s, report.Fail, report.ClassFingerprint)
+		// The fixed probes already see a closed connection.
+		if says, _, _ := strings.Cut(c.says, " ("); !strings.HasPrefix(s.Detail, says) {
+			t.Errorf("%s: fingerprint says %s", c.directives, s.Detail)
+		}
+		stop()
+	}
 }

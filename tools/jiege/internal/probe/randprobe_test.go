@@ -183,6 +183,10 @@ func TestDiffAndExplain(t *testing.T) {
 	if why := explain(gz, ok, true, false); len(why) != 1 || why[0] != cfgGzip {
 		t.Errorf("explain = %v, want gzip", why)
 	}
+	partial := n.answer(resp(206, "h", "Content-Length", "1", "Connection", "keep-alive", "Content-Range", "bytes 0-0/2"), nil)
+	if why := explain(gz, partial, true, false); len(why) != 1 || why[0] != cfgGzip {
+		t.Errorf("a Range ignored for a compressed answer: explain = %v, want gzip", why)
+	}
 	other := n.answer(resp(404, "hi", "Content-Length", "2", "Connection", "close"), nil)
 	if why := explain(other, ok, true, false); why != nil {
 		t.Errorf("another status explained as %v", why)

@@ -26,20 +26,23 @@ const oracleStartTimeout = 60 * time.Second
 // The image's nonce, if any, is served too. stop kills the process group it
 // started and removes the temporary directory.
 func StartOracle(ctx context.Context, img *Image, port int) (stop func() error, err error) {
-	return StartOracleWith(ctx, img, port, OracleIndex{})
+	return StartOracleWith(ctx, img, port, OracleOptions{})
 }
 
-// OracleIndex, when Content is set, replaces the oracle's document root by
-// one index.html with these bytes and this mtime: the oracle then serves
-// "/" as an attempt whose own root filesystem jiege does not know.
-type OracleIndex struct {
-	Content []byte
-	ModTime time.Time
+// OracleOptions change the oracle's configuration.
+type OracleOptions struct {
+	// Index, when set, replaces the document root by one index.html with
+	// these bytes and IndexModTime: the oracle then serves "/" as an
+	// attempt whose own root filesystem jiege does not know.
+	Index        []byte
+	IndexModTime time.Time
+	// Server holds extra directives for the server block (tests: an
+	// nginx configured otherwise, e.g. "gzip on;").
+	Server string
 }
 
-// StartOracleWith is StartOracle with the document root replaced as index
-// says.
-func StartOracleWith(ctx context.Context, img *Image, port int, index OracleIndex) (stop func() error, err error) {
+// StartOracleWith is StartOracle with the options applied.
+func StartOracleWith(ctx context.Context, img *Image, port int, o OracleOptions) (stop func() error, err error) {
 	if port <= 0 || port > 65535 {
 		return nil, fmt.Errorf("oracle: bad port %d", port)
 	}
@@ -75,13 +78,14 @@ func StartOracleWith(ctx context.Context, img *Image, port int, index OracleInde
 		// As root, nginx would otherwise switch its workers to "nobody".
 		p.User = "root root"
 	}
-	if index.Content != nil {
+	p.Server = o.Server
+	if o.Index != nil {
 		p.Root = filepath.Join(tmp, "root")
 		f := filepath.Join(p.Root, "index.html")
-		if err := writeFile(f, index.Content, 0o644); err != nil {
+		if err := writeFile(f, o.Index, 0o644); err != nil {
 			return fail(err)
 		}
-		if err := os.Chtimes(f, index.ModTime, index.ModTime); err != nil {
+		if err := os.Chtimes(f, o.IndexModTime, o.IndexModTime); err != nil {
 			return fail(err)
 		}
 	}
