@@ -213,9 +213,9 @@ func (e *PipeEnd) SetSize(n int) (int, error) {
 	return size, nil
 }
 
-// Unread returns the bytes waiting in the pipe (FIONREAD).
-func (e *PipeEnd) Unread() int {
+// Pending returns the bytes waiting in the pipe (FIONREAD).
+func (e *PipeEnd) Pending() (int, error) {
 	e.p.mu.Lock()
 	defer e.p.mu.Unlock()
-	return e.p.unread()
+	return e.p.unread(), nil
 }

@@ -3,7 +3,9 @@ package net
 import (
 	"bytes"
 	"errors"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 	"gvisor.dev/gvisor/pkg/tcpip"
@@ -21,7 +23,16 @@ type Socket struct {
 	ep  tcpip.Endpoint
 	wq  *waiter.Queue
 	ino uint64
+
+	corkMu    sync.Mutex
+	corked    bool
+	corkTimer *time.Timer // pending flush of corked data
 }
+
+// corkFlush is how long TCP_CORK may hold data on Linux. netstack's own
+// cork timer re-checks the cork when it fires and holds the data again,
+// so the socket drains it itself.
+const corkFlush = 200 * time.Millisecond
 
 var socketIno atomic.Uint64
 
@@ -37,6 +48,12 @@ func (s *Stack) NewTCP() (*Socket, error) {
 
 func newSocket(ep tcpip.Endpoint, wq *waiter.Queue) *Socket {
 	return &Socket{ep: ep, wq: wq, ino: socketIno.Add(1)}
+}
+
+// Pending returns how many bytes a read would return now (FIONREAD).
+func (so *Socket) Pending() (int, error) {
+	n, err := so.ep.GetSockOptInt(tcpip.ReceiveQueueSizeOption)
+	return n, Errno(err)
 }
 
 // Bind binds the socket to an IPv4 address and port (0.0.0.0: any).
@@ -102,8 +119,38 @@ func (so *Socket) SetReuseAddr(v bool) { so.ep.SocketOptions().SetReuseAddress(v
 // SetNoDelay sets TCP_NODELAY.
 func (so *Socket) SetNoDelay(v bool) { so.ep.SocketOptions().SetDelayOption(!v) }
 
-// SetCork sets TCP_CORK: partial segments wait until it is cleared.
-func (so *Socket) SetCork(v bool) { so.ep.SocketOptions().SetCorkOption(v) }
+// SetCork sets TCP_CORK: partial segments wait until it is cleared, or
+// for corkFlush at most.
+func (so *Socket) SetCork(v bool) {
+	so.corkMu.Lock()
+	defer so.corkMu.Unlock()
+	so.corked = v
+	if !v && so.corkTimer != nil {
+		so.corkTimer.Stop()
+		so.corkTimer = nil
+	}
+	so.ep.SocketOptions().SetCorkOption(v)
+}
+
+// armCork starts the flush of data just written under the cork.
+func (so *Socket) armCork() {
+	so.corkMu.Lock()
+	defer so.corkMu.Unlock()
+	if !so.corked || so.corkTimer != nil {
+		return
+	}
+	so.corkTimer = time.AfterFunc(corkFlush, func() {
+		so.corkMu.Lock()
+		defer so.corkMu.Unlock()
+		so.corkTimer = nil
+		if so.corked {
+			// Clearing the cork sends what it held.
+			ops := so.ep.SocketOptions()
+			ops.SetCorkOption(false)
+			ops.SetCorkOption(true)
+		}
+	})
+}
 
 // SetKeepAlive sets SO_KEEPALIVE.
 func (so *Socket) SetKeepAlive(v bool) { so.ep.SocketOptions().SetKeepAlive(v) }
@@ -156,6 +203,7 @@ func (so *Socket) Peek(p []byte) (int, error) {
 func (so *Socket) Write(p []byte) (int, error) {
 	n, err := so.ep.Write(bytes.NewReader(p), tcpip.WriteOptions{})
 	if n > 0 {
+		so.armCork()
 		return int(n), nil
 	}
 	return 0, Errno(err)
@@ -179,7 +227,7 @@ func (so *Socket) Watch(notify func()) func() {
 // data goes out at once, as on Linux (netstack would hold it for the cork
 // timeout first).
 func (so *Socket) Close() error {
-	so.ep.SocketOptions().SetCorkOption(false)
+	so.SetCork(false)
 	so.ep.Close()
 	return nil
 }

@@ -50,11 +50,24 @@ func TestSocketServerAndClient(t *testing.T) {
 	if n, err := cli.Write([]byte("GET / HTTP/1.0\r\n\r\n")); n != 18 || err != nil {
 		t.Fatalf("Write = %d %v", n, err)
 	}
+	// FIONREAD: what a read would return, once it has arrived.
+	pending := 0
+	for end := time.Now().Add(10 * time.Second); pending < 18 && time.Now().Before(end); time.Sleep(time.Millisecond) {
+		if pending, err = conn.Pending(); err != nil {
+			t.Fatalf("Pending: %v", err)
+		}
+	}
+	if pending != 18 {
+		t.Fatalf("Pending = %d, want 18", pending)
+	}
 	buf := make([]byte, 64)
 	waitReadable(t, conn)
 	n, err := conn.Read(buf)
 	if err != nil || string(buf[:n]) != "GET / HTTP/1.0\r\n\r\n" {
 		t.Fatalf("Read = %q %v", buf[:n], err)
+	}
+	if pending, err = conn.Pending(); pending != 0 || err != nil {
+		t.Fatalf("Pending after the read = %d %v", pending, err)
 	}
 	conn.Write([]byte("bye"))
 	conn.Close()
@@ -106,4 +119,62 @@ func connect(t *testing.T, so *Socket, port uint16) error {
 		}
 	}
 	return so.ConnectResult()
+}
+
+// TestCorkedDataLeavesWithin200ms: as on Linux, data held by TCP_CORK goes
+// out after 200 ms even if the cork stays on. nginx (tcp_nopush) corks
+// while it answers and uncorks only once the request is done; a request
+// whose body is still to come leaves its answer corked.
+func TestCorkedDataLeavesWithin200ms(t *testing.T) {
+	srvStack, cliStack := pair(t)
+	ln, err := srvStack.NewTCP()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ln.Bind([4]byte{}, 80); err != nil {
+		t.Fatal(err)
+	}
+	if err := ln.Listen(8); err != nil {
+		t.Fatal(err)
+	}
+	cli, _ := cliStack.NewTCP()
+	if err := connect(t, cli, 80); err != nil {
+		t.Fatal(err)
+	}
+	waitReadable(t, ln)
+	conn, _, _, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	defer cli.Close()
+	// A first segment in flight, so that the next one would wait.
+	if _, err := conn.Write([]byte("first")); err != nil {
+		t.Fatal(err)
+	}
+	waitPending(t, cli, 5)
+	buf := make([]byte, 64)
+	cli.Read(buf)
+	for round := 0; round < 2; round++ {
+		conn.SetCork(true)
+		if _, err := conn.Write([]byte("corked")); err != nil {
+			t.Fatal(err)
+		}
+		waitPending(t, cli, 6)
+		if n, err := cli.Read(buf); n != 6 || err != nil {
+			t.Fatalf("Read = %q %v", buf[:n], err)
+		}
+	}
+}
+
+// waitPending waits up to 2 s for n bytes to be readable on so.
+func waitPending(t *testing.T, so *Socket, n int) {
+	t.Helper()
+	got := 0
+	for end := time.Now().Add(2 * time.Second); got < n && time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		got, _ = so.Pending()
+	}
+	if got != n {
+		t.Fatalf("%d bytes readable, want %d", got, n)
+	}
 }

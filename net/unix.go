@@ -242,6 +242,17 @@ func (s *UnixSocket) RecvMsg(b []byte, peek bool) (int, []*fs.Description, error
 	return n, rights, nil
 }
 
+// Pending returns the bytes a read would return (FIONREAD).
+func (s *UnixSocket) Pending() (int, error) {
+	p, end, err := s.connection()
+	if err != nil {
+		return 0, unix.EINVAL
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.queued[end], nil
+}
+
 // Write sends what fits of b to the peer; EAGAIN when nothing does, EPIPE
 // once the peer closed.
 func (s *UnixSocket) Write(b []byte) (int, error) { return s.SendMsg(b, nil) }

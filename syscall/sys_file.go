@@ -615,8 +615,10 @@ const (
 	fioasync = 0x5452
 )
 
-// sysIoctl implements ioctl(2): the generic file requests; no file has
-// terminal controls (ENOTTY, as for a pipe).
+// sysIoctl implements ioctl(2): the generic file requests, FIONREAD on
+// pipes and sockets (nginx asks it after a read that filled its buffer,
+// and closes the connection when it fails); no file has terminal controls
+// (ENOTTY, as for a pipe).
 func sysIoctl(t *kernel.Task, a Args) (uint64, error) {
 	fd := int(int32(a[0]))
 	d, err := t.Proc.Files.Get(fd)
@@ -632,12 +634,16 @@ func sysIoctl(t *kernel.Task, a Args) (uint64, error) {
 		d.SetNonblock(binary.LittleEndian.Uint32(b) != 0)
 		return 0, nil
 	case fionread:
-		p, ok := d.File.(*fs.PipeEnd)
+		p, ok := d.File.(pender)
 		if !ok {
 			return 0, unix.ENOTTY
 		}
+		n, err := p.Pending()
+		if err != nil {
+			return 0, err
+		}
 		b := make([]byte, 4)
-		binary.LittleEndian.PutUint32(b, uint32(p.Unread()))
+		binary.LittleEndian.PutUint32(b, uint32(int32(n)))
 		return 0, copyOut(t, a[2], b)
 	case fioclex, fionclex:
 		return 0, t.Proc.Files.SetCloExec(fd, a[1] == fioclex)
@@ -645,6 +651,11 @@ func sysIoctl(t *kernel.Task, a Args) (uint64, error) {
 		return 0, nil // no SIGIO is sent yet
 	}
 	return 0, unix.ENOTTY
+}
+
+// pender is a file that knows how many bytes a read would return.
+type pender interface {
+	Pending() (int, error)
 }
 
 // sysFcntl implements fcntl(2) for descriptors, status flags and pipe sizes.

@@ -245,6 +245,7 @@ func TestJiegeSelfcheck(t *testing.T) {
 		{"never-boots", "boot", true},
 		{"busybox-httpd", "nginx-fingerprint", true},
 		{"nginx-dies", "stability", true},
+		{"forgery", "nginx-fingerprint", true},
 		{"no-network", "port-open", true},
 		{"linux-as-attempt", "provenance", true},
 	}

@@ -20,6 +20,7 @@ type verifier struct {
 	*common
 	portTimeout time.Duration
 	noOracle    bool
+	seed        uint64    // the fingerprint's random requests; 0: a fresh seed
 	out         io.Writer // live progress
 }
 
@@ -140,7 +141,7 @@ func (v *verifier) run(ctx context.Context, t *target) *report.Verify {
 			pt.Oracle = oaddr
 		}
 	}
-	if !v.stage(res, v.alive(g, probe.Fingerprint(ctx, pt))) {
+	if !v.stage(res, v.alive(g, v.fingerprint(ctx, t, pt, res))) {
 		return res
 	}
 	if t.image != nil {
@@ -202,6 +203,7 @@ func cmdVerify(ctx context.Context, args []string) error {
 	fs.StringVar(&runCmd, "run", "", "attempt run command (default: make run)")
 	fs.DurationVar(&v.portTimeout, "port-timeout", probe.PortOpenTimeout, "time allowed for the port to answer HTTP")
 	fs.BoolVar(&v.noOracle, "no-oracle", false, "fingerprint without the qemu-user nginx oracle")
+	fs.Uint64Var(&v.seed, "fingerprint-seed", 0, "seed of the fingerprint's random requests (replays a report's; default: a fresh one)")
 	fs.StringVar(&jsonOut, "json", "", "write the result as JSON (schema v1) to FILE")
 	fs.StringVar(&mdOut, "md", "", "write the result as Markdown to FILE")
 	if help, err := parse(fs, args); help || err != nil {

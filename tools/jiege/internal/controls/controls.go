@@ -10,8 +10,10 @@ import (
 	"context"
 	"debug/elf"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -30,12 +32,24 @@ type Control struct {
 	init func(flavorInit string) (string, error)
 	// attempt packages the guest as an attempt directory.
 	attempt bool
+	// program, if set, is a program of jiege's own source tree that the
+	// control's root filesystem holds at that path.
+	program *program
 }
 
+// program is a Go command built for the guest.
+type program struct {
+	pkg  string // import path below the module
+	path string // inside the root filesystem
+}
+
+// forgeryPath is where the forgery control's server lives in its guest.
+const forgeryPath = "/usr/sbin/jiege-forgery"
+
 // DeathAfter is how many access-log lines the dying nginx serves before it
-// is killed: more than first-200, fingerprint and content need together,
-// far fewer than the stability bars.
-const DeathAfter = 80
+// is killed: more than first-200, fingerprint (about 310 with its random
+// requests) and content need together, far fewer than the stability bars.
+const DeathAfter = 500
 
 // startNginx is the last line of the linux flavor's /init.
 const startNginx = "exec /usr/sbin/nginx"
@@ -59,6 +73,10 @@ done
 echo "jiege control: killing nginx after $n requests"
 /usr/bin/busybox killall -9 nginx
 exec /usr/bin/busybox sleep 1000000`, DeathAfter))},
+		{Name: "forgery", Stage: report.StageFingerprint,
+			About:   "Debian's Linux running a server of our own that answers every fixed fingerprint probe as nginx does (fakehttp's imitation): only the random requests catch it",
+			init:    replaceNginx("exec " + forgeryPath),
+			program: &program{pkg: "./tools/jiege/internal/controls/forgery", path: forgeryPath}},
 		{Name: "no-network", Stage: report.StagePortOpen,
 			About: "the real nginx with the virtio network modules never loaded: hostfwd accepts, no byte comes back",
 			init:  withoutNetwork},
@@ -152,6 +170,13 @@ func (c Control) Prepare(ctx context.Context, base rootfs.Options) (*Guest, erro
 		}
 		o.Init = []byte(init)
 	}
+	if c.program != nil {
+		bin, err := c.program.build(ctx, filepath.Join(buildDir(base), "controls"))
+		if err != nil {
+			return nil, fmt.Errorf("control %s: %w", c.Name, err)
+		}
+		o.Extra = map[string][]byte{c.program.path: bin}
+	}
 	img, err := rootfs.Build(ctx, o)
 	if err != nil {
 		return nil, err
@@ -218,6 +243,29 @@ func linkOrCopy(src, dst string) error {
 		return err
 	}
 	return os.WriteFile(dst, b, 0o644)
+}
+
+// build compiles the program for the guest (static, linux/riscv64) from
+// jiege's source tree and returns the binary.
+func (p *program) build(ctx context.Context, dir string) ([]byte, error) {
+	root := rootfs.ModuleRoot()
+	if root == "" {
+		return nil, errors.New("its server is built from jiege's source tree: run jiege inside it")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	out, err := filepath.Abs(filepath.Join(dir, filepath.Base(p.path)))
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", out, p.pkg)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=riscv64", "CGO_ENABLED=0")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("go build %s: %v: %s", p.pkg, err, msg)
+	}
+	return os.ReadFile(out)
 }
 
 func buildDir(o rootfs.Options) string {

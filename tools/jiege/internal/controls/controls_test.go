@@ -59,7 +59,8 @@ func TestInits(t *testing.T) {
 	}{
 		"never-boots":      {stage: report.StageBoot},
 		"busybox-httpd":    {report.StageFingerprint, []string{"insmod", "ip addr add", "busybox httpd -f -p 80 -h /var/www/html"}, []string{"/usr/sbin/nginx"}},
-		"nginx-dies":       {report.StageStability, []string{"insmod", "ip addr add", "/usr/sbin/nginx &", "killall -9 nginx", "-ge 80 ]"}, []string{"exec /usr/sbin/nginx"}},
+		"nginx-dies":       {report.StageStability, []string{"insmod", "ip addr add", "/usr/sbin/nginx &", "killall -9 nginx", "-ge 500 ]"}, []string{"exec /usr/sbin/nginx"}},
+		"forgery":          {report.StageFingerprint, []string{"insmod", "ip addr add", "exec /usr/sbin/jiege-forgery"}, []string{"/usr/sbin/nginx"}},
 		"no-network":       {report.StagePortOpen, []string{"mount -t proc", "echo \"init: network left unconfigured, starting nginx\"\nexec /usr/sbin/nginx"}, []string{"insmod", " ip ", "eth0"}},
 		"linux-as-attempt": {stage: report.StageProvenance},
 	}

@@ -65,6 +65,9 @@ func observe(ctx context.Context, addr, path, missing string) ([]exchange, error
 		r, err := c.do(s.method, s.path, s.extra, nil)
 		if err != nil {
 			if len(out) > 0 && classOf(err) == report.ClassNoHTTPResponse {
+				if c, _ := out[len(out)-1].resp.Get("Connection"); strings.EqualFold(c, "close") {
+					return nil, perr(report.ClassFingerprint, "nginx with another configuration: keep-alive off (Connection: close, then the connection closed after %d requests)", len(out))
+				}
 				return nil, perr(report.ClassFingerprint, "keep-alive: connection closed after %d requests (%s): %v", len(out), s.label, err)
 			}
 			return nil, fmt.Errorf("%s: %w", s.label, err)
@@ -102,7 +105,9 @@ func observe(ctx context.Context, addr, path, missing string) ([]exchange, error
 // answered with 304; nginx's header order and ETag format; and all of it
 // over one keep-alive connection. With t.Oracle set, the responses must
 // also match the oracle's in status, header names and order, Server, and
-// the 404 body. busybox httpd and hand-written servers fail here.
+// the 404 body; then a few hundred seeded random requests (RandomProbe)
+// must get the oracle's answers too: a server that learned the fixed
+// sequence fails there. busybox httpd and hand-written servers fail here.
 func Fingerprint(ctx context.Context, t Target) report.Stage {
 	ctx, cancel := context.WithTimeout(ctx, FingerprintTimeout)
 	defer cancel()
@@ -127,13 +132,64 @@ func Fingerprint(ctx context.Context, t Target) report.Stage {
 		if err != nil {
 			return report.Failf(report.StageFingerprint, report.ClassEnvironment, time.Since(start), "oracle %s: %v", t.Oracle, err)
 		}
-		f.compare(got, want)
+		f.compare(got, want, normaliser{anyVersion: t.NginxVersion == ""})
 		how = "the oracle nginx at " + t.Oracle
 	}
 	if len(f.problems) > 0 {
 		return report.Failf(report.StageFingerprint, report.ClassFingerprint, time.Since(start), "%s", f.summary())
 	}
-	return report.Passf(report.StageFingerprint, time.Since(start), "nginx/%s; %d requests on one connection match %s", version, len(got), how)
+	fixed := fmt.Sprintf("nginx/%s; %d requests on one connection match %s", version, len(got), how)
+	if t.Oracle == "" {
+		return report.Passf(report.StageFingerprint, time.Since(start), "%s", fixed)
+	}
+	seed := t.Seed
+	if seed == 0 {
+		seed = NewSeed()
+	}
+	rr, err := RandomProbe(ctx, t, seed, RandomRequests)
+	d := time.Since(start)
+	if err != nil {
+		class := report.ClassEnvironment
+		if ctx.Err() != nil {
+			class = report.ClassTimeout
+		}
+		return withSeed(report.Failf(report.StageFingerprint, class, d, "random requests (seed %d): %v", seed, err), rr)
+	}
+	if len(rr.Differences) == 0 {
+		return withSeed(report.Passf(report.StageFingerprint, d, "%s; %d random requests (seed %d) match the oracle", fixed, rr.Sent, seed), rr)
+	}
+	return withSeed(randomFailure(rr, d), rr)
+}
+
+// showDifferences is how many differing requests a report names.
+const showDifferences = 3
+
+// randomFailure tells "not nginx" from "nginx with another configuration"
+// and names the first differing requests with both answers.
+func randomFailure(rr RandomResult, d time.Duration) report.Stage {
+	class, verdict := report.ClassFingerprint, "differs from the oracle nginx"
+	if cfg := rr.explained(); cfg != nil {
+		verdict = "nginx with another configuration: " + strings.Join(cfg, ", ")
+	} else if rr.nginxOwnPagesDiffer() {
+		class, verdict = report.ClassNotNginx, "not nginx: requests nginx rejects by itself get other answers"
+	}
+	var first []string
+	for _, df := range rr.Differences[:min(showDifferences, len(rr.Differences))] {
+		first = append(first, df.String())
+	}
+	more := ""
+	if rr.Sent < RandomRequests {
+		more = " (stopped early)"
+	}
+	return report.Failf(report.StageFingerprint, class, d, "%s: %d of %d random requests differ%s (seed %d; replay with --fingerprint-seed %d); %s",
+		verdict, len(rr.Differences), rr.Sent, more, rr.Seed, rr.Seed, strings.Join(first, "; "))
+}
+
+// withSeed records the seed and counts in the stage's metrics (seeds
+// stay below 2^53, exact in a float64).
+func withSeed(s report.Stage, rr RandomResult) report.Stage {
+	s.Metrics = map[string]float64{"seed": float64(rr.Seed), "random_requests": float64(rr.Sent), "random_differences": float64(len(rr.Differences))}
+	return s
 }
 
 func randHex(n int) string {
@@ -295,23 +351,24 @@ func validDate(s string) bool {
 	return err == nil
 }
 
-// compare checks the target's exchanges against the oracle's.
-func (f *fpCheck) compare(got, want []exchange) {
+// compare checks the target's exchanges against the oracle's, after
+// normalising what two honest nginx servers may differ in.
+func (f *fpCheck) compare(got, want []exchange, norm normaliser) {
 	if len(got) != len(want) {
 		f.failf("%d exchanges, the oracle had %d", len(got), len(want))
 		return
 	}
 	for i := range got {
-		g, w := got[i].resp, want[i].resp
+		g, w := norm.answer(got[i].resp, nil), norm.answer(want[i].resp, nil)
 		label := got[i].label
 		if g.Status != w.Status {
 			f.failf("%s: status %d, oracle %d", label, g.Status, w.Status)
 		}
-		if gn, wn := strings.Join(g.Names(), ", "), strings.Join(w.Names(), ", "); gn != wn {
+		if gn, wn := headerNames(g), headerNames(w); gn != wn {
 			f.failf("%s: headers [%s], oracle [%s]", label, gn, wn)
 		}
-		gs, _ := g.Get("Server")
-		ws, _ := w.Get("Server")
+		gs, _ := g.get("Server")
+		ws, _ := w.get("Server")
 		if gs != ws {
 			f.failf("%s: Server %q, oracle %q", label, gs, ws)
 		}

@@ -204,6 +204,19 @@ func readResponse(br *bufio.Reader, method string, sink io.Writer) (*response, e
 			return nil, perr(report.ClassBadResponse, "body: %v", err)
 		}
 	}
+	if strings.EqualFold(te, "chunked") {
+		// The chunked reader stops after the last chunk's size line:
+		// the trailer and its blank line are still to be read.
+		for {
+			l, err := br.ReadString('\n')
+			if err != nil {
+				return nil, perr(report.ClassBadResponse, "chunked trailer: %v", err)
+			}
+			if strings.TrimRight(l, "\r\n") == "" {
+				break
+			}
+		}
+	}
 	if hasCL && !strings.EqualFold(te, "chunked") {
 		if n, _ := strconv.ParseInt(cl, 10, 64); r.N != n {
 			return nil, perr(report.ClassBadResponse, "body cut short: %d of %d bytes", r.N, n)

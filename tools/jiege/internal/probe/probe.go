@@ -41,13 +41,18 @@ type Target struct {
 	NginxVersion string
 	Files        []File
 	Nonce        *File // a file generated for this run only
+	// OwnRoot says the target serves its own root filesystem (an
+	// attempt): only "/" is known to be the same file as the oracle's.
+	OwnRoot bool
+	// Seed seeds the fingerprint's random requests; 0 draws one.
+	Seed uint64
 }
 
 // Default stage timeouts, used when the context has a later deadline.
 const (
 	PortOpenTimeout    = 90 * time.Second
 	First200Timeout    = 90 * time.Second
-	FingerprintTimeout = 60 * time.Second
+	FingerprintTimeout = 240 * time.Second
 	ContentTimeout     = 120 * time.Second
 	StabilityTimeout   = 300 * time.Second
 	SurvivalTimeout    = 15 * time.Second

@@ -54,6 +54,9 @@ func VerifyText(v *Verify) string {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Name, s.Status, class, secs(s.Duration), oneLine(s.Detail))
 	}
 	tw.Flush()
+	if v.FingerprintSeed != 0 {
+		fmt.Fprintf(&b, "\nfingerprint seed: %d (replay: --fingerprint-seed %d)\n", v.FingerprintSeed, v.FingerprintSeed)
+	}
 	if v.ConsoleLog != "" {
 		fmt.Fprintf(&b, "\nconsole log: %s\n", v.ConsoleLog)
 	}
@@ -79,6 +82,9 @@ func VerifyMarkdown(v *Verify) string {
 	}
 	if v.NginxVersion != "" {
 		fmt.Fprintf(&b, "- nginx: %s\n", mdCell(v.NginxVersion))
+	}
+	if v.FingerprintSeed != 0 {
+		fmt.Fprintf(&b, "- fingerprint seed: %d\n", v.FingerprintSeed)
 	}
 	if v.ConsoleLog != "" {
 		fmt.Fprintf(&b, "- console log: `%s`\n", mdCell(v.ConsoleLog))

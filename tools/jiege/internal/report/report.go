@@ -134,6 +134,9 @@ type Verify struct {
 	QEMUCommand    []string  `json:"qemu_command,omitempty"`
 	NginxVersion   string    `json:"nginx_version,omitempty"`
 	Host           string    `json:"host,omitempty"`
+	// FingerprintSeed seeds the fingerprint's random requests: `jiege
+	// verify --fingerprint-seed N` replays them.
+	FingerprintSeed uint64 `json:"fingerprint_seed,omitempty"`
 }
 
 // NewVerify returns a Verify with the schema and kind set.

@@ -354,3 +354,21 @@ func TestBenchHTML(t *testing.T) {
 		t.Errorf("target without figures: %v", els["rect"][2])
 	}
 }
+
+func TestVerifySeedRendered(t *testing.T) {
+	v := sampleVerify()
+	if strings.Contains(VerifyText(v), "fingerprint seed") {
+		t.Error("a seed shown where none was drawn")
+	}
+	v.FingerprintSeed = 4191616466619739
+	if out := VerifyText(v); !strings.Contains(out, "fingerprint seed: 4191616466619739 (replay: --fingerprint-seed 4191616466619739)") {
+		t.Errorf("text lacks the seed:\n%s", out)
+	}
+	if out := VerifyMarkdown(v); !strings.Contains(out, "- fingerprint seed: 4191616466619739") {
+		t.Errorf("markdown lacks the seed:\n%s", out)
+	}
+	b, err := json.Marshal(v)
+	if err != nil || !strings.Contains(string(b), `"fingerprint_seed":4191616466619739`) {
+		t.Errorf("json %s (%v)", b, err)
+	}
+}

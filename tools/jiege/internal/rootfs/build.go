@@ -151,7 +151,7 @@ func (b *builder) overrides() (map[string]override, error) {
 			return nil, fmt.Errorf("extra file %q has no name", p)
 		}
 		mode := uint32(0o644)
-		if strings.HasPrefix(string(data), "#!") {
+		if strings.HasPrefix(string(data), "#!") || strings.HasPrefix(string(data), "\x7fELF") {
 			mode = 0o755
 		}
 		ov[name] = override{data: data, mode: mode}

@@ -112,6 +112,7 @@ type ConfParams struct {
 	MimeTypes       string
 	TempDir         string            // non-empty: all temp paths under it
 	ExactFiles      map[string]string // URL path -> directory to serve it from (oracle's nonce)
+	Server          string            // extra directives for the server block
 }
 
 // NginxConf renders nginx.conf. The deployed one is what a real server would
@@ -137,6 +138,9 @@ func NginxConf(p ConfParams) string {
 		}
 	}
 	fmt.Fprintf(&b, "\n    server {\n        listen %s;\n        server_name _;\n        root %s;\n        index index.html;\n\n", p.Listen, p.Root)
+	if p.Server != "" {
+		fmt.Fprintf(&b, "        %s\n", p.Server)
+	}
 	b.WriteString("        location /files/ {\n            autoindex on;\n        }\n")
 	var exact []string
 	for k := range p.ExactFiles {

@@ -26,6 +26,23 @@ const oracleStartTimeout = 60 * time.Second
 // The image's nonce, if any, is served too. stop kills the process group it
 // started and removes the temporary directory.
 func StartOracle(ctx context.Context, img *Image, port int) (stop func() error, err error) {
+	return StartOracleWith(ctx, img, port, OracleOptions{})
+}
+
+// OracleOptions change the oracle's configuration.
+type OracleOptions struct {
+	// Index, when set, replaces the document root by one index.html with
+	// these bytes and IndexModTime: the oracle then serves "/" as an
+	// attempt whose own root filesystem jiege does not know.
+	Index        []byte
+	IndexModTime time.Time
+	// Server holds extra directives for the server block (tests: an
+	// nginx configured otherwise, e.g. "gzip on;").
+	Server string
+}
+
+// StartOracleWith is StartOracle with the options applied.
+func StartOracleWith(ctx context.Context, img *Image, port int, o OracleOptions) (stop func() error, err error) {
 	if port <= 0 || port > 65535 {
 		return nil, fmt.Errorf("oracle: bad port %d", port)
 	}
@@ -60,6 +77,17 @@ func StartOracle(ctx context.Context, img *Image, port int) (stop func() error, 
 	if os.Geteuid() == 0 {
 		// As root, nginx would otherwise switch its workers to "nobody".
 		p.User = "root root"
+	}
+	p.Server = o.Server
+	if o.Index != nil {
+		p.Root = filepath.Join(tmp, "root")
+		f := filepath.Join(p.Root, "index.html")
+		if err := writeFile(f, o.Index, 0o644); err != nil {
+			return fail(err)
+		}
+		if err := os.Chtimes(f, o.IndexModTime, o.IndexModTime); err != nil {
+			return fail(err)
+		}
 	}
 	if img.Nonce != nil {
 		ndir := filepath.Join(tmp, "nonce")

@@ -39,7 +39,7 @@ type Options struct {
 	Mirror   string // Debian mirror URL; default: read from the host's apt sources
 	Nonce    bool   // append a fresh random file to a per-run copy of the archive
 	// Init replaces /init (negative controls); Extra adds files (path inside
-	// the rootfs -> content; mode 0755 when the content starts with "#!").
+	// the rootfs -> content; mode 0755 for scripts ("#!") and ELF files).
 	Init  []byte
 	Extra map[string][]byte
 	// Out is where the final archive is written. Empty: the cached archive is
@@ -85,6 +85,10 @@ func DefaultBuildDir() string {
 	}
 	return "build"
 }
+
+// ModuleRoot returns the jiege source tree above the working directory,
+// or "" when there is none.
+func ModuleRoot() string { return moduleRoot() }
 
 func moduleRoot() string {
 	dir, err := os.Getwd()

@@ -47,11 +47,16 @@ type Options struct {
 	// once without reading or answering, as QEMU's hostfwd does when the
 	// guest has no network.
 	AcceptOnly bool
+	// Addr is the address to listen on; default a free loopback port.
+	Addr string
 	// KeepAliveRequests is how many requests one connection may carry
 	// before the server answers "Connection: close" (nginx's
 	// keepalive_requests); default 1000.
 	KeepAliveRequests int
 }
+
+// bodyTimeout bounds the wait for a request body.
+const bodyTimeout = 300 * time.Millisecond
 
 // Server is a running imitation.
 type Server struct {
@@ -77,7 +82,10 @@ func Start(o Options) (*Server, error) {
 	if o.KeepAliveRequests <= 0 {
 		o.KeepAliveRequests = 1000
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if o.Addr == "" {
+		o.Addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +157,13 @@ func (s *Server) serve(c net.Conn) {
 		if err != nil {
 			return
 		}
-		io.Copy(io.Discard, req.Body)
+		// A body nginx would refuse to wait for (chunked with a
+		// Content-Length, say) must not hold the imitation forever.
+		c.SetReadDeadline(time.Now().Add(bodyTimeout))
+		if _, err := io.Copy(io.Discard, req.Body); err != nil {
+			return
+		}
+		c.SetReadDeadline(time.Time{})
 		keep := req.ProtoAtLeast(1, 1) && !req.Close && n < s.o.KeepAliveRequests
 		switch s.o.Flavor {
 		case Busybox:
