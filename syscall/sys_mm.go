@@ -87,7 +87,8 @@ func sysMmap(t *kernel.Task, a Args) (uint64, error) {
 	if size == 0 {
 		return 0, unix.ENOMEM
 	}
-	if pgoff := off / mm.PageSize; pgoff+uint64(size/mm.PageSize) < pgoff {
+	// Linux shifts the signed offset: -4096 is page offset 2^64-1.
+	if pgoff := uint64(int64(off) >> 12); pgoff+uint64(size/mm.PageSize) < pgoff {
 		return 0, unix.EOVERFLOW
 	}
 	m := mm.Mapping{
@@ -118,6 +119,9 @@ func sysMunmap(t *kernel.Task, a Args) (uint64, error) {
 	return 0, t.Proc.AS.Unmap(uintptr(a[0]), uintptr(a[1]))
 }
 
+// protSem is PROT_SEM, which Linux accepts and ignores.
+const protSem = 0x8
+
 // sysMprotect implements mprotect(2). Linux checks the range before the
 // protection: mprotect(addr, 0, bad) is 0.
 func sysMprotect(t *kernel.Task, a Args) (uint64, error) {
@@ -129,7 +133,7 @@ func sysMprotect(t *kernel.Task, a Args) (uint64, error) {
 		return 0, nil
 	case err != nil:
 		return 0, unix.ENOMEM
-	case a[2]&^(unix.PROT_READ|unix.PROT_WRITE|unix.PROT_EXEC) != 0:
+	case a[2]&^(unix.PROT_READ|unix.PROT_WRITE|unix.PROT_EXEC|protSem) != 0:
 		return 0, unix.EINVAL
 	}
 	t.Proc.Lock()
