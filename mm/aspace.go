@@ -713,16 +713,16 @@ func pteBits(perm uint64) uint64 {
 }
 
 // SetBrk moves the program break as brk(2) does, returning the new break,
-// or the old one when brk is below the start, beyond user memory, or
-// would run into a mapping.
+// or the old one when brk is below the start, or the heap would leave user
+// memory or come closer than a page to a mapping (Linux's guard).
 func (as *AddressSpace) SetBrk(brk uintptr) uintptr {
-	if brk < as.BrkBase || brk > MaxUserVA {
+	if brk < as.BrkBase || brk > MaxUserVA-PageSize {
 		return as.Brk
 	}
 	oldEnd, newEnd := pageUp(as.Brk), pageUp(brk)
 	switch {
 	case newEnd > oldEnd:
-		if !as.free(oldEnd, newEnd) || as.vmas.count > MaxMapCount {
+		if !as.free(oldEnd, newEnd+PageSize) || as.vmas.count > MaxMapCount {
 			return as.Brk
 		}
 		as.vmas.insert(VMA{Start: oldEnd, End: newEnd, Perm: PTERead | PTEWrite})
