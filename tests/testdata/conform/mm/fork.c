@@ -111,5 +111,32 @@ int main(void) {
 	}
 	waitpid(c1, &status, 0);
 	SHOW("fork.chain", "%d %d", WEXITSTATUS(status), chain[0]);
+
+	/* faults: each child touches what it may not and is killed by SIGSEGV */
+	char *ro = mmap(NULL, 2 * PG, RW, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ro[0] = 'r';
+	ro[PG] = 'n';
+	mprotect(ro, PG, PROT_READ);
+	mprotect(ro + PG, PG, PROT_NONE);
+	for (int k = 0; k < 4; k++) {
+		pid_t c = fork();
+		if (c == 0) {
+			volatile char *v = ro;
+			if (k == 0)
+				v[0] = 'w'; /* a read-only page shared by fork stays read-only */
+			else if (k == 1)
+				(void)v[PG]; /* PROT_NONE keeps its frame, but not for the user */
+			else if (k == 2)
+				v[PG] = 'w';
+			else
+				_exit(v[0]); /* reading is allowed */
+			_exit(99);
+		}
+		waitpid(c, &status, 0);
+		SHOW("fault", "%d signaled %d sig %d exit %d", k, WIFSIGNALED(status),
+		     WIFSIGNALED(status) ? WTERMSIG(status) : 0, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	}
+	mprotect(ro, 2 * PG, PROT_READ);
+	SHOW("fault.parent.kept", "%c%c", ro[0], ro[PG]);
 	return 0;
 }
