@@ -109,7 +109,8 @@ var (
 	StartTask = func(*Task) {}
 )
 
-// Fork makes a child process that is a copy of t's: its memory copied, its
+// Fork makes a child process that is a copy of t's: its memory shared
+// copy-on-write (anonymous MAP_SHARED memory stays shared), its
 // descriptors shared as after fork(2). The child's registers are t's with
 // a0 = 0 and, when newsp is not 0, that stack. It is started with StartTask.
 func (t *Task) Fork(newsp, childTID uintptr, setTID, clearTID bool) (*Task, error) {

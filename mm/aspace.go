@@ -1,9 +1,6 @@
 package mm
 
-import (
-	"errors"
-	"sort"
-)
+import "errors"
 
 // Memory is where an address space gets frames and edits its page table.
 // The kernel's implementation masks interrupts around the frame allocator
@@ -12,8 +9,8 @@ type Memory interface {
 	AllocFrame() uintptr
 	FreeFrame(pa uintptr)
 	Map(root, va, pa uintptr, perm uint64) bool
-	// Unmap removes the mappings in [start, end) and frees their frames.
-	Unmap(root, start, end uintptr)
+	// FreeTables frees a page table; the address space has unmapped
+	// every page first.
 	FreeTables(root uintptr)
 	// Flush makes page-table changes visible to the processor; FlushPage
 	// does so for one page.
@@ -43,14 +40,38 @@ const (
 	UserMmapTop  = uintptr(0x3f_0000_0000) // non-fixed mmaps grow down from here
 	UserStackTop = uintptr(0x3f_8000_0000)
 	UserMin      = uintptr(0x10000) // nothing is mapped below: null pointers fault
+
+	// MaxMapCount is Linux's default vm.max_map_count: more VMAs than
+	// this and mmap, mprotect and munmap fail with ENOMEM.
+	MaxMapCount = 65530
 )
 
 // VMA is a range of virtual memory with one protection. Its pages are
-// backed by frames on first touch (anonymous memory, zero-filled) or when
-// populated by the loader.
+// backed by frames on first touch: zero-filled anonymous memory, the
+// contents of a privately mapped file, or the frames of shared memory.
 type VMA struct {
 	Start, End uintptr
 	Perm       uint64 // PTERead | PTEWrite | PTEExec
+	// Shared is the memory of an anonymous MAP_SHARED mapping; nil for
+	// private memory, whose frames fork shares copy-on-write.
+	Shared *SharedMemory
+	// File is what a private file mapping's pages are first filled from.
+	File []byte
+	// Offset is where Start lies in Shared or File, in bytes.
+	Offset uintptr
+}
+
+// slice is the part [start, end) of v.
+func (v *VMA) slice(start, end uintptr) VMA {
+	s := *v
+	s.Start, s.End, s.Offset = start, end, v.Offset+(start-v.Start)
+	return s
+}
+
+// mergeable reports whether b continues a seamlessly.
+func mergeable(a, b *VMA) bool {
+	return a.End == b.Start && a.Perm == b.Perm && a.Shared == b.Shared && a.File == nil && b.File == nil &&
+		(a.Shared == nil || b.Offset == a.Offset+(a.End-a.Start))
 }
 
 // AddressSpace is a user program's memory: its VMAs and its Sv39 page table.
@@ -58,7 +79,8 @@ type VMA struct {
 type AddressSpace struct {
 	mem      Memory
 	root     uintptr
-	vmas     []VMA // sorted by Start, never overlapping
+	vmas     vmaTree
+	refs     *frameRefs // shared with the address spaces fork made from this one
 	BrkBase  uintptr
 	Brk      uintptr
 	mmapNext uintptr
@@ -70,7 +92,7 @@ func NewAddressSpace(mem Memory) (*AddressSpace, error) {
 	if root == 0 {
 		return nil, ErrNoMemory
 	}
-	return &AddressSpace{mem: mem, root: root, mmapNext: UserMmapTop}, nil
+	return &AddressSpace{mem: mem, root: root, refs: newFrameRefs(), mmapNext: UserMmapTop}, nil
 }
 
 // Satp is the satp value that runs code in this address space.
@@ -79,200 +101,591 @@ func (as *AddressSpace) Satp() uint64 { return SatpSv39(as.root) }
 // Root is the page table's physical address.
 func (as *AddressSpace) Root() uintptr { return as.root }
 
-// VMAs returns a copy of the mappings.
-func (as *AddressSpace) VMAs() []VMA { return append([]VMA(nil), as.vmas...) }
+// VMAs returns a copy of the mappings in address order.
+func (as *AddressSpace) VMAs() []VMA {
+	out := make([]VMA, 0, as.vmas.count)
+	as.vmas.each(func(v *VMA) bool { out = append(out, *v); return true })
+	return out
+}
 
-// Clone returns a copy of the address space for fork: the same mappings,
-// each present page copied to a new frame.
-func (as *AddressSpace) Clone() (*AddressSpace, error) {
-	c, err := NewAddressSpace(as.mem)
-	if err != nil {
-		return nil, err
+// MapCount is the number of VMAs.
+func (as *AddressSpace) MapCount() int { return as.vmas.count }
+
+func pageDown(v uintptr) uintptr { return v &^ (PageSize - 1) }
+func pageUp(v uintptr) uintptr   { return (v + PageSize - 1) &^ (PageSize - 1) }
+
+// Page-table entries of user pages. A page of a PROT_NONE VMA keeps its
+// frame under a leaf without the U bit (RISC-V gives a PTE with no R, W or
+// X the meaning "pointer to the next table", so R marks it a leaf), which
+// U-mode cannot touch. A private frame that fork shared is mapped without
+// W until a write fault copies it.
+const leafAccess = PTERead | PTEWrite | PTEExec | PTEUser
+
+// pte returns the valid level-0 entry that maps va, or nil.
+func (as *AddressSpace) pte(va uintptr) *uint64 {
+	e := Walk(as.root, va, nil)
+	if e == 0 || *(*uint64)(Ptr(e))&PTEValid == 0 {
+		return nil
 	}
-	c.vmas = append([]VMA(nil), as.vmas...)
-	c.BrkBase, c.Brk, c.mmapNext = as.BrkBase, as.Brk, as.mmapNext
-	for _, v := range as.vmas {
-		for va := v.Start; va < v.End; va += PageSize {
-			pa, perm, ok := Translate(as.root, va)
-			if !ok {
-				continue
+	return (*uint64)(Ptr(e))
+}
+
+// leafBits is the access a page of v backed by the frame pa gets.
+func (as *AddressSpace) leafBits(v *VMA, pa uintptr) uint64 {
+	rwx := pteBits(v.Perm)
+	if rwx == 0 {
+		return PTERead
+	}
+	if v.Shared == nil && rwx&PTEWrite != 0 && as.refs.shared(pa) {
+		rwx &^= PTEWrite
+	}
+	return rwx | PTEUser
+}
+
+func setLeaf(e *uint64, bits uint64) { *e = *e&^leafAccess | bits }
+
+// mapPage maps va to pa with exactly the access bits given.
+func (as *AddressSpace) mapPage(va, pa uintptr, bits uint64) bool {
+	if !as.mem.Map(as.root, va, pa, bits&pteLeafMask) {
+		return false
+	}
+	setLeaf(as.pte(va), bits)
+	return true
+}
+
+// eachPage calls fn on every valid level-0 entry in [start, end), skipping
+// absent tables whole so that a large, sparse range costs little.
+func (as *AddressSpace) eachPage(start, end uintptr, fn func(va uintptr, e *uint64)) {
+	for va := start; va < end; {
+		table, level := as.root, levels-1
+		var e *uint64
+		for ; ; level-- {
+			e = entry(table, vpn(va, level))
+			if *e&PTEValid == 0 || *e&pteLeafMask != 0 || level == 0 {
+				break
 			}
-			frame := as.mem.AllocFrame()
-			if frame == 0 {
-				c.Release()
-				return nil, ErrNoMemory
-			}
-			copy((*[PageSize]byte)(Ptr(frame))[:], (*[PageSize]byte)(Ptr(pa))[:])
-			if !as.mem.Map(c.root, va, frame, perm&(PTERead|PTEWrite|PTEExec)) {
-				as.mem.FreeFrame(frame)
-				c.Release()
-				return nil, ErrNoMemory
-			}
+			table = pteAddr(*e)
 		}
+		if level == 0 && *e&PTEValid != 0 {
+			fn(va, e)
+		}
+		span := uintptr(1) << (12 + entryBits*uint(level))
+		next := (va + span) &^ (span - 1)
+		if next <= va {
+			return
+		}
+		va = next
+	}
+}
+
+// dropPages unmaps the pages of v in [start, end); a private frame is
+// freed when this was its last owner, a shared one stays with its memory.
+func (as *AddressSpace) dropPages(v *VMA, start, end uintptr) {
+	as.eachPage(start, end, func(_ uintptr, e *uint64) {
+		pa := pteAddr(*e)
+		*e = 0
+		if v.Shared == nil && as.refs.drop(pa) {
+			as.mem.FreeFrame(pa)
+		}
+	})
+}
+
+// Clone returns the address space for a forked child: the same mappings,
+// private pages shared copy-on-write (read-only in both until one writes),
+// shared memory shared.
+func (as *AddressSpace) Clone() (*AddressSpace, error) {
+	root := as.mem.AllocFrame()
+	if root == 0 {
+		return nil, ErrNoMemory
+	}
+	c := &AddressSpace{mem: as.mem, root: root, refs: as.refs, BrkBase: as.BrkBase, Brk: as.Brk, mmapNext: as.mmapNext}
+	var err error
+	as.vmas.each(func(v *VMA) bool {
+		c.vmas.insert(*v)
+		if v.Shared != nil {
+			v.Shared.hold()
+		}
+		as.eachPage(v.Start, v.End, func(va uintptr, e *uint64) {
+			if err != nil {
+				return
+			}
+			pa := pteAddr(*e)
+			if v.Shared == nil {
+				as.refs.share(pa)
+				setLeaf(e, as.leafBits(v, pa))
+			}
+			if !c.mapPage(va, pa, c.leafBits(v, pa)) {
+				if v.Shared == nil {
+					as.refs.drop(pa)
+				}
+				err = ErrNoMemory
+			}
+		})
+		return err == nil
+	})
+	as.mem.Flush()
+	if err != nil {
+		c.Release()
+		return nil, err
 	}
 	return c, nil
 }
 
 // Release frees every frame and page table of the address space.
 func (as *AddressSpace) Release() {
+	if as.root == 0 {
+		return
+	}
+	as.vmas.each(func(v *VMA) bool {
+		as.dropPages(v, v.Start, v.End)
+		if v.Shared != nil {
+			v.Shared.release()
+		}
+		return true
+	})
+	as.vmas = vmaTree{}
 	as.mem.FreeTables(as.root)
-	as.vmas = nil
 	as.root = 0
 }
 
-func pageDown(v uintptr) uintptr { return v &^ (PageSize - 1) }
-func pageUp(v uintptr) uintptr   { return (v + PageSize - 1) &^ (PageSize - 1) }
-
-// find returns the VMA containing va.
-func (as *AddressSpace) find(va uintptr) (*VMA, bool) {
-	i := sort.Search(len(as.vmas), func(i int) bool { return as.vmas[i].End > va })
-	if i < len(as.vmas) && as.vmas[i].Start <= va {
-		return &as.vmas[i], true
-	}
-	return nil, false
-}
-
-// IsFree reports whether no VMA overlaps [addr, addr+length).
-func (as *AddressSpace) IsFree(addr, length uintptr) bool { return as.free(addr, addr+pageUp(length)) }
-
 // free reports whether [start, end) overlaps no VMA.
 func (as *AddressSpace) free(start, end uintptr) bool {
-	for _, v := range as.vmas {
-		if v.Start < end && start < v.End {
-			return false
-		}
-	}
-	return true
+	v := as.vmas.floor(end - 1)
+	return v == nil || v.End <= start
 }
 
-// Map creates a VMA. With fixed, it goes exactly at addr, replacing what
-// was there; otherwise addr is a hint and the range goes where it fits.
+// splitAt makes x a VMA boundary if a VMA spans it.
+func (as *AddressSpace) splitAt(x uintptr) {
+	v := as.vmas.find(x)
+	if v == nil || v.Start == x {
+		return
+	}
+	right := v.slice(x, v.End)
+	v.End = x
+	if right.Shared != nil {
+		right.Shared.hold()
+	}
+	as.vmas.insert(right)
+}
+
+// splits is how many VMAs cutting out [start, end) splits in two.
+func (as *AddressSpace) splits(start, end uintptr) int {
+	n := 0
+	if v := as.vmas.find(start); v != nil && v.Start != start {
+		n++
+	}
+	if v := as.vmas.find(end); v != nil && v.Start != end {
+		n++
+	}
+	return n
+}
+
+// mergeAt joins the VMAs on either side of the boundary at x when they
+// continue each other.
+func (as *AddressSpace) mergeAt(x uintptr) {
+	if x == 0 {
+		return
+	}
+	left, right := as.vmas.find(x-1), as.vmas.find(x)
+	if left == nil || right == nil || left == right || !mergeable(left, right) {
+		return
+	}
+	r := as.vmas.cut(x, x+1)[0]
+	left.End = r.End
+	if r.Shared != nil {
+		r.Shared.release()
+	}
+}
+
+// eachIn calls fn with every VMA overlapping [start, end), in order, and
+// reports whether the VMAs cover the whole range.
+func (as *AddressSpace) eachIn(start, end uintptr, fn func(v *VMA)) (covered bool) {
+	covered = true
+	at := start
+	v := as.vmas.find(start)
+	if v == nil {
+		v = as.vmas.ceil(start)
+	}
+	for ; v != nil && v.Start < end; v = as.vmas.ceil(v.End) {
+		if v.Start > at {
+			covered = false
+		}
+		at = v.End
+		fn(v)
+	}
+	return covered && at >= end
+}
+
+// Mapping says what Mmap maps.
+type Mapping struct {
+	Perm      uint64
+	Fixed     bool // exactly at addr, replacing what is there
+	NoReplace bool // exactly at addr, ErrExists if anything is there
+	Shared    bool // anonymous MAP_SHARED memory
+	File      []byte
+	Offset    uintptr // of the mapping in File
+}
+
+// Map maps anonymous private memory; see Mmap.
 func (as *AddressSpace) Map(addr, length uintptr, perm uint64, fixed bool) (uintptr, error) {
+	return as.Mmap(addr, length, Mapping{Perm: perm, Fixed: fixed})
+}
+
+// Mmap creates a VMA as mmap(2) does. With Fixed or NoReplace it goes
+// exactly at addr; otherwise addr is a hint, taken when the range there is
+// free and inside user memory. Errors are Linux's: ErrInvalid for a zero
+// length or an unaligned fixed address, ErrNoMemory for a length or a fixed
+// range that does not fit in user memory or too many VMAs.
+func (as *AddressSpace) Mmap(addr, length uintptr, m Mapping) (uintptr, error) {
 	if length == 0 {
 		return 0, ErrInvalid
 	}
-	length = pageUp(length)
-	if fixed {
-		if addr%PageSize != 0 || addr < UserMin || addr+length > MaxUserVA || addr+length < addr {
+	size := pageUp(length)
+	if size == 0 || size > MaxUserVA {
+		return 0, ErrNoMemory
+	}
+	if as.vmas.count > MaxMapCount {
+		return 0, ErrNoMemory
+	}
+	if m.Fixed || m.NoReplace {
+		start, end, err := UserRange(addr, size)
+		switch {
+		case errors.Is(err, ErrUnaligned):
 			return 0, ErrInvalid
+		case err != nil:
+			return 0, ErrNoMemory
+		case start < UserMin:
+			return 0, ErrInvalid
+		case m.NoReplace && !as.free(start, end):
+			return 0, ErrExists
 		}
-		as.unmap(addr, addr+length)
+		if err := as.unmap(start, end); err != nil {
+			return 0, err
+		}
 	} else {
-		addr = pageDown(addr)
-		if addr < UserMin || addr+length > UserMmapTop || !as.free(addr, addr+length) {
+		start, end, err := UserRange(pageUp(addr), size)
+		if err != nil || start < UserMin || end > UserMmapTop || !as.free(start, end) {
 			var ok bool
-			if addr, ok = as.findGap(length); !ok {
+			if start, ok = as.findGap(size); !ok {
 				return 0, ErrNoMemory
 			}
 		}
+		addr = start
 	}
-	as.insert(VMA{Start: addr, End: addr + length, Perm: perm})
+	v := VMA{Start: addr, End: addr + size, Perm: m.Perm, File: m.File, Offset: m.Offset}
+	if m.Shared {
+		v.Shared = newSharedMemory(as.mem)
+	}
+	as.vmas.insert(v)
+	as.mergeAt(v.Start)
+	as.mergeAt(v.End)
 	return addr, nil
 }
 
-// findGap finds room for length bytes below the mmap area's cursor, top down.
-func (as *AddressSpace) findGap(length uintptr) (uintptr, bool) {
-	top := as.mmapNext
-	for i := len(as.vmas) - 1; i >= -1; i-- {
-		lo := UserMin
-		if i >= 0 {
-			v := as.vmas[i]
-			if v.Start >= top {
-				continue
-			}
-			lo = max(v.End, lo)
-		}
-		if lo < as.Brk+PageSize {
-			lo = max(lo, pageUp(as.Brk)+PageSize) // keep brk room to grow a little
-		}
-		if top >= lo+length {
-			as.mmapNext = top - length
-			return top - length, true
-		}
-		if i >= 0 {
-			top = as.vmas[i].Start
-		}
+// findGap finds room for size bytes, top down from the mmap cursor, then
+// from the top of the mmap area.
+func (as *AddressSpace) findGap(size uintptr) (uintptr, bool) {
+	if a, ok := as.gapBelow(as.mmapNext, size); ok {
+		as.mmapNext = a
+		return a, true
+	}
+	if a, ok := as.gapBelow(UserMmapTop, size); ok {
+		as.mmapNext = a
+		return a, true
 	}
 	return 0, false
 }
 
-func (as *AddressSpace) insert(v VMA) {
-	i := sort.Search(len(as.vmas), func(i int) bool { return as.vmas[i].Start >= v.Start })
-	as.vmas = append(as.vmas, VMA{})
-	copy(as.vmas[i+1:], as.vmas[i:])
-	as.vmas[i] = v
+// gapBelow returns the highest free range of size bytes ending at or below top.
+func (as *AddressSpace) gapBelow(top, size uintptr) (uintptr, bool) {
+	floor := max(UserMin, pageUp(as.Brk)+PageSize) // room for brk to grow a little
+	for top >= floor && top-floor >= size {
+		v := as.vmas.floor(top - 1)
+		if v == nil || v.End <= top-size {
+			return top - size, true
+		}
+		top = v.Start
+	}
+	return 0, false
 }
 
-// Unmap removes [addr, addr+length) from the address space.
+// Unmap removes [addr, addr+length) as munmap(2) does: the range errors of
+// UserRange, ErrInvalid for a zero length, ErrNoMemory when splitting a
+// VMA would pass MaxMapCount.
 func (as *AddressSpace) Unmap(addr, length uintptr) error {
-	if addr%PageSize != 0 || length == 0 {
+	start, end, err := UserRange(addr, length)
+	if err != nil {
+		return err
+	}
+	if start == end {
 		return ErrInvalid
 	}
-	as.unmap(addr, addr+pageUp(length))
+	return as.unmap(start, end)
+}
+
+func (as *AddressSpace) unmap(start, end uintptr) error {
+	if v := as.vmas.find(start); v != nil && v.Start < start && end < v.End && as.vmas.count >= MaxMapCount {
+		return ErrNoMemory
+	}
+	as.splitAt(start)
+	as.splitAt(end)
+	for _, v := range as.vmas.cut(start, end) {
+		as.dropPages(&v, v.Start, v.End)
+		if v.Shared != nil {
+			v.Shared.release()
+		}
+	}
+	as.mem.Flush()
 	return nil
 }
 
-func (as *AddressSpace) unmap(start, end uintptr) {
-	var kept []VMA
-	for _, v := range as.vmas {
-		if v.End <= start || v.Start >= end {
-			kept = append(kept, v)
-			continue
-		}
-		if v.Start < start {
-			kept = append(kept, VMA{v.Start, start, v.Perm})
-		}
-		if v.End > end {
-			kept = append(kept, VMA{end, v.End, v.Perm})
-		}
+// Protect changes the protection of [addr, addr+length) as mprotect(2)
+// does, keeping the pages' contents. Like Linux it changes the mapped part
+// that starts at addr and fails with ErrNoMemory at the first hole.
+func (as *AddressSpace) Protect(addr, length uintptr, perm uint64) error {
+	start, end, err := UserRange(addr, length)
+	switch {
+	case errors.Is(err, ErrUnaligned):
+		return ErrInvalid
+	case err != nil:
+		return ErrNoMemory
+	case start == end:
+		return nil
 	}
-	as.vmas = kept
-	as.mem.Unmap(as.root, start, end)
+	mapped := start
+	for v := as.vmas.find(start); v != nil && mapped < end; v = as.vmas.find(mapped) {
+		mapped = v.End
+	}
+	if mapped == start {
+		return ErrNoMemory
+	}
+	stop := min(mapped, end)
+	if as.vmas.count+as.splits(start, stop) > MaxMapCount {
+		return ErrNoMemory
+	}
+	as.splitAt(start)
+	as.splitAt(stop)
+	for _, v := range as.vmas.cut(start, stop) {
+		v.Perm = perm
+		as.eachPage(v.Start, v.End, func(_ uintptr, e *uint64) { setLeaf(e, as.leafBits(&v, pteAddr(*e))) })
+		as.vmas.insert(v)
+		as.mergeAt(v.Start)
+	}
+	as.mergeAt(stop)
 	as.mem.Flush()
+	if stop < end {
+		return ErrNoMemory
+	}
+	return nil
 }
 
-// Protect changes the protection of [addr, addr+length), which must be mapped.
-func (as *AddressSpace) Protect(addr, length uintptr, perm uint64) error {
-	if addr%PageSize != 0 {
+// Advise checks [addr, addr+length) as madvise(2) does and, with
+// dontNeed, drops its pages: private memory reads back as zeros (or the
+// file's contents), shared memory keeps its data. Mapped parts are
+// handled even when the range has holes, which give ErrNoMemory.
+func (as *AddressSpace) Advise(addr, length uintptr, dontNeed bool) error {
+	start, end, err := UserRange(addr, length)
+	switch {
+	case errors.Is(err, ErrOutside):
+		return ErrNoMemory
+	case err != nil:
 		return ErrInvalid
+	case start == end:
+		return nil
 	}
-	end := addr + pageUp(length)
-	for va := addr; va < end; {
-		v, ok := as.find(va)
-		if !ok {
-			return ErrNoMemory
+	covered := as.eachIn(start, end, func(v *VMA) {
+		if dontNeed {
+			as.dropPages(v, max(v.Start, start), min(v.End, end))
 		}
-		va = v.End
+	})
+	as.mem.Flush()
+	if !covered {
+		return ErrNoMemory
 	}
-	var out []VMA
-	for _, v := range as.vmas {
-		if v.End <= addr || v.Start >= end {
-			out = append(out, v)
-			continue
-		}
-		if v.Start < addr {
-			out = append(out, VMA{v.Start, addr, v.Perm})
-		}
-		out = append(out, VMA{max(v.Start, addr), min(v.End, end), perm})
-		if v.End > end {
-			out = append(out, VMA{end, v.End, v.Perm})
-		}
+	return nil
+}
+
+// Mapped checks that [addr, addr+length) is mapped, as msync(2) does.
+func (as *AddressSpace) Mapped(addr, length uintptr) error {
+	start, end, err := UserRange(addr, length)
+	switch {
+	case errors.Is(err, ErrUnaligned):
+		return ErrInvalid
+	case err != nil:
+		return ErrNoMemory
+	case start == end:
+		return nil
 	}
-	as.vmas = out
-	if perm&(PTERead|PTEWrite|PTEExec) == 0 {
-		// A PTE with no permission would be a pointer to a page table, and
-		// an invalid PTE cannot keep its frame: the pages are dropped, and
-		// read as zeros when access is allowed again.
-		as.mem.Unmap(as.root, addr, end)
-	} else {
-		for va := addr; va < end; va += PageSize {
-			if pa, _, ok := Translate(as.root, va); ok {
-				as.mem.Map(as.root, va, pa, pteBits(perm))
+	if !as.eachIn(start, end, func(*VMA) {}) {
+		return ErrNoMemory
+	}
+	return nil
+}
+
+// Resident reports, as mincore(2) does, which pages of [addr,
+// addr+length) are in memory: one byte per page, 1 when resident.
+func (as *AddressSpace) Resident(addr, length uintptr) ([]byte, error) {
+	start, end, err := UserRange(addr, length)
+	switch {
+	case errors.Is(err, ErrUnaligned):
+		return nil, ErrInvalid
+	case err != nil:
+		return nil, ErrNoMemory
+	}
+	if !as.eachIn(start, end, func(*VMA) {}) {
+		return nil, ErrNoMemory
+	}
+	vec := make([]byte, (end-start)/PageSize)
+	as.eachIn(start, end, func(v *VMA) {
+		lo, hi := max(v.Start, start), min(v.End, end)
+		if v.Shared != nil {
+			v.Shared.mu.Lock()
+			for va := lo; va < hi; va += PageSize {
+				if _, ok := v.Shared.pages[(v.Offset+va-v.Start)/PageSize]; ok {
+					vec[(va-start)/PageSize] = 1
+				}
+			}
+			v.Shared.mu.Unlock()
+			return
+		}
+		as.eachPage(lo, hi, func(va uintptr, _ *uint64) { vec[(va-start)/PageSize] = 1 })
+	})
+	return vec, nil
+}
+
+// Flags of Remap, as mremap(2) takes them.
+const (
+	RemapMayMove   = 1
+	RemapFixed     = 2
+	RemapDontUnmap = 4
+)
+
+// Remap resizes or moves the mapping at [old, old+oldLen) as mremap(2)
+// does: shrink in place, grow in place when the pages after it are free,
+// otherwise move (RemapMayMove), or move to newAddr (RemapFixed). Pages
+// move with their frames. Errors: ErrInvalid for bad flags, alignment or
+// lengths; ErrFault when the old range is not inside one VMA; ErrNoMemory
+// when it cannot grow or there is no room.
+func (as *AddressSpace) Remap(old, oldLen, newLen uintptr, flags int, newAddr uintptr) (uintptr, error) {
+	switch {
+	case flags&^(RemapMayMove|RemapFixed|RemapDontUnmap) != 0,
+		flags&RemapFixed != 0 && flags&RemapMayMove == 0,
+		flags&RemapDontUnmap != 0 && (flags&RemapMayMove == 0 || oldLen != newLen),
+		old%PageSize != 0:
+		return 0, ErrInvalid
+	}
+	oldLen, newLen = pageUp(oldLen), pageUp(newLen)
+	if newLen == 0 || oldLen == 0 {
+		return 0, ErrInvalid
+	}
+	v := as.vmas.find(old)
+	if v == nil {
+		return 0, ErrFault
+	}
+	if flags&(RemapFixed|RemapDontUnmap) != 0 {
+		return as.remapTo(old, oldLen, newLen, flags, newAddr)
+	}
+	if oldLen >= newLen {
+		if oldLen > newLen {
+			if _, _, err := UserRange(old, oldLen); err != nil {
+				return 0, ErrInvalid
+			}
+			if err := as.unmap(old+newLen, old+oldLen); err != nil {
+				return 0, err
 			}
 		}
+		return old, nil
+	}
+	if oldLen > v.End-old {
+		return 0, ErrFault
+	}
+	if old+oldLen == v.End {
+		if end := old + newLen; end > old && end <= MaxUserVA && as.free(v.End, end) {
+			v.End = end
+			as.mergeAt(end)
+			return old, nil
+		}
+	}
+	if flags&RemapMayMove == 0 {
+		return 0, ErrNoMemory
+	}
+	if as.vmas.count+2 >= MaxMapCount-3 {
+		return 0, ErrNoMemory
+	}
+	to, ok := as.findGap(newLen)
+	if !ok {
+		return 0, ErrNoMemory
+	}
+	as.move(old, oldLen, to, newLen, false)
+	return to, nil
+}
+
+func (as *AddressSpace) remapTo(old, oldLen, newLen uintptr, flags int, newAddr uintptr) (uintptr, error) {
+	if flags&RemapFixed != 0 {
+		if _, _, err := UserRange(newAddr, newLen); err != nil {
+			return 0, ErrInvalid
+		}
+		if old+oldLen > newAddr && newAddr+newLen > old {
+			return 0, ErrInvalid
+		}
+	}
+	if as.vmas.count+2 >= MaxMapCount-3 {
+		return 0, ErrNoMemory
+	}
+	if flags&RemapFixed != 0 {
+		if err := as.unmap(newAddr, newAddr+newLen); err != nil {
+			return 0, err
+		}
+	}
+	if oldLen > newLen {
+		if err := as.unmap(old+newLen, old+oldLen); err != nil {
+			return 0, err
+		}
+		oldLen = newLen
+	}
+	v := as.vmas.find(old)
+	if v == nil || oldLen > v.End-old {
+		return 0, ErrFault
+	}
+	if flags&RemapDontUnmap != 0 && (v.Shared != nil || v.File != nil) {
+		return 0, ErrInvalid
+	}
+	if flags&RemapFixed == 0 {
+		var ok bool
+		if newAddr, ok = as.findGap(newLen); !ok {
+			return 0, ErrNoMemory
+		}
+	}
+	as.move(old, oldLen, newAddr, newLen, flags&RemapDontUnmap != 0)
+	return newAddr, nil
+}
+
+// move moves [old, old+oldLen), inside one VMA, to a free range at to of
+// newLen bytes, frames and all. With keep, the old range stays mapped, empty.
+func (as *AddressSpace) move(old, oldLen, to, newLen uintptr, keep bool) {
+	as.splitAt(old)
+	as.splitAt(old + oldLen)
+	v := as.vmas.cut(old, old+oldLen)[0]
+	moved := v
+	moved.Start, moved.End = to, to+newLen
+	as.eachPage(old, old+oldLen, func(va uintptr, e *uint64) {
+		pte := *e
+		*e = 0
+		if !as.mapPage(to+(va-old), pteAddr(pte), pte&leafAccess) && v.Shared == nil && as.refs.drop(pteAddr(pte)) {
+			as.mem.FreeFrame(pteAddr(pte)) // no page table for it: the page is lost, as on OOM
+		}
+	})
+	as.vmas.insert(moved)
+	as.mergeAt(moved.Start)
+	as.mergeAt(moved.End)
+	if keep {
+		as.vmas.insert(v)
+		as.mergeAt(v.Start)
+		as.mergeAt(v.End)
+	} else if v.Shared != nil {
+		v.Shared.release()
 	}
 	as.mem.Flush()
-	return nil
 }
 
 // Perm is the protection with the given accesses allowed.
@@ -299,49 +712,49 @@ func pteBits(perm uint64) uint64 {
 	return perm
 }
 
-// SetBrk moves the program break, returning the new (or, on failure, the old) break.
+// SetBrk moves the program break as brk(2) does, returning the new break,
+// or the old one when brk is below the start, or the heap would leave user
+// memory or come closer than a page to a mapping (Linux's guard).
 func (as *AddressSpace) SetBrk(brk uintptr) uintptr {
-	if brk < as.BrkBase {
+	if brk < as.BrkBase || brk > MaxUserVA-PageSize {
 		return as.Brk
 	}
 	oldEnd, newEnd := pageUp(as.Brk), pageUp(brk)
 	switch {
 	case newEnd > oldEnd:
-		if !as.free(oldEnd, newEnd) {
+		if !as.free(oldEnd, newEnd+PageSize) || as.vmas.count > MaxMapCount {
 			return as.Brk
 		}
-		as.insert(VMA{Start: oldEnd, End: newEnd, Perm: PTERead | PTEWrite})
-		as.merge()
+		as.vmas.insert(VMA{Start: oldEnd, End: newEnd, Perm: PTERead | PTEWrite})
+		as.mergeAt(oldEnd)
 	case newEnd < oldEnd:
-		as.unmap(newEnd, oldEnd)
+		if as.unmap(newEnd, oldEnd) != nil {
+			return as.Brk
+		}
 	}
 	as.Brk = brk
 	return brk
 }
 
-// merge joins adjacent VMAs with equal protection.
-func (as *AddressSpace) merge() {
-	out := as.vmas[:0]
-	for _, v := range as.vmas {
-		if n := len(out); n > 0 && out[n-1].End == v.Start && out[n-1].Perm == v.Perm {
-			out[n-1].End = v.End
-			continue
-		}
-		out = append(out, v)
-	}
-	as.vmas = out
-}
-
-// Fault backs the page at va with a zeroed frame if a VMA allows the access.
+// Fault handles a page fault from user mode at va: it backs the page with
+// a frame, copies a copy-on-write page on a write, or refreshes a stale
+// entry, when the VMA allows the access; ErrFault otherwise.
 func (as *AddressSpace) Fault(va uintptr, access Access) error {
-	v, ok := as.find(va)
-	if !ok || !allows(v.Perm, access) {
+	v := as.vmas.find(va)
+	if v == nil || !allows(v.Perm, access) {
 		return ErrFault
 	}
-	if _, _, present := Translate(as.root, va); present {
-		return ErrFault // present but the access is not allowed by the PTE
+	page := pageDown(va)
+	e := as.pte(page)
+	if e == nil {
+		return as.back(v, page)
 	}
-	return as.back(pageDown(va), v.Perm)
+	if access == Write && v.Shared == nil {
+		return as.unshare(v, page, e)
+	}
+	setLeaf(e, as.leafBits(v, pteAddr(*e)))
+	as.mem.FlushPage(page)
+	return nil
 }
 
 func allows(perm uint64, a Access) bool {
@@ -354,34 +767,71 @@ func allows(perm uint64, a Access) bool {
 	return perm&PTERead != 0
 }
 
-func (as *AddressSpace) back(va uintptr, perm uint64) error {
-	pa := as.mem.AllocFrame()
-	if pa == 0 {
-		return ErrNoMemory
+// back maps a frame at the absent page va of v.
+func (as *AddressSpace) back(v *VMA, va uintptr) error {
+	var pa uintptr
+	if v.Shared != nil {
+		if pa = v.Shared.frame((v.Offset + va - v.Start) / PageSize); pa == 0 {
+			return ErrNoMemory
+		}
+	} else {
+		if pa = as.mem.AllocFrame(); pa == 0 {
+			return ErrNoMemory
+		}
+		if off := v.Offset + (va - v.Start); v.File != nil && off < uintptr(len(v.File)) {
+			copy((*[PageSize]byte)(Ptr(pa))[:], v.File[off:])
+		}
 	}
-	if !as.mem.Map(as.root, va, pa, pteBits(perm)) {
-		as.mem.FreeFrame(pa)
+	if !as.mapPage(va, pa, as.leafBits(v, pa)) {
+		if v.Shared == nil {
+			as.mem.FreeFrame(pa)
+		}
 		return ErrNoMemory
 	}
 	as.mem.FlushPage(va)
 	return nil
 }
 
+// unshare gives the private page at va, mapped by e, a frame of its own
+// if fork shared it, and the VMA's access.
+func (as *AddressSpace) unshare(v *VMA, va uintptr, e *uint64) error {
+	if pa := pteAddr(*e); as.refs.shared(pa) {
+		n := as.mem.AllocFrame()
+		if n == 0 {
+			return ErrNoMemory
+		}
+		copy((*[PageSize]byte)(Ptr(n))[:], (*[PageSize]byte)(Ptr(pa))[:])
+		*e = makePTE(n, *e&0x3ff)
+		if as.refs.drop(pa) {
+			as.mem.FreeFrame(pa)
+		}
+	}
+	setLeaf(e, as.leafBits(v, pteAddr(*e)))
+	as.mem.FlushPage(va)
+	return nil
+}
+
 // frameFor returns the physical address behind va, backing the page if the
-// VMA allows access (or, with force, whatever its protection).
+// VMA allows access (or, with force, whatever its protection) and giving a
+// copy-on-write page its own frame before a write.
 func (as *AddressSpace) frameFor(va uintptr, access Access, force bool) (uintptr, error) {
-	v, ok := as.find(va)
-	if !ok || (!force && !allows(v.Perm, access)) {
+	v := as.vmas.find(va)
+	if v == nil || (!force && !allows(v.Perm, access)) {
 		return 0, ErrFault
 	}
-	if pa, _, present := Translate(as.root, va); present {
-		return pa, nil
+	page := pageDown(va)
+	e := as.pte(page)
+	if e == nil {
+		if err := as.back(v, page); err != nil {
+			return 0, err
+		}
+		e = as.pte(page)
+	} else if access == Write && v.Shared == nil && as.refs.shared(pteAddr(*e)) {
+		if err := as.unshare(v, page, e); err != nil {
+			return 0, err
+		}
 	}
-	if err := as.back(pageDown(va), v.Perm); err != nil {
-		return 0, err
-	}
-	pa, _, _ := Translate(as.root, va)
-	return pa, nil
+	return pteAddr(*e) + va%PageSize, nil
 }
 
 // CopyIn reads user memory at va into buf.

@@ -1,9 +1,13 @@
 // Package mm owns physical memory and translation: the 4 KiB frame
-// allocator and Sv39 page tables.
+// allocator, Sv39 page tables, and user address spaces (VMAs, page faults,
+// copy-on-write fork, shared memory, and the one check of user address
+// ranges that every memory call makes, UserRange).
 //
-// Everything here works on physical addresses held as uintptr and touches
-// memory through them directly: the kernel reaches every physical frame at
-// its own address (identity mapping). Nothing here allocates from the Go heap
-// or takes a Go lock, so the trap handler can use it; the host tests run the
-// same code over a Go buffer standing in for RAM.
+// The frame allocator and the page-table primitives work on physical
+// addresses held as uintptr and touch memory through them directly: the
+// kernel reaches every physical frame at its own address. They neither
+// allocate from the Go heap nor take a Go lock, so the trap handler can use
+// them. Address spaces are ordinary Go code, run by system calls and the
+// page-fault path under their process's lock. The host tests run all of it
+// over a Go buffer standing in for RAM (mmtest).
 package mm

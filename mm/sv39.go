@@ -135,7 +135,11 @@ func Unmap(root, start, end uintptr, free *Frames) {
 			}
 			*e = 0
 		}
-		va = (va + span) &^ (span - 1)
+		next := (va + span) &^ (span - 1)
+		if next <= va {
+			return // wrapped past the top of the address space
+		}
+		va = next
 	}
 }
 

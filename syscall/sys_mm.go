@@ -17,15 +17,23 @@ func init() {
 	register(sysno.Munmap, sysMunmap)
 	register(sysno.Mprotect, sysMprotect)
 	register(sysno.Madvise, sysMadvise)
+	register(sysno.Mremap, sysMremap)
+	register(sysno.Msync, sysMsync)
+	register(sysno.Mincore, sysMincore)
 }
 
+// memErrno turns the memory manager's errors into errnos. The range
+// errors of mm.UserRange default to EINVAL; calls that answer otherwise
+// map them first (rangeErrno).
 func memErrno(err error) unix.Errno {
 	switch {
 	case errors.Is(err, mm.ErrNoMemory):
 		return unix.ENOMEM
 	case errors.Is(err, mm.ErrFault):
 		return unix.EFAULT
-	case errors.Is(err, mm.ErrInvalid):
+	case errors.Is(err, mm.ErrExists):
+		return unix.EEXIST
+	case errors.Is(err, mm.ErrInvalid), errors.Is(err, mm.ErrUnaligned), errors.Is(err, mm.ErrWraps), errors.Is(err, mm.ErrOutside):
 		return unix.EINVAL
 	}
 	return unix.EIO
@@ -46,17 +54,19 @@ func sysBrk(t *kernel.Task, a Args) (uint64, error) {
 	return uint64(p.AS.SetBrk(uintptr(a[0]))), nil
 }
 
-// sysMmap implements mmap(2): anonymous mappings, and private mappings of
-// files, whose contents are copied in.
+// sysMmap implements mmap(2): anonymous private and shared memory, and
+// private mappings of files, filled from the file when first touched.
+// Shared mappings of files are read-only (the initramfs is), hence private.
 func sysMmap(t *kernel.Task, a Args) (uint64, error) {
-	addr, length, prot, flags, fd, off := uintptr(a[0]), uintptr(a[1]), a[2], a[3], int(int32(a[4])), int64(a[5])
+	addr, length, prot, flags, fd, off := uintptr(a[0]), uintptr(a[1]), a[2], a[3], int(int32(a[4])), a[5]
 	const known = unix.MAP_SHARED | unix.MAP_PRIVATE | unix.MAP_FIXED | unix.MAP_ANONYMOUS |
 		unix.MAP_NORESERVE | unix.MAP_STACK | unix.MAP_POPULATE | unix.MAP_FIXED_NOREPLACE | unix.MAP_GROWSDOWN | unix.MAP_DENYWRITE
-	if length == 0 || flags&^known != 0 || off%mm.PageSize != 0 || flags&(unix.MAP_SHARED|unix.MAP_PRIVATE) == 0 {
+	if off%mm.PageSize != 0 {
 		return 0, unix.EINVAL
 	}
-	var data []byte
-	if flags&unix.MAP_ANONYMOUS == 0 {
+	var file []byte
+	anonymous := flags&unix.MAP_ANONYMOUS != 0
+	if !anonymous {
 		f, err := t.Proc.Files.Get(fd)
 		if err != nil {
 			return 0, err
@@ -66,28 +76,38 @@ func sysMmap(t *kernel.Task, a Args) (uint64, error) {
 			return 0, unix.ENODEV
 		}
 		if flags&unix.MAP_SHARED != 0 && prot&unix.PROT_WRITE != 0 {
-			return 0, unix.EACCES // the initramfs is read-only
+			return 0, unix.EACCES
 		}
-		if all := nf.Node().Data; off < int64(len(all)) {
-			data = all[off:min(int64(len(all)), off+int64(length))]
-		}
+		file = nf.Node().Data
+	}
+	if length == 0 || flags&^known != 0 || flags&(unix.MAP_SHARED|unix.MAP_PRIVATE) == 0 {
+		return 0, unix.EINVAL
+	}
+	size := (length + mm.PageSize - 1) &^ (mm.PageSize - 1)
+	if size == 0 {
+		return 0, unix.ENOMEM
+	}
+	// Linux shifts the signed offset: -4096 is page offset 2^64-1.
+	if pgoff := uint64(int64(off) >> 12); pgoff+uint64(size/mm.PageSize) < pgoff {
+		return 0, unix.EOVERFLOW
+	}
+	m := mm.Mapping{
+		Perm:      protPerm(prot),
+		Fixed:     flags&unix.MAP_FIXED != 0,
+		NoReplace: flags&unix.MAP_FIXED_NOREPLACE != 0,
+		Shared:    anonymous && flags&unix.MAP_SHARED != 0,
+		File:      file,
+		Offset:    uintptr(off),
+	}
+	if file == nil && !anonymous {
+		m.File = []byte{} // an empty file: pages beyond its end read as zeros
 	}
 	p := t.Proc
 	p.Lock()
 	defer p.Unlock()
-	if flags&unix.MAP_FIXED_NOREPLACE != 0 && !p.AS.IsFree(addr, length) {
-		return 0, unix.EEXIST
-	}
-	fixed := flags&(unix.MAP_FIXED|unix.MAP_FIXED_NOREPLACE) != 0
-	got, err := p.AS.Map(addr, length, protPerm(prot), fixed)
+	got, err := p.AS.Mmap(addr, length, m)
 	if err != nil {
 		return 0, err
-	}
-	if len(data) > 0 {
-		if err := p.AS.Populate(got, data); err != nil {
-			p.AS.Unmap(got, length)
-			return 0, err
-		}
 	}
 	return uint64(got), nil
 }
@@ -99,20 +119,88 @@ func sysMunmap(t *kernel.Task, a Args) (uint64, error) {
 	return 0, t.Proc.AS.Unmap(uintptr(a[0]), uintptr(a[1]))
 }
 
-// sysMprotect implements mprotect(2).
+// protSem is PROT_SEM, which Linux accepts and ignores.
+const protSem = 0x8
+
+// sysMprotect implements mprotect(2). Linux checks the range before the
+// protection: mprotect(addr, 0, bad) is 0.
 func sysMprotect(t *kernel.Task, a Args) (uint64, error) {
-	if a[2]&^(unix.PROT_READ|unix.PROT_WRITE|unix.PROT_EXEC) != 0 {
+	start, end, err := mm.UserRange(uintptr(a[0]), uintptr(a[1]))
+	switch {
+	case errors.Is(err, mm.ErrUnaligned):
+		return 0, unix.EINVAL
+	case err == nil && start == end:
+		return 0, nil
+	case err != nil:
+		return 0, unix.ENOMEM
+	case a[2]&^(unix.PROT_READ|unix.PROT_WRITE|unix.PROT_EXEC|protSem) != 0:
 		return 0, unix.EINVAL
 	}
 	t.Proc.Lock()
 	defer t.Proc.Unlock()
-	return 0, t.Proc.AS.Protect(uintptr(a[0]), uintptr(a[1]), protPerm(a[2]))
+	return 0, t.Proc.AS.Protect(start, end-start, protPerm(a[2]))
 }
 
-// sysMadvise implements madvise(2) as advice only: nothing changes.
+// madviseKnown is the advice Linux accepts (MADV_NORMAL..MADV_POPULATE_WRITE,
+// MADV_COLLAPSE); only MADV_DONTNEED changes anything here.
+func madviseKnown(advice uint64) bool {
+	return advice <= unix.MADV_DONTNEED || (advice >= unix.MADV_FREE && advice <= 23) || advice == 25
+}
+
+// sysMadvise implements madvise(2).
 func sysMadvise(t *kernel.Task, a Args) (uint64, error) {
-	if a[0]%mm.PageSize != 0 {
+	if !madviseKnown(a[2]) {
 		return 0, unix.EINVAL
+	}
+	t.Proc.Lock()
+	defer t.Proc.Unlock()
+	return 0, t.Proc.AS.Advise(uintptr(a[0]), uintptr(a[1]), a[2] == unix.MADV_DONTNEED)
+}
+
+// sysMremap implements mremap(2).
+func sysMremap(t *kernel.Task, a Args) (uint64, error) {
+	if a[3] > 0xffffffff {
+		return 0, unix.EINVAL
+	}
+	t.Proc.Lock()
+	defer t.Proc.Unlock()
+	got, err := t.Proc.AS.Remap(uintptr(a[0]), uintptr(a[1]), uintptr(a[2]), int(a[3]), uintptr(a[4]))
+	return uint64(got), err
+}
+
+// sysMsync implements msync(2): memory is the only copy, so it checks.
+func sysMsync(t *kernel.Task, a Args) (uint64, error) {
+	flags := a[2]
+	if flags&^(unix.MS_ASYNC|unix.MS_INVALIDATE|unix.MS_SYNC) != 0 || flags&unix.MS_ASYNC != 0 && flags&unix.MS_SYNC != 0 {
+		return 0, unix.EINVAL
+	}
+	t.Proc.Lock()
+	defer t.Proc.Unlock()
+	return 0, t.Proc.AS.Mapped(uintptr(a[0]), uintptr(a[1]))
+}
+
+// sysMincore implements mincore(2), a bounded chunk of pages at a time.
+func sysMincore(t *kernel.Task, a Args) (uint64, error) {
+	const chunk = 4096 * mm.PageSize
+	addr, length, vec := uintptr(a[0]), uintptr(a[1]), a[2]
+	if _, _, err := mm.UserRange(addr, length); err != nil {
+		if errors.Is(err, mm.ErrUnaligned) {
+			return 0, unix.EINVAL
+		}
+		return 0, unix.ENOMEM
+	}
+	for length > 0 {
+		n := min(length, chunk)
+		t.Proc.Lock()
+		pages, err := t.Proc.AS.Resident(addr, n)
+		t.Proc.Unlock()
+		if err != nil {
+			return 0, err
+		}
+		if err := copyOut(t, vec, pages); err != nil {
+			return 0, err
+		}
+		addr, length, vec = addr+n, length-n, vec+uint64(len(pages))
 	}
 	return 0, nil
 }

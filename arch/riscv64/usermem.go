@@ -18,10 +18,5 @@ func (userMemory) FreeTables(root uintptr) {
 	FreePageTable(root)
 }
 func (userMemory) Map(root, va, pa uintptr, perm uint64) bool { return MapUserPage(root, va, pa, perm) }
-func (userMemory) Unmap(root, start, end uintptr) {
-	old := disableInterrupts()
-	mm.Unmap(root, start, end, &frames)
-	restoreInterrupts(old)
-}
-func (userMemory) Flush()               { sfenceVMA() }
-func (userMemory) FlushPage(va uintptr) { sfenceVMAPage(va) }
+func (userMemory) Flush()                                     { sfenceVMA() }
+func (userMemory) FlushPage(va uintptr)                       { sfenceVMAPage(va) }
