@@ -338,7 +338,10 @@ func (as *AddressSpace) Fault(va uintptr, access Access) error {
 	if !ok || !allows(v.Perm, access) {
 		return ErrFault
 	}
-	if _, _, present := Translate(as.root, va); present {
+	if _, perm, present := Translate(as.root, va); present {
+		if allows(perm, access) {
+			return nil // another thread of the address space backed it first
+		}
 		return ErrFault // present but the access is not allowed by the PTE
 	}
 	return as.back(pageDown(va), v.Perm)
