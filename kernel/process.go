@@ -29,15 +29,16 @@ type Process struct {
 	UID, GID, EUID, EGID uint32
 	Groups               []uint32
 
-	vm        *sharedVM     // AS and the lock that guards it, shared under CLONE_VM (thread.go)
+	vm        *sharedVM     // the lock over AS and its users, shared under CLONE_VM (thread.go)
 	filesRefs *atomic.Int32 // processes sharing Files (CLONE_FILES)
 
-	mu           sync.Mutex // guards the fields below
-	exited       chan struct{}
-	status       int
-	threads      int
-	leaderStatus int // the main thread's exit(2) code, the status if it is not the last
-	exitOnce     sync.Once
+	mu       sync.Mutex // guards the fields below
+	exited   chan struct{}
+	status   int
+	threads  int
+	exitOnce sync.Once
+
+	leaderStatus int           // guarded by mu: the main thread's exit(2) code, the status unless a group exit
 	vforkDone    chan struct{} // closed when a vfork child execs or exits (VforkDone)
 	vforkOnce    sync.Once
 
@@ -50,12 +51,13 @@ type Process struct {
 
 // Task is one thread of a process.
 type Task struct {
-	TID        int
-	Proc       *Process
-	Regs       *arch.Frame
-	ClearTID   uintptr // set_tid_address, CLONE_CHILD_CLEARTID
+	TID      int
+	Proc     *Process
+	Regs     *arch.Frame
+	ClearTID uintptr // set_tid_address, CLONE_CHILD_CLEARTID
+	Exiting  bool    // the task called exit or exit_group
+
 	RobustList uintptr // set_robust_list
-	Exiting    bool    // the task called exit or exit_group
 	exitCode   int     // exit(2)'s code
 }
 
