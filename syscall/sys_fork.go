@@ -88,7 +88,9 @@ func sysWait4(t *kernel.Task, a Args) (uint64, error) {
 	if pid == 0 || pid < -1 {
 		pid = -1 // process groups are one group
 	}
-	if a[2]&^(unix.WNOHANG|unix.WUNTRACED|unix.WCONTINUED) != 0 {
+	// __WALL and __WNOTHREAD change nothing while every child reports its
+	// exit the same way (exit signals are not told apart).
+	if a[2]&^(unix.WNOHANG|unix.WUNTRACED|unix.WCONTINUED|unix.WALL|unix.WNOTHREAD) != 0 {
 		return 0, unix.EINVAL
 	}
 	cpid, status, err := t.Proc.Wait(pid, a[2]&unix.WNOHANG != 0)
