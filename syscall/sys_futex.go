@@ -38,7 +38,9 @@ func sysFutex(t *kernel.Task, a Args) (uint64, error) {
 	addr, op, val := uintptr(a[0]), a[1], uint32(a[2])
 	cmd := op &^ (futexPrivateFlag | futexClockRealtime)
 	realtime := op&futexClockRealtime != 0
-	if realtime && cmd != futexWait && cmd != futexWaitBitset && cmd != futexWaitRequeuePI && cmd != futexLockPI2 {
+	// As Linux 6.x: FUTEX_CLOCK_REALTIME only with the absolute waits (not
+	// FUTEX_WAIT, whose timeout is relative).
+	if realtime && cmd != futexWaitBitset && cmd != futexWaitRequeuePI && cmd != futexLockPI2 {
 		return 0, unix.ENOSYS
 	}
 	// The fourth argument is a timeout for the waits and a count for the
