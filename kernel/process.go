@@ -29,8 +29,9 @@ type Process struct {
 	UID, GID, EUID, EGID uint32
 	Groups               []uint32
 
-	vm        *sharedVM     // the lock over AS and its users, shared under CLONE_VM (thread.go)
-	filesRefs *atomic.Int32 // processes sharing Files (CLONE_FILES)
+	vm         *sharedVM     // the lock over AS and its users, shared under CLONE_VM (thread.go)
+	filesRefs  *atomic.Int32 // processes sharing Files (CLONE_FILES)
+	ExitSignal int           // sent to the parent at exit: clone's exit signal, SIGCHLD for fork
 
 	mu       sync.Mutex // guards the fields below
 	exited   chan struct{}

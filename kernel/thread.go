@@ -100,6 +100,7 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 			files, filesRefs = p.Files.Fork(), newRefs()
 		}
 		c := p.newChild(tid, as, vm, files, filesRefs)
+		c.ExitSignal = a.ExitSignal
 		if f&unix.CLONE_VFORK != 0 {
 			c.vforkDone = make(chan struct{})
 		}

@@ -103,7 +103,7 @@ func TestCloneVMProcessKeepsMemoryUntilTheLastUser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if child.Proc == task.Proc || child.Proc.AS != task.Proc.AS || child.Proc.Files == task.Proc.Files {
+	if child.Proc == task.Proc || child.Proc.AS != task.Proc.AS || child.Proc.Files == task.Proc.Files || child.Proc.ExitSignal != int(unix.SIGCHLD) {
 		t.Fatal("CLONE_VM child: want another process, the same memory, its own files")
 	}
 	child.putUser32(userBase, 2)
