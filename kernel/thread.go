@@ -59,7 +59,8 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 	switch {
 	case f&^cloneSupported != 0, a.ExitSignal < 0 || a.ExitSignal > 64,
 		f&unix.CLONE_THREAD != 0 && f&unix.CLONE_SIGHAND == 0,
-		f&unix.CLONE_SIGHAND != 0 && f&unix.CLONE_VM == 0:
+		f&unix.CLONE_SIGHAND != 0 && f&unix.CLONE_VM == 0,
+		f&unix.CLONE_THREAD != 0 && f&unix.CLONE_VFORK != 0: // a vfork thread: not modelled
 		return nil, unix.EINVAL
 	}
 	p := t.Proc
