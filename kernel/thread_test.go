@@ -196,6 +196,7 @@ func TestCloneRejectsInconsistentFlags(t *testing.T) {
 		unix.CLONE_NEWNS,                  // no namespaces
 		unix.CLONE_PARENT | unix.CLONE_VM, // no reparenting
 		threadFlags | unix.CLONE_PIDFD,    // no pidfds
+		threadFlags | unix.CLONE_VFORK,    // no vfork threads
 	} {
 		if _, err := task.Clone(CloneArgs{Flags: f}); !errors.Is(err, unix.EINVAL) {
 			t.Errorf("flags %#x: %v, want EINVAL", f, err)
