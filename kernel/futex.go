@@ -92,8 +92,10 @@ func futexSetQueue(key futexKey, q []*futexWaiter) {
 }
 
 // futexWakeLocked wakes up to n waiters on key whose bitset matches, in
-// the order they came, and returns how many woke. futexMu is held.
+// the order they came, and returns how many woke. As on Linux, n below 1
+// wakes one (Linux counts after each wake). futexMu is held.
 func futexWakeLocked(key futexKey, n int, bitset uint32) int {
+	n = max(n, 1)
 	woken := 0
 	var kept []*futexWaiter
 	for _, w := range futexQueues[key] {

@@ -120,6 +120,14 @@ int main(void) {
 	RET("wake.rest", futex(&a, FUTEX_WAKE_PRIVATE, 10, NULL, NULL, 0));
 	finish("wake", ws, 3);
 
+	/* Linux wakes at least one: a count of 0 is taken as 1. */
+	for (int i = 0; i < 2; i++)
+		ws[i] = (struct waiter){.word = &a, .op = FUTEX_WAIT_PRIVATE};
+	start(ws, 2);
+	RET("wake.0.wakes.one", futex(&a, FUTEX_WAKE_PRIVATE, 0, NULL, NULL, 0));
+	RET("wake.0.then.the.other", futex(&a, FUTEX_WAKE_PRIVATE, 10, NULL, NULL, 0));
+	finish("wake.0", ws, 2);
+
 	/* A shared (non-private) wait is woken by a shared wake. */
 	ws[0] = (struct waiter){.word = &a, .op = FUTEX_WAIT};
 	start(ws, 1);
