@@ -43,6 +43,19 @@ func sysFutex(t *kernel.Task, a Args) (uint64, error) {
 	if realtime && cmd != futexWaitBitset && cmd != futexWaitRequeuePI && cmd != futexLockPI2 {
 		return 0, unix.ENOSYS
 	}
+	// A shared futex is keyed by its page, so Linux looks the page up:
+	// EFAULT when nothing is mapped there. A private one is keyed by its
+	// address alone (both are here).
+	if op&futexPrivateFlag == 0 {
+		if err := probeFutex(t, addr); err != nil {
+			return 0, err
+		}
+		if cmd == futexRequeue || cmd == futexCmpRequeue || cmd == futexWakeOp {
+			if err := probeFutex(t, uintptr(a[4])); err != nil {
+				return 0, err
+			}
+		}
+	}
 	// The fourth argument is a timeout for the waits and a count for the
 	// others (val2).
 	val2 := int(int32(uint32(a[3])))
@@ -110,4 +123,13 @@ func futexDeadline(t *kernel.Task, addr uint64, absolute, realtime bool) (time.T
 	}
 	const forever = 100 * 365 * 24 * 3600 // seconds; longer would overflow a Duration
 	return time.Now().Add(time.Duration(min(sec, forever))*time.Second + time.Duration(nsec)), nil
+}
+
+// probeFutex fails with EFAULT when nothing is mapped at an aligned futex
+// address (a misaligned one is EINVAL later).
+func probeFutex(t *kernel.Task, addr uintptr) error {
+	if addr%4 != 0 {
+		return nil
+	}
+	return copyIn(t, uint64(addr), make([]byte, 4))
 }

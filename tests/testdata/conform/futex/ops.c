@@ -6,6 +6,7 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 
@@ -85,6 +86,17 @@ int main(void) {
 	RET("wake.realtime.flag", futex(&a, FUTEX_WAKE | FUTEX_CLOCK_REALTIME, 1, NULL, NULL, 0));
 	RET("unknown.op", futex(&a, 99, 1, NULL, NULL, 0));
 	RET("cmp_requeue.mismatch", futex(&a, FUTEX_CMP_REQUEUE, 1, (void *)1L, &b, 0));
+	char *gone = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	munmap(gone, 4096);
+	char *ro = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	RET("wake.shared.unmapped", futex(gone, FUTEX_WAKE, 1, NULL, NULL, 0));
+	RET("wake.private.unmapped", futex(gone, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0));
+	RET("wait.unmapped", futex(gone, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0));
+	RET("requeue.shared.unmapped.target", futex(&a, FUTEX_REQUEUE, 1, (void *)1L, gone, 0));
+	RET("cmp_requeue.unmapped", futex(gone, FUTEX_CMP_REQUEUE_PRIVATE, 1, (void *)1L, &b, 0));
+	RET("wake_op.unmapped", futex(&a, FUTEX_WAKE_OP_PRIVATE, 1, (void *)1L, gone, 0));
+	RET("wait.readonly.mismatch", futex(ro, FUTEX_WAIT_PRIVATE, 1, NULL, NULL, 0));
+	RET("wake_op.readonly", futex(&a, FUTEX_WAKE_OP_PRIVATE, 1, (void *)1L, ro, 0));
 
 	/* Timeouts: relative for WAIT, absolute for WAIT_BITSET. */
 	struct timespec t0;
