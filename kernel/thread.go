@@ -228,7 +228,7 @@ func (t *Task) releaseRobustList() {
 		if t.copyIn(entry&^1, next[:]) != nil {
 			return
 		}
-		if entry != pending {
+		if entry&^1 != pending&^1 { // bit 0 marks a PI futex
 			t.futexOwnerDied(entry&^1+offset, entry&1 != 0, false)
 		}
 		entry = uintptr(binary.LittleEndian.Uint64(next[:]))
