@@ -39,7 +39,7 @@ static void *reader(void *arg) {
 	sem_wait(&sem); /* all readers are inside together before any leaves */
 	__atomic_sub_fetch(&readers_inside, 1, __ATOMIC_SEQ_CST);
 	pthread_rwlock_unlock(&rw);
-	for (int i = 0; i < 10000; i++) {
+	for (int i = 0; i < 1000; i++) {
 		pthread_spin_lock(&spin);
 		spin_counter++;
 		pthread_spin_unlock(&spin);
