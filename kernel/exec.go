@@ -67,13 +67,18 @@ func (t *Task) Execve(file, name string, argv, envp []string) error {
 	if err != nil {
 		return err
 	}
-	p.Lock()
-	old := p.AS
-	p.AS = as
+	p.ReplaceAddressSpace(as)
+	p.mu.Lock()
 	p.Exe = file
 	p.Cmdline = argv
-	p.Unlock()
-	old.Release()
+	p.mu.Unlock()
+	if p.filesRefs.Load() > 1 { // shared with CLONE_FILES: exec gets its own table
+		shared, sharedRefs := p.Files, p.filesRefs
+		p.Files, p.filesRefs = shared.Fork(), newRefs()
+		if sharedRefs.Add(-1) == 0 {
+			shared.CloseAll()
+		}
+	}
 	p.Files.CloseOnExec()
 	*t.Regs = *regs
 	return nil

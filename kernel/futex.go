@@ -5,96 +5,100 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jiege-go/jiege/mm"
 )
 
-// Futexes: waiters keyed by address space and virtual address (private
-// futexes; shared ones across processes come with shared memory).
+// Futexes: waiters keyed by address space and virtual address, so the
+// threads of a process (and processes sharing memory with CLONE_VM) meet on
+// the same word. Futexes shared across processes through MAP_SHARED memory
+// need a key by page instead.
 type futexKey struct {
-	proc *Process
+	as   *mm.AddressSpace
 	addr uintptr
 }
 
 type futexWaiter struct {
+	key    futexKey // where the waiter is queued; requeue moves it
 	wake   chan struct{}
 	bitset uint32
 }
 
+// futexBitsetAny is FUTEX_BITSET_MATCH_ANY.
+const futexBitsetAny = 0xffffffff
+
 var (
-	futexMu     sync.Mutex
+	futexMu     sync.Mutex // guards futexQueues and every waiter's key
 	futexQueues = map[futexKey][]*futexWaiter{}
 )
 
-// FutexWait blocks while the 32-bit word at addr holds val, until a wake
-// matching bitset or the timeout (none when negative).
-func (t *Task) FutexWait(addr uintptr, val, bitset uint32, timeout time.Duration) error {
+// futexKeyOf is the key of the aligned word at addr, or EINVAL.
+func (t *Task) futexKeyOf(addr uintptr) (futexKey, error) {
 	if addr%4 != 0 {
-		return unix.EINVAL
+		return futexKey{}, unix.EINVAL
 	}
-	key := futexKey{t.Proc, addr}
-	futexMu.Lock()
-	b := make([]byte, 4)
 	t.Proc.Lock()
-	err := t.Proc.AS.CopyIn(addr, b)
-	t.Proc.Unlock()
+	defer t.Proc.Unlock()
+	return futexKey{t.Proc.AS, addr}, nil
+}
+
+// FutexWait blocks while the 32-bit word at addr holds val, until a wake
+// matching bitset, the deadline (zero: none) or an interruption.
+func (t *Task) FutexWait(addr uintptr, val, bitset uint32, deadline time.Time) error {
+	key, err := t.futexKeyOf(addr)
+	if err != nil {
+		return err
+	}
+	futexMu.Lock()
+	cur, err := t.loadUser32(addr)
 	if err != nil {
 		futexMu.Unlock()
 		return unix.EFAULT
 	}
-	if uint32(b[0])|uint32(b[1])<<8|uint32(b[2])<<16|uint32(b[3])<<24 != val {
+	if cur != val {
 		futexMu.Unlock()
 		return unix.EAGAIN
 	}
-	w := &futexWaiter{wake: make(chan struct{}), bitset: bitset}
+	w := &futexWaiter{key: key, wake: make(chan struct{}), bitset: bitset}
 	futexQueues[key] = append(futexQueues[key], w)
 	futexMu.Unlock()
 
-	var expired <-chan time.Time
-	if timeout >= 0 {
-		timer := time.NewTimer(timeout)
-		defer timer.Stop()
-		expired = timer.C
+	if err := t.Block(w.wake, deadline); err != nil && futexRemove(w) {
+		return err
 	}
-	select {
-	case <-w.wake:
-		return nil
-	case <-t.Proc.exited:
-		futexRemove(key, w)
-		return unix.EINTR
-	case <-expired:
-		if futexRemove(key, w) {
-			return unix.ETIMEDOUT
-		}
-		return nil // woken at the same moment
-	}
+	return nil // woken, perhaps at the same moment as the deadline
 }
 
 // futexRemove takes w off its queue, reporting whether it was still there.
-func futexRemove(key futexKey, w *futexWaiter) bool {
+func futexRemove(w *futexWaiter) bool {
 	futexMu.Lock()
 	defer futexMu.Unlock()
-	q := futexQueues[key]
+	q := futexQueues[w.key]
 	for i, x := range q {
 		if x == w {
-			futexQueues[key] = append(q[:i], q[i+1:]...)
-			if len(futexQueues[key]) == 0 {
-				delete(futexQueues, key)
-			}
+			futexSetQueue(w.key, append(q[:i:i], q[i+1:]...))
 			return true
 		}
 	}
 	return false
 }
 
-// FutexWake wakes up to n waiters on addr whose bitset matches, returning
-// how many woke.
-func (t *Task) FutexWake(addr uintptr, n int, bitset uint32) int {
-	key := futexKey{t.Proc, addr}
-	futexMu.Lock()
-	defer futexMu.Unlock()
-	q := futexQueues[key]
+func futexSetQueue(key futexKey, q []*futexWaiter) {
+	if len(q) == 0 {
+		delete(futexQueues, key)
+	} else {
+		futexQueues[key] = q
+	}
+}
+
+// futexWakeLocked wakes up to n waiters on key whose bitset matches, in
+// the order they came, and returns how many woke. As on Linux, n below 1
+// wakes one (Linux counts after each wake). futexMu is held.
+func futexWakeLocked(key futexKey, n int, bitset uint32) int {
+	n = max(n, 1)
 	woken := 0
-	kept := q[:0]
-	for _, w := range q {
+	var kept []*futexWaiter
+	for _, w := range futexQueues[key] {
 		if woken < n && w.bitset&bitset != 0 {
 			close(w.wake)
 			woken++
@@ -102,10 +106,135 @@ func (t *Task) FutexWake(addr uintptr, n int, bitset uint32) int {
 		}
 		kept = append(kept, w)
 	}
-	if len(kept) == 0 {
-		delete(futexQueues, key)
-	} else {
-		futexQueues[key] = kept
-	}
+	futexSetQueue(key, kept)
 	return woken
 }
+
+// FutexWake wakes up to n waiters on addr whose bitset matches, returning
+// how many woke.
+func (t *Task) FutexWake(addr uintptr, n int, bitset uint32) (int, error) {
+	key, err := t.futexKeyOf(addr)
+	if err != nil {
+		return 0, err
+	}
+	futexMu.Lock()
+	defer futexMu.Unlock()
+	return futexWakeLocked(key, n, bitset), nil
+}
+
+// FutexRequeue wakes up to nwake waiters on addr and moves up to nrequeue
+// of the others to addr2 (FUTEX_REQUEUE); with cmp (FUTEX_CMP_REQUEUE) only
+// if the word at addr still holds *cmp, else EAGAIN. It returns how many
+// waiters were woken or moved.
+func (t *Task) FutexRequeue(addr, addr2 uintptr, nwake, nrequeue int, cmp *uint32) (int, error) {
+	key, err := t.futexKeyOf(addr)
+	if err != nil {
+		return 0, err
+	}
+	key2, err := t.futexKeyOf(addr2)
+	if err != nil {
+		return 0, err
+	}
+	futexMu.Lock()
+	defer futexMu.Unlock()
+	if cmp != nil {
+		cur, err := t.loadUser32(addr)
+		if err != nil {
+			return 0, unix.EFAULT
+		}
+		if cur != *cmp {
+			return 0, unix.EAGAIN
+		}
+	}
+	woken, moved := 0, 0
+	var kept, requeued []*futexWaiter
+	for _, w := range futexQueues[key] {
+		switch {
+		case woken < nwake:
+			close(w.wake)
+			woken++
+		case moved < nrequeue:
+			w.key = key2
+			requeued = append(requeued, w)
+			moved++
+		default:
+			kept = append(kept, w)
+		}
+	}
+	futexSetQueue(key, kept)
+	futexSetQueue(key2, append(futexQueues[key2], requeued...))
+	return woken + moved, nil
+}
+
+// FUTEX_WAKE_OP's operations and comparisons (linux/futex.h).
+const (
+	futexOpSet  = 0
+	futexOpAdd  = 1
+	futexOpOr   = 2
+	futexOpAndn = 3
+	futexOpXor  = 4
+
+	futexOpArgShift = 8 // the operand is 1 << oparg
+)
+
+// FutexWakeOp implements FUTEX_WAKE_OP: it applies the operation encoded
+// in op to the word at addr2 atomically, wakes up to nwake waiters on addr,
+// and, if the word's old value passes the encoded comparison, up to nwake2
+// waiters on addr2. It returns how many woke.
+func (t *Task) FutexWakeOp(addr, addr2 uintptr, nwake, nwake2 int, op uint32) (int, error) {
+	key, err := t.futexKeyOf(addr)
+	if err != nil {
+		return 0, err
+	}
+	key2, err := t.futexKeyOf(addr2)
+	if err != nil {
+		return 0, err
+	}
+	kind, cmp := op>>28&7, op>>24&15
+	oparg, cmparg := signExtend12(op>>12), signExtend12(op)
+	if op>>28&futexOpArgShift != 0 {
+		oparg = 1 << (oparg & 31)
+	}
+	apply := map[uint32]func(uint32) uint32{
+		futexOpSet:  func(uint32) uint32 { return uint32(oparg) },
+		futexOpAdd:  func(v uint32) uint32 { return v + uint32(oparg) },
+		futexOpOr:   func(v uint32) uint32 { return v | uint32(oparg) },
+		futexOpAndn: func(v uint32) uint32 { return v &^ uint32(oparg) },
+		futexOpXor:  func(v uint32) uint32 { return v ^ uint32(oparg) },
+	}[kind]
+	if apply == nil {
+		return 0, unix.ENOSYS
+	}
+	futexMu.Lock()
+	defer futexMu.Unlock()
+	old, err := t.updateUser32(addr2, func(v uint32) (uint32, bool) { return apply(v), true })
+	if err != nil {
+		return 0, unix.EFAULT
+	}
+	o := int32(old)
+	var pass bool
+	switch cmp {
+	case 0:
+		pass = o == cmparg
+	case 1:
+		pass = o != cmparg
+	case 2:
+		pass = o < cmparg
+	case 3:
+		pass = o <= cmparg
+	case 4:
+		pass = o > cmparg
+	case 5:
+		pass = o >= cmparg
+	default:
+		return 0, unix.ENOSYS // as Linux: after the operation, before any wake
+	}
+	woken := futexWakeLocked(key, nwake, futexBitsetAny)
+	if pass {
+		woken += futexWakeLocked(key2, nwake2, futexBitsetAny)
+	}
+	return woken, nil
+}
+
+// signExtend12 reads the low 12 bits of v as a signed number.
+func signExtend12(v uint32) int32 { return int32(v<<20) >> 20 }

@@ -30,13 +30,20 @@ type Process struct {
 	UID, GID, EUID, EGID uint32
 	Groups               []uint32
 
-	start time.Duration // Uptime when it was made
+	start      time.Duration // Uptime when it was made
+	vm         *sharedVM     // the lock over AS and its users, shared under CLONE_VM (thread.go)
+	filesRefs  *atomic.Int32 // processes sharing Files (CLONE_FILES)
+	ExitSignal int           // sent to the parent at exit: clone's exit signal, SIGCHLD for fork
 
-	mu       sync.Mutex // guards AS, Exe, Cmdline and the fields below
+	mu       sync.Mutex // guards Exe, Cmdline and the fields below
 	exited   chan struct{}
 	status   int
 	threads  int
 	exitOnce sync.Once
+
+	leaderStatus int           // guarded by mu: the main thread's exit(2) code, the status unless a group exit
+	vforkDone    chan struct{} // closed when a vfork child execs or exits (VforkDone)
+	vforkOnce    sync.Once
 
 	parent   *Process
 	children map[int]*Process
@@ -50,8 +57,11 @@ type Task struct {
 	TID      int
 	Proc     *Process
 	Regs     *arch.Frame
-	ClearTID uintptr // set_tid_address
+	ClearTID uintptr // set_tid_address, CLONE_CHILD_CLEARTID
 	Exiting  bool    // the task called exit or exit_group
+
+	RobustList uintptr // set_robust_list
+	exitCode   int     // exit(2)'s code
 }
 
 var lastPID atomic.Int64
@@ -65,11 +75,12 @@ var bootTime = time.Now()
 // Uptime is the monotonic time since boot.
 func Uptime() time.Duration { return time.Since(bootTime) }
 
-// Lock locks the process's address space and bookkeeping.
-func (p *Process) Lock() { p.mu.Lock() }
+// Lock locks the process's address space (shared by its threads and by
+// processes cloned with CLONE_VM).
+func (p *Process) Lock() { p.vm.mu.Lock() }
 
 // Unlock unlocks what Lock locked.
-func (p *Process) Unlock() { p.mu.Unlock() }
+func (p *Process) Unlock() { p.vm.mu.Unlock() }
 
 // Exited is closed when the process has exited.
 func (p *Process) Exited() <-chan struct{} { return p.exited }
@@ -78,13 +89,17 @@ func (p *Process) Exited() <-chan struct{} { return p.exited }
 // or 128 + the signal number for a process killed by a signal.
 func (p *Process) Status() int { return p.status }
 
-// Exit ends the process with a status; the first call wins. The parent, if
-// any, is told (wait4 sees the child).
+// Exit ends the process with a status; the first call wins. Its threads
+// leave (Task.Run), a vfork parent resumes, and the parent, if any, is told
+// (wait4 sees the child).
 func (p *Process) Exit(status int) {
 	p.exitOnce.Do(func() {
 		p.status = status
-		p.Files.CloseAll()
+		if p.filesRefs.Add(-1) == 0 {
+			p.Files.CloseAll()
+		}
 		close(p.exited)
+		p.VforkDone()
 		if pp := p.parent; pp != nil {
 			pp.mu.Lock()
 			close(pp.childEvent)
@@ -109,53 +124,20 @@ var (
 	StartTask = func(*Task) {}
 )
 
-// Fork makes a child process that is a copy of t's: its memory shared
-// copy-on-write (anonymous MAP_SHARED memory stays shared), its
-// descriptors shared as after fork(2). The child's registers are t's with
-// a0 = 0 and, when newsp is not 0, that stack. It is started with StartTask.
-func (t *Task) Fork(newsp, childTID uintptr, setTID, clearTID bool) (*Task, error) {
-	p := t.Proc
-	regs := NewRegs()
-	if regs == nil {
-		return nil, unix.ENOMEM
-	}
-	p.Lock()
-	as, err := p.AS.Clone()
-	p.Unlock()
-	if err != nil {
-		return nil, unix.ENOMEM
-	}
-	*regs = *t.Regs
-	regs.Satp = as.Satp()
-	regs.X[arch.RegA0] = 0
-	if newsp != 0 {
-		regs.X[arch.RegSP] = uint64(newsp)
-	}
-	pid := int(lastPID.Add(1))
-	c := &Process{PID: pid, AS: as, Files: p.Files.Fork(), Root: p.Root, Cwd: p.Cwd, Exe: p.Exe, Umask: p.Umask,
+// newChild makes a child process of p with an address space and a file
+// table (Clone decides what is shared) and adds it to p's children.
+func (p *Process) newChild(pid int, as *mm.AddressSpace, vm *sharedVM, files *fs.FDTable, filesRefs *atomic.Int32) *Process {
+	c := &Process{PID: pid, AS: as, vm: vm, Files: files, filesRefs: filesRefs, Root: p.Root, Cwd: p.Cwd, Exe: p.Exe, Umask: p.Umask,
 		Cmdline: p.Cmdline, start: Uptime(),
 		UID: p.UID, GID: p.GID, EUID: p.EUID, EGID: p.EGID, Groups: append([]uint32(nil), p.Groups...),
 		exited: make(chan struct{}), threads: 1, parent: p, childEvent: make(chan struct{})}
-	child := &Task{TID: pid, Proc: c, Regs: regs}
-	if setTID {
-		b := []byte{byte(pid), byte(pid >> 8), byte(pid >> 16), byte(pid >> 24)}
-		if err := as.CopyOut(childTID, b); err != nil {
-			as.Release()
-			return nil, unix.EFAULT
-		}
-	}
-	if clearTID {
-		child.ClearTID = childTID
-	}
 	p.mu.Lock()
 	if p.children == nil {
 		p.children = map[int]*Process{}
 	}
 	p.children[pid] = c
 	p.mu.Unlock()
-	addTask(child)
-	StartTask(child)
-	return child, nil
+	return c
 }
 
 // Wait waits for a child (pid > 0: that one; -1: any) to exit, reaps it and
@@ -281,7 +263,8 @@ func Exec(mem mm.Memory, tree *fs.Tree, file string, argv, envp []string, random
 // NewProcess makes a process with one task around an exec'd address space.
 func NewProcess(tree *fs.Tree, as *mm.AddressSpace, files *fs.FDTable, exe string, argv []string, regs *arch.Frame) *Task {
 	pid := int(lastPID.Add(1))
-	p := &Process{PID: pid, AS: as, Files: files, Root: tree, Cwd: "/", Exe: path.Clean(exe), Cmdline: argv, Umask: 0o022, start: Uptime(),
+	p := &Process{PID: pid, AS: as, vm: &sharedVM{users: 1}, Files: files, filesRefs: newRefs(),
+		Root: tree, Cwd: "/", Exe: path.Clean(exe), Cmdline: argv, Umask: 0o022, start: Uptime(),
 		exited: make(chan struct{}), threads: 1, childEvent: make(chan struct{})}
 	t := &Task{TID: pid, Proc: p, Regs: regs}
 	addTask(t)

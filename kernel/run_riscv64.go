@@ -11,17 +11,14 @@ import (
 	"github.com/jiege-go/jiege/mm"
 )
 
-// Run runs the task's user code until its process exits. Each return from
-// U-mode is one trap: a system call goes to dispatch, a page fault to the
-// address space, an interrupt yields to other goroutines, anything else
+// Run runs the task's user code until it exits or its process does. Each
+// return from U-mode is one trap: a system call goes to dispatch, a page
+// fault to the address space, an interrupt yields to other goroutines (and
+// brings a thread in U-mode back to see its process exit), anything else
 // kills the process with the signal Linux would send.
 func (t *Task) Run(dispatch func(*Task)) {
 	defer func() {
-		removeTask(t)
-		<-t.Proc.exited
-		t.Proc.Lock()
-		t.Proc.AS.Release()
-		t.Proc.Unlock()
+		t.leave()
 		arch.FreeUserFrame(t.Regs)
 	}()
 	for !t.Exiting {

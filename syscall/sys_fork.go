@@ -11,6 +11,7 @@ import (
 
 func init() {
 	register(sysno.Clone, sysClone)
+	register(sysno.Clone3, sysClone3)
 	register(sysno.Wait4, sysWait4)
 	register(sysno.RtSigsuspend, sysRtSigsuspend)
 	register(sysno.Setuid, sysSetuid)
@@ -22,27 +23,61 @@ func init() {
 	register(sysno.Prctl, sysPrctl)
 }
 
-// sysClone implements clone(2) for new processes (fork); threads
-// (CLONE_VM, CLONE_THREAD) are not supported yet.
+// sysClone implements clone(2): new processes (fork, vfork, CLONE_VM) and
+// threads (CLONE_THREAD). Its riscv64 argument order is flags, stack,
+// parent_tid, tls, child_tid.
 func sysClone(t *kernel.Task, a Args) (uint64, error) {
-	flags := a[0]
-	const known = unix.CLONE_CHILD_SETTID | unix.CLONE_CHILD_CLEARTID | unix.CLONE_PARENT_SETTID | 0xff
-	if flags&^known != 0 {
-		return 0, unix.ENOSYS
-	}
-	if flags&0xff != uint64(unix.SIGCHLD) {
-		return 0, unix.EINVAL
-	}
-	child, err := t.Fork(uintptr(a[1]), uintptr(a[4]), flags&unix.CLONE_CHILD_SETTID != 0, flags&unix.CLONE_CHILD_CLEARTID != 0)
+	child, err := t.Clone(kernel.CloneArgs{Flags: a[0] &^ 0xff, ExitSignal: int(a[0] & 0xff),
+		Stack: uintptr(a[1]), ParentTID: uintptr(a[2]), TLS: uintptr(a[3]), ChildTID: uintptr(a[4])})
 	if err != nil {
 		return 0, err
 	}
-	if flags&unix.CLONE_PARENT_SETTID != 0 {
-		b := make([]byte, 4)
-		binary.LittleEndian.PutUint32(b, uint32(child.TID))
-		if err := copyOut(t, a[2], b); err != nil {
-			return 0, err
+	return uint64(child.TID), nil
+}
+
+// struct clone_args sizes: the first version, and the last one known here
+// (set_tid, cgroup).
+const (
+	cloneArgsSize0   = 64
+	cloneArgsSizeMax = 88
+)
+
+// sysClone3 implements clone3(2) (glibc's pthread_create tries it first).
+// set_tid and cgroup placement need privileges this kernel does not model.
+func sysClone3(t *kernel.Task, a Args) (uint64, error) {
+	size := a[1]
+	switch {
+	case size < cloneArgsSize0:
+		return 0, unix.EINVAL
+	case size > 4096:
+		return 0, unix.E2BIG
+	}
+	b := make([]byte, size)
+	if err := copyIn(t, a[0], b); err != nil {
+		return 0, err
+	}
+	for _, c := range b[min(size, cloneArgsSizeMax):] {
+		if c != 0 {
+			return 0, unix.E2BIG
 		}
+	}
+	b = append(b, make([]byte, cloneArgsSizeMax)...)
+	field := func(i int) uint64 { return binary.LittleEndian.Uint64(b[8*i:]) }
+	flags, exitSignal, stack, stackSize := field(0), field(4), field(5), field(6)
+	switch {
+	case flags&0xff != 0, exitSignal > 64, field(1) != 0, field(8) != 0 || field(9) != 0,
+		(stack == 0) != (stackSize == 0),
+		flags&unix.CLONE_THREAD != 0 && exitSignal != 0:
+		return 0, unix.EINVAL
+	}
+	sp := uintptr(0)
+	if stack != 0 {
+		sp = uintptr(stack + stackSize)
+	}
+	child, err := t.Clone(kernel.CloneArgs{Flags: flags, ExitSignal: int(exitSignal), Stack: sp,
+		ChildTID: uintptr(field(2)), ParentTID: uintptr(field(3)), TLS: uintptr(field(7))})
+	if err != nil {
+		return 0, err
 	}
 	return uint64(child.TID), nil
 }
@@ -53,7 +88,9 @@ func sysWait4(t *kernel.Task, a Args) (uint64, error) {
 	if pid == 0 || pid < -1 {
 		pid = -1 // process groups are one group
 	}
-	if a[2]&^(unix.WNOHANG|unix.WUNTRACED|unix.WCONTINUED) != 0 {
+	// __WALL and __WNOTHREAD change nothing while every child reports its
+	// exit the same way (exit signals are not told apart).
+	if a[2]&^(unix.WNOHANG|unix.WUNTRACED|unix.WCONTINUED|unix.WALL|unix.WNOTHREAD) != 0 {
 		return 0, unix.EINVAL
 	}
 	cpid, status, err := t.Proc.Wait(pid, a[2]&unix.WNOHANG != 0)

@@ -14,53 +14,122 @@ func init() {
 	register(sysno.Futex, sysFutex)
 }
 
-// futex(2) operations (linux/futex.h).
+// futex(2) operations and flags (linux/futex.h).
 const (
-	futexWait         = 0
-	futexWake         = 1
-	futexWaitBitset   = 9
-	futexWakeBitset   = 10
-	futexPrivateFlag  = 128
-	futexClockRealtim = 256
-	futexBitsetAny    = 0xffffffff
+	futexWait          = 0
+	futexWake          = 1
+	futexRequeue       = 3
+	futexCmpRequeue    = 4
+	futexWakeOp        = 5
+	futexWaitBitset    = 9
+	futexWakeBitset    = 10
+	futexWaitRequeuePI = 11
+	futexLockPI2       = 13
+	futexPrivateFlag   = 128
+	futexClockRealtime = 256
+	futexBitsetAny     = 0xffffffff
 )
 
-// sysFutex implements futex(2): WAIT, WAKE and their BITSET forms.
+// sysFutex implements futex(2): WAIT, WAKE, their BITSET forms, REQUEUE,
+// CMP_REQUEUE and WAKE_OP, private or not (both are keyed by address
+// space), with timeouts on CLOCK_MONOTONIC or CLOCK_REALTIME. The
+// priority-inheritance operations are ENOSYS.
 func sysFutex(t *kernel.Task, a Args) (uint64, error) {
 	addr, op, val := uintptr(a[0]), a[1], uint32(a[2])
-	cmd := op &^ (futexPrivateFlag | futexClockRealtim)
+	cmd := op &^ (futexPrivateFlag | futexClockRealtime)
+	realtime := op&futexClockRealtime != 0
+	// As Linux 6.x: FUTEX_CLOCK_REALTIME only with the absolute waits (not
+	// FUTEX_WAIT, whose timeout is relative).
+	if realtime && cmd != futexWaitBitset && cmd != futexWaitRequeuePI && cmd != futexLockPI2 {
+		return 0, unix.ENOSYS
+	}
+	// A shared futex is keyed by its page, so Linux looks the page up:
+	// EFAULT when nothing is mapped there. A private one is keyed by its
+	// address alone (both are here).
+	if op&futexPrivateFlag == 0 {
+		if err := probeFutex(t, addr); err != nil {
+			return 0, err
+		}
+		if cmd == futexRequeue || cmd == futexCmpRequeue || cmd == futexWakeOp {
+			if err := probeFutex(t, uintptr(a[4])); err != nil {
+				return 0, err
+			}
+		}
+	}
+	// The fourth argument is a timeout for the waits and a count for the
+	// others (val2).
+	val2 := int(int32(uint32(a[3])))
 	switch cmd {
 	case futexWait, futexWaitBitset:
 		bitset := uint32(futexBitsetAny)
 		if cmd == futexWaitBitset {
-			bitset = uint32(a[5])
-			if bitset == 0 {
+			if bitset = uint32(a[5]); bitset == 0 {
 				return 0, unix.EINVAL
 			}
 		}
-		timeout := time.Duration(-1)
+		var deadline time.Time
 		if a[3] != 0 {
-			b := make([]byte, 16)
-			if err := copyIn(t, a[3], b); err != nil {
+			var err error
+			if deadline, err = futexDeadline(t, a[3], cmd == futexWaitBitset, realtime); err != nil {
 				return 0, err
 			}
-			d := time.Duration(binary.LittleEndian.Uint64(b))*time.Second + time.Duration(binary.LittleEndian.Uint64(b[8:]))
-			if cmd == futexWaitBitset { // an absolute deadline
-				now := kernel.Uptime()
-				if op&futexClockRealtim != 0 {
-					now = time.Duration(time.Now().UnixNano())
-				}
-				d -= now
-			}
-			timeout = max(d, 0)
 		}
-		return 0, t.FutexWait(addr, val, bitset, timeout)
+		return 0, t.FutexWait(addr, val, bitset, deadline)
 	case futexWake, futexWakeBitset:
 		bitset := uint32(futexBitsetAny)
 		if cmd == futexWakeBitset {
-			bitset = uint32(a[5])
+			if bitset = uint32(a[5]); bitset == 0 {
+				return 0, unix.EINVAL
+			}
 		}
-		return uint64(t.FutexWake(addr, int(val), bitset)), nil
+		n, err := t.FutexWake(addr, int(int32(val)), bitset)
+		return uint64(n), err
+	case futexRequeue, futexCmpRequeue:
+		if int32(val) < 0 || val2 < 0 {
+			return 0, unix.EINVAL
+		}
+		var cmp *uint32
+		if cmd == futexCmpRequeue {
+			v := uint32(a[5])
+			cmp = &v
+		}
+		n, err := t.FutexRequeue(addr, uintptr(a[4]), int(val), val2, cmp)
+		return uint64(n), err
+	case futexWakeOp:
+		n, err := t.FutexWakeOp(addr, uintptr(a[4]), int(int32(val)), val2, uint32(a[5]))
+		return uint64(n), err
 	}
 	return 0, unix.ENOSYS
+}
+
+// futexDeadline reads a wait's struct timespec: a deadline on CLOCK_REALTIME
+// or CLOCK_MONOTONIC when absolute (the BITSET form), else an interval
+// from now.
+func futexDeadline(t *kernel.Task, addr uint64, absolute, realtime bool) (time.Time, error) {
+	b := make([]byte, 16)
+	if err := copyIn(t, addr, b); err != nil {
+		return time.Time{}, err
+	}
+	sec, nsec := int64(binary.LittleEndian.Uint64(b)), int64(binary.LittleEndian.Uint64(b[8:]))
+	if sec < 0 || nsec < 0 || nsec >= int64(time.Second) {
+		return time.Time{}, unix.EINVAL
+	}
+	if absolute {
+		base := kernel.Uptime()
+		if realtime {
+			base = time.Duration(time.Now().UnixNano())
+		}
+		sec, nsec = sec-int64(base/time.Second), nsec-int64(base%time.Second)
+	}
+	const forever = 100 * 365 * 24 * 3600 // seconds; longer would overflow a Duration
+	return time.Now().Add(time.Duration(min(sec, forever))*time.Second + time.Duration(nsec)), nil
+}
+
+// probeFutex fails with EFAULT when nothing is mapped at an aligned futex
+// address (a misaligned one is EINVAL later).
+func probeFutex(t *kernel.Task, addr uintptr) error {
+	if addr%4 != 0 {
+		return nil
+	}
+	return copyIn(t, uint64(addr), make([]byte, 4))
 }

@@ -118,7 +118,11 @@ func sysNanosleep(t *kernel.Task, a Args) (uint64, error) {
 	if sec < 0 || nsec < 0 || nsec >= 1e9 {
 		return 0, unix.EINVAL
 	}
-	time.Sleep(time.Duration(sec)*time.Second + time.Duration(nsec))
+	// Block, so that exit_group ends a sleeping thread at once.
+	d := time.Duration(min(sec, 100*365*24*3600))*time.Second + time.Duration(nsec)
+	if err := t.Block(nil, time.Now().Add(d)); err != unix.ETIMEDOUT {
+		return 0, err
+	}
 	return 0, nil
 }
 

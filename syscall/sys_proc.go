@@ -12,6 +12,7 @@ func init() {
 	register(sysno.ExitGroup, sysExitGroup)
 	register(sysno.SetTidAddress, sysSetTidAddress)
 	register(sysno.SetRobustList, sysSetRobustList)
+	register(sysno.GetRobustList, sysGetRobustList)
 	register(sysno.Getpid, sysGetpid)
 	register(sysno.Gettid, sysGettid)
 	register(sysno.Getppid, sysGetppid)
@@ -61,10 +62,10 @@ func sysTgkill(t *kernel.Task, a Args) (uint64, error) {
 	return signal(t, int(int32(a[0])), a[2])
 }
 
-// sysExit implements exit(2). The process has one thread, so it ends too.
+// sysExit implements exit(2): the thread ends, and the process with its
+// last thread.
 func sysExit(t *kernel.Task, a Args) (uint64, error) {
-	t.Exiting = true
-	t.Proc.Exit(int(a[0] & 0xff))
+	t.ExitThread(int(a[0] & 0xff))
 	return 0, nil
 }
 
@@ -81,13 +82,31 @@ func sysSetTidAddress(t *kernel.Task, a Args) (uint64, error) {
 	return uint64(t.TID), nil
 }
 
-// sysSetRobustList implements set_robust_list(2); the list is consulted
-// only when a thread dies holding a lock, which needs threads.
+// robustListHeadSize is sizeof(struct robust_list_head).
+const robustListHeadSize = 24
+
+// sysSetRobustList implements set_robust_list(2); the list is walked when
+// the thread exits.
 func sysSetRobustList(t *kernel.Task, a Args) (uint64, error) {
-	if a[1] != 24 { // sizeof(struct robust_list_head)
+	if a[1] != robustListHeadSize {
 		return 0, unix.EINVAL
 	}
+	t.RobustList = uintptr(a[0])
 	return 0, nil
+}
+
+// sysGetRobustList implements get_robust_list(2) (tid 0: the caller).
+func sysGetRobustList(t *kernel.Task, a Args) (uint64, error) {
+	target := t
+	if tid := int(int32(a[0])); tid != 0 {
+		if target = kernel.TaskByID(tid); target == nil {
+			return 0, unix.ESRCH
+		}
+	}
+	if err := copyOut(t, a[1], words(uint64(target.RobustList))); err != nil {
+		return 0, err
+	}
+	return 0, copyOut(t, a[2], words(robustListHeadSize))
 }
 
 // sysGetpid implements getpid(2).

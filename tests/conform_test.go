@@ -33,30 +33,38 @@ func TestConformance(t *testing.T) {
 			if r.timedOut {
 				t.Fatalf("timed out:\n%s", r.console)
 			}
-			got := initOutput(r.console)
-			wantLines := strings.Split(strings.TrimRight(want, "\n"), "\n")
-			for i := 0; i < max(len(got), len(wantLines)); i++ {
-				g, w := "(nothing)", "(nothing)"
-				if i < len(got) {
-					g = got[i]
-				}
-				if i < len(wantLines) {
-					w = wantLines[i]
-				}
-				if g != w {
-					t.Errorf("line %d: ours %q, Linux %q", i+1, g, w)
-				}
-			}
-			if r.exitCode != wantCode {
-				t.Errorf("exit status %d, Linux %d", r.exitCode, wantCode)
-			}
-			if !t.Failed() {
-				checked += len(wantLines)
-			} else {
-				t.Logf("console:\n%s", r.console)
-			}
+			checked += compareWithOracle(t, r, want, wantCode)
 		})
 	}
+}
+
+// compareWithOracle checks what init printed on the kernel, line by line,
+// and its exit status against Linux's, and returns how many lines matched
+// (0 on any difference, when the console is logged).
+func compareWithOracle(t *testing.T, r bootResult, want string, wantCode int) int {
+	t.Helper()
+	got := initOutput(r.console)
+	wantLines := strings.Split(strings.TrimRight(want, "\n"), "\n")
+	for i := 0; i < max(len(got), len(wantLines)); i++ {
+		g, w := "(nothing)", "(nothing)"
+		if i < len(got) {
+			g = got[i]
+		}
+		if i < len(wantLines) {
+			w = wantLines[i]
+		}
+		if g != w {
+			t.Errorf("line %d: ours %q, Linux %q", i+1, g, w)
+		}
+	}
+	if r.exitCode != wantCode {
+		t.Errorf("exit status %d, Linux %d", r.exitCode, wantCode)
+	}
+	if t.Failed() {
+		t.Logf("console:\n%s", r.console)
+		return 0
+	}
+	return len(wantLines)
 }
 
 // oracleInDir runs bin under qemu-riscv64 with a fresh scratch directory as

@@ -27,6 +27,13 @@ TEXT ·Entry(SB),NOSPLIT|NOFRAME,$0
 	WORD	$0x3002a073		// csrs mstatus, t0
 	WORD	$0x00301073		// csrw fcsr, zero
 
+	// User mode may read the time CSR (rdtime) but not cycle or instret,
+	// as under Linux 6.12 (perf_user_access = 1): mcounteren.TM opens it
+	// to S-mode, scounteren.TM from there to U-mode.
+	MOV	$2, T0
+	WORD	$0x30629073		// csrw mcounteren, t0
+	WORD	$0x10629073		// csrw scounteren, t0
+
 	MOV	$·trapEntry(SB), T0
 	WORD	$0x30529073		// csrw mtvec, t0
 	MOV	$·harts(SB), T0

@@ -1,0 +1,312 @@
+package kernel
+
+import (
+	"encoding/binary"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	arch "github.com/jiege-go/jiege/arch/riscv64"
+	"github.com/jiege-go/jiege/mm"
+)
+
+// Threads and clone(2). A thread is a Task of its Process: every thread
+// has its own register frame and runs the same address space, files and
+// credentials. Processes cloned with CLONE_VM share the address space too,
+// and with CLONE_FILES the file table, so both are reference counted.
+
+// sharedVM is the lock over an address space and how many processes use it.
+type sharedVM struct {
+	mu    sync.Mutex
+	users int // guarded by mu
+}
+
+// newRefs returns a reference count of one.
+func newRefs() *atomic.Int32 {
+	r := new(atomic.Int32)
+	r.Store(1)
+	return r
+}
+
+// cloneSupported are the clone flags Clone implements. CLONE_SYSVSEM,
+// CLONE_DETACHED, CLONE_UNTRACED, CLONE_PTRACE and CLONE_IO change nothing
+// here (no System V semaphores, no tracing, one I/O context). CLONE_FS is
+// sharing for threads; a process cloned with it gets a copy of the cwd and
+// umask, which differs from Linux only if one of them changes it later.
+const cloneSupported = unix.CLONE_VM | unix.CLONE_FS | unix.CLONE_FILES | unix.CLONE_SIGHAND |
+	unix.CLONE_PTRACE | unix.CLONE_VFORK | unix.CLONE_THREAD | unix.CLONE_SYSVSEM |
+	unix.CLONE_SETTLS | unix.CLONE_PARENT_SETTID | unix.CLONE_CHILD_CLEARTID |
+	unix.CLONE_DETACHED | unix.CLONE_UNTRACED | unix.CLONE_CHILD_SETTID | unix.CLONE_IO
+
+// CloneArgs are clone(2)'s and clone3(2)'s arguments.
+type CloneArgs struct {
+	Flags      uint64 // CLONE_* flags, without the exit signal
+	ExitSignal int    // sent to the parent when a child process exits
+	Stack      uintptr
+	ParentTID  uintptr // CLONE_PARENT_SETTID
+	ChildTID   uintptr // CLONE_CHILD_SETTID, CLONE_CHILD_CLEARTID
+	TLS        uintptr // CLONE_SETTLS: the child's tp
+}
+
+// Clone makes a new thread of t's process (CLONE_THREAD) or a new child
+// process, sharing what the flags say, and starts it with StartTask. The
+// child resumes after t's ECALL with a0 = 0 and, when Stack is not 0, that
+// sp. With CLONE_VFORK, Clone returns once the child has exec'd or exited.
+func (t *Task) Clone(a CloneArgs) (*Task, error) {
+	f := a.Flags
+	switch {
+	case f&^cloneSupported != 0, a.ExitSignal < 0 || a.ExitSignal > 64,
+		f&unix.CLONE_THREAD != 0 && f&unix.CLONE_SIGHAND == 0,
+		f&unix.CLONE_SIGHAND != 0 && f&unix.CLONE_VM == 0,
+		f&unix.CLONE_THREAD != 0 && f&unix.CLONE_VFORK != 0: // a vfork thread: not modelled
+		return nil, unix.EINVAL
+	}
+	p := t.Proc
+	tid := int(lastPID.Add(1))
+	var child *Task
+	if f&unix.CLONE_THREAD != 0 {
+		regs := NewRegs()
+		if regs == nil {
+			return nil, unix.ENOMEM
+		}
+		p.mu.Lock()
+		p.threads++
+		p.mu.Unlock()
+		child = &Task{TID: tid, Proc: p, Regs: regs}
+	} else {
+		as, vm := p.AS, p.vm
+		p.Lock()
+		if f&unix.CLONE_VM != 0 {
+			vm.users++
+		} else {
+			var err error
+			if as, err = p.AS.Clone(); err != nil {
+				p.Unlock()
+				return nil, unix.ENOMEM
+			}
+			vm = &sharedVM{users: 1}
+		}
+		p.Unlock()
+		regs := NewRegs()
+		if regs == nil {
+			vm.drop(as)
+			return nil, unix.ENOMEM
+		}
+		files, filesRefs := p.Files, p.filesRefs
+		if f&unix.CLONE_FILES != 0 {
+			filesRefs.Add(1)
+		} else {
+			files, filesRefs = p.Files.Fork(), newRefs()
+		}
+		c := p.newChild(tid, as, vm, files, filesRefs)
+		c.ExitSignal = a.ExitSignal
+		if f&unix.CLONE_VFORK != 0 {
+			c.vforkDone = make(chan struct{})
+		}
+		child = &Task{TID: tid, Proc: c, Regs: regs}
+	}
+	*child.Regs = *t.Regs
+	child.Regs.Satp = child.Proc.AS.Satp()
+	child.Regs.X[arch.RegA0] = 0
+	if a.Stack != 0 {
+		child.Regs.X[arch.RegSP] = uint64(a.Stack)
+	}
+	if f&unix.CLONE_SETTLS != 0 {
+		child.Regs.X[arch.RegTP] = uint64(a.TLS)
+	}
+	// As on Linux, a bad pointer for either tid is not an error of clone.
+	if f&unix.CLONE_CHILD_SETTID != 0 {
+		child.putUser32(a.ChildTID, uint32(tid))
+	}
+	if f&unix.CLONE_CHILD_CLEARTID != 0 {
+		child.ClearTID = a.ChildTID
+	}
+	if f&unix.CLONE_PARENT_SETTID != 0 {
+		t.putUser32(a.ParentTID, uint32(tid))
+	}
+	addTask(child)
+	StartTask(child)
+	if f&unix.CLONE_VFORK != 0 {
+		select {
+		case <-child.Proc.vforkDone:
+		case <-p.exited:
+		}
+	}
+	return child, nil
+}
+
+// VforkDone lets a parent blocked in vfork continue: the child has exec'd
+// (execve calls it once the child has its own address space) or exited.
+func (p *Process) VforkDone() {
+	if p.vforkDone != nil {
+		p.vforkOnce.Do(func() { close(p.vforkDone) })
+	}
+}
+
+// ReplaceAddressSpace gives p an address space of its own (execve, with
+// p's other threads gone): the old one is released unless another process
+// (a vfork parent) still uses it, and a vfork parent resumes.
+func (p *Process) ReplaceAddressSpace(as *mm.AddressSpace) {
+	p.dropVM()
+	p.vm = &sharedVM{users: 1}
+	p.AS = as
+	p.VforkDone()
+}
+
+// dropVM gives up p's use of its address space, releasing it with the last.
+func (p *Process) dropVM() { p.vm.drop(p.AS) }
+
+func (vm *sharedVM) drop(as *mm.AddressSpace) {
+	vm.mu.Lock()
+	defer vm.mu.Unlock()
+	vm.users--
+	if vm.users == 0 {
+		as.Release()
+	}
+}
+
+// ExitThread ends the calling thread (exit(2)) once its system call
+// returns; the process ends with the last thread.
+func (t *Task) ExitThread(code int) {
+	t.Exiting = true
+	t.exitCode = code
+}
+
+// leave is a task's last act (Task.Run): the futexes it holds in its
+// robust list are marked dead, its CLONE_CHILD_CLEARTID word is cleared and
+// woken (pthread_join waits on it), and the last thread to leave ends the
+// process and drops its address space.
+func (t *Task) leave() {
+	p := t.Proc
+	t.releaseRobustList()
+	if t.ClearTID != 0 && t.putUser32(t.ClearTID, 0) == nil {
+		t.FutexWake(t.ClearTID, 1, futexBitsetAny)
+	}
+	removeTask(t)
+	p.mu.Lock()
+	p.threads--
+	if t.TID == p.PID {
+		p.leaderStatus = t.exitCode
+	}
+	last, status := p.threads == 0, p.leaderStatus
+	p.mu.Unlock()
+	if last {
+		p.Exit(status)
+		p.dropVM()
+	}
+}
+
+// Robust futexes (linux/futex.h): a lock word holds its owner's tid.
+const (
+	futexWaiters    = 0x8000_0000
+	futexOwnerDied  = 0x4000_0000
+	futexTIDMask    = 0x3fff_ffff
+	robustListLimit = 2048 // entries walked at most, as Linux: the list may loop
+)
+
+// releaseRobustList does what Linux does at thread exit for the list
+// registered with set_robust_list: every lock on it (and the one being
+// taken or released, list_op_pending) that the thread still owns gets
+// FUTEX_OWNER_DIED and one waiter woken, so the next locker sees EOWNERDEAD.
+// A bad pointer ends the walk.
+func (t *Task) releaseRobustList() {
+	head := t.RobustList
+	if head == 0 {
+		return
+	}
+	var h [24]byte // struct robust_list_head: next, futex_offset, list_op_pending
+	if t.copyIn(head, h[:]) != nil {
+		return
+	}
+	entry := uintptr(binary.LittleEndian.Uint64(h[0:]))
+	offset := uintptr(binary.LittleEndian.Uint64(h[8:]))
+	pending := uintptr(binary.LittleEndian.Uint64(h[16:]))
+	for i := 0; entry != head && i < robustListLimit; i++ {
+		var next [8]byte
+		if t.copyIn(entry&^1, next[:]) != nil {
+			return
+		}
+		if entry&^1 != pending&^1 { // bit 0 marks a PI futex
+			t.futexOwnerDied(entry&^1+offset, entry&1 != 0, false)
+		}
+		entry = uintptr(binary.LittleEndian.Uint64(next[:]))
+	}
+	if pending != 0 {
+		t.futexOwnerDied(pending&^1+offset, pending&1 != 0, true)
+	}
+}
+
+// futexOwnerDied marks the lock word at addr as its owner's death leaves
+// it (Linux's handle_futex_death).
+func (t *Task) futexOwnerDied(addr uintptr, pi, pendingOp bool) {
+	if addr%4 != 0 {
+		return
+	}
+	owned := false
+	old, err := t.updateUser32(addr, func(v uint32) (uint32, bool) {
+		owned = v&futexTIDMask == uint32(t.TID)
+		return v&futexWaiters | futexOwnerDied, owned
+	})
+	if err != nil {
+		return
+	}
+	switch {
+	case pendingOp && !pi && old == 0:
+		// The thread died between releasing the lock and clearing
+		// list_op_pending: a waiter may have missed its wake.
+		t.FutexWake(addr, 1, futexBitsetAny)
+	case owned && !pi && old&futexWaiters != 0:
+		t.FutexWake(addr, 1, futexBitsetAny)
+	}
+}
+
+func (t *Task) copyIn(addr uintptr, b []byte) error {
+	t.Proc.Lock()
+	defer t.Proc.Unlock()
+	return t.Proc.AS.CopyIn(addr, b)
+}
+
+// putUser32 stores a 32-bit word in the task's memory.
+func (t *Task) putUser32(addr uintptr, v uint32) error {
+	var b [4]byte
+	binary.LittleEndian.PutUint32(b[:], v)
+	t.Proc.Lock()
+	defer t.Proc.Unlock()
+	return t.Proc.AS.CopyOut(addr, b[:])
+}
+
+// loadUser32 reads the aligned 32-bit word at addr.
+func (t *Task) loadUser32(addr uintptr) (uint32, error) {
+	var b [4]byte
+	if err := t.copyIn(addr, b[:]); err != nil {
+		return 0, err
+	}
+	return binary.LittleEndian.Uint32(b[:]), nil
+}
+
+// updateUser32 atomically replaces the aligned 32-bit word at addr with
+// update(old) unless update declines, and returns the old value. It is a
+// compare-and-swap on the physical word, so it is atomic against user code
+// on any hart, not only against the kernel.
+func (t *Task) updateUser32(addr uintptr, update func(uint32) (uint32, bool)) (uint32, error) {
+	p := t.Proc
+	p.Lock()
+	defer p.Unlock()
+	if err := p.AS.Fault(addr, mm.Write); err != nil {
+		return 0, err
+	}
+	pa, _, ok := mm.Translate(p.AS.Root(), addr)
+	if !ok {
+		return 0, mm.ErrFault
+	}
+	word := (*uint32)(unsafe.Pointer(mm.Ptr(pa)))
+	for {
+		old := atomic.LoadUint32(word)
+		v, store := update(old)
+		if !store || atomic.CompareAndSwapUint32(word, old, v) {
+			return old, nil
+		}
+	}
+}
