@@ -48,24 +48,15 @@ func (t *Task) FutexWait(addr uintptr, val, bitset uint32, timeout time.Duration
 	futexQueues[key] = append(futexQueues[key], w)
 	futexMu.Unlock()
 
-	var expired <-chan time.Time
+	var deadline time.Time
 	if timeout >= 0 {
-		timer := time.NewTimer(timeout)
-		defer timer.Stop()
-		expired = timer.C
+		deadline = time.Now().Add(timeout)
 	}
-	select {
-	case <-w.wake:
-		return nil
-	case <-t.Proc.exited:
-		futexRemove(key, w)
-		return unix.EINTR
-	case <-expired:
-		if futexRemove(key, w) {
-			return unix.ETIMEDOUT
-		}
+	err = t.Block(w.wake, deadline)
+	if err != nil && !futexRemove(key, w) {
 		return nil // woken at the same moment
 	}
+	return err
 }
 
 // futexRemove takes w off its queue, reporting whether it was still there.

@@ -1,7 +1,6 @@
 package syscall
 
 import (
-	"encoding/binary"
 	"runtime"
 	"time"
 
@@ -19,9 +18,6 @@ func init() {
 	register(sysno.ClockGettime, sysClockGettime)
 	register(sysno.Gettimeofday, sysGettimeofday)
 	register(sysno.Nanosleep, sysNanosleep)
-	register(sysno.RtSigaction, sysRtSigaction)
-	register(sysno.RtSigprocmask, sysRtSigprocmask)
-	register(sysno.Sigaltstack, sysSigaltstack)
 }
 
 // yield lets other goroutines run; a variable so that tests can count calls.
@@ -112,47 +108,21 @@ func sysGettimeofday(t *kernel.Task, a Args) (uint64, error) {
 	return 0, copyOut(t, a[0], words(uint64(now.Unix()), uint64(now.Nanosecond()/1000)))
 }
 
-// sysNanosleep implements nanosleep(2).
+// sysNanosleep implements nanosleep(2); interrupted, it stores the time
+// left in rem.
 func sysNanosleep(t *kernel.Task, a Args) (uint64, error) {
-	b := make([]byte, 16)
-	if err := copyIn(t, a[0], b); err != nil {
+	d, err := copyInTimespec(t, a[0])
+	if err != nil {
 		return 0, err
 	}
-	sec, nsec := int64(binary.LittleEndian.Uint64(b)), int64(binary.LittleEndian.Uint64(b[8:]))
-	if sec < 0 || nsec < 0 || nsec >= 1e9 {
-		return 0, unix.EINVAL
+	deadline := time.Now().Add(d)
+	if err := t.Block(nil, deadline); err != unix.EINTR {
+		return 0, nil
 	}
-	time.Sleep(time.Duration(sec)*time.Second + time.Duration(nsec))
-	return 0, nil
-}
-
-// sysRtSigaction implements rt_sigaction(2) as bookkeeping only: signals
-// are not delivered yet, so the old action reads as SIG_DFL.
-func sysRtSigaction(t *kernel.Task, a Args) (uint64, error) {
-	if a[0] == 0 || a[0] > 64 || a[0] == uint64(unix.SIGKILL) || a[0] == uint64(unix.SIGSTOP) || a[3] != 8 {
-		return 0, unix.EINVAL
-	}
-	if a[2] != 0 {
-		return 0, copyOut(t, a[2], make([]byte, 24))
-	}
-	return 0, nil
-}
-
-// sysRtSigprocmask implements rt_sigprocmask(2); the old mask reads empty.
-func sysRtSigprocmask(t *kernel.Task, a Args) (uint64, error) {
-	if a[3] != 8 || a[0] > unix.SIG_SETMASK {
-		return 0, unix.EINVAL
-	}
-	if a[2] != 0 {
-		return 0, copyOut(t, a[2], make([]byte, 8))
-	}
-	return 0, nil
-}
-
-// sysSigaltstack implements sigaltstack(2); the old stack reads disabled.
-func sysSigaltstack(t *kernel.Task, a Args) (uint64, error) {
 	if a[1] != 0 {
-		return 0, copyOut(t, a[1], words(0, 2, 0)) // ss_sp, ss_flags = SS_DISABLE, ss_size
+		if err := copyOut(t, a[1], timespec(max(time.Until(deadline), 0))); err != nil {
+			return 0, err
+		}
 	}
-	return 0, nil
+	return 0, unix.EINTR
 }
