@@ -445,6 +445,11 @@ func (t *Task) HandleSignals() {
 	sigMu.Lock()
 	defer sigMu.Unlock()
 	for {
+		select {
+		case <-p.exited:
+			return
+		default:
+		}
 		if p.sig.stopped {
 			cont := p.sig.continued
 			sigMu.Unlock()
@@ -454,11 +459,6 @@ func (t *Task) HandleSignals() {
 			}
 			sigMu.Lock()
 			continue
-		}
-		select {
-		case <-p.exited:
-			return
-		default:
 		}
 		info, ok := t.dequeue(^t.sig.mask)
 		if !ok {

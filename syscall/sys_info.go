@@ -18,6 +18,7 @@ func init() {
 	register(sysno.ClockGettime, sysClockGettime)
 	register(sysno.Gettimeofday, sysGettimeofday)
 	register(sysno.Nanosleep, sysNanosleep)
+	register(sysno.ClockNanosleep, sysClockNanosleep)
 }
 
 // yield lets other goroutines run; a variable so that tests can count calls.
@@ -108,19 +109,41 @@ func sysGettimeofday(t *kernel.Task, a Args) (uint64, error) {
 	return 0, copyOut(t, a[0], words(uint64(now.Unix()), uint64(now.Nanosecond()/1000)))
 }
 
-// sysNanosleep implements nanosleep(2); interrupted, it stores the time
-// left in rem.
+// sysNanosleep implements nanosleep(2).
 func sysNanosleep(t *kernel.Task, a Args) (uint64, error) {
-	d, err := copyInTimespec(t, a[0])
+	return sysClockNanosleep(t, Args{unix.CLOCK_MONOTONIC, 0, a[0], a[1]})
+}
+
+// sysClockNanosleep implements clock_nanosleep(2) on the real-time and
+// monotonic clocks, relative or absolute (TIMER_ABSTIME); interrupted, a
+// relative sleep stores the time left in rem.
+func sysClockNanosleep(t *kernel.Task, a Args) (uint64, error) {
+	const timerAbstime = 1
+	if a[1]&^timerAbstime != 0 {
+		return 0, unix.EINVAL
+	}
+	d, err := copyInTimespec(t, a[2])
 	if err != nil {
 		return 0, err
 	}
 	deadline := time.Now().Add(d)
+	if a[1]&timerAbstime != 0 {
+		switch a[0] {
+		case unix.CLOCK_REALTIME:
+			deadline = time.Unix(0, int64(d))
+		case unix.CLOCK_MONOTONIC, unix.CLOCK_BOOTTIME:
+			deadline = time.Now().Add(d - kernel.Uptime())
+		default:
+			return 0, unix.EINVAL
+		}
+	} else if a[0] != unix.CLOCK_REALTIME && a[0] != unix.CLOCK_MONOTONIC && a[0] != unix.CLOCK_BOOTTIME {
+		return 0, unix.EINVAL
+	}
 	if err := t.Block(nil, deadline); err != unix.EINTR {
 		return 0, nil
 	}
-	if a[1] != 0 {
-		if err := copyOut(t, a[1], timespec(max(time.Until(deadline), 0))); err != nil {
+	if a[3] != 0 && a[1]&timerAbstime == 0 {
+		if err := copyOut(t, a[3], timespec(max(time.Until(deadline), 0))); err != nil {
 			return 0, err
 		}
 	}
