@@ -117,7 +117,7 @@ func (t *Task) setupFrame(info SigInfo, act SigAction) bool {
 
 // Sigreturn implements rt_sigreturn: it restores the registers, FP state,
 // mask and alternate stack saved in the frame at sp. A frame that cannot be
-// read kills the process with SIGSEGV, as on Linux.
+// read raises SIGSEGV, as on Linux.
 func (t *Task) Sigreturn() {
 	r := t.Regs
 	b := make([]byte, frameSize)
@@ -126,8 +126,9 @@ func (t *Task) Sigreturn() {
 	t.Proc.Unlock()
 	if err != nil {
 		fmt.Printf("kernel: pid %d (%s) rt_sigreturn: bad frame at %#x\n", t.Proc.PID, t.Proc.Exe, r.X[arch.RegSP])
-		t.Exiting = true
-		t.Proc.exitBySignal(unix.SIGSEGV)
+		sigMu.Lock()
+		t.forceSegv()
+		sigMu.Unlock()
 		return
 	}
 	le := binary.LittleEndian

@@ -489,13 +489,18 @@ func (t *Task) HandleSignals() {
 			t.sig.restart = RestartNever
 		}
 		if !t.setupFrame(info, act) {
-			// No room for the frame: Linux forces SIGSEGV.
-			sigMu.Unlock()
+			// No room for the frame: SIGSEGV, fatal when it was the
+			// signal being delivered (force_sigsegv).
 			fmt.Printf("kernel: pid %d (%s) cannot take %s: bad signal stack at %#x\n",
 				p.PID, p.Exe, unix.SignalName(sig), t.Regs.X[arch.RegSP])
-			p.exitBySignal(unix.SIGSEGV)
-			sigMu.Lock()
-			return
+			if sig == unix.SIGSEGV {
+				sigMu.Unlock()
+				p.exitBySignal(unix.SIGSEGV)
+				sigMu.Lock()
+				return
+			}
+			t.forceSegv()
+			continue
 		}
 		if act.Flags&SAResetHand != 0 {
 			p.sig.actions[sig-1] = SigAction{}
@@ -517,6 +522,19 @@ func (p *Process) stop(sig unix.Signal) {
 	p.sig.stopReport = sig
 	p.sig.contReport = false
 	p.notifyParent(CldStopped, int32(sig))
+}
+
+// forceSegv queues SIGSEGV from the kernel for the task, unblocked, its
+// handler kept only if it is a handler (force_sig) (sigMu held).
+func (t *Task) forceSegv() {
+	p := t.Proc
+	a := &p.sig.actions[unix.SIGSEGV-1]
+	if a.Handler == SigIgnore || t.sig.mask&Bit(unix.SIGSEGV) != 0 {
+		*a = SigAction{}
+	}
+	t.sig.mask &^= Bit(unix.SIGSEGV)
+	t.sig.pending |= Bit(unix.SIGSEGV)
+	t.sig.queue = append(t.sig.queue, SigInfo{Signo: unix.SIGSEGV, Code: SIKernel})
 }
 
 // Fault delivers a synchronous signal for a fault at addr: to the handler
