@@ -245,6 +245,11 @@ func (p *Process) queueSignal(to *Task, sig unix.Signal, info *SigInfo) bool {
 		return false
 	default:
 	}
+	if p.PID == 1 && p.sig.actions[sig-1].Handler == SigDefault {
+		// init is unkillable (SIGNAL_UNKILLABLE): signals it has no
+		// handler for are dropped, SIGKILL included; faults still kill.
+		return false
+	}
 	if info == nil {
 		info = &SigInfo{Code: SIKernel}
 	}
