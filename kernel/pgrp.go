@@ -181,3 +181,34 @@ func (t *Task) Tgkill(tgid, tid int, sig unix.Signal) error {
 	target.SignalThread(sig, &SigInfo{Code: SITkill, Pid: int32(t.Proc.PID), UID: t.Proc.UID})
 	return nil
 }
+
+// Queue implements rt_sigqueueinfo(2) and rt_tgsigqueueinfo(2) (tid 0:
+// the process): a process may give its own signals any si_code, others
+// only negative ones other than SI_TKILL, as from sigqueue(3).
+func (t *Task) Queue(tgid, tid int, info SigInfo) error {
+	if info.Signo < 0 || info.Signo > NumSignals {
+		return unix.EINVAL
+	}
+	p := ProcessByID(tgid)
+	if p == nil {
+		return unix.ESRCH
+	}
+	var target *Task
+	if tid != 0 {
+		if target = TaskByID(tid); target == nil || target.Proc != p {
+			return unix.ESRCH
+		}
+	}
+	if p != t.Proc && (info.Code >= 0 || info.Code == SITkill) {
+		return unix.EPERM
+	}
+	if !t.mayKill(p, info.Signo) {
+		return unix.EPERM
+	}
+	if target != nil {
+		target.SignalThread(info.Signo, &info)
+	} else {
+		p.Signal(info.Signo, &info)
+	}
+	return nil
+}

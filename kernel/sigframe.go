@@ -40,6 +40,8 @@ func encodeSiginfo(b []byte, i SigInfo) {
 		le.PutUint32(b[20:], i.UID)
 		if i.Signo == unix.SIGCHLD {
 			le.PutUint32(b[24:], uint32(i.Status))
+		} else {
+			le.PutUint64(b[24:], i.Value)
 		}
 	}
 }

@@ -82,6 +82,7 @@ type SigInfo struct {
 	UID    uint32 // sender's real uid
 	Status int32  // SIGCHLD: exit code or signal
 	Addr   uint64 // faults: the faulting address
+	Value  uint64 // sigqueue: si_value
 }
 
 // processSignals is the signal state of a process (shared by its threads).
@@ -220,6 +221,9 @@ func (t *Task) SignalThread(sig unix.Signal, info *SigInfo) {
 		t.Proc.terminate(sig)
 	}
 }
+
+// SIQueue is the si_code of sigqueue(3).
+const SIQueue = -1
 
 // Signal sends sig to the process, as kill(2) does.
 func (p *Process) Signal(sig unix.Signal, info *SigInfo) {

@@ -21,6 +21,8 @@ func init() {
 	register(sysno.Kill, sysKill)
 	register(sysno.Tkill, sysTkill)
 	register(sysno.Tgkill, sysTgkill)
+	register(sysno.RtSigqueueinfo, sysRtSigqueueinfo)
+	register(sysno.RtTgsigqueueinfo, sysRtTgsigqueueinfo)
 	register(sysno.Setitimer, sysSetitimer)
 	register(sysno.Getitimer, sysGetitimer)
 	register(sysno.Setpgid, sysSetpgid)
@@ -222,6 +224,39 @@ func sysTgkill(t *kernel.Task, a Args) (uint64, error) {
 		return 0, unix.EINVAL
 	}
 	return 0, t.Tgkill(int(int32(a[0])), int(int32(a[1])), unix.Signal(int32(a[2])))
+}
+
+// copyInSiginfo reads the siginfo_t a process queues: si_code, and the
+// sender and value of the kill/rt union member.
+func copyInSiginfo(t *kernel.Task, addr uint64, sig uint64) (kernel.SigInfo, error) {
+	b := make([]byte, 128)
+	if err := copyIn(t, addr, b); err != nil {
+		return kernel.SigInfo{}, err
+	}
+	le := binary.LittleEndian
+	return kernel.SigInfo{Signo: unix.Signal(sig), Code: int32(le.Uint32(b[8:])), Pid: int32(le.Uint32(b[16:])),
+		UID: le.Uint32(b[20:]), Value: le.Uint64(b[24:])}, nil
+}
+
+// sysRtSigqueueinfo implements rt_sigqueueinfo(2).
+func sysRtSigqueueinfo(t *kernel.Task, a Args) (uint64, error) {
+	info, err := copyInSiginfo(t, a[2], a[1])
+	if err != nil {
+		return 0, err
+	}
+	return 0, t.Queue(int(int32(a[0])), 0, info)
+}
+
+// sysRtTgsigqueueinfo implements rt_tgsigqueueinfo(2).
+func sysRtTgsigqueueinfo(t *kernel.Task, a Args) (uint64, error) {
+	if int32(a[0]) <= 0 || int32(a[1]) <= 0 {
+		return 0, unix.EINVAL
+	}
+	info, err := copyInSiginfo(t, a[3], a[2])
+	if err != nil {
+		return 0, err
+	}
+	return 0, t.Queue(int(int32(a[0])), int(int32(a[1])), info)
 }
 
 // itimerval is two timevals: interval, then value.
