@@ -7,19 +7,73 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// wait4's options.
+// wait4's and waitid's options.
 const (
 	WaitNoHang    = 0x1
-	WaitUntraced  = 0x2
+	WaitUntraced  = 0x2 // WSTOPPED for waitid
+	WaitExited    = 0x4 // implied by wait4
 	WaitContinued = 0x8
+	WaitNoWait    = 0x01000000 // leave the child waitable
 )
 
-// Wait implements wait4: it waits for a child to exit (or, with
-// WaitUntraced / WaitContinued, to stop or continue) and returns its pid
-// and wait status; an exited child is reaped. pid > 0 names the child, -1
-// is any child, 0 any in the caller's process group, < -1 any in group
-// -pid. With WaitNoHang it returns pid 0 at once when no child changed.
-func (t *Task) Wait(pid int, options int) (int, int, error) {
+// WaitResult is the child a wait found and what happened to it.
+type WaitResult struct {
+	PID    int
+	UID    uint32
+	Code   int32 // CLD_EXITED, CLD_KILLED, CLD_STOPPED or CLD_CONTINUED
+	Status int32 // the exit code, or the signal
+}
+
+// WaitStatus encodes the result as wait4 reports it.
+func (r WaitResult) WaitStatus() int {
+	switch r.Code {
+	case CldExited:
+		return int(r.Status&0xff) << 8
+	case CldStopped:
+		return int(r.Status)<<8 | 0x7f
+	case CldContinued:
+		return 0xffff
+	}
+	return int(r.Status)
+}
+
+// WaitFor says which children a wait is for: any, one by pid, or those
+// of a process group.
+type WaitFor struct {
+	Any  bool
+	PID  int
+	PGID int // when not Any and PID is 0
+}
+
+// WaitForPid decodes wait4's pid: > 0 that child, -1 any, 0 the caller's
+// group, < -1 the group -pid.
+func (t *Task) WaitForPid(pid int) WaitFor {
+	switch {
+	case pid == -1:
+		return WaitFor{Any: true}
+	case pid > 0:
+		return WaitFor{PID: pid}
+	case pid == 0:
+		return WaitFor{PGID: t.Proc.PGID()}
+	}
+	return WaitFor{PGID: -pid}
+}
+
+func (w WaitFor) matches(c *Process) bool {
+	switch {
+	case w.Any:
+		return true
+	case w.PID != 0:
+		return c.PID == w.PID
+	}
+	return c.sig.pgid == w.PGID
+}
+
+// Wait implements wait4 and waitid: it waits for a child to exit
+// (WaitExited), stop (WaitUntraced) or continue (WaitContinued), and
+// reports it; an exited child is reaped unless WaitNoWait. With
+// WaitNoHang it returns PID 0 at once when no child changed.
+func (t *Task) Wait(which WaitFor, options int) (WaitResult, error) {
 	p := t.Proc
 	for {
 		p.mu.Lock()
@@ -34,42 +88,55 @@ func (t *Task) Wait(pid int, options int) (int, int, error) {
 		found := false
 		for _, c := range kids {
 			sigMu.Lock()
-			match := pid == -1 || pid > 0 && c.PID == pid || pid == 0 && c.sig.pgid == p.sig.pgid || pid < -1 && c.sig.pgid == -pid
-			if !match {
+			if !which.matches(c) {
 				sigMu.Unlock()
 				continue
 			}
 			found = true
+			r := WaitResult{PID: c.PID, UID: c.UID}
 			select {
 			case <-c.exited:
 				sigMu.Unlock()
-				if p.reap(c) {
-					return c.PID, c.waitStatus(), nil
+				if options&WaitExited == 0 {
+					continue
+				}
+				r.Code, r.Status = CldExited, int32(c.status&0xff)
+				if c.sig.termSig != 0 {
+					r.Code, r.Status = CldKilled, int32(c.sig.termSig)
+				}
+				if options&WaitNoWait != 0 || p.reap(c) {
+					return r, nil
 				}
 				continue
 			default:
 			}
+			keep := options&WaitNoWait != 0
 			if options&WaitUntraced != 0 && c.sig.stopReport != 0 {
-				sig := c.sig.stopReport
-				c.sig.stopReport = 0
+				r.Code, r.Status = CldStopped, int32(c.sig.stopReport)
+				if !keep {
+					c.sig.stopReport = 0
+				}
 				sigMu.Unlock()
-				return c.PID, int(sig)<<8 | 0x7f, nil
+				return r, nil
 			}
 			if options&WaitContinued != 0 && c.sig.contReport {
-				c.sig.contReport = false
+				r.Code, r.Status = CldContinued, int32(unix.SIGCONT)
+				if !keep {
+					c.sig.contReport = false
+				}
 				sigMu.Unlock()
-				return c.PID, 0xffff, nil
+				return r, nil
 			}
 			sigMu.Unlock()
 		}
 		if !found {
-			return 0, 0, unix.ECHILD
+			return WaitResult{}, unix.ECHILD
 		}
 		if options&WaitNoHang != 0 {
-			return 0, 0, nil
+			return WaitResult{}, nil
 		}
 		if err := t.Block(ev, time.Time{}); err != nil {
-			return 0, 0, err
+			return WaitResult{}, err
 		}
 	}
 }
@@ -85,15 +152,6 @@ func (p *Process) reap(c *Process) bool {
 		removeProcess(c)
 	}
 	return ok
-}
-
-// waitStatus encodes how the process ended as wait(2) reports it: the
-// signal that killed it, or its exit code shifted left by 8.
-func (p *Process) waitStatus() int {
-	if p.sig.termSig != 0 {
-		return int(p.sig.termSig)
-	}
-	return (p.status & 0xff) << 8
 }
 
 // notifyExit tells the parent that p exited: SIGCHLD and a wake-up of its
