@@ -619,14 +619,35 @@ func (t *Task) Pending() SigSet {
 	return t.sig.pending | t.Proc.sig.pending
 }
 
+// BeginMaskedWait sets the mask for the length of a wait that takes one
+// (rt_sigsuspend, ppoll, pselect6, epoll_pwait): the old mask is kept and
+// comes back when a handler for the interrupting signal returns, or at
+// EndMaskedWait when the call ends without EINTR.
+func (t *Task) BeginMaskedWait(mask SigSet) {
+	sigMu.Lock()
+	defer sigMu.Unlock()
+	t.sig.savedMask, t.sig.hasSavedMask = t.sig.mask, true
+	t.sig.mask = mask &^ unblockable
+}
+
+// EndMaskedWait ends a BeginMaskedWait with the call's error: on EINTR the
+// old mask stays saved for the signal frame, else it is restored now.
+func (t *Task) EndMaskedWait(err error) {
+	if err == unix.EINTR {
+		return
+	}
+	sigMu.Lock()
+	defer sigMu.Unlock()
+	if t.sig.hasSavedMask {
+		t.sig.mask, t.sig.hasSavedMask = t.sig.savedMask, false
+	}
+}
+
 // Suspend implements rt_sigsuspend: the task waits with mask until a
 // signal it must handle arrives; the old mask comes back after the
 // handler. It always returns EINTR.
 func (t *Task) Suspend(mask SigSet) error {
-	sigMu.Lock()
-	t.sig.savedMask, t.sig.hasSavedMask = t.sig.mask, true
-	t.sig.mask = mask &^ unblockable
-	sigMu.Unlock()
+	t.BeginMaskedWait(mask)
 	t.Block(nil, time.Time{})
 	return unix.EINTR
 }
