@@ -205,9 +205,9 @@ func tasksOf(p *Process) []*Task {
 	return ts
 }
 
-// SendSignal sends sig with info to the task's whole process, as kill(2)
-// does; the lead's pipe and socket code sends SIGPIPE this way on EPIPE:
-// t.SendSignal(unix.SIGPIPE, nil) (nil info: sent by the kernel).
+// SendSignal sends sig with info (nil: from the kernel, SI_KERNEL) to the
+// task's whole process, as kill(2) does. (SIGPIPE needs no call: Dispatch
+// raises it on the thread whose write fails with EPIPE.)
 func (t *Task) SendSignal(sig unix.Signal, info *SigInfo) {
 	t.Proc.Signal(sig, info)
 }

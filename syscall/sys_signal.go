@@ -361,5 +361,6 @@ func raiseSIGPIPE(t *kernel.Task, nr uint64, a Args) {
 	default:
 		return
 	}
-	t.SignalThread(unix.SIGPIPE, nil)
+	// Linux's send_sig(SIGPIPE, current, 0): SI_USER from the writer itself.
+	t.SignalThread(unix.SIGPIPE, &kernel.SigInfo{Code: kernel.SIUser, Pid: int32(t.Proc.PID), UID: t.Proc.UID})
 }
