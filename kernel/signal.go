@@ -118,6 +118,9 @@ type taskSignals struct {
 
 	restart   Restart // how an interrupted system call resumes
 	restartA0 uint64
+	// restartBlock continues an interrupted sleep with the time left,
+	// through restart_syscall (Linux's restart_block).
+	restartBlock func(*Task) (uint64, error)
 }
 
 // sigMu guards every process's and task's signal state, process groups and
@@ -438,11 +441,30 @@ func (t *Task) Interrupted(kind Restart, a0 uint64) {
 	t.sig.restart, t.sig.restartA0 = kind, a0
 }
 
-// restartSyscall makes the task re-execute its ECALL.
+// sysRestartSyscall is restart_syscall's number on riscv64.
+const sysRestartSyscall = 128
+
+// restartSyscall makes the task re-execute its ECALL, as restart_syscall
+// when the call left a continuation.
 func (t *Task) restartSyscall() {
 	t.Regs.PC -= 4
 	t.Regs.X[arch.RegA0] = t.sig.restartA0
+	if t.sig.restartBlock != nil {
+		t.Regs.X[arch.RegA7] = sysRestartSyscall
+	}
 	t.sig.restart = RestartNever
+}
+
+// SetRestartBlock leaves a continuation for a call about to fail with
+// EINTR: when no handler runs, restart_syscall calls it instead of
+// re-executing the call from its start.
+func (t *Task) SetRestartBlock(fn func(*Task) (uint64, error)) { t.sig.restartBlock = fn }
+
+// TakeRestartBlock returns and clears the continuation (restart_syscall).
+func (t *Task) TakeRestartBlock() func(*Task) (uint64, error) {
+	fn := t.sig.restartBlock
+	t.sig.restartBlock = nil
+	return fn
 }
 
 // HandleSignals runs on each return to user mode: it waits while the
@@ -495,7 +517,7 @@ func (t *Task) HandleSignals() {
 			if t.sig.restart == RestartSys && act.Flags&SARestart != 0 {
 				t.restartSyscall()
 			}
-			t.sig.restart = RestartNever
+			t.sig.restart, t.sig.restartBlock = RestartNever, nil
 		}
 		if !t.setupFrame(info, act) {
 			// No room for the frame: SIGSEGV, fatal when it was the

@@ -19,6 +19,7 @@ func init() {
 	register(sysno.Gettimeofday, sysGettimeofday)
 	register(sysno.Nanosleep, sysNanosleep)
 	register(sysno.ClockNanosleep, sysClockNanosleep)
+	register(sysno.RestartSyscall, sysRestartSyscall)
 }
 
 // yield lets other goroutines run; a variable so that tests can count calls.
@@ -139,13 +140,37 @@ func sysClockNanosleep(t *kernel.Task, a Args) (uint64, error) {
 	} else if a[0] != unix.CLOCK_REALTIME && a[0] != unix.CLOCK_MONOTONIC && a[0] != unix.CLOCK_BOOTTIME {
 		return 0, unix.EINVAL
 	}
+	if a[1]&timerAbstime != 0 {
+		if err := t.Block(nil, deadline); err != unix.EINTR {
+			return 0, nil
+		}
+		return 0, unix.EINTR
+	}
+	return sleepUntil(t, deadline, a[3])
+}
+
+// sleepUntil sleeps until deadline; interrupted, it stores the time left
+// in rem and leaves itself as the continuation that restart_syscall runs
+// when no handler does.
+func sleepUntil(t *kernel.Task, deadline time.Time, rem uint64) (uint64, error) {
 	if err := t.Block(nil, deadline); err != unix.EINTR {
 		return 0, nil
 	}
-	if a[3] != 0 && a[1]&timerAbstime == 0 {
-		if err := copyOut(t, a[3], timespec(max(time.Until(deadline), 0))); err != nil {
+	if rem != 0 {
+		if err := copyOut(t, rem, timespec(max(time.Until(deadline), 0))); err != nil {
 			return 0, err
 		}
 	}
+	t.SetRestartBlock(func(t *kernel.Task) (uint64, error) { return sleepUntil(t, deadline, rem) })
 	return 0, unix.EINTR
+}
+
+// sysRestartSyscall implements restart_syscall(2): it continues the call
+// a signal without a handler interrupted.
+func sysRestartSyscall(t *kernel.Task, a Args) (uint64, error) {
+	fn := t.TakeRestartBlock()
+	if fn == nil {
+		return 0, unix.EINTR
+	}
+	return fn(t)
 }

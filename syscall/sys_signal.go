@@ -337,7 +337,7 @@ func sysSetsid(t *kernel.Task, a Args) (uint64, error) {
 // rt_sigtimedwait never; everything else under SA_RESTART (ERESTARTSYS).
 func restartOf(nr uint64) kernel.Restart {
 	switch nr {
-	case sysno.Nanosleep, sysno.ClockNanosleep, sysno.Ppoll, sysno.Pselect6, sysno.RtSigsuspend:
+	case sysno.Nanosleep, sysno.ClockNanosleep, sysno.RestartSyscall, sysno.Ppoll, sysno.Pselect6, sysno.RtSigsuspend:
 		return kernel.RestartNoHandler
 	case sysno.EpollPwait, sysno.EpollPwait2, sysno.RtSigtimedwait:
 		return kernel.RestartNever

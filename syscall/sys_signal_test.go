@@ -113,3 +113,34 @@ func TestKillPermission(t *testing.T) {
 		t.Errorf("signal 65: %d, want EINVAL", r)
 	}
 }
+
+// TestSleepRestartsAfterStop: a stop interrupts nanosleep without a
+// handler, so after SIGCONT the task re-enters the kernel through
+// restart_syscall, which sleeps the time left and succeeds.
+func TestSleepRestartsAfterStop(t *testing.T) {
+	task, _ := newTask(t)
+	put(t, task, scratch, words(0, 200_000_000)) // 200 ms
+	task.Regs.PC = 0x10_0000
+	slept := make(chan int64)
+	go func() { slept <- call(task, sysno.Nanosleep, scratch, 0) }()
+	task.Proc.Signal(unix.SIGSTOP, nil)
+	if r := <-slept; r != -int64(unix.EINTR) {
+		t.Fatalf("nanosleep interrupted by SIGSTOP: %d, want EINTR", r)
+	}
+	handled := make(chan struct{})
+	go func() {
+		task.HandleSignals() // stops until SIGCONT
+		close(handled)
+	}()
+	task.Proc.Signal(unix.SIGCONT, nil)
+	<-handled
+	if task.Regs.PC != 0x10_0000-4 || task.Regs.X[arch.RegA7] != sysno.RestartSyscall {
+		t.Fatalf("after SIGCONT: pc %#x a7 %d, want the ECALL again as restart_syscall", task.Regs.PC, task.Regs.X[arch.RegA7])
+	}
+	if r := call(task, sysno.RestartSyscall); r != 0 {
+		t.Errorf("restart_syscall: %d, want 0", r)
+	}
+	if r := call(task, sysno.RestartSyscall); r != -int64(unix.EINTR) {
+		t.Errorf("restart_syscall with nothing to restart: %d, want EINTR", r)
+	}
+}
