@@ -144,3 +144,35 @@ func TestSleepRestartsAfterStop(t *testing.T) {
 		t.Errorf("restart_syscall with nothing to restart: %d, want EINTR", r)
 	}
 }
+
+// TestKillAllAndInit: kill(-1) reaches every process but the caller and
+// init; init drops signals it has no handler for, SIGKILL included.
+func TestKillAllAndInit(t *testing.T) {
+	newTask(t) // pid 1 when this test runs alone
+	a, _ := newTask(t)
+	b, _ := newTask(t)
+	for _, task := range []*kernel.Task{a, b} {
+		task.Proc.SetAction(unix.SIGWINCH, kernel.SigAction{Handler: 0x5000})
+	}
+	if r := call(a, sysno.Kill, uint64(^uint64(0)), uint64(unix.SIGWINCH)); r != 0 {
+		t.Fatalf("kill(-1): %d", r)
+	}
+	if a.Pending()&kernel.Bit(unix.SIGWINCH) != 0 {
+		t.Error("kill(-1) signalled the caller")
+	}
+	if b.Pending()&kernel.Bit(unix.SIGWINCH) == 0 {
+		t.Error("kill(-1) missed another process")
+	}
+	init := kernel.ProcessByID(1)
+	if init == nil {
+		t.Fatal("no process 1")
+	}
+	if r := call(a, sysno.Kill, 1, uint64(unix.SIGKILL)); r != 0 {
+		t.Fatalf("kill(1, SIGKILL): %d", r)
+	}
+	select {
+	case <-init.Exited():
+		t.Error("SIGKILL ended init")
+	default:
+	}
+}
