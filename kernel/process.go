@@ -95,6 +95,8 @@ func (p *Process) Exit(status int) {
 
 // ParentPID is the parent's pid, 0 for init.
 func (p *Process) ParentPID() int {
+	sigMu.Lock() // reparenting changes parent
+	defer sigMu.Unlock()
 	if p.parent == nil {
 		return 0
 	}

@@ -176,3 +176,42 @@ func TestKillAllAndInit(t *testing.T) {
 	default:
 	}
 }
+
+// TestOrphanGoesToInit: when a process exits, its children become init's,
+// and init's wait4 reaps them; the exiting child's parent gets SIGCHLD.
+func TestOrphanGoesToInit(t *testing.T) {
+	newTask(t) // pid 1 when this test runs alone
+	parent, _ := newTask(t)
+	parent.Proc.SetAction(unix.SIGCHLD, kernel.SigAction{Handler: 0x5000})
+	child, err := parent.Fork(0, 0, false, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grandchild, err := child.Fork(0, 0, false, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	child.Proc.Exit(0)
+	if p := grandchild.Proc.ParentPID(); p != 1 {
+		t.Fatalf("orphan's parent %d, want 1", p)
+	}
+	if parent.Pending()&kernel.Bit(unix.SIGCHLD) == 0 {
+		t.Error("no SIGCHLD for the parent")
+	}
+	init := kernel.TaskByID(1)
+	if init == nil {
+		t.Fatal("no task 1")
+	}
+	which := kernel.WaitFor{PID: grandchild.Proc.PID}
+	if r, err := init.Wait(which, kernel.WaitExited|kernel.WaitNoHang); err != nil || r.PID != 0 {
+		t.Fatalf("init waits for the running orphan: %+v %v", r, err)
+	}
+	grandchild.Proc.Exit(5)
+	r, err := init.Wait(which, kernel.WaitExited)
+	if err != nil || r.PID != grandchild.Proc.PID || r.WaitStatus() != 5<<8 {
+		t.Fatalf("init reaps the orphan: %+v %v", r, err)
+	}
+	if kernel.ProcessByID(grandchild.Proc.PID) != nil {
+		t.Error("reaped orphan still in the process table")
+	}
+}
