@@ -59,7 +59,7 @@ func (t *Task) Setpgid(pid, pgid int) error {
 	target := self
 	if pid != 0 && pid != self.PID {
 		target = ProcessByID(pid)
-		if target == nil || target.parent != self {
+		if target == nil {
 			return unix.ESRCH
 		}
 	}
@@ -69,6 +69,9 @@ func (t *Task) Setpgid(pid, pgid int) error {
 	all := live()
 	sigMu.Lock()
 	defer sigMu.Unlock()
+	if target != self && target.parent != self {
+		return unix.ESRCH
+	}
 	if target.sig.sid != self.sig.sid || target.sig.sid == target.PID {
 		return unix.EPERM
 	}
