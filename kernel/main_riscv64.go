@@ -229,6 +229,13 @@ func runInit(tree *fs.Tree, syscalls SyscallLayer, path string, args []string) i
 	NewRegs = arch.NewUserFrame
 	StartTask = func(t *Task) { go t.Run(syscalls.Dispatch) }
 	t := NewProcess(tree, as, files, path, regs)
+	// A sleeping goroutine keeps the runtime from declaring a deadlock
+	// (and stopping the kernel) when every user task waits forever.
+	go func() {
+		for {
+			time.Sleep(time.Hour)
+		}
+	}()
 	StartTask(t)
 	<-t.Proc.Exited()
 	return t.Proc.Status()

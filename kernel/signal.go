@@ -112,6 +112,10 @@ type taskSignals struct {
 	altSP, altSize uint64
 	altDisabled    bool
 
+	// waiting is the set rt_sigtimedwait waits for: unblocked for the
+	// wait, still blocked for generation (Linux's real_blocked).
+	waiting SigSet
+
 	// savedMask is restored when a handler returns after rt_sigsuspend.
 	savedMask    SigSet
 	hasSavedMask bool
@@ -182,12 +186,12 @@ func (t *Task) wakeUp() {
 }
 
 // mustHandle reports whether the task has a pending signal that it does
-// not block and its process does not ignore: one that interrupts a
-// blocking call (sigMu held).
+// not block and its process does not ignore, or that rt_sigtimedwait
+// waits for: one that ends a blocking call (sigMu held).
 func (t *Task) mustHandle() bool {
 	set := (t.sig.pending | t.Proc.sig.pending) &^ t.sig.mask
 	for sig := unix.Signal(1); set != 0; sig++ {
-		if set&Bit(sig) != 0 && !t.Proc.ignored(sig) {
+		if set&Bit(sig) != 0 && (t.sig.waiting&Bit(sig) != 0 || !t.Proc.ignored(sig)) {
 			return true
 		}
 		set &^= Bit(sig)
@@ -252,9 +256,11 @@ func (p *Process) queueSignal(to *Task, sig unix.Signal, info *SigInfo) bool {
 		return false
 	default:
 	}
-	if p.PID == 1 && p.sig.actions[sig-1].Handler == SigDefault {
+	ts := tasksOf(p)
+	if p.PID == 1 && p.sig.actions[sig-1].Handler == SigDefault && !blockedBy(sig, to, ts) {
 		// init is unkillable (SIGNAL_UNKILLABLE): signals it has no
 		// handler for are dropped, SIGKILL included; faults still kill.
+		// A blocked one stays pending for sigwait.
 		return false
 	}
 	if info == nil {
@@ -262,7 +268,6 @@ func (p *Process) queueSignal(to *Task, sig unix.Signal, info *SigInfo) bool {
 	}
 	i := *info
 	i.Signo = sig
-	ts := tasksOf(p)
 	switch {
 	case sig == unix.SIGKILL:
 		return true
@@ -278,7 +283,9 @@ func (p *Process) queueSignal(to *Task, sig unix.Signal, info *SigInfo) bool {
 			p.notifyParent(CldContinued, int32(unix.SIGCONT))
 		}
 	}
-	if p.ignored(sig) {
+	if p.ignored(sig) && !blockedBy(sig, to, ts) {
+		// A blocked signal is kept: its handler may change before it
+		// is unblocked, and sigwait takes it (Linux's sig_ignored).
 		return false
 	}
 	if p.fatal(sig) {
@@ -307,6 +314,20 @@ func (p *Process) queueSignal(to *Task, sig unix.Signal, info *SigInfo) bool {
 	for _, t := range ts {
 		if t.sig.mask&Bit(sig) == 0 {
 			t.wakeUp()
+		}
+	}
+	return false
+}
+
+// blockedBy reports whether sig is blocked by the task it is sent to, or
+// for a process-directed signal by one of the process's tasks.
+func blockedBy(sig unix.Signal, to *Task, ts []*Task) bool {
+	if to != nil {
+		return (to.sig.mask|to.sig.waiting)&Bit(sig) != 0
+	}
+	for _, t := range ts {
+		if (t.sig.mask|t.sig.waiting)&Bit(sig) != 0 {
+			return true
 		}
 	}
 	return false
@@ -501,6 +522,9 @@ func (t *Task) HandleSignals() {
 			continue
 		}
 		if act.Handler == SigDefault || sig == unix.SIGKILL {
+			if p.PID == 1 {
+				continue // unkillable init
+			}
 			switch defaultOf(sig) {
 			case actIgnore, actContinue:
 				continue
@@ -686,10 +710,11 @@ func (t *Task) TakeSignal(set SigSet, deadline time.Time) (SigInfo, error) {
 			// Waiting for them counts as not blocking them.
 			old := t.sig.mask
 			t.sig.mask &^= set
+			t.sig.waiting = set
 			sigMu.Unlock()
 			err := t.Block(nil, deadline)
 			sigMu.Lock()
-			t.sig.mask = old
+			t.sig.mask, t.sig.waiting = old, 0
 			info, ok = t.dequeue(set)
 			sigMu.Unlock()
 			if ok {

@@ -72,6 +72,17 @@ int main(void) {
 	waitpid(pid, &status, 0);
 	SHOW("wait.exit130", "exited=%d code=%d", WIFEXITED(status), WEXITSTATUS(status));
 
+	/* Under SIG_DFL a blocked SIGCHLD is not discarded: sigwaitinfo
+	 * takes it. */
+	signal(SIGCHLD, SIG_DFL);
+	pid = fork();
+	if (pid == 0)
+		_exit(9);
+	siginfo_t si;
+	RET("sigwaitinfo.chld", sigwaitinfo(&chld, &si));
+	SHOW("sigwaitinfo.chld.info", "code=%d status=%d pid=%d", si.si_code, si.si_status, si.si_pid == pid);
+	waitpid(pid, &status, 0);
+
 	/* SIG_IGN: children are reaped at once, wait finds none. */
 	sigprocmask(SIG_UNBLOCK, &chld, NULL);
 	signal(SIGCHLD, SIG_IGN);
