@@ -288,11 +288,11 @@ func (p *Process) queueSignal(to *Task, sig unix.Signal, info *SigInfo) bool {
 		// is unblocked, and sigwait takes it (Linux's sig_ignored).
 		return false
 	}
-	if p.fatal(sig) {
+	if p.fatal(sig) && p.PID != 1 {
 		// Linux ends the group at once when some thread lets the signal
-		// through; a blocked one waits to be unblocked.
+		// through; a blocked one (or one sigwait waits for) stays pending.
 		for _, t := range ts {
-			if (to == nil || to == t) && t.sig.mask&Bit(sig) == 0 {
+			if (to == nil || to == t) && (t.sig.mask|t.sig.waiting)&Bit(sig) == 0 {
 				return true
 			}
 		}

@@ -4,6 +4,7 @@
 #include "../conform.h"
 #include <signal.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 
 static volatile int usr1, rt, order[8], norder;
@@ -71,6 +72,29 @@ int main(void) {
 	raise(SIGUSR2);
 	RET("sigwaitinfo", sigwaitinfo(&set, &si));
 	SHOW("sigwaitinfo.code", "%d", si.si_code);
+	/* A fatal signal that sigwaitinfo waits for arrives during the wait:
+	 * it is taken, not fatal (in a child: init ignores SIGTERM anyway). */
+	pid_t waiter = fork();
+	if (waiter == 0) {
+		sigset_t term;
+		sigemptyset(&term);
+		sigaddset(&term, SIGTERM);
+		sigprocmask(SIG_BLOCK, &term, NULL);
+		pid_t pid = fork();
+		if (pid == 0) {
+			struct timespec d = {0, 100000000};
+			nanosleep(&d, NULL);
+			kill(getppid(), SIGTERM);
+			_exit(0);
+		}
+		RET("sigwaitinfo.fatal", sigwaitinfo(&term, &si));
+		SHOW("sigwaitinfo.fatal.from.child", "code=%d pid=%d", si.si_code, si.si_pid == pid);
+		waitpid(pid, NULL, 0);
+		_exit(0);
+	}
+	int status;
+	waitpid(waiter, &status, 0);
+	SHOW("sigwaitinfo.fatal.survived", "exited=%d", WIFEXITED(status));
 	int got = 0;
 	kill(getpid(), SIGRTMIN);
 	RET("sigwait", sigwait(&set, &got));
