@@ -25,8 +25,13 @@ func Bit(sig unix.Signal) SigSet { return 1 << (uint(sig) - 1) }
 // NumSignals is _NSIG: signals are 1..64.
 const NumSignals = 64
 
-// sigRTMin is the first real-time signal: those queue every instance.
-const sigRTMin = 32
+// sigRTMin is the first real-time signal: those queue every instance,
+// up to maxQueued pending signals per task and per process (Linux's
+// RLIMIT_SIGPENDING bounds the same memory).
+const (
+	sigRTMin  = 32
+	maxQueued = 4096
+)
 
 // unblockable are the signals no mask holds.
 var unblockable = Bit(unix.SIGKILL) | Bit(unix.SIGSTOP)
@@ -298,7 +303,7 @@ func (p *Process) queueSignal(to *Task, sig unix.Signal, info *SigInfo) bool {
 		}
 	}
 	if to != nil {
-		if to.sig.pending&Bit(sig) == 0 || sig >= sigRTMin {
+		if to.sig.pending&Bit(sig) == 0 || sig >= sigRTMin && len(to.sig.queue) < maxQueued {
 			to.sig.pending |= Bit(sig)
 			to.sig.queue = append(to.sig.queue, i)
 		}
@@ -307,7 +312,7 @@ func (p *Process) queueSignal(to *Task, sig unix.Signal, info *SigInfo) bool {
 		}
 		return false
 	}
-	if p.sig.pending&Bit(sig) == 0 || sig >= sigRTMin {
+	if p.sig.pending&Bit(sig) == 0 || sig >= sigRTMin && len(p.sig.queue) < maxQueued {
 		p.sig.pending |= Bit(sig)
 		p.sig.queue = append(p.sig.queue, i)
 	}
