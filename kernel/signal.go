@@ -376,6 +376,7 @@ func take(pending *SigSet, queue *[]SigInfo, sig unix.Signal) SigInfo {
 	if !more {
 		*pending &^= Bit(sig)
 	}
+	info.Signo = sig
 	return info
 }
 
