@@ -10,30 +10,47 @@ import (
 
 // Block is the one wait every blocking system call goes through: it returns
 // nil when ready is closed or receives, unix.ETIMEDOUT when the deadline
-// (zero: none) passes, and unix.EINTR when the task is interrupted.
+// (zero: none) passes, and unix.EINTR when the task is interrupted: a
+// signal it must handle is pending (not blocked, not ignored), or its
+// process is exiting. The system call layer decides from the call whether
+// an EINTR is re-executed (Task.Interrupted).
 func (t *Task) Block(ready <-chan struct{}, deadline time.Time) error {
+	select {
+	case <-ready:
+		return nil
+	default:
+	}
 	var expired <-chan time.Time
 	if !deadline.IsZero() {
 		d := time.Until(deadline)
 		if d <= 0 {
-			select {
-			case <-ready:
-				return nil
-			default:
-				return unix.ETIMEDOUT
-			}
+			return unix.ETIMEDOUT
 		}
 		timer := time.NewTimer(d)
 		defer timer.Stop()
 		expired = timer.C
 	}
-	select {
-	case <-ready:
-		return nil
-	case <-t.interrupted():
-		return unix.EINTR
-	case <-expired:
-		return unix.ETIMEDOUT
+	for {
+		sigMu.Lock()
+		wake := t.wakeChan()
+		select {
+		case <-wake:
+		default:
+		}
+		interrupted := t.mustHandle()
+		sigMu.Unlock()
+		if interrupted {
+			return unix.EINTR
+		}
+		select {
+		case <-ready:
+			return nil
+		case <-wake:
+		case <-t.Proc.exited:
+			return unix.EINTR
+		case <-expired:
+			return unix.ETIMEDOUT
+		}
 	}
 }
 
@@ -55,11 +72,3 @@ func (t *Task) BlockOn(w fs.Waitable, mask uint32, deadline time.Time) error {
 	}
 	return nil
 }
-
-// interrupted is closed when the task must stop waiting: its process is
-// exiting.
-func (t *Task) interrupted() <-chan struct{} { return t.Proc.exited }
-
-// BrokenPipe is called when a write finds no reader: Linux sends SIGPIPE,
-// whose default action ends the process.
-func (t *Task) BrokenPipe() {}

@@ -80,6 +80,7 @@ func (t *Task) Execve(file, name string, argv, envp []string) error {
 		}
 	}
 	p.Files.CloseOnExec()
+	t.ResetSignalsForExec()
 	*t.Regs = *regs
 	return nil
 }

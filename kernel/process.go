@@ -48,8 +48,11 @@ type Process struct {
 	parent   *Process
 	children map[int]*Process
 	reaped   bool
-	// childEvent is closed and replaced when a child exits.
+	// childEvent is closed and replaced when a child exits, stops or
+	// continues.
 	childEvent chan struct{}
+
+	sig processSignals // signal.go
 }
 
 // Task is one thread of a process.
@@ -62,6 +65,8 @@ type Task struct {
 
 	RobustList uintptr // set_robust_list
 	exitCode   int     // exit(2)'s code
+
+	sig taskSignals // signal.go
 }
 
 var lastPID atomic.Int64
@@ -90,27 +95,26 @@ func (p *Process) Exited() <-chan struct{} { return p.exited }
 func (p *Process) Status() int { return p.status }
 
 // Exit ends the process with a status; the first call wins. Its threads
-// leave (Task.Run), a vfork parent resumes, and the parent, if any, is told
-// (wait4 sees the child).
+// leave (Task.Run), a vfork parent resumes, the parent, if any, is told
+// (its exit signal, and wait4 sees the child), and the children go to init.
 func (p *Process) Exit(status int) {
 	p.exitOnce.Do(func() {
 		p.status = status
 		if p.filesRefs.Add(-1) == 0 {
 			p.Files.CloseAll()
 		}
+		p.stopRealTimer()
 		close(p.exited)
 		p.VforkDone()
-		if pp := p.parent; pp != nil {
-			pp.mu.Lock()
-			close(pp.childEvent)
-			pp.childEvent = make(chan struct{})
-			pp.mu.Unlock()
-		}
+		p.reparentChildren()
+		p.notifyExit()
 	})
 }
 
 // ParentPID is the parent's pid, 0 for init.
 func (p *Process) ParentPID() int {
+	sigMu.Lock() // reparenting changes parent
+	defer sigMu.Unlock()
 	if p.parent == nil {
 		return 0
 	}
@@ -138,52 +142,6 @@ func (p *Process) newChild(pid int, as *mm.AddressSpace, vm *sharedVM, files *fs
 	p.children[pid] = c
 	p.mu.Unlock()
 	return c
-}
-
-// Wait waits for a child (pid > 0: that one; -1: any) to exit, reaps it and
-// returns its pid and wait status. With nohang it returns pid 0 at once
-// when no child has exited.
-func (p *Process) Wait(pid int, nohang bool) (int, int, error) {
-	for {
-		p.mu.Lock()
-		found := false
-		for cpid, c := range p.children {
-			if pid > 0 && cpid != pid {
-				continue
-			}
-			found = true
-			select {
-			case <-c.exited:
-				delete(p.children, cpid)
-				p.mu.Unlock()
-				removeProcess(c)
-				return cpid, waitStatus(c.status), nil
-			default:
-			}
-		}
-		ev := p.childEvent
-		p.mu.Unlock()
-		if !found {
-			return 0, 0, unix.ECHILD
-		}
-		if nohang {
-			return 0, 0, nil
-		}
-		select {
-		case <-ev:
-		case <-p.exited:
-			return 0, 0, unix.EINTR
-		}
-	}
-}
-
-// waitStatus encodes an exit status as wait(2) reports it: 128+sig is a
-// death by signal, anything else an exit code.
-func waitStatus(status int) int {
-	if status > 128 && status < 128+65 {
-		return status - 128
-	}
-	return status << 8
 }
 
 // Interpreter and PIE placement (Sv39 user space is 256 GiB).
@@ -253,6 +211,9 @@ func Exec(mem mm.Memory, tree *fs.Tree, file string, argv, envp []string, random
 	if err != nil {
 		return fail(err)
 	}
+	if err := mapSigreturn(as); err != nil {
+		return fail(err)
+	}
 	as.BrkBase = (exe.End + mm.PageSize - 1) &^ (mm.PageSize - 1)
 	as.Brk = as.BrkBase
 	*regs = arch.Frame{PC: uint64(entry), Satp: as.Satp()}
@@ -269,17 +230,4 @@ func NewProcess(tree *fs.Tree, as *mm.AddressSpace, files *fs.FDTable, exe strin
 	t := &Task{TID: pid, Proc: p, Regs: regs}
 	addTask(t)
 	return t
-}
-
-// SignalDefault applies a signal's default action to the task's process:
-// SIGCHLD, SIGURG, SIGWINCH and SIGCONT are ignored; the rest terminate it
-// with status 128 + sig and a console report.
-func (t *Task) SignalDefault(sig unix.Signal) {
-	switch sig {
-	case unix.SIGCHLD, unix.SIGURG, unix.SIGWINCH, unix.SIGCONT:
-		return
-	}
-	fmt.Printf("kernel: pid %d (%s) terminated by %s\n", t.Proc.PID, t.Proc.Exe, unix.SignalName(sig))
-	t.Exiting = true
-	t.Proc.Exit(128 + int(sig))
 }

@@ -22,6 +22,7 @@ func (t *Task) Run(dispatch func(*Task)) {
 		arch.FreeUserFrame(t.Regs)
 	}()
 	for !t.Exiting {
+		t.HandleSignals()
 		select {
 		case <-t.Proc.exited:
 			return
@@ -40,16 +41,16 @@ func (t *Task) Run(dispatch func(*Task)) {
 			err := t.Proc.AS.Fault(uintptr(t.Regs.Tval), access)
 			t.Proc.Unlock()
 			if err != nil {
-				t.kill(unix.SIGSEGV, cause)
+				t.Fault(unix.SIGSEGV, t.segvCode(uintptr(t.Regs.Tval)), t.Regs.Tval, cause)
 			}
 		case cause == arch.CauseIllegalInstr:
-			t.kill(unix.SIGILL, cause)
+			t.Fault(unix.SIGILL, IllIllOpc, t.Regs.PC, cause)
 		case cause == arch.CauseBreakpoint:
-			t.kill(unix.SIGTRAP, cause)
+			t.Fault(unix.SIGTRAP, TrapBrkpt, t.Regs.PC, cause)
 		case cause == arch.CauseInstrMisaligned:
-			t.kill(unix.SIGBUS, cause)
+			t.Fault(unix.SIGBUS, BusAdrAln, t.Regs.Tval, cause)
 		default:
-			t.kill(unix.SIGSEGV, cause)
+			t.Fault(unix.SIGSEGV, SegvMapErr, t.Regs.Tval, cause)
 		}
 	}
 }
@@ -71,5 +72,18 @@ func (t *Task) kill(sig unix.Signal, cause uint64) {
 	fmt.Printf("kernel: pid %d (%s) killed by %s: cause %d at pc %#x, address %#x\n",
 		t.Proc.PID, t.Proc.Exe, unix.SignalName(sig), cause, t.Regs.PC, t.Regs.Tval)
 	t.Exiting = true
-	t.Proc.Exit(128 + int(sig))
+	t.Proc.exitBySignal(sig)
+}
+
+// segvCode is SEGV_ACCERR for an address inside a mapping, SEGV_MAPERR
+// for one outside all.
+func (t *Task) segvCode(addr uintptr) int32 {
+	t.Proc.Lock()
+	defer t.Proc.Unlock()
+	for _, v := range t.Proc.AS.VMAs() {
+		if addr >= v.Start && addr < v.End {
+			return SegvAccErr
+		}
+	}
+	return SegvMapErr
 }

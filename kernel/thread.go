@@ -126,6 +126,7 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 	if f&unix.CLONE_PARENT_SETTID != 0 {
 		t.putUser32(a.ParentTID, uint32(tid))
 	}
+	inheritSignals(t, child, f&unix.CLONE_THREAD != 0)
 	addTask(child)
 	StartTask(child)
 	if f&unix.CLONE_VFORK != 0 {

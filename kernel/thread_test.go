@@ -112,8 +112,8 @@ func TestCloneVMProcessKeepsMemoryUntilTheLastUser(t *testing.T) {
 	}
 	child.leave()
 	<-child.Proc.Exited()
-	if pid, _, err := task.Proc.Wait(child.TID, true); pid != child.TID || err != nil {
-		t.Fatalf("wait: %d %v", pid, err)
+	if r, err := task.Wait(WaitFor{PID: child.TID}, unix.WEXITED|unix.WNOHANG); r.PID != child.TID || err != nil {
+		t.Fatalf("wait: %d %v", r.PID, err)
 	}
 	if got := word(t, task, userBase); got != 2 {
 		t.Fatalf("memory lost with the child: %d", got)

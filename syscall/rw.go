@@ -110,9 +110,9 @@ func (s *userSeq) walk(n int, fn func(addr uint64, lo, hi int) error) error {
 }
 
 // ioMode is how one read or write behaves: O_NONBLOCK (or MSG_DONTWAIT),
-// MSG_NOSIGNAL (no SIGPIPE on a broken connection), MSG_WAITALL (a read
-// waits until the buffers are full or the stream ends).
-type ioMode struct{ nonblock, noSigpipe, waitAll bool }
+// MSG_WAITALL (a read waits until the buffers are full or the stream
+// ends).
+type ioMode struct{ nonblock, waitAll bool }
 
 // modeOf is the mode of a plain read or write on d.
 func modeOf(d *fs.Description) ioMode { return ioMode{nonblock: d.Nonblock()} }
@@ -199,8 +199,8 @@ func writeFrom(t *kernel.Task, d *fs.Description, vs []iovec, write func([]byte)
 
 // writeAll writes b with write. Unless mode says non-blocking it waits for
 // room until everything is written; it returns what was written and the
-// error that stopped it. A broken pipe or connection is EPIPE, and SIGPIPE
-// for t unless mode says otherwise.
+// error that stopped it. A broken pipe or connection is EPIPE (Dispatch
+// raises SIGPIPE).
 func writeAll(t *kernel.Task, d *fs.Description, b []byte, write func([]byte) (int, error), mode ioMode) (int, error) {
 	off := 0
 	for {
@@ -216,9 +216,6 @@ func writeAll(t *kernel.Task, d *fs.Description, b []byte, write func([]byte) (i
 			if err = waitReady(t, d, unix.EPOLLOUT); err == nil {
 				continue
 			}
-		}
-		if err == unix.EPIPE && !mode.noSigpipe {
-			t.BrokenPipe()
 		}
 		return off, err
 	}

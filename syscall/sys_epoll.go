@@ -61,8 +61,9 @@ func sysEpollCtl(t *kernel.Task, a Args) (uint64, error) {
 	return 0, e.Ctl(int(a[1]), fd, d, events, data)
 }
 
-// sysEpollPwait implements epoll_pwait(2); the signal mask is not applied
-// yet. A timeout in milliseconds: negative waits forever, 0 not at all.
+// sysEpollPwait implements epoll_pwait(2), with its signal mask in force
+// while it waits. A timeout in milliseconds: negative waits forever, 0 not
+// at all; a signal interrupts it (EINTR, never restarted).
 func sysEpollPwait(t *kernel.Task, a Args) (uint64, error) {
 	e, err := epollOf(t, a[0])
 	if err != nil {
@@ -80,7 +81,17 @@ func sysEpollPwait(t *kernel.Task, a Args) (uint64, error) {
 		}
 		block = func(ready <-chan struct{}) error { return t.Block(ready, deadline) }
 	}
+	sigmask, err := sigmaskArg(t, a[4], a[5])
+	if err != nil {
+		return 0, err
+	}
+	if sigmask != nil {
+		t.BeginMaskedWait(*sigmask)
+	}
 	evs, err := e.Wait(max, block)
+	if sigmask != nil {
+		t.EndMaskedWait(err)
+	}
 	if err == unix.ETIMEDOUT {
 		return 0, nil
 	}

@@ -12,8 +12,6 @@ import (
 func init() {
 	register(sysno.Clone, sysClone)
 	register(sysno.Clone3, sysClone3)
-	register(sysno.Wait4, sysWait4)
-	register(sysno.RtSigsuspend, sysRtSigsuspend)
 	register(sysno.Setuid, sysSetuid)
 	register(sysno.Setgid, sysSetgid)
 	register(sysno.Setgroups, sysSetgroups)
@@ -80,43 +78,6 @@ func sysClone3(t *kernel.Task, a Args) (uint64, error) {
 		return 0, err
 	}
 	return uint64(child.TID), nil
-}
-
-// sysWait4 implements wait4(2) without resource usage.
-func sysWait4(t *kernel.Task, a Args) (uint64, error) {
-	pid := int(int32(a[0]))
-	if pid == 0 || pid < -1 {
-		pid = -1 // process groups are one group
-	}
-	// __WALL and __WNOTHREAD change nothing while every child reports its
-	// exit the same way (exit signals are not told apart).
-	if a[2]&^(unix.WNOHANG|unix.WUNTRACED|unix.WCONTINUED|unix.WALL|unix.WNOTHREAD) != 0 {
-		return 0, unix.EINVAL
-	}
-	cpid, status, err := t.Proc.Wait(pid, a[2]&unix.WNOHANG != 0)
-	if err != nil || cpid == 0 {
-		return 0, err
-	}
-	if a[1] != 0 {
-		b := make([]byte, 4)
-		binary.LittleEndian.PutUint32(b, uint32(status))
-		if err := copyOut(t, a[1], b); err != nil {
-			return 0, err
-		}
-	}
-	if a[3] != 0 {
-		if err := copyOut(t, a[3], make([]byte, 144)); err != nil { // struct rusage, all zero
-			return 0, err
-		}
-	}
-	return uint64(cpid), nil
-}
-
-// sysRtSigsuspend implements rt_sigsuspend(2). No signal is delivered to a
-// process yet, so it waits until the process ends.
-func sysRtSigsuspend(t *kernel.Task, a Args) (uint64, error) {
-	<-t.Proc.Exited()
-	return 0, unix.EINTR
 }
 
 // Credentials: root may take any identity; others only their own.

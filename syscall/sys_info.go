@@ -1,7 +1,6 @@
 package syscall
 
 import (
-	"encoding/binary"
 	"runtime"
 	"time"
 
@@ -19,9 +18,8 @@ func init() {
 	register(sysno.ClockGettime, sysClockGettime)
 	register(sysno.Gettimeofday, sysGettimeofday)
 	register(sysno.Nanosleep, sysNanosleep)
-	register(sysno.RtSigaction, sysRtSigaction)
-	register(sysno.RtSigprocmask, sysRtSigprocmask)
-	register(sysno.Sigaltstack, sysSigaltstack)
+	register(sysno.ClockNanosleep, sysClockNanosleep)
+	register(sysno.RestartSyscall, sysRestartSyscall)
 }
 
 // yield lets other goroutines run; a variable so that tests can count calls.
@@ -110,49 +108,65 @@ func sysGettimeofday(t *kernel.Task, a Args) (uint64, error) {
 
 // sysNanosleep implements nanosleep(2).
 func sysNanosleep(t *kernel.Task, a Args) (uint64, error) {
-	b := make([]byte, 16)
-	if err := copyIn(t, a[0], b); err != nil {
+	return sysClockNanosleep(t, Args{unix.CLOCK_MONOTONIC, 0, a[0], a[1]})
+}
+
+// sysClockNanosleep implements clock_nanosleep(2) on the real-time and
+// monotonic clocks, relative or absolute (TIMER_ABSTIME); interrupted, a
+// relative sleep stores the time left in rem.
+func sysClockNanosleep(t *kernel.Task, a Args) (uint64, error) {
+	const timerAbstime = 1
+	if a[1]&^timerAbstime != 0 {
+		return 0, unix.EINVAL
+	}
+	d, err := copyInTimespec(t, a[2])
+	if err != nil {
 		return 0, err
 	}
-	sec, nsec := int64(binary.LittleEndian.Uint64(b)), int64(binary.LittleEndian.Uint64(b[8:]))
-	if sec < 0 || nsec < 0 || nsec >= 1e9 {
+	deadline := time.Now().Add(d)
+	if a[1]&timerAbstime != 0 {
+		switch a[0] {
+		case unix.CLOCK_REALTIME:
+			deadline = time.Unix(0, int64(d))
+		case unix.CLOCK_MONOTONIC, unix.CLOCK_BOOTTIME:
+			deadline = time.Now().Add(d - kernel.Uptime())
+		default:
+			return 0, unix.EINVAL
+		}
+	} else if a[0] != unix.CLOCK_REALTIME && a[0] != unix.CLOCK_MONOTONIC && a[0] != unix.CLOCK_BOOTTIME {
 		return 0, unix.EINVAL
 	}
-	// Block, so that exit_group ends a sleeping thread at once.
-	d := time.Duration(min(sec, 100*365*24*3600))*time.Second + time.Duration(nsec)
-	if err := t.Block(nil, time.Now().Add(d)); err != unix.ETIMEDOUT {
-		return 0, err
+	if a[1]&timerAbstime != 0 {
+		if err := t.Block(nil, deadline); err != unix.EINTR {
+			return 0, nil
+		}
+		return 0, unix.EINTR
 	}
-	return 0, nil
+	return sleepUntil(t, deadline, a[3])
 }
 
-// sysRtSigaction implements rt_sigaction(2) as bookkeeping only: signals
-// are not delivered yet, so the old action reads as SIG_DFL.
-func sysRtSigaction(t *kernel.Task, a Args) (uint64, error) {
-	if a[0] == 0 || a[0] > 64 || a[0] == uint64(unix.SIGKILL) || a[0] == uint64(unix.SIGSTOP) || a[3] != 8 {
-		return 0, unix.EINVAL
+// sleepUntil sleeps until deadline; interrupted, it stores the time left
+// in rem and leaves itself as the continuation that restart_syscall runs
+// when no handler does.
+func sleepUntil(t *kernel.Task, deadline time.Time, rem uint64) (uint64, error) {
+	if err := t.Block(nil, deadline); err != unix.EINTR {
+		return 0, nil
 	}
-	if a[2] != 0 {
-		return 0, copyOut(t, a[2], make([]byte, 24))
+	if rem != 0 {
+		if err := copyOutStruct(t, rem, durationTimespec(max(time.Until(deadline), 0))); err != nil {
+			return 0, err
+		}
 	}
-	return 0, nil
+	t.SetRestartBlock(func(t *kernel.Task) (uint64, error) { return sleepUntil(t, deadline, rem) })
+	return 0, unix.EINTR
 }
 
-// sysRtSigprocmask implements rt_sigprocmask(2); the old mask reads empty.
-func sysRtSigprocmask(t *kernel.Task, a Args) (uint64, error) {
-	if a[3] != 8 || a[0] > unix.SIG_SETMASK {
-		return 0, unix.EINVAL
+// sysRestartSyscall implements restart_syscall(2): it continues the call
+// a signal without a handler interrupted.
+func sysRestartSyscall(t *kernel.Task, a Args) (uint64, error) {
+	fn := t.TakeRestartBlock()
+	if fn == nil {
+		return 0, unix.EINTR
 	}
-	if a[2] != 0 {
-		return 0, copyOut(t, a[2], make([]byte, 8))
-	}
-	return 0, nil
-}
-
-// sysSigaltstack implements sigaltstack(2); the old stack reads disabled.
-func sysSigaltstack(t *kernel.Task, a Args) (uint64, error) {
-	if a[1] != 0 {
-		return 0, copyOut(t, a[1], words(0, 2, 0)) // ss_sp, ss_flags = SS_DISABLE, ss_size
-	}
-	return 0, nil
+	return fn(t)
 }

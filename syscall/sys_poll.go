@@ -67,9 +67,14 @@ func readiness(d *fs.Description, mask uint32) uint32 {
 
 // wait calls scan until it finds something ready, the deadline passes (a
 // zero deadline with noWait: return at once) or the task is interrupted.
-func (s *pollSet) wait(t *kernel.Task, deadline time.Time, noWait bool, scan func() int) (int, error) {
+// A signal mask given to the call is in force meanwhile.
+func (s *pollSet) wait(t *kernel.Task, deadline time.Time, noWait bool, mask *kernel.SigSet, scan func() int) (n int, err error) {
 	s.watch()
 	defer s.stop()
+	if mask != nil {
+		t.BeginMaskedWait(*mask)
+		defer func() { t.EndMaskedWait(err) }()
+	}
 	for {
 		if n := scan(); n > 0 || noWait {
 			return n, nil
@@ -114,7 +119,20 @@ func writeRemaining(t *kernel.Task, addr uint64, deadline time.Time) error {
 	return copyOutStruct(t, addr, durationTimespec(max(time.Until(deadline), 0)))
 }
 
-// sysPpoll implements ppoll(2); the signal mask argument is not applied yet.
+// sigmaskArg reads the signal mask of ppoll, pselect6 and epoll_pwait
+// (nil when the pointer is null): EINVAL unless its size is 8.
+func sigmaskArg(t *kernel.Task, addr, size uint64) (*kernel.SigSet, error) {
+	if addr == 0 {
+		return nil, nil
+	}
+	if size != 8 {
+		return nil, unix.EINVAL
+	}
+	m, err := copyInSigset(t, addr)
+	return &m, err
+}
+
+// sysPpoll implements ppoll(2).
 func sysPpoll(t *kernel.Task, a Args) (uint64, error) {
 	nfds := a[1]
 	if nfds > uint64(t.Proc.Files.Limit()) {
@@ -125,6 +143,10 @@ func sysPpoll(t *kernel.Task, a Args) (uint64, error) {
 		return 0, err
 	}
 	deadline, noWait, err := timeoutArg(t, a[2])
+	if err != nil {
+		return 0, err
+	}
+	sigmask, err := sigmaskArg(t, a[3], a[4])
 	if err != nil {
 		return 0, err
 	}
@@ -140,7 +162,7 @@ func sysPpoll(t *kernel.Task, a Args) (uint64, error) {
 			bad[i] = true
 		}
 	}
-	n, err := s.wait(t, deadline, noWait, func() int {
+	n, err := s.wait(t, deadline, noWait, sigmask, func() int {
 		ready := 0
 		for i, d := range s.descs {
 			var r uint32
@@ -181,7 +203,8 @@ const (
 	selectEx  = unix.POLLPRI
 )
 
-// sysPselect6 implements pselect6(2); the signal mask is not applied yet.
+// sysPselect6 implements pselect6(2); its sixth argument points at the
+// signal mask's address and size.
 func sysPselect6(t *kernel.Task, a Args) (uint64, error) {
 	if int64(a[0]) < 0 || int32(a[0]) < 0 {
 		return 0, unix.EINVAL
@@ -206,6 +229,16 @@ func sysPselect6(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	var sigmask *kernel.SigSet
+	if a[5] != 0 {
+		var arg struct{ Addr, Size uint64 }
+		if err := copyInStruct(t, a[5], &arg); err != nil {
+			return 0, err
+		}
+		if sigmask, err = sigmaskArg(t, arg.Addr, arg.Size); err != nil {
+			return 0, err
+		}
+	}
 	s := &pollSet{descs: make([]*fs.Description, nfds), masks: make([]uint32, nfds)}
 	for fd := 0; fd < nfds; fd++ {
 		for k, events := range []uint32{selectIn, selectOut, selectEx} {
@@ -221,7 +254,7 @@ func sysPselect6(t *kernel.Task, a Args) (uint64, error) {
 		}
 	}
 	var out [3][]uint64
-	n, err := s.wait(t, deadline, noWait, func() int {
+	n, err := s.wait(t, deadline, noWait, sigmask, func() int {
 		ready := 0
 		for k := range out {
 			out[k] = make([]uint64, nwords)

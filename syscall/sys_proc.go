@@ -22,44 +22,6 @@ func init() {
 	register(sysno.Getegid, func(t *kernel.Task, a Args) (uint64, error) { return uint64(t.Proc.EGID), nil })
 	register(sysno.SchedYield, sysSchedYield)
 	register(sysno.SchedGetaffinity, sysSchedGetaffinity)
-	register(sysno.Kill, sysKill)
-	register(sysno.Tkill, sysTkill)
-	register(sysno.Tgkill, sysTgkill)
-}
-
-// signal sends sig to the calling process, the only one that can be named
-// yet. Handlers are not run yet: a signal takes its default action.
-func signal(t *kernel.Task, target int, sig uint64) (uint64, error) {
-	if sig > 64 {
-		return 0, unix.EINVAL
-	}
-	if target != t.Proc.PID {
-		return 0, unix.ESRCH
-	}
-	if sig != 0 {
-		t.SignalDefault(unix.Signal(sig))
-	}
-	return 0, nil
-}
-
-// sysKill implements kill(2) for the calling process (pid, 0 or -1).
-func sysKill(t *kernel.Task, a Args) (uint64, error) {
-	pid := int(int32(a[0]))
-	if pid == 0 || pid == -1 {
-		pid = t.Proc.PID
-	}
-	return signal(t, pid, a[1])
-}
-
-// sysTkill implements tkill(2).
-func sysTkill(t *kernel.Task, a Args) (uint64, error) { return signal(t, int(int32(a[0])), a[1]) }
-
-// sysTgkill implements tgkill(2).
-func sysTgkill(t *kernel.Task, a Args) (uint64, error) {
-	if int(int32(a[1])) != t.TID {
-		return 0, unix.ESRCH
-	}
-	return signal(t, int(int32(a[0])), a[2])
 }
 
 // sysExit implements exit(2): the thread ends, and the process with its

@@ -585,7 +585,7 @@ func sendData(t *kernel.Task, fd uint64, vs []iovec, flags uint64, rights []*fs.
 		}
 	}
 	return writeFrom(t, d, vs, func(b []byte) (int, error) { return write(b) },
-		ioMode{nonblock: d.Nonblock() || flags&unix.MSG_DONTWAIT != 0, noSigpipe: flags&unix.MSG_NOSIGNAL != 0})
+		ioMode{nonblock: d.Nonblock() || flags&unix.MSG_DONTWAIT != 0})
 }
 
 // recvData receives into the user buffers vs from the socket open on fd

@@ -47,6 +47,12 @@ func Dispatch(t *kernel.Task) {
 	}
 	if err != nil {
 		ret = uint64(-int64(errnoOf(err)))
+		switch err {
+		case unix.EINTR:
+			t.Interrupted(restartOf(nr), a[0])
+		case unix.EPIPE:
+			raiseSIGPIPE(t, nr, a)
+		}
 	}
 	r[arch.RegA0] = ret
 	if Trace != nil {

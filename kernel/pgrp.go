@@ -1,0 +1,217 @@
+package kernel
+
+import "golang.org/x/sys/unix"
+
+// Process groups and sessions. init starts in group 0 and session 0, as on
+// Linux; children inherit both.
+
+// PGID returns the process group id.
+func (p *Process) PGID() int {
+	sigMu.Lock()
+	defer sigMu.Unlock()
+	return p.sig.pgid
+}
+
+// SID returns the session id.
+func (p *Process) SID() int {
+	sigMu.Lock()
+	defer sigMu.Unlock()
+	return p.sig.sid
+}
+
+// live returns the processes that have not exited.
+func live() []*Process {
+	var ps []*Process
+	for _, p := range Processes() {
+		select {
+		case <-p.exited:
+		default:
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}
+
+// Setsid implements setsid(2): the process leads a new session and group,
+// unless some group already has its pid as id.
+func (t *Task) Setsid() (int, error) {
+	p := t.Proc
+	all := Processes()
+	sigMu.Lock()
+	defer sigMu.Unlock()
+	for _, q := range all {
+		if q.sig.pgid == p.PID {
+			return 0, unix.EPERM
+		}
+	}
+	p.sig.pgid, p.sig.sid = p.PID, p.PID
+	return p.PID, nil
+}
+
+// Setpgid implements setpgid(2): pid (0: the caller) is the caller or a
+// child of it in the same session, and not a session leader; pgid (0: its
+// pid) is its own pid or a group of the caller's session.
+func (t *Task) Setpgid(pid, pgid int) error {
+	self := t.Proc
+	if pgid < 0 {
+		return unix.EINVAL
+	}
+	target := self
+	if pid != 0 && pid != self.PID {
+		target = ProcessByID(pid)
+		if target == nil {
+			return unix.ESRCH
+		}
+	}
+	if pgid == 0 {
+		pgid = target.PID
+	}
+	all := live()
+	sigMu.Lock()
+	defer sigMu.Unlock()
+	if target != self && target.parent != self {
+		return unix.ESRCH
+	}
+	if target.sig.sid != self.sig.sid || target.sig.sid == target.PID {
+		return unix.EPERM
+	}
+	if pgid != target.PID {
+		exists := false
+		for _, q := range all {
+			if q.sig.pgid == pgid && q.sig.sid == self.sig.sid {
+				exists = true
+			}
+		}
+		if !exists {
+			return unix.EPERM
+		}
+	}
+	target.sig.pgid = pgid
+	return nil
+}
+
+// Getpgid implements getpgid(2) (pid 0: the caller).
+func (t *Task) Getpgid(pid int) (int, error) {
+	p := t.Proc
+	if pid != 0 {
+		if p = ProcessByID(pid); p == nil {
+			return 0, unix.ESRCH
+		}
+	}
+	return p.PGID(), nil
+}
+
+// Getsid implements getsid(2) (pid 0: the caller).
+func (t *Task) Getsid(pid int) (int, error) {
+	p := t.Proc
+	if pid != 0 {
+		if p = ProcessByID(pid); p == nil {
+			return 0, unix.ESRCH
+		}
+	}
+	return p.SID(), nil
+}
+
+// mayKill reports whether the sender may signal q: root, the same user,
+// or SIGCONT within the session (kill_ok_by_cred, check_kill_permission).
+func (t *Task) mayKill(q *Process, sig unix.Signal) bool {
+	p := t.Proc
+	if p.EUID == 0 || p == q {
+		return true
+	}
+	if p.EUID == q.UID || p.UID == q.UID || p.EUID == q.EUID || p.UID == q.EUID {
+		return true
+	}
+	return sig == unix.SIGCONT && p.SID() == q.SID()
+}
+
+// Kill implements kill(2): pid > 0 is one process, 0 the caller's group,
+// -1 every process but init and the caller, < -1 the group -pid.
+func (t *Task) Kill(pid int, sig unix.Signal) error {
+	if sig < 0 || sig > NumSignals {
+		return unix.EINVAL
+	}
+	info := &SigInfo{Code: SIUser, Pid: int32(t.Proc.PID), UID: t.Proc.UID}
+	if pid > 0 {
+		q := ProcessByID(pid)
+		if q == nil {
+			return unix.ESRCH
+		}
+		if !t.mayKill(q, sig) {
+			return unix.EPERM
+		}
+		q.Signal(sig, info)
+		return nil
+	}
+	var targets []*Process
+	pgid := -pid
+	if pid == 0 {
+		pgid = t.Proc.PGID()
+	}
+	for _, q := range live() {
+		if pid == -1 && q.PID != 1 && q != t.Proc || pid != -1 && q.PGID() == pgid {
+			targets = append(targets, q)
+		}
+	}
+	if len(targets) == 0 {
+		return unix.ESRCH
+	}
+	sent := false
+	for _, q := range targets {
+		if t.mayKill(q, sig) {
+			q.Signal(sig, info)
+			sent = true
+		}
+	}
+	if !sent {
+		return unix.EPERM
+	}
+	return nil
+}
+
+// Tgkill implements tgkill(2) (tgid -1: tkill(2)).
+func (t *Task) Tgkill(tgid, tid int, sig unix.Signal) error {
+	if tid <= 0 || sig < 0 || sig > NumSignals {
+		return unix.EINVAL
+	}
+	target := TaskByID(tid)
+	if target == nil || tgid != -1 && target.Proc.PID != tgid {
+		return unix.ESRCH
+	}
+	if !t.mayKill(target.Proc, sig) {
+		return unix.EPERM
+	}
+	target.SignalThread(sig, &SigInfo{Code: SITkill, Pid: int32(t.Proc.PID), UID: t.Proc.UID})
+	return nil
+}
+
+// Queue implements rt_sigqueueinfo(2) and rt_tgsigqueueinfo(2) (tid 0:
+// the process): a process may give its own signals any si_code, others
+// only negative ones other than SI_TKILL, as from sigqueue(3).
+func (t *Task) Queue(tgid, tid int, info SigInfo) error {
+	if info.Signo < 0 || info.Signo > NumSignals {
+		return unix.EINVAL
+	}
+	p := ProcessByID(tgid)
+	if p == nil {
+		return unix.ESRCH
+	}
+	var target *Task
+	if tid != 0 {
+		if target = TaskByID(tid); target == nil || target.Proc != p {
+			return unix.ESRCH
+		}
+	}
+	if p != t.Proc && (info.Code >= 0 || info.Code == SITkill) {
+		return unix.EPERM
+	}
+	if !t.mayKill(p, info.Signo) {
+		return unix.EPERM
+	}
+	if target != nil {
+		target.SignalThread(info.Signo, &info)
+	} else {
+		p.Signal(info.Signo, &info)
+	}
+	return nil
+}

@@ -1,0 +1,841 @@
+package kernel
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	arch "github.com/jiege-go/jiege/arch/riscv64"
+	"github.com/jiege-go/jiege/mm"
+)
+
+// Signals as Linux has them: dispositions per process, pending sets and
+// masks per task plus a process-wide pending set, delivery at the return
+// to user mode (handlers get a riscv64 rt_sigframe, sigframe.go), default
+// actions that ignore, terminate, stop or continue the process.
+
+// SigSet is a signal set: bit sig-1 stands for signal sig (sigset_t).
+type SigSet uint64
+
+// Bit is the set holding only sig.
+func Bit(sig unix.Signal) SigSet { return 1 << (uint(sig) - 1) }
+
+// NumSignals is _NSIG: signals are 1..64.
+const NumSignals = 64
+
+// sigRTMin is the first real-time signal: those queue every instance,
+// up to maxQueued pending signals per task and per process (Linux's
+// RLIMIT_SIGPENDING bounds the same memory).
+const (
+	sigRTMin  = 32
+	maxQueued = 4096
+)
+
+// unblockable are the signals no mask holds.
+var unblockable = Bit(unix.SIGKILL) | Bit(unix.SIGSTOP)
+
+// sa_flags bits (include/uapi/asm-generic/signal-defs.h).
+const (
+	SANoCldStop = 0x1
+	SANoCldWait = 0x2
+	SASiginfo   = 0x4
+	SAOnStack   = 0x08000000
+	SARestart   = 0x10000000
+	SANoDefer   = 0x40000000
+	SAResetHand = 0x80000000
+	// saKnown are the flags rt_sigaction keeps; riscv64 has no
+	// SA_RESTORER, so Linux clears it with the other unknown bits.
+	saKnown = SANoCldStop | SANoCldWait | SASiginfo | SAOnStack | SARestart | SANoDefer | SAResetHand
+)
+
+// Handler values with a meaning of their own.
+const (
+	SigDefault = 0 // SIG_DFL
+	SigIgnore  = 1 // SIG_IGN
+)
+
+// SigAction is a signal's disposition (struct sigaction without a restorer).
+type SigAction struct {
+	Handler uint64
+	Flags   uint64
+	Mask    SigSet
+}
+
+// si_code values (include/uapi/asm-generic/siginfo.h).
+const (
+	SIUser       = 0
+	SIKernel     = 0x80
+	SITkill      = -6
+	CldExited    = 1
+	CldKilled    = 2
+	CldStopped   = 5
+	CldContinued = 6
+	SegvMapErr   = 1
+	SegvAccErr   = 2
+	IllIllOpc    = 1
+	BusAdrAln    = 1
+	TrapBrkpt    = 1
+)
+
+// SigInfo is the content of a siginfo_t the kernel fills in.
+type SigInfo struct {
+	Signo  unix.Signal
+	Code   int32
+	Pid    int32  // sender, or the child for SIGCHLD
+	UID    uint32 // sender's real uid
+	Status int32  // SIGCHLD: exit code or signal
+	Addr   uint64 // faults: the faulting address
+	Value  uint64 // sigqueue: si_value
+}
+
+// processSignals is the signal state of a process (shared by its threads).
+type processSignals struct {
+	actions [NumSignals]SigAction
+	pending SigSet
+	queue   []SigInfo // one entry per pending signal
+
+	pgid, sid int
+
+	stopped    bool
+	continued  chan struct{} // closed when a stopped process continues
+	stopReport unix.Signal   // for wait4(WUNTRACED): stopped, not yet reported
+	contReport bool          // for wait4(WCONTINUED)
+	termSig    unix.Signal   // the signal that killed the process
+
+	itimer realTimer
+}
+
+// taskSignals is the signal state of one thread.
+type taskSignals struct {
+	mask    SigSet
+	pending SigSet
+	queue   []SigInfo
+	wake    chan struct{} // a token when a signal the task must handle arrives
+
+	altSP, altSize uint64
+	altDisabled    bool
+
+	// waiting is the set rt_sigtimedwait waits for: unblocked for the
+	// wait, still blocked for generation (Linux's real_blocked).
+	waiting SigSet
+
+	// savedMask is restored when a handler returns after rt_sigsuspend.
+	savedMask    SigSet
+	hasSavedMask bool
+
+	restart   Restart // how an interrupted system call resumes
+	restartA0 uint64
+	// restartBlock continues an interrupted sleep with the time left,
+	// through restart_syscall (Linux's restart_block).
+	restartBlock func(*Task) (uint64, error)
+}
+
+// sigMu guards every process's and task's signal state, process groups and
+// sessions: senders touch several processes at once.
+var sigMu sync.Mutex
+
+// defaultAction is what SIG_DFL does with a signal.
+type defaultAction int
+
+const (
+	actTerminate defaultAction = iota
+	actIgnore
+	actStop
+	actContinue
+)
+
+func defaultOf(sig unix.Signal) defaultAction {
+	switch sig {
+	case unix.SIGCHLD, unix.SIGURG, unix.SIGWINCH:
+		return actIgnore
+	case unix.SIGCONT:
+		return actContinue
+	case unix.SIGSTOP, unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU:
+		return actStop
+	}
+	return actTerminate
+}
+
+// ignored reports whether sig sent to p would be discarded (sigMu held).
+func (p *Process) ignored(sig unix.Signal) bool {
+	a := p.sig.actions[sig-1]
+	switch a.Handler {
+	case SigIgnore:
+		return true
+	case SigDefault:
+		return defaultOf(sig) == actIgnore || defaultOf(sig) == actContinue
+	}
+	return false
+}
+
+// fatal reports whether sig ends p when delivered (sigMu held).
+func (p *Process) fatal(sig unix.Signal) bool {
+	return sig == unix.SIGKILL || p.sig.actions[sig-1].Handler == SigDefault && defaultOf(sig) == actTerminate
+}
+
+// wakeChan returns the task's wake channel, made on first use (sigMu held).
+func (t *Task) wakeChan() chan struct{} {
+	if t.sig.wake == nil {
+		t.sig.wake = make(chan struct{}, 1)
+	}
+	return t.sig.wake
+}
+
+func (t *Task) wakeUp() {
+	select {
+	case t.wakeChan() <- struct{}{}:
+	default:
+	}
+}
+
+// mustHandle reports whether the task has a pending signal that it does
+// not block and its process does not ignore, or that rt_sigtimedwait
+// waits for: one that ends a blocking call (sigMu held).
+func (t *Task) mustHandle() bool {
+	set := (t.sig.pending | t.Proc.sig.pending) &^ t.sig.mask
+	for sig := unix.Signal(1); set != 0; sig++ {
+		if set&Bit(sig) != 0 && (t.sig.waiting&Bit(sig) != 0 || !t.Proc.ignored(sig)) {
+			return true
+		}
+		set &^= Bit(sig)
+	}
+	return false
+}
+
+// tasksOf returns the running tasks of p.
+func tasksOf(p *Process) []*Task {
+	tablesMu.RLock()
+	defer tablesMu.RUnlock()
+	var ts []*Task
+	for _, t := range tasks {
+		if t.Proc == p {
+			ts = append(ts, t)
+		}
+	}
+	return ts
+}
+
+// SendSignal sends sig with info (nil: from the kernel, SI_KERNEL) to the
+// task's whole process, as kill(2) does. (SIGPIPE needs no call: Dispatch
+// raises it on the thread whose write fails with EPIPE.)
+func (t *Task) SendSignal(sig unix.Signal, info *SigInfo) {
+	t.Proc.Signal(sig, info)
+}
+
+// SignalThread sends sig to this thread only, as tgkill(2) does.
+func (t *Task) SignalThread(sig unix.Signal, info *SigInfo) {
+	sigMu.Lock()
+	fatal := t.Proc.queueSignal(t, sig, info)
+	sigMu.Unlock()
+	if fatal {
+		t.Proc.terminate(sig)
+	}
+}
+
+// SIQueue is the si_code of sigqueue(3).
+const SIQueue = -1
+
+// Signal sends sig to the process, as kill(2) does.
+func (p *Process) Signal(sig unix.Signal, info *SigInfo) {
+	sigMu.Lock()
+	fatal := p.queueSignal(nil, sig, info)
+	sigMu.Unlock()
+	if fatal {
+		p.terminate(sig)
+	}
+}
+
+// queueSignal makes sig pending on p, or on its task to when not nil, and
+// wakes the tasks that must handle it. It applies what Linux applies when
+// a signal is generated: SIGCONT continues a stopped process and discards
+// pending stops, a stop discards pending SIGCONT. It reports whether the
+// signal is fatal now (sigMu held).
+func (p *Process) queueSignal(to *Task, sig unix.Signal, info *SigInfo) bool {
+	if sig == 0 {
+		return false
+	}
+	select {
+	case <-p.exited:
+		return false
+	default:
+	}
+	ts := tasksOf(p)
+	if p.PID == 1 && p.sig.actions[sig-1].Handler == SigDefault && !blockedBy(sig, to, ts) {
+		// init is unkillable (SIGNAL_UNKILLABLE): signals it has no
+		// handler for are dropped, SIGKILL included; faults still kill.
+		// A blocked one stays pending for sigwait.
+		return false
+	}
+	if info == nil {
+		info = &SigInfo{Code: SIKernel}
+	}
+	i := *info
+	i.Signo = sig
+	switch {
+	case sig == unix.SIGKILL:
+		return true
+	case defaultOf(sig) == actStop:
+		p.discard(Bit(unix.SIGCONT), ts)
+	case sig == unix.SIGCONT:
+		p.discard(Bit(unix.SIGSTOP)|Bit(unix.SIGTSTP)|Bit(unix.SIGTTIN)|Bit(unix.SIGTTOU), ts)
+		if p.sig.stopped {
+			p.sig.stopped = false
+			close(p.sig.continued)
+			p.sig.stopReport = 0
+			p.sig.contReport = true
+			p.notifyParent(CldContinued, int32(unix.SIGCONT))
+		}
+	}
+	if p.ignored(sig) && !blockedBy(sig, to, ts) {
+		// A blocked signal is kept: its handler may change before it
+		// is unblocked, and sigwait takes it (Linux's sig_ignored).
+		return false
+	}
+	if p.fatal(sig) && p.PID != 1 {
+		// Linux ends the group at once when some thread lets the signal
+		// through; a blocked one (or one sigwait waits for) stays pending.
+		for _, t := range ts {
+			if (to == nil || to == t) && (t.sig.mask|t.sig.waiting)&Bit(sig) == 0 {
+				return true
+			}
+		}
+	}
+	if to != nil {
+		if to.sig.pending&Bit(sig) == 0 || sig >= sigRTMin && len(to.sig.queue) < maxQueued {
+			to.sig.pending |= Bit(sig)
+			to.sig.queue = append(to.sig.queue, i)
+		}
+		if to.sig.mask&Bit(sig) == 0 {
+			to.wakeUp()
+		}
+		return false
+	}
+	if p.sig.pending&Bit(sig) == 0 || sig >= sigRTMin && len(p.sig.queue) < maxQueued {
+		p.sig.pending |= Bit(sig)
+		p.sig.queue = append(p.sig.queue, i)
+	}
+	for _, t := range ts {
+		if t.sig.mask&Bit(sig) == 0 {
+			t.wakeUp()
+		}
+	}
+	return false
+}
+
+// blockedBy reports whether sig is blocked by the task it is sent to, or
+// for a process-directed signal by one of the process's tasks.
+func blockedBy(sig unix.Signal, to *Task, ts []*Task) bool {
+	if to != nil {
+		return (to.sig.mask|to.sig.waiting)&Bit(sig) != 0
+	}
+	for _, t := range ts {
+		if (t.sig.mask|t.sig.waiting)&Bit(sig) != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// discard drops pending signals in set from p and its tasks (sigMu held).
+func (p *Process) discard(set SigSet, ts []*Task) {
+	p.sig.pending, p.sig.queue = dropQueued(p.sig.pending, p.sig.queue, set)
+	for _, t := range ts {
+		t.sig.pending, t.sig.queue = dropQueued(t.sig.pending, t.sig.queue, set)
+	}
+}
+
+func dropQueued(pending SigSet, queue []SigInfo, set SigSet) (SigSet, []SigInfo) {
+	kept := queue[:0]
+	for _, i := range queue {
+		if Bit(i.Signo)&set == 0 {
+			kept = append(kept, i)
+		}
+	}
+	return pending &^ set, kept
+}
+
+// take removes the first queued instance of sig, clearing its pending bit
+// when it was the last.
+func take(pending *SigSet, queue *[]SigInfo, sig unix.Signal) SigInfo {
+	var info SigInfo
+	found, more := false, false
+	kept := (*queue)[:0]
+	for _, i := range *queue {
+		if i.Signo == sig && !found {
+			info, found = i, true
+			continue
+		}
+		if i.Signo == sig {
+			more = true
+		}
+		kept = append(kept, i)
+	}
+	*queue = kept
+	if !more {
+		*pending &^= Bit(sig)
+	}
+	info.Signo = sig
+	return info
+}
+
+// dequeue takes the lowest pending signal in allowed, the thread's own
+// first (synchronous faults are queued there), then the process's.
+func (t *Task) dequeue(allowed SigSet) (SigInfo, bool) {
+	if set := t.sig.pending & allowed; set != 0 {
+		return take(&t.sig.pending, &t.sig.queue, lowest(set)), true
+	}
+	p := t.Proc
+	if set := p.sig.pending & allowed; set != 0 {
+		return take(&p.sig.pending, &p.sig.queue, lowest(set)), true
+	}
+	return SigInfo{}, false
+}
+
+func lowest(set SigSet) unix.Signal {
+	sig := unix.Signal(1)
+	for set&1 == 0 {
+		set >>= 1
+		sig++
+	}
+	return sig
+}
+
+// terminate ends the process by a signal, with a console report.
+func (p *Process) terminate(sig unix.Signal) {
+	select {
+	case <-p.exited:
+		return
+	default:
+	}
+	fmt.Printf("kernel: pid %d (%s) terminated by %s\n", p.PID, p.Exe, unix.SignalName(sig))
+	p.exitBySignal(sig)
+}
+
+// exitBySignal ends the process with sig as the cause.
+func (p *Process) exitBySignal(sig unix.Signal) {
+	sigMu.Lock()
+	if p.sig.termSig == 0 {
+		p.sig.termSig = sig
+	}
+	sigMu.Unlock()
+	p.Exit(128 + int(sig))
+}
+
+// notifyParent tells p's parent that p changed state: SIGCHLD (unless the
+// parent asked not to hear of stops) and a wake-up of its wait4 (sigMu held).
+func (p *Process) notifyParent(code int32, status int32) {
+	pp := p.parent
+	if pp == nil {
+		return
+	}
+	a := pp.sig.actions[unix.SIGCHLD-1]
+	if (code == CldStopped || code == CldContinued) && a.Flags&SANoCldStop != 0 {
+		pp.wakeWaiters()
+		return
+	}
+	pp.queueSignal(nil, unix.SIGCHLD, &SigInfo{Code: code, Pid: int32(p.PID), UID: p.UID, Status: status})
+	pp.wakeWaiters()
+}
+
+// wakeWaiters wakes the process's wait4 callers.
+func (p *Process) wakeWaiters() {
+	p.mu.Lock()
+	close(p.childEvent)
+	p.childEvent = make(chan struct{})
+	p.mu.Unlock()
+}
+
+// Restart says how a system call interrupted by a signal resumes (Linux's
+// ERESTART* codes).
+type Restart int
+
+const (
+	// RestartNever: the call fails with EINTR (nothing recorded).
+	RestartNever Restart = iota
+	// RestartSys: re-executed when no handler runs or the handler has
+	// SA_RESTART (ERESTARTSYS).
+	RestartSys
+	// RestartNoHandler: re-executed only when no handler runs
+	// (ERESTARTNOHAND: nanosleep, poll, select, rt_sigsuspend).
+	RestartNoHandler
+)
+
+// Interrupted records that the system call now returning EINTR may be
+// re-executed as kind says, with a0 as it was at the call.
+func (t *Task) Interrupted(kind Restart, a0 uint64) {
+	t.sig.restart, t.sig.restartA0 = kind, a0
+}
+
+// sysRestartSyscall is restart_syscall's number on riscv64.
+const sysRestartSyscall = 128
+
+// restartSyscall makes the task re-execute its ECALL, as restart_syscall
+// when the call left a continuation.
+func (t *Task) restartSyscall() {
+	t.Regs.PC -= 4
+	t.Regs.X[arch.RegA0] = t.sig.restartA0
+	if t.sig.restartBlock != nil {
+		t.Regs.X[arch.RegA7] = sysRestartSyscall
+	}
+	t.sig.restart = RestartNever
+}
+
+// SetRestartBlock leaves a continuation for a call about to fail with
+// EINTR: when no handler runs, restart_syscall calls it instead of
+// re-executing the call from its start.
+func (t *Task) SetRestartBlock(fn func(*Task) (uint64, error)) { t.sig.restartBlock = fn }
+
+// TakeRestartBlock returns and clears the continuation (restart_syscall).
+func (t *Task) TakeRestartBlock() func(*Task) (uint64, error) {
+	fn := t.sig.restartBlock
+	t.sig.restartBlock = nil
+	return fn
+}
+
+// HandleSignals runs on each return to user mode: it waits while the
+// process is stopped, applies default actions and sets up handler frames
+// for the deliverable pending signals, and decides whether an interrupted
+// system call is re-executed.
+func (t *Task) HandleSignals() {
+	p := t.Proc
+	sigMu.Lock()
+	defer sigMu.Unlock()
+	for {
+		select {
+		case <-p.exited:
+			return
+		default:
+		}
+		if p.sig.stopped {
+			cont := p.sig.continued
+			sigMu.Unlock()
+			select {
+			case <-cont:
+			case <-p.exited:
+			}
+			sigMu.Lock()
+			continue
+		}
+		info, ok := t.dequeue(^t.sig.mask)
+		if !ok {
+			break
+		}
+		sig := info.Signo
+		act := p.sig.actions[sig-1]
+		if act.Handler == SigIgnore {
+			continue
+		}
+		if act.Handler == SigDefault || sig == unix.SIGKILL {
+			if p.PID == 1 {
+				continue // unkillable init
+			}
+			switch defaultOf(sig) {
+			case actIgnore, actContinue:
+				continue
+			case actStop:
+				p.stop(sig)
+				continue
+			}
+			sigMu.Unlock()
+			p.terminate(sig)
+			sigMu.Lock()
+			return
+		}
+		if t.sig.restart != RestartNever {
+			if t.sig.restart == RestartSys && act.Flags&SARestart != 0 {
+				t.restartSyscall()
+			}
+			t.sig.restart, t.sig.restartBlock = RestartNever, nil
+		}
+		if !t.setupFrame(info, act) {
+			// No room for the frame: SIGSEGV, fatal when it was the
+			// signal being delivered (force_sigsegv).
+			fmt.Printf("kernel: pid %d (%s) cannot take %s: bad signal stack at %#x\n",
+				p.PID, p.Exe, unix.SignalName(sig), t.Regs.X[arch.RegSP])
+			if sig == unix.SIGSEGV {
+				sigMu.Unlock()
+				p.exitBySignal(unix.SIGSEGV)
+				sigMu.Lock()
+				return
+			}
+			t.forceSegv()
+			continue
+		}
+		if act.Flags&SAResetHand != 0 {
+			p.sig.actions[sig-1] = SigAction{}
+		}
+	}
+	if t.sig.restart != RestartNever {
+		t.restartSyscall()
+	}
+	if t.sig.hasSavedMask {
+		t.sig.mask, t.sig.hasSavedMask = t.sig.savedMask, false
+	}
+}
+
+// stop stops p by sig: its tasks wait in HandleSignals until SIGCONT or
+// SIGKILL (sigMu held).
+func (p *Process) stop(sig unix.Signal) {
+	p.sig.stopped = true
+	p.sig.continued = make(chan struct{})
+	p.sig.stopReport = sig
+	p.sig.contReport = false
+	p.notifyParent(CldStopped, int32(sig))
+}
+
+// forceSegv queues SIGSEGV from the kernel for the task, unblocked, its
+// handler kept only if it is a handler (force_sig) (sigMu held).
+func (t *Task) forceSegv() {
+	p := t.Proc
+	a := &p.sig.actions[unix.SIGSEGV-1]
+	if a.Handler == SigIgnore || t.sig.mask&Bit(unix.SIGSEGV) != 0 {
+		*a = SigAction{}
+	}
+	t.sig.mask &^= Bit(unix.SIGSEGV)
+	t.sig.pending |= Bit(unix.SIGSEGV)
+	t.sig.queue = append(t.sig.queue, SigInfo{Signo: unix.SIGSEGV, Code: SIKernel})
+}
+
+// Fault delivers a synchronous signal for a fault at addr: to the handler
+// when one is installed and the signal is not blocked, else the process
+// dies with it, reported on the console with the trap's cause.
+func (t *Task) Fault(sig unix.Signal, code int32, addr uint64, cause uint64) {
+	p := t.Proc
+	sigMu.Lock()
+	a := p.sig.actions[sig-1]
+	handled := a.Handler != SigDefault && a.Handler != SigIgnore && t.sig.mask&Bit(sig) == 0
+	if handled {
+		t.sig.pending |= Bit(sig)
+		t.sig.queue = append(t.sig.queue, SigInfo{Signo: sig, Code: code, Addr: addr})
+	}
+	sigMu.Unlock()
+	if !handled {
+		fmt.Printf("kernel: pid %d (%s) killed by %s: cause %d at pc %#x, address %#x\n",
+			p.PID, p.Exe, unix.SignalName(sig), cause, t.Regs.PC, t.Regs.Tval)
+		t.Exiting = true
+		p.exitBySignal(sig)
+	}
+}
+
+// Action returns the disposition of sig.
+func (p *Process) Action(sig unix.Signal) SigAction {
+	sigMu.Lock()
+	defer sigMu.Unlock()
+	return p.sig.actions[sig-1]
+}
+
+// SetAction sets the disposition of sig (not SIGKILL or SIGSTOP) and
+// returns the old one. Setting SIG_IGN, or SIG_DFL for a signal ignored
+// by default, discards its pending instances, as POSIX requires.
+func (p *Process) SetAction(sig unix.Signal, a SigAction) SigAction {
+	sigMu.Lock()
+	defer sigMu.Unlock()
+	old := p.sig.actions[sig-1]
+	a.Flags &= saKnown
+	a.Mask &^= unblockable
+	p.sig.actions[sig-1] = a
+	if p.ignored(sig) {
+		p.discard(Bit(sig), tasksOf(p))
+	}
+	return old
+}
+
+// Mask returns the task's blocked set.
+func (t *Task) Mask() SigSet {
+	sigMu.Lock()
+	defer sigMu.Unlock()
+	return t.sig.mask
+}
+
+// SetMask sets the task's blocked set (SIGKILL and SIGSTOP stay unblocked).
+func (t *Task) SetMask(m SigSet) {
+	sigMu.Lock()
+	defer sigMu.Unlock()
+	t.setMaskLocked(m)
+}
+
+func (t *Task) setMaskLocked(m SigSet) {
+	t.sig.mask = m &^ unblockable
+	if t.mustHandle() {
+		t.wakeUp()
+	}
+}
+
+// Pending returns the signals pending for the task: its own and its
+// process's.
+func (t *Task) Pending() SigSet {
+	sigMu.Lock()
+	defer sigMu.Unlock()
+	return t.sig.pending | t.Proc.sig.pending
+}
+
+// BeginMaskedWait sets the mask for the length of a wait that takes one
+// (rt_sigsuspend, ppoll, pselect6, epoll_pwait): the old mask is kept and
+// comes back when a handler for the interrupting signal returns, or at
+// EndMaskedWait when the call ends without EINTR.
+func (t *Task) BeginMaskedWait(mask SigSet) {
+	sigMu.Lock()
+	defer sigMu.Unlock()
+	t.sig.savedMask, t.sig.hasSavedMask = t.sig.mask, true
+	t.sig.mask = mask &^ unblockable
+}
+
+// EndMaskedWait ends a BeginMaskedWait with the call's error: on EINTR the
+// old mask stays saved for the signal frame, else it is restored now.
+func (t *Task) EndMaskedWait(err error) {
+	if err == unix.EINTR {
+		return
+	}
+	sigMu.Lock()
+	defer sigMu.Unlock()
+	if t.sig.hasSavedMask {
+		t.sig.mask, t.sig.hasSavedMask = t.sig.savedMask, false
+	}
+}
+
+// Suspend implements rt_sigsuspend: the task waits with mask until a
+// signal it must handle arrives; the old mask comes back after the
+// handler. It always returns EINTR.
+func (t *Task) Suspend(mask SigSet) error {
+	t.BeginMaskedWait(mask)
+	t.Block(nil, time.Time{})
+	return unix.EINTR
+}
+
+// TakeSignal implements rt_sigtimedwait: it waits until one of set is
+// pending, takes it and returns its information; ETIMEDOUT becomes EAGAIN,
+// a signal outside set EINTR.
+func (t *Task) TakeSignal(set SigSet, deadline time.Time) (SigInfo, error) {
+	set &^= unblockable
+	for {
+		sigMu.Lock()
+		info, ok := t.dequeue(set)
+		if !ok {
+			// Waiting for them counts as not blocking them.
+			old := t.sig.mask
+			t.sig.mask &^= set
+			t.sig.waiting = set
+			sigMu.Unlock()
+			err := t.Block(nil, deadline)
+			sigMu.Lock()
+			t.sig.mask, t.sig.waiting = old, 0
+			info, ok = t.dequeue(set)
+			sigMu.Unlock()
+			if ok {
+				return info, nil
+			}
+			if err == unix.ETIMEDOUT {
+				return SigInfo{}, unix.EAGAIN
+			}
+			if err != nil {
+				return SigInfo{}, unix.EINTR
+			}
+			continue
+		}
+		sigMu.Unlock()
+		return info, nil
+	}
+}
+
+// AltStack returns the alternate signal stack (sigaltstack's stack_t).
+func (t *Task) AltStack() (sp, size uint64, flags int32) {
+	sigMu.Lock()
+	defer sigMu.Unlock()
+	return t.altStack()
+}
+
+// SS_* flags of stack_t.
+const (
+	SSOnStack = 1
+	SSDisable = 2
+)
+
+func (t *Task) altStack() (sp, size uint64, flags int32) {
+	if t.sig.altSize == 0 {
+		return 0, 0, SSDisable
+	}
+	if t.onAltStack(t.Regs.X[arch.RegSP]) {
+		flags = SSOnStack
+	}
+	return t.sig.altSP, t.sig.altSize, flags
+}
+
+func (t *Task) onAltStack(sp uint64) bool {
+	return t.sig.altSize != 0 && sp > t.sig.altSP && sp-t.sig.altSP <= t.sig.altSize
+}
+
+// MinSigStackSize is MINSIGSTKSZ on riscv64.
+const MinSigStackSize = 2048
+
+// SetAltStack implements sigaltstack's new stack: EPERM while running on
+// the current one, ENOMEM below MINSIGSTKSZ.
+func (t *Task) SetAltStack(sp, size uint64, flags int32) error {
+	sigMu.Lock()
+	defer sigMu.Unlock()
+	if t.onAltStack(t.Regs.X[arch.RegSP]) {
+		return unix.EPERM
+	}
+	switch flags {
+	case SSDisable:
+		t.sig.altSP, t.sig.altSize = 0, 0
+		return nil
+	case 0:
+	default:
+		return unix.EINVAL
+	}
+	if size < MinSigStackSize {
+		return unix.ENOMEM
+	}
+	t.sig.altSP, t.sig.altSize = sp, size
+	return nil
+}
+
+// inheritSignals gives a forked child (or a new thread, thread true) its
+// signal state: a copy of the mask; a new process also copies the
+// dispositions, its process group and session; a thread gets no
+// alternate stack, as on Linux.
+func inheritSignals(parent, child *Task, thread bool) {
+	sigMu.Lock()
+	defer sigMu.Unlock()
+	child.sig.mask = parent.sig.mask
+	if thread {
+		return
+	}
+	child.sig.altSP, child.sig.altSize = parent.sig.altSP, parent.sig.altSize
+	c, p := child.Proc, parent.Proc
+	c.sig.actions = p.sig.actions
+	c.sig.pgid, c.sig.sid = p.sig.pgid, p.sig.sid
+}
+
+// ResetSignalsForExec applies what execve does to signals: handlers go
+// back to SIG_DFL (ignored signals stay ignored), the alternate stack
+// goes; the mask and the pending signals stay.
+func (t *Task) ResetSignalsForExec() {
+	sigMu.Lock()
+	defer sigMu.Unlock()
+	for i, a := range t.Proc.sig.actions {
+		if a.Handler != SigIgnore {
+			t.Proc.sig.actions[i] = SigAction{}
+		}
+	}
+	t.sig.altSP, t.sig.altSize = 0, 0
+}
+
+// SigreturnAddr is where the sigreturn trampoline page sits in every
+// address space: handlers return to it (the vDSO's __vdso_rt_sigreturn on
+// Linux).
+const SigreturnAddr = mm.UserStackTop + mm.PageSize
+
+// sigreturnCode is "li a7, 139; ecall" (rt_sigreturn), the sequence
+// unwinders recognise as a signal frame.
+var sigreturnCode = []byte{0x93, 0x08, 0xb0, 0x08, 0x73, 0x00, 0x00, 0x00}
+
+// mapSigreturn maps the trampoline page, read and execute only.
+func mapSigreturn(as *mm.AddressSpace) error {
+	if _, err := as.Map(SigreturnAddr, mm.PageSize, mm.PTERead|mm.PTEExec, true); err != nil {
+		return err
+	}
+	return as.Populate(SigreturnAddr, sigreturnCode)
+}

@@ -1,0 +1,216 @@
+package kernel
+
+import (
+	"sort"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// wait4's and waitid's options.
+const (
+	WaitNoHang    = 0x1
+	WaitUntraced  = 0x2 // WSTOPPED for waitid
+	WaitExited    = 0x4 // implied by wait4
+	WaitContinued = 0x8
+	WaitNoWait    = 0x01000000 // leave the child waitable
+)
+
+// WaitResult is the child a wait found and what happened to it.
+type WaitResult struct {
+	PID    int
+	UID    uint32
+	Code   int32 // CLD_EXITED, CLD_KILLED, CLD_STOPPED or CLD_CONTINUED
+	Status int32 // the exit code, or the signal
+}
+
+// WaitStatus encodes the result as wait4 reports it.
+func (r WaitResult) WaitStatus() int {
+	switch r.Code {
+	case CldExited:
+		return int(r.Status&0xff) << 8
+	case CldStopped:
+		return int(r.Status)<<8 | 0x7f
+	case CldContinued:
+		return 0xffff
+	}
+	return int(r.Status)
+}
+
+// WaitFor says which children a wait is for: any, one by pid, or those
+// of a process group.
+type WaitFor struct {
+	Any  bool
+	PID  int
+	PGID int // when not Any and PID is 0
+}
+
+// WaitForPid decodes wait4's pid: > 0 that child, -1 any, 0 the caller's
+// group, < -1 the group -pid.
+func (t *Task) WaitForPid(pid int) WaitFor {
+	switch {
+	case pid == -1:
+		return WaitFor{Any: true}
+	case pid > 0:
+		return WaitFor{PID: pid}
+	case pid == 0:
+		return WaitFor{PGID: t.Proc.PGID()}
+	}
+	return WaitFor{PGID: -pid}
+}
+
+func (w WaitFor) matches(c *Process) bool {
+	switch {
+	case w.Any:
+		return true
+	case w.PID != 0:
+		return c.PID == w.PID
+	}
+	return c.sig.pgid == w.PGID
+}
+
+// Wait implements wait4 and waitid: it waits for a child to exit
+// (WaitExited), stop (WaitUntraced) or continue (WaitContinued), and
+// reports it; an exited child is reaped unless WaitNoWait. With
+// WaitNoHang it returns PID 0 at once when no child changed.
+func (t *Task) Wait(which WaitFor, options int) (WaitResult, error) {
+	p := t.Proc
+	for {
+		p.mu.Lock()
+		kids := make([]*Process, 0, len(p.children))
+		for _, c := range p.children {
+			kids = append(kids, c)
+		}
+		ev := p.childEvent
+		p.mu.Unlock()
+		sort.Slice(kids, func(i, j int) bool { return kids[i].PID < kids[j].PID })
+
+		found := false
+		for _, c := range kids {
+			sigMu.Lock()
+			if !which.matches(c) {
+				sigMu.Unlock()
+				continue
+			}
+			found = true
+			r := WaitResult{PID: c.PID, UID: c.UID}
+			select {
+			case <-c.exited:
+				sigMu.Unlock()
+				if options&WaitExited == 0 {
+					continue
+				}
+				r.Code, r.Status = CldExited, int32(c.status&0xff)
+				if c.sig.termSig != 0 {
+					r.Code, r.Status = CldKilled, int32(c.sig.termSig)
+				}
+				if options&WaitNoWait != 0 || p.reap(c) {
+					return r, nil
+				}
+				continue
+			default:
+			}
+			keep := options&WaitNoWait != 0
+			if options&WaitUntraced != 0 && c.sig.stopReport != 0 {
+				r.Code, r.Status = CldStopped, int32(c.sig.stopReport)
+				if !keep {
+					c.sig.stopReport = 0
+				}
+				sigMu.Unlock()
+				return r, nil
+			}
+			if options&WaitContinued != 0 && c.sig.contReport {
+				r.Code, r.Status = CldContinued, int32(unix.SIGCONT)
+				if !keep {
+					c.sig.contReport = false
+				}
+				sigMu.Unlock()
+				return r, nil
+			}
+			sigMu.Unlock()
+		}
+		if !found {
+			return WaitResult{}, unix.ECHILD
+		}
+		if options&WaitNoHang != 0 {
+			return WaitResult{}, nil
+		}
+		if err := t.Block(ev, time.Time{}); err != nil {
+			return WaitResult{}, err
+		}
+	}
+}
+
+// reap removes an exited child, reporting false when another waiter got
+// it first.
+func (p *Process) reap(c *Process) bool {
+	p.mu.Lock()
+	_, ok := p.children[c.PID]
+	delete(p.children, c.PID)
+	p.mu.Unlock()
+	if ok {
+		removeProcess(c)
+	}
+	return ok
+}
+
+// notifyExit tells the parent that p exited: SIGCHLD and a wake-up of its
+// wait4; a parent that ignores SIGCHLD (or set SA_NOCLDWAIT) never sees
+// the child, which is reaped at once.
+func (p *Process) notifyExit() {
+	sigMu.Lock()
+	pp := p.parent
+	if pp == nil {
+		sigMu.Unlock()
+		return
+	}
+	code, status := int32(CldExited), int32(p.status&0xff)
+	if p.sig.termSig != 0 {
+		code, status = CldKilled, int32(p.sig.termSig)
+	}
+	a := pp.sig.actions[unix.SIGCHLD-1]
+	autoReap := a.Handler == SigIgnore || a.Flags&SANoCldWait != 0
+	info := &SigInfo{Code: code, Pid: int32(p.PID), UID: p.UID, Status: status}
+	switch exitSig := unix.Signal(p.ExitSignal); {
+	case exitSig == unix.SIGCHLD:
+		if a.Handler != SigIgnore {
+			pp.queueSignal(nil, unix.SIGCHLD, info)
+		}
+	case exitSig != 0: // clone's exit signal: no auto-reaping, as on Linux
+		autoReap = false
+		pp.queueSignal(nil, exitSig, info)
+	}
+	sigMu.Unlock()
+	if autoReap {
+		pp.reap(p)
+	}
+	pp.wakeWaiters()
+}
+
+// reparentChildren gives p's children to init (pid 1), which then waits
+// for them.
+func (p *Process) reparentChildren() {
+	init := ProcessByID(1)
+	p.mu.Lock()
+	kids := p.children
+	if init == nil || init == p || len(kids) == 0 {
+		p.mu.Unlock()
+		return
+	}
+	p.children = nil
+	p.mu.Unlock()
+	sigMu.Lock()
+	for _, c := range kids {
+		c.parent = init
+	}
+	sigMu.Unlock()
+	init.mu.Lock()
+	if init.children == nil {
+		init.children = map[int]*Process{}
+	}
+	for pid, c := range kids {
+		init.children[pid] = c
+	}
+	init.mu.Unlock()
+	init.wakeWaiters()
+}

@@ -1,0 +1,99 @@
+package syscall
+
+import (
+	"encoding/binary"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jiege-go/jiege/kernel"
+	"github.com/jiege-go/jiege/syscall/sysno"
+)
+
+func init() {
+	register(sysno.Wait4, sysWait4)
+	register(sysno.Waitid, sysWaitid)
+}
+
+// waitThreadFlags are __WNOTHREAD, __WALL and __WCLONE, accepted and
+// without effect: every child is a process.
+const waitThreadFlags = 0x20000000 | 0x40000000 | 0x80000000
+
+// sysWait4 implements wait4(2) without resource usage.
+func sysWait4(t *kernel.Task, a Args) (uint64, error) {
+	if a[2]&^(unix.WNOHANG|unix.WUNTRACED|unix.WCONTINUED|waitThreadFlags) != 0 {
+		return 0, unix.EINVAL
+	}
+	r, err := t.Wait(t.WaitForPid(int(int32(a[0]))), int(a[2]&^waitThreadFlags)|kernel.WaitExited)
+	if err != nil || r.PID == 0 {
+		return 0, err
+	}
+	if a[1] != 0 {
+		b := make([]byte, 4)
+		binary.LittleEndian.PutUint32(b, uint32(r.WaitStatus()))
+		if err := copyOut(t, a[1], b); err != nil {
+			return 0, err
+		}
+	}
+	if a[3] != 0 {
+		if err := copyOut(t, a[3], make([]byte, 144)); err != nil { // struct rusage, all zero
+			return 0, err
+		}
+	}
+	return uint64(r.PID), nil
+}
+
+// sysWaitid implements waitid(2) for P_ALL, P_PID and P_PGID, without
+// resource usage.
+func sysWaitid(t *kernel.Task, a Args) (uint64, error) {
+	const pAll, pPID, pPGID = 0, 1, 2
+	options := a[3] &^ waitThreadFlags
+	if options&^(unix.WNOHANG|unix.WSTOPPED|unix.WEXITED|unix.WCONTINUED|unix.WNOWAIT) != 0 ||
+		options&(unix.WSTOPPED|unix.WEXITED|unix.WCONTINUED) == 0 {
+		return 0, unix.EINVAL
+	}
+	id := int(int32(a[1]))
+	var which kernel.WaitFor
+	switch a[0] {
+	case pAll:
+		which.Any = true
+	case pPID:
+		if id <= 0 {
+			return 0, unix.EINVAL
+		}
+		which.PID = id
+	case pPGID:
+		if id < 0 {
+			return 0, unix.EINVAL
+		}
+		which.PGID = id
+		if id == 0 {
+			which.PGID = t.Proc.PGID() // the caller's group
+		}
+	default:
+		return 0, unix.EINVAL
+	}
+	r, err := t.Wait(which, int(options))
+	if err != nil {
+		return 0, err
+	}
+	if a[2] != 0 {
+		info := make([]byte, 128)
+		if r.PID != 0 {
+			le := binary.LittleEndian
+			le.PutUint32(info[0:], uint32(unix.SIGCHLD))
+			le.PutUint32(info[8:], uint32(r.Code))
+			le.PutUint32(info[16:], uint32(r.PID))
+			le.PutUint32(info[20:], r.UID)
+			le.PutUint32(info[24:], uint32(r.Status))
+		}
+		if err := copyOut(t, a[2], info); err != nil {
+			return 0, err
+		}
+	}
+	if a[4] != 0 {
+		if err := copyOut(t, a[4], make([]byte, 144)); err != nil {
+			return 0, err
+		}
+	}
+	return 0, nil
+}
