@@ -124,6 +124,9 @@ func preadTo(t *kernel.Task, fd, off uint64, vs []iovec) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	if int64(off+iovecsLen(vs)) < 0 { // the range passes the largest offset
+		return 0, unix.EINVAL
+	}
 	pos := int64(off)
 	return readTo(t, d, vs, func(b []byte) (int, error) {
 		n, err := nf.ReadAt(b, pos)
@@ -132,14 +135,14 @@ func preadTo(t *kernel.Task, fd, off uint64, vs []iovec) (uint64, error) {
 	}, modeOf(d))
 }
 
-// pwriteFrom writes vs to the file at off; EFBIG past the largest offset.
+// pwriteFrom writes vs to the file at off; EINVAL past the largest offset.
 func pwriteFrom(t *kernel.Task, fd, off uint64, vs []iovec) (uint64, error) {
 	d, nf, err := positioned(t, fd, off)
 	if err != nil {
 		return 0, err
 	}
-	if off+iovecsLen(vs) > 1<<63-1 {
-		return 0, unix.EFBIG
+	if int64(off+iovecsLen(vs)) < 0 { // the range passes the largest offset
+		return 0, unix.EINVAL
 	}
 	pos := int64(off)
 	return writeFrom(t, d, vs, func(b []byte) (int, error) {
@@ -425,6 +428,9 @@ func sysSendfile(t *kernel.Task, a Args) (uint64, error) {
 	in, ok := inDesc.File.(*fs.NodeFile)
 	if !ok || !inDesc.Readable() || !out.Writable() {
 		return 0, unix.EBADF
+	}
+	if of, ok := out.File.(*fs.NodeFile); ok && of.Node() == in.Node() {
+		return 0, unix.EINVAL // Linux splices no file into itself
 	}
 	off := in.Offset()
 	if a[2] != 0 {
