@@ -112,14 +112,7 @@ func (f *TimerFD) Readiness(mask uint32) uint32 {
 
 // Watch calls notify at every expiration until cancelled.
 func (f *TimerFD) Watch(notify func()) func() {
-	f.mu.Lock()
-	id := f.notifier.Add(notify)
-	f.mu.Unlock()
-	return func() {
-		f.mu.Lock()
-		f.notifier.Remove(id)
-		f.mu.Unlock()
-	}
+	return f.notifier.Watch(&f.mu, notify)
 }
 
 // Close stops the timer.
