@@ -196,8 +196,13 @@ func (f *NodeFile) Truncate(size int64) error {
 	return f.node.resize(size)
 }
 
-func (f *NodeFile) Stat() Stat   { return StatNode(f.node) }
-func (f *NodeFile) Close() error { return nil }
+func (f *NodeFile) Stat() Stat { return StatNode(f.node) }
+
+// Close drops the locks the description held (flock, OFD locks).
+func (f *NodeFile) Close() error {
+	ReleaseOwner(f)
+	return nil
+}
 
 func (f *NodeFile) Seek(offset int64, whence int) (int64, error) {
 	f.mu.Lock()
