@@ -85,6 +85,15 @@ func (t *Tree) Lookup(p string, follow bool) (*Node, error) {
 	return n, err
 }
 
+// Canonical resolves p, following every symbolic link, and returns the
+// path without any (what /proc/PID/exe names).
+func (t *Tree) Canonical(p string) (string, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, c, err := t.walk(p, true, 0)
+	return c, err
+}
+
 // walk resolves p and returns the node and its canonical path.
 func (t *Tree) walk(p string, follow bool, depth int) (*Node, string, error) {
 	if depth > maxSymlinks {

@@ -67,6 +67,9 @@ func (t *Task) Execve(file, name string, argv, envp []string) error {
 	if err != nil {
 		return err
 	}
+	if c, err := p.Root.Canonical(file); err == nil {
+		file = c
+	}
 	p.ReplaceAddressSpace(as)
 	p.mu.Lock()
 	p.Exe = file

@@ -17,6 +17,7 @@ import (
 
 	arch "github.com/jiege-go/jiege/arch/riscv64"
 	"github.com/jiege-go/jiege/drivers/goldfish"
+	"github.com/jiege-go/jiege/drivers/uart"
 	"github.com/jiege-go/jiege/drivers/virtio"
 	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/mm"
@@ -131,7 +132,7 @@ func Main(syscalls SyscallLayer) {
 		}
 		fmt.Printf("initramfs: %d KiB unpacked\n", len(image)>>10)
 		if _, err := tree.Lookup(cmd.Init, true); err == nil {
-			status := runInit(tree, syscalls, cmd.Init, cmd.InitArgs)
+			status := runInit(tree, syscalls, cmd.Init, cmd.InitArgs, startConsole(m))
 			fmt.Printf("kernel: init exited with status %d; powering off\n", status)
 			// Let the last segments init wrote (a final response, the FIN)
 			// leave the network stack before the machine stops.
@@ -215,7 +216,7 @@ func openEntropy(d Device) {
 
 // runInit runs the first program as process 1 with the console on
 // descriptors 0-2 and returns its exit status.
-func runInit(tree *fs.Tree, syscalls SyscallLayer, path string, args []string) int {
+func runInit(tree *fs.Tree, syscalls SyscallLayer, path string, args []string, tty *fs.TTY) int {
 	regs := arch.NewUserFrame()
 	if regs == nil {
 		fmt.Println("kernel: out of memory starting init")
@@ -231,10 +232,10 @@ func runInit(tree *fs.Tree, syscalls SyscallLayer, path string, args []string) i
 		return 3
 	}
 	files := &fs.FDTable{}
-	con := &fs.Console{Out: func(p []byte) { os.Stdout.Write(p) }}
 	fs.RegisterMemoryDevices(Random)
-	fs.RegisterDevice(5, 1, func() (fs.File, error) { return con, nil })
-	console := fs.NewDescription(con, unix.O_RDWR)
+	fs.RegisterDevice(5, 0, func() (fs.File, error) { return tty, nil })
+	fs.RegisterDevice(5, 1, func() (fs.File, error) { return tty, nil })
+	console := fs.NewDescription(tty, unix.O_RDWR)
 	for i := 0; i < 3; i++ {
 		files.Install(console, false, 0)
 	}
@@ -252,6 +253,19 @@ func runInit(tree *fs.Tree, syscalls SyscallLayer, path string, args []string) i
 	}()
 	<-t.Proc.Exited()
 	return t.Proc.Status()
+}
+
+// startConsole makes the console a terminal: the UART's input, by
+// interrupt, goes through the line discipline; without an interrupt the
+// terminal has output only.
+func startConsole(m *Machine) *fs.TTY {
+	tty := fs.NewTTY(func(p []byte) { os.Stdout.Write(p) }, SignalGroup)
+	if u := m.DevicesOf("uart"); len(u) > 0 && u[0].IRQ > 0 {
+		if err := uart.Start(uintptr(u[0].Base), int(u[0].IRQ), tty.Input); err != nil {
+			fmt.Printf("kernel: console input: %v\n", err)
+		}
+	}
+	return tty
 }
 
 func be32(pa uintptr) uint32 {

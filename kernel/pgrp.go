@@ -215,3 +215,24 @@ func (t *Task) Queue(tgid, tid int, info SigInfo) error {
 	}
 	return nil
 }
+
+// SignalGroup sends sig, as the kernel, to every process of group pgid:
+// a terminal's ^C, ^\ and ^Z.
+func SignalGroup(pgid int, sig unix.Signal) {
+	for _, p := range Processes() {
+		if p.PGID() == pgid {
+			p.Signal(sig, nil)
+		}
+	}
+}
+
+// GroupInSession reports whether process group pgid has a member in
+// session sid (TIOCSPGRP may only name such a group).
+func GroupInSession(pgid, sid int) bool {
+	for _, p := range Processes() {
+		if p.PGID() == pgid && p.SID() == sid {
+			return true
+		}
+	}
+	return false
+}

@@ -402,14 +402,14 @@ func lowest(set SigSet) unix.Signal {
 	return sig
 }
 
-// terminate ends the process by a signal, with a console report.
+// terminate ends the process by a signal. Like Linux, the kernel reports
+// only deaths by a fault (Task.kill), not a signal someone sent.
 func (p *Process) terminate(sig unix.Signal) {
 	select {
 	case <-p.exited:
 		return
 	default:
 	}
-	fmt.Printf("kernel: pid %d (%s) terminated by %s\n", p.PID, p.Exe, unix.SignalName(sig))
 	p.exitBySignal(sig)
 }
 

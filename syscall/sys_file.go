@@ -631,10 +631,11 @@ const (
 	fioasync = 0x5452
 )
 
-// sysIoctl implements ioctl(2): the generic file requests, FIONREAD on
-// pipes and sockets (nginx asks it after a read that filled its buffer,
+// sysIoctl implements ioctl(2): the generic file requests, the terminal
+// requests on the console (sys_tty.go), FIONREAD on pipes, the console and
+// sockets (nginx asks it after a read that filled its buffer,
 // and closes the connection when it fails); no file has terminal controls
-// (ENOTTY, as for a pipe).
+// elsewhere (ENOTTY, as for a pipe).
 func sysIoctl(t *kernel.Task, a Args) (uint64, error) {
 	fd := int(int32(a[0]))
 	d, err := t.Proc.Files.Get(fd)
@@ -665,6 +666,11 @@ func sysIoctl(t *kernel.Task, a Args) (uint64, error) {
 		return 0, t.Proc.Files.SetCloExec(fd, a[1] == fioclex)
 	case fioasync:
 		return 0, nil // no SIGIO is sent yet
+	}
+	if tty, ok := fs.Base(d.File).(*fs.TTY); ok {
+		if ret, handled, err := ttyIoctl(t, tty, a[1], a[2]); handled {
+			return ret, err
+		}
 	}
 	return 0, unix.ENOTTY
 }

@@ -1,0 +1,112 @@
+package syscall
+
+import (
+	"encoding/binary"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jiege-go/jiege/fs"
+	"github.com/jiege-go/jiege/kernel"
+)
+
+// Terminal ioctl requests (asm-generic/ioctls.h).
+const (
+	tcgets     = 0x5401
+	tcsets     = 0x5402
+	tcsetsw    = 0x5403
+	tcsetsf    = 0x5404
+	tcsbrk     = 0x5409
+	tcxonc     = 0x540a
+	tcflsh     = 0x540b
+	tiocsctty  = 0x540e
+	tiocgpgrp  = 0x540f
+	tiocspgrp  = 0x5410
+	tiocgwinsz = 0x5413
+	tiocswinsz = 0x5414
+	tiocnotty  = 0x5422
+	tiocgsid   = 0x5429
+)
+
+// linuxWinsize is struct winsize.
+type linuxWinsize struct{ Row, Col, Xpixel, Ypixel uint16 }
+
+// ttyIoctl serves the terminal requests on the console; handled reports
+// whether req is one.
+func ttyIoctl(t *kernel.Task, tty *fs.TTY, req, arg uint64) (ret uint64, handled bool, err error) {
+	put32 := func(v int) error {
+		b := make([]byte, 4)
+		binary.LittleEndian.PutUint32(b, uint32(v))
+		return copyOut(t, arg, b)
+	}
+	switch req {
+	case tcgets:
+		return 0, true, copyOutStruct(t, arg, tty.Termios())
+	case tcsets, tcsetsw, tcsetsf:
+		var tm fs.Termios
+		if err := copyInStruct(t, arg, &tm); err != nil {
+			return 0, true, err
+		}
+		tty.SetTermios(tm, req == tcsetsf)
+		return 0, true, nil
+	case tcsbrk, tcxonc:
+		return 0, true, nil // output is never held
+	case tcflsh:
+		if arg != unix.TCIFLUSH && arg != unix.TCOFLUSH && arg != unix.TCIOFLUSH {
+			return 0, true, unix.EINVAL
+		}
+		if arg != unix.TCOFLUSH {
+			tty.SetTermios(tty.Termios(), true)
+		}
+		return 0, true, nil
+	case tiocsctty:
+		p := t.Proc
+		if p.SID() != p.PID {
+			return 0, true, unix.EPERM // only a session leader takes a terminal
+		}
+		tty.SetSession(p.SID(), p.PGID())
+		return 0, true, nil
+	case tiocnotty:
+		if tty.Session() == t.Proc.SID() {
+			tty.SetSession(0, 0)
+		}
+		return 0, true, nil
+	case tiocgpgrp:
+		if tty.Session() != t.Proc.SID() {
+			return 0, true, unix.ENOTTY
+		}
+		return 0, true, put32(tty.Foreground())
+	case tiocspgrp:
+		if tty.Session() != t.Proc.SID() {
+			return 0, true, unix.ENOTTY
+		}
+		b := make([]byte, 4)
+		if err := copyIn(t, arg, b); err != nil {
+			return 0, true, err
+		}
+		pgid := int(int32(binary.LittleEndian.Uint32(b)))
+		if pgid <= 0 {
+			return 0, true, unix.EINVAL
+		}
+		if !kernel.GroupInSession(pgid, t.Proc.SID()) {
+			return 0, true, unix.EPERM
+		}
+		tty.SetForeground(pgid)
+		return 0, true, nil
+	case tiocgsid:
+		if tty.Session() == 0 || tty.Session() != t.Proc.SID() {
+			return 0, true, unix.ENOTTY
+		}
+		return 0, true, put32(tty.Session())
+	case tiocgwinsz:
+		rows, cols := tty.WinSize()
+		return 0, true, copyOutStruct(t, arg, linuxWinsize{Row: rows, Col: cols})
+	case tiocswinsz:
+		var ws linuxWinsize
+		if err := copyInStruct(t, arg, &ws); err != nil {
+			return 0, true, err
+		}
+		tty.SetWinSize(ws.Row, ws.Col)
+		return 0, true, nil
+	}
+	return 0, false, nil
+}
