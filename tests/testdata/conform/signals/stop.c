@@ -22,6 +22,13 @@ static void sleep_ms(int ms) {
 	nanosleep(&ts, NULL);
 }
 
+/* wait_chld waits (up to 5 s) until the SIGCHLD handler has seen code:
+ * the signal may come after wait4 returns, on Linux as here. */
+static void wait_chld(int want) {
+	for (int i = 0; i < 500 && code != want; i++)
+		sleep_ms(10);
+}
+
 static volatile int conts;
 static void on_cont(int sig) {
 	(void)sig;
@@ -43,11 +50,13 @@ int main(void) {
 	RET("kill.stop", kill(pid, SIGSTOP));
 	SHOW("wait.stopped", "%d", waitpid(pid, &status, WUNTRACED) == pid);
 	SHOW("wait.stopped.status", "stopped=%d sig=%d", WIFSTOPPED(status), WSTOPSIG(status));
+	wait_chld(CLD_STOPPED);
 	SHOW("chld.stopped", "code=%d status=%d", code, status_);
 	RET("wait.stopped.again", waitpid(pid, &status, WUNTRACED | WNOHANG));
 	RET("kill.cont", kill(pid, SIGCONT));
 	SHOW("wait.continued", "%d", waitpid(pid, &status, WCONTINUED) == pid);
 	SHOW("wait.continued.status", "continued=%d stopped=%d", WIFCONTINUED(status), WIFSTOPPED(status));
+	wait_chld(CLD_CONTINUED);
 	SHOW("chld.continued", "code=%d status=%d", code, status_);
 	kill(pid, SIGSTOP);
 	waitpid(pid, &status, WUNTRACED);
