@@ -19,17 +19,17 @@ func TestExecStaticAndDynamic(t *testing.T) {
 	})
 	ld := makeELF(etDyn, emRISCV, 0x80, []testSeg{{ptLoad, pfR | pfX, 0, 0x2000, nil}})
 	tree := &fs.Tree{Root: fs.NewDir(0o755)}
-	tree.Create("/lib", fs.NewDir(0o755))
-	tree.Create("/static", &fs.Node{Mode: 0o755, Data: static})
-	tree.Create("/dynamic", &fs.Node{Mode: 0o755, Data: dynamic})
-	tree.Create("/lib/ld.so", &fs.Node{Mode: 0o755, Data: ld})
-	tree.Create("/text", &fs.Node{Mode: 0o644, Data: []byte("hello")})
-	tree.Create("/badinterp", &fs.Node{Mode: 0o755, Data: makeELF(etDyn, emRISCV, 0, []testSeg{
+	tree.Create(nil, "/lib", fs.NewDir(0o755))
+	tree.Create(nil, "/static", &fs.Node{Mode: 0o755, Data: static})
+	tree.Create(nil, "/dynamic", &fs.Node{Mode: 0o755, Data: dynamic})
+	tree.Create(nil, "/lib/ld.so", &fs.Node{Mode: 0o755, Data: ld})
+	tree.Create(nil, "/text", &fs.Node{Mode: 0o644, Data: []byte("hello")})
+	tree.Create(nil, "/badinterp", &fs.Node{Mode: 0o755, Data: makeELF(etDyn, emRISCV, 0, []testSeg{
 		{ptLoad, pfR, 0, 0x1000, nil}, {ptInterp, pfR, 0, 0, []byte("/nope\x00")}})})
 	mem := mmtest.New(t, 4096)
 	var regs arch.Frame
 
-	as, err := Exec(mem, tree, "/static", []string{"static"}, nil, [16]byte{}, &regs)
+	as, err := Exec(mem, tree, nil, "/static", []string{"static"}, nil, StackSize, [16]byte{}, &regs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestExecStaticAndDynamic(t *testing.T) {
 	}
 	as.Release()
 
-	as, err = Exec(mem, tree, "/dynamic", []string{"dynamic"}, []string{"A=1"}, [16]byte{}, &regs)
+	as, err = Exec(mem, tree, nil, "/dynamic", []string{"dynamic"}, []string{"A=1"}, StackSize, [16]byte{}, &regs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,15 +50,15 @@ func TestExecStaticAndDynamic(t *testing.T) {
 	for file, want := range map[string]unix.Errno{
 		"/missing": unix.ENOENT, "/text": unix.EACCES, "/lib": unix.EACCES, "/badinterp": unix.ENOENT,
 	} {
-		_, err := Exec(mem, tree, file, nil, nil, [16]byte{}, &regs)
+		_, err := Exec(mem, tree, nil, file, nil, nil, StackSize, [16]byte{}, &regs)
 		var ee *ExecError
 		if !errors.As(err, &ee) || ee.Errno != want {
 			t.Errorf("%s: %v, want errno %v", file, err, want)
 		}
 	}
-	tree.Create("/garbage", &fs.Node{Mode: 0o755, Data: []byte("\x7fELF garbage")})
+	tree.Create(nil, "/garbage", &fs.Node{Mode: 0o755, Data: []byte("\x7fELF garbage")})
 	var ee *ExecError
-	if _, err := Exec(mem, tree, "/garbage", nil, nil, [16]byte{}, &regs); !errors.As(err, &ee) || ee.Errno != unix.ENOEXEC {
+	if _, err := Exec(mem, tree, nil, "/garbage", nil, nil, StackSize, [16]byte{}, &regs); !errors.As(err, &ee) || ee.Errno != unix.ENOEXEC {
 		t.Errorf("garbage: %v", err)
 	}
 	if inUse, _ := mem.Frames.Stats(); inUse != 0 {

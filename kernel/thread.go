@@ -64,6 +64,9 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 		return nil, unix.EINVAL
 	}
 	p := t.Proc
+	if err := p.mayAddTask(); err != nil {
+		return nil, err
+	}
 	tid := int(lastPID.Add(1))
 	var child *Task
 	if f&unix.CLONE_THREAD != 0 {
@@ -187,6 +190,7 @@ func (t *Task) leave() {
 	}
 	removeTask(t)
 	p.mu.Lock()
+	p.usage.add(t.Usage())
 	p.threads--
 	if t.TID == p.PID {
 		p.leaderStatus = t.exitCode
