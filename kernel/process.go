@@ -31,9 +31,9 @@ type Process struct {
 	UID, GID, EUID, EGID, SUID, SGID uint32
 	Groups                           []uint32
 
-	limits    [RlimitCount]Rlimit // guarded by mu
-	usage     Usage               // guarded by mu: threads that have left
-	childUsage Usage              // guarded by mu: reaped children and their descendants
+	limits     [RlimitCount]Rlimit // guarded by mu
+	usage      Usage               // guarded by mu: threads that have left
+	childUsage Usage               // guarded by mu: reaped children and their descendants
 
 	start      time.Duration // Uptime when it was made
 	vm         *sharedVM     // the lock over AS and its users, shared under CLONE_VM (thread.go)
