@@ -188,13 +188,24 @@ func (n *Node) Touch() {
 	n.ATime, n.MTime, n.CTime = now, now, now
 }
 
-// Link gives the node at oldp another name, newp (link(2)): EPERM for a
-// directory, EEXIST when newp exists.
-func (t *Tree) Link(c *Cred, oldp, newp string) error {
+// Link gives the node at oldp (its symbolic link's target when follow is
+// set) another name, newp, for c (link(2)): EEXIST when newp exists, EPERM
+// for a directory or for a file c could not hard-link (mayLink).
+func (t *Tree) Link(c *Cred, oldp, newp string, follow bool) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	n, _, err := t.walk(c, oldp, false, 0)
+	n, _, err := t.walk(c, oldp, follow, 0)
 	if err != nil {
+		return err
+	}
+	parent, name, err := t.entry(c, newp)
+	if err != nil {
+		return err
+	}
+	if _, ok := parent.Children[name]; ok {
+		return ErrExist
+	}
+	if err := mayLink(n, c); err != nil {
 		return err
 	}
 	if n.IsDir() {

@@ -890,17 +890,7 @@ func sysLinkat(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if a[4]&unix.AT_SYMLINK_FOLLOW != 0 {
-		n, err := t.Proc.Root.Lookup(t.Proc.Cred(), oldp, true)
-		if err != nil {
-			return 0, err
-		}
-		if n.IsDir() {
-			return 0, unix.EPERM
-		}
-		return 0, t.Proc.Root.Create(t.Proc.Cred(), newp, n)
-	}
-	return 0, t.Proc.Root.Link(t.Proc.Cred(), oldp, newp)
+	return 0, t.Proc.Root.Link(t.Proc.Cred(), oldp, newp, a[4]&unix.AT_SYMLINK_FOLLOW != 0)
 }
 
 // sysSymlinkat implements symlinkat(2).
