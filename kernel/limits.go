@@ -136,8 +136,8 @@ func (t *Task) Usage() Usage {
 // running and those that have left (RUSAGE_SELF).
 func (p *Process) Usage() Usage {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	u := p.usage
-	p.mu.Unlock()
 	for _, t := range tasksOf(p) {
 		u.add(t.Usage())
 	}

@@ -188,8 +188,8 @@ func (t *Task) leave() {
 	if t.ClearTID != 0 && t.putUser32(t.ClearTID, 0) == nil {
 		t.FutexWake(t.ClearTID, 1, futexBitsetAny)
 	}
-	removeTask(t)
 	p.mu.Lock()
+	removeTask(t) // under mu: Process.Usage counts the task once
 	p.usage.add(t.Usage())
 	p.threads--
 	if t.TID == p.PID {
