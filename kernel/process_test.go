@@ -8,6 +8,7 @@ import (
 
 	arch "github.com/jiege-go/jiege/arch/riscv64"
 	"github.com/jiege-go/jiege/fs"
+	"github.com/jiege-go/jiege/mm"
 	"github.com/jiege-go/jiege/mm/mmtest"
 )
 
@@ -64,4 +65,49 @@ func TestExecStaticAndDynamic(t *testing.T) {
 	if inUse, _ := mem.Frames.Stats(); inUse != 0 {
 		t.Errorf("%d frames leaked by failed execs", inUse)
 	}
+}
+
+// TestExecStackLimit checks that the stack mapping follows RLIMIT_STACK's
+// soft limit within its bounds, that arguments past a quarter of it fail
+// with E2BIG, and that exec refuses a program its caller may not execute.
+func TestExecStackLimit(t *testing.T) {
+	static := makeELF(etExec, emRISCV, 0x10000, []testSeg{{ptLoad, pfR | pfX, 0x10000, 0x1000, []byte{0x13, 0, 0, 0}}})
+	tree := &fs.Tree{Root: fs.NewDir(0o755)}
+	tree.Create(nil, "/static", &fs.Node{Mode: 0o755, Data: static})
+	tree.Create(nil, "/owner-only", &fs.Node{Mode: 0o700, Data: static})
+	mem := mmtest.New(t, 4096)
+	var regs arch.Frame
+	for _, c := range []struct {
+		limit uint64
+		want  uintptr
+	}{{1 << 20, 1 << 20}, {StackSize, StackSize}, {1000, StackMin}, {RlimInfinity, StackMax}, {3<<20 + 1, 3<<20 + mm.PageSize}} {
+		as, err := Exec(mem, tree, nil, "/static", []string{"static"}, nil, c.limit, [16]byte{}, &regs)
+		if err != nil {
+			t.Fatalf("limit %d: %v", c.limit, err)
+		}
+		var size uintptr
+		for _, v := range as.VMAs() {
+			if v.End == mm.UserStackTop {
+				size = v.End - v.Start
+			}
+		}
+		as.Release()
+		if size != c.want {
+			t.Errorf("limit %d: stack mapping %d bytes, want %d", c.limit, size, c.want)
+		}
+	}
+	args := []string{"static", string(make([]byte, 40<<10))}
+	var ee *ExecError
+	if _, err := Exec(mem, tree, nil, "/static", args, nil, StackMin, [16]byte{}, &regs); !errors.As(err, &ee) || ee.Errno != unix.E2BIG {
+		t.Errorf("40 KiB of arguments on a 128 KiB stack: %v, want E2BIG", err)
+	}
+	user := &fs.Cred{UID: 1000, GID: 1000}
+	if _, err := Exec(mem, tree, user, "/owner-only", []string{"x"}, nil, StackSize, [16]byte{}, &regs); !errors.As(err, &ee) || ee.Errno != unix.EACCES {
+		t.Errorf("a user executing root's 0700 program: %v, want EACCES", err)
+	}
+	as, err := Exec(mem, tree, &fs.Cred{}, "/owner-only", []string{"x"}, nil, StackSize, [16]byte{}, &regs)
+	if err != nil {
+		t.Fatalf("root executing its 0700 program: %v", err)
+	}
+	as.Release()
 }
