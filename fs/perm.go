@@ -90,6 +90,19 @@ func mayLink(n *Node, c *Cred) error {
 	return nil
 }
 
+// MaySetTimes checks that c may change n's times (utimensat): to given
+// values only as owner (EPERM); to now as owner or with write permission
+// (EACCES).
+func MaySetTimes(n *Node, c *Cred, given bool) error {
+	switch {
+	case c.Owns(n):
+		return nil
+	case given:
+		return unix.EPERM
+	}
+	return Access(n, c, MayWrite)
+}
+
 // ModeFromUnix converts st_mode's permission and special bits (07777) to a
 // FileMode.
 func ModeFromUnix(mode uint32) fs.FileMode {

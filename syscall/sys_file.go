@@ -850,6 +850,7 @@ func sysUtimensat(t *kernel.Task, a Args) (uint64, error) {
 	}
 	now := time.Now()
 	times := [2]time.Time{now, now}
+	given, omitted := false, 0
 	if a[2] != 0 {
 		var ts [2]linuxTimespec
 		if err := copyInStruct(t, a[2], &ts); err != nil {
@@ -859,13 +860,21 @@ func sysUtimensat(t *kernel.Task, a Args) (uint64, error) {
 			switch {
 			case v.Nsec == utimeOmit:
 				times[i] = time.Time{}
+				omitted++
 			case v.Nsec == utimeNow:
 			case v.Nsec < 0 || v.Nsec >= 1e9:
 				return 0, unix.EINVAL
 			default:
 				times[i] = time.Unix(v.Sec, v.Nsec)
+				given = true
 			}
 		}
+	}
+	if omitted == 2 {
+		return 0, nil
+	}
+	if err := fs.MaySetTimes(n, t.Proc.Cred(), given); err != nil {
+		return 0, err
 	}
 	if !times[0].IsZero() {
 		n.ATime = times[0]

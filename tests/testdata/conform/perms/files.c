@@ -105,6 +105,12 @@ int main(void) {
 	RET("fchmod.public", fchmod(fd, 0666));
 	RET("fchown.public", fchown(fd, 1000, 1000));
 	close(fd);
+	struct timespec given[2] = {{1, 0}, {2, 0}}, omit[2] = {{0, UTIME_OMIT}, {0, UTIME_OMIT}};
+	RET("utimens.public.now", utimensat(AT_FDCWD, "public", NULL, 0));
+	RET("utimens.public.given", utimensat(AT_FDCWD, "public", given, 0));
+	RET("utimens.public.omit", utimensat(AT_FDCWD, "public", omit, 0));
+	RET("utimens.shared.now", utimensat(AT_FDCWD, "shared", NULL, 0));
+	RET("utimens.shared.given", utimensat(AT_FDCWD, "shared", given, 0));
 	RET("chmod.secret", chmod("secret", 0777));
 	RET("chown.secret", chown("secret", 1000, 1000));
 	RET("chown.secret.group", chown("secret", -1, 1000));
