@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"errors"
+	iofs "io/fs"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -110,4 +111,27 @@ func TestExecStackLimit(t *testing.T) {
 		t.Fatalf("root executing its 0700 program: %v", err)
 	}
 	as.Release()
+}
+
+// TestSetIDsOnExec checks execve's credential rules: a set-user-ID program
+// runs with its owner as the effective uid, a set-group-ID one with its
+// group only when group execute is set, and the saved ids take the
+// effective ones.
+func TestSetIDsOnExec(t *testing.T) {
+	for _, c := range []struct {
+		mode                   iofs.FileMode
+		euid, egid, suid, sgid uint32
+	}{
+		{0o755, 1000, 1000, 1000, 1000},
+		{0o755 | iofs.ModeSetuid, 0, 1000, 0, 1000},
+		{0o755 | iofs.ModeSetgid, 1000, 50, 1000, 50},
+		{0o745 | iofs.ModeSetgid, 1000, 1000, 1000, 1000},
+	} {
+		p := &Process{UID: 1000, GID: 1000, EUID: 1000, EGID: 1000, SUID: 7, SGID: 7}
+		p.setIDsOnExec(&fs.Node{Mode: c.mode, UID: 0, GID: 50})
+		if p.EUID != c.euid || p.EGID != c.egid || p.SUID != c.suid || p.SGID != c.sgid || p.UID != 1000 || p.GID != 1000 {
+			t.Errorf("mode %v: ids r %d/%d e %d/%d s %d/%d, want e %d/%d s %d/%d", c.mode, p.UID, p.GID,
+				p.EUID, p.EGID, p.SUID, p.SGID, c.euid, c.egid, c.suid, c.sgid)
+		}
+	}
 }

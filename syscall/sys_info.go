@@ -46,12 +46,11 @@ func sysUname(t *kernel.Task, a Args) (uint64, error) {
 func sysPrlimit64(t *kernel.Task, a Args) (uint64, error) {
 	p := t.Proc
 	if pid := int32(a[0]); pid != 0 {
-		if pid < 0 {
+		target := kernel.TaskByID(int(pid)) // any thread names its process
+		if pid < 0 || target == nil {
 			return 0, unix.ESRCH
 		}
-		if p = kernel.ProcessByID(int(pid)); p == nil {
-			return 0, unix.ESRCH
-		}
+		p = target.Proc
 	}
 	if a[1] >= kernel.RlimitCount {
 		return 0, unix.EINVAL
@@ -149,9 +148,14 @@ func sysClockGettime(t *kernel.Task, a Args) (uint64, error) {
 	switch a[0] {
 	case unix.CLOCK_REALTIME, unix.CLOCK_REALTIME_COARSE:
 		d = time.Duration(time.Now().UnixNano())
-	case unix.CLOCK_MONOTONIC, unix.CLOCK_MONOTONIC_COARSE, unix.CLOCK_MONOTONIC_RAW, unix.CLOCK_BOOTTIME,
-		unix.CLOCK_PROCESS_CPUTIME_ID, unix.CLOCK_THREAD_CPUTIME_ID:
+	case unix.CLOCK_MONOTONIC, unix.CLOCK_MONOTONIC_COARSE, unix.CLOCK_MONOTONIC_RAW, unix.CLOCK_BOOTTIME:
 		d = kernel.Uptime()
+	case unix.CLOCK_PROCESS_CPUTIME_ID:
+		u := t.Proc.Usage()
+		d = u.User + u.System
+	case unix.CLOCK_THREAD_CPUTIME_ID:
+		u := t.Usage()
+		d = u.User + u.System
 	default:
 		return 0, unix.EINVAL
 	}

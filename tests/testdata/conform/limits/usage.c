@@ -1,12 +1,13 @@
 /* CPU time: getrusage for the process, its waited-for children and the
  * thread, and times(2). Only what is certain is printed: a busy loop
- * takes user time, a child's time counts for its parent once waited for,
- * and never before. */
+ * takes user time (also on the CPU-time clocks), a child's time counts
+ * for its parent once waited for, and never before. */
 #include "../conform.h"
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/times.h>
 #include <sys/wait.h>
+#include <time.h>
 
 static long usec(struct timeval tv) { return tv.tv_sec * 1000000L + tv.tv_usec; }
 
@@ -30,6 +31,11 @@ int main(void) {
 	SHOW("self.user.busy", "%d", usec(self.ru_utime) >= 100000);
 	SHOW("self.system.sane", "%d", usec(self.ru_stime) >= 0 && self.ru_stime.tv_usec < 1000000);
 	SHOW("thread.user.busy", "%d", usec(thread.ru_utime) >= 100000);
+	struct timespec cpu;
+	RET("clock.process.cputime", clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu));
+	SHOW("clock.process.busy", "%d", cpu.tv_sec > 0 || cpu.tv_nsec >= 100000000);
+	RET("clock.thread.cputime", clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu));
+	SHOW("clock.thread.busy", "%d", cpu.tv_sec > 0 || cpu.tv_nsec >= 100000000);
 	RET("getrusage.bad.who", getrusage(5, &self));
 	RET("getrusage.bad.address", getrusage(RUSAGE_SELF, BAD));
 
