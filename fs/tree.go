@@ -342,10 +342,13 @@ func (t *Tree) Rename(c *Cred, oldp, newp string) error {
 	if err != nil {
 		return err
 	}
+	old, replacing := newParent.Children[nn]
+	if old == n {
+		return nil // the same file: nothing to do, nothing to check
+	}
 	if err := mayDelete(oldParent, n, c); err != nil {
 		return err
 	}
-	old, replacing := newParent.Children[nn]
 	if replacing {
 		err = mayDelete(newParent, old, c)
 	} else {
@@ -364,8 +367,6 @@ func (t *Tree) Rename(c *Cred, oldp, newp string) error {
 	}
 	if replacing {
 		switch {
-		case old == n:
-			return nil
 		case n.IsDir() && !old.IsDir():
 			return ErrNotDir
 		case !n.IsDir() && old.IsDir():

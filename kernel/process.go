@@ -231,8 +231,8 @@ func Exec(mem mm.Memory, tree *fs.Tree, cred *fs.Cred, file string, argv, envp [
 		if err != nil {
 			return fail(execErr(err.(unix.Errno), "%s: interpreter %s: %v", file, exe.Interp, err))
 		}
-		if n.IsDir() || fs.Access(n, cred, fs.MayRead) != nil {
-			return fail(execErr(unix.EACCES, "%s: interpreter %s: permission denied", file, exe.Interp))
+		if mayExec(n, cred) != nil {
+			return fail(execErr(unix.EACCES, "%s: interpreter %s: not executable", file, exe.Interp))
 		}
 		if interp, err = LoadELF(as, n.Data, interpBias); err != nil {
 			return fail(fmt.Errorf("interpreter %s: %w", exe.Interp, err))

@@ -132,6 +132,7 @@ int main(void) {
 	RET("mkdir.rootdir.sub", mkdir("rootdir/sub", 0755));
 	RET("unlink.rootdir.f", unlink("rootdir/f"));
 	RET("rename.out.of.rootdir", rename("rootdir/f", "userdir/f"));
+	RET("rename.onto.itself", rename("rootdir/f", "rootdir/f"));
 	RET("link.into.rootdir", link("public", "rootdir/p"));
 	RET("symlink.into.rootdir", symlink("public", "rootdir/s"));
 	RET("rmdir.rootdir", rmdir("rootdir"));
