@@ -43,18 +43,8 @@ func sysUname(t *kernel.Task, a Args) (uint64, error) {
 // sysPrlimit64 implements prlimit64(2): the old limit goes to old (when
 // not null), then the new one from new (when not null) is set. Another
 // process's limits need root or the same real ids as all of its ids.
+// Errors come in Linux's order: EFAULT for new, ESRCH, EPERM, EINVAL.
 func sysPrlimit64(t *kernel.Task, a Args) (uint64, error) {
-	p := t.Proc
-	if pid := int32(a[0]); pid != 0 {
-		target := kernel.TaskByID(int(pid)) // any thread names its process
-		if pid < 0 || target == nil {
-			return 0, unix.ESRCH
-		}
-		p = target.Proc
-	}
-	if a[1] >= kernel.RlimitCount {
-		return 0, unix.EINVAL
-	}
 	var set *kernel.Rlimit
 	if a[2] != 0 {
 		var l [2]uint64
@@ -63,8 +53,19 @@ func sysPrlimit64(t *kernel.Task, a Args) (uint64, error) {
 		}
 		set = &kernel.Rlimit{Cur: l[0], Max: l[1]}
 	}
+	p := t.Proc
+	if pid := int32(a[0]); pid != 0 {
+		target := kernel.TaskByID(int(pid)) // any thread names its process
+		if pid < 0 || target == nil {
+			return 0, unix.ESRCH
+		}
+		p = target.Proc
+	}
 	if p != t.Proc && !t.Proc.MayChangeLimits(p) {
 		return 0, unix.EPERM
+	}
+	if a[1] >= kernel.RlimitCount {
+		return 0, unix.EINVAL
 	}
 	old := p.Limit(int(a[1]))
 	if set != nil {

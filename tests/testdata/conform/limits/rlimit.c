@@ -47,6 +47,9 @@ int main(void) {
 	SHOW("prlimit.old", "%lld %lld", (long long)old.rlim_cur, (long long)old.rlim_max);
 	show_limit("prlimit.new", RLIMIT_NOFILE);
 	RET("prlimit.nopid", prlimit(0x3fffffff, RLIMIT_NOFILE, NULL, &old));
+	RET("prlimit.nopid.bad.resource", prlimit(0x3fffffff, 99, NULL, &old));
+	RET("prlimit.bad.new", prlimit(0, RLIMIT_NOFILE, BAD, NULL));
+	RET("prlimit.bad.old", prlimit(0, RLIMIT_NOFILE, NULL, BAD));
 
 	/* RLIMIT_NOFILE bounds descriptor numbers. */
 	RET("dup2.below", dup2(1, 31));
