@@ -34,6 +34,9 @@ var UserMemory mm.Memory
 // the error is returned.
 func (t *Task) Execve(file, name string, argv, envp []string) error {
 	p := t.Proc
+	if err := p.checkNprocAtExec(); err != nil {
+		return err
+	}
 	if err := argSize(argv, envp); err != nil {
 		return err
 	}

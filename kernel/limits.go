@@ -92,13 +92,14 @@ func (caller *Process) MayChangeLimits(p *Process) bool {
 }
 
 // tasksOfUser counts the running tasks (threads included) whose process has
-// the real user id uid, as RLIMIT_NPROC counts them.
-func tasksOfUser(uid uint32) uint64 {
+// the real user id uid, as RLIMIT_NPROC counts them, leaving out those of
+// the process except (nil: none).
+func tasksOfUser(uid uint32, except *Process) uint64 {
 	tablesMu.RLock()
 	defer tablesMu.RUnlock()
 	n := uint64(0)
 	for _, t := range tasks {
-		if t.Proc.UID == uid {
+		if t.Proc.UID == uid && t.Proc != except {
 			n++
 		}
 	}
@@ -112,9 +113,34 @@ func (p *Process) mayAddTask() error {
 	if p.UID == 0 || p.EUID == 0 {
 		return nil
 	}
-	if tasksOfUser(p.UID) >= p.Limit(unix.RLIMIT_NPROC).Cur {
+	if tasksOfUser(p.UID, nil) >= p.Limit(unix.RLIMIT_NPROC).Cur {
 		return unix.EAGAIN
 	}
+	return nil
+}
+
+// UserChanged records, after the real uid changed, whether the new user
+// was already over RLIMIT_NPROC without the caller: then execve fails with
+// EAGAIN while the user still is, as Linux's PF_NPROC_EXCEEDED makes it
+// (setuid itself succeeds).
+func (p *Process) UserChanged() {
+	over := p.UID != 0 && tasksOfUser(p.UID, p) > p.Limit(unix.RLIMIT_NPROC).Cur
+	p.mu.Lock()
+	p.nprocExceeded = over
+	p.mu.Unlock()
+}
+
+// checkNprocAtExec is execve's side of UserChanged.
+func (p *Process) checkNprocAtExec() error {
+	p.mu.Lock()
+	flagged := p.nprocExceeded
+	p.mu.Unlock()
+	if flagged && tasksOfUser(p.UID, nil) > p.Limit(unix.RLIMIT_NPROC).Cur {
+		return unix.EAGAIN
+	}
+	p.mu.Lock()
+	p.nprocExceeded = false
+	p.mu.Unlock()
 	return nil
 }
 

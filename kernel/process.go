@@ -34,6 +34,9 @@ type Process struct {
 	limits     [RlimitCount]Rlimit // guarded by mu
 	usage      Usage               // guarded by mu: threads that have left
 	childUsage Usage               // guarded by mu: reaped children and their descendants
+	// nprocExceeded (guarded by mu): the real uid changed to a user over
+	// RLIMIT_NPROC (UserChanged).
+	nprocExceeded bool
 
 	start      time.Duration // Uptime when it was made
 	vm         *sharedVM     // the lock over AS and its users, shared under CLONE_VM (thread.go)

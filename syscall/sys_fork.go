@@ -170,9 +170,20 @@ func getRESID(t *kernel.Task, s ids, a Args) error {
 	return nil
 }
 
+// changingUser runs a change of the user ids and tells the process when
+// its real uid changed (RLIMIT_NPROC's check at the next execve).
+func changingUser(t *kernel.Task, change func(ids) error) error {
+	old := t.Proc.UID
+	err := change(userIDs(t.Proc))
+	if t.Proc.UID != old {
+		t.Proc.UserChanged()
+	}
+	return err
+}
+
 // sysSetuid implements setuid(2).
 func sysSetuid(t *kernel.Task, a Args) (uint64, error) {
-	return 0, setID(t, userIDs(t.Proc), uint32(a[0]))
+	return 0, changingUser(t, func(s ids) error { return setID(t, s, uint32(a[0])) })
 }
 
 // sysSetgid implements setgid(2).
@@ -182,7 +193,7 @@ func sysSetgid(t *kernel.Task, a Args) (uint64, error) {
 
 // sysSetreuid implements setreuid(2).
 func sysSetreuid(t *kernel.Task, a Args) (uint64, error) {
-	return 0, setREID(t, userIDs(t.Proc), uint32(a[0]), uint32(a[1]))
+	return 0, changingUser(t, func(s ids) error { return setREID(t, s, uint32(a[0]), uint32(a[1])) })
 }
 
 // sysSetregid implements setregid(2).
@@ -192,7 +203,7 @@ func sysSetregid(t *kernel.Task, a Args) (uint64, error) {
 
 // sysSetresuid implements setresuid(2).
 func sysSetresuid(t *kernel.Task, a Args) (uint64, error) {
-	return 0, setRESID(t, userIDs(t.Proc), uint32(a[0]), uint32(a[1]), uint32(a[2]))
+	return 0, changingUser(t, func(s ids) error { return setRESID(t, s, uint32(a[0]), uint32(a[1]), uint32(a[2])) })
 }
 
 // sysSetresgid implements setresgid(2).

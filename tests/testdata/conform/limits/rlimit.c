@@ -32,6 +32,8 @@ static int wait_status(pid_t pid) {
 }
 
 int main(void) {
+	char c;
+
 	/* Setting and reading back. */
 	RET("set.nofile", set(RLIMIT_NOFILE, 64, 128));
 	show_limit("nofile", RLIMIT_NOFILE);
@@ -121,12 +123,45 @@ int main(void) {
 	}
 	SHOW("nproc.status2", "%d", wait_status(pid));
 
+	/* Becoming a user who already runs more than RLIMIT_NPROC tasks
+	 * succeeds, but execve then fails with EAGAIN (before it looks at the
+	 * file) while the user still does; becoming one who does not leaves
+	 * execve alone. */
+	pid = fork();
+	if (pid == 0) {
+		RET("nproc.exec.zero", set(RLIMIT_NPROC, 0, 0));
+		RET("nproc.exec.setuid.alone", setuid(54321));
+		RET("nproc.exec.alone", execl("/no-such-program", "x", (char *)NULL));
+		exit(0);
+	}
+	SHOW("nproc.exec.status", "%d", wait_status(pid));
+	int up[2];
+	pipe(up);
+	pid_t other = fork();
+	if (other == 0) {
+		setuid(54321);
+		write(up[1], "u", 1);
+		pause();
+		exit(0);
+	}
+	read(up[0], &c, 1);
+	pid = fork();
+	if (pid == 0) {
+		RET("nproc.exec.zero2", set(RLIMIT_NPROC, 0, 0));
+		RET("nproc.exec.setuid.crowded", setuid(54321));
+		RET("nproc.exec.crowded", execl("/no-such-program", "x", (char *)NULL));
+		RET("nproc.exec.still.crowded", execl("/no-such-program", "x", (char *)NULL));
+		exit(0);
+	}
+	SHOW("nproc.exec.status2", "%d", wait_status(pid));
+	kill(other, 9);
+	SHOW("nproc.other.status", "%d", wait_status(other));
+
 	/* prlimit on another process: allowed when the caller's real ids are
 	 * all of the target's ids (root's CAP_SYS_RESOURCE aside). */
 	pid = fork();
 	if (pid == 0) {
 		int b_ready[2], b_done[2], c_ready[2], c_done[2];
-		char c;
 		pipe(b_ready), pipe(b_done), pipe(c_ready), pipe(c_done);
 		pid_t other = fork();
 		if (other == 0) {
