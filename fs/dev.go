@@ -113,18 +113,18 @@ var devNodes = []struct {
 // the /proc/self/fd links' usual names (/dev/stdin, stdout, stderr, fd),
 // keeping whatever the initramfs put there.
 func (t *Tree) PopulateDev() error {
-	if _, err := t.Lookup("/dev", true); err != nil {
-		if err := t.Mkdir("/dev", 0o755); err != nil {
+	if _, err := t.Lookup(nil, "/dev", true); err != nil {
+		if err := t.Mkdir(nil, "/dev", 0o755); err != nil {
 			return err
 		}
 	}
 	for _, d := range devNodes {
 		p := "/dev/" + d.name
-		if n, err := t.Lookup(p, false); err == nil && n.IsDevice() {
+		if n, err := t.Lookup(nil, p, false); err == nil && n.IsDevice() {
 			continue
 		}
-		t.Remove(p, false)
-		if err := t.Create(p, NewDevice(d.perm, Mkdev(d.major, d.minor))); err != nil {
+		t.Remove(nil, p, false)
+		if err := t.Create(nil, p, NewDevice(d.perm, Mkdev(d.major, d.minor))); err != nil {
 			return err
 		}
 	}

@@ -52,7 +52,7 @@ const (
 func StatNode(n *Node) Stat {
 	st := Stat{Dev: devInitramfs, Ino: n.Ino, Nlink: uint32(max(n.Links, 1)), UID: n.UID, GID: n.GID,
 		ATime: n.ATime, MTime: n.MTime, CTime: n.CTime, Blksize: 4096}
-	mode := uint32(n.Mode.Perm()) | uint32(n.Mode&(fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky)>>9)
+	mode := UnixPerm(n.Mode)
 	switch {
 	case n.IsDir():
 		st.Mode = unix.S_IFDIR | mode
@@ -250,12 +250,17 @@ type FD struct {
 type FDTable struct {
 	mu    sync.Mutex
 	files []*FD
-	limit int // RLIMIT_NOFILE
+	limit int  // RLIMIT_NOFILE
+	set   bool // limit was set; DefaultFDLimit applies until then
 }
 
-// MaxFDs is the default descriptor limit (RLIMIT_NOFILE) and the most any
-// table may hold (Linux's nr_open is larger; 1024 is its default soft limit).
-const MaxFDs = 1024
+// DefaultFDLimit is the descriptor limit of a new table (RLIMIT_NOFILE's
+// default soft limit); MaxFDs is the most any table may hold (Linux's
+// nr_open is larger; 4096 is init's hard limit).
+const (
+	DefaultFDLimit = 1024
+	MaxFDs         = 4096
+)
 
 // Limit returns the descriptor limit.
 func (t *FDTable) Limit() int {
@@ -265,8 +270,8 @@ func (t *FDTable) Limit() int {
 }
 
 func (t *FDTable) limitLocked() int {
-	if t.limit == 0 {
-		return MaxFDs
+	if !t.set {
+		return DefaultFDLimit
 	}
 	return t.limit
 }
@@ -277,7 +282,7 @@ func (t *FDTable) SetLimit(n int) error {
 		return unix.EPERM
 	}
 	t.mu.Lock()
-	t.limit = n
+	t.limit, t.set = n, true
 	t.mu.Unlock()
 	return nil
 }
@@ -374,7 +379,7 @@ func (t *FDTable) CloExec(fd int) (bool, error) {
 func (t *FDTable) Fork() *FDTable {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	c := &FDTable{files: make([]*FD, len(t.files)), limit: t.limit}
+	c := &FDTable{files: make([]*FD, len(t.files)), limit: t.limit, set: t.set}
 	for i, fd := range t.files {
 		if fd != nil {
 			c.files[i] = &FD{Desc: fd.Desc, CloExec: fd.CloExec}

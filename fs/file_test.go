@@ -162,7 +162,7 @@ func TestTreeSizeLimit(t *testing.T) {
 	defer SetSizeLimit(0)
 	before, _ := Usage()
 	tree := &Tree{Root: NewDir(0o755)}
-	n, err := tree.Open("/f", OpenFlags{Create: true, Perm: 0o644})
+	n, err := tree.Open(nil, "/f", OpenFlags{Create: true, Perm: 0o644})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +185,7 @@ func TestTreeSizeLimit(t *testing.T) {
 	if used, _ := Usage(); used-before < 512<<10 {
 		t.Fatalf("512 KiB written, %d charged", used-before)
 	}
-	if err := tree.Remove("/f", false); err != nil {
+	if err := tree.Remove(nil, "/f", false); err != nil {
 		t.Fatal(err)
 	}
 	if used, _ := Usage(); used != before {

@@ -90,7 +90,7 @@ func add(t *Tree, links map[[3]uint64]*Node, rec cpio.Record, data []byte) error
 		return nil
 	}
 	mtime := time.Unix(int64(rec.MTime), 0)
-	n := &Node{Mode: fs.FileMode(rec.Mode & 0o7777), UID: uint32(rec.UID), GID: uint32(rec.GID), ATime: mtime, MTime: mtime, CTime: mtime}
+	n := &Node{Mode: ModeFromUnix(uint32(rec.Mode)), UID: uint32(rec.UID), GID: uint32(rec.GID), ATime: mtime, MTime: mtime, CTime: mtime}
 	linkKey := [3]uint64{rec.Major, rec.Minor, rec.Ino}
 	if rec.Mode&sIFMT == sIFREG && rec.NLink > 1 {
 		if shared, ok := links[linkKey]; ok {
@@ -103,7 +103,7 @@ func add(t *Tree, links map[[3]uint64]*Node, rec cpio.Record, data []byte) error
 	}
 	switch rec.Mode & sIFMT {
 	case sIFDIR:
-		if old, err := t.Lookup(name, false); err == nil && old.IsDir() {
+		if old, err := t.Lookup(nil, name, false); err == nil && old.IsDir() {
 			old.Mode = fs.ModeDir | n.Mode
 			return nil
 		}
@@ -127,11 +127,11 @@ func add(t *Tree, links map[[3]uint64]*Node, rec cpio.Record, data []byte) error
 // link names n at name, whose parent directory must exist.
 func link(t *Tree, name string, n *Node) error {
 	if dir, _ := path.Split(name); dir != "/" {
-		if p, err := t.Lookup(dir, true); err != nil || !p.IsDir() {
+		if p, err := t.Lookup(nil, dir, true); err != nil || !p.IsDir() {
 			return fmt.Errorf("initramfs: %s: parent directory missing", strings.TrimPrefix(name, "/"))
 		}
 	}
-	parent, _ := t.Lookup(path.Dir(name), true)
+	parent, _ := t.Lookup(nil, path.Dir(name), true)
 	parent.Children[path.Base(name)] = n
 	n.Links++
 	return nil

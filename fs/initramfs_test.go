@@ -34,23 +34,23 @@ func TestUnpackConcatenatedArchives(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := tr.Lookup("/bin/hello", true)
+	n, err := tr.Lookup(nil, "/bin/hello", true)
 	if err != nil || string(n.Data) != "second" || n.Mode.Perm() != 0o755 {
 		t.Fatalf("/bin/hello: %+v, %v", n, err)
 	}
-	if n, err := tr.Lookup("/nonce.txt", true); err != nil || string(n.Data) != "n0nce" {
+	if n, err := tr.Lookup(nil, "/nonce.txt", true); err != nil || string(n.Data) != "n0nce" {
 		t.Fatalf("nonce: %v", err)
 	}
-	if n, err := tr.Lookup("/bin", false); err != nil || n.Link != "usr/bin" {
+	if n, err := tr.Lookup(nil, "/bin", false); err != nil || n.Link != "usr/bin" {
 		t.Fatalf("symlink itself: %+v %v", n, err)
 	}
-	if n, err := tr.Lookup("/usr/bin/../../etc/motd", true); err != nil || string(n.Data) != "hi" {
+	if n, err := tr.Lookup(nil, "/usr/bin/../../etc/motd", true); err != nil || string(n.Data) != "hi" {
 		t.Fatalf("dot-dot: %v", err)
 	}
-	if _, err := tr.Lookup("/missing", true); err != ErrNotExist {
+	if _, err := tr.Lookup(nil, "/missing", true); err != ErrNotExist {
 		t.Fatalf("missing: %v", err)
 	}
-	if _, err := tr.Lookup("/etc/motd/x", true); err != ErrNotDir {
+	if _, err := tr.Lookup(nil, "/etc/motd/x", true); err != ErrNotDir {
 		t.Fatalf("file as dir: %v", err)
 	}
 }
@@ -74,7 +74,7 @@ func TestSymlinkLoop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tr.Lookup("/a", true); err != ErrLoop {
+	if _, err := tr.Lookup(nil, "/a", true); err != ErrLoop {
 		t.Fatalf("loop: %v", err)
 	}
 }

@@ -76,12 +76,13 @@ type Tree struct {
 
 const maxSymlinks = 40
 
-// Lookup resolves an absolute path, following symbolic links (the last
-// component's too when follow is set).
-func (t *Tree) Lookup(p string, follow bool) (*Node, error) {
+// Lookup resolves an absolute path for c, following symbolic links (the
+// last component's too when follow is set). c needs search permission on
+// every directory it passes through.
+func (t *Tree) Lookup(c *Cred, p string, follow bool) (*Node, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	n, _, err := t.walk(p, follow, 0)
+	n, _, err := t.walk(c, p, follow, 0)
 	return n, err
 }
 
@@ -90,12 +91,12 @@ func (t *Tree) Lookup(p string, follow bool) (*Node, error) {
 func (t *Tree) Canonical(p string) (string, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	_, c, err := t.walk(p, true, 0)
+	_, c, err := t.walk(nil, p, true, 0)
 	return c, err
 }
 
-// walk resolves p and returns the node and its canonical path.
-func (t *Tree) walk(p string, follow bool, depth int) (*Node, string, error) {
+// walk resolves p for c and returns the node and its canonical path.
+func (t *Tree) walk(c *Cred, p string, follow bool, depth int) (*Node, string, error) {
 	if depth > maxSymlinks {
 		return nil, "", ErrLoop
 	}
@@ -107,6 +108,9 @@ func (t *Tree) walk(p string, follow bool, depth int) (*Node, string, error) {
 		}
 		if !cur.IsDir() {
 			return nil, "", ErrNotDir
+		}
+		if err := Access(cur, c, MayExec); err != nil {
+			return nil, "", err
 		}
 		if name == ".." {
 			cur, curPath = t.parent(curPath)
@@ -123,7 +127,7 @@ func (t *Tree) walk(p string, follow bool, depth int) (*Node, string, error) {
 				target = path.Join(curPath, target)
 			}
 			rest := strings.Join(parts[i+1:], "/")
-			return t.walk(path.Join(target, rest), follow, depth+1)
+			return t.walk(c, path.Join(target, rest), follow, depth+1)
 		}
 		cur, curPath = next, path.Join(curPath, name)
 	}
@@ -132,37 +136,47 @@ func (t *Tree) walk(p string, follow bool, depth int) (*Node, string, error) {
 
 func (t *Tree) parent(p string) (*Node, string) {
 	dir := path.Dir(p)
-	n, _, err := t.walk(dir, true, 0)
+	n, _, err := t.walk(nil, dir, true, 0)
 	if err != nil {
 		return t.Root, "/"
 	}
 	return n, dir
 }
 
-// Create adds a node at an absolute path whose parent directory exists.
-func (t *Tree) Create(p string, n *Node) error {
+// Create adds a node at an absolute path whose parent directory exists and
+// that c may write and search; the node becomes c's (ownNew).
+func (t *Tree) Create(c *Cred, p string, n *Node) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.create(p, n)
+	return t.create(c, p, n)
 }
 
-func (t *Tree) create(p string, n *Node) error {
+func (t *Tree) create(c *Cred, p string, n *Node) error {
 	dir, name := path.Split(path.Clean("/" + p))
 	if name == "" || name == "." || name == ".." {
 		return ErrExist
 	}
-	parent, _, err := t.walk(dir, true, 0)
+	parent, _, err := t.walk(c, dir, true, 0)
 	if err != nil {
 		return err
 	}
 	if !parent.IsDir() {
 		return ErrNotDir
 	}
+	if err := Access(parent, c, MayExec); err != nil {
+		return err
+	}
 	if _, ok := parent.Children[name]; ok {
 		return ErrExist
 	}
+	if err := Access(parent, c, MayWrite); err != nil {
+		return err
+	}
 	if n.Ino == 0 {
 		n.Ino = nextIno.Add(1)
+	}
+	if n.Links == 0 {
+		ownNew(n, parent, c)
 	}
 	parent.Children[name] = n
 	n.Links++
@@ -184,49 +198,64 @@ func (n *Node) Touch() {
 	n.ATime, n.MTime, n.CTime = now, now, now
 }
 
-// Link gives the node at oldp another name, newp (link(2)): EPERM for a
-// directory, EEXIST when newp exists.
-func (t *Tree) Link(oldp, newp string) error {
+// Link gives the node at oldp (its symbolic link's target when follow is
+// set) another name, newp, for c (link(2)): EEXIST when newp exists, EPERM
+// for a directory or for a file c could not hard-link (mayLink).
+func (t *Tree) Link(c *Cred, oldp, newp string, follow bool) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	n, _, err := t.walk(oldp, false, 0)
+	n, _, err := t.walk(c, oldp, follow, 0)
 	if err != nil {
+		return err
+	}
+	parent, name, err := t.entry(c, newp)
+	if err != nil {
+		return err
+	}
+	if _, ok := parent.Children[name]; ok {
+		return ErrExist
+	}
+	if err := mayLink(n, c); err != nil {
 		return err
 	}
 	if n.IsDir() {
 		return unix.EPERM
 	}
-	if err := t.create(newp, n); err != nil {
+	if err := t.create(c, newp, n); err != nil {
 		return err
 	}
 	n.CTime = time.Now()
 	return nil
 }
 
-// Mkdir creates a directory.
-func (t *Tree) Mkdir(p string, perm fs.FileMode) error {
+// Mkdir creates a directory with the permission and special bits perm.
+func (t *Tree) Mkdir(c *Cred, p string, perm fs.FileMode) error {
 	d := NewDir(perm)
 	d.Touch()
-	return t.Create(p, d)
+	return t.Create(c, p, d)
 }
 
-// OpenFlags are what open does to the path: create, exclusively, truncate.
+// OpenFlags are what open does to the path: create, exclusively, truncate;
+// Want is the access (MayRead, MayWrite) that an existing file must grant.
 type OpenFlags struct {
 	Create, Excl, Trunc, Follow bool
 	Perm                        fs.FileMode
+	Want                        int
 }
 
-// Open resolves p for opening, creating or truncating a regular file as the
-// flags say.
-func (t *Tree) Open(p string, o OpenFlags) (*Node, error) {
+// Open resolves p for opening by c, creating or truncating a regular file
+// as the flags say. A file that exists must grant the access asked (a
+// directory is never opened for writing: EISDIR); one that open creates
+// is c's whatever its mode.
+func (t *Tree) Open(c *Cred, p string, o OpenFlags) (*Node, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	n, _, err := t.walk(p, o.Follow, 0)
+	n, _, err := t.walk(c, p, o.Follow, 0)
 	switch {
 	case err == ErrNotExist && o.Create:
-		n = &Node{Mode: o.Perm.Perm()}
+		n = &Node{Mode: o.Perm &^ fs.ModeType}
 		n.Touch()
-		if err := t.create(p, n); err != nil {
+		if err := t.create(c, p, n); err != nil {
 			return nil, err
 		}
 		return n, nil
@@ -234,6 +263,11 @@ func (t *Tree) Open(p string, o OpenFlags) (*Node, error) {
 		return nil, err
 	case o.Create && o.Excl:
 		return nil, ErrExist
+	case n.IsDir() && o.Want&MayWrite != 0:
+		return nil, unix.EISDIR
+	}
+	if err := Access(n, c, o.Want); err != nil {
+		return nil, err
 	}
 	if o.Trunc && n.Mode.IsRegular() {
 		n.mu.Lock()
@@ -243,13 +277,30 @@ func (t *Tree) Open(p string, o OpenFlags) (*Node, error) {
 	return n, nil
 }
 
-// Remove unlinks p: a directory, which must be empty, when dir is set;
-// anything else otherwise.
-func (t *Tree) Remove(p string, dir bool) error {
+// entry finds the parent directory of p and the entry name names in it
+// for c, which needs search permission there.
+func (t *Tree) entry(c *Cred, p string) (parent *Node, name string, err error) {
+	dir, name := path.Split(path.Clean("/" + p))
+	parent, _, err = t.walk(c, dir, true, 0)
+	if err != nil {
+		return nil, "", err
+	}
+	if !parent.IsDir() {
+		return nil, "", ErrNotDir
+	}
+	if err := Access(parent, c, MayExec); err != nil {
+		return nil, "", err
+	}
+	return parent, name, nil
+}
+
+// Remove unlinks p for c: a directory, which must be empty, when dir is
+// set; anything else otherwise. c needs write and search permission on the
+// parent, and in a sticky directory must own it or the entry (EPERM).
+func (t *Tree) Remove(c *Cred, p string, dir bool) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	parentPath, name := path.Split(path.Clean("/" + p))
-	parent, _, err := t.walk(parentPath, true, 0)
+	parent, name, err := t.entry(c, p)
 	if err != nil {
 		return err
 	}
@@ -261,7 +312,11 @@ func (t *Tree) Remove(p string, dir bool) error {
 		return ErrNotDir
 	case !dir && n.IsDir():
 		return unix.EISDIR
-	case dir && len(n.Children) > 0:
+	}
+	if err := mayDelete(parent, n, c); err != nil {
+		return err
+	}
+	if dir && len(n.Children) > 0 {
 		return unix.ENOTEMPTY
 	}
 	delete(parent.Children, name)
@@ -273,18 +328,21 @@ func (t *Tree) Remove(p string, dir bool) error {
 	return nil
 }
 
-// Rename moves oldp to newp, replacing what is there as rename(2) does:
-// a directory only by a directory, an empty one; never into itself.
-func (t *Tree) Rename(oldp, newp string) error {
+// Rename moves oldp to newp for c, replacing what is there as rename(2)
+// does: a directory only by a directory, an empty one; never into itself.
+// c needs to be allowed to delete the old entry and the one it replaces
+// (or to create in the new directory), and to write a directory that
+// changes parents (its "..").
+func (t *Tree) Rename(c *Cred, oldp, newp string) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	oldp, newp = path.Clean("/"+oldp), path.Clean("/"+newp)
-	op, on := path.Split(oldp)
-	np, nn := path.Split(newp)
+	_, on := path.Split(oldp)
+	_, nn := path.Split(newp)
 	if on == "" || nn == "" || on == "." || on == ".." || nn == "." || nn == ".." {
 		return unix.EBUSY
 	}
-	oldParent, _, err := t.walk(op, true, 0)
+	oldParent, _, err := t.entry(c, oldp)
 	if err != nil {
 		return err
 	}
@@ -292,20 +350,35 @@ func (t *Tree) Rename(oldp, newp string) error {
 	if !ok {
 		return ErrNotExist
 	}
-	newParent, _, err := t.walk(np, true, 0)
+	newParent, _, err := t.entry(c, newp)
 	if err != nil {
 		return err
 	}
-	if !newParent.IsDir() {
-		return ErrNotDir
+	old, replacing := newParent.Children[nn]
+	if old == n {
+		return nil // the same file: nothing to do, nothing to check
+	}
+	if err := mayDelete(oldParent, n, c); err != nil {
+		return err
+	}
+	if replacing {
+		err = mayDelete(newParent, old, c)
+	} else {
+		err = Access(newParent, c, MayWrite)
+	}
+	if err != nil {
+		return err
+	}
+	if n.IsDir() && newParent != oldParent {
+		if err := Access(n, c, MayWrite); err != nil {
+			return err
+		}
 	}
 	if n.IsDir() && strings.HasPrefix(newp, oldp+"/") {
 		return unix.EINVAL
 	}
-	if old, ok := newParent.Children[nn]; ok {
+	if replacing {
 		switch {
-		case old == n:
-			return nil
 		case n.IsDir() && !old.IsDir():
 			return ErrNotDir
 		case !n.IsDir() && old.IsDir():
@@ -323,6 +396,13 @@ func (t *Tree) Rename(oldp, newp string) error {
 	n.CTime = now
 	oldParent.MTime, oldParent.CTime, newParent.MTime, newParent.CTime = now, now, now, now
 	return nil
+}
+
+// touchChange sets the status change time (chmod, chown).
+func (n *Node) touchChange() {
+	n.mu.Lock()
+	n.CTime = time.Now()
+	n.mu.Unlock()
 }
 
 // DirEntry is one name in a directory listing.

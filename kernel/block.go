@@ -30,6 +30,8 @@ func (t *Task) Block(ready <-chan struct{}, deadline time.Time) error {
 		defer timer.Stop()
 		expired = timer.C
 	}
+	start := time.Now()
+	defer func() { t.blockedNs += int64(time.Since(start)) }()
 	for {
 		sigMu.Lock()
 		wake := t.wakeChan()

@@ -159,7 +159,7 @@ func TestBuildStack(t *testing.T) {
 	for i := range random {
 		random[i] = byte(i + 1)
 	}
-	sp, err := buildStack(as, []string{"/sbin/nginx", "-g", "daemon off;"}, []string{"PATH=/bin"}, exe, interp, "/sbin/nginx", random)
+	sp, err := buildStack(as, []string{"/sbin/nginx", "-g", "daemon off;"}, []string{"PATH=/bin"}, exe, interp, "/sbin/nginx", StackSize, random)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,12 +2,14 @@ package kernel
 
 import (
 	"bytes"
+	iofs "io/fs"
 	"path"
 	"strings"
 
 	"golang.org/x/sys/unix"
 
 	arch "github.com/jiege-go/jiege/arch/riscv64"
+	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/mm"
 )
 
@@ -32,12 +34,18 @@ var UserMemory mm.Memory
 // the error is returned.
 func (t *Task) Execve(file, name string, argv, envp []string) error {
 	p := t.Proc
+	if err := p.checkNprocAtExec(); err != nil {
+		return err
+	}
 	if err := argSize(argv, envp); err != nil {
 		return err
 	}
 	for depth := 0; ; depth++ {
-		n, err := p.Root.Lookup(file, true)
+		n, err := p.Root.Lookup(p.Cred(), file, true)
 		if err != nil {
+			return err
+		}
+		if err := mayExec(n, p.Cred()); err != nil {
 			return err
 		}
 		interp, arg, ok := shebang(n.Data)
@@ -46,9 +54,6 @@ func (t *Task) Execve(file, name string, argv, envp []string) error {
 		}
 		if depth == shebangNested {
 			return unix.ELOOP
-		}
-		if n.IsDir() || n.Mode.Perm()&0o111 == 0 {
-			return unix.EACCES
 		}
 		script := append([]string{interp}, arg...)
 		argv = append(append(script, name), argv[min(1, len(argv)):]...)
@@ -63,10 +68,15 @@ func (t *Task) Execve(file, name string, argv, envp []string) error {
 	var random [16]byte
 	Random(random[:])
 	regs := new(arch.Frame)
-	as, err := Exec(UserMemory, p.Root, file, argv, envp, random, regs)
+	exe, err := p.Root.Lookup(p.Cred(), file, true)
 	if err != nil {
 		return err
 	}
+	as, err := Exec(UserMemory, p.Root, p.Cred(), file, argv, envp, p.Limit(unix.RLIMIT_STACK).Cur, random, regs)
+	if err != nil {
+		return err
+	}
+	p.setIDsOnExec(exe)
 	if c, err := p.Root.Canonical(file); err == nil {
 		file = c
 	}
@@ -88,21 +98,42 @@ func (t *Task) Execve(file, name string, argv, envp []string) error {
 	return nil
 }
 
+// setIDsOnExec applies a set-user-ID or set-group-ID program's owner or
+// group to the effective ids, and saves the effective ids, as execve does.
+func (p *Process) setIDsOnExec(exe *fs.Node) {
+	if exe.Mode&iofs.ModeSetuid != 0 {
+		p.EUID = exe.UID
+	}
+	if exe.Mode&iofs.ModeSetgid != 0 && exe.Mode&0o010 != 0 {
+		p.EGID = exe.GID
+	}
+	p.SUID, p.SGID = p.EUID, p.EGID
+}
+
 // argSize checks the arguments against Linux's limits: E2BIG past them.
 func argSize(argv, envp []string) error {
-	size := 0
 	for _, list := range [][]string{argv, envp} {
 		for _, s := range list {
 			if len(s)+1 > ArgStringMax {
 				return unix.E2BIG
 			}
-			size += len(s) + 1 + 8
 		}
 	}
-	if size > ArgMax {
+	if argBytes(argv, envp) > ArgMax {
 		return unix.E2BIG
 	}
 	return nil
+}
+
+// argBytes is the stack space the arguments take: strings and pointers.
+func argBytes(argv, envp []string) int {
+	size := 0
+	for _, list := range [][]string{argv, envp} {
+		for _, s := range list {
+			size += len(s) + 1 + 8
+		}
+	}
+	return size
 }
 
 // shebang parses a "#!interpreter [argument]" first line: the interpreter

@@ -131,7 +131,7 @@ func Main(syscalls SyscallLayer) {
 			arch.PowerOff(3)
 		}
 		fmt.Printf("initramfs: %d KiB unpacked\n", len(image)>>10)
-		if _, err := tree.Lookup(cmd.Init, true); err == nil {
+		if _, err := tree.Lookup(nil, cmd.Init, true); err == nil {
 			status := runInit(tree, syscalls, cmd.Init, cmd.InitArgs, startConsole(m))
 			fmt.Printf("kernel: init exited with status %d; powering off\n", status)
 			// Let the last segments init wrote (a final response, the FIN)
@@ -225,7 +225,7 @@ func runInit(tree *fs.Tree, syscalls SyscallLayer, path string, args []string, t
 	var random [16]byte
 	Random(random[:])
 	env := []string{"HOME=/", "TERM=linux", "PATH=/usr/sbin:/usr/bin:/sbin:/bin"}
-	as, err := Exec(arch.UserMemory, tree, path, append([]string{path}, args...), env, random, regs)
+	as, err := Exec(arch.UserMemory, tree, nil, path, append([]string{path}, args...), env, StackSize, random, regs)
 	if err != nil {
 		fmt.Printf("kernel: cannot run %s: %v\n", path, err)
 		arch.FreeUserFrame(regs)

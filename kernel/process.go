@@ -26,9 +26,17 @@ type Process struct {
 	Cmdline []string // argv of the program it runs
 	Umask   uint32
 
-	// Credentials: every program starts as root.
-	UID, GID, EUID, EGID uint32
-	Groups               []uint32
+	// Credentials: every program starts as root. SUID and SGID are the
+	// saved set-user-ID and set-group-ID.
+	UID, GID, EUID, EGID, SUID, SGID uint32
+	Groups                           []uint32
+
+	limits     [RlimitCount]Rlimit // guarded by mu
+	usage      Usage               // guarded by mu: threads that have left
+	childUsage Usage               // guarded by mu: reaped children and their descendants
+	// nprocExceeded (guarded by mu): the real uid changed to a user over
+	// RLIMIT_NPROC (UserChanged).
+	nprocExceeded bool
 
 	start      time.Duration // Uptime when it was made
 	vm         *sharedVM     // the lock over AS and its users, shared under CLONE_VM (thread.go)
@@ -65,6 +73,11 @@ type Task struct {
 
 	RobustList uintptr // set_robust_list
 	exitCode   int     // exit(2)'s code
+
+	// CPU time in U-mode and in the kernel (Run), in nanoseconds; blockedNs
+	// is the time spent waiting in Block, which is not CPU time.
+	userNs, sysNs atomic.Int64
+	blockedNs     int64
 
 	sig taskSignals // signal.go
 }
@@ -134,7 +147,8 @@ var (
 func (p *Process) newChild(pid int, as *mm.AddressSpace, vm *sharedVM, files *fs.FDTable, filesRefs *atomic.Int32) *Process {
 	c := &Process{PID: pid, AS: as, vm: vm, Files: files, filesRefs: filesRefs, Root: p.Root, Cwd: p.Cwd, Exe: p.Exe, Umask: p.Umask,
 		Cmdline: p.Cmdline, start: Uptime(),
-		UID: p.UID, GID: p.GID, EUID: p.EUID, EGID: p.EGID, Groups: append([]uint32(nil), p.Groups...),
+		UID: p.UID, GID: p.GID, EUID: p.EUID, EGID: p.EGID, SUID: p.SUID, SGID: p.SGID,
+		Groups: append([]uint32(nil), p.Groups...), limits: p.Limits(),
 		exited: make(chan struct{}), threads: 1, parent: p, childEvent: make(chan struct{})}
 	p.mu.Lock()
 	if p.children == nil {
@@ -150,6 +164,26 @@ const (
 	pieBias    = 0x2a_aaaa_a000
 	interpBias = 0x3e_0000_0000
 )
+
+// Cred is who the process is for permission checks: its effective ids
+// (Linux's fsuid and fsgid follow them) and its groups.
+func (p *Process) Cred() *fs.Cred {
+	return &fs.Cred{UID: p.EUID, GID: p.EGID, Groups: p.Groups}
+}
+
+// RealCred is the process with its real ids, as access(2) checks.
+func (p *Process) RealCred() *fs.Cred {
+	return &fs.Cred{UID: p.UID, GID: p.GID, Groups: p.Groups}
+}
+
+// mayExec checks that cred may execute n: a file with execute permission
+// (EACCES for a directory or anything else).
+func mayExec(n *fs.Node, cred *fs.Cred) error {
+	if !n.Mode.IsRegular() {
+		return unix.EACCES
+	}
+	return fs.Access(n, cred, fs.MayExec)
+}
 
 // ExecError is why exec failed, as a Linux errno.
 type ExecError struct {
@@ -167,15 +201,16 @@ func execErr(errno unix.Errno, format string, args ...any) error {
 // in tree): its ELF image, its interpreter when it names one, the stack
 // with argv, envp and the auxiliary vector. It returns the address space
 // and the registers to start with (pc, sp, satp).
-func Exec(mem mm.Memory, tree *fs.Tree, file string, argv, envp []string, random [16]byte, regs *arch.Frame) (*mm.AddressSpace, error) {
-	if err := argSize(argv, envp); err != nil {
+func Exec(mem mm.Memory, tree *fs.Tree, cred *fs.Cred, file string, argv, envp []string, stackLimit uint64, random [16]byte, regs *arch.Frame) (*mm.AddressSpace, error) {
+	stack := stackMapping(stackLimit)
+	if err := argSize(argv, envp); err != nil || argBytes(argv, envp) > int(stack/4) {
 		return nil, execErr(unix.E2BIG, "%s: arguments past Linux's limits", file)
 	}
-	exeNode, err := tree.Lookup(file, true)
+	exeNode, err := tree.Lookup(cred, file, true)
 	if err != nil {
 		return nil, execErr(err.(unix.Errno), "%s: %v", file, err)
 	}
-	if exeNode.IsDir() || exeNode.Mode.Perm()&0o111 == 0 {
+	if err := mayExec(exeNode, cred); err != nil {
 		return nil, execErr(unix.EACCES, "%s: not executable", file)
 	}
 	as, err := mm.NewAddressSpace(mem)
@@ -196,9 +231,12 @@ func Exec(mem mm.Memory, tree *fs.Tree, file string, argv, envp []string, random
 	entry := exe.Entry
 	var interp *Image
 	if exe.Interp != "" {
-		n, err := tree.Lookup(exe.Interp, true)
+		n, err := tree.Lookup(cred, exe.Interp, true)
 		if err != nil {
-			return fail(execErr(unix.ENOENT, "%s: interpreter %s: %v", file, exe.Interp, err))
+			return fail(execErr(err.(unix.Errno), "%s: interpreter %s: %v", file, exe.Interp, err))
+		}
+		if mayExec(n, cred) != nil {
+			return fail(execErr(unix.EACCES, "%s: interpreter %s: not executable", file, exe.Interp))
 		}
 		if interp, err = LoadELF(as, n.Data, interpBias); err != nil {
 			return fail(fmt.Errorf("interpreter %s: %w", exe.Interp, err))
@@ -208,7 +246,7 @@ func Exec(mem mm.Memory, tree *fs.Tree, file string, argv, envp []string, random
 		}
 		entry = interp.Entry
 	}
-	sp, err := buildStack(as, argv, envp, exe, interp, file, random)
+	sp, err := buildStack(as, argv, envp, exe, interp, file, stack, random)
 	if err != nil {
 		return fail(err)
 	}
@@ -226,8 +264,9 @@ func Exec(mem mm.Memory, tree *fs.Tree, file string, argv, envp []string, random
 func NewProcess(tree *fs.Tree, as *mm.AddressSpace, files *fs.FDTable, exe string, argv []string, regs *arch.Frame) *Task {
 	pid := int(lastPID.Add(1))
 	p := &Process{PID: pid, AS: as, vm: &sharedVM{users: 1}, Files: files, filesRefs: newRefs(),
-		Root: tree, Cwd: "/", Exe: path.Clean(exe), Cmdline: argv, Umask: 0o022, start: Uptime(),
+		Root: tree, Cwd: "/", Exe: path.Clean(exe), Cmdline: argv, Umask: 0o022, start: Uptime(), limits: initLimits(),
 		exited: make(chan struct{}), threads: 1, childEvent: make(chan struct{})}
+	files.SetLimit(int(p.limits[unix.RLIMIT_NOFILE].Cur))
 	t := &Task{TID: pid, Proc: p, Regs: regs}
 	addTask(t)
 	return t

@@ -2,12 +2,14 @@ package kernel
 
 import (
 	"errors"
+	iofs "io/fs"
 	"testing"
 
 	"golang.org/x/sys/unix"
 
 	arch "github.com/jiege-go/jiege/arch/riscv64"
 	"github.com/jiege-go/jiege/fs"
+	"github.com/jiege-go/jiege/mm"
 	"github.com/jiege-go/jiege/mm/mmtest"
 )
 
@@ -19,17 +21,17 @@ func TestExecStaticAndDynamic(t *testing.T) {
 	})
 	ld := makeELF(etDyn, emRISCV, 0x80, []testSeg{{ptLoad, pfR | pfX, 0, 0x2000, nil}})
 	tree := &fs.Tree{Root: fs.NewDir(0o755)}
-	tree.Create("/lib", fs.NewDir(0o755))
-	tree.Create("/static", &fs.Node{Mode: 0o755, Data: static})
-	tree.Create("/dynamic", &fs.Node{Mode: 0o755, Data: dynamic})
-	tree.Create("/lib/ld.so", &fs.Node{Mode: 0o755, Data: ld})
-	tree.Create("/text", &fs.Node{Mode: 0o644, Data: []byte("hello")})
-	tree.Create("/badinterp", &fs.Node{Mode: 0o755, Data: makeELF(etDyn, emRISCV, 0, []testSeg{
+	tree.Create(nil, "/lib", fs.NewDir(0o755))
+	tree.Create(nil, "/static", &fs.Node{Mode: 0o755, Data: static})
+	tree.Create(nil, "/dynamic", &fs.Node{Mode: 0o755, Data: dynamic})
+	tree.Create(nil, "/lib/ld.so", &fs.Node{Mode: 0o755, Data: ld})
+	tree.Create(nil, "/text", &fs.Node{Mode: 0o644, Data: []byte("hello")})
+	tree.Create(nil, "/badinterp", &fs.Node{Mode: 0o755, Data: makeELF(etDyn, emRISCV, 0, []testSeg{
 		{ptLoad, pfR, 0, 0x1000, nil}, {ptInterp, pfR, 0, 0, []byte("/nope\x00")}})})
 	mem := mmtest.New(t, 4096)
 	var regs arch.Frame
 
-	as, err := Exec(mem, tree, "/static", []string{"static"}, nil, [16]byte{}, &regs)
+	as, err := Exec(mem, tree, nil, "/static", []string{"static"}, nil, StackSize, [16]byte{}, &regs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +40,7 @@ func TestExecStaticAndDynamic(t *testing.T) {
 	}
 	as.Release()
 
-	as, err = Exec(mem, tree, "/dynamic", []string{"dynamic"}, []string{"A=1"}, [16]byte{}, &regs)
+	as, err = Exec(mem, tree, nil, "/dynamic", []string{"dynamic"}, []string{"A=1"}, StackSize, [16]byte{}, &regs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,18 +52,86 @@ func TestExecStaticAndDynamic(t *testing.T) {
 	for file, want := range map[string]unix.Errno{
 		"/missing": unix.ENOENT, "/text": unix.EACCES, "/lib": unix.EACCES, "/badinterp": unix.ENOENT,
 	} {
-		_, err := Exec(mem, tree, file, nil, nil, [16]byte{}, &regs)
+		_, err := Exec(mem, tree, nil, file, nil, nil, StackSize, [16]byte{}, &regs)
 		var ee *ExecError
 		if !errors.As(err, &ee) || ee.Errno != want {
 			t.Errorf("%s: %v, want errno %v", file, err, want)
 		}
 	}
-	tree.Create("/garbage", &fs.Node{Mode: 0o755, Data: []byte("\x7fELF garbage")})
+	tree.Create(nil, "/garbage", &fs.Node{Mode: 0o755, Data: []byte("\x7fELF garbage")})
 	var ee *ExecError
-	if _, err := Exec(mem, tree, "/garbage", nil, nil, [16]byte{}, &regs); !errors.As(err, &ee) || ee.Errno != unix.ENOEXEC {
+	if _, err := Exec(mem, tree, nil, "/garbage", nil, nil, StackSize, [16]byte{}, &regs); !errors.As(err, &ee) || ee.Errno != unix.ENOEXEC {
 		t.Errorf("garbage: %v", err)
 	}
 	if inUse, _ := mem.Frames.Stats(); inUse != 0 {
 		t.Errorf("%d frames leaked by failed execs", inUse)
+	}
+}
+
+// TestExecStackLimit checks that the stack mapping follows RLIMIT_STACK's
+// soft limit within its bounds, that arguments past a quarter of it fail
+// with E2BIG, and that exec refuses a program its caller may not execute.
+func TestExecStackLimit(t *testing.T) {
+	static := makeELF(etExec, emRISCV, 0x10000, []testSeg{{ptLoad, pfR | pfX, 0x10000, 0x1000, []byte{0x13, 0, 0, 0}}})
+	tree := &fs.Tree{Root: fs.NewDir(0o755)}
+	tree.Create(nil, "/static", &fs.Node{Mode: 0o755, Data: static})
+	tree.Create(nil, "/owner-only", &fs.Node{Mode: 0o700, Data: static})
+	mem := mmtest.New(t, 4096)
+	var regs arch.Frame
+	for _, c := range []struct {
+		limit uint64
+		want  uintptr
+	}{{1 << 20, 1 << 20}, {StackSize, StackSize}, {1000, StackMin}, {RlimInfinity, StackMax}, {3<<20 + 1, 3<<20 + mm.PageSize}} {
+		as, err := Exec(mem, tree, nil, "/static", []string{"static"}, nil, c.limit, [16]byte{}, &regs)
+		if err != nil {
+			t.Fatalf("limit %d: %v", c.limit, err)
+		}
+		var size uintptr
+		for _, v := range as.VMAs() {
+			if v.End == mm.UserStackTop {
+				size = v.End - v.Start
+			}
+		}
+		as.Release()
+		if size != c.want {
+			t.Errorf("limit %d: stack mapping %d bytes, want %d", c.limit, size, c.want)
+		}
+	}
+	args := []string{"static", string(make([]byte, 40<<10))}
+	var ee *ExecError
+	if _, err := Exec(mem, tree, nil, "/static", args, nil, StackMin, [16]byte{}, &regs); !errors.As(err, &ee) || ee.Errno != unix.E2BIG {
+		t.Errorf("40 KiB of arguments on a 128 KiB stack: %v, want E2BIG", err)
+	}
+	user := &fs.Cred{UID: 1000, GID: 1000}
+	if _, err := Exec(mem, tree, user, "/owner-only", []string{"x"}, nil, StackSize, [16]byte{}, &regs); !errors.As(err, &ee) || ee.Errno != unix.EACCES {
+		t.Errorf("a user executing root's 0700 program: %v, want EACCES", err)
+	}
+	as, err := Exec(mem, tree, &fs.Cred{}, "/owner-only", []string{"x"}, nil, StackSize, [16]byte{}, &regs)
+	if err != nil {
+		t.Fatalf("root executing its 0700 program: %v", err)
+	}
+	as.Release()
+}
+
+// TestSetIDsOnExec checks execve's credential rules: a set-user-ID program
+// runs with its owner as the effective uid, a set-group-ID one with its
+// group only when group execute is set, and the saved ids take the
+// effective ones.
+func TestSetIDsOnExec(t *testing.T) {
+	for _, c := range []struct {
+		mode                   iofs.FileMode
+		euid, egid, suid, sgid uint32
+	}{
+		{0o755, 1000, 1000, 1000, 1000},
+		{0o755 | iofs.ModeSetuid, 0, 1000, 0, 1000},
+		{0o755 | iofs.ModeSetgid, 1000, 50, 1000, 50},
+		{0o745 | iofs.ModeSetgid, 1000, 1000, 1000, 1000},
+	} {
+		p := &Process{UID: 1000, GID: 1000, EUID: 1000, EGID: 1000, SUID: 7, SGID: 7}
+		p.setIDsOnExec(&fs.Node{Mode: c.mode, UID: 0, GID: 50})
+		if p.EUID != c.euid || p.EGID != c.egid || p.SUID != c.suid || p.SGID != c.sgid || p.UID != 1000 || p.GID != 1000 {
+			t.Errorf("mode %v: ids r %d/%d e %d/%d s %d/%d, want e %d/%d s %d/%d", c.mode, p.UID, p.GID,
+				p.EUID, p.EGID, p.SUID, p.SGID, c.euid, c.egid, c.suid, c.sgid)
+		}
 	}
 }

@@ -165,7 +165,7 @@ func pidStatus(p *Process) []byte {
 	name := map[string]string{"R": "R (running)", "Z": "Z (zombie)"}[state(p)]
 	fmt.Fprintf(&b, "Name:\t%s\nUmask:\t%04o\nState:\t%s\nTgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t%d\nTracerPid:\t0\n",
 		comm(p), p.Umask, name, p.PID, p.PID, p.ParentPID())
-	fmt.Fprintf(&b, "Uid:\t%d\t%d\t%d\t%d\nGid:\t%d\t%d\t%d\t%d\n", p.UID, p.EUID, p.EUID, p.EUID, p.GID, p.EGID, p.EGID, p.EGID)
+	fmt.Fprintf(&b, "Uid:\t%d\t%d\t%d\t%d\nGid:\t%d\t%d\t%d\t%d\n", p.UID, p.EUID, p.SUID, p.EUID, p.GID, p.EGID, p.SGID, p.EGID)
 	fmt.Fprintf(&b, "FDSize:\t%d\nVmRSS:\t%d kB\nThreads:\t%d\n", p.Files.Limit(), rss(p)*mm.PageSize>>10, max(p.threads, 1))
 	return b.Bytes()
 }

@@ -11,7 +11,9 @@ import (
 	"github.com/jiege-go/jiege/mm"
 )
 
-// Run runs the task's user code until it exits or its process does. Each
+// Run runs the task's user code until it exits or its process does, and
+// counts its CPU time: the time in U-mode, and the time it spent handling
+// a trap that was not an interrupt, less what it waited in Block. Each
 // return from U-mode is one trap: a system call goes to dispatch, a page
 // fault to the address space, an interrupt yields to other goroutines (and
 // brings a thread in U-mode back to see its process exit), anything else
@@ -28,7 +30,10 @@ func (t *Task) Run(dispatch func(*Task)) {
 			return
 		default:
 		}
+		userStart := arch.Ticks()
 		cause := arch.RunUser(t.Regs)
+		kernelStart, blocked := arch.Ticks(), t.blockedNs
+		t.userNs.Add(arch.TicksToNs(kernelStart - userStart))
 		switch {
 		case arch.IsInterrupt(cause):
 			runtime.Gosched()
@@ -51,6 +56,10 @@ func (t *Task) Run(dispatch func(*Task)) {
 			t.Fault(unix.SIGBUS, BusAdrAln, t.Regs.Tval, cause)
 		default:
 			t.Fault(unix.SIGSEGV, SegvMapErr, t.Regs.Tval, cause)
+		}
+		if !arch.IsInterrupt(cause) {
+			spent := arch.TicksToNs(arch.Ticks()-kernelStart) - (t.blockedNs - blocked)
+			t.sysNs.Add(max(spent, 0))
 		}
 	}
 }

@@ -30,16 +30,28 @@ const (
 // hwcapRV64GC is AT_HWCAP for rv64gc: one bit per single-letter extension.
 const hwcapRV64GC = 1<<('I'-'A') | 1<<('M'-'A') | 1<<('A'-'A') | 1<<('F'-'A') | 1<<('D'-'A') | 1<<('C'-'A')
 
-// StackSize is the size of a new program's stack mapping.
-const StackSize = 8 << 20
+// StackSize is RLIMIT_STACK's default soft limit, and so the usual size of
+// a new program's stack mapping; StackMin and StackMax bound the mapping
+// whatever the limit (an unlimited stack gets StackMax).
+const (
+	StackSize = 8 << 20
+	StackMin  = 128 << 10
+	StackMax  = 1 << 30
+)
+
+// stackMapping is the size of the stack mapping for a soft RLIMIT_STACK.
+func stackMapping(limit uint64) uintptr {
+	size := min(max(limit, StackMin), StackMax)
+	return uintptr(size+mm.PageSize-1) &^ (mm.PageSize - 1)
+}
 
 // buildStack maps the stack of a new program and writes its initial
 // contents as Linux does on riscv64: argc, argv, envp and the auxiliary
 // vector at the returned (16-byte aligned) stack pointer, the strings and
 // the AT_RANDOM bytes above them.
-func buildStack(as *mm.AddressSpace, argv, envp []string, exe, interp *Image, execfn string, random [16]byte) (uintptr, error) {
+func buildStack(as *mm.AddressSpace, argv, envp []string, exe, interp *Image, execfn string, size uintptr, random [16]byte) (uintptr, error) {
 	top := mm.UserStackTop
-	if _, err := as.Map(top-StackSize, StackSize, mm.PTERead|mm.PTEWrite, true); err != nil {
+	if _, err := as.Map(top-size, size, mm.PTERead|mm.PTEWrite, true); err != nil {
 		return 0, err
 	}
 	// Strings and random bytes, growing down from the top.

@@ -64,6 +64,9 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 		return nil, unix.EINVAL
 	}
 	p := t.Proc
+	if err := p.mayAddTask(); err != nil {
+		return nil, err
+	}
 	tid := int(lastPID.Add(1))
 	var child *Task
 	if f&unix.CLONE_THREAD != 0 {
@@ -185,8 +188,9 @@ func (t *Task) leave() {
 	if t.ClearTID != 0 && t.putUser32(t.ClearTID, 0) == nil {
 		t.FutexWake(t.ClearTID, 1, futexBitsetAny)
 	}
-	removeTask(t)
 	p.mu.Lock()
+	removeTask(t) // under mu: Process.Usage counts the task once
+	p.usage.add(t.Usage())
 	p.threads--
 	if t.TID == p.PID {
 		p.leaderStatus = t.exitCode

@@ -150,6 +150,11 @@ func (p *Process) reap(c *Process) bool {
 	p.mu.Unlock()
 	if ok {
 		removeProcess(c)
+		u, cu := c.Usage(), c.ChildUsage()
+		p.mu.Lock()
+		p.childUsage.add(u)
+		p.childUsage.add(cu)
+		p.mu.Unlock()
 	}
 	return ok
 }

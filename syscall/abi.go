@@ -139,6 +139,10 @@ func durationTimespec(d time.Duration) linuxTimespec {
 	return linuxTimespec{int64(d / time.Second), int64(d % time.Second)}
 }
 
+func durationTimeval(d time.Duration) linuxTimeval {
+	return linuxTimeval{int64(d / time.Second), int64(d % time.Second / time.Microsecond)}
+}
+
 func toStatxTimestamp(t time.Time) statxTimestamp {
 	ts := toTimespec(t)
 	return statxTimestamp{Sec: ts.Sec, Nsec: uint32(ts.Nsec)}

@@ -50,6 +50,8 @@ func init() {
 	register(sysno.Fchmod, sysFchmod)
 	register(sysno.Umask, sysUmask)
 	register(sysno.Ftruncate, sysFtruncate)
+	register(sysno.Truncate, sysTruncate)
+	register(sysno.Faccessat2, sysFaccessat2)
 	register(sysno.Fsync, sysFsync)
 	register(sysno.Flock, sysFlock)
 	register(sysno.Fdatasync, sysFsync)
@@ -228,19 +230,20 @@ func sysOpenat(t *kernel.Task, a Args) (uint64, error) {
 	if acc == unix.O_ACCMODE {
 		return 0, unix.EINVAL
 	}
-	n, err := t.Proc.Root.Open(p, fs.OpenFlags{
+	want := map[uint64]int{unix.O_RDONLY: fs.MayRead, unix.O_WRONLY: fs.MayWrite, unix.O_RDWR: fs.MayRead | fs.MayWrite}[acc]
+	if flags&unix.O_TRUNC != 0 {
+		want |= fs.MayWrite
+	}
+	n, err := t.Proc.Root.Open(t.Proc.Cred(), p, fs.OpenFlags{
 		Create: flags&unix.O_CREAT != 0, Excl: flags&unix.O_EXCL != 0,
 		Trunc: flags&unix.O_TRUNC != 0 && acc != unix.O_RDONLY, Follow: flags&unix.O_NOFOLLOW == 0,
-		Perm: iofs.FileMode(a[3]) &^ iofs.FileMode(t.Proc.Umask),
+		Perm: fs.ModeFromUnix(uint32(a[3]) & 0o7777 &^ t.Proc.Umask), Want: want,
 	})
 	if err != nil {
 		return 0, err
 	}
 	if flags&unix.O_DIRECTORY != 0 && !n.IsDir() {
 		return 0, unix.ENOTDIR
-	}
-	if n.IsDir() && acc != unix.O_RDONLY {
-		return 0, unix.EISDIR
 	}
 	var f fs.File = fs.OpenNode(n, p)
 	if n.IsDevice() {
@@ -258,7 +261,7 @@ func sysMkdirat(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return 0, t.Proc.Root.Mkdir(p, iofs.FileMode(a[2])&0o7777&^iofs.FileMode(t.Proc.Umask))
+	return 0, t.Proc.Root.Mkdir(t.Proc.Cred(), p, fs.ModeFromUnix(uint32(a[2])&0o1777&^t.Proc.Umask))
 }
 
 // sysUnlinkat implements unlinkat(2).
@@ -267,7 +270,7 @@ func sysUnlinkat(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return 0, t.Proc.Root.Remove(p, a[2]&unix.AT_REMOVEDIR != 0)
+	return 0, t.Proc.Root.Remove(t.Proc.Cred(), p, a[2]&unix.AT_REMOVEDIR != 0)
 }
 
 // sysRenameat2 implements renameat2(2) without flags.
@@ -283,7 +286,7 @@ func sysRenameat2(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return 0, t.Proc.Root.Rename(from, to)
+	return 0, t.Proc.Root.Rename(t.Proc.Cred(), from, to)
 }
 
 // sysFchownat implements fchownat(2) (and chown through it).
@@ -298,14 +301,13 @@ func sysFchownat(t *kernel.Task, a Args) (uint64, error) {
 	} else {
 		var p string
 		if p, err = resolve(t, int32(a[0]), name); err == nil {
-			n, err = t.Proc.Root.Lookup(p, a[4]&unix.AT_SYMLINK_NOFOLLOW == 0)
+			n, err = t.Proc.Root.Lookup(t.Proc.Cred(), p, a[4]&unix.AT_SYMLINK_NOFOLLOW == 0)
 		}
 	}
 	if err != nil {
 		return 0, err
 	}
-	chown(n, a[2], a[3])
-	return 0, nil
+	return 0, fs.Chown(n, t.Proc.Cred(), uint32(a[2]), uint32(a[3]))
 }
 
 // sysFchown implements fchown(2).
@@ -314,18 +316,7 @@ func sysFchown(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	chown(n, a[1], a[2])
-	return 0, nil
-}
-
-// chown sets owners; -1 leaves one as it is.
-func chown(n *fs.Node, uid, gid uint64) {
-	if uint32(uid) != ^uint32(0) {
-		n.UID = uint32(uid)
-	}
-	if uint32(gid) != ^uint32(0) {
-		n.GID = uint32(gid)
-	}
+	return 0, fs.Chown(n, t.Proc.Cred(), uint32(a[1]), uint32(a[2]))
 }
 
 // sysFchmodat implements fchmodat(2).
@@ -334,12 +325,11 @@ func sysFchmodat(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	n, err := t.Proc.Root.Lookup(p, true)
+	n, err := t.Proc.Root.Lookup(t.Proc.Cred(), p, true)
 	if err != nil {
 		return 0, err
 	}
-	n.Mode = n.Mode&^iofs.ModePerm | iofs.FileMode(a[2])&iofs.ModePerm
-	return 0, nil
+	return 0, fs.Chmod(n, t.Proc.Cred(), uint32(a[2]))
 }
 
 // sysFchmod implements fchmod(2).
@@ -348,8 +338,7 @@ func sysFchmod(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	n.Mode = n.Mode&^iofs.ModePerm | iofs.FileMode(a[1])&iofs.ModePerm
-	return 0, nil
+	return 0, fs.Chmod(n, t.Proc.Cred(), uint32(a[1]))
 }
 
 // sysUmask implements umask(2).
@@ -371,6 +360,32 @@ func sysFtruncate(t *kernel.Task, a Args) (uint64, error) {
 		return 0, unix.EINVAL
 	}
 	return 0, f.Truncate(int64(a[1]))
+}
+
+// sysTruncate implements truncate(2): the caller needs write permission;
+// EISDIR for a directory, EINVAL for a negative length or a file that is
+// not regular.
+func sysTruncate(t *kernel.Task, a Args) (uint64, error) {
+	p, err := pathArg(t, cwdFD, a[0])
+	if err != nil {
+		return 0, err
+	}
+	n, err := t.Proc.Root.Lookup(t.Proc.Cred(), p, true)
+	switch {
+	case err != nil:
+		return 0, err
+	case n.IsDir():
+		return 0, unix.EISDIR
+	case int64(a[1]) < 0:
+		return 0, unix.EINVAL
+	}
+	if err := fs.Access(n, t.Proc.Cred(), fs.MayWrite); err != nil {
+		return 0, err
+	}
+	if !n.Mode.IsRegular() {
+		return 0, unix.EINVAL
+	}
+	return 0, fs.OpenNode(n, p).Truncate(int64(a[1]))
 }
 
 // sysFsync implements fsync(2) and fdatasync(2): memory is the medium.
@@ -564,7 +579,7 @@ func sysNewfstatat(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	n, err := t.Proc.Root.Lookup(p, flags&unix.AT_SYMLINK_NOFOLLOW == 0)
+	n, err := t.Proc.Root.Lookup(t.Proc.Cred(), p, flags&unix.AT_SYMLINK_NOFOLLOW == 0)
 	if err != nil {
 		return 0, err
 	}
@@ -588,7 +603,7 @@ func sysReadlinkat(t *kernel.Task, a Args) (uint64, error) {
 		if err != nil {
 			return 0, err
 		}
-		n, err := t.Proc.Root.Lookup(p, false)
+		n, err := t.Proc.Root.Lookup(t.Proc.Cred(), p, false)
 		if err != nil {
 			return 0, err
 		}
@@ -601,25 +616,41 @@ func sysReadlinkat(t *kernel.Task, a Args) (uint64, error) {
 	return uint64(len(b)), copyOut(t, a[2], b)
 }
 
-// sysFaccessat implements faccessat(2) for root: everything is readable
-// and writable, and files with an execute bit are executable.
+// sysFaccessat implements faccessat(2) (and access(2) through it).
 func sysFaccessat(t *kernel.Task, a Args) (uint64, error) {
+	return sysFaccessat2(t, Args{a[0], a[1], a[2], 0})
+}
+
+// sysFaccessat2 implements faccessat2(2): the check uses the real ids
+// unless AT_EACCESS asks for the effective ones, as a set-user-ID program
+// needs.
+func sysFaccessat2(t *kernel.Task, a Args) (uint64, error) {
+	flags := a[3]
+	if a[2]&^uint64(unix.R_OK|unix.W_OK|unix.X_OK) != 0 ||
+		flags&^uint64(unix.AT_EACCESS|unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH) != 0 {
+		return 0, unix.EINVAL
+	}
+	cred := t.Proc.RealCred()
+	if flags&unix.AT_EACCESS != 0 {
+		cred = t.Proc.Cred()
+	}
 	name, err := copyInString(t, a[1])
 	if err != nil {
 		return 0, err
 	}
-	p, err := resolve(t, int32(a[0]), name)
+	var n *fs.Node
+	if name == "" && flags&unix.AT_EMPTY_PATH != 0 {
+		n, err = nodeOf(t, a[0])
+	} else {
+		var p string
+		if p, err = resolve(t, int32(a[0]), name); err == nil {
+			n, err = t.Proc.Root.Lookup(cred, p, flags&unix.AT_SYMLINK_NOFOLLOW == 0)
+		}
+	}
 	if err != nil {
 		return 0, err
 	}
-	n, err := t.Proc.Root.Lookup(p, true)
-	if err != nil {
-		return 0, err
-	}
-	if a[2]&unix.X_OK != 0 && n.Mode.Perm()&0o111 == 0 {
-		return 0, unix.EACCES
-	}
-	return 0, nil
+	return 0, fs.Access(n, cred, int(a[2]))
 }
 
 // ioctl requests (asm-generic/ioctls.h).
@@ -740,12 +771,15 @@ func sysChdir(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	n, err := t.Proc.Root.Lookup(p, true)
+	n, err := t.Proc.Root.Lookup(t.Proc.Cred(), p, true)
 	if err != nil {
 		return 0, err
 	}
 	if !n.IsDir() {
 		return 0, unix.ENOTDIR
+	}
+	if err := fs.Access(n, t.Proc.Cred(), fs.MayExec); err != nil {
+		return 0, err
 	}
 	t.Proc.Cwd = p
 	return 0, nil
@@ -762,6 +796,9 @@ func sysFchdir(t *kernel.Task, a Args) (uint64, error) {
 	}
 	if !f.Node().IsDir() {
 		return 0, unix.ENOTDIR
+	}
+	if err := fs.Access(f.Node(), t.Proc.Cred(), fs.MayExec); err != nil {
+		return 0, err
 	}
 	t.Proc.Cwd = f.Path()
 	return 0, nil
@@ -790,7 +827,7 @@ func statTarget(t *kernel.Task, dirfd, pathAddr, flags uint64) (fs.Stat, *fs.Nod
 	if err != nil {
 		return fs.Stat{}, nil, err
 	}
-	n, err := t.Proc.Root.Lookup(p, flags&unix.AT_SYMLINK_NOFOLLOW == 0)
+	n, err := t.Proc.Root.Lookup(t.Proc.Cred(), p, flags&unix.AT_SYMLINK_NOFOLLOW == 0)
 	if err != nil {
 		return fs.Stat{}, nil, err
 	}
@@ -837,6 +874,7 @@ func sysUtimensat(t *kernel.Task, a Args) (uint64, error) {
 	}
 	now := time.Now()
 	times := [2]time.Time{now, now}
+	given, omitted := false, 0
 	if a[2] != 0 {
 		var ts [2]linuxTimespec
 		if err := copyInStruct(t, a[2], &ts); err != nil {
@@ -846,13 +884,21 @@ func sysUtimensat(t *kernel.Task, a Args) (uint64, error) {
 			switch {
 			case v.Nsec == utimeOmit:
 				times[i] = time.Time{}
+				omitted++
 			case v.Nsec == utimeNow:
 			case v.Nsec < 0 || v.Nsec >= 1e9:
 				return 0, unix.EINVAL
 			default:
 				times[i] = time.Unix(v.Sec, v.Nsec)
+				given = true
 			}
 		}
+	}
+	if omitted == 2 {
+		return 0, nil
+	}
+	if err := fs.MaySetTimes(n, t.Proc.Cred(), given); err != nil {
+		return 0, err
 	}
 	if !times[0].IsZero() {
 		n.ATime = times[0]
@@ -877,17 +923,7 @@ func sysLinkat(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if a[4]&unix.AT_SYMLINK_FOLLOW != 0 {
-		n, err := t.Proc.Root.Lookup(oldp, true)
-		if err != nil {
-			return 0, err
-		}
-		if n.IsDir() {
-			return 0, unix.EPERM
-		}
-		return 0, t.Proc.Root.Create(newp, n)
-	}
-	return 0, t.Proc.Root.Link(oldp, newp)
+	return 0, t.Proc.Root.Link(t.Proc.Cred(), oldp, newp, a[4]&unix.AT_SYMLINK_FOLLOW != 0)
 }
 
 // sysSymlinkat implements symlinkat(2).
@@ -903,9 +939,7 @@ func sysSymlinkat(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	n := fs.NewSymlink(target)
-	n.UID, n.GID = t.Proc.EUID, t.Proc.EGID
-	return 0, t.Proc.Root.Create(p, n)
+	return 0, t.Proc.Root.Create(t.Proc.Cred(), p, fs.NewSymlink(target))
 }
 
 // rootStatfs describes the in-memory tree as Linux describes its rootfs,
@@ -921,7 +955,7 @@ func sysStatfs(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if _, err := t.Proc.Root.Lookup(p, true); err != nil {
+	if _, err := t.Proc.Root.Lookup(t.Proc.Cred(), p, true); err != nil {
 		return 0, err
 	}
 	return 0, copyOutStruct(t, a[1], rootStatfs())

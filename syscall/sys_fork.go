@@ -18,6 +18,10 @@ func init() {
 	register(sysno.Getgroups, sysGetgroups)
 	register(sysno.Setresuid, sysSetresuid)
 	register(sysno.Setresgid, sysSetresgid)
+	register(sysno.Setreuid, sysSetreuid)
+	register(sysno.Setregid, sysSetregid)
+	register(sysno.Getresuid, sysGetresuid)
+	register(sysno.Getresgid, sysGetresgid)
 	register(sysno.Prctl, sysPrctl)
 }
 
@@ -80,79 +84,141 @@ func sysClone3(t *kernel.Task, a Args) (uint64, error) {
 	return uint64(child.TID), nil
 }
 
-// Credentials: root may take any identity; others only their own.
-func mayChange(t *kernel.Task, id uint32, own ...uint32) bool {
-	if t.Proc.EUID == 0 {
-		return true
+// Credentials follow Linux's rules, with "privileged" meaning an effective
+// uid of 0 (CAP_SETUID, CAP_SETGID): a privileged process sets any id;
+// another may only move its ids among its real, effective and saved ones.
+// noID is -1, which leaves an id as it is.
+const noID = ^uint32(0)
+
+// ids are a process's real, effective and saved user or group ids.
+type ids struct{ real, eff, saved *uint32 }
+
+func userIDs(p *kernel.Process) ids  { return ids{&p.UID, &p.EUID, &p.SUID} }
+func groupIDs(p *kernel.Process) ids { return ids{&p.GID, &p.EGID, &p.SGID} }
+
+// own reports whether id is one of the three.
+func (s ids) own(id uint32) bool { return id == *s.real || id == *s.eff || id == *s.saved }
+
+// setID implements setuid(2) and setgid(2): privileged, all three ids;
+// otherwise the effective id, to the real or saved one.
+func setID(t *kernel.Task, s ids, id uint32) error {
+	switch {
+	case id == noID:
+		return unix.EINVAL
+	case t.Proc.EUID == 0:
+		*s.real, *s.eff, *s.saved = id, id, id
+	case id == *s.real || id == *s.saved:
+		*s.eff = id
+	default:
+		return unix.EPERM
 	}
-	for _, o := range own {
-		if id == o {
-			return true
+	return nil
+}
+
+// setREID implements setreuid(2) and setregid(2): the real id may become
+// the effective one, the effective id any of the three; when the real id
+// is set or the effective one moves away from it, the saved id follows
+// the effective one.
+func setREID(t *kernel.Task, s ids, r, e uint32) error {
+	if t.Proc.EUID != 0 {
+		if r != noID && r != *s.real && r != *s.eff || e != noID && !s.own(e) {
+			return unix.EPERM
 		}
 	}
-	return false
+	oldReal := *s.real
+	if r != noID {
+		*s.real = r
+	}
+	if e != noID {
+		*s.eff = e
+	}
+	if r != noID || e != noID && e != oldReal {
+		*s.saved = *s.eff
+	}
+	return nil
+}
+
+// setRESID implements setresuid(2) and setresgid(2): unprivileged, each
+// new id must be one of the three old ones.
+func setRESID(t *kernel.Task, s ids, r, e, sv uint32) error {
+	if t.Proc.EUID != 0 {
+		for _, id := range []uint32{r, e, sv} {
+			if id != noID && !s.own(id) {
+				return unix.EPERM
+			}
+		}
+	}
+	for _, f := range []struct {
+		dst *uint32
+		id  uint32
+	}{{s.real, r}, {s.eff, e}, {s.saved, sv}} {
+		if f.id != noID {
+			*f.dst = f.id
+		}
+	}
+	return nil
+}
+
+// getRESID implements getresuid(2) and getresgid(2).
+func getRESID(t *kernel.Task, s ids, a Args) error {
+	for i, id := range []uint32{*s.real, *s.eff, *s.saved} {
+		b := []byte{byte(id), byte(id >> 8), byte(id >> 16), byte(id >> 24)}
+		if err := copyOut(t, a[i], b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// changingUser runs a change of the user ids and tells the process when
+// its real uid changed (RLIMIT_NPROC's check at the next execve).
+func changingUser(t *kernel.Task, change func(ids) error) error {
+	old := t.Proc.UID
+	err := change(userIDs(t.Proc))
+	if t.Proc.UID != old {
+		t.Proc.UserChanged()
+	}
+	return err
 }
 
 // sysSetuid implements setuid(2).
 func sysSetuid(t *kernel.Task, a Args) (uint64, error) {
-	p := t.Proc
-	id := uint32(a[0])
-	if !mayChange(t, id, p.UID) {
-		return 0, unix.EPERM
-	}
-	if p.EUID == 0 {
-		p.UID = id
-	}
-	p.EUID = id
-	return 0, nil
+	return 0, changingUser(t, func(s ids) error { return setID(t, s, uint32(a[0])) })
 }
 
 // sysSetgid implements setgid(2).
 func sysSetgid(t *kernel.Task, a Args) (uint64, error) {
-	p := t.Proc
-	id := uint32(a[0])
-	if !mayChange(t, id, p.GID) {
-		return 0, unix.EPERM
-	}
-	if p.EUID == 0 {
-		p.GID = id
-	}
-	p.EGID = id
-	return 0, nil
+	return 0, setID(t, groupIDs(t.Proc), uint32(a[0]))
 }
 
-// sysSetresuid implements setresuid(2) (-1 keeps a value).
+// sysSetreuid implements setreuid(2).
+func sysSetreuid(t *kernel.Task, a Args) (uint64, error) {
+	return 0, changingUser(t, func(s ids) error { return setREID(t, s, uint32(a[0]), uint32(a[1])) })
+}
+
+// sysSetregid implements setregid(2).
+func sysSetregid(t *kernel.Task, a Args) (uint64, error) {
+	return 0, setREID(t, groupIDs(t.Proc), uint32(a[0]), uint32(a[1]))
+}
+
+// sysSetresuid implements setresuid(2).
 func sysSetresuid(t *kernel.Task, a Args) (uint64, error) {
-	p := t.Proc
-	for _, v := range a[:3] {
-		if uint32(v) != ^uint32(0) && !mayChange(t, uint32(v), p.UID, p.EUID) {
-			return 0, unix.EPERM
-		}
-	}
-	if uint32(a[0]) != ^uint32(0) {
-		p.UID = uint32(a[0])
-	}
-	if uint32(a[1]) != ^uint32(0) {
-		p.EUID = uint32(a[1])
-	}
-	return 0, nil
+	return 0, changingUser(t, func(s ids) error { return setRESID(t, s, uint32(a[0]), uint32(a[1]), uint32(a[2])) })
 }
 
-// sysSetresgid implements setresgid(2) (-1 keeps a value).
+// sysSetresgid implements setresgid(2).
 func sysSetresgid(t *kernel.Task, a Args) (uint64, error) {
-	p := t.Proc
-	for _, v := range a[:3] {
-		if uint32(v) != ^uint32(0) && !mayChange(t, uint32(v), p.GID, p.EGID) {
-			return 0, unix.EPERM
-		}
-	}
-	if uint32(a[0]) != ^uint32(0) {
-		p.GID = uint32(a[0])
-	}
-	if uint32(a[1]) != ^uint32(0) {
-		p.EGID = uint32(a[1])
-	}
-	return 0, nil
+	return 0, setRESID(t, groupIDs(t.Proc), uint32(a[0]), uint32(a[1]), uint32(a[2]))
+}
+
+// sysGetresuid implements getresuid(2).
+func sysGetresuid(t *kernel.Task, a Args) (uint64, error) {
+	return 0, getRESID(t, userIDs(t.Proc), a)
+}
+
+// sysGetresgid implements getresgid(2).
+func sysGetresgid(t *kernel.Task, a Args) (uint64, error) {
+	return 0, getRESID(t, groupIDs(t.Proc), a)
 }
 
 // sysSetgroups implements setgroups(2).

@@ -14,6 +14,9 @@ func init() {
 	register(sysno.Uname, sysUname)
 	register(sysno.Prlimit64, sysPrlimit64)
 	register(sysno.Getrlimit, sysGetrlimit)
+	register(sysno.Setrlimit, sysSetrlimit)
+	register(sysno.Getrusage, sysGetrusage)
+	register(sysno.Times, sysTimes)
 	register(sysno.Getrandom, sysGetrandom)
 	register(sysno.ClockGettime, sysClockGettime)
 	register(sysno.Gettimeofday, sysGettimeofday)
@@ -37,32 +40,42 @@ func sysUname(t *kernel.Task, a Args) (uint64, error) {
 	return 0, copyOut(t, a[0], b)
 }
 
-// rlimNLimits is RLIM_NLIMITS, the number of resources.
-const rlimNLimits = 16
-
-// Resource limits reported: the stack is 8 MiB, descriptors 1024, else unlimited.
-func rlimit(resource uint64) (cur, max uint64) {
-	switch resource {
-	case unix.RLIMIT_STACK:
-		return 8 << 20, unix.RLIM_INFINITY
-	case unix.RLIMIT_NOFILE:
-		return 1024, 1024
-	}
-	return unix.RLIM_INFINITY, unix.RLIM_INFINITY
-}
-
-// sysPrlimit64 implements prlimit64(2) for the calling process; new limits
-// are accepted and not enforced.
+// sysPrlimit64 implements prlimit64(2): the old limit goes to old (when
+// not null), then the new one from new (when not null) is set. Another
+// process's limits need root or the same real ids as all of its ids.
+// Errors come in Linux's order: EFAULT for new, ESRCH, EPERM, EINVAL.
 func sysPrlimit64(t *kernel.Task, a Args) (uint64, error) {
-	if a[0] != 0 && int(a[0]) != t.Proc.PID {
-		return 0, unix.ESRCH
+	var set *kernel.Rlimit
+	if a[2] != 0 {
+		var l [2]uint64
+		if err := copyInStruct(t, a[2], &l); err != nil {
+			return 0, err
+		}
+		set = &kernel.Rlimit{Cur: l[0], Max: l[1]}
 	}
-	if a[1] >= rlimNLimits {
+	p := t.Proc
+	if pid := int32(a[0]); pid != 0 {
+		target := kernel.TaskByID(int(pid)) // any thread names its process
+		if pid < 0 || target == nil {
+			return 0, unix.ESRCH
+		}
+		p = target.Proc
+	}
+	if p != t.Proc && !t.Proc.MayChangeLimits(p) {
+		return 0, unix.EPERM
+	}
+	if a[1] >= kernel.RlimitCount {
 		return 0, unix.EINVAL
 	}
+	old := p.Limit(int(a[1]))
+	if set != nil {
+		var err error
+		if old, err = p.SetLimit(t.Proc, int(a[1]), *set); err != nil {
+			return 0, err
+		}
+	}
 	if a[3] != 0 {
-		cur, max := rlimit(a[1])
-		return 0, copyOut(t, a[3], words(cur, max))
+		return 0, copyOut(t, a[3], words(old.Cur, old.Max))
 	}
 	return 0, nil
 }
@@ -70,6 +83,54 @@ func sysPrlimit64(t *kernel.Task, a Args) (uint64, error) {
 // sysGetrlimit implements getrlimit(2).
 func sysGetrlimit(t *kernel.Task, a Args) (uint64, error) {
 	return sysPrlimit64(t, Args{0, a[0], 0, a[1]})
+}
+
+// sysSetrlimit implements setrlimit(2).
+func sysSetrlimit(t *kernel.Task, a Args) (uint64, error) {
+	return sysPrlimit64(t, Args{0, a[0], a[1], 0})
+}
+
+// getrusage's who.
+const (
+	rusageSelf     = 0
+	rusageChildren = ^uint64(0) // -1
+	rusageThread   = 1
+)
+
+// sysGetrusage implements getrusage(2): the user and system CPU time of
+// the process, of its waited-for children, or of the thread; the other
+// counters are not kept and read 0.
+func sysGetrusage(t *kernel.Task, a Args) (uint64, error) {
+	var u kernel.Usage
+	switch a[0] {
+	case rusageSelf:
+		u = t.Proc.Usage()
+	case rusageChildren:
+		u = t.Proc.ChildUsage()
+	case rusageThread:
+		u = t.Usage()
+	default:
+		return 0, unix.EINVAL
+	}
+	return 0, copyOutStruct(t, a[1], linuxRusage{Utime: durationTimeval(u.User), Stime: durationTimeval(u.System)})
+}
+
+// clockTicks is USER_HZ, the unit of times(2).
+const clockTicks = 100
+
+func ticksOf(d time.Duration) int64 { return int64(d / (time.Second / clockTicks)) }
+
+// sysTimes implements times(2): the CPU times of the process and of its
+// waited-for children, and the clock ticks since boot.
+func sysTimes(t *kernel.Task, a Args) (uint64, error) {
+	if a[0] != 0 {
+		u, c := t.Proc.Usage(), t.Proc.ChildUsage()
+		tms := linuxTms{Utime: ticksOf(u.User), Stime: ticksOf(u.System), Cutime: ticksOf(c.User), Cstime: ticksOf(c.System)}
+		if err := copyOutStruct(t, a[0], tms); err != nil {
+			return 0, err
+		}
+	}
+	return uint64(ticksOf(kernel.Uptime())), nil
 }
 
 // sysGetrandom implements getrandom(2) from the kernel's generator.
@@ -88,9 +149,14 @@ func sysClockGettime(t *kernel.Task, a Args) (uint64, error) {
 	switch a[0] {
 	case unix.CLOCK_REALTIME, unix.CLOCK_REALTIME_COARSE:
 		d = time.Duration(time.Now().UnixNano())
-	case unix.CLOCK_MONOTONIC, unix.CLOCK_MONOTONIC_COARSE, unix.CLOCK_MONOTONIC_RAW, unix.CLOCK_BOOTTIME,
-		unix.CLOCK_PROCESS_CPUTIME_ID, unix.CLOCK_THREAD_CPUTIME_ID:
+	case unix.CLOCK_MONOTONIC, unix.CLOCK_MONOTONIC_COARSE, unix.CLOCK_MONOTONIC_RAW, unix.CLOCK_BOOTTIME:
 		d = kernel.Uptime()
+	case unix.CLOCK_PROCESS_CPUTIME_ID:
+		u := t.Proc.Usage()
+		d = u.User + u.System
+	case unix.CLOCK_THREAD_CPUTIME_ID:
+		u := t.Usage()
+		d = u.User + u.System
 	default:
 		return 0, unix.EINVAL
 	}

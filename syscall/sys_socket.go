@@ -252,10 +252,9 @@ func sysBind(t *kernel.Task, a Args) (uint64, error) {
 		if err != nil {
 			return 0, err
 		}
-		n := &fs.Node{Mode: iofs.ModeSocket | (0o777 &^ iofs.FileMode(t.Proc.Umask)), Bound: so,
-			UID: t.Proc.EUID, GID: t.Proc.EGID}
+		n := &fs.Node{Mode: iofs.ModeSocket | iofs.FileMode(0o777&^t.Proc.Umask), Bound: so}
 		n.Touch()
-		if err := t.Proc.Root.Create(p, n); err != nil {
+		if err := t.Proc.Root.Create(t.Proc.Cred(), p, n); err != nil {
 			if err == fs.ErrExist {
 				return 0, unix.EADDRINUSE
 			}
@@ -377,8 +376,11 @@ func unixListener(t *kernel.Task, sa sockaddr) (*jnet.UnixSocket, error) {
 	if err != nil {
 		return nil, err
 	}
-	n, err := t.Proc.Root.Lookup(p, true)
+	n, err := t.Proc.Root.Lookup(t.Proc.Cred(), p, true)
 	if err != nil {
+		return nil, err
+	}
+	if err := fs.Access(n, t.Proc.Cred(), fs.MayWrite); err != nil {
 		return nil, err
 	}
 	l, ok := n.Bound.(*jnet.UnixSocket)

@@ -32,9 +32,9 @@ func newTask(t *testing.T) (*kernel.Task, *bytes.Buffer) {
 	}
 	as.BrkBase, as.Brk = 0x200000, 0x200000
 	tree := &fs.Tree{Root: fs.NewDir(0o755)}
-	tree.Create("/etc", fs.NewDir(0o755))
-	tree.Create("/etc/hostname", &fs.Node{Mode: 0o644, Data: []byte("jiege\n")})
-	tree.Create("/etc/link", &fs.Node{Mode: iofs.ModeSymlink | 0o777, Link: "hostname"})
+	tree.Create(nil, "/etc", fs.NewDir(0o755))
+	tree.Create(nil, "/etc/hostname", &fs.Node{Mode: 0o644, Data: []byte("jiege\n")})
+	tree.Create(nil, "/etc/link", &fs.Node{Mode: iofs.ModeSymlink | 0o777, Link: "hostname"})
 	kernel.MountProc(tree)
 	out := &bytes.Buffer{}
 	files := &fs.FDTable{}
