@@ -54,6 +54,9 @@ func Main(syscalls SyscallLayer) {
 	if r := m.DevicesOf("rtc"); len(r) > 0 {
 		arch.SetWallClock(goldfish.ReadTime(uintptr(r[0].Base)))
 	}
+	// The kernel's runtime reads the monotonic clock as the time CSR in ns
+	// (nanotime), so CLOCK_MONOTONIC (Uptime) is that minus bootNano.
+	SetVDSOClock(arch.Boot().Timebase, arch.WallClockOffset(), -bootNano)
 	heapLimit := int64(m.RAMSize / goHeapShare)
 	debug.SetMemoryLimit(heapLimit)
 
@@ -138,7 +141,8 @@ func Main(syscalls SyscallLayer) {
 			fmt.Printf("kernel: /dev: %v\n", err)
 			arch.PowerOff(3)
 		}
-		fmt.Printf("initramfs: %d KiB unpacked; %s\n", len(image)>>10, residentLine())
+		fmt.Printf("memory: %s\n", residentLine())
+		fmt.Printf("initramfs: %d KiB unpacked\n", len(image)>>10)
 		if _, err := tree.Lookup(cmd.Init, true); err == nil {
 			status := runInit(tree, syscalls, cmd.Init, cmd.InitArgs)
 			fmt.Printf("kernel: init exited with status %d; powering off\n", status)
