@@ -45,7 +45,7 @@ type bootResult struct {
 // bootKernel boots build/kernel.elf under QEMU with the given memory size
 // and command line until the guest powers off or timeout passes; the QEMU
 // it starts is killed on every path.
-func bootKernel(t *testing.T, mem, cmdline string, timeout time.Duration, extra ...string) bootResult {
+func bootKernel(t testing.TB, mem, cmdline string, timeout time.Duration, extra ...string) bootResult {
 	t.Helper()
 	if err := buildKernelOnce(); err != nil {
 		t.Fatal(err)
