@@ -74,6 +74,13 @@ rootfs: jiege
 test-e2e: jiege
 	$(GO) test -count=1 -timeout 40m -run Jiege -v ./tests/
 
+# A long pass of the system call fuzzer: SEEDS=first-last, N calls each.
+SEEDS ?= 1-20
+N     ?= 50000
+.PHONY: fuzz
+fuzz: kernel
+	JIEGE_FUZZ_SEEDS=$(SEEDS) JIEGE_FUZZ_N=$(N) $(GO) test -count=1 -timeout 600m -run TestSyscallFuzz -v ./tests/
+
 vet:
 	test -z "$$(gofmt -l .)" || (gofmt -l .; exit 1)
 	$(GO) vet ./...

@@ -192,14 +192,7 @@ func (e *Epoll) Wait(max int, block func(<-chan struct{}) error) ([]Event, error
 // Watch calls notify at every change of the watched files (an epoll
 // instance inside another, or polled).
 func (e *Epoll) Watch(notify func()) func() {
-	e.mu.Lock()
-	id := e.watchers.Add(notify)
-	e.mu.Unlock()
-	return func() {
-		e.mu.Lock()
-		e.watchers.Remove(id)
-		e.mu.Unlock()
-	}
+	return e.watchers.Watch(&e.mu, notify)
 }
 
 // Readiness makes an epoll instance pollable itself: readable when ready.

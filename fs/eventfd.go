@@ -80,14 +80,7 @@ func (e *EventFD) Readiness(mask uint32) uint32 {
 
 // Watch calls notify on every change of the count.
 func (e *EventFD) Watch(notify func()) func() {
-	e.mu.Lock()
-	id := e.notifier.Add(notify)
-	e.mu.Unlock()
-	return func() {
-		e.mu.Lock()
-		e.notifier.Remove(id)
-		e.mu.Unlock()
-	}
+	return e.notifier.Watch(&e.mu, notify)
 }
 
 func (e *EventFD) Stat() Stat {

@@ -164,15 +164,18 @@ func (f *NodeFile) WriteAt(p []byte, off int64) (int, error) {
 	if f.node.IsDir() {
 		return 0, unix.EISDIR
 	}
+	if off < 0 {
+		return 0, unix.EINVAL
+	}
+	if off+int64(len(p)) < off {
+		return 0, unix.EFBIG
+	}
 	f.node.mu.Lock()
 	defer f.node.mu.Unlock()
-	if end := off + int64(len(p)); end > int64(len(f.node.Data)) {
-		if end > int64(cap(f.node.Data)) {
-			grown := make([]byte, end, max(end, 2*int64(cap(f.node.Data))))
-			copy(grown, f.node.Data)
-			f.node.Data = grown
-		} else {
-			f.node.Data = f.node.Data[:end]
+	if end := off + int64(len(p)); end > int64(len(f.node.Data)) || f.node.charged == 0 {
+		// Data the initramfs image holds is copied before its first write.
+		if err := f.node.resize(max(end, int64(len(f.node.Data)))); err != nil {
+			return 0, err
 		}
 	}
 	copy(f.node.Data[off:], p)
@@ -181,7 +184,7 @@ func (f *NodeFile) WriteAt(p []byte, off int64) (int, error) {
 	return len(p), nil
 }
 
-// Truncate sets the file's size.
+// Truncate sets the file's size: ENOSPC past the tree's size limit.
 func (f *NodeFile) Truncate(size int64) error {
 	if f.node.IsDir() {
 		return unix.EISDIR
@@ -190,16 +193,16 @@ func (f *NodeFile) Truncate(size int64) error {
 	defer f.node.mu.Unlock()
 	f.node.MTime = time.Now()
 	f.node.CTime = f.node.MTime
-	if size <= int64(len(f.node.Data)) {
-		f.node.Data = f.node.Data[:size]
-	} else {
-		f.node.Data = append(f.node.Data, make([]byte, size-int64(len(f.node.Data)))...)
-	}
-	return nil
+	return f.node.resize(size)
 }
 
-func (f *NodeFile) Stat() Stat   { return StatNode(f.node) }
-func (f *NodeFile) Close() error { return nil }
+func (f *NodeFile) Stat() Stat { return StatNode(f.node) }
+
+// Close drops the locks the description held (flock, OFD locks).
+func (f *NodeFile) Close() error {
+	ReleaseOwner(f)
+	return nil
+}
 
 func (f *NodeFile) Seek(offset int64, whence int) (int64, error) {
 	f.mu.Lock()

@@ -156,3 +156,39 @@ func TestNodeFileReadSeekStat(t *testing.T) {
 		t.Fatalf("negative seek: %v", err)
 	}
 }
+
+func TestTreeSizeLimit(t *testing.T) {
+	SetSizeLimit(1 << 20)
+	defer SetSizeLimit(0)
+	before, _ := Usage()
+	tree := &Tree{Root: NewDir(0o755)}
+	n, err := tree.Open("/f", OpenFlags{Create: true, Perm: 0o644})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := OpenNode(n, "/f")
+	if _, err := f.WriteAt(make([]byte, 512<<10), 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte("x"), 4<<30); err != unix.ENOSPC {
+		t.Fatalf("a write at 4 GiB past a 1 MiB limit: %v", err)
+	}
+	if err := f.Truncate(1 << 30); err != unix.ENOSPC {
+		t.Fatalf("truncate to 1 GiB: %v", err)
+	}
+	if _, err := f.WriteAt([]byte("x"), -1); err != unix.EINVAL {
+		t.Fatalf("negative offset: %v", err)
+	}
+	if _, err := f.WriteAt([]byte("xy"), 1<<63-1); err != unix.EFBIG {
+		t.Fatalf("offset past the largest file: %v", err)
+	}
+	if used, _ := Usage(); used-before < 512<<10 {
+		t.Fatalf("512 KiB written, %d charged", used-before)
+	}
+	if err := tree.Remove("/f", false); err != nil {
+		t.Fatal(err)
+	}
+	if used, _ := Usage(); used != before {
+		t.Fatalf("unlinked, yet %d bytes stay charged", used-before)
+	}
+}

@@ -1,5 +1,7 @@
 package fs
 
+import "sync"
+
 // Notifier is the wake-up side of a file with state: blocked calls and
 // epoll watches register functions, and every change of state calls them.
 // Its owner's lock guards it.
@@ -26,6 +28,19 @@ func (n *Notifier) Add(fn func()) int {
 	n.next++
 	n.watchers[n.next] = fn
 	return n.next
+}
+
+// Watch registers notify under the owner's lock mu and returns the
+// function that drops it: the Watch of a Waitable file.
+func (n *Notifier) Watch(mu sync.Locker, notify func()) (cancel func()) {
+	mu.Lock()
+	id := n.Add(notify)
+	mu.Unlock()
+	return func() {
+		mu.Lock()
+		n.Remove(id)
+		mu.Unlock()
+	}
 }
 
 // Remove drops a watch function. The owner's lock is held.

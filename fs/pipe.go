@@ -149,15 +149,7 @@ func (e *PipeEnd) Readiness(mask uint32) uint32 {
 
 // Watch calls notify on every change of the pipe until cancelled.
 func (e *PipeEnd) Watch(notify func()) func() {
-	p := e.p
-	p.mu.Lock()
-	id := p.notifier.Add(notify)
-	p.mu.Unlock()
-	return func() {
-		p.mu.Lock()
-		p.notifier.Remove(id)
-		p.mu.Unlock()
-	}
+	return e.p.notifier.Watch(&e.p.mu, notify)
 }
 
 // Close drops this end: readers then see end of file, writers EPIPE.

@@ -29,6 +29,7 @@ type Node struct {
 	ATime, MTime, CTime time.Time
 	Ino                 uint64
 	Links               int    // names in the tree (regular files)
+	charged             int64  // bytes of Data charged to the tree's size limit
 	Data                []byte // regular files
 	Link                string // symbolic links
 	Rdev                uint64 // character devices
@@ -227,7 +228,7 @@ func (t *Tree) Open(p string, o OpenFlags) (*Node, error) {
 	}
 	if o.Trunc && n.Mode.IsRegular() {
 		n.mu.Lock()
-		n.Data = nil
+		n.resize(0)
 		n.mu.Unlock()
 	}
 	return n, nil
@@ -255,7 +256,9 @@ func (t *Tree) Remove(p string, dir bool) error {
 		return unix.ENOTEMPTY
 	}
 	delete(parent.Children, name)
-	n.Links--
+	if n.Links--; n.Links == 0 {
+		n.uncharge()
+	}
 	n.CTime = time.Now()
 	parent.MTime, parent.CTime = n.CTime, n.CTime
 	return nil
@@ -301,7 +304,9 @@ func (t *Tree) Rename(oldp, newp string) error {
 		case old.IsDir() && len(old.Children) > 0:
 			return unix.ENOTEMPTY
 		}
-		old.Links--
+		if old.Links--; old.Links == 0 {
+			old.uncharge()
+		}
 	}
 	delete(oldParent.Children, on)
 	newParent.Children[nn] = n

@@ -6,7 +6,8 @@ import (
 )
 
 // Cmdline is the parsed kernel command line (bootargs), Linux style:
-// space-separated words, key=value or bare flags.
+// space-separated words (double quotes group words), key=value or bare
+// flags.
 type Cmdline struct {
 	Console  string // console=ttyS0 (the only console there is)
 	Trace    map[string]bool
@@ -20,7 +21,7 @@ type Cmdline struct {
 // ParseCmdline parses bootargs. Unknown words are kept, not fatal, as Linux does.
 func ParseCmdline(s string) (Cmdline, error) {
 	c := Cmdline{Trace: map[string]bool{}, Init: "/init"}
-	words := strings.Fields(s)
+	words := splitWords(s)
 	for i, w := range words {
 		if w == "--" {
 			c.InitArgs = words[i+1:]
@@ -54,4 +55,32 @@ func ParseCmdline(s string) (Cmdline, error) {
 		}
 	}
 	return c, nil
+}
+
+// splitWords splits a command line as Linux's next_arg does: at spaces
+// outside double quotes, which group words and are dropped (no escapes;
+// an unterminated quote runs to the end).
+func splitWords(s string) []string {
+	var words []string
+	var w strings.Builder
+	inWord, quoted := false, false
+	for _, r := range s {
+		switch {
+		case r == '"':
+			quoted, inWord = !quoted, true
+		case (r == ' ' || r == '\t' || r == '\n') && !quoted:
+			if inWord {
+				words = append(words, w.String())
+				w.Reset()
+				inWord = false
+			}
+		default:
+			w.WriteRune(r)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, w.String())
+	}
+	return words
 }

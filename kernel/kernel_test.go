@@ -71,4 +71,12 @@ func TestParseCmdline(t *testing.T) {
 	if _, err := ParseCmdline("init=nginx"); err == nil {
 		t.Error("relative init accepted")
 	}
+	// Double quotes group words and go, as in Linux's next_arg.
+	c, err = ParseCmdline(`init=/bin/sh quiet -- -c "echo a  b" x"y z"`)
+	if err != nil || len(c.InitArgs) != 3 || c.InitArgs[0] != "-c" || c.InitArgs[1] != "echo a  b" || c.InitArgs[2] != "xy z" {
+		t.Errorf("quoted: %q %v", c.InitArgs, err)
+	}
+	if c, _ := ParseCmdline(`-- "unterminated arg`); len(c.InitArgs) != 1 || c.InitArgs[0] != "unterminated arg" {
+		t.Errorf("unterminated quote: %q", c.InitArgs)
+	}
 }

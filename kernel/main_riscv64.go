@@ -136,6 +136,8 @@ func Main(syscalls SyscallLayer) {
 			arch.PowerOff(3)
 		}
 		CPUs, MemoryStats = 1, arch.MemoryStats
+		_, frames := arch.MemoryStats()
+		fs.SetSizeLimit(int64(frames / 2)) // tmpfs's default size
 		MountProc(tree)
 		if err := tree.PopulateDev(); err != nil {
 			fmt.Printf("kernel: /dev: %v\n", err)

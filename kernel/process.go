@@ -111,6 +111,7 @@ func (p *Process) Exit(status int) {
 			p.Files.CloseAll()
 		}
 		p.stopRealTimer()
+		fs.ReleaseOwner(p)
 		close(p.exited)
 		p.VforkDone()
 		p.reparentChildren()

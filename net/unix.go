@@ -357,24 +357,12 @@ func hasRights(segs []unixSegment) bool {
 // Watch calls notify on every change of the socket until cancelled.
 func (s *UnixSocket) Watch(notify func()) func() {
 	s.mu.Lock()
-	if p := s.pair; p != nil {
-		s.mu.Unlock()
-		p.mu.Lock()
-		id := p.notifier.Add(notify)
-		p.mu.Unlock()
-		return func() {
-			p.mu.Lock()
-			p.notifier.Remove(id)
-			p.mu.Unlock()
-		}
-	}
-	id := s.accepts.Add(notify)
+	p := s.pair
 	s.mu.Unlock()
-	return func() {
-		s.mu.Lock()
-		s.accepts.Remove(id)
-		s.mu.Unlock()
+	if p != nil {
+		return p.notifier.Watch(&p.mu, notify)
 	}
+	return s.accepts.Watch(&s.mu, notify)
 }
 
 // Close closes the socket: the peer reads end of stream and its writes

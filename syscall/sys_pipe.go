@@ -23,27 +23,33 @@ func sysPipe2(t *kernel.Task, a Args) (uint64, error) {
 		return 0, unix.EINVAL
 	}
 	r, w := fs.NewPipe()
-	cloexec := flags&unix.O_CLOEXEC != 0
 	status := uint32(flags & unix.O_NONBLOCK)
-	rfd, err := t.Proc.Files.Open(r, unix.O_RDONLY|status, cloexec)
+	return 0, installPair(t, r, w, unix.O_RDONLY|status, unix.O_WRONLY|status, flags&unix.O_CLOEXEC != 0, a[0])
+}
+
+// installPair opens x and y (pipe ends, a socket pair) on the two lowest
+// free descriptors and stores their numbers as int[2] at addr; on failure
+// neither stays open.
+func installPair(t *kernel.Task, x, y fs.File, xflags, yflags uint32, cloexec bool, addr uint64) error {
+	fx, err := t.Proc.Files.Open(x, xflags, cloexec)
 	if err != nil {
-		w.Close()
-		return 0, err
+		y.Close()
+		return err
 	}
-	wfd, err := t.Proc.Files.Open(w, unix.O_WRONLY|status, cloexec)
+	fy, err := t.Proc.Files.Open(y, yflags, cloexec)
 	if err != nil {
-		t.Proc.Files.Close(rfd)
-		return 0, err
+		t.Proc.Files.Close(fx)
+		return err
 	}
 	b := make([]byte, 8)
-	binary.LittleEndian.PutUint32(b, uint32(rfd))
-	binary.LittleEndian.PutUint32(b[4:], uint32(wfd))
-	if err := copyOut(t, a[0], b); err != nil {
-		t.Proc.Files.Close(rfd)
-		t.Proc.Files.Close(wfd)
-		return 0, err
+	binary.LittleEndian.PutUint32(b, uint32(fx))
+	binary.LittleEndian.PutUint32(b[4:], uint32(fy))
+	if err := copyOut(t, addr, b); err != nil {
+		t.Proc.Files.Close(fx)
+		t.Proc.Files.Close(fy)
+		return err
 	}
-	return 0, nil
+	return nil
 }
 
 // sysDup implements dup(2).

@@ -220,25 +220,7 @@ func sysSocketpair(t *kernel.Task, a Args) (uint64, error) {
 		return 0, unix.EPROTONOSUPPORT
 	}
 	x, y := jnet.SocketPair()
-	fx, err := t.Proc.Files.Open(x, flags, cloexec)
-	if err != nil {
-		y.Close()
-		return 0, err
-	}
-	fy, err := t.Proc.Files.Open(y, flags, cloexec)
-	if err != nil {
-		t.Proc.Files.Close(fx)
-		return 0, err
-	}
-	b := make([]byte, 8)
-	binary.LittleEndian.PutUint32(b, uint32(fx))
-	binary.LittleEndian.PutUint32(b[4:], uint32(fy))
-	if err := copyOut(t, a[3], b); err != nil {
-		t.Proc.Files.Close(fx)
-		t.Proc.Files.Close(fy)
-		return 0, err
-	}
-	return 0, nil
+	return 0, installPair(t, x, y, flags, flags, cloexec, a[3])
 }
 
 // sysBind implements bind(2). A Unix socket bound to a path appears in

@@ -3,6 +3,10 @@ package syscall
 import (
 	"fmt"
 	"io"
+	"path"
+	"reflect"
+	"runtime"
+	"sort"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -91,3 +95,22 @@ type layer struct{}
 
 func (layer) Dispatch(t *kernel.Task) { Dispatch(t) }
 func (layer) SetTrace(w io.Writer)    { Trace = w }
+
+// Entry is one implemented system call: its number, name and the file of
+// its handler (its family).
+type Entry struct {
+	Nr   uint64
+	Name string
+	File string
+}
+
+// Implemented lists the table's system calls by number.
+func Implemented() []Entry {
+	out := make([]Entry, 0, len(table))
+	for nr, h := range table {
+		file, _ := runtime.FuncForPC(reflect.ValueOf(h).Pointer()).FileLine(reflect.ValueOf(h).Pointer())
+		out = append(out, Entry{Nr: nr, Name: sysno.Name(nr), File: path.Base(file)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Nr < out[j].Nr })
+	return out
+}

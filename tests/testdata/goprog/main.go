@@ -1,13 +1,18 @@
 // Command goprog is a static Go program run as /init on the kernel and on
 // Linux (tests/goprog_test.go): goroutines over several threads, timers,
-// channels, a mutex, and a panic recovered; it prints only what Linux
+// channels, a mutex, a signal through os/signal, itself run again through
+// os/exec (pipes, vfork, execve, wait), and a panic recovered; it prints only what Linux
 // defines the same on every run.
 package main
 
 import (
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
+	"os/signal"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -15,6 +20,10 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 2 && os.Args[1] == "child" {
+		fmt.Printf("child: %q, stdin %q\n", os.Args[2:], readAll(os.Stdin))
+		os.Exit(7)
+	}
 	runtime.GOMAXPROCS(4)
 	fmt.Println("gomaxprocs:", runtime.GOMAXPROCS(0))
 	fmt.Println("pid is positive:", os.Getpid() > 0)
@@ -115,6 +124,29 @@ func main() {
 	case <-make(chan int):
 	}
 
+	// os/signal: a signal sent to the process arrives on the channel.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGUSR1)
+	syscall.Kill(os.Getpid(), syscall.SIGUSR1)
+	select {
+	case s := <-sigs:
+		fmt.Println("signal:", s)
+	case <-time.After(10 * time.Second):
+		fmt.Println("signal: none")
+	}
+	signal.Stop(sigs)
+
+	// os/exec: this program again, with arguments, stdin and stdout
+	// through pipes, and its exit status.
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Println("executable:", err)
+	}
+	cmd := exec.Command(self, "child", "a b", "c")
+	cmd.Stdin = strings.NewReader("to the child")
+	out, err := cmd.Output()
+	fmt.Printf("exec: %q, %v\n", out, err)
+
 	// A recovered panic, and a garbage collection with goroutines alive.
 	func() {
 		defer func() { fmt.Println("recovered:", recover()) }()
@@ -140,4 +172,9 @@ func main() {
 	time.Sleep(20 * time.Millisecond)
 	fmt.Println("spinners ran:", spins.Load() > 0)
 	os.Exit(3)
+}
+
+func readAll(f *os.File) string {
+	b, _ := io.ReadAll(f)
+	return string(b)
 }

@@ -55,9 +55,12 @@ int main(void) {
 	SHOW("wait.killed.stopped", "%d", waitpid(pid, &status, 0) == pid);
 	SHOW("wait.killed.status", "signaled=%d sig=%d", WIFSIGNALED(status), WTERMSIG(status));
 
-	/* A child stops itself with SIGTSTP; a handled SIGCONT runs. */
+	/* A child stops itself with SIGTSTP; a handled SIGCONT runs. Its own
+	 * process group keeps it from being orphaned (Linux discards SIGTSTP
+	 * in an orphaned group, which depends on how the test was started). */
 	pid = fork();
 	if (pid == 0) {
+		setpgid(0, 0);
 		signal(SIGCONT, on_cont);
 		raise(SIGTSTP);
 		_exit(10 + conts);

@@ -1,0 +1,126 @@
+package fs
+
+import (
+	"encoding/binary"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// TimerFD is a timerfd(2): a timer whose expirations a read collects.
+type TimerFD struct {
+	mu       sync.Mutex
+	timer    *time.Timer
+	next     time.Time     // the next expiration (zero: disarmed)
+	interval time.Duration // 0: one-shot
+	count    uint64        // expirations not yet read
+	gen      uint64        // bumped by Set, so a stale timer callback does nothing
+	notifier Notifier
+	ino      uint64
+}
+
+// NewTimerFD returns a disarmed timer.
+func NewTimerFD() *TimerFD { return &TimerFD{ino: nextIno.Add(1)} }
+
+// Set arms the timer to expire at next (zero: disarm) and then every
+// interval; it returns the previous setting, as Get does.
+func (f *TimerFD) Set(next time.Time, interval time.Duration) (time.Duration, time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	left, oldInterval := f.getLocked()
+	if f.timer != nil {
+		f.timer.Stop()
+		f.timer = nil
+	}
+	f.gen++
+	f.next, f.interval, f.count = next, interval, 0
+	if !next.IsZero() {
+		f.arm(f.gen)
+	}
+	return left, oldInterval
+}
+
+// arm starts the Go timer for f.next; f.mu is held.
+func (f *TimerFD) arm(gen uint64) {
+	f.timer = time.AfterFunc(max(time.Until(f.next), 0), func() { f.fire(gen) })
+}
+
+func (f *TimerFD) fire(gen uint64) {
+	f.mu.Lock()
+	if gen != f.gen || f.next.IsZero() {
+		f.mu.Unlock()
+		return
+	}
+	now := time.Now()
+	f.count++
+	if f.interval > 0 {
+		// Count the periods that passed while the timer was late.
+		late := now.Sub(f.next)
+		missed := late / f.interval
+		f.count += uint64(missed)
+		f.next = f.next.Add((missed + 1) * f.interval)
+		f.arm(gen)
+	} else {
+		f.next = time.Time{}
+	}
+	fns := f.notifier.Changed()
+	f.mu.Unlock()
+	Notify(fns)
+}
+
+// Get returns the time to the next expiration (0: disarmed) and the interval.
+func (f *TimerFD) Get() (time.Duration, time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.getLocked()
+}
+
+func (f *TimerFD) getLocked() (time.Duration, time.Duration) {
+	if f.next.IsZero() {
+		return 0, f.interval
+	}
+	return max(time.Until(f.next), time.Nanosecond), f.interval
+}
+
+// Read takes the expiration count as 8 bytes; EAGAIN while it is 0.
+func (f *TimerFD) Read(p []byte) (int, error) {
+	if len(p) < 8 {
+		return 0, unix.EINVAL
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.count == 0 {
+		return 0, unix.EAGAIN
+	}
+	binary.LittleEndian.PutUint64(p, f.count)
+	f.count = 0
+	return 8, nil
+}
+
+func (f *TimerFD) Write([]byte) (int, error) { return 0, unix.EINVAL }
+
+// Readiness: readable once it has expired.
+func (f *TimerFD) Readiness(mask uint32) uint32 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.count > 0 {
+		return unix.EPOLLIN & mask
+	}
+	return 0
+}
+
+// Watch calls notify at every expiration until cancelled.
+func (f *TimerFD) Watch(notify func()) func() {
+	return f.notifier.Watch(&f.mu, notify)
+}
+
+// Close stops the timer.
+func (f *TimerFD) Close() error {
+	f.Set(time.Time{}, 0)
+	return nil
+}
+
+func (f *TimerFD) Stat() Stat {
+	return Stat{Dev: devAnon, Ino: f.ino, Mode: 0o600, Nlink: 1, Blksize: 4096}
+}

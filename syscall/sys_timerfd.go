@@ -1,0 +1,117 @@
+package syscall
+
+import (
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jiege-go/jiege/fs"
+	"github.com/jiege-go/jiege/kernel"
+	"github.com/jiege-go/jiege/syscall/sysno"
+)
+
+func init() {
+	register(sysno.TimerfdCreate, sysTimerfdCreate)
+	register(sysno.TimerfdSettime, sysTimerfdSettime)
+	register(sysno.TimerfdGettime, sysTimerfdGettime)
+}
+
+// linuxItimerspec is struct itimerspec.
+type linuxItimerspec struct{ Interval, Value linuxTimespec }
+
+// timerClocks are the clocks a timerfd may follow; the kernel keeps the
+// timer's clock to read absolute times against it.
+var timerClocks = map[uint64]bool{unix.CLOCK_REALTIME: true, unix.CLOCK_MONOTONIC: true,
+	unix.CLOCK_BOOTTIME: true, unix.CLOCK_REALTIME_ALARM: true, unix.CLOCK_BOOTTIME_ALARM: true}
+
+// clockedTimer is a timerfd with the clock it follows.
+type clockedTimer struct {
+	*fs.TimerFD
+	clock uint64
+}
+
+// sysTimerfdCreate implements timerfd_create(2).
+func sysTimerfdCreate(t *kernel.Task, a Args) (uint64, error) {
+	if !timerClocks[a[0]] {
+		return 0, unix.EINVAL
+	}
+	if a[1]&^(unix.TFD_NONBLOCK|unix.TFD_CLOEXEC) != 0 {
+		return 0, unix.EINVAL
+	}
+	f := &clockedTimer{TimerFD: fs.NewTimerFD(), clock: a[0]}
+	fd, err := t.Proc.Files.Open(f, unix.O_RDWR|uint32(a[1]&unix.TFD_NONBLOCK), a[1]&unix.TFD_CLOEXEC != 0)
+	return uint64(fd), err
+}
+
+func timerfdOf(t *kernel.Task, fd uint64) (*clockedTimer, error) {
+	d, err := t.Proc.Files.Get(int(int32(fd)))
+	if err != nil {
+		return nil, err
+	}
+	f, ok := d.File.(*clockedTimer)
+	if !ok {
+		return nil, unix.EINVAL
+	}
+	return f, nil
+}
+
+func itimerspec(left, interval time.Duration) linuxItimerspec {
+	return linuxItimerspec{Interval: durationTimespec(interval), Value: durationTimespec(left)}
+}
+
+func specDuration(ts linuxTimespec) (time.Duration, error) {
+	if ts.Sec < 0 || ts.Nsec < 0 || ts.Nsec >= 1e9 {
+		return 0, unix.EINVAL
+	}
+	return time.Duration(min(ts.Sec, 100*365*24*3600))*time.Second + time.Duration(ts.Nsec), nil
+}
+
+// sysTimerfdSettime implements timerfd_settime(2).
+func sysTimerfdSettime(t *kernel.Task, a Args) (uint64, error) {
+	const abstime, cancelOnSet = 1, 2
+	if a[1]&^(abstime|cancelOnSet) != 0 {
+		return 0, unix.EINVAL
+	}
+	f, err := timerfdOf(t, a[0])
+	if err != nil {
+		return 0, err
+	}
+	var spec linuxItimerspec
+	if err := copyInStruct(t, a[2], &spec); err != nil {
+		return 0, err
+	}
+	value, err := specDuration(spec.Value)
+	if err != nil {
+		return 0, err
+	}
+	interval, err := specDuration(spec.Interval)
+	if err != nil {
+		return 0, err
+	}
+	var next time.Time
+	if value != 0 {
+		switch {
+		case a[1]&abstime == 0:
+			next = time.Now().Add(value)
+		case f.clock == unix.CLOCK_REALTIME || f.clock == unix.CLOCK_REALTIME_ALARM:
+			next = time.Unix(0, int64(value))
+		default:
+			next = time.Now().Add(value - kernel.Uptime())
+		}
+	}
+	left, oldInterval := f.Set(next, interval)
+	if a[3] != 0 {
+		return 0, copyOutStruct(t, a[3], itimerspec(left, oldInterval))
+	}
+	return 0, nil
+}
+
+// sysTimerfdGettime implements timerfd_gettime(2).
+func sysTimerfdGettime(t *kernel.Task, a Args) (uint64, error) {
+	f, err := timerfdOf(t, a[0])
+	if err != nil {
+		return 0, err
+	}
+	left, interval := f.Get()
+	return 0, copyOutStruct(t, a[1], itimerspec(left, interval))
+}
