@@ -29,6 +29,7 @@ $(KERNEL): FORCE
 	@mkdir -p $(BUILD)
 	GOOS=linux GOARCH=riscv64 CGO_ENABLED=0 $(GO) build -trimpath \
 		-ldflags '$(KERNEL_LDFLAGS)' -o $@ ./cmd/kernel
+	$(GO) run ./cmd/kimage $@
 
 # QEMU starts at 0x80000000, not at the ELF entry: a 24-byte trampoline jumps there.
 $(TRAMP): $(KERNEL)

@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"context"
+	"crypto/fips140"
 	"fmt"
 	"golang.org/x/sys/unix"
 	"io"
@@ -54,13 +55,26 @@ func Main(syscalls SyscallLayer) {
 	if r := m.DevicesOf("rtc"); len(r) > 0 {
 		arch.SetWallClock(goldfish.ReadTime(uintptr(r[0].Base)))
 	}
+	// The kernel's runtime reads the monotonic clock as the time CSR in ns
+	// (nanotime), so CLOCK_MONOTONIC (Uptime) is that minus bootNano.
+	SetVDSOClock(arch.Boot().Timebase, arch.WallClockOffset(), -bootNano)
 	heapLimit := int64(m.RAMSize / goHeapShare)
 	debug.SetMemoryLimit(heapLimit)
 
 	fmt.Printf("Jiege-Go %s (%s) riscv64, M-mode, 1 of %d harts running\n", Version, runtime.Version(), m.Harts)
 	fmt.Printf("machine: %s, timebase %d Hz\n", m.Model, m.Timebase)
 	fmt.Printf("memory: %#x-%#x (%d MiB)\n", m.RAMBase, m.RAMBase+m.RAMSize, m.RAMSize>>20)
-	fmt.Printf("  %#x-%#x kernel image (%d KiB)\n", 0x8001_0000, b.KernelEnd, (b.KernelEnd-0x8001_0000)>>10)
+	imageSize := b.KernelEnd - 0x8001_0000
+	fmt.Printf("  %#x-%#x kernel image (%d KiB)\n", 0x8001_0000, b.KernelEnd, imageSize>>10)
+	// gVisor's netstack links crypto, whose FIPS 140-3 entropy source
+	// reserves a 32 MiB scratch buffer in BSS, only ever touched in FIPS mode.
+	if !fips140.Enabled() {
+		if n := arch.ReleaseUnusedImage(); n > 0 {
+			imageSize -= n
+			fmt.Printf("  %d KiB of it released: crypto's FIPS 140-3 scratch buffer (FIPS mode is off)\n", n>>10)
+		}
+	}
+	residentImage = uint64(imageSize)
 	fmt.Printf("  %#x-%#x device tree\n", b.DTB, b.DTB+uintptr(dtSize))
 	if m.InitrdEnd > m.InitrdStart {
 		fmt.Printf("  %#x-%#x initrd (%d KiB)\n", m.InitrdStart, m.InitrdEnd, (m.InitrdEnd-m.InitrdStart)>>10)
@@ -130,6 +144,7 @@ func Main(syscalls SyscallLayer) {
 			fmt.Printf("kernel: /dev: %v\n", err)
 			arch.PowerOff(3)
 		}
+		fmt.Printf("memory: %s\n", residentLine())
 		fmt.Printf("initramfs: %d KiB unpacked\n", len(image)>>10)
 		if _, err := tree.Lookup(nil, cmd.Init, true); err == nil {
 			status := runInit(tree, syscalls, cmd.Init, cmd.InitArgs, startConsole(m))
@@ -140,11 +155,20 @@ func Main(syscalls SyscallLayer) {
 			arch.PowerOff(status)
 		}
 	}
-	inUse, _ = arch.MemoryStats()
-	fmt.Printf("kernel: no init to run; idle, %d KiB resident\n", inUse>>10)
+	fmt.Printf("kernel: no init to run; idle, %s\n", residentLine())
 	for {
 		time.Sleep(time.Hour)
 	}
+}
+
+// residentImage is the part of the kernel image that stays in RAM.
+var residentImage uint64
+
+// residentLine describes the RAM in use: the kernel image and the frames
+// handed out (the Go heap, page tables, user memory, buffers).
+func residentLine() string {
+	inUse, _ := arch.MemoryStats()
+	return fmt.Sprintf("%d KiB resident (image %d KiB, frames %d KiB)", (residentImage+inUse)>>10, residentImage>>10, inUse>>10)
 }
 
 // openNetwork starts the network device and the netstack on it.

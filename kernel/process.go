@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	_ "unsafe" // go:linkname
 
 	"golang.org/x/sys/unix"
 
@@ -87,11 +88,17 @@ var lastPID atomic.Int64
 // Network is the network stack user sockets live on; nil without a network device.
 var Network *jnet.Stack
 
-// bootTime is when the kernel package was initialised; Uptime counts from it.
-var bootTime = time.Now()
+// nanotime is the runtime's monotonic clock in ns: on the kernel, the
+// time CSR converted (arch's clock_gettime), which the vDSO reads too.
+//
+//go:linkname nanotime runtime.nanotime
+func nanotime() int64
 
-// Uptime is the monotonic time since boot.
-func Uptime() time.Duration { return time.Since(bootTime) }
+// bootNano is when the kernel package was initialised; Uptime counts from it.
+var bootNano = nanotime()
+
+// Uptime is the monotonic time since boot: CLOCK_MONOTONIC.
+func Uptime() time.Duration { return time.Duration(nanotime() - bootNano) }
 
 // Lock locks the process's address space (shared by its threads and by
 // processes cloned with CLONE_VM).
@@ -250,7 +257,7 @@ func Exec(mem mm.Memory, tree *fs.Tree, cred *fs.Cred, file string, argv, envp [
 	if err != nil {
 		return fail(err)
 	}
-	if err := mapSigreturn(as); err != nil {
+	if err := mapVDSO(mem, as); err != nil {
 		return fail(err)
 	}
 	as.BrkBase = (exe.End + mm.PageSize - 1) &^ (mm.PageSize - 1)

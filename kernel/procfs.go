@@ -187,8 +187,13 @@ func maps(p *Process) []byte {
 			perm[2] = 'x'
 		}
 		name := ""
-		if v.End == mm.UserStackTop {
+		switch {
+		case v.End == mm.UserStackTop:
 			name = "[stack]"
+		case v.Start == VvarAddr && v.Shared != nil:
+			name = "[vvar]"
+		case v.Start == VDSOAddr && v.Perm == mm.PTERead|mm.PTEExec:
+			name = "[vdso]"
 		}
 		fmt.Fprintf(&b, "%08x-%08x %s 00000000 00:00 0 %s\n", v.Start, v.End, perm, name)
 	}

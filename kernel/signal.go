@@ -8,7 +8,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	arch "github.com/jiege-go/jiege/arch/riscv64"
-	"github.com/jiege-go/jiege/mm"
 )
 
 // Signals as Linux has them: dispositions per process, pending sets and
@@ -821,21 +820,4 @@ func (t *Task) ResetSignalsForExec() {
 		}
 	}
 	t.sig.altSP, t.sig.altSize = 0, 0
-}
-
-// SigreturnAddr is where the sigreturn trampoline page sits in every
-// address space: handlers return to it (the vDSO's __vdso_rt_sigreturn on
-// Linux).
-const SigreturnAddr = mm.UserStackTop + mm.PageSize
-
-// sigreturnCode is "li a7, 139; ecall" (rt_sigreturn), the sequence
-// unwinders recognise as a signal frame.
-var sigreturnCode = []byte{0x93, 0x08, 0xb0, 0x08, 0x73, 0x00, 0x00, 0x00}
-
-// mapSigreturn maps the trampoline page, read and execute only.
-func mapSigreturn(as *mm.AddressSpace) error {
-	if _, err := as.Map(SigreturnAddr, mm.PageSize, mm.PTERead|mm.PTEExec, true); err != nil {
-		return err
-	}
-	return as.Populate(SigreturnAddr, sigreturnCode)
 }

@@ -8,23 +8,24 @@ import (
 
 // Auxiliary vector keys (Linux include/uapi/linux/auxvec.h).
 const (
-	atNull   = 0
-	atPhdr   = 3
-	atPhent  = 4
-	atPhnum  = 5
-	atPagesz = 6
-	atBase   = 7
-	atFlags  = 8
-	atEntry  = 9
-	atUID    = 11
-	atEUID   = 12
-	atGID    = 13
-	atEGID   = 14
-	atHwcap  = 16
-	atClktck = 17
-	atSecure = 23
-	atRandom = 25
-	atExecfn = 31
+	atNull        = 0
+	atPhdr        = 3
+	atPhent       = 4
+	atPhnum       = 5
+	atPagesz      = 6
+	atBase        = 7
+	atFlags       = 8
+	atEntry       = 9
+	atUID         = 11
+	atEUID        = 12
+	atGID         = 13
+	atEGID        = 14
+	atHwcap       = 16
+	atClktck      = 17
+	atSecure      = 23
+	atRandom      = 25
+	atExecfn      = 31
+	atSysinfoEhdr = 33
 )
 
 // hwcapRV64GC is AT_HWCAP for rv64gc: one bit per single-letter extension.
@@ -96,7 +97,8 @@ func buildStack(as *mm.AddressSpace, argv, envp []string, exe, interp *Image, ex
 		atPhdr, uint64(exe.Phdr), atPhent, uint64(exe.Phent), atPhnum, uint64(exe.Phnum),
 		atPagesz, mm.PageSize, atBase, uint64(base), atFlags, 0, atEntry, uint64(exe.Entry),
 		atUID, 0, atEUID, 0, atGID, 0, atEGID, 0, atHwcap, hwcapRV64GC, atClktck, 100,
-		atSecure, 0, atRandom, uint64(randomAddr), atExecfn, uint64(execfnAddr), atNull, 0,
+		atSecure, 0, atRandom, uint64(randomAddr), atExecfn, uint64(execfnAddr),
+		atSysinfoEhdr, uint64(VDSOAddr), atNull, 0,
 	}
 	words := []uint64{uint64(len(argv))}
 	for _, a := range argvAddrs {

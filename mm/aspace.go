@@ -24,6 +24,7 @@ var (
 	ErrFault    = errors.New("bad address")
 	ErrInvalid  = errors.New("invalid argument")
 	ErrExists   = errors.New("range already mapped")
+	ErrAccess   = errors.New("permission denied")
 )
 
 // Access is the kind of access that faulted.
@@ -322,8 +323,11 @@ type Mapping struct {
 	Fixed     bool // exactly at addr, replacing what is there
 	NoReplace bool // exactly at addr, ErrExists if anything is there
 	Shared    bool // anonymous MAP_SHARED memory
-	File      []byte
-	Offset    uintptr // of the mapping in File
+	// Kernel is memory from NewKernelMemory, mapped read-only (Perm
+	// must not allow writes).
+	Kernel *SharedMemory
+	File   []byte
+	Offset uintptr // of the mapping in File
 }
 
 // Map maps anonymous private memory; see Mmap.
@@ -346,6 +350,9 @@ func (as *AddressSpace) Mmap(addr, length uintptr, m Mapping) (uintptr, error) {
 	}
 	if as.vmas.count > MaxMapCount {
 		return 0, ErrNoMemory
+	}
+	if m.Kernel != nil && m.Perm&PTEWrite != 0 {
+		return 0, ErrAccess
 	}
 	if m.Fixed || m.NoReplace {
 		start, end, err := UserRange(addr, size)
@@ -375,6 +382,10 @@ func (as *AddressSpace) Mmap(addr, length uintptr, m Mapping) (uintptr, error) {
 	v := VMA{Start: addr, End: addr + size, Perm: m.Perm, File: m.File, Offset: m.Offset}
 	if m.Shared {
 		v.Shared = newSharedMemory(as.mem)
+	}
+	if m.Kernel != nil {
+		m.Kernel.hold()
+		v.Shared = m.Kernel
 	}
 	as.vmas.insert(v)
 	as.mergeAt(v.Start)
@@ -454,6 +465,9 @@ func (as *AddressSpace) Protect(addr, length uintptr, perm uint64) error {
 	}
 	mapped := start
 	for v := as.vmas.find(start); v != nil && mapped < end; v = as.vmas.find(mapped) {
+		if perm&PTEWrite != 0 && v.Shared != nil && v.Shared.kernelOwned {
+			return ErrAccess
+		}
 		mapped = v.End
 	}
 	if mapped == start {

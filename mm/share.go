@@ -55,7 +55,23 @@ type SharedMemory struct {
 	mem   Memory
 	pages map[uintptr]uintptr // page index -> frame
 	vmas  int                 // VMAs that refer to it, in every address space
+	// kernelOwned memory is written by the kernel alone (the vDSO's data
+	// page): user mappings of it can never be made writable.
+	kernelOwned bool
 }
+
+// NewKernelMemory returns shared memory that the kernel holds and writes,
+// and that user programs map read-only (MapKernelMemory). The kernel's own
+// reference keeps it alive whatever the programs unmap.
+func NewKernelMemory(mem Memory) *SharedMemory {
+	s := newSharedMemory(mem)
+	s.kernelOwned = true
+	return s
+}
+
+// Frame returns the frame of page index i, allocated zeroed on first use;
+// 0 when memory is exhausted.
+func (s *SharedMemory) Frame(i uintptr) uintptr { return s.frame(i) }
 
 func newSharedMemory(mem Memory) *SharedMemory {
 	return &SharedMemory{mem: mem, pages: map[uintptr]uintptr{}, vmas: 1}

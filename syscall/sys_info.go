@@ -19,6 +19,7 @@ func init() {
 	register(sysno.Times, sysTimes)
 	register(sysno.Getrandom, sysGetrandom)
 	register(sysno.ClockGettime, sysClockGettime)
+	register(sysno.ClockGetres, sysClockGetres)
 	register(sysno.Gettimeofday, sysGettimeofday)
 	register(sysno.Nanosleep, sysNanosleep)
 	register(sysno.ClockNanosleep, sysClockNanosleep)
@@ -163,13 +164,34 @@ func sysClockGettime(t *kernel.Task, a Args) (uint64, error) {
 	return 0, copyOutStruct(t, a[1], durationTimespec(d))
 }
 
-// sysGettimeofday implements gettimeofday(2).
-func sysGettimeofday(t *kernel.Task, a Args) (uint64, error) {
-	if a[0] == 0 {
+// sysClockGetres implements clock_getres(2): every clock the kernel has
+// reports 1 ns, as Linux's high-resolution clocks do.
+func sysClockGetres(t *kernel.Task, a Args) (uint64, error) {
+	switch a[0] {
+	case unix.CLOCK_REALTIME, unix.CLOCK_REALTIME_COARSE, unix.CLOCK_MONOTONIC, unix.CLOCK_MONOTONIC_COARSE,
+		unix.CLOCK_MONOTONIC_RAW, unix.CLOCK_BOOTTIME, unix.CLOCK_PROCESS_CPUTIME_ID, unix.CLOCK_THREAD_CPUTIME_ID:
+	default:
+		return 0, unix.EINVAL
+	}
+	if a[1] == 0 {
 		return 0, nil
 	}
-	now := time.Now()
-	return 0, copyOut(t, a[0], words(uint64(now.Unix()), uint64(now.Nanosecond()/1000)))
+	return 0, copyOutStruct(t, a[1], durationTimespec(time.Nanosecond))
+}
+
+// sysGettimeofday implements gettimeofday(2); the time zone is UTC (the
+// vDSO's __vdso_gettimeofday answers the same).
+func sysGettimeofday(t *kernel.Task, a Args) (uint64, error) {
+	if a[0] != 0 {
+		now := time.Now()
+		if err := copyOut(t, a[0], words(uint64(now.Unix()), uint64(now.Nanosecond()/1000))); err != nil {
+			return 0, err
+		}
+	}
+	if a[1] != 0 {
+		return 0, copyOut(t, a[1], make([]byte, 8))
+	}
+	return 0, nil
 }
 
 // sysNanosleep implements nanosleep(2).

@@ -33,6 +33,8 @@ func memErrno(err error) unix.Errno {
 		return unix.EFAULT
 	case errors.Is(err, mm.ErrExists):
 		return unix.EEXIST
+	case errors.Is(err, mm.ErrAccess):
+		return unix.EACCES
 	case errors.Is(err, mm.ErrInvalid), errors.Is(err, mm.ErrUnaligned), errors.Is(err, mm.ErrWraps), errors.Is(err, mm.ErrOutside):
 		return unix.EINVAL
 	}

@@ -56,7 +56,7 @@ type jiegeResult struct {
 
 // jiege runs the binary with a deadline; on the deadline it is interrupted
 // like Ctrl-C (so it stops its QEMU), then killed.
-func jiege(t *testing.T, timeout time.Duration, env []string, args ...string) jiegeResult {
+func jiege(t testing.TB, timeout time.Duration, env []string, args ...string) jiegeResult {
 	t.Helper()
 	bin, err := jiegeBin()
 	if err != nil {

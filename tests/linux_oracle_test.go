@@ -48,7 +48,7 @@ var (
 
 // linuxKernel returns Debian's riscv64 Linux kernel image, the one jiege's
 // linux root filesystem boots (fetched or reused by jiege rootfs).
-func linuxKernel(t *testing.T) string {
+func linuxKernel(t testing.TB) string {
 	t.Helper()
 	linuxKernelMu.Lock()
 	defer linuxKernelMu.Unlock()
@@ -79,7 +79,7 @@ var (
 // provides /dev/console) and returns what /init printed and its exit status
 // as the kernel's test device reports it: the exit code, or 128 + the
 // signal. Linux panics when init exits; panic=-1 and -no-reboot end QEMU.
-func linuxOracle(t *testing.T, cpio string) (string, int) {
+func linuxOracle(t testing.TB, cpio string) (string, int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

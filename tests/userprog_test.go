@@ -16,7 +16,7 @@ import (
 
 // crossCompile builds a riscv64 program from testdata with the Debian cross
 // compiler (gcc-riscv64-linux-gnu), static unless flags say otherwise.
-func crossCompile(t *testing.T, src string, flags ...string) []byte {
+func crossCompile(t testing.TB, src string, flags ...string) []byte {
 	t.Helper()
 	gcc, err := exec.LookPath("riscv64-linux-gnu-gcc")
 	if err != nil {
@@ -42,7 +42,7 @@ func crossCompile(t *testing.T, src string, flags ...string) []byte {
 
 // initramfs writes a newc archive with init as /init plus files, and
 // returns its path.
-func initramfs(t *testing.T, init []byte, files map[string]string) string {
+func initramfs(t testing.TB, init []byte, files map[string]string) string {
 	t.Helper()
 	recs := []cpio.Record{cpio.StaticFile("init", string(init), 0o755)}
 	for name, content := range files {

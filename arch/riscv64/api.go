@@ -50,6 +50,14 @@ func SetWallClock(ns int64) {
 	restoreInterrupts(old)
 }
 
+// WallClockOffset is CLOCK_REALTIME minus the time CSR converted to ns.
+func WallClockOffset() int64 {
+	old := disableInterrupts()
+	off := wallOffsetNs
+	restoreInterrupts(old)
+	return off
+}
+
 // SetConsole moves the trap handler's console to the UART at base.
 func SetConsole(base uintptr) { uartBase = base }
 

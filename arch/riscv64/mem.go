@@ -238,3 +238,26 @@ func rtMadvise(addr, length, advice uintptr) int64 {
 	}
 	return 0
 }
+
+// unusedImage is a range of the kernel's BSS that nothing touches unless
+// the kernel's crypto runs in FIPS 140-3 mode: cmd/kimage writes it into
+// the linked image (Marker, start, end; see internal/kimage).
+var unusedImage = [3]uint64{0x6567_616d_6964_6e75, 0, 0}
+
+// ReleaseUnusedImage gives the frames of the unused BSS range to the frame
+// allocator and returns how many bytes it gave. The caller must know that
+// FIPS 140-3 mode is off: after this, the range's frames hold other data.
+func ReleaseUnusedImage() uintptr {
+	start := (uintptr(unusedImage[1]) + pageMask) &^ pageMask
+	end := uintptr(unusedImage[2]) &^ pageMask
+	if end <= start || start < ramBase || end > kernelEnd() {
+		return 0
+	}
+	old := disableInterrupts()
+	ok := frames.AddRange(start, end)
+	restoreInterrupts(old)
+	if !ok {
+		return 0
+	}
+	return end - start
+}

@@ -29,7 +29,7 @@ int main(void) {
 	RET("munmap.last", munmap(p + 3 * PG, PG));
 	RET("mprotect.hole", mprotect(p, 4 * PG, PROT_READ));
 	SHOW("mprotect.hole.prefix.writable", "%d %d",
-	     clock_gettime(CLOCK_MONOTONIC, (struct timespec *)(p + 64)) == 0,
-	     clock_gettime(CLOCK_MONOTONIC, (struct timespec *)(p + 2 * PG + 64)) == 0);
+	     syscall(SYS_clock_gettime, CLOCK_MONOTONIC, (struct timespec *)(p + 64)) == 0,
+	     syscall(SYS_clock_gettime, CLOCK_MONOTONIC, (struct timespec *)(p + 2 * PG + 64)) == 0);
 	return 0;
 }

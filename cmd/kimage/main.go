@@ -1,0 +1,21 @@
+// Command kimage records in a linked kernel ELF the BSS range the kernel may
+// give back to its frame allocator at boot (see internal/kimage).
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/jiege-go/jiege/internal/kimage"
+)
+
+func main() {
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: kimage KERNEL.elf")
+		os.Exit(2)
+	}
+	if err := kimage.RecordUnused(os.Args[1]); err != nil {
+		fmt.Fprintln(os.Stderr, "kimage:", err)
+		os.Exit(1)
+	}
+}

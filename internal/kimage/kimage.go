@@ -1,0 +1,100 @@
+// Package kimage edits a linked kernel ELF after the Go linker made it: it
+// records in the image the parts of the kernel's BSS that the kernel may
+// hand back to its frame allocator at boot.
+//
+// The Go runtime's crypto reserves a 32 MiB scratch buffer in BSS
+// (crypto/internal/fips140/drbg.memory), touched only in FIPS 140-3 mode.
+// gVisor's netstack imports crypto/sha1 and crypto/rand, which link it in,
+// and neither a Go //go:linkname nor an assembly reference may name it, so
+// the kernel cannot learn its address by itself: this package writes it
+// into the kernel's variable arch/riscv64.unusedImage.
+package kimage
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"fmt"
+	"os"
+)
+
+const (
+	// UnusedSymbol is the Go symbol of the BSS buffer that can be released.
+	UnusedSymbol = "crypto/internal/fips140/drbg.memory"
+	// RecordSymbol is the kernel's [3]uint64 variable: Marker, start, end.
+	RecordSymbol = "github.com/jiege-go/jiege/arch/riscv64.unusedImage"
+	// Marker is the record's first word in the kernel's source; the others are 0.
+	Marker = 0x6567_616d_6964_6e75 // "unusedimage" cut to 8 bytes, little-endian
+)
+
+// RecordUnused writes the address range of UnusedSymbol into RecordSymbol in
+// the ELF file at path. A kernel without UnusedSymbol keeps an empty record.
+// It fails when the record is missing or does not hold Marker (a kernel
+// built from other sources, or patched twice with different ranges).
+func RecordUnused(path string) error {
+	f, err := elf.Open(path)
+	if err != nil {
+		return err
+	}
+	syms, err := f.Symbols()
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	var unused, record *elf.Symbol
+	for i := range syms {
+		switch syms[i].Name {
+		case UnusedSymbol:
+			unused = &syms[i]
+		case RecordSymbol:
+			record = &syms[i]
+		}
+	}
+	if record == nil || record.Size != 24 {
+		return fmt.Errorf("%s: no 24-byte %s", path, RecordSymbol)
+	}
+	var start, end uint64
+	if unused != nil {
+		start, end = unused.Value, unused.Value+unused.Size
+	}
+
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	off, err := fileOffset(path, record.Value)
+	if err != nil {
+		return err
+	}
+	if off+24 > uint64(len(data)) {
+		return fmt.Errorf("%s: %s lies past the end of the file", path, RecordSymbol)
+	}
+	want := make([]byte, 24)
+	binary.LittleEndian.PutUint64(want, Marker)
+	binary.LittleEndian.PutUint64(want[8:], start)
+	binary.LittleEndian.PutUint64(want[16:], end)
+	got := data[off : off+24]
+	if bytes.Equal(got, want) {
+		return nil
+	}
+	if binary.LittleEndian.Uint64(got) != Marker || binary.LittleEndian.Uint64(got[8:]) != 0 || binary.LittleEndian.Uint64(got[16:]) != 0 {
+		return fmt.Errorf("%s: %s does not hold the expected marker", path, RecordSymbol)
+	}
+	copy(got, want)
+	return os.WriteFile(path, data, 0o755)
+}
+
+// fileOffset returns where the byte at virtual address va is stored in the file.
+func fileOffset(path string, va uint64) (uint64, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD && va >= p.Vaddr && va < p.Vaddr+p.Filesz {
+			return p.Off + va - p.Vaddr, nil
+		}
+	}
+	return 0, fmt.Errorf("%s: address %#x is not stored in the file", path, va)
+}

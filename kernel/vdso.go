@@ -1,0 +1,466 @@
+package kernel
+
+import (
+	"bytes"
+	"encoding/binary"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/jiege-go/jiege/mm"
+)
+
+// The vDSO: a small ELF shared object that exec maps into every address
+// space and names in the auxiliary vector (AT_SYSINFO_EHDR), as Linux does
+// on riscv64. glibc (static and dynamic) and Go's runtime look up its
+// symbols, version LINUX_4.15, and call them instead of trapping: the clock
+// functions read the time CSR (U-mode may: mcounteren.TM) and convert it
+// with the offsets the kernel keeps in the data page below the code.
+// Handlers of signals return to its __vdso_rt_sigreturn.
+//
+// The image is built here, instruction by instruction (rvasm.go): the
+// kernel's build needs no cross toolchain.
+
+// User addresses of the vDSO's data page and of its image, above the
+// stack's guard gap.
+const (
+	VvarAddr = mm.UserStackTop + mm.PageSize
+	VDSOAddr = VvarAddr + mm.PageSize
+)
+
+// Offsets in the data page. The kernel bumps the sequence number to odd
+// before it changes the rest and to even after, so that a reader that saw
+// the same even number before and after its loads read a consistent set.
+const (
+	vvarSeq      = 0
+	vvarTimebase = 8  // time CSR ticks per second
+	vvarRealtime = 16 // CLOCK_REALTIME minus the time CSR in ns
+	vvarMonotone = 24 // CLOCK_MONOTONIC minus the time CSR in ns
+)
+
+// vdsoTextOffset is where the code starts in the image; the ELF headers,
+// the dynamic symbol table and its versions come before it.
+const vdsoTextOffset = 0x400
+
+// vdsoVersion is the version of every symbol, Linux riscv64's.
+const vdsoVersion = "LINUX_4.15"
+
+// vdsoSoname is the DT_SONAME of Linux's vDSO.
+const vdsoSoname = "linux-vdso.so.1"
+
+// vdso is the image, built once; SigreturnAddr points into it.
+var vdso = buildVDSO()
+
+// SigreturnAddr is where signal handlers return: the vDSO's
+// __vdso_rt_sigreturn, "li a7, 139; ecall", the sequence unwinders
+// recognise as a signal frame.
+var SigreturnAddr = VDSOAddr + vdso.symbols["__vdso_rt_sigreturn"]
+
+type vdsoImage struct {
+	image   []byte
+	symbols map[string]uintptr // offsets of the functions in image
+}
+
+// vdsoClock is what the data pages hold, under vdsoMu.
+var (
+	vdsoMu    sync.Mutex
+	vdsoClock struct{ timebase, realtime, monotonic int64 }
+	vdsoPages = map[mm.Memory]*mm.SharedMemory{}
+)
+
+// SetVDSOClock records the time CSR's frequency and the offsets from its
+// value in ns to CLOCK_REALTIME and CLOCK_MONOTONIC, and updates every
+// data page. The kernel calls it at boot and whenever a clock is set.
+func SetVDSOClock(timebase uint64, realtimeOffset, monotonicOffset int64) {
+	vdsoMu.Lock()
+	defer vdsoMu.Unlock()
+	vdsoClock.timebase, vdsoClock.realtime, vdsoClock.monotonic = int64(timebase), realtimeOffset, monotonicOffset
+	for _, s := range vdsoPages {
+		writeVvar(s)
+	}
+}
+
+// writeVvar writes vdsoClock into the data page of s; vdsoMu is held.
+func writeVvar(s *mm.SharedMemory) {
+	pa := s.Frame(0)
+	if pa == 0 {
+		return
+	}
+	word := func(off uintptr) *uint64 { return (*uint64)(unsafe.Add(mm.Ptr(pa), off)) }
+	seq := atomic.LoadUint64(word(vvarSeq))
+	atomic.StoreUint64(word(vvarSeq), seq+1)
+	atomic.StoreUint64(word(vvarTimebase), uint64(vdsoClock.timebase))
+	atomic.StoreUint64(word(vvarRealtime), uint64(vdsoClock.realtime))
+	atomic.StoreUint64(word(vvarMonotone), uint64(vdsoClock.monotonic))
+	atomic.StoreUint64(word(vvarSeq), seq+2)
+}
+
+// vvarFor returns the data page shared by the address spaces of mem.
+func vvarFor(mem mm.Memory) (*mm.SharedMemory, error) {
+	vdsoMu.Lock()
+	defer vdsoMu.Unlock()
+	s, ok := vdsoPages[mem]
+	if !ok {
+		s = mm.NewKernelMemory(mem)
+		if s.Frame(0) == 0 {
+			return nil, mm.ErrNoMemory
+		}
+		writeVvar(s)
+		vdsoPages[mem] = s
+	}
+	return s, nil
+}
+
+// mapVDSO maps the data page (read-only) and the image (read-execute).
+func mapVDSO(mem mm.Memory, as *mm.AddressSpace) error {
+	s, err := vvarFor(mem)
+	if err != nil {
+		return err
+	}
+	if _, err := as.Mmap(VvarAddr, mm.PageSize, mm.Mapping{Perm: mm.PTERead, Fixed: true, Kernel: s}); err != nil {
+		return err
+	}
+	size := (uintptr(len(vdso.image)) + mm.PageSize - 1) &^ (mm.PageSize - 1)
+	if _, err := as.Map(VDSOAddr, size, mm.PTERead|mm.PTEExec, true); err != nil {
+		return err
+	}
+	return as.Populate(VDSOAddr, vdso.image)
+}
+
+// vdsoCode assembles the functions; the code starts at vdsoTextOffset.
+func vdsoCode() ([]byte, map[string]uintptr) {
+	var a rvAsm
+	funcs := map[string]uintptr{}
+	fn := func(name string) {
+		a.label(name)
+		funcs[name] = uintptr(vdsoTextOffset + a.pc())
+	}
+	// vvar puts the data page's address in t6, pc-relative.
+	vvar := func() {
+		off := int32(-mm.PageSize - (vdsoTextOffset + a.pc()))
+		hi := (off + 0x800) >> 12
+		a.emit(rvAUIPC(regT6, uint32(hi)&0xfffff), rvADDI(regT6, regT6, off-hi<<12))
+	}
+	ret := rvJALR(regZero, regRA, 0)
+	syscall := func(nr int32) { a.emit(rvADDI(regA7, regZero, nr), rvECALL(), ret) }
+	const billion = 1_000_000_000
+
+	fn("__vdso_rt_sigreturn")
+	a.emit(rvADDI(regA7, regZero, 139), rvECALL())
+
+	// clock_gettime(a0 = clock, a1 = timespec)
+	fn("__vdso_clock_gettime")
+	vvar()
+	a.emit(rvADDI(regT2, regZero, vvarRealtime))
+	a.beq(regA0, regZero, "gettime.read") // CLOCK_REALTIME
+	a.emit(rvADDI(regT0, regZero, 5))     // CLOCK_REALTIME_COARSE
+	a.beq(regA0, regT0, "gettime.read")
+	a.emit(rvADDI(regT2, regZero, vvarMonotone))
+	for _, clock := range []int32{1, 4, 6, 7} { // MONOTONIC, _RAW, _COARSE, BOOTTIME
+		a.emit(rvADDI(regT0, regZero, clock))
+		a.beq(regA0, regT0, "gettime.read")
+	}
+	syscall(113) // other clocks: the system call answers
+	a.label("gettime.read")
+	a.jal(regA6, "clockns")
+	a.emit(rvDIVU(regA3, regA2, regA4), rvREMU(regA5, regA2, regA4),
+		rvSD(regA3, regA1, 0), rvSD(regA5, regA1, 8), rvADDI(regA0, regZero, 0), ret)
+
+	// gettimeofday(a0 = timeval, a1 = timezone)
+	fn("__vdso_gettimeofday")
+	vvar()
+	a.beq(regA0, regZero, "gettimeofday.tz")
+	a.emit(rvADDI(regT2, regZero, vvarRealtime))
+	a.jal(regA6, "clockns")
+	a.emit(rvDIVU(regA3, regA2, regA4), rvREMU(regA5, regA2, regA4),
+		rvADDI(regT0, regZero, 1000), rvDIVU(regA5, regA5, regT0),
+		rvSD(regA3, regA0, 0), rvSD(regA5, regA0, 8))
+	a.label("gettimeofday.tz")
+	a.beq(regA1, regZero, "gettimeofday.done")
+	a.emit(rvSD(regZero, regA1, 0)) // UTC, no DST
+	a.label("gettimeofday.done")
+	a.emit(rvADDI(regA0, regZero, 0), ret)
+
+	// time(a0 = time_t *)
+	fn("__vdso_time")
+	vvar()
+	a.emit(rvADDI(regT2, regZero, vvarRealtime))
+	a.jal(regA6, "clockns")
+	a.emit(rvDIVU(regA3, regA2, regA4))
+	a.beq(regA0, regZero, "time.ret")
+	a.emit(rvSD(regA3, regA0, 0))
+	a.label("time.ret")
+	a.emit(rvADDI(regA0, regA3, 0), ret)
+
+	// clock_getres(a0 = clock, a1 = timespec): the system call answers.
+	fn("__vdso_clock_getres")
+	syscall(114)
+
+	// clockns: a2 = the clock whose offset is at t2 in the data page (t6),
+	// in ns; a4 = 1e9. Returns to a6; uses t0-t5, a3.
+	a.label("clockns")
+	a.emit(rvADD(regT2, regT6, regT2))
+	a.label("clockns.retry")
+	a.emit(rvLD(regT3, regT6, vvarSeq), rvANDI(regT4, regT3, 1))
+	a.bne(regT4, regZero, "clockns.retry")
+	a.emit(rvFenceRR(), rvRDTIME(regT0), rvLD(regT1, regT6, vvarTimebase), rvLD(regT4, regT2, 0),
+		rvFenceRR(), rvLD(regT5, regT6, vvarSeq))
+	a.bne(regT5, regT3, "clockns.retry")
+	// ns = ticks/f*1e9 + ticks%f*1e9/f + offset, as the kernel converts.
+	hi := int32((billion + 0x800) >> 12)
+	a.emit(rvDIVU(regA2, regT0, regT1), rvREMU(regA3, regT0, regT1),
+		rvLUI(regA4, uint32(hi)), rvADDI(regA4, regA4, billion-hi<<12),
+		rvMUL(regA2, regA2, regA4), rvMUL(regA3, regA3, regA4), rvDIVU(regA3, regA3, regT1),
+		rvADD(regA2, regA2, regA3), rvADD(regA2, regA2, regT4),
+		rvJALR(regZero, regA6, 0))
+	return a.bytes(), funcs
+}
+
+// ELF constants (Linux include/uapi/linux/elf.h).
+const (
+	elfPTLoad       = 1
+	elfPTDynamic    = 2
+	elfPFX          = 1
+	elfPFR          = 4
+	elfSHTStrtab    = 3
+	elfSHTHash      = 5
+	elfSHTDynamic   = 6
+	elfSHTProgbits  = 1
+	elfSHTDynsym    = 11
+	elfSHTVerdef    = 0x6ffffffd
+	elfSHTVersym    = 0x6fffffff
+	elfSHFAlloc     = 2
+	elfSHFExec      = 4
+	elfDTNull       = 0
+	elfDTHash       = 4
+	elfDTStrtab     = 5
+	elfDTSymtab     = 6
+	elfDTStrsz      = 10
+	elfDTSyment     = 11
+	elfDTSoname     = 14
+	elfDTVersym     = 0x6ffffff0
+	elfDTVerdef     = 0x6ffffffc
+	elfDTVerdefnum  = 0x6ffffffd
+	elfVerFlagBase  = 1
+	elfEMRISCV      = 243
+	elfRISCVFlags   = 0x5 // EF_RISCV_RVC | EF_RISCV_FLOAT_ABI_DOUBLE
+	elfSymFuncGlobl = 1<<4 | 2
+)
+
+// Section indices of the image.
+const (
+	vdsoSecHash = 1 + iota
+	vdsoSecDynsym
+	vdsoSecDynstr
+	vdsoSecVersym
+	vdsoSecVerdef
+	vdsoSecDynamic
+	vdsoSecText
+	vdsoSecShstrtab
+	vdsoSections
+)
+
+// elfHash is the System V ABI's symbol hash (DT_HASH, vd_hash).
+func elfHash(name string) uint32 {
+	var h uint32
+	for i := 0; i < len(name); i++ {
+		h = h<<4 + uint32(name[i])
+		if g := h & 0xf000_0000; g != 0 {
+			h ^= g >> 24
+		}
+		h &^= 0xf000_0000
+	}
+	return h
+}
+
+// buildVDSO lays out the image: ELF header, two program headers (PT_LOAD
+// of everything, PT_DYNAMIC), DT_HASH, the dynamic symbols, their strings,
+// versions (index 1 the object itself, 2 LINUX_4.15 for every function),
+// the dynamic section, the code, and section headers for tools.
+func buildVDSO() vdsoImage {
+	code, funcs := vdsoCode()
+	names := []string{"__vdso_rt_sigreturn", "__vdso_gettimeofday", "__vdso_clock_gettime", "__vdso_clock_getres", "__vdso_time"}
+
+	var strtab bytes.Buffer
+	str := func(s string) uint32 {
+		off := uint32(strtab.Len())
+		strtab.WriteString(s)
+		strtab.WriteByte(0)
+		return off
+	}
+	str("")
+	sonameOff, versionOff := str(vdsoSoname), str(vdsoVersion)
+	nameOff := make([]uint32, len(names))
+	for i, n := range names {
+		nameOff[i] = str(n)
+	}
+
+	le := binary.LittleEndian
+	img := make([]byte, mm.PageSize)
+	at := uintptr(64 + 2*56)
+	align := func(n uintptr) { at = (at + n - 1) &^ (n - 1) }
+	nsyms := uint32(len(names) + 1)
+
+	// DT_HASH: one bucket chaining every symbol.
+	hashOff := at
+	le.PutUint32(img[at:], 1)
+	le.PutUint32(img[at+4:], nsyms)
+	le.PutUint32(img[at+8:], nsyms-1)
+	for i := uint32(2); i < nsyms; i++ {
+		le.PutUint32(img[at+12+4*uintptr(i):], i-1)
+	}
+	at += uintptr(12 + 4*nsyms)
+
+	align(8)
+	symOff := at
+	for i, n := range names {
+		s := img[at+24*uintptr(i+1):]
+		le.PutUint32(s, nameOff[i])
+		s[4] = elfSymFuncGlobl
+		le.PutUint16(s[6:], vdsoSecText)
+		le.PutUint64(s[8:], uint64(funcs[n]))
+	}
+	at += 24 * uintptr(nsyms)
+
+	strOff := at
+	copy(img[at:], strtab.Bytes())
+	at += uintptr(strtab.Len())
+
+	align(2)
+	versymOff := at
+	for i := uintptr(1); i < uintptr(nsyms); i++ {
+		le.PutUint16(img[at+2*i:], 2)
+	}
+	at += 2 * uintptr(nsyms)
+
+	// Two Elf64_Verdef of 20 bytes, each followed by its Elf64_Verdaux.
+	align(4)
+	verdefOff := at
+	for i, name := range []uint32{sonameOff, versionOff} {
+		d := img[at+28*uintptr(i):]
+		le.PutUint16(d, 1) // vd_version
+		if i == 0 {
+			le.PutUint16(d[2:], elfVerFlagBase)
+		}
+		le.PutUint16(d[4:], uint16(i+1))
+		le.PutUint16(d[6:], 1)
+		le.PutUint32(d[8:], elfHash([]string{vdsoSoname, vdsoVersion}[i]))
+		le.PutUint32(d[12:], 20)
+		if i == 0 {
+			le.PutUint32(d[16:], 28)
+		}
+		le.PutUint32(d[20:], name)
+	}
+	at += 2 * 28
+
+	align(8)
+	dynOff := at
+	for _, d := range [][2]uint64{
+		{elfDTHash, uint64(hashOff)}, {elfDTStrtab, uint64(strOff)}, {elfDTSymtab, uint64(symOff)},
+		{elfDTStrsz, uint64(strtab.Len())}, {elfDTSyment, 24}, {elfDTSoname, uint64(sonameOff)},
+		{elfDTVersym, uint64(versymOff)}, {elfDTVerdef, uint64(verdefOff)}, {elfDTVerdefnum, 2},
+		{elfDTNull, 0},
+	} {
+		le.PutUint64(img[at:], d[0])
+		le.PutUint64(img[at+8:], d[1])
+		at += 16
+	}
+	dynSize := at - dynOff
+	if at > vdsoTextOffset {
+		panic("vdso: tables overlap the code")
+	}
+	at = vdsoTextOffset
+	copy(img[at:], code)
+	at += uintptr(len(code))
+
+	var shstr bytes.Buffer
+	shname := func(s string) uint32 {
+		off := uint32(shstr.Len())
+		shstr.WriteString(s)
+		shstr.WriteByte(0)
+		return off
+	}
+	shname("")
+	shstrOff := at
+	type section struct {
+		name           string
+		typ            uint32
+		flags          uint64
+		off, size      uintptr
+		link, info     uint32
+		align, entsize uint64
+		nameOff        uint32
+	}
+	secs := [vdsoSections]section{
+		vdsoSecHash:     {name: ".hash", typ: elfSHTHash, flags: elfSHFAlloc, off: hashOff, size: uintptr(12 + 4*nsyms), link: vdsoSecDynsym, align: 8, entsize: 4},
+		vdsoSecDynsym:   {name: ".dynsym", typ: elfSHTDynsym, flags: elfSHFAlloc, off: symOff, size: 24 * uintptr(nsyms), link: vdsoSecDynstr, info: 1, align: 8, entsize: 24},
+		vdsoSecDynstr:   {name: ".dynstr", typ: elfSHTStrtab, flags: elfSHFAlloc, off: strOff, size: uintptr(strtab.Len()), align: 1},
+		vdsoSecVersym:   {name: ".gnu.version", typ: elfSHTVersym, flags: elfSHFAlloc, off: versymOff, size: 2 * uintptr(nsyms), link: vdsoSecDynsym, align: 2, entsize: 2},
+		vdsoSecVerdef:   {name: ".gnu.version_d", typ: elfSHTVerdef, flags: elfSHFAlloc, off: verdefOff, size: 56, link: vdsoSecDynstr, info: 2, align: 4},
+		vdsoSecDynamic:  {name: ".dynamic", typ: elfSHTDynamic, flags: elfSHFAlloc, off: dynOff, size: dynSize, link: vdsoSecDynstr, align: 8, entsize: 16},
+		vdsoSecText:     {name: ".text", typ: elfSHTProgbits, flags: elfSHFAlloc | elfSHFExec, off: vdsoTextOffset, size: uintptr(len(code)), align: 4},
+		vdsoSecShstrtab: {name: ".shstrtab", typ: elfSHTStrtab, align: 1},
+	}
+	for i := 1; i < vdsoSections; i++ {
+		secs[i].nameOff = shname(secs[i].name)
+	}
+	secs[vdsoSecShstrtab].off, secs[vdsoSecShstrtab].size = shstrOff, uintptr(shstr.Len())
+	copy(img[at:], shstr.Bytes())
+	at += uintptr(shstr.Len())
+	align(8)
+	shOff := at
+	for i, s := range secs {
+		h := img[at+64*uintptr(i):]
+		le.PutUint32(h, s.nameOff)
+		le.PutUint32(h[4:], s.typ)
+		le.PutUint64(h[8:], s.flags)
+		if s.flags&elfSHFAlloc != 0 {
+			le.PutUint64(h[16:], uint64(s.off)) // sh_addr: the image is linked at 0
+		}
+		le.PutUint64(h[24:], uint64(s.off))
+		le.PutUint64(h[32:], uint64(s.size))
+		le.PutUint32(h[40:], s.link)
+		le.PutUint32(h[44:], s.info)
+		le.PutUint64(h[48:], s.align)
+		le.PutUint64(h[56:], s.entsize)
+	}
+	at += 64 * vdsoSections
+	if at > mm.PageSize {
+		panic("vdso: image larger than a page")
+	}
+	img = img[:at]
+
+	// ELF header.
+	copy(img, "\x7fELF\x02\x01\x01")
+	le.PutUint16(img[16:], 3) // ET_DYN
+	le.PutUint16(img[18:], elfEMRISCV)
+	le.PutUint32(img[20:], 1)
+	le.PutUint64(img[32:], 64) // e_phoff
+	le.PutUint64(img[40:], uint64(shOff))
+	le.PutUint32(img[48:], elfRISCVFlags)
+	le.PutUint16(img[52:], 64)
+	le.PutUint16(img[54:], 56)
+	le.PutUint16(img[56:], 2)
+	le.PutUint16(img[58:], 64)
+	le.PutUint16(img[60:], vdsoSections)
+	le.PutUint16(img[62:], vdsoSecShstrtab)
+	// Program headers.
+	for i, p := range []struct {
+		typ, flags       uint32
+		off, size, align uint64
+	}{
+		{elfPTLoad, elfPFR | elfPFX, 0, uint64(at), mm.PageSize},
+		{elfPTDynamic, elfPFR, uint64(dynOff), uint64(dynSize), 8},
+	} {
+		h := img[64+56*i:]
+		le.PutUint32(h, p.typ)
+		le.PutUint32(h[4:], p.flags)
+		le.PutUint64(h[8:], p.off)
+		le.PutUint64(h[16:], p.off)
+		le.PutUint64(h[24:], p.off)
+		le.PutUint64(h[32:], p.size)
+		le.PutUint64(h[40:], p.size)
+		le.PutUint64(h[48:], p.align)
+	}
+	return vdsoImage{image: img, symbols: funcs}
+}

@@ -1,0 +1,130 @@
+/* Microbenchmarks run as /init by tests/bench_test.go on our kernel and on
+ * Linux in the same QEMU machine: each operation is timed in the guest
+ * with CLOCK_MONOTONIC, three rounds, and the best round's ns per operation
+ * printed as "bench NAME NS". Run as "/init exit" it exits at once (the
+ * program that fork+exec+wait executes). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static int64_t now(void) {
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static void die(const char *what) {
+	perror(what);
+	exit(1);
+}
+
+static void null_syscall(int n) {
+	for (int i = 0; i < n; i++)
+		syscall(SYS_getppid);
+}
+
+static void clock_read(int n) {
+	struct timespec t;
+	for (int i = 0; i < n; i++)
+		clock_gettime(CLOCK_MONOTONIC, &t);
+}
+
+static void fork_exit_wait(int n) {
+	for (int i = 0; i < n; i++) {
+		pid_t p = fork();
+		if (p < 0)
+			die("fork");
+		if (p == 0)
+			_exit(0);
+		if (waitpid(p, NULL, 0) != p)
+			die("waitpid");
+	}
+}
+
+static void fork_exec_wait(int n) {
+	for (int i = 0; i < n; i++) {
+		pid_t p = fork();
+		if (p < 0)
+			die("fork");
+		if (p == 0) {
+			char *argv[] = {"/init", "exit", NULL};
+			execv("/init", argv);
+			_exit(127);
+		}
+		int status;
+		if (waitpid(p, &status, 0) != p || status != 0)
+			die("fork+exec");
+	}
+}
+
+/* ping_pong sends one byte back and forth n times between this process and
+ * a child over a pair of channels: fds[0] parent->child, fds[1] child->parent. */
+static void ping_pong(int n, int to_child[2], int to_parent[2]) {
+	pid_t p = fork();
+	if (p < 0)
+		die("fork");
+	char c = 'x';
+	if (p == 0) {
+		for (int i = 0; i < n; i++) {
+			if (read(to_child[0], &c, 1) != 1 || write(to_parent[1], &c, 1) != 1)
+				_exit(1);
+		}
+		_exit(0);
+	}
+	for (int i = 0; i < n; i++) {
+		if (write(to_child[1], &c, 1) != 1 || read(to_parent[0], &c, 1) != 1)
+			die("ping-pong");
+	}
+	waitpid(p, NULL, 0);
+}
+
+static void pipe_ping_pong(int n) {
+	int a[2], b[2];
+	if (pipe(a) || pipe(b))
+		die("pipe");
+	ping_pong(n, a, b);
+	close(a[0]), close(a[1]), close(b[0]), close(b[1]);
+}
+
+static void socketpair_ping_pong(int n) {
+	int s[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, s))
+		die("socketpair");
+	/* One socket each way: the parent writes s[0] and reads s[0]. */
+	int to_child[2] = {s[1], s[0]}, to_parent[2] = {s[0], s[1]};
+	ping_pong(n, to_child, to_parent);
+	close(s[0]), close(s[1]);
+}
+
+static void run(const char *name, void (*fn)(int), int n) {
+	fn(n / 10 + 1); /* warm up */
+	int64_t best = INT64_MAX;
+	for (int round = 0; round < 3; round++) {
+		int64_t t0 = now();
+		fn(n);
+		int64_t d = now() - t0;
+		if (d < best)
+			best = d;
+	}
+	printf("bench %s %.1f\n", name, (double)best / n);
+	fflush(stdout);
+}
+
+int main(int argc, char **argv) {
+	if (argc > 1 && strcmp(argv[1], "exit") == 0)
+		return 0;
+	run("null_syscall", null_syscall, 2000);
+	run("clock_gettime", clock_read, 20000);
+	run("fork_exit_wait", fork_exit_wait, 50);
+	run("fork_exec_wait", fork_exec_wait, 30);
+	run("pipe_ping_pong", pipe_ping_pong, 500);
+	run("socketpair_ping_pong", socketpair_ping_pong, 500);
+	printf("bench done\n");
+	return 0;
+}
