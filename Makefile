@@ -81,6 +81,12 @@ N     ?= 50000
 fuzz: kernel
 	JIEGE_FUZZ_SEEDS=$(SEEDS) JIEGE_FUZZ_N=$(N) $(GO) test -count=1 -timeout 600m -run TestSyscallFuzz -v ./tests/
 
+# nginx under a long load, then idle: the kernel gives back what it took.
+REQUESTS ?= 100000
+.PHONY: soak
+soak: kernel
+	JIEGE_SOAK=1 JIEGE_SOAK_REQUESTS=$(REQUESTS) $(GO) test -count=1 -timeout 200m -run TestSoak -v ./tests/
+
 vet:
 	test -z "$$(gofmt -l .)" || (gofmt -l .; exit 1)
 	$(GO) vet ./...

@@ -85,8 +85,19 @@ func (d *Description) Writable() bool {
 	return acc == unix.O_WRONLY || acc == unix.O_RDWR
 }
 
+// openDescriptions counts descriptions with references, for the kernel's
+// statistics.
+var openDescriptions atomic.Int64
+
+// OpenDescriptions returns how many descriptions are open.
+func OpenDescriptions() int64 { return openDescriptions.Load() }
+
 // IncRef takes a reference.
-func (d *Description) IncRef() { d.refs.Add(1) }
+func (d *Description) IncRef() {
+	if d.refs.Add(1) == 1 {
+		openDescriptions.Add(1)
+	}
+}
 
 // DecRef drops a reference; the last one removes every epoll watch on the
 // description and closes the file.
@@ -94,6 +105,7 @@ func (d *Description) DecRef() {
 	if d.refs.Add(-1) > 0 {
 		return
 	}
+	openDescriptions.Add(-1)
 	d.mu.Lock()
 	epolls := d.epolls
 	d.epolls = nil

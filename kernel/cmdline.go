@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -13,6 +14,7 @@ type Cmdline struct {
 	Trace    map[string]bool
 	Selftest bool
 	NetEcho  bool     // netecho: a TCP echo service on port 7, to test the network path
+	Stats    int      // stats=SECONDS: print the kernel's resources that often (0: never)
 	Init     string   // init=PATH: the first program, /init by default
 	InitArgs []string // words after "--": its arguments
 	Unknown  []string
@@ -45,6 +47,12 @@ func ParseCmdline(s string) (Cmdline, error) {
 			c.Selftest = true
 		case "netecho":
 			c.NetEcho = true
+		case "stats":
+			n, err := strconv.Atoi(val)
+			if err != nil || n <= 0 {
+				return c, fmt.Errorf("stats=%s: want a number of seconds", val)
+			}
+			c.Stats = n
 		case "init":
 			if !strings.HasPrefix(val, "/") {
 				return c, fmt.Errorf("init=%s: not an absolute path", val)

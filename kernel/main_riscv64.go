@@ -145,6 +145,9 @@ func Main(syscalls SyscallLayer) {
 			arch.PowerOff(3)
 		}
 		fmt.Printf("memory: %s\n", residentLine())
+		if cmd.Stats > 0 {
+			go printStats(time.Duration(cmd.Stats) * time.Second)
+		}
 		fmt.Printf("initramfs: %d KiB unpacked\n", len(image)>>10)
 		if _, err := tree.Lookup(nil, cmd.Init, true); err == nil {
 			status := runInit(tree, syscalls, cmd.Init, cmd.InitArgs, startConsole(m))
@@ -158,6 +161,20 @@ func Main(syscalls SyscallLayer) {
 	fmt.Printf("kernel: no init to run; idle, %s\n", residentLine())
 	for {
 		time.Sleep(time.Hour)
+	}
+}
+
+// printStats prints, every period, what the kernel holds: RAM, the Go
+// heap, goroutines, processes and open descriptions (a soak compares them
+// before and after a load).
+func printStats(period time.Duration) {
+	for {
+		time.Sleep(period)
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		used, _ := fs.Usage()
+		fmt.Printf("stats: %s; heap %d KiB; goroutines %d; processes %d; descriptions %d; files %d KiB\n",
+			residentLine(), ms.HeapAlloc>>10, runtime.NumGoroutine(), len(Processes()), fs.OpenDescriptions(), used>>10)
 	}
 }
 

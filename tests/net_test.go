@@ -66,11 +66,17 @@ func startNetKernel(t *testing.T, cmdline, ready string, guestPort int) (int, *s
 // loopback port. QEMU is killed, by its PID, when the test ends.
 func startKernelWith(t *testing.T, mem, cmdline, initrd string, guestPort int) (int, *syncBuffer) {
 	t.Helper()
+	return startKernelFor(t, 5*time.Minute, mem, cmdline, initrd, guestPort)
+}
+
+// startKernelFor is startKernelWith with the time the guest may run.
+func startKernelFor(t *testing.T, limit time.Duration, mem, cmdline, initrd string, guestPort int) (int, *syncBuffer) {
+	t.Helper()
 	if err := buildKernelOnce(); err != nil {
 		t.Fatal(err)
 	}
 	port := freePort(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	console := &syncBuffer{}
 	args := []string{"-machine", "virt", "-m", mem, "-nographic", "-monitor", "none",
 		"-global", "virtio-mmio.force-legacy=false",
