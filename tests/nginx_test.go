@@ -238,6 +238,17 @@ func TestNginxWorkers(t *testing.T) {
 	if !pids(m[2])[d.worker] {
 		t.Fatalf("worker %s, serving the download, did not outlive the reload: %q", d.worker, m[0])
 	}
+	// nginx's own log: the master got SIGHUP with the sender's pid
+	// (siginfo), and each old worker closed its listening socket. Only then
+	// must every new connection go to a new worker: the master signals the
+	// old ones 100 ms after it started the new ones.
+	signaller := waitFor(`.*\[notice\] (\d+)#\d+: signal process started`)[1]
+	if from := waitFor(`.*\[notice\] ` + master + `#` + master + `: signal 1 \(SIGHUP\) received from (\d+), reconfiguring`)[1]; from != signaller {
+		t.Fatalf("SIGHUP from %s, want %s (nginx -s reload)", from, signaller)
+	}
+	for w := range first {
+		waitFor(`.*\[notice\] ` + w + `#` + w + `: gracefully shutting down`)
+	}
 	serve("two", second)
 	if strings.Contains(console.String(), "nginxctl: old workers gone") {
 		t.Fatalf("the old workers exited with the download unfinished:\n%s", console.String())
@@ -262,6 +273,7 @@ func TestNginxWorkers(t *testing.T) {
 	if respawned != 1 {
 		t.Fatalf("want one new worker after the kill, have %d: %q", respawned, m[0])
 	}
+	waitFor(`.*\[alert\] ` + master + `#` + master + `: worker process ` + m[1] + ` exited on signal 9`)
 	serve("two", third)
 
 	// Graceful quit, again with a download in flight: the worker finishes
@@ -274,6 +286,7 @@ func TestNginxWorkers(t *testing.T) {
 		t.Fatalf("the master exited with the download unfinished:\n%s", console.String())
 	}
 	finishDownload(d, "quit")
+	waitFor(`.*\[notice\] ` + master + `#` + master + `: signal 3 \(SIGQUIT\) received from \d+, shutting down`)
 	waitFor(`nginxctl: master exited 0`)
 	select {
 	case err := <-exited:

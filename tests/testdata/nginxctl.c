@@ -61,7 +61,7 @@ static void writeconf(const char *phase) {
 		"master_process on;\n"
 		"daemon off;\n"
 		"pid /run/nginx.pid;\n"
-		"error_log stderr;\n"
+		"error_log stderr notice;\n"
 		"events { worker_connections 256; }\n"
 		"http {\n"
 		"    include /etc/nginx/mime.types;\n"
