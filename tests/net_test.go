@@ -66,11 +66,13 @@ func startNetKernel(t *testing.T, cmdline, ready string, guestPort int) (int, *s
 // loopback port. QEMU is killed, by its PID, when the test ends.
 func startKernelWith(t *testing.T, mem, cmdline, initrd string, guestPort int) (int, *syncBuffer) {
 	t.Helper()
-	return startKernelFor(t, 5*time.Minute, mem, cmdline, initrd, guestPort)
+	port, console, _ := startKernelExit(t, 5*time.Minute, mem, cmdline, initrd, guestPort)
+	return port, console
 }
 
-// startKernelFor is startKernelWith with the time the guest may run.
-func startKernelFor(t *testing.T, limit time.Duration, mem, cmdline, initrd string, guestPort int) (int, *syncBuffer) {
+// startKernelExit is startKernelWith with the time the guest may run, that
+// also reports QEMU's exit (nil for status 0) on the returned channel.
+func startKernelExit(t *testing.T, limit time.Duration, mem, cmdline, initrd string, guestPort int) (int, *syncBuffer, <-chan error) {
 	t.Helper()
 	if err := buildKernelOnce(); err != nil {
 		t.Fatal(err)
@@ -95,11 +97,17 @@ func startKernelFor(t *testing.T, limit time.Duration, mem, cmdline, initrd stri
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	exited := make(chan error, 1)
+	waited := make(chan struct{})
+	go func() {
+		exited <- cmd.Wait()
+		close(waited)
+	}()
 	t.Cleanup(func() {
 		cancel()
-		cmd.Wait()
+		<-waited
 	})
-	return port, console
+	return port, console, exited
 }
 
 // echo sends data through one connection and checks it comes back intact.

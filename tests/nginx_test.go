@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"hash"
 	"io"
 	"net/http"
 	"os"
@@ -14,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/u-root/u-root/pkg/cpio"
 )
 
 // oursRootfs builds jiege's nginx root filesystem for our kernel (Debian's
@@ -92,5 +95,213 @@ func TestNginx(t *testing.T) {
 	}
 	if !regexp.MustCompile(`\[error\] [2-9]#`).MatchString(console.String()) {
 		t.Errorf("the request was not served by a worker process (pid > 1):\n%s", console.String())
+	}
+}
+
+// TestNginxWorkers runs nginx as Linux runs it: worker_processes 4, a
+// reload, a worker killed with SIGKILL and a graceful quit. The signals come
+// from inside the guest: /init is testdata/nginxctl.c, which starts nginx,
+// counts the workers in /proc and, on each cue the host sends as a request
+// for /cue/NAME, rewrites the configuration and runs `nginx -s reload`,
+// kills a worker, or runs `nginx -s quit`; it prints the pids it sees. The
+// host checks every response's X-Phase (the configuration that answered)
+// and X-Worker (nginx's $pid: the serving process) against them.
+func TestNginxWorkers(t *testing.T) {
+	rootfs, tree := oursRootfs(t)
+	ctl := crossCompile(t, "nginxctl.c")
+	initrd := filepath.Join(t.TempDir(), "initrd.cpio")
+	base, err := os.ReadFile(rootfs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A second archive after the first, which the kernel unpacks too, as
+	// Linux does: /nginxctl, run as init by the command line.
+	var extra bytes.Buffer
+	w := cpio.Newc.Writer(&extra)
+	if err := cpio.WriteRecordsAndDirs(w, []cpio.Record{cpio.StaticFile("nginxctl", string(ctl), 0o755)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cpio.WriteTrailer(w); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(initrd, append(base, extra.Bytes()...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	port, console, exited := startKernelExit(t, 5*time.Minute, "512M", "init=/nginxctl", initrd, 80)
+	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	client := &http.Client{Timeout: time.Minute, Transport: &http.Transport{DisableKeepAlives: true}}
+
+	waitFor := func(pattern string) []string {
+		t.Helper()
+		re := regexp.MustCompile(`(?m)^` + pattern + `\r?$`)
+		deadline := time.Now().Add(3 * time.Minute)
+		for {
+			c := console.String()
+			if m := re.FindStringSubmatch(c); m != nil {
+				return m
+			}
+			if strings.Contains(c, "nginxctl: FAIL") || time.Now().After(deadline) {
+				t.Fatalf("no line %q on the console:\n%s", pattern, c)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	pids := func(s string) map[string]bool {
+		m := map[string]bool{}
+		for _, p := range strings.Fields(s) {
+			m[p] = true
+		}
+		return m
+	}
+	// fetch GETs path on a fresh connection and checks the status, the
+	// phase and that one of workers served it; it returns the worker's pid.
+	fetch := func(path string, status int, phase string, workers map[string]bool) string {
+		t.Helper()
+		resp, err := client.Get(url + path)
+		if err != nil {
+			t.Fatalf("GET %s: %v\nconsole:\n%s", path, err, console.String())
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		w := resp.Header.Get("X-Worker")
+		if resp.StatusCode != status || resp.Header.Get("X-Phase") != phase || !workers[w] {
+			t.Fatalf("GET %s: status %d, X-Phase %q, X-Worker %q; want %d, %q, one of %v",
+				path, resp.StatusCode, resp.Header.Get("X-Phase"), w, status, phase, workers)
+		}
+		return w
+	}
+	serve := func(phase string, workers map[string]bool) {
+		t.Helper()
+		served := map[string]bool{}
+		for i := 0; i < 8; i++ {
+			served[fetch("/", 200, phase, workers)] = true
+		}
+		fetch("/phase/"+phase, 200, phase, workers)
+		t.Logf("phase %s: 8 requests served by workers %v", phase, served)
+	}
+
+	m := waitFor(`nginxctl: master (\d+) workers ((?:\d+ ?){4}) uid (\d+)`)
+	master, first := m[1], pids(m[2])
+	if len(first) != 4 || first[master] || m[3] != "33" {
+		t.Fatalf("want 4 workers other than master %s running as www-data (33): %q", master, m[0])
+	}
+	serve("one", first)
+	fetch("/phase/two", 404, "one", first)
+
+	// startDownload GETs the 64 MiB file and reads its first MiB; then the
+	// host stops reading, so the serving worker cannot finish before
+	// finishDownload reads the rest and checks its sha256.
+	want, err := os.ReadFile(filepath.Join(tree, "var/www/html/64m.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantSum := sha256.Sum256(want)
+	type download struct {
+		resp   *http.Response
+		sum    hash.Hash
+		worker string
+	}
+	startDownload := func(phase string, workers map[string]bool) download {
+		t.Helper()
+		resp, err := client.Get(url + "/64m.bin")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		d := download{resp, sha256.New(), resp.Header.Get("X-Worker")}
+		if resp.StatusCode != 200 || resp.Header.Get("X-Phase") != phase || !workers[d.worker] {
+			t.Fatalf("GET /64m.bin: %d, X-Phase %q, X-Worker %q", resp.StatusCode, resp.Header.Get("X-Phase"), d.worker)
+		}
+		if _, err := io.CopyN(d.sum, resp.Body, 1<<20); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	finishDownload := func(d download, across string) {
+		t.Helper()
+		n, err := io.Copy(d.sum, d.resp.Body)
+		if err != nil || n+1<<20 != int64(len(want)) || !bytes.Equal(d.sum.Sum(nil), wantSum[:]) {
+			t.Fatalf("download across the %s: %d of %d bytes, %v, or sha256 mismatch", across, n+1<<20, len(want), err)
+		}
+	}
+
+	// Reload with a download in flight: its worker must finish it.
+	d := startDownload("one", first)
+	fetch("/cue/reload", 404, "one", first)
+	m = waitFor(`nginxctl: reloaded: workers ((?:\d+ ?){4}); old workers still running: ([\d ]*)`)
+	second := pids(m[1])
+	for w := range second {
+		if first[w] || w == master {
+			t.Fatalf("worker %s after reload is not new: %q", w, m[0])
+		}
+	}
+	if !pids(m[2])[d.worker] {
+		t.Fatalf("worker %s, serving the download, did not outlive the reload: %q", d.worker, m[0])
+	}
+	// nginx's own log: the master got SIGHUP with the sender's pid
+	// (siginfo), and each old worker closed its listening socket. Only then
+	// must every new connection go to a new worker: the master signals the
+	// old ones 100 ms after it started the new ones.
+	signaller := waitFor(`.*\[notice\] (\d+)#\d+: signal process started`)[1]
+	if from := waitFor(`.*\[notice\] ` + master + `#` + master + `: signal 1 \(SIGHUP\) received from (\d+), reconfiguring`)[1]; from != signaller {
+		t.Fatalf("SIGHUP from %s, want %s (nginx -s reload)", from, signaller)
+	}
+	for w := range first {
+		waitFor(`.*\[notice\] ` + w + `#` + w + `: gracefully shutting down`)
+	}
+	serve("two", second)
+	if strings.Contains(console.String(), "nginxctl: old workers gone") {
+		t.Fatalf("the old workers exited with the download unfinished:\n%s", console.String())
+	}
+	finishDownload(d, "reload")
+	waitFor(`nginxctl: old workers gone`)
+	serve("two", second)
+
+	// A worker killed with SIGKILL is replaced.
+	fetch("/cue/kill", 404, "two", second)
+	m = waitFor(`nginxctl: killed (\d+): workers ((?:\d+ ?){4})`)
+	third := pids(m[2])
+	if !second[m[1]] || third[m[1]] {
+		t.Fatalf("killed %s, which was not a worker or is still one: %q", m[1], m[0])
+	}
+	respawned := 0
+	for w := range third {
+		if !second[w] {
+			respawned++
+		}
+	}
+	if respawned != 1 {
+		t.Fatalf("want one new worker after the kill, have %d: %q", respawned, m[0])
+	}
+	waitFor(`.*\[alert\] ` + master + `#` + master + `: worker process ` + m[1] + ` exited on signal 9`)
+	serve("two", third)
+
+	// Graceful quit, again with a download in flight: the worker finishes
+	// it, then the master exits 0 and so does init; the guest powers off.
+	d = startDownload("two", third)
+	fetch("/cue/quit", 404, "two", third)
+	waitFor(`nginxctl: nginx -s quit exited 0`)
+	time.Sleep(time.Second)
+	if strings.Contains(console.String(), "nginxctl: master exited") {
+		t.Fatalf("the master exited with the download unfinished:\n%s", console.String())
+	}
+	finishDownload(d, "quit")
+	waitFor(`.*\[notice\] ` + master + `#` + master + `: signal 3 \(SIGQUIT\) received from \d+, shutting down`)
+	waitFor(`nginxctl: master exited 0`)
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("QEMU: %v, want exit status 0\n%s", err, console.String())
+		}
+	case <-time.After(time.Minute):
+		t.Fatalf("the guest did not power off after quit:\n%s", console.String())
+	}
+	if !strings.Contains(console.String(), "kernel: init exited with status 0") {
+		t.Errorf("no power-off line:\n%s", console.String())
+	}
+	for _, l := range strings.Split(console.String(), "\n") {
+		if strings.HasPrefix(l, "nginxctl: ") {
+			t.Log(strings.TrimSpace(l))
+		}
 	}
 }

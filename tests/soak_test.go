@@ -29,7 +29,7 @@ func TestSoak(t *testing.T) {
 		requests, _ = strconv.Atoi(s)
 	}
 	initrd, _ := oursRootfs(t)
-	port, console := startKernelFor(t, 3*time.Hour, "512M", "stats=1", initrd, 80)
+	port, console, _ := startKernelExit(t, 3*time.Hour, "512M", "stats=1", initrd, 80)
 	url := fmt.Sprintf("http://127.0.0.1:%d/", port)
 	client := &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
 	waitServing(t, client, url, console)
