@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/kernel"
 	"github.com/jiege-go/jiege/syscall/sysno"
 )
@@ -40,13 +41,23 @@ func sysUname(t *kernel.Task, a Args) (uint64, error) {
 // rlimNLimits is RLIM_NLIMITS, the number of resources.
 const rlimNLimits = 16
 
-// Resource limits reported: the stack is 8 MiB, descriptors 1024, else unlimited.
+// Resource limits reported: Linux's for init (INIT_RLIMITS), except that
+// descriptors stop at the table's size and processes and pending signals
+// are unlimited.
 func rlimit(resource uint64) (cur, max uint64) {
 	switch resource {
 	case unix.RLIMIT_STACK:
 		return 8 << 20, unix.RLIM_INFINITY
 	case unix.RLIMIT_NOFILE:
-		return 1024, 1024
+		return fs.MaxFDs, fs.MaxFDs
+	case unix.RLIMIT_CORE:
+		return 0, unix.RLIM_INFINITY
+	case unix.RLIMIT_MEMLOCK:
+		return 8 << 20, 8 << 20
+	case unix.RLIMIT_MSGQUEUE:
+		return 819200, 819200 // MQ_BYTES_MAX
+	case unix.RLIMIT_NICE, unix.RLIMIT_RTPRIO:
+		return 0, 0
 	}
 	return unix.RLIM_INFINITY, unix.RLIM_INFINITY
 }
