@@ -240,7 +240,7 @@ func sysOpenat(t *kernel.Task, a Args) (uint64, error) {
 	}
 	var f fs.File = fs.OpenNode(n, p)
 	if n.IsDevice() {
-		if f, err = fs.OpenDevice(n); err != nil {
+		if f, err = fs.OpenDevice(n, p); err != nil {
 			return 0, err
 		}
 	}
