@@ -52,7 +52,7 @@ const (
 func StatNode(n *Node) Stat {
 	st := Stat{Dev: devInitramfs, Ino: n.Ino, Nlink: uint32(max(n.Links, 1)), UID: n.UID, GID: n.GID,
 		ATime: n.ATime, MTime: n.MTime, CTime: n.CTime, Blksize: 4096}
-	mode := uint32(n.Mode.Perm()) | uint32(n.Mode&(fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky)>>9)
+	mode := uint32(n.Mode & UnixPerm)
 	switch {
 	case n.IsDir():
 		st.Mode = unix.S_IFDIR | mode

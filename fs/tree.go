@@ -20,6 +20,11 @@ const (
 	ErrExist    = unix.EEXIST
 )
 
+// UnixPerm are the permission bits of Node.Mode as Linux has them:
+// rwxrwxrwx and, in Linux's positions, setuid (04000), setgid (02000) and
+// sticky (01000), which chmod sets and stat reports.
+const UnixPerm fs.FileMode = 0o7777
+
 // Node is a file, directory or symbolic link of the in-memory tree.
 // Tree.mu guards Children; a regular file's Data is guarded by the node's mu.
 type Node struct {
@@ -82,6 +87,14 @@ func (t *Tree) Lookup(p string, follow bool) (*Node, error) {
 	defer t.mu.Unlock()
 	n, _, err := t.walk(p, follow, 0)
 	return n, err
+}
+
+// LookupPath resolves an absolute path, following every symbolic link, and
+// returns the node and its path without links (the physical path).
+func (t *Tree) LookupPath(p string) (*Node, string, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.walk(p, true, 0)
 }
 
 // walk resolves p and returns the node and its canonical path.
@@ -214,7 +227,7 @@ func (t *Tree) Open(p string, o OpenFlags) (*Node, error) {
 	n, _, err := t.walk(p, o.Follow, 0)
 	switch {
 	case err == ErrNotExist && o.Create:
-		n = &Node{Mode: o.Perm.Perm()}
+		n = &Node{Mode: o.Perm & UnixPerm}
 		n.Touch()
 		if err := t.create(p, n); err != nil {
 			return nil, err

@@ -334,7 +334,7 @@ func sysFchmodat(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	n.Mode = n.Mode&^iofs.ModePerm | iofs.FileMode(a[2])&iofs.ModePerm
+	n.Mode = n.Mode&^fs.UnixPerm | iofs.FileMode(a[2])&fs.UnixPerm
 	return 0, nil
 }
 
@@ -344,7 +344,7 @@ func sysFchmod(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	n.Mode = n.Mode&^iofs.ModePerm | iofs.FileMode(a[1])&iofs.ModePerm
+	n.Mode = n.Mode&^fs.UnixPerm | iofs.FileMode(a[1])&fs.UnixPerm
 	return 0, nil
 }
 
@@ -716,14 +716,15 @@ func sysChdir(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	n, err := t.Proc.Root.Lookup(p, true)
+	// The working directory is the physical path, as getcwd reports it.
+	n, canon, err := t.Proc.Root.LookupPath(p)
 	if err != nil {
 		return 0, err
 	}
 	if !n.IsDir() {
 		return 0, unix.ENOTDIR
 	}
-	t.Proc.Cwd = p
+	t.Proc.Cwd = canon
 	return 0, nil
 }
 

@@ -113,6 +113,10 @@ echo "umask 027 makes $(busybox stat -c %a mode.txt)"
 busybox ln -s mode.txt link.txt
 [ -L link.txt ] && [ -f link.txt ] && echo "symlink to a file"
 busybox mkdir -p d/e && busybox touch d/e/f && echo "found: $(busybox find d -type f)"
+busybox touch suid && busybox chmod 4755 suid && busybox chmod g+s suid
+echo "chmod 4755 g+s: $(busybox stat -c %a suid), /tmp: $(busybox stat -c %a /tmp)"
+busybox mkdir real && busybox ln -s real alias
+(cd alias && echo "pwd -P through a link: $(busybox basename "$(pwd -P)")")
 echo "stdin is $(busybox readlink /proc/self/fd/0 < /dev/null)"
 echo "uid 0 is $(busybox awk -F: '$3 == 0 { print $1 }' /etc/passwd)"
 awk 'BEGIN { print "awk is an alternative" }'
