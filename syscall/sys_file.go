@@ -254,7 +254,8 @@ func sysMkdirat(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return 0, t.Proc.Root.Mkdir(p, iofs.FileMode(a[2])&0o7777&^iofs.FileMode(t.Proc.Umask))
+	// Linux keeps only the permission and sticky bits (S_IRWXUGO | S_ISVTX).
+	return 0, t.Proc.Root.Mkdir(p, iofs.FileMode(a[2])&0o1777&^iofs.FileMode(t.Proc.Umask))
 }
 
 // sysUnlinkat implements unlinkat(2).
