@@ -24,6 +24,7 @@ func init() {
 	register(sysno.Preadv, sysPreadv)
 	register(sysno.Pwritev, sysPwritev)
 	register(sysno.Openat, sysOpenat)
+	register(sysno.Mknodat, sysMknodat)
 	register(sysno.Close, sysClose)
 	register(sysno.Lseek, sysLseek)
 	register(sysno.Fstat, sysFstat)
@@ -239,13 +240,73 @@ func sysOpenat(t *kernel.Task, a Args) (uint64, error) {
 		return 0, unix.EISDIR
 	}
 	var f fs.File = fs.OpenNode(n, p)
-	if n.IsDevice() {
+	switch {
+	case n.IsDevice():
 		if f, err = fs.OpenDevice(n, p); err != nil {
+			return 0, err
+		}
+	case n.IsFIFO():
+		if f, err = openFIFO(t, n, acc, flags&unix.O_NONBLOCK != 0); err != nil {
 			return 0, err
 		}
 	}
 	fd, err := t.Proc.Files.Open(f, uint32(flags), flags&unix.O_CLOEXEC != 0)
+	if err != nil {
+		f.Close()
+	}
 	return uint64(fd), err
+}
+
+// openFIFO opens a named pipe; without O_NONBLOCK a reader waits for a
+// writer and a writer for a reader, as Linux's fifo_open.
+func openFIFO(t *kernel.Task, n *fs.Node, acc uint64, nonblock bool) (fs.File, error) {
+	o, err := fs.OpenFIFO(n, acc != unix.O_WRONLY, acc != unix.O_RDONLY, nonblock)
+	if err != nil {
+		return nil, err
+	}
+	if nonblock {
+		return o.File, nil
+	}
+	changed := make(chan struct{}, 1)
+	cancel := o.Watch(func() {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	})
+	defer cancel()
+	for !o.Partnered() {
+		if err := t.Block(changed, time.Time{}); err != nil {
+			o.File.Close()
+			return nil, err
+		}
+	}
+	return o.File, nil
+}
+
+// sysMknodat implements mknodat(2) for named pipes, regular files and
+// character devices.
+func sysMknodat(t *kernel.Task, a Args) (uint64, error) {
+	p, err := pathArg(t, a[0], a[1])
+	if err != nil {
+		return 0, err
+	}
+	perm := iofs.FileMode(a[2]) & fs.UnixPerm &^ iofs.FileMode(t.Proc.Umask)
+	var n *fs.Node
+	switch a[2] & unix.S_IFMT {
+	case unix.S_IFIFO:
+		n = fs.NewFIFO(perm)
+	case 0, unix.S_IFREG:
+		n = &fs.Node{Mode: perm}
+	case unix.S_IFCHR:
+		n = fs.NewDevice(perm, a[3])
+	case unix.S_IFDIR:
+		return 0, unix.EPERM
+	default:
+		return 0, unix.EINVAL
+	}
+	n.Touch()
+	return 0, t.Proc.Root.Create(p, n)
 }
 
 // sysMkdirat implements mkdirat(2).

@@ -24,6 +24,11 @@ busybox cat missing.txt 2>/dev/null || echo "cat missing: status $?"
 : > empty.txt
 [ -s empty.txt ] || echo "empty file is empty"
 
+busybox mkfifo pipe.fifo
+{ echo "through a fifo" > pipe.fifo; } &
+busybox cat pipe.fifo
+wait
+
 echo "== command substitution"
 n=$(echo "a b c" | busybox wc -w)
 echo "words: $((n + 0))"
