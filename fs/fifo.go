@@ -42,6 +42,21 @@ func OpenFIFO(n *Node, read, write, nonblock bool) (*FIFOOpen, error) {
 		n.Bound = p
 	}
 	fifoMu.Unlock()
+	return p.open(read, write, nonblock)
+}
+
+// Reopen opens the pipe of this end anew, as opening /proc/PID/fd/N (or
+// /dev/fd/N) of a pipe does on Linux: a new description of either side,
+// which, unlike a named pipe's, never waits for a partner.
+func (e *PipeEnd) Reopen(read, write bool) File {
+	o, _ := e.p.open(read, write, false) // only a non-blocking open fails
+	return o.File
+}
+
+// Reopen opens the pipe anew (see PipeEnd.Reopen).
+func (f *fifoRW) Reopen(read, write bool) File { return f.r.Reopen(read, write) }
+
+func (p *pipe) open(read, write, nonblock bool) (*FIFOOpen, error) {
 	p.mu.Lock()
 	if write && !read && nonblock && p.readers == 0 {
 		p.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	iofs "io/fs"
 	"path"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -203,11 +204,56 @@ func resolve(t *kernel.Task, dirfd int32, p string) (string, error) {
 		}
 		p = path.Join(nf.Path(), p)
 	}
+	// /dev/fd is a link to /proc/self/fd on every Debian system, and
 	// /proc/self is the caller's /proc/PID.
+	for _, l := range selfLinks {
+		if rest, ok := strings.CutPrefix(p, l.from); ok && (rest == "" || rest[0] == '/') {
+			p = l.to + rest
+			break
+		}
+	}
 	if rest, ok := strings.CutPrefix(p, "/proc/self"); ok && (rest == "" || rest[0] == '/') {
 		p = "/proc/" + strconv.Itoa(t.Proc.PID) + rest
 	}
 	return p, nil
+}
+
+// selfLinks are the links into /proc/self that udev makes in /dev; the
+// tree's walk cannot follow a link through /proc/self, so they are
+// resolved here.
+var selfLinks = []struct{ from, to string }{
+	{"/dev/fd", "/proc/self/fd"}, {"/dev/stdin", "/proc/self/fd/0"},
+	{"/dev/stdout", "/proc/self/fd/1"}, {"/dev/stderr", "/proc/self/fd/2"},
+}
+
+// fdPath matches /proc/PID/fd/N.
+var fdPath = regexp.MustCompile(`^/proc/([0-9]+)/fd/([0-9]+)$`)
+
+// pipeOfFD returns the pipe end that /proc/PID/fd/N names, if it names
+// one: opening it opens that pipe anew, as Linux's magic link does.
+func pipeOfFD(p string) (reopener, bool) {
+	m := fdPath.FindStringSubmatch(p)
+	if m == nil {
+		return nil, false
+	}
+	pid, _ := strconv.Atoi(m[1])
+	fd, _ := strconv.Atoi(m[2])
+	proc := kernel.ProcessByID(pid)
+	if proc == nil {
+		return nil, false
+	}
+	d, err := proc.Files.Get(fd)
+	if err != nil {
+		return nil, false
+	}
+	r, ok := d.File.(reopener)
+	return r, ok
+}
+
+// reopener is a pipe end, which a path in /proc/PID/fd opens anew.
+type reopener interface {
+	fs.File
+	Reopen(read, write bool) fs.File
 }
 
 // sysOpenat implements openat(2) over the in-memory tree.
@@ -224,6 +270,14 @@ func sysOpenat(t *kernel.Task, a Args) (uint64, error) {
 	acc := flags & unix.O_ACCMODE
 	if acc == unix.O_ACCMODE {
 		return 0, unix.EINVAL
+	}
+	if pe, ok := pipeOfFD(p); ok {
+		f := pe.Reopen(acc != unix.O_WRONLY, acc != unix.O_RDONLY)
+		fd, err := t.Proc.Files.Open(f, uint32(flags), flags&unix.O_CLOEXEC != 0)
+		if err != nil {
+			f.Close()
+		}
+		return uint64(fd), err
 	}
 	n, err := t.Proc.Root.Open(p, fs.OpenFlags{
 		Create: flags&unix.O_CREAT != 0, Excl: flags&unix.O_EXCL != 0,
@@ -264,6 +318,12 @@ func openFIFO(t *kernel.Task, n *fs.Node, acc uint64, nonblock bool) (fs.File, e
 	if err != nil {
 		return nil, err
 	}
+	return waitPartner(t, o, nonblock)
+}
+
+// waitPartner waits, unless nonblock, until a pipe end just opened has its
+// partner, and returns the end.
+func waitPartner(t *kernel.Task, o *fs.FIFOOpen, nonblock bool) (fs.File, error) {
 	if nonblock {
 		return o.File, nil
 	}
@@ -609,6 +669,9 @@ func sysNewfstatat(t *kernel.Task, a Args) (uint64, error) {
 	p, err := resolve(t, int32(a[0]), name)
 	if err != nil {
 		return 0, err
+	}
+	if pe, ok := pipeOfFD(p); ok && flags&unix.AT_SYMLINK_NOFOLLOW == 0 {
+		return 0, copyOutStruct(t, a[2], statOf(pe.Stat()))
 	}
 	n, err := t.Proc.Root.Lookup(p, flags&unix.AT_SYMLINK_NOFOLLOW == 0)
 	if err != nil {
