@@ -62,11 +62,13 @@ jiege:
 	@mkdir -p $(BUILD)
 	$(GO) build -o $(BUILD)/jiege ./tools/jiege
 
-# The nginx root filesystem (FLAVOR=ours or linux), cached under build/rootfs;
-# the same code as `jiege rootfs`.
+# The nginx root filesystem (FLAVOR=ours or linux), or with
+# PACKAGES=busybox-static,dash,... one of those Debian packages and their
+# dependencies; cached under build/rootfs, the same code as `jiege rootfs`.
 FLAVOR ?= ours
+PACKAGES ?=
 rootfs: jiege
-	$(BUILD)/jiege rootfs --flavor $(FLAVOR)
+	$(BUILD)/jiege rootfs $(if $(PACKAGES),--packages $(PACKAGES),--flavor $(FLAVOR))
 
 # jiege end to end against real QEMU guests: verify linux, the selfcheck with
 # its negative controls, bad input, attempts and Ctrl-C. Also part of `make test`.

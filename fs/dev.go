@@ -27,9 +27,9 @@ func RegisterDevice(major, minor uint32, open func() (File, error)) {
 	devicesMu.Unlock()
 }
 
-// OpenDevice opens the character device node n: ENXIO when no driver has
-// its number, as on Linux.
-func OpenDevice(n *Node) (File, error) {
+// OpenDevice opens the character device node n, found at path p: ENXIO
+// when no driver has its number, as on Linux.
+func OpenDevice(n *Node, p string) (File, error) {
 	devicesMu.RLock()
 	open := devices[n.Rdev]
 	devicesMu.RUnlock()
@@ -40,16 +40,20 @@ func OpenDevice(n *Node) (File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &deviceFile{File: f, node: n}, nil
+	return &deviceFile{File: f, node: n, path: p}, nil
 }
 
 // deviceFile is an open device: the driver's file, stat'ed as its node.
 type deviceFile struct {
 	File
 	node *Node
+	path string
 }
 
 func (d *deviceFile) Stat() Stat { return StatNode(d.node) }
+
+// Path is the path the device was opened by (/proc/PID/fd shows it).
+func (d *deviceFile) Path() string { return d.path }
 
 // IsDevice reports whether n is a character device node.
 func (n *Node) IsDevice() bool { return n.Mode&fs.ModeCharDevice != 0 }

@@ -66,6 +66,8 @@ func StatNode(n *Node) Stat {
 		st.Rdev = n.Rdev
 	case n.Mode&fs.ModeSocket != 0:
 		st.Mode = unix.S_IFSOCK | mode
+	case n.IsFIFO():
+		st.Mode = unix.S_IFIFO | mode
 	default:
 		st.Mode = unix.S_IFREG | mode
 		n.mu.RLock()

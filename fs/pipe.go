@@ -23,6 +23,8 @@ type pipe struct {
 	slots    int      // capacity in pages
 	readers  int
 	writers  int
+	rOpens   uint64 // opens of a named pipe's read side, ever
+	wOpens   uint64 // and of its write side
 	notifier Notifier
 	ino      uint64
 }

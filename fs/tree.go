@@ -86,13 +86,13 @@ func (t *Tree) Lookup(c *Cred, p string, follow bool) (*Node, error) {
 	return n, err
 }
 
-// Canonical resolves p, following every symbolic link, and returns the
-// path without any (what /proc/PID/exe names).
-func (t *Tree) Canonical(p string) (string, error) {
+// LookupPath resolves an absolute path for c, following every symbolic
+// link, and returns the node and its path without links (the physical
+// path: chdir keeps it, /proc/PID/exe names it).
+func (t *Tree) LookupPath(c *Cred, p string) (*Node, string, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	_, c, err := t.walk(nil, p, true, 0)
-	return c, err
+	return t.walk(c, p, true, 0)
 }
 
 // walk resolves p for c and returns the node and its canonical path.

@@ -77,7 +77,7 @@ func (t *Task) Execve(file, name string, argv, envp []string) error {
 		return err
 	}
 	p.setIDsOnExec(exe)
-	if c, err := p.Root.Canonical(file); err == nil {
+	if _, c, err := p.Root.LookupPath(nil, file); err == nil {
 		file = c
 	}
 	p.ReplaceAddressSpace(as)

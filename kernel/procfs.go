@@ -216,8 +216,8 @@ func fdLinks(p *Process) map[string]*fs.Node {
 
 // describe is what readlink of /proc/PID/fd/N gives.
 func describe(f fs.File) string {
-	if nf, ok := f.(*fs.NodeFile); ok {
-		return nf.Path()
+	if pf, ok := f.(interface{ Path() string }); ok {
+		return pf.Path() // files and devices opened by path
 	}
 	st := f.Stat()
 	switch st.Mode & 0o170000 {

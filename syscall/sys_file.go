@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	iofs "io/fs"
 	"path"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -24,6 +25,7 @@ func init() {
 	register(sysno.Preadv, sysPreadv)
 	register(sysno.Pwritev, sysPwritev)
 	register(sysno.Openat, sysOpenat)
+	register(sysno.Mknodat, sysMknodat)
 	register(sysno.Close, sysClose)
 	register(sysno.Lseek, sysLseek)
 	register(sysno.Fstat, sysFstat)
@@ -208,11 +210,56 @@ func resolve(t *kernel.Task, dirfd int32, p string) (string, error) {
 		}
 		p = path.Join(nf.Path(), p)
 	}
+	// /dev/fd is a link to /proc/self/fd on every Debian system, and
 	// /proc/self is the caller's /proc/PID.
+	for _, l := range selfLinks {
+		if rest, ok := strings.CutPrefix(p, l.from); ok && (rest == "" || rest[0] == '/') {
+			p = l.to + rest
+			break
+		}
+	}
 	if rest, ok := strings.CutPrefix(p, "/proc/self"); ok && (rest == "" || rest[0] == '/') {
 		p = "/proc/" + strconv.Itoa(t.Proc.PID) + rest
 	}
 	return p, nil
+}
+
+// selfLinks are the links into /proc/self that udev makes in /dev; the
+// tree's walk cannot follow a link through /proc/self, so they are
+// resolved here.
+var selfLinks = []struct{ from, to string }{
+	{"/dev/fd", "/proc/self/fd"}, {"/dev/stdin", "/proc/self/fd/0"},
+	{"/dev/stdout", "/proc/self/fd/1"}, {"/dev/stderr", "/proc/self/fd/2"},
+}
+
+// fdPath matches /proc/PID/fd/N.
+var fdPath = regexp.MustCompile(`^/proc/([0-9]+)/fd/([0-9]+)$`)
+
+// pipeOfFD returns the pipe end that /proc/PID/fd/N names, if it names
+// one: opening it opens that pipe anew, as Linux's magic link does.
+func pipeOfFD(p string) (reopener, bool) {
+	m := fdPath.FindStringSubmatch(p)
+	if m == nil {
+		return nil, false
+	}
+	pid, _ := strconv.Atoi(m[1])
+	fd, _ := strconv.Atoi(m[2])
+	proc := kernel.ProcessByID(pid)
+	if proc == nil {
+		return nil, false
+	}
+	d, err := proc.Files.Get(fd)
+	if err != nil {
+		return nil, false
+	}
+	r, ok := d.File.(reopener)
+	return r, ok
+}
+
+// reopener is a pipe end, which a path in /proc/PID/fd opens anew.
+type reopener interface {
+	fs.File
+	Reopen(read, write bool) fs.File
 }
 
 // sysOpenat implements openat(2) over the in-memory tree.
@@ -230,6 +277,14 @@ func sysOpenat(t *kernel.Task, a Args) (uint64, error) {
 	if acc == unix.O_ACCMODE {
 		return 0, unix.EINVAL
 	}
+	if pe, ok := pipeOfFD(p); ok {
+		f := pe.Reopen(acc != unix.O_WRONLY, acc != unix.O_RDONLY)
+		fd, err := t.Proc.Files.Open(f, uint32(flags), flags&unix.O_CLOEXEC != 0)
+		if err != nil {
+			f.Close()
+		}
+		return uint64(fd), err
+	}
 	want := map[uint64]int{unix.O_RDONLY: fs.MayRead, unix.O_WRONLY: fs.MayWrite, unix.O_RDWR: fs.MayRead | fs.MayWrite}[acc]
 	if flags&unix.O_TRUNC != 0 {
 		want |= fs.MayWrite
@@ -246,13 +301,82 @@ func sysOpenat(t *kernel.Task, a Args) (uint64, error) {
 		return 0, unix.ENOTDIR
 	}
 	var f fs.File = fs.OpenNode(n, p)
-	if n.IsDevice() {
-		if f, err = fs.OpenDevice(n); err != nil {
+	switch {
+	case n.IsDevice():
+		if f, err = fs.OpenDevice(n, p); err != nil {
+			return 0, err
+		}
+	case n.IsFIFO():
+		if f, err = openFIFO(t, n, acc, flags&unix.O_NONBLOCK != 0); err != nil {
 			return 0, err
 		}
 	}
 	fd, err := t.Proc.Files.Open(f, uint32(flags), flags&unix.O_CLOEXEC != 0)
+	if err != nil {
+		f.Close()
+	}
 	return uint64(fd), err
+}
+
+// openFIFO opens a named pipe; without O_NONBLOCK a reader waits for a
+// writer and a writer for a reader, as Linux's fifo_open.
+func openFIFO(t *kernel.Task, n *fs.Node, acc uint64, nonblock bool) (fs.File, error) {
+	o, err := fs.OpenFIFO(n, acc != unix.O_WRONLY, acc != unix.O_RDONLY, nonblock)
+	if err != nil {
+		return nil, err
+	}
+	return waitPartner(t, o, nonblock)
+}
+
+// waitPartner waits, unless nonblock, until a pipe end just opened has its
+// partner, and returns the end.
+func waitPartner(t *kernel.Task, o *fs.FIFOOpen, nonblock bool) (fs.File, error) {
+	if nonblock {
+		return o.File, nil
+	}
+	changed := make(chan struct{}, 1)
+	cancel := o.Watch(func() {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	})
+	defer cancel()
+	for !o.Partnered() {
+		if err := t.Block(changed, time.Time{}); err != nil {
+			o.File.Close()
+			return nil, err
+		}
+	}
+	return o.File, nil
+}
+
+// sysMknodat implements mknodat(2) for named pipes, regular files and
+// character devices.
+func sysMknodat(t *kernel.Task, a Args) (uint64, error) {
+	p, err := pathArg(t, a[0], a[1])
+	if err != nil {
+		return 0, err
+	}
+	perm := fs.ModeFromUnix(uint32(a[2]) & 0o7777 &^ t.Proc.Umask)
+	var n *fs.Node
+	switch a[2] & unix.S_IFMT {
+	case unix.S_IFIFO:
+		n = fs.NewFIFO(perm)
+	case 0, unix.S_IFREG:
+		n = &fs.Node{Mode: perm}
+	case unix.S_IFCHR:
+		if t.Proc.EUID != 0 {
+			return 0, unix.EPERM // CAP_MKNOD
+		}
+		n = fs.NewDevice(perm, a[3])
+	case unix.S_IFDIR:
+		return 0, unix.EPERM
+	default:
+		return 0, unix.EINVAL
+	}
+	n.Touch()
+	return 0, t.Proc.Root.Create(t.Proc.Cred(), p, n)
 }
 
 // sysMkdirat implements mkdirat(2).
@@ -579,6 +703,9 @@ func sysNewfstatat(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	if pe, ok := pipeOfFD(p); ok && flags&unix.AT_SYMLINK_NOFOLLOW == 0 {
+		return 0, copyOutStruct(t, a[2], statOf(pe.Stat()))
+	}
 	n, err := t.Proc.Root.Lookup(t.Proc.Cred(), p, flags&unix.AT_SYMLINK_NOFOLLOW == 0)
 	if err != nil {
 		return 0, err
@@ -771,7 +898,8 @@ func sysChdir(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	n, err := t.Proc.Root.Lookup(t.Proc.Cred(), p, true)
+	// The working directory is the physical path, as getcwd reports it.
+	n, canon, err := t.Proc.Root.LookupPath(t.Proc.Cred(), p)
 	if err != nil {
 		return 0, err
 	}
@@ -781,7 +909,7 @@ func sysChdir(t *kernel.Task, a Args) (uint64, error) {
 	if err := fs.Access(n, t.Proc.Cred(), fs.MayExec); err != nil {
 		return 0, err
 	}
-	t.Proc.Cwd = p
+	t.Proc.Cwd = canon
 	return 0, nil
 }
 

@@ -31,10 +31,11 @@ func parse(fs *pflag.FlagSet, args []string) (help bool, err error) {
 }
 
 func cmdRootfs(ctx context.Context, args []string) error {
-	fs := newFlags("rootfs", "[--flavor ours|linux] [--out FILE] [--nonce]")
+	fs := newFlags("rootfs", "[--flavor ours|linux | --packages PKG,...] [--out FILE] [--nonce]")
 	var o rootfs.Options
 	var flavor, initFile string
 	fs.StringVar(&flavor, "flavor", "ours", "ours (our kernel) or linux (adds busybox, virtio modules and /init for Debian's Linux)")
+	fs.StringSliceVar(&o.Packages, "packages", nil, "a root filesystem of these Debian packages and their dependencies (pinned in rootfs.lock on first use)")
 	fs.StringVar(&o.Out, "out", "", "write the cpio archive here (default: the cache under the build directory)")
 	fs.BoolVar(&o.Nonce, "nonce", false, "append a fresh random nonce file to a per-run copy of the archive")
 	fs.StringVar(&o.BuildDir, "build-dir", "", "cache directory (default: build/ of the source tree)")
@@ -49,8 +50,19 @@ func cmdRootfs(ctx context.Context, args []string) error {
 		return usageErr("rootfs: unexpected argument %q", fs.Arg(0))
 	}
 	o.Flavor = rootfs.Flavor(flavor)
-	if o.Flavor != rootfs.Ours && o.Flavor != rootfs.Linux {
-		return usageErr("--flavor %q: want ours or linux", flavor)
+	if len(o.Packages) > 0 {
+		if fs.Changed("flavor") && o.Flavor != rootfs.Packages {
+			return usageErr("--packages builds the packages flavor, not %q", flavor)
+		}
+		if _, err := rootfs.PackageSet(o.Packages); err != nil {
+			return usageErr("--packages: %v", err)
+		}
+		o.Flavor = rootfs.Packages
+	} else if o.Flavor == rootfs.Packages {
+		return usageErr("--flavor packages needs --packages")
+	}
+	if o.Flavor != rootfs.Ours && o.Flavor != rootfs.Linux && o.Flavor != rootfs.Packages {
+		return usageErr("--flavor %q: want ours or linux (or --packages)", flavor)
 	}
 	if initFile != "" {
 		b, err := os.ReadFile(initFile)
@@ -67,8 +79,15 @@ func cmdRootfs(ctx context.Context, args []string) error {
 		return envErr(err)
 	}
 	fmt.Printf("rootfs (%s): %s\n", o.Flavor, img.CPIO)
+	fmt.Printf("tree:    %s\n", img.Dir)
 	if img.Kernel != "" {
 		fmt.Printf("kernel:  %s\n", img.Kernel)
+	}
+	if o.Flavor == rootfs.Packages {
+		for _, e := range img.Packages {
+			fmt.Printf("package: %s %s\n", e.Package, e.Version)
+		}
+		return nil
 	}
 	fmt.Printf("nginx:   %s\n", img.NginxVersion)
 	fmt.Printf("content: %d files", len(img.Files))

@@ -172,10 +172,25 @@ func (a *apt) download(ctx context.Context, dir string, es []LockEntry) error {
 // linux-image-riscv64 metapackage depends on.
 var linuxImageRe = regexp.MustCompile(`^linux-image-[0-9].*-riscv64$`)
 
-// resolveAll computes the full lock from the mirror: nginx's closure, and for
+// resolveSet resolves a package set (PackageSet) to its closure.
+func (a *apt) resolveSet(ctx context.Context, set string) ([]LockEntry, error) {
+	pkgs := setPackages(set)
+	if pkgs == nil {
+		return nil, fmt.Errorf("%q is not a package set", set)
+	}
+	es, err := a.resolve(ctx, set, pkgs...)
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(es, func(i, j int) bool { return es[i].Package < es[j].Package })
+	return es, nil
+}
+
+// resolveAll computes the full lock from the mirror: nginx's closure, for
 // the Linux flavour busybox-static and the kernel package itself (its own
-// dependencies, such as initramfs-tools, are not needed to boot it).
-func (a *apt) resolveAll(ctx context.Context) (*Lock, error) {
+// dependencies, such as initramfs-tools, are not needed to boot it), and the
+// closure of each package set in sets.
+func (a *apt) resolveAll(ctx context.Context, sets []string) (*Lock, error) {
 	ours, err := a.resolve(ctx, setOurs, "nginx")
 	if err != nil {
 		return nil, err
@@ -206,6 +221,13 @@ func (a *apt) resolveAll(ctx context.Context) (*Lock, error) {
 	}
 	if kernels != 1 {
 		return nil, fmt.Errorf("expected one versioned linux-image package, found %d", kernels)
+	}
+	for _, set := range sets {
+		es, err := a.resolveSet(ctx, set)
+		if err != nil {
+			return nil, err
+		}
+		l.Entries = append(l.Entries, es...)
 	}
 	sort.Slice(l.Entries, func(i, j int) bool { return l.Entries[i].Package < l.Entries[j].Package })
 	return l, nil

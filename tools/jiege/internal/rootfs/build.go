@@ -25,6 +25,7 @@ import (
 //	debs/                      package files named as apt-get download names them
 //	kernel/<sha>/              the linux-image package unpacked (linux flavour)
 //	<flavor>-<key>/tree/       the unpacked root filesystem
+//	packages-<set>-<key>/      the same for a package set (<set> hashes its name)
 //	<flavor>-<key>/meta.json   content list, nginx version, module order
 //	<flavor>-<key>/rootfs-<variant>.cpio  the newc archive (variant = Init/Extra)
 //	nonce/                     per-run archives with a nonce appended
@@ -34,6 +35,7 @@ import (
 type builder struct {
 	o       Options
 	root    string
+	set     string // the package set of the packages flavour
 	entries []LockEntry
 	debs    map[string]string
 }
@@ -49,6 +51,9 @@ type meta struct {
 func (b *builder) key() string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\n%s\n", generatorVersion, b.o.Flavor)
+	if b.set != "" {
+		fmt.Fprintf(h, "%s\n", b.set)
+	}
 	for _, e := range b.entries {
 		fmt.Fprintf(h, "%s %s %s %s\n", e.Package, e.Version, e.Arch, e.SHA256)
 	}
@@ -60,7 +65,20 @@ func (b *builder) key() string {
 	if b.o.Flavor == Linux {
 		fmt.Fprintf(h, "%s\n%s\n", strings.Join(linuxModules, ","), initTemplate)
 	}
+	if b.o.Flavor == Packages {
+		fmt.Fprintf(h, "%s\n", configureVersion)
+	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// cacheName is the prefix of this flavour's (and package set's) trees in
+// the cache: trees with the same prefix and another key are stale.
+func (b *builder) cacheName() string {
+	if b.o.Flavor != Packages {
+		return string(b.o.Flavor)
+	}
+	sum := sha256.Sum256([]byte(b.set))
+	return string(Packages) + "-" + hex.EncodeToString(sum[:])[:8]
 }
 
 func writeMap(w io.Writer, m map[string]string) {
@@ -77,7 +95,7 @@ func writeMap(w io.Writer, m map[string]string) {
 func (b *builder) build(ctx context.Context) (*Image, error) {
 	start := time.Now()
 	key := b.key()
-	vdir := filepath.Join(b.root, string(b.o.Flavor)+"-"+key)
+	vdir := filepath.Join(b.root, b.cacheName()+"-"+key)
 	tree := filepath.Join(vdir, "tree")
 	metaPath := filepath.Join(vdir, "meta.json")
 	var m meta
@@ -113,7 +131,7 @@ func (b *builder) build(ctx context.Context) (*Image, error) {
 			return nil, err
 		}
 	}
-	img := &Image{CPIO: cpioPath, Dir: tree, Files: m.Files, NginxVersion: m.NginxVersion, Modules: m.Modules}
+	img := &Image{CPIO: cpioPath, Dir: tree, Files: m.Files, NginxVersion: m.NginxVersion, Modules: m.Modules, Packages: b.entries}
 	if m.Kernel != "" {
 		img.Kernel = filepath.Join(b.root, m.Kernel)
 	}
@@ -176,9 +194,10 @@ func variantKey(ov map[string]override) string {
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
-// prune removes trees of the same flavour built from other inputs.
+// prune removes trees of the same flavour (and package set) built from
+// other inputs.
 func (b *builder) prune(keep string) {
-	old, _ := filepath.Glob(filepath.Join(b.root, string(b.o.Flavor)+"-*"))
+	old, _ := filepath.Glob(filepath.Join(b.root, b.cacheName()+"-*"))
 	for _, d := range old {
 		if d != keep {
 			fmt.Fprintf(b.o.Log, "rootfs: removing stale %s\n", d)
@@ -217,6 +236,12 @@ func (b *builder) buildTree(ctx context.Context, tree string) (*meta, error) {
 		if out, err := exec.CommandContext(ctx, "dpkg-deb", "-x", b.debs[e.Package], tmp).CombinedOutput(); err != nil {
 			return nil, fmt.Errorf("dpkg-deb -x %s: %v: %s", b.debs[e.Package], err, out)
 		}
+	}
+	if b.o.Flavor == Packages {
+		if err := b.configure(ctx, tmp); err != nil {
+			return nil, err
+		}
+		return m, finishTree(tmp, tree)
 	}
 	if m.NginxVersion == "" {
 		return nil, fmt.Errorf("rootfs.lock has no nginx package")
@@ -284,13 +309,15 @@ func (b *builder) buildTree(ctx context.Context, tree string) (*meta, error) {
 			return nil, err
 		}
 	}
+	return m, finishTree(tmp, tree)
+}
+
+// finishTree fixes the times of the tree built in tmp and moves it in place.
+func finishTree(tmp, tree string) error {
 	if err := fixTimes(tmp); err != nil {
-		return nil, err
+		return err
 	}
-	if err := os.Rename(tmp, tree); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return os.Rename(tmp, tree)
 }
 
 func writeFile(path string, data []byte, mode os.FileMode) error {

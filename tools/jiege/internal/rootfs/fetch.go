@@ -42,12 +42,22 @@ func (f *fetcher) apt(ctx context.Context) (*apt, error) {
 	return a, nil
 }
 
-func (f *fetcher) updateLock(ctx context.Context) (*Lock, error) {
+// updateLock re-resolves the whole lock, with the package sets given.
+func (f *fetcher) updateLock(ctx context.Context, sets []string) (*Lock, error) {
 	a, err := f.apt(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return a.resolveAll(ctx)
+	return a.resolveAll(ctx, sets)
+}
+
+// pinSet resolves one package set and returns its entries.
+func (f *fetcher) pinSet(ctx context.Context, set string) ([]LockEntry, error) {
+	a, err := f.apt(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return a.resolveSet(ctx, set)
 }
 
 // ensure makes sure every entry's package file is in the cache and matches

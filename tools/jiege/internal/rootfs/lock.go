@@ -3,25 +3,92 @@ package rootfs
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
 	"os"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 )
 
 // Package sets recorded in the lock file. "ours" is nginx's closure; "linux"
-// adds what the Linux flavour needs on top of it.
+// adds what the Linux flavour needs on top of it; "packages:a,b,c" is the
+// closure of the packages a, b and c that someone asked for (PackageSet).
 const (
-	setOurs  = "ours"
-	setLinux = "linux"
+	setOurs        = "ours"
+	setLinux       = "linux"
+	packagesPrefix = "packages:"
 )
+
+// debianName is the form Debian policy gives package names.
+var debianName = regexp.MustCompile(`^[a-z0-9][a-z0-9+.-]+$`)
+
+// PackageSet returns the lock set name of a list of requested packages:
+// sorted and without duplicates, so that the same list in any order is
+// pinned once.
+func PackageSet(pkgs []string) (string, error) {
+	seen := map[string]bool{}
+	var names []string
+	for _, p := range pkgs {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		if !debianName.MatchString(p) {
+			return "", fmt.Errorf("%q is not a Debian package name", p)
+		}
+		if !seen[p] {
+			seen[p] = true
+			names = append(names, p)
+		}
+	}
+	if len(names) == 0 {
+		return "", errors.New("no packages given")
+	}
+	sort.Strings(names)
+	return packagesPrefix + strings.Join(names, ","), nil
+}
+
+// setPackages returns the packages a set was resolved from (nil for ours
+// and linux).
+func setPackages(set string) []string {
+	list, ok := strings.CutPrefix(set, packagesPrefix)
+	if !ok {
+		return nil
+	}
+	return strings.Split(list, ",")
+}
+
+// validSet reports whether a lock line's set is one this code writes.
+func validSet(set string) bool {
+	if set == setOurs || set == setLinux {
+		return true
+	}
+	pkgs := setPackages(set)
+	if pkgs == nil {
+		return false
+	}
+	canon, err := PackageSet(pkgs)
+	return err == nil && canon == set
+}
+
+// setRank orders sets in the file: ours, linux, then package sets by name.
+func setRank(set string) int {
+	switch set {
+	case setOurs:
+		return 0
+	case setLinux:
+		return 1
+	}
+	return 2
+}
 
 // LockEntry pins one Debian package file.
 type LockEntry struct {
-	Set     string // setOurs or setLinux
+	Set     string // setOurs, setLinux or a PackageSet
 	Package string
 	Version string
 	Arch    string
@@ -40,8 +107,9 @@ type Lock struct {
 	Entries []LockEntry
 }
 
-const lockHeader = `# jiege rootfs lock: the Debian stable riscv64 packages of the root filesystem.
-# Every build checks its downloads against these sha256 sums.
+const lockHeader = `# jiege rootfs lock: the Debian stable riscv64 packages of the root filesystems.
+# Every build checks its downloads against these sha256 sums. A set
+# "packages:a,b" is what jiege rootfs --packages a,b resolved and pinned.
 # Regenerate with: jiege rootfs --update-lock
 # set package version arch size sha256
 `
@@ -68,7 +136,7 @@ func ParseLock(r io.Reader) (*Lock, error) {
 		if err != nil {
 			return fmt.Errorf("rootfs.lock line %d: size: %v", n, err)
 		}
-		if f[0] != setOurs && f[0] != setLinux {
+		if !validSet(f[0]) {
 			return fmt.Errorf("rootfs.lock line %d: unknown set %q", n, f[0])
 		}
 		if len(f[5]) != 64 {
@@ -87,8 +155,11 @@ func ParseLock(r io.Reader) (*Lock, error) {
 func (l *Lock) Format() []byte {
 	es := append([]LockEntry(nil), l.Entries...)
 	sort.Slice(es, func(i, j int) bool {
+		if ri, rj := setRank(es[i].Set), setRank(es[j].Set); ri != rj {
+			return ri < rj
+		}
 		if es[i].Set != es[j].Set {
-			return es[i].Set > es[j].Set // "ours" before "linux"
+			return es[i].Set < es[j].Set
 		}
 		return es[i].Package < es[j].Package
 	})
@@ -109,6 +180,46 @@ func (l *Lock) For(f Flavor) []LockEntry {
 		}
 	}
 	return out
+}
+
+// Set returns the entries of one set.
+func (l *Lock) Set(set string) []LockEntry {
+	var out []LockEntry
+	for _, e := range l.Entries {
+		if e.Set == set {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Replace makes es the entries of set, dropping the ones it had.
+func (l *Lock) Replace(set string, es []LockEntry) {
+	kept := l.Entries[:0:0]
+	for _, e := range l.Entries {
+		if e.Set != set {
+			kept = append(kept, e)
+		}
+	}
+	for _, e := range es {
+		e.Set = set
+		kept = append(kept, e)
+	}
+	l.Entries = kept
+}
+
+// packageSets lists the package sets in the lock, each once.
+func (l *Lock) packageSets() []string {
+	seen := map[string]bool{}
+	var sets []string
+	for _, e := range l.Entries {
+		if setPackages(e.Set) != nil && !seen[e.Set] {
+			seen[e.Set] = true
+			sets = append(sets, e.Set)
+		}
+	}
+	sort.Strings(sets)
+	return sets
 }
 
 // Find returns the entry for a package name in a set.

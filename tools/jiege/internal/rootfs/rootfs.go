@@ -1,10 +1,12 @@
-// Package rootfs owns jiege's nginx root filesystem: it fetches Debian
-// stable's riscv64 nginx and its apt-resolved dependency closure (pinned by
+// Package rootfs owns jiege's root filesystems: it fetches Debian stable's
+// riscv64 nginx and its apt-resolved dependency closure (pinned by
 // rootfs.lock), lays out a tree with our nginx.conf and test content, packs it
 // as a newc initramfs (with an optional per-run nonce archive appended), adds
 // busybox, kernel modules and an /init for Debian's Linux (the "linux"
 // flavour), and runs the same nginx under qemu-riscv64 on the host as the
-// oracle for expected responses.
+// oracle for expected responses. The "packages" flavour is a root
+// filesystem of any Debian packages and their closure, configured as their
+// maintainer scripts would (users, groups, alternatives).
 package rootfs
 
 import (
@@ -30,11 +32,17 @@ const (
 	Ours Flavor = "ours"
 	// Linux adds busybox, virtio kernel modules and an /init for Debian's Linux.
 	Linux Flavor = "linux"
+	// Packages is Options.Packages and their dependencies, nothing else.
+	Packages Flavor = "packages"
 )
 
 // Options configure Build.
 type Options struct {
-	Flavor   Flavor
+	Flavor Flavor
+	// Packages are the Debian packages of the Packages flavour (setting
+	// them implies it). Their closure is pinned in the lock file the first
+	// time a list is built.
+	Packages []string
 	BuildDir string // cache root; default DefaultBuildDir()
 	Mirror   string // Debian mirror URL; default: read from the host's apt sources
 	Nonce    bool   // append a fresh random file to a per-run copy of the archive
@@ -72,6 +80,8 @@ type Image struct {
 	NginxVersion string
 	// Modules lists the linux flavour's kernel modules in load order.
 	Modules []string
+	// Packages are the locked packages unpacked into the tree.
+	Packages []LockEntry
 }
 
 //go:embed rootfs.lock
@@ -119,9 +129,17 @@ func sourceLockFile() string {
 func (o *Options) defaults() error {
 	if o.Flavor == "" {
 		o.Flavor = Ours
+		if len(o.Packages) > 0 {
+			o.Flavor = Packages
+		}
 	}
-	if o.Flavor != Ours && o.Flavor != Linux {
-		return fmt.Errorf("unknown rootfs flavor %q (want ours or linux)", o.Flavor)
+	switch {
+	case o.Flavor != Ours && o.Flavor != Linux && o.Flavor != Packages:
+		return fmt.Errorf("unknown rootfs flavor %q (want ours, linux or packages)", o.Flavor)
+	case o.Flavor == Packages && len(o.Packages) == 0:
+		return errors.New("the packages flavor needs a list of packages")
+	case o.Flavor != Packages && len(o.Packages) > 0:
+		return fmt.Errorf("the %s flavor takes no package list", o.Flavor)
 	}
 	if o.BuildDir == "" {
 		o.BuildDir = DefaultBuildDir()
@@ -169,23 +187,41 @@ func Build(ctx context.Context, o Options) (*Image, error) {
 	}
 	defer unlock()
 
+	var set string
+	if o.Flavor == Packages {
+		if set, err = PackageSet(o.Packages); err != nil {
+			return nil, err
+		}
+	}
 	f := &fetcher{root: root, mirror: o.Mirror, log: o.Log}
-	var lk *Lock
+	lk, err := loadLock(o.LockFile)
+	if err != nil {
+		return nil, err
+	}
 	if o.UpdateLock {
 		if o.LockFile == "" {
 			return nil, errors.New("--update-lock needs the source tree (rootfs.lock) in or above the working directory")
 		}
-		if lk, err = f.updateLock(ctx); err != nil {
+		sets := lk.packageSets()
+		if set != "" && len(lk.Set(set)) == 0 {
+			sets = append(sets, set)
+		}
+		if lk, err = f.updateLock(ctx, sets); err != nil {
 			return nil, err
 		}
 		if err := writeIfChanged(o.LockFile, lk.Format(), 0o644); err != nil {
 			return nil, err
 		}
 		fmt.Fprintf(o.Log, "rootfs: wrote %s (%d packages)\n", o.LockFile, len(lk.Entries))
-	} else if lk, err = loadLock(o.LockFile); err != nil {
-		return nil, err
 	}
-	entries := lk.For(o.Flavor)
+	var entries []LockEntry
+	if o.Flavor == Packages {
+		if entries, err = pinned(ctx, f, lk, set, o); err != nil {
+			return nil, err
+		}
+	} else {
+		entries = lk.For(o.Flavor)
+	}
 	if len(entries) == 0 {
 		return nil, errors.New("rootfs.lock has no packages; run `jiege rootfs --update-lock`")
 	}
@@ -193,8 +229,30 @@ func Build(ctx context.Context, o Options) (*Image, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &builder{o: o, root: root, entries: entries, debs: debs}
+	b := &builder{o: o, root: root, set: set, entries: entries, debs: debs}
 	return b.build(ctx)
+}
+
+// pinned returns a package set's locked entries; a set not in the lock yet
+// is resolved by apt and written into the lock file, so that every later
+// build gets the same package files.
+func pinned(ctx context.Context, f *fetcher, lk *Lock, set string, o Options) ([]LockEntry, error) {
+	if es := lk.Set(set); len(es) > 0 {
+		return es, nil
+	}
+	if o.LockFile == "" {
+		return nil, fmt.Errorf("rootfs.lock has no set %q, and pinning it needs the source tree (rootfs.lock) in or above the working directory", set)
+	}
+	es, err := f.pinSet(ctx, set)
+	if err != nil {
+		return nil, err
+	}
+	lk.Replace(set, es)
+	if err := writeIfChanged(o.LockFile, lk.Format(), 0o644); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(o.Log, "rootfs: pinned %s (%d packages) in %s\n", set, len(es), o.LockFile)
+	return lk.Set(set), nil
 }
 
 // lockDir serialises builds sharing a cache (parallel test packages, several

@@ -1,0 +1,124 @@
+package fs
+
+import (
+	"io/fs"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// Named pipes (FIFOs): a tree node that, opened, joins the pipe it holds
+// while any end is open, as Linux's fifo_open does.
+
+// fifoMu guards every FIFO node's pipe pointer.
+var fifoMu sync.Mutex
+
+// NewFIFO returns a named pipe node.
+func NewFIFO(perm fs.FileMode) *Node {
+	return &Node{Mode: fs.ModeNamedPipe | perm&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky), Ino: nextIno.Add(1)}
+}
+
+// IsFIFO reports whether n is a named pipe.
+func (n *Node) IsFIFO() bool { return n.Mode&fs.ModeNamedPipe != 0 }
+
+// FIFOOpen is an end of a named pipe just opened, and what the opener
+// waits for before open returns.
+type FIFOOpen struct {
+	File File
+	p    *pipe
+	// start is the partner's open count when this end opened.
+	reader, writer bool
+	start          uint64
+}
+
+// OpenFIFO opens the named pipe n for reading, writing or both. A writer
+// that must not wait (nonblock) and finds no reader gets ENXIO.
+func OpenFIFO(n *Node, read, write, nonblock bool) (*FIFOOpen, error) {
+	fifoMu.Lock()
+	p, _ := n.Bound.(*pipe)
+	if p == nil || (p.readers == 0 && p.writers == 0) {
+		// The last close dropped the data; a new pipe starts empty.
+		p = &pipe{slots: PipeDefaultSize / pipePage, ino: n.Ino}
+		n.Bound = p
+	}
+	fifoMu.Unlock()
+	return p.open(read, write, nonblock)
+}
+
+// Reopen opens the pipe of this end anew, as opening /proc/PID/fd/N (or
+// /dev/fd/N) of a pipe does on Linux: a new description of either side,
+// which, unlike a named pipe's, never waits for a partner.
+func (e *PipeEnd) Reopen(read, write bool) File {
+	o, _ := e.p.open(read, write, false) // only a non-blocking open fails
+	return o.File
+}
+
+// Reopen opens the pipe anew (see PipeEnd.Reopen).
+func (f *fifoRW) Reopen(read, write bool) File { return f.r.Reopen(read, write) }
+
+func (p *pipe) open(read, write, nonblock bool) (*FIFOOpen, error) {
+	p.mu.Lock()
+	if write && !read && nonblock && p.readers == 0 {
+		p.mu.Unlock()
+		return nil, unix.ENXIO
+	}
+	o := &FIFOOpen{p: p, reader: read && !write, writer: write && !read}
+	if read {
+		p.readers++
+		p.rOpens++
+	}
+	if write {
+		p.writers++
+		p.wOpens++
+	}
+	switch {
+	case read && write:
+		o.File = &fifoRW{r: &PipeEnd{p: p}, w: &PipeEnd{p: p, write: true}}
+	case write:
+		o.File = &PipeEnd{p: p, write: true}
+		o.start = p.rOpens
+	default:
+		o.File = &PipeEnd{p: p}
+		o.start = p.wOpens
+	}
+	fns := p.notifier.Changed()
+	p.mu.Unlock()
+	Notify(fns)
+	return o, nil
+}
+
+// Partnered reports whether open may return: a reader once a writer is
+// there or has come since, a writer once a reader is there.
+func (o *FIFOOpen) Partnered() bool {
+	p := o.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case o.reader:
+		return p.writers > 0 || p.wOpens != o.start
+	case o.writer:
+		return p.readers > 0
+	}
+	return true
+}
+
+// Watch calls notify on every change of the pipe, opens included.
+func (o *FIFOOpen) Watch(notify func()) func() {
+	return (&PipeEnd{p: o.p}).Watch(notify)
+}
+
+// fifoRW is a named pipe opened for reading and writing: both ends in one
+// description.
+type fifoRW struct{ r, w *PipeEnd }
+
+func (f *fifoRW) Read(b []byte) (int, error)  { return f.r.Read(b) }
+func (f *fifoRW) Write(b []byte) (int, error) { return f.w.Write(b) }
+func (f *fifoRW) Stat() Stat                  { return f.r.Stat() }
+func (f *fifoRW) Readiness(mask uint32) uint32 {
+	return f.r.Readiness(mask) | f.w.Readiness(mask)
+}
+func (f *fifoRW) Watch(notify func()) func() { return f.r.Watch(notify) }
+func (f *fifoRW) Close() error {
+	f.r.Close()
+	return f.w.Close()
+}
