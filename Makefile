@@ -48,6 +48,18 @@ qemu: kernel $(ROOTFS)
 	$(QEMU) -machine virt -m $(MEM) -smp $(SMP) -nographic $(QEMU_DEVICES) \
 		-bios $(TRAMP) -kernel $(KERNEL) -initrd $(ROOTFS) -append '$(APPEND)'
 
+# A shell on the console: Debian's busybox (fetched with apt, pinned in
+# rootfs.lock) with its applets installed, a controlling terminal (Ctrl-C
+# reaches the foreground job) and the network up (wget http://10.0.2.2:PORT/).
+SHELL_ROOTFS := $(BUILD)/rootfs-shell.cpio
+SHELL_INIT   := init=/usr/bin/busybox -- sh -c "/usr/bin/busybox --install -s /bin; exec /usr/bin/busybox setsid -c /usr/bin/busybox sh -l"
+.PHONY: shell
+shell: kernel jiege
+	$(BUILD)/jiege rootfs --quiet --packages busybox-static --out $(SHELL_ROOTFS)
+	@echo "busybox sh on the console (exit or Ctrl-A X quits QEMU)"
+	$(QEMU) -machine virt -m $(MEM) -smp $(SMP) -nographic $(QEMU_DEVICES) \
+		-bios $(TRAMP) -kernel $(KERNEL) -initrd $(SHELL_ROOTFS) -append '$(SHELL_INIT) $(APPEND)'
+
 # The kernel alone: it prints its boot log and idles (APPEND=selftest runs the checks).
 qemu-kernel: kernel
 	$(QEMU) -machine virt -m $(MEM) -smp $(SMP) -nographic $(QEMU_DEVICES) \

@@ -50,7 +50,11 @@ const (
 
 // StatNode describes a tree node.
 func StatNode(n *Node) Stat {
-	st := Stat{Dev: devInitramfs, Ino: n.Ino, Nlink: uint32(max(n.Links, 1)), UID: n.UID, GID: n.GID,
+	dev := uint64(devInitramfs)
+	if n.Dev != 0 {
+		dev = n.Dev
+	}
+	st := Stat{Dev: dev, Ino: n.Ino, Nlink: uint32(max(n.Links, 1)), UID: n.UID, GID: n.GID,
 		ATime: n.ATime, MTime: n.MTime, CTime: n.CTime, Blksize: 4096}
 	mode := UnixPerm(n.Mode)
 	switch {

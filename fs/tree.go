@@ -34,6 +34,7 @@ type Node struct {
 	Link                string // symbolic links
 	Rdev                uint64 // character devices
 	Bound               any    // the Unix socket bound to a socket node
+	Dev                 uint64 // st_dev when not the tree's own (procfs, sysfs)
 	Children            map[string]*Node
 	// Synthetic nodes (procfs, sysfs) compute their contents: a file's data
 	// when it is opened, a directory's children when it is walked.
@@ -52,9 +53,23 @@ func NewSymlink(target string) *Node {
 	return n
 }
 
+// NewProcSymlink returns a symbolic link of procfs.
+func NewProcSymlink(target string) *Node {
+	n := &Node{Mode: fs.ModeSymlink | 0o777, Link: target, Ino: nextIno.Add(1), Dev: DevProc}
+	n.Touch()
+	return n
+}
+
+// Devices of the synthetic file systems, for st_dev (as Linux numbers
+// its anonymous ones).
+const (
+	DevProc  = 3
+	DevSysfs = 4
+)
+
 // NewGenerated returns a read-only file whose data gen computes at each open.
 func NewGenerated(gen func() []byte) *Node {
-	n := &Node{Mode: 0o444, Generate: gen, Ino: nextIno.Add(1)}
+	n := &Node{Mode: 0o444, Generate: gen, Ino: nextIno.Add(1), Dev: DevProc}
 	n.Touch()
 	return n
 }

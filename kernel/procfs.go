@@ -23,11 +23,23 @@ var (
 
 func procFile(gen func() []byte) *fs.Node { return fs.NewGenerated(gen) }
 
-func procLink(target string) *fs.Node { return fs.NewSymlink(target) }
+func procLink(target string) *fs.Node { return fs.NewProcSymlink(target) }
 
 func procDir(list func() map[string]*fs.Node) *fs.Node {
 	n := fs.NewDir(0o555)
 	n.ListDir = list
+	n.Dev = fs.DevProc
+	n.Touch()
+	return n
+}
+
+// sysDir is a directory of sysfs holding children.
+func sysDir(children map[string]*fs.Node) *fs.Node {
+	n := fs.NewDir(0o755)
+	for k, v := range children {
+		n.Children[k] = v
+	}
+	n.Dev = fs.DevSysfs
 	n.Touch()
 	return n
 }
@@ -45,7 +57,7 @@ func MountProc(tree *fs.Tree) {
 		}),
 		"mounts": procFile(mounts),
 		"filesystems": procFile(func() []byte {
-			return []byte("nodev\tsysfs\nnodev\ttmpfs\nnodev\tproc\nnodev\tdevtmpfs\nnodev\trootfs\n")
+			return []byte("nodev\tsysfs\nnodev\ttmpfs\nnodev\tproc\nnodev\tdevtmpfs\n")
 		}),
 	}
 	proc := procDir(func() map[string]*fs.Node {
@@ -60,17 +72,9 @@ func MountProc(tree *fs.Tree) {
 	})
 	tree.Root.Children["proc"] = proc
 	online := procFile(func() []byte { return []byte(cpuRange() + "\n") })
-	cpu := fs.NewDir(0o755)
-	cpu.Children["online"] = online
-	cpu.Children["possible"] = online
-	cpu.Children["present"] = online
-	system := fs.NewDir(0o755)
-	system.Children["cpu"] = cpu
-	devices := fs.NewDir(0o755)
-	devices.Children["system"] = system
-	sys := fs.NewDir(0o555)
-	sys.Children["devices"] = devices
-	tree.Root.Children["sys"] = sys
+	online.Dev = fs.DevSysfs
+	cpu := sysDir(map[string]*fs.Node{"online": online, "possible": online, "present": online})
+	tree.Root.Children["sys"] = sysDir(map[string]*fs.Node{"devices": sysDir(map[string]*fs.Node{"system": sysDir(map[string]*fs.Node{"cpu": cpu})})})
 }
 
 func cpuRange() string {
@@ -266,6 +270,6 @@ func uptime() []byte {
 }
 
 func mounts() []byte {
-	return []byte("rootfs / rootfs rw 0 0\nproc /proc proc rw,nosuid,nodev,noexec,relatime 0 0\n" +
-		"sysfs /sys sysfs rw,nosuid,nodev,noexec,relatime 0 0\ndevtmpfs /dev devtmpfs rw,relatime 0 0\n")
+	return []byte("tmpfs / tmpfs rw 0 0\nproc /proc proc rw,nosuid,nodev,noexec,relatime 0 0\n" +
+		"sysfs /sys sysfs rw,nosuid,nodev,noexec,relatime 0 0\n")
 }

@@ -1070,11 +1070,26 @@ func sysSymlinkat(t *kernel.Task, a Args) (uint64, error) {
 	return 0, t.Proc.Root.Create(t.Proc.Cred(), p, fs.NewSymlink(target))
 }
 
-// rootStatfs describes the in-memory tree as Linux describes its rootfs,
-// a tmpfs.
-func rootStatfs() linuxStatfs {
-	const tmpfsMagic = 0x01021994
-	return linuxStatfs{Type: tmpfsMagic, Bsize: 4096, Frsize: 4096, Namelen: 255}
+// statfsOf describes the file system a file of st is on: the tree as a
+// tmpfs (its size limit and what its files hold), procfs and sysfs as
+// Linux reports them.
+func statfsOf(st fs.Stat) linuxStatfs {
+	const (
+		tmpfsMagic = 0x01021994
+		procMagic  = 0x9fa0
+		sysfsMagic = 0x62656572
+	)
+	switch st.Dev {
+	case fs.DevProc:
+		return linuxStatfs{Type: procMagic, Bsize: 4096, Frsize: 4096, Namelen: 255}
+	case fs.DevSysfs:
+		return linuxStatfs{Type: sysfsMagic, Bsize: 4096, Frsize: 4096, Namelen: 255}
+	}
+	used, limit := fs.Usage()
+	blocks := uint64(limit) / 4096
+	free := blocks - min(blocks, uint64(used)/4096)
+	return linuxStatfs{Type: tmpfsMagic, Bsize: 4096, Frsize: 4096, Namelen: 255,
+		Blocks: blocks, Bfree: free, Bavail: free}
 }
 
 // sysStatfs implements statfs(2).
@@ -1083,18 +1098,20 @@ func sysStatfs(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if _, err := t.Proc.Root.Lookup(t.Proc.Cred(), p, true); err != nil {
+	n, err := t.Proc.Root.Lookup(t.Proc.Cred(), p, true)
+	if err != nil {
 		return 0, err
 	}
-	return 0, copyOutStruct(t, a[1], rootStatfs())
+	return 0, copyOutStruct(t, a[1], statfsOf(fs.StatNode(n)))
 }
 
 // sysFstatfs implements fstatfs(2).
 func sysFstatfs(t *kernel.Task, a Args) (uint64, error) {
-	if _, err := t.Proc.Files.Get(int(int32(a[0]))); err != nil {
+	d, err := t.Proc.Files.Get(int(int32(a[0])))
+	if err != nil {
 		return 0, err
 	}
-	return 0, copyOutStruct(t, a[1], rootStatfs())
+	return 0, copyOutStruct(t, a[1], statfsOf(d.File.Stat()))
 }
 
 // linuxFlock is struct flock.

@@ -12,6 +12,7 @@ import (
 
 func init() {
 	register(sysno.Uname, sysUname)
+	register(sysno.Sysinfo, sysSysinfo)
 	register(sysno.Prlimit64, sysPrlimit64)
 	register(sysno.Getrlimit, sysGetrlimit)
 	register(sysno.Setrlimit, sysSetrlimit)
@@ -257,4 +258,32 @@ func sysRestartSyscall(t *kernel.Task, a Args) (uint64, error) {
 		return 0, unix.EINTR
 	}
 	return fn(t)
+}
+
+// linuxSysinfo is struct sysinfo (64-bit: no padding at the end).
+type linuxSysinfo struct {
+	Uptime    int64
+	Loads     [3]uint64
+	TotalRAM  uint64
+	FreeRAM   uint64
+	SharedRAM uint64
+	BufferRAM uint64
+	TotalSwap uint64
+	FreeSwap  uint64
+	Procs     uint16
+	_         [6]byte
+	TotalHigh uint64
+	FreeHigh  uint64
+	MemUnit   uint32
+	_         uint32
+}
+
+// sysSysinfo implements sysinfo(2): uptime, RAM (the frames the kernel
+// manages), no swap, the number of tasks.
+func sysSysinfo(t *kernel.Task, a Args) (uint64, error) {
+	inUse, total := kernel.MemoryStats()
+	return 0, copyOutStruct(t, a[0], linuxSysinfo{
+		Uptime: int64(kernel.Uptime() / time.Second), TotalRAM: total, FreeRAM: total - inUse,
+		Procs: uint16(min(len(kernel.Processes()), 65535)), MemUnit: 1,
+	})
 }
