@@ -84,6 +84,45 @@ func (e *PipeEnd) Read(b []byte) (int, error) {
 	return n, nil
 }
 
+// Peek copies up to len(b) bytes without taking them; like Read otherwise.
+func (e *PipeEnd) Peek(b []byte) (int, error) {
+	if e.write {
+		return 0, unix.EBADF
+	}
+	p := e.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.bufs) == 0 {
+		if p.writers == 0 || len(b) == 0 {
+			return 0, nil
+		}
+		return 0, unix.EAGAIN
+	}
+	n := 0
+	for i := 0; i < len(p.bufs) && n < len(b); i++ {
+		n += copy(b[n:], p.bufs[i])
+	}
+	return n, nil
+}
+
+// Discard takes n bytes a Peek returned.
+func (e *PipeEnd) Discard(n int) {
+	p := e.p
+	p.mu.Lock()
+	for n > 0 && len(p.bufs) > 0 {
+		k := min(n, len(p.bufs[0]))
+		p.bufs[0] = p.bufs[0][k:]
+		p.offs[0] += k
+		n -= k
+		if len(p.bufs[0]) == 0 {
+			p.bufs, p.offs = p.bufs[1:], p.offs[1:]
+		}
+	}
+	fns := p.notifier.Changed()
+	p.mu.Unlock()
+	Notify(fns)
+}
+
 // Write puts what fits of b in the pipe: first the tail beyond whole pages
 // into the last page when it all fits there, then a new page per slot.
 // EPIPE when no reader is left; EAGAIN when nothing fits.

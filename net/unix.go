@@ -193,6 +193,20 @@ func (s *UnixSocket) Read(b []byte) (int, error) {
 	return n, err
 }
 
+// Peek copies what a Read would return without taking it.
+func (s *UnixSocket) Peek(b []byte) (int, error) {
+	n, _, err := s.RecvMsg(b, true)
+	return n, err
+}
+
+// Discard takes n bytes a Peek returned (descriptions passed with them
+// are dropped, as a read without a control buffer drops them).
+func (s *UnixSocket) Discard(n int) {
+	if n > 0 {
+		s.Read(make([]byte, n))
+	}
+}
+
 // RecvMsg receives like Read, and the descriptions passed with the bytes
 // read: a read stops before a segment that carries some (unless it is the
 // first) and after the one it took them from. With peek nothing is taken

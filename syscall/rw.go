@@ -109,13 +109,50 @@ func (s *userSeq) walk(n int, fn func(addr uint64, lo, hi int) error) error {
 	return nil
 }
 
+// writable returns how many of the next n bytes of the sequence user code
+// may write, probing a byte of each page (read, then written back as it
+// was), without moving the sequence: a read takes no more from a stream
+// than it can deliver, as Linux's copy faults nothing it has not consumed.
+func (s *userSeq) writable(n int) int {
+	i, off, done := s.i, s.off, 0
+	var b [1]byte
+	for done < n && i < len(s.vs) {
+		v := s.vs[i]
+		addr := v.base + off
+		k := int(min(uint64(n-done), v.len-off, 4096-addr%4096))
+		if k > 0 && (copyIn(s.t, addr, b[:]) != nil || copyOut(s.t, addr, b[:]) != nil) {
+			return done
+		}
+		done += k
+		if off += uint64(k); off == v.len {
+			i, off = i+1, 0
+		}
+	}
+	return done
+}
+
 // ioMode is how one read or write behaves: O_NONBLOCK (or MSG_DONTWAIT),
 // MSG_WAITALL (a read waits until the buffers are full or the stream
 // ends).
-type ioMode struct{ nonblock, waitAll bool }
+type ioMode struct {
+	nonblock, waitAll bool
+	// stream, for a plain read of a pipe or a Unix socket, lets the read
+	// look before it takes: a copy that faults takes nothing, as on Linux.
+	stream peeker
+}
+
+// peeker is a file whose data a read may look at, then take.
+type peeker interface {
+	Peek([]byte) (int, error)
+	Discard(int)
+}
 
 // modeOf is the mode of a plain read or write on d.
-func modeOf(d *fs.Description) ioMode { return ioMode{nonblock: d.Nonblock()} }
+func modeOf(d *fs.Description) ioMode {
+	m := ioMode{nonblock: d.Nonblock()}
+	m.stream, _ = d.File.(peeker)
+	return m
+}
 
 // waitReady waits until d's file is ready for mask; a file that cannot be
 // waited for gives EAGAIN back.
@@ -129,7 +166,10 @@ func waitReady(t *kernel.Task, d *fs.Description, mask uint32) error {
 
 // readTo reads into the user buffers vs with read (the file's Read, or a
 // positioned read), chunk by chunk until a short read. Unless mode says
-// non-blocking it waits for the first bytes.
+// non-blocking it waits for the first bytes. Nothing is taken that cannot
+// be delivered: a pipe's or Unix socket's data is looked at, copied, then
+// taken (EFAULT leaves it there, as on Linux); other files read no more
+// than the buffer can hold from where it becomes unwritable.
 func readTo(t *kernel.Task, d *fs.Description, vs []iovec, read func([]byte) (int, error), mode ioMode) (uint64, error) {
 	if !d.Readable() {
 		return 0, unix.EBADF
@@ -141,6 +181,17 @@ func readTo(t *kernel.Task, d *fs.Description, vs []iovec, read func([]byte) (in
 	done := uint64(0)
 	for {
 		k := min(left-done, ioChunk)
+		if mode.stream != nil {
+			read = mode.stream.Peek
+		} else if w := uint64(seq.writable(int(k))); w < k {
+			if w == 0 {
+				if done > 0 {
+					return done, nil
+				}
+				return 0, unix.EFAULT
+			}
+			k = w
+		}
 		n, err := read(buf[:k])
 		if err == unix.EAGAIN && (done == 0 || mode.waitAll) && k > 0 && !mode.nonblock {
 			if err = waitReady(t, d, unix.EPOLLIN); err == nil {
@@ -158,6 +209,9 @@ func readTo(t *kernel.Task, d *fs.Description, vs []iovec, read func([]byte) (in
 				return done, nil
 			}
 			return 0, cerr
+		}
+		if mode.stream != nil {
+			mode.stream.Discard(n)
 		}
 		done += uint64(n)
 		if n == 0 || (uint64(n) < k && !mode.waitAll) || done == left {
