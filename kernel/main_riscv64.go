@@ -138,7 +138,9 @@ func Main(syscalls SyscallLayer) {
 		}
 		CPUs, MemoryStats = 1, arch.MemoryStats
 		_, frames := arch.MemoryStats()
-		fs.SetSizeLimit(int64(frames / 2)) // tmpfs's default size
+		// Half of RAM is tmpfs's default; the files live in the kernel's
+		// heap here, within the quarter of RAM user memory leaves it.
+		fs.SetSizeLimit(int64(frames / 4))
 		MountProc(tree)
 		if err := tree.PopulateDev(); err != nil {
 			fmt.Printf("kernel: /dev: %v\n", err)

@@ -12,7 +12,20 @@ var UserMemory mm.Memory = userMemory{}
 
 type userMemory struct{}
 
-func (userMemory) AllocFrame() uintptr  { return AllocFrame() }
+// AllocFrame gives user memory a frame unless only the kernel's reserve
+// is left: a quarter of RAM stays for the kernel (its Go heap holds the
+// files, pipes and sockets), so a program that exhausts memory fails with
+// ENOMEM or is killed, and the kernel goes on.
+func (userMemory) AllocFrame() uintptr {
+	old := disableInterrupts()
+	inUse, total := frames.Stats()
+	var pa uintptr
+	if total-inUse > total/4 {
+		pa = frames.Alloc()
+	}
+	restoreInterrupts(old)
+	return pa
+}
 func (userMemory) FreeFrame(pa uintptr) { FreeFrame(pa) }
 func (userMemory) FreeTables(root uintptr) {
 	FreePageTable(root)
