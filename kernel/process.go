@@ -71,7 +71,8 @@ type Task struct {
 
 var lastPID atomic.Int64
 
-// Network is the network stack user sockets live on; nil without a network device.
+// Network is the network stack user sockets live on: loopback, and Ethernet
+// when the machine has a network device.
 var Network *jnet.Stack
 
 // bootTime is when the kernel package was initialised; Uptime counts from it.

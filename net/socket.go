@@ -11,18 +11,20 @@ import (
 	"gvisor.dev/gvisor/pkg/tcpip"
 	"gvisor.dev/gvisor/pkg/tcpip/network/ipv4"
 	"gvisor.dev/gvisor/pkg/tcpip/transport/tcp"
+	"gvisor.dev/gvisor/pkg/tcpip/transport/udp"
 	"gvisor.dev/gvisor/pkg/waiter"
 
 	"github.com/jiege-go/jiege/fs"
 )
 
-// Socket is a TCP socket over netstack, as a file. Its calls never block:
-// they return EAGAIN (EINPROGRESS for connect), and the system call layer
-// waits for readiness unless the description is non-blocking.
+// Socket is a TCP or UDP socket over netstack, as a file. Its calls never
+// block: they return EAGAIN (EINPROGRESS for connect), and the system call
+// layer waits for readiness unless the description is non-blocking.
 type Socket struct {
-	ep  tcpip.Endpoint
-	wq  *waiter.Queue
-	ino uint64
+	ep    tcpip.Endpoint
+	wq    *waiter.Queue
+	ino   uint64
+	dgram bool // UDP
 
 	corkMu    sync.Mutex
 	corked    bool
@@ -45,6 +47,52 @@ func (s *Stack) NewTCP() (*Socket, error) {
 	}
 	return newSocket(ep, wq), nil
 }
+
+// NewUDP opens an IPv4 UDP socket on the stack.
+func (s *Stack) NewUDP() (*Socket, error) {
+	wq := &waiter.Queue{}
+	ep, err := s.Stack.NewEndpoint(udp.ProtocolNumber, ipv4.ProtocolNumber, wq)
+	if err != nil {
+		return nil, Errno(err)
+	}
+	so := newSocket(ep, wq)
+	so.dgram = true
+	return so, nil
+}
+
+// Datagram reports whether the socket is a UDP socket.
+func (so *Socket) Datagram() bool { return so.dgram }
+
+// RecvFrom takes the next datagram into p (MSG_PEEK: leaves it queued). It
+// returns how many bytes p got, the datagram's full length, and its sender;
+// EAGAIN when none is queued. What does not fit in p is lost, as on Linux.
+func (so *Socket) RecvFrom(p []byte, peek bool) (n, total int, ip [4]byte, port uint16, err error) {
+	w := tcpip.SliceWriter(p)
+	r, terr := so.ep.Read(&w, tcpip.ReadOptions{Peek: peek, NeedRemoteAddr: true})
+	if _, ok := terr.(*tcpip.ErrBadBuffer); ok && len(p) == 0 {
+		terr = nil // a zero-length read takes the datagram
+	}
+	if err := Errno(terr); err != nil {
+		if err == errEOF {
+			return 0, 0, [4]byte{}, 0, unix.EAGAIN
+		}
+		return 0, 0, [4]byte{}, 0, err
+	}
+	return r.Count, r.Total, addr4(r.RemoteAddr.Addr), r.RemoteAddr.Port, nil
+}
+
+// SendTo sends p as one datagram to ip:port.
+func (so *Socket) SendTo(p []byte, ip [4]byte, port uint16) (int, error) {
+	to := tcpip.FullAddress{Addr: tcpip.AddrFrom4(ip), Port: port}
+	n, err := so.ep.Write(bytes.NewReader(p), tcpip.WriteOptions{To: &to})
+	if err != nil {
+		return 0, Errno(err)
+	}
+	return int(n), nil
+}
+
+// Disconnect dissolves a UDP socket's association (connect to AF_UNSPEC).
+func (so *Socket) Disconnect() error { return Errno(so.ep.Disconnect()) }
 
 func newSocket(ep tcpip.Endpoint, wq *waiter.Queue) *Socket {
 	return &Socket{ep: ep, wq: wq, ino: socketIno.Add(1)}
@@ -90,8 +138,16 @@ func (so *Socket) Connect(addr [4]byte, port uint16) error {
 	return Errno(err)
 }
 
-// ConnectResult is the outcome of a connection attempt (SO_ERROR).
-func (so *Socket) ConnectResult() error { return Errno(so.ep.LastError()) }
+// ConnectResult is the outcome of a connection attempt (SO_ERROR); it
+// clears the error. netstack records a failed connection's error twice
+// (hard and last error), Linux reports it once: both copies go.
+func (so *Socket) ConnectResult() error {
+	err := so.ep.LastError()
+	if err != nil {
+		so.ep.LastError()
+	}
+	return Errno(err)
+}
 
 // LocalAddr and PeerAddr return the socket's addresses.
 func (so *Socket) LocalAddr() ([4]byte, uint16, error) {
@@ -113,11 +169,105 @@ func addr4(a tcpip.Address) [4]byte {
 	return a.As4()
 }
 
-// SetReuseAddr sets SO_REUSEADDR.
-func (so *Socket) SetReuseAddr(v bool) { so.ep.SocketOptions().SetReuseAddress(v) }
+// SetIntOption sets an integer socket option, level and name as
+// setsockopt(2) takes them: ENOPROTOOPT for one the socket does not have.
+func (so *Socket) SetIntOption(level, name, v int) error {
+	ops := so.ep.SocketOptions()
+	on := v != 0
+	switch {
+	case level == unix.SOL_SOCKET && name == unix.SO_REUSEADDR:
+		ops.SetReuseAddress(on)
+	case level == unix.SOL_SOCKET && name == unix.SO_REUSEPORT:
+		ops.SetReusePort(on)
+	case level == unix.SOL_SOCKET && name == unix.SO_KEEPALIVE:
+		ops.SetKeepAlive(on)
+	case level == unix.SOL_SOCKET && name == unix.SO_BROADCAST:
+		ops.SetBroadcast(on)
+	case level == unix.SOL_SOCKET && name == unix.SO_RCVBUF:
+		// Linux keeps twice the size asked for, the rest for its overhead.
+		ops.SetReceiveBufferSize(2*int64(max(v, 0)), true)
+	case level == unix.SOL_SOCKET && name == unix.SO_SNDBUF:
+		ops.SetSendBufferSize(2*int64(max(v, 0)), true)
+	case level != unix.IPPROTO_TCP || so.dgram:
+		return unix.ENOPROTOOPT
+	case name == unix.TCP_NODELAY:
+		ops.SetDelayOption(!on)
+	case name == unix.TCP_CORK:
+		so.SetCork(on)
+	case name == unix.TCP_DEFER_ACCEPT:
+		// Accepted; connections are handed over as soon as they are made.
+	default:
+		return unix.ENOPROTOOPT
+	}
+	return nil
+}
 
-// SetNoDelay sets TCP_NODELAY.
-func (so *Socket) SetNoDelay(v bool) { so.ep.SocketOptions().SetDelayOption(!v) }
+// IntOption reads an integer socket option, as getsockopt(2) names it.
+// SO_ERROR reports and clears the pending error.
+func (so *Socket) IntOption(level, name int) (int, error) {
+	ops := so.ep.SocketOptions()
+	switch {
+	case level == unix.SOL_SOCKET && name == unix.SO_ERROR:
+		if errno, ok := so.ConnectResult().(unix.Errno); ok {
+			return int(errno), nil
+		}
+		return 0, nil
+	case level == unix.SOL_SOCKET && name == unix.SO_TYPE:
+		if so.dgram {
+			return unix.SOCK_DGRAM, nil
+		}
+		return unix.SOCK_STREAM, nil
+	case level == unix.SOL_SOCKET && name == unix.SO_DOMAIN:
+		return unix.AF_INET, nil
+	case level == unix.SOL_SOCKET && name == unix.SO_PROTOCOL:
+		if so.dgram {
+			return unix.IPPROTO_UDP, nil
+		}
+		return unix.IPPROTO_TCP, nil
+	case level == unix.SOL_SOCKET && name == unix.SO_ACCEPTCONN:
+		return boolInt(!so.dgram && tcp.EndpointState(so.ep.State()) == tcp.StateListen), nil
+	case level == unix.SOL_SOCKET && name == unix.SO_REUSEADDR:
+		return boolInt(ops.GetReuseAddress()), nil
+	case level == unix.SOL_SOCKET && name == unix.SO_REUSEPORT:
+		return boolInt(ops.GetReusePort()), nil
+	case level == unix.SOL_SOCKET && name == unix.SO_KEEPALIVE:
+		return boolInt(ops.GetKeepAlive()), nil
+	case level == unix.SOL_SOCKET && name == unix.SO_BROADCAST:
+		return boolInt(ops.GetBroadcast()), nil
+	case level == unix.SOL_SOCKET && name == unix.SO_RCVBUF:
+		return int(ops.GetReceiveBufferSize()), nil
+	case level == unix.SOL_SOCKET && name == unix.SO_SNDBUF:
+		return int(ops.GetSendBufferSize()), nil
+	case level != unix.IPPROTO_TCP || so.dgram:
+		return 0, unix.ENOPROTOOPT
+	case name == unix.TCP_NODELAY:
+		return boolInt(!ops.GetDelayOption()), nil
+	case name == unix.TCP_CORK:
+		so.corkMu.Lock()
+		defer so.corkMu.Unlock()
+		return boolInt(so.corked), nil
+	}
+	return 0, unix.ENOPROTOOPT
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// SetLinger sets SO_LINGER: with on, close waits up to seconds for unsent
+// data (0: resets the connection).
+func (so *Socket) SetLinger(on bool, seconds int) {
+	so.ep.SocketOptions().SetLinger(tcpip.LingerOption{Enabled: on, Timeout: time.Duration(seconds) * time.Second})
+}
+
+// Linger reads SO_LINGER.
+func (so *Socket) Linger() (on bool, seconds int) {
+	l := so.ep.SocketOptions().GetLinger()
+	return l.Enabled, int(l.Timeout / time.Second)
+}
 
 // SetCork sets TCP_CORK: partial segments wait until it is cleared, or
 // for corkFlush at most.
@@ -151,9 +301,6 @@ func (so *Socket) armCork() {
 		}
 	})
 }
-
-// SetKeepAlive sets SO_KEEPALIVE.
-func (so *Socket) SetKeepAlive(v bool) { so.ep.SocketOptions().SetKeepAlive(v) }
 
 // Shutdown shuts down reading, writing or both (SHUT_RD, SHUT_WR, SHUT_RDWR).
 func (so *Socket) Shutdown(how int) error {
@@ -292,6 +439,12 @@ func Errno(err tcpip.Error) error {
 		return unix.EAFNOSUPPORT
 	case *tcpip.ErrNotPermitted:
 		return unix.EPERM
+	case *tcpip.ErrDestinationRequired:
+		return unix.EDESTADDRREQ
+	case *tcpip.ErrBroadcastDisabled:
+		return unix.EACCES
+	case *tcpip.ErrUnknownProtocolOption:
+		return unix.ENOPROTOOPT
 	}
 	return unix.EIO
 }

@@ -16,7 +16,7 @@ func TestSocketServerAndClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln.SetReuseAddr(true)
+	ln.SetIntOption(unix.SOL_SOCKET, unix.SO_REUSEADDR, 1)
 	if err := ln.Bind([4]byte{}, 80); err != nil {
 		t.Fatal(err)
 	}

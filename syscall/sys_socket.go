@@ -31,8 +31,8 @@ func init() {
 	register(sysno.Recvmsg, sysRecvmsg)
 }
 
-// Sockets: IPv4 TCP on the netstack (jnet.Socket) and Unix stream sockets
-// (jnet.UnixSocket). Handlers find which one a descriptor holds and call it.
+// Sockets: IPv4 TCP and UDP on the netstack (jnet.Socket) and Unix stream
+// sockets (jnet.UnixSocket). Handlers find which one a descriptor holds and call it.
 
 // sockaddr is a decoded struct sockaddr_in or sockaddr_un.
 type sockaddr struct {
@@ -170,7 +170,7 @@ func socketFlags(typ uint64) (uint64, uint32, bool, error) {
 	return typ & 0xf, unix.O_RDWR | uint32(typ&unix.SOCK_NONBLOCK), typ&unix.SOCK_CLOEXEC != 0, nil
 }
 
-// sysSocket implements socket(2) for IPv4 TCP and Unix stream sockets.
+// sysSocket implements socket(2) for IPv4 TCP and UDP and Unix stream sockets.
 func sysSocket(t *kernel.Task, a Args) (uint64, error) {
 	typ, flags, cloexec, err := socketFlags(a[1])
 	if err != nil {
@@ -179,13 +179,18 @@ func sysSocket(t *kernel.Task, a Args) (uint64, error) {
 	var f fs.File
 	switch a[0] {
 	case unix.AF_INET:
-		if typ != unix.SOCK_STREAM || (a[2] != 0 && a[2] != unix.IPPROTO_TCP) {
+		open := kernel.Network.NewTCP
+		switch {
+		case typ == unix.SOCK_STREAM && (a[2] == 0 || a[2] == unix.IPPROTO_TCP):
+		case typ == unix.SOCK_DGRAM && (a[2] == 0 || a[2] == unix.IPPROTO_UDP):
+			open = kernel.Network.NewUDP
+		default:
 			return 0, unix.EPROTONOSUPPORT
 		}
 		if kernel.Network == nil {
 			return 0, unix.ENETDOWN
 		}
-		so, err := kernel.Network.NewTCP()
+		so, err := open()
 		if err != nil {
 			return 0, err
 		}
@@ -355,6 +360,9 @@ func sysConnect(t *kernel.Task, a Args) (uint64, error) {
 	}
 	switch so := f.(type) {
 	case *jnet.Socket:
+		if so.Datagram() && unspecified(t, a[1], a[2]) {
+			return 0, so.Disconnect()
+		}
 		sa, err := readSockaddr(t, a[1], a[2], unix.AF_INET)
 		if err != nil {
 			return 0, err
@@ -379,6 +387,13 @@ func sysConnect(t *kernel.Task, a Args) (uint64, error) {
 		return 0, so.Connect(l)
 	}
 	return 0, unix.ENOTSOCK
+}
+
+// unspecified reports whether the address at addr is AF_UNSPEC, which
+// dissolves a datagram socket's association.
+func unspecified(t *kernel.Task, addr, length uint64) bool {
+	b := make([]byte, 2)
+	return length >= 2 && copyIn(t, addr, b) == nil && binary.LittleEndian.Uint16(b) == unix.AF_UNSPEC
 }
 
 // unixListener finds the socket bound to a Unix address: ECONNREFUSED
@@ -442,11 +457,26 @@ func sockName(t *kernel.Task, a Args, peer bool) (uint64, error) {
 	return 0, writeSockaddr(t, a[1], a[2], sa)
 }
 
-// sysSetsockopt implements setsockopt(2) for the options a server sets.
+// sysSetsockopt implements setsockopt(2): integer options and SO_LINGER.
 func sysSetsockopt(t *kernel.Task, a Args) (uint64, error) {
 	f, _, err := sockFile(t, a[0])
 	if err != nil {
 		return 0, err
+	}
+	level, name := int(int32(a[1])), int(int32(a[2]))
+	so, inet := f.(*jnet.Socket)
+	if level == unix.SOL_SOCKET && name == unix.SO_LINGER {
+		var l linger
+		if a[4] < 8 {
+			return 0, unix.EINVAL
+		}
+		if err := copyInStruct(t, a[3], &l); err != nil {
+			return 0, err
+		}
+		if inet {
+			so.SetLinger(l.OnOff != 0, int(max(l.Linger, 0)))
+		}
+		return 0, nil
 	}
 	if a[4] < 4 {
 		return 0, unix.EINVAL
@@ -455,66 +485,91 @@ func sysSetsockopt(t *kernel.Task, a Args) (uint64, error) {
 	if err := copyIn(t, a[3], b); err != nil {
 		return 0, err
 	}
-	on := binary.LittleEndian.Uint32(b) != 0
-	so, tcp := f.(*jnet.Socket)
-	switch {
-	case a[1] == unix.SOL_SOCKET && (a[2] == unix.SO_REUSEPORT || a[2] == unix.SO_RCVBUF || a[2] == unix.SO_SNDBUF):
-		// Accepted; buffers are sized by the stack.
-	case a[1] == unix.SOL_SOCKET && a[2] == unix.SO_REUSEADDR:
-		if tcp {
-			so.SetReuseAddr(on)
-		}
-	case a[1] == unix.SOL_SOCKET && a[2] == unix.SO_KEEPALIVE:
-		if tcp {
-			so.SetKeepAlive(on)
-		}
-	case !tcp:
-		return 0, unix.ENOPROTOOPT
-	case a[1] == unix.IPPROTO_TCP && a[2] == unix.TCP_NODELAY:
-		so.SetNoDelay(on)
-	case a[1] == unix.IPPROTO_TCP && a[2] == unix.TCP_CORK:
-		so.SetCork(on)
-	case a[1] == unix.IPPROTO_TCP && a[2] == unix.TCP_DEFER_ACCEPT:
-		// Accepted; connections are handed over at once.
-	default:
-		return 0, unix.ENOPROTOOPT
+	v := int(int32(binary.LittleEndian.Uint32(b)))
+	if inet {
+		return 0, so.SetIntOption(level, name, v)
 	}
-	return 0, nil
+	switch {
+	case level == unix.SOL_SOCKET && (name == unix.SO_REUSEADDR || name == unix.SO_REUSEPORT ||
+		name == unix.SO_KEEPALIVE || name == unix.SO_RCVBUF || name == unix.SO_SNDBUF):
+		// Accepted: a Unix socket has no port to share and sizes its own buffers.
+		return 0, nil
+	}
+	return 0, unix.ENOPROTOOPT
 }
 
-// sysGetsockopt implements getsockopt(2) for SO_ERROR, SO_TYPE and
-// SO_DOMAIN.
+// linger is struct linger (SO_LINGER).
+type linger struct {
+	OnOff  int32
+	Linger int32
+}
+
+// sysGetsockopt implements getsockopt(2): integer options and SO_LINGER.
 func sysGetsockopt(t *kernel.Task, a Args) (uint64, error) {
 	f, _, err := sockFile(t, a[0])
 	if err != nil {
 		return 0, err
 	}
-	so, tcp := f.(*jnet.Socket)
-	var v uint32
-	switch {
-	case a[1] == unix.SOL_SOCKET && a[2] == unix.SO_ERROR:
-		if tcp {
-			if errno, ok := so.ConnectResult().(unix.Errno); ok {
-				v = uint32(errno)
-			}
-		}
-	case a[1] == unix.SOL_SOCKET && a[2] == unix.SO_TYPE:
-		v = unix.SOCK_STREAM
-	case a[1] == unix.SOL_SOCKET && a[2] == unix.SO_DOMAIN:
-		v = unix.AF_UNIX
-		if tcp {
-			v = unix.AF_INET
-		}
-	default:
-		return 0, unix.ENOPROTOOPT
-	}
-	b := make([]byte, 4)
-	binary.LittleEndian.PutUint32(b, v)
-	if err := copyOut(t, a[3], b); err != nil {
+	lb := make([]byte, 4)
+	if err := copyIn(t, a[4], lb); err != nil {
 		return 0, err
 	}
-	binary.LittleEndian.PutUint32(b, 4)
-	return 0, copyOut(t, a[4], b) // *optlen
+	room := int32(binary.LittleEndian.Uint32(lb))
+	if room < 0 {
+		return 0, unix.EINVAL
+	}
+	level, name := int(int32(a[1])), int(int32(a[2]))
+	var out []byte
+	switch so := f.(type) {
+	case *jnet.Socket:
+		if level == unix.SOL_SOCKET && name == unix.SO_LINGER {
+			on, secs := so.Linger()
+			out, _ = binary.Append(nil, binary.LittleEndian, linger{OnOff: int32(boolInt(on)), Linger: int32(secs)})
+			break
+		}
+		v, err := so.IntOption(level, name)
+		if err != nil {
+			return 0, err
+		}
+		out = binary.LittleEndian.AppendUint32(nil, uint32(v))
+	case *jnet.UnixSocket:
+		v, err := unixIntOption(so, level, name)
+		if err != nil {
+			return 0, err
+		}
+		out = binary.LittleEndian.AppendUint32(nil, uint32(v))
+	}
+	out = out[:min(int(room), len(out))]
+	if err := copyOut(t, a[3], out); err != nil {
+		return 0, err
+	}
+	binary.LittleEndian.PutUint32(lb, uint32(len(out)))
+	return 0, copyOut(t, a[4], lb) // *optlen
+}
+
+// unixIntOption reads the integer options a Unix stream socket has.
+func unixIntOption(so *jnet.UnixSocket, level, name int) (int, error) {
+	if level != unix.SOL_SOCKET {
+		return 0, unix.EOPNOTSUPP
+	}
+	switch name {
+	case unix.SO_ERROR, unix.SO_PROTOCOL:
+		return 0, nil
+	case unix.SO_TYPE:
+		return unix.SOCK_STREAM, nil
+	case unix.SO_DOMAIN:
+		return unix.AF_UNIX, nil
+	case unix.SO_ACCEPTCONN:
+		return boolInt(so.Listening()), nil
+	}
+	return 0, unix.ENOPROTOOPT
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // sysShutdown implements shutdown(2).
@@ -564,14 +619,21 @@ const (
 )
 
 // sendData sends the user buffers vs on the socket open on fd with the
-// send(2) flags, and rights (Unix sockets) with the first byte.
-func sendData(t *kernel.Task, fd uint64, vs []iovec, flags uint64, rights []*fs.Description) (uint64, error) {
+// send(2) flags, to the address at (to, toLen) when there is one (TCP
+// ignores it, as Linux does), and rights (Unix sockets) with the first byte.
+func sendData(t *kernel.Task, fd uint64, vs []iovec, flags uint64, to, toLen uint64, rights []*fs.Description) (uint64, error) {
 	f, d, err := sockFile(t, fd)
 	if err != nil {
 		return 0, err
 	}
 	if flags&^sendFlags != 0 {
 		return 0, unix.EOPNOTSUPP
+	}
+	if so, ok := f.(*jnet.Socket); ok && so.Datagram() {
+		return sendDatagram(t, d, so, vs, flags, to, toLen)
+	}
+	if _, ok := f.(*jnet.UnixSocket); ok && to != 0 {
+		return 0, unix.EISCONN
 	}
 	write := f.Write
 	if u, ok := f.(*jnet.UnixSocket); ok && len(rights) > 0 {
@@ -588,16 +650,62 @@ func sendData(t *kernel.Task, fd uint64, vs []iovec, flags uint64, rights []*fs.
 		ioMode{nonblock: d.Nonblock() || flags&unix.MSG_DONTWAIT != 0})
 }
 
+// maxDatagram is the largest UDP payload over IPv4.
+const maxDatagram = 65507
+
+// sendDatagram sends vs as one datagram, to the address at (to, toLen) or
+// to the connected peer; it waits for room unless non-blocking.
+func sendDatagram(t *kernel.Task, d *fs.Description, so *jnet.Socket, vs []iovec, flags, to, toLen uint64) (uint64, error) {
+	if !d.Writable() {
+		return 0, unix.EBADF
+	}
+	send := so.Write
+	if to != 0 {
+		sa, err := readSockaddr(t, to, toLen, unix.AF_INET)
+		if err != nil {
+			return 0, err
+		}
+		send = func(b []byte) (int, error) { return so.SendTo(b, sa.ip, sa.port) }
+	}
+	size := iovecsLen(vs)
+	if size > maxDatagram {
+		return 0, unix.EMSGSIZE
+	}
+	buf := make([]byte, size)
+	if err := (&userSeq{t: t, vs: vs}).copyIn(buf); err != nil {
+		return 0, err
+	}
+	n, err := send(buf)
+	for err == unix.EAGAIN && !d.Nonblock() && flags&unix.MSG_DONTWAIT == 0 {
+		if err = waitReady(t, d, unix.EPOLLOUT); err == nil {
+			n, err = send(buf)
+		}
+	}
+	return uint64(n), err
+}
+
+// received is what a receive call got besides the data.
+type received struct {
+	rights    []*fs.Description // Unix sockets: descriptions passed with SCM_RIGHTS
+	from      *sockaddr         // datagrams: the sender
+	truncated bool              // datagrams: part of it did not fit (MSG_TRUNC)
+}
+
 // recvData receives into the user buffers vs from the socket open on fd
-// with the recv(2) flags; for Unix sockets it returns the descriptions
-// that came with the data.
-func recvData(t *kernel.Task, fd uint64, vs []iovec, flags uint64) (uint64, []*fs.Description, error) {
+// with the recv(2) flags.
+func recvData(t *kernel.Task, fd uint64, vs []iovec, flags uint64) (uint64, received, error) {
 	f, d, err := sockFile(t, fd)
 	if err != nil {
-		return 0, nil, err
+		return 0, received{}, err
+	}
+	if so, ok := f.(*jnet.Socket); ok && so.Datagram() {
+		if flags&^(recvFlags|unix.MSG_TRUNC) != 0 {
+			return 0, received{}, unix.EOPNOTSUPP
+		}
+		return recvDatagram(t, d, so, vs, flags)
 	}
 	if flags&^recvFlags != 0 {
-		return 0, nil, unix.EOPNOTSUPP
+		return 0, received{}, unix.EOPNOTSUPP
 	}
 	peek := flags&unix.MSG_PEEK != 0
 	mode := ioMode{nonblock: d.Nonblock() || flags&unix.MSG_DONTWAIT != 0, waitAll: flags&unix.MSG_WAITALL != 0 && !peek}
@@ -630,31 +738,60 @@ func recvData(t *kernel.Task, fd uint64, vs []iovec, flags uint64) (uint64, []*f
 		}
 	}
 	n, err := readTo(t, d, vs, read, mode)
-	return n, rights, err
+	return n, received{rights: rights}, err
 }
 
-// sysSendto implements sendto(2) on connected sockets.
-func sysSendto(t *kernel.Task, a Args) (uint64, error) {
-	if a[4] != 0 {
-		return 0, unix.EISCONN
+// recvDatagram takes one datagram into vs, waiting for one unless
+// non-blocking. With MSG_TRUNC it returns the datagram's full length.
+func recvDatagram(t *kernel.Task, d *fs.Description, so *jnet.Socket, vs []iovec, flags uint64) (uint64, received, error) {
+	if !d.Readable() {
+		return 0, received{}, unix.EBADF
 	}
-	return sendData(t, a[0], oneIovec(a[1], a[2]), a[3], nil)
+	buf := make([]byte, min(iovecsLen(vs), maxDatagram))
+	peek := flags&unix.MSG_PEEK != 0
+	n, total, ip, port, err := so.RecvFrom(buf, peek)
+	for err == unix.EAGAIN && !d.Nonblock() && flags&unix.MSG_DONTWAIT == 0 {
+		if err = waitReady(t, d, unix.EPOLLIN); err == nil {
+			n, total, ip, port, err = so.RecvFrom(buf, peek)
+		}
+	}
+	if err != nil {
+		return 0, received{}, err
+	}
+	if err := (&userSeq{t: t, vs: vs}).copyOut(buf[:n]); err != nil {
+		return 0, received{}, err
+	}
+	r := received{from: &sockaddr{family: unix.AF_INET, ip: ip, port: port}, truncated: total > n}
+	if flags&unix.MSG_TRUNC != 0 {
+		return uint64(total), r, nil
+	}
+	return uint64(n), r, nil
 }
 
-// sysRecvfrom implements recvfrom(2) on connected sockets.
+// sysSendto implements sendto(2): to an address on datagram sockets, on
+// connected stream sockets.
+func sysSendto(t *kernel.Task, a Args) (uint64, error) {
+	return sendData(t, a[0], oneIovec(a[1], a[2]), a[3], a[4], a[5], nil)
+}
+
+// sysRecvfrom implements recvfrom(2).
 func sysRecvfrom(t *kernel.Task, a Args) (uint64, error) {
-	n, rights, err := recvData(t, a[0], oneIovec(a[1], a[2]), a[3])
-	for _, d := range rights {
+	n, r, err := recvData(t, a[0], oneIovec(a[1], a[2]), a[3])
+	for _, d := range r.rights {
 		d.DecRef()
 	}
 	if err != nil || a[4] == 0 {
 		return n, err
 	}
-	return n, sockNameOut(t, a[0], a[4], a[5])
+	return n, senderOut(t, a[0], r, a[4], a[5])
 }
 
-// sockNameOut writes the peer's address, as recvfrom reports it.
-func sockNameOut(t *kernel.Task, fd, addr, lenAddr uint64) error {
+// senderOut writes where received data came from: a datagram's sender, or
+// a stream socket's peer.
+func senderOut(t *kernel.Task, fd uint64, r received, addr, lenAddr uint64) error {
+	if r.from != nil {
+		return writeSockaddr(t, addr, lenAddr, *r.from)
+	}
 	_, err := sockName(t, Args{fd, addr, lenAddr}, true)
 	return err
 }
@@ -681,7 +818,7 @@ func sysSendmsg(t *kernel.Task, a Args) (uint64, error) {
 			return 0, unix.EINVAL
 		}
 	}
-	return sendData(t, a[0], vs, a[2], rights)
+	return sendData(t, a[0], vs, a[2], m.Name, uint64(m.Namelen), rights)
 }
 
 // maxRights is SCM_MAX_FD, the most descriptors one message passes.
@@ -739,12 +876,16 @@ func sysRecvmsg(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	n, rights, err := recvData(t, a[0], vs, a[2])
+	n, r, err := recvData(t, a[0], vs, a[2])
 	if err != nil {
 		return 0, err
 	}
+	rights := r.rights
 	var control []byte
 	m.Flags = 0
+	if r.truncated {
+		m.Flags |= unix.MSG_TRUNC
+	}
 	if len(rights) > 0 {
 		room := int((m.Controllen - min(m.Controllen, cmsgHeader)) / 4)
 		var fds []byte
@@ -772,7 +913,7 @@ func sysRecvmsg(t *kernel.Task, a Args) (uint64, error) {
 	m.Controllen = uint64(len(control))
 	if m.Name != 0 {
 		lenAddr := a[1] + 8 // &msg->msg_namelen
-		if err := sockNameOut(t, a[0], m.Name, lenAddr); err != nil && err != unix.ENOTCONN {
+		if err := senderOut(t, a[0], r, m.Name, lenAddr); err != nil && err != unix.ENOTCONN {
 			return 0, err
 		}
 		var back msghdr
