@@ -17,6 +17,7 @@ import (
 	"gvisor.dev/gvisor/pkg/tcpip/link/loopback"
 	"gvisor.dev/gvisor/pkg/tcpip/network/arp"
 	"gvisor.dev/gvisor/pkg/tcpip/network/ipv4"
+	"gvisor.dev/gvisor/pkg/tcpip/network/ipv6"
 	"gvisor.dev/gvisor/pkg/tcpip/stack"
 	"gvisor.dev/gvisor/pkg/tcpip/transport/tcp"
 	"gvisor.dev/gvisor/pkg/tcpip/transport/udp"
@@ -51,23 +52,33 @@ type Stack struct {
 	link  *channel.Endpoint // nil until AddEthernet
 }
 
-// NewLoopback starts a stack with only the loopback interface: 127.0.0.1/8.
+// NewLoopback starts a stack with only the loopback interface: 127.0.0.1/8
+// and ::1/128.
 func NewLoopback() (*Stack, error) {
 	s := stack.New(stack.Options{
-		NetworkProtocols:   []stack.NetworkProtocolFactory{ipv4.NewProtocol, arp.NewProtocol},
+		NetworkProtocols:   []stack.NetworkProtocolFactory{ipv4.NewProtocol, ipv6.NewProtocol, arp.NewProtocol},
 		TransportProtocols: []stack.TransportProtocolFactory{tcp.NewProtocol, udp.NewProtocol},
 	})
+	// Nagle's algorithm is on until TCP_NODELAY, as on Linux.
+	delay := tcpip.TCPDelayEnabled(true)
+	if err := s.SetTransportProtocolOption(tcp.ProtocolNumber, &delay); err != nil {
+		return nil, fmt.Errorf("netstack: enable delay: %v", err)
+	}
 	if err := s.CreateNIC(loopbackNIC, loopback.New()); err != nil {
 		return nil, fmt.Errorf("netstack: create loopback: %v", err)
 	}
-	lo := tcpip.ProtocolAddress{
-		Protocol:          ipv4.ProtocolNumber,
-		AddressWithPrefix: tcpip.AddressWithPrefix{Address: tcpip.AddrFrom4([4]byte{127, 0, 0, 1}), PrefixLen: 8},
+	addrs := []tcpip.ProtocolAddress{
+		{Protocol: ipv4.ProtocolNumber, AddressWithPrefix: tcpip.AddressWithPrefix{Address: tcpip.AddrFrom4([4]byte{127, 0, 0, 1}), PrefixLen: 8}},
+		{Protocol: ipv6.ProtocolNumber, AddressWithPrefix: tcpip.AddressWithPrefix{Address: tcpip.AddrFrom16([16]byte{15: 1}), PrefixLen: 128}},
 	}
-	if err := s.AddProtocolAddress(loopbackNIC, lo, stack.AddressProperties{}); err != nil {
-		return nil, fmt.Errorf("netstack: add loopback address: %v", err)
+	var routes []tcpip.Route
+	for _, a := range addrs {
+		if err := s.AddProtocolAddress(loopbackNIC, a, stack.AddressProperties{}); err != nil {
+			return nil, fmt.Errorf("netstack: add loopback address %v: %v", a.AddressWithPrefix, err)
+		}
+		routes = append(routes, tcpip.Route{Destination: a.AddressWithPrefix.Subnet(), NIC: loopbackNIC})
 	}
-	s.SetRouteTable([]tcpip.Route{{Destination: lo.AddressWithPrefix.Subnet(), NIC: loopbackNIC}})
+	s.SetRouteTable(routes)
 	return &Stack{Stack: s}, nil
 }
 

@@ -3,6 +3,7 @@ package syscall
 import (
 	"encoding/binary"
 	iofs "io/fs"
+	"net/netip"
 
 	"golang.org/x/sys/unix"
 
@@ -34,18 +35,20 @@ func init() {
 // Sockets: IPv4 TCP and UDP on the netstack (jnet.Socket) and Unix stream
 // sockets (jnet.UnixSocket). Handlers find which one a descriptor holds and call it.
 
-// sockaddr is a decoded struct sockaddr_in or sockaddr_un.
+// sockaddr is a decoded struct sockaddr_in, sockaddr_in6 or sockaddr_un.
 type sockaddr struct {
 	family   uint16
-	ip       [4]byte
+	ip       netip.Addr
 	port     uint16
 	path     string // AF_UNIX: a path, or an abstract name
 	abstract bool
 }
 
 const (
-	sockaddrInLen = 16
-	sockaddrUnLen = 110 // sa_family_t + sun_path[108]
+	sockaddrInLen     = 16
+	sockaddrIn6MinLen = 24 // SIN6_LEN_RFC2133: without sin6_scope_id
+	sockaddrIn6Len    = 28
+	sockaddrUnLen     = 110 // sa_family_t + sun_path[108]
 )
 
 // readSockaddr reads a socket address of the family the socket has.
@@ -58,6 +61,10 @@ func readSockaddr(t *kernel.Task, addr, length uint64, family uint16) (sockaddr,
 		return sockaddr{}, err
 	}
 	sa := sockaddr{family: binary.LittleEndian.Uint16(b)}
+	// Linux checks an inet address's length before its family.
+	if (family == unix.AF_INET && length < sockaddrInLen) || (family == unix.AF_INET6 && length < sockaddrIn6MinLen) {
+		return sockaddr{}, unix.EINVAL
+	}
 	if sa.family != family {
 		if family == unix.AF_UNIX {
 			return sockaddr{}, unix.EINVAL
@@ -66,10 +73,9 @@ func readSockaddr(t *kernel.Task, addr, length uint64, family uint16) (sockaddr,
 	}
 	switch family {
 	case unix.AF_INET:
-		if length < sockaddrInLen {
-			return sockaddr{}, unix.EINVAL
-		}
-		sa.ip, sa.port = [4]byte(b[4:8]), binary.BigEndian.Uint16(b[2:4])
+		sa.ip, sa.port = netip.AddrFrom4([4]byte(b[4:8])), binary.BigEndian.Uint16(b[2:4])
+	case unix.AF_INET6:
+		sa.ip, sa.port = netip.AddrFrom16([16]byte(b[8:24])), binary.BigEndian.Uint16(b[2:4])
 	case unix.AF_UNIX:
 		name := b[2:min(len(b), sockaddrUnLen)]
 		if len(name) > 0 && name[0] == 0 {
@@ -112,8 +118,15 @@ func writeSockaddr(t *kernel.Task, addr, lenAddr uint64, sa sockaddr) error {
 	switch sa.family {
 	case unix.AF_INET:
 		b = binary.BigEndian.AppendUint16(b, sa.port)
-		b = append(b, sa.ip[:]...)
+		ip := sa.ip.As4()
+		b = append(b, ip[:]...)
 		b = append(b, make([]byte, 8)...)
+	case unix.AF_INET6:
+		b = binary.BigEndian.AppendUint16(b, sa.port)
+		b = append(b, 0, 0, 0, 0) // sin6_flowinfo
+		ip := sa.ip.As16()
+		b = append(b, ip[:]...)
+		b = append(b, 0, 0, 0, 0) // sin6_scope_id
 	case unix.AF_UNIX:
 		if sa.abstract {
 			b = append(append(b, 0), sa.path...)
@@ -126,6 +139,14 @@ func writeSockaddr(t *kernel.Task, addr, lenAddr uint64, sa sockaddr) error {
 	}
 	binary.LittleEndian.PutUint32(lb, uint32(len(b)))
 	return copyOut(t, lenAddr, lb)
+}
+
+// inetFamily is the address family of an inet socket.
+func inetFamily(so *jnet.Socket) uint16 {
+	if so.V6() {
+		return unix.AF_INET6
+	}
+	return unix.AF_INET
 }
 
 // unixName turns a bound name as net keeps it into a sockaddr_un.
@@ -170,7 +191,8 @@ func socketFlags(typ uint64) (uint64, uint32, bool, error) {
 	return typ & 0xf, unix.O_RDWR | uint32(typ&unix.SOCK_NONBLOCK), typ&unix.SOCK_CLOEXEC != 0, nil
 }
 
-// sysSocket implements socket(2) for IPv4 TCP and UDP and Unix stream sockets.
+// sysSocket implements socket(2) for TCP and UDP over IPv4 and IPv6 and
+// Unix stream sockets.
 func sysSocket(t *kernel.Task, a Args) (uint64, error) {
 	typ, flags, cloexec, err := socketFlags(a[1])
 	if err != nil {
@@ -178,19 +200,19 @@ func sysSocket(t *kernel.Task, a Args) (uint64, error) {
 	}
 	var f fs.File
 	switch a[0] {
-	case unix.AF_INET:
-		open := kernel.Network.NewTCP
+	case unix.AF_INET, unix.AF_INET6:
+		var dgram bool
 		switch {
 		case typ == unix.SOCK_STREAM && (a[2] == 0 || a[2] == unix.IPPROTO_TCP):
 		case typ == unix.SOCK_DGRAM && (a[2] == 0 || a[2] == unix.IPPROTO_UDP):
-			open = kernel.Network.NewUDP
+			dgram = true
 		default:
 			return 0, unix.EPROTONOSUPPORT
 		}
 		if kernel.Network == nil {
 			return 0, unix.ENETDOWN
 		}
-		so, err := open()
+		so, err := kernel.Network.NewSocket(dgram, a[0] == unix.AF_INET6)
 		if err != nil {
 			return 0, err
 		}
@@ -212,7 +234,7 @@ func sysSocket(t *kernel.Task, a Args) (uint64, error) {
 func sysSocketpair(t *kernel.Task, a Args) (uint64, error) {
 	switch a[0] {
 	case unix.AF_UNIX:
-	case unix.AF_INET:
+	case unix.AF_INET, unix.AF_INET6:
 		return 0, unix.EOPNOTSUPP
 	default:
 		return 0, unix.EAFNOSUPPORT
@@ -255,7 +277,7 @@ func sysBind(t *kernel.Task, a Args) (uint64, error) {
 	}
 	switch so := f.(type) {
 	case *jnet.Socket:
-		sa, err := readSockaddr(t, a[1], a[2], unix.AF_INET)
+		sa, err := readSockaddr(t, a[1], a[2], inetFamily(so))
 		if err != nil {
 			return 0, err
 		}
@@ -323,7 +345,7 @@ func sysAccept4(t *kernel.Task, a Args) (uint64, error) {
 		switch so := f.(type) {
 		case *jnet.Socket:
 			conn, ip, port, err := so.Accept()
-			return conn, sockaddr{family: unix.AF_INET, ip: ip, port: port}, err
+			return conn, sockaddr{family: inetFamily(so), ip: ip, port: port}, err
 		case *jnet.UnixSocket:
 			conn, err := so.Accept()
 			if err != nil {
@@ -363,7 +385,7 @@ func sysConnect(t *kernel.Task, a Args) (uint64, error) {
 		if so.Datagram() && unspecified(t, a[1], a[2]) {
 			return 0, so.Disconnect()
 		}
-		sa, err := readSockaddr(t, a[1], a[2], unix.AF_INET)
+		sa, err := readSockaddr(t, a[1], a[2], inetFamily(so))
 		if err != nil {
 			return 0, err
 		}
@@ -444,7 +466,7 @@ func sockName(t *kernel.Task, a Args, peer bool) (uint64, error) {
 		if err != nil {
 			return 0, err
 		}
-		sa = sockaddr{family: unix.AF_INET, ip: ip, port: port}
+		sa = sockaddr{family: inetFamily(so), ip: ip, port: port}
 	case *jnet.UnixSocket:
 		name := so.Name()
 		if peer {
@@ -661,7 +683,7 @@ func sendDatagram(t *kernel.Task, d *fs.Description, so *jnet.Socket, vs []iovec
 	}
 	send := so.Write
 	if to != 0 {
-		sa, err := readSockaddr(t, to, toLen, unix.AF_INET)
+		sa, err := readSockaddr(t, to, toLen, inetFamily(so))
 		if err != nil {
 			return 0, err
 		}
@@ -761,7 +783,7 @@ func recvDatagram(t *kernel.Task, d *fs.Description, so *jnet.Socket, vs []iovec
 	if err := (&userSeq{t: t, vs: vs}).copyOut(buf[:n]); err != nil {
 		return 0, received{}, err
 	}
-	r := received{from: &sockaddr{family: unix.AF_INET, ip: ip, port: port}, truncated: total > n}
+	r := received{from: &sockaddr{family: inetFamily(so), ip: ip, port: port}, truncated: total > n}
 	if flags&unix.MSG_TRUNC != 0 {
 		return uint64(total), r, nil
 	}
