@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	iofs "io/fs"
 	"net/netip"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -30,6 +31,8 @@ func init() {
 	register(sysno.Socketpair, sysSocketpair)
 	register(sysno.Sendmsg, sysSendmsg)
 	register(sysno.Recvmsg, sysRecvmsg)
+	register(sysno.Sendmmsg, sysSendmmsg)
+	register(sysno.Recvmmsg, sysRecvmmsg)
 }
 
 // Sockets: IPv4 TCP and UDP on the netstack (jnet.Socket) and Unix stream
@@ -945,4 +948,72 @@ func sysRecvmsg(t *kernel.Task, a Args) (uint64, error) {
 		m.Namelen = back.Namelen
 	}
 	return n, copyOutStruct(t, a[1], m)
+}
+
+// mmsghdr is struct mmsghdr: a msghdr, then msg_len, padded to 8 bytes.
+const (
+	mmsghdrSize   = 64
+	mmsgLenOff    = 56
+	msgWaitForOne = 0x10000 // MSG_WAITFORONE
+)
+
+// putMsgLen stores how many bytes message i of the vector at vec moved.
+func putMsgLen(t *kernel.Task, vec uint64, i int, n uint64) error {
+	b := binary.LittleEndian.AppendUint32(nil, uint32(n))
+	return copyOut(t, vec+uint64(i)*mmsghdrSize+mmsgLenOff, b)
+}
+
+// sysSendmmsg implements sendmmsg(2): sendmsg for each message in turn; an
+// error after the first message ends the call with the count sent.
+func sysSendmmsg(t *kernel.Task, a Args) (uint64, error) {
+	count := int(min(uint64(uint32(a[2])), maxIovecs))
+	for i := range count {
+		n, err := sysSendmsg(t, Args{a[0], a[1] + uint64(i)*mmsghdrSize, a[3]})
+		if err == nil {
+			err = putMsgLen(t, a[1], i, n)
+		}
+		if err != nil {
+			if i == 0 {
+				return 0, err
+			}
+			return uint64(i), nil
+		}
+	}
+	return uint64(count), nil
+}
+
+// sysRecvmmsg implements recvmmsg(2): recvmsg for each message in turn;
+// with MSG_WAITFORONE only the first waits. An error after the first
+// message ends the call with the count received. As on Linux, the timeout
+// is checked after each message, never while waiting for one.
+func sysRecvmmsg(t *kernel.Task, a Args) (uint64, error) {
+	var deadline time.Time
+	if a[4] != 0 {
+		d, err := copyInTimespec(t, a[4])
+		if err != nil {
+			return 0, err
+		}
+		deadline = time.Now().Add(d)
+	}
+	count := int(min(uint64(uint32(a[2])), maxIovecs))
+	flags := a[3] &^ msgWaitForOne
+	for i := range count {
+		if i > 0 && !deadline.IsZero() && !time.Now().Before(deadline) {
+			return uint64(i), nil
+		}
+		n, err := sysRecvmsg(t, Args{a[0], a[1] + uint64(i)*mmsghdrSize, flags})
+		if err == nil {
+			err = putMsgLen(t, a[1], i, n)
+		}
+		if err != nil {
+			if i == 0 {
+				return 0, err
+			}
+			return uint64(i), nil
+		}
+		if a[3]&msgWaitForOne != 0 {
+			flags |= unix.MSG_DONTWAIT
+		}
+	}
+	return uint64(count), nil
 }

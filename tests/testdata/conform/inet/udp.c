@@ -131,6 +131,40 @@ int main(void) {
 	RET("getpeername after", getpeername(a, (struct sockaddr *)&peer, &pl));
 	RET("send after disconnect", send(a, "x", 1, 0));
 
+	/* sendmmsg and recvmmsg: several datagrams per call. */
+	char m0[] = "m0", m1[] = "m11", m2[] = "m222";
+	struct iovec mv[3] = {{m0, 2}, {m1, 3}, {m2, 4}};
+	struct mmsghdr mm[3];
+	memset(mm, 0, sizeof mm);
+	for (int i = 0; i < 3; i++) {
+		mm[i].msg_hdr.msg_name = &tob;
+		mm[i].msg_hdr.msg_namelen = sizeof tob;
+		mm[i].msg_hdr.msg_iov = &mv[i];
+		mm[i].msg_hdr.msg_iovlen = 1;
+	}
+	RET("sendmmsg", sendmmsg(a, mm, 3, 0));
+	SHOW("sendmmsg lengths", "%u %u %u", mm[0].msg_len, mm[1].msg_len, mm[2].msg_len);
+	char rb[4][8];
+	struct iovec rv[4];
+	struct mmsghdr rm[4];
+	struct sockaddr_in rfrom[4];
+	memset(rb, 0, sizeof rb);
+	memset(rm, 0, sizeof rm);
+	for (int i = 0; i < 4; i++) {
+		rv[i].iov_base = rb[i];
+		rv[i].iov_len = 3;
+		rm[i].msg_hdr.msg_iov = &rv[i];
+		rm[i].msg_hdr.msg_iovlen = 1;
+		rm[i].msg_hdr.msg_name = &rfrom[i];
+		rm[i].msg_hdr.msg_namelen = sizeof rfrom[i];
+	}
+	usleep(100000);
+	RET("recvmmsg waitforone", recvmmsg(b, rm, 4, MSG_WAITFORONE, NULL));
+	SHOW("recvmmsg got", "%s/%u/%#x %s/%u/%#x %.3s/%u/%#x", rb[0], rm[0].msg_len, rm[0].msg_hdr.msg_flags, rb[1],
+	     rm[1].msg_len, rm[1].msg_hdr.msg_flags, rb[2], rm[2].msg_len, rm[2].msg_hdr.msg_flags);
+	SHOW("recvmmsg sender", "%s len %d", inet_ntoa(rfrom[2].sin_addr), (int)rm[2].msg_hdr.msg_namelen);
+	RET("recvmmsg none", recvmmsg(b, rm, 4, MSG_DONTWAIT, NULL));
+
 	/* Sizes and errors. */
 	static char big[70000];
 	RET("sendto too big", sendto(a, big, sizeof big, 0, (struct sockaddr *)&tob, sizeof tob));
