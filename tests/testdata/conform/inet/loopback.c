@@ -111,6 +111,31 @@ int main(void) {
 	SHOW("SO_ERROR cleared", "%d", err);
 	close(nb);
 
+	/* shutdown on sockets without a connection; SHUT_RD; SO_LINGER 0. */
+	int u = socket(AF_INET, SOCK_STREAM, 0);
+	RET("shutdown unconnected", shutdown(u, SHUT_RDWR));
+	ls = listener(&port);
+	RET("shutdown listening", shutdown(ls, SHUT_RD));
+	close(ls);
+	close(u);
+	ls = listener(&port);
+	to = loopback(port);
+	c = socket(AF_INET, SOCK_STREAM, 0);
+	connect(c, (struct sockaddr *)&to, sizeof to);
+	s = accept(ls, NULL, NULL);
+	RET("shutdown rd", shutdown(c, SHUT_RD));
+	RET("read after shutdown rd", read(c, buf, sizeof buf));
+	RET("write after shutdown rd", write(c, "w", 1));
+	RET("peer reads", read(s, buf, 1));
+	struct linger hard = {1, 0};
+	RET("SO_LINGER 0", setsockopt(s, SOL_SOCKET, SO_LINGER, &hard, sizeof hard));
+	close(s);
+	usleep(100000);
+	RET("read after reset", read(c, buf, sizeof buf));
+	RET("read after reset again", read(c, buf, sizeof buf));
+	close(c);
+	close(ls);
+
 	/* Binding the same port twice. */
 	ls = listener(&port);
 	int b = socket(AF_INET, SOCK_STREAM, 0);
