@@ -31,6 +31,8 @@ type Socket struct {
 	dgram bool // UDP
 	v6    bool // AF_INET6
 
+	deferAccept atomic.Int32 // TCP_DEFER_ACCEPT in seconds, as Linux rounds it
+
 	corkMu    sync.Mutex
 	corked    bool
 	corkTimer *time.Timer // pending flush of corked data
@@ -261,7 +263,12 @@ func (so *Socket) SetIntOption(level, name, v int) error {
 	case name == unix.TCP_CORK:
 		so.SetCork(on)
 	case name == unix.TCP_DEFER_ACCEPT:
-		// Accepted; connections are handed over as soon as they are made.
+		secs := deferAcceptSeconds(v)
+		opt := tcpip.TCPDeferAcceptOption(time.Duration(secs) * time.Second)
+		if err := so.ep.SetSockOpt(&opt); err != nil {
+			return Errno(err)
+		}
+		so.deferAccept.Store(int32(secs))
 	default:
 		return unix.ENOPROTOOPT
 	}
@@ -317,12 +324,30 @@ func (so *Socket) IntOption(level, name int) (int, error) {
 		return 0, unix.ENOPROTOOPT
 	case name == unix.TCP_NODELAY:
 		return boolInt(!ops.GetDelayOption()), nil
+	case name == unix.TCP_DEFER_ACCEPT:
+		return int(so.deferAccept.Load()), nil
 	case name == unix.TCP_CORK:
 		so.corkMu.Lock()
 		defer so.corkMu.Unlock()
 		return boolInt(so.corked), nil
 	}
 	return 0, unix.ENOPROTOOPT
+}
+
+// deferAcceptSeconds rounds a TCP_DEFER_ACCEPT time up as Linux does:
+// Linux keeps it as a count of SYN-ACK retransmissions (timeouts of 1, 2,
+// 4 ... s, at most 120 s each, at most 255 of them) and reports the time
+// those take.
+func deferAcceptSeconds(secs int) int {
+	if secs <= 0 {
+		return 0
+	}
+	timeout, period := 1, 1
+	for retrans := 1; secs > period && retrans < 255; retrans++ {
+		timeout = min(2*timeout, 120)
+		period += timeout
+	}
+	return period
 }
 
 func boolInt(b bool) int {

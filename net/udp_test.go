@@ -153,3 +153,13 @@ func TestUDPAcrossEthernet(t *testing.T) {
 		t.Fatalf("write after disconnect: %v, want EDESTADDRREQ", err)
 	}
 }
+
+// TestDeferAcceptRounding checks the rounding against values read from
+// Linux (the host's, under qemu-riscv64: setsockopt, then getsockopt).
+func TestDeferAcceptRounding(t *testing.T) {
+	for _, c := range []struct{ set, get int }{{0, 0}, {-3, 0}, {1, 1}, {2, 3}, {5, 7}, {30, 31}, {100, 127}, {200, 247}} {
+		if got := deferAcceptSeconds(c.set); got != c.get {
+			t.Errorf("deferAcceptSeconds(%d) = %d, want %d", c.set, got, c.get)
+		}
+	}
+}

@@ -57,6 +57,12 @@ int main(void) {
 	RET("SO_LINGER short", setsockopt(s, SOL_SOCKET, SO_LINGER, &lg, 4));
 
 	RET("TCP_DEFER_ACCEPT set", setsockopt(s, IPPROTO_TCP, TCP_DEFER_ACCEPT, &(int){5}, sizeof(int)));
+	SHOW("TCP_DEFER_ACCEPT 5", "%d", get(s, IPPROTO_TCP, TCP_DEFER_ACCEPT));
+	int defer_in[] = {1, 2, 30, 100, 200, 0};
+	for (int i = 0; i < 6; i++) {
+		setsockopt(s, IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer_in[i], sizeof(int));
+		SHOW("TCP_DEFER_ACCEPT", "%d -> %d", defer_in[i], get(s, IPPROTO_TCP, TCP_DEFER_ACCEPT));
+	}
 	RET("short optlen", setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &(int){1}, 2));
 	RET("unknown option", setsockopt(s, SOL_SOCKET, 9999, &(int){1}, sizeof(int)));
 	RET("unknown tcp option", getsockopt(s, IPPROTO_TCP, 9999, &(int){0}, &(socklen_t){4}));
