@@ -35,8 +35,9 @@ func init() {
 	register(sysno.Recvmmsg, sysRecvmmsg)
 }
 
-// Sockets: IPv4 TCP and UDP on the netstack (jnet.Socket) and Unix stream
-// sockets (jnet.UnixSocket). Handlers find which one a descriptor holds and call it.
+// Sockets: TCP and UDP over IPv4 and IPv6 on the netstack (jnet.Socket)
+// and Unix stream sockets (jnet.UnixSocket). Handlers find which one a
+// descriptor holds and call it.
 
 // sockaddr is a decoded struct sockaddr_in, sockaddr_in6 or sockaddr_un.
 type sockaddr struct {
@@ -49,8 +50,7 @@ type sockaddr struct {
 
 const (
 	sockaddrInLen     = 16
-	sockaddrIn6MinLen = 24 // SIN6_LEN_RFC2133: without sin6_scope_id
-	sockaddrIn6Len    = 28
+	sockaddrIn6MinLen = 24  // SIN6_LEN_RFC2133: without sin6_scope_id
 	sockaddrUnLen     = 110 // sa_family_t + sun_path[108]
 )
 
@@ -121,7 +121,10 @@ func writeSockaddr(t *kernel.Task, addr, lenAddr uint64, sa sockaddr) error {
 	switch sa.family {
 	case unix.AF_INET:
 		b = binary.BigEndian.AppendUint16(b, sa.port)
-		ip := sa.ip.As4()
+		var ip [4]byte
+		if sa.ip.Is4() {
+			ip = sa.ip.As4()
+		}
 		b = append(b, ip[:]...)
 		b = append(b, make([]byte, 8)...)
 	case unix.AF_INET6:
