@@ -59,11 +59,6 @@ func NewLoopback() (*Stack, error) {
 		NetworkProtocols:   []stack.NetworkProtocolFactory{ipv4.NewProtocol, ipv6.NewProtocol, arp.NewProtocol},
 		TransportProtocols: []stack.TransportProtocolFactory{tcp.NewProtocol, udp.NewProtocol},
 	})
-	// Nagle's algorithm is on until TCP_NODELAY, as on Linux.
-	delay := tcpip.TCPDelayEnabled(true)
-	if err := s.SetTransportProtocolOption(tcp.ProtocolNumber, &delay); err != nil {
-		return nil, fmt.Errorf("netstack: enable delay: %v", err)
-	}
 	if err := s.CreateNIC(loopbackNIC, loopback.New()); err != nil {
 		return nil, fmt.Errorf("netstack: create loopback: %v", err)
 	}
