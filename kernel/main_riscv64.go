@@ -81,6 +81,11 @@ func Main(syscalls SyscallLayer) {
 	}
 	inUse, total := arch.MemoryStats()
 	fmt.Printf("  %d MiB in frames, %d KiB in use; Go heap soft limit %d MiB\n", total>>20, inUse>>10, heapLimit>>20)
+	if lo, err := jnet.NewLoopback(); err != nil {
+		fmt.Printf("kernel: network: %v\n", err)
+	} else {
+		Network = lo
+	}
 	fmt.Println("devices:")
 	for _, d := range m.Devices {
 		switch d.Kind {
@@ -90,7 +95,7 @@ func Main(syscalls SyscallLayer) {
 				switch {
 				case id == virtio.DeviceRNG && entropy == nil:
 					openEntropy(d)
-				case id == virtio.DeviceNet && Network == nil:
+				case id == virtio.DeviceNet && Network != nil && !Network.HasEthernet():
 					openNetwork(d)
 				}
 			}
@@ -198,13 +203,11 @@ func openNetwork(d Device) {
 		return
 	}
 	c := jnet.QEMUUser(nic.MAC)
-	s, err := jnet.New(context.Background(), c, nic.Send)
-	if err != nil {
+	if err := Network.AddEthernet(context.Background(), c, nic.Send); err != nil {
 		fmt.Printf("  %-22s not used: %v\n", "", err)
 		return
 	}
-	go nic.Receive(s.Deliver)
-	Network = s
+	go nic.Receive(Network.Deliver)
 	fmt.Printf("  %-22s eth0 %x, %d.%d.%d.%d/%d via %d.%d.%d.%d\n", "", nic.MAC,
 		c.Addr[0], c.Addr[1], c.Addr[2], c.Addr[3], c.Prefix, c.Gateway[0], c.Gateway[1], c.Gateway[2], c.Gateway[3])
 }
@@ -212,7 +215,7 @@ func openNetwork(d Device) {
 // serveEcho runs a TCP echo service on port 7: the network path, driver to
 // netstack, checked from the host before sockets reach user programs.
 func serveEcho() error {
-	if Network == nil {
+	if Network == nil || !Network.HasEthernet() {
 		return fmt.Errorf("no network device")
 	}
 	ln, err := gonet.ListenTCP(Network.Stack, tcpip.FullAddress{Port: 7}, ipv4.ProtocolNumber)

@@ -85,7 +85,8 @@ type Task struct {
 
 var lastPID atomic.Int64
 
-// Network is the network stack user sockets live on; nil without a network device.
+// Network is the network stack user sockets live on: loopback, and Ethernet
+// when the machine has a network device.
 var Network *jnet.Stack
 
 // nanotime is the runtime's monotonic clock in ns: on the kernel, the

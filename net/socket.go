@@ -3,6 +3,7 @@ package net
 import (
 	"bytes"
 	"errors"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -10,19 +11,27 @@ import (
 	"golang.org/x/sys/unix"
 	"gvisor.dev/gvisor/pkg/tcpip"
 	"gvisor.dev/gvisor/pkg/tcpip/network/ipv4"
+	"gvisor.dev/gvisor/pkg/tcpip/network/ipv6"
 	"gvisor.dev/gvisor/pkg/tcpip/transport/tcp"
+	"gvisor.dev/gvisor/pkg/tcpip/transport/udp"
 	"gvisor.dev/gvisor/pkg/waiter"
 
 	"github.com/jiege-go/jiege/fs"
 )
 
-// Socket is a TCP socket over netstack, as a file. Its calls never block:
-// they return EAGAIN (EINPROGRESS for connect), and the system call layer
-// waits for readiness unless the description is non-blocking.
+// Socket is a TCP or UDP socket over netstack, IPv4 or IPv6, as a file.
+// Addresses are netip.Addr: an IPv6 socket sees IPv4 peers as v4-mapped
+// addresses (::ffff:a.b.c.d), as on Linux. Its calls never
+// block: they return EAGAIN (EINPROGRESS for connect), and the system call
+// layer waits for readiness unless the description is non-blocking.
 type Socket struct {
-	ep  tcpip.Endpoint
-	wq  *waiter.Queue
-	ino uint64
+	ep    tcpip.Endpoint
+	wq    *waiter.Queue
+	ino   uint64
+	dgram bool // UDP
+	v6    bool // AF_INET6
+
+	deferAccept atomic.Int32 // TCP_DEFER_ACCEPT in seconds, as Linux rounds it
 
 	corkMu    sync.Mutex
 	corked    bool
@@ -37,14 +46,71 @@ const corkFlush = 200 * time.Millisecond
 var socketIno atomic.Uint64
 
 // NewTCP opens an IPv4 TCP socket on the stack.
-func (s *Stack) NewTCP() (*Socket, error) {
+func (s *Stack) NewTCP() (*Socket, error) { return s.NewSocket(false, false) }
+
+// NewUDP opens an IPv4 UDP socket on the stack.
+func (s *Stack) NewUDP() (*Socket, error) { return s.NewSocket(true, false) }
+
+// NewSocket opens a TCP or (dgram) UDP socket, IPv6 when v6 is set.
+func (s *Stack) NewSocket(dgram, v6 bool) (*Socket, error) {
+	trans, netProto := tcp.ProtocolNumber, ipv4.ProtocolNumber
+	if dgram {
+		trans = udp.ProtocolNumber
+	}
+	if v6 {
+		netProto = ipv6.ProtocolNumber
+	}
 	wq := &waiter.Queue{}
-	ep, err := s.Stack.NewEndpoint(tcp.ProtocolNumber, ipv4.ProtocolNumber, wq)
+	ep, err := s.Stack.NewEndpoint(trans, netProto, wq)
 	if err != nil {
 		return nil, Errno(err)
 	}
-	return newSocket(ep, wq), nil
+	so := newSocket(ep, wq)
+	so.dgram, so.v6 = dgram, v6
+	if v6 {
+		// Linux's net.ipv6.bindv6only is 0: IPv6 sockets take IPv4 too.
+		ep.SocketOptions().SetV6Only(false)
+	}
+	return so, nil
 }
+
+// Datagram reports whether the socket is a UDP socket.
+func (so *Socket) Datagram() bool { return so.dgram }
+
+// RecvFrom takes the next datagram into p (MSG_PEEK: leaves it queued). It
+// returns how many bytes p got, the datagram's full length, and its sender;
+// EAGAIN when none is queued, 0 bytes once it is shut down for reading.
+// What does not fit in p is lost, as on Linux.
+func (so *Socket) RecvFrom(p []byte, peek bool) (n, total int, ip netip.Addr, port uint16, err error) {
+	w := tcpip.SliceWriter(p)
+	r, terr := so.ep.Read(&w, tcpip.ReadOptions{Peek: peek, NeedRemoteAddr: true})
+	if _, ok := terr.(*tcpip.ErrBadBuffer); ok && len(p) == 0 {
+		terr = nil // a zero-length read takes the datagram
+	}
+	if err := Errno(terr); err != nil {
+		if err == errEOF { // shut down for reading, or closed: 0, as on Linux
+			return 0, 0, so.fromNetstack(tcpip.Address{}), 0, nil
+		}
+		return 0, 0, netip.Addr{}, 0, err
+	}
+	return r.Count, r.Total, so.fromNetstack(r.RemoteAddr.Addr), r.RemoteAddr.Port, nil
+}
+
+// SendTo sends p as one datagram to ip:port.
+func (so *Socket) SendTo(p []byte, ip netip.Addr, port uint16) (int, error) {
+	to, err := so.toNetstack(ip, port)
+	if err != nil {
+		return 0, err
+	}
+	n, terr := so.ep.Write(bytes.NewReader(p), tcpip.WriteOptions{To: &to})
+	if terr != nil {
+		return 0, Errno(terr)
+	}
+	return int(n), nil
+}
+
+// Disconnect dissolves a UDP socket's association (connect to AF_UNSPEC).
+func (so *Socket) Disconnect() error { return Errno(so.ep.Disconnect()) }
 
 func newSocket(ep tcpip.Endpoint, wq *waiter.Queue) *Socket {
 	return &Socket{ep: ep, wq: wq, ino: socketIno.Add(1)}
@@ -56,68 +122,252 @@ func (so *Socket) Pending() (int, error) {
 	return n, Errno(err)
 }
 
-// Bind binds the socket to an IPv4 address and port (0.0.0.0: any).
-func (so *Socket) Bind(addr [4]byte, port uint16) error {
-	fa := tcpip.FullAddress{Port: port}
-	if addr != [4]byte{} {
-		fa.Addr = tcpip.AddrFrom4(addr)
+// Bind binds the socket to an address and port (the unspecified
+// address: any).
+func (so *Socket) Bind(ip netip.Addr, port uint16) error {
+	fa, err := so.toNetstack(ip, port)
+	if err != nil {
+		return err
 	}
 	return Errno(so.ep.Bind(fa))
 }
+
+// toNetstack turns an address of the socket's family into netstack's
+// form: IPv4 addresses (v4-mapped on IPv6 sockets) as 4 bytes, the
+// unspecified address as none. EAFNOSUPPORT for an IPv6 address on an
+// IPv4 socket; ENETUNREACH for a v4-mapped one on an IPV6_V6ONLY socket.
+func (so *Socket) toNetstack(ip netip.Addr, port uint16) (tcpip.FullAddress, error) {
+	fa := tcpip.FullAddress{Port: port}
+	switch {
+	case !ip.IsValid() || ip.IsUnspecified():
+	case ip.Is4() || ip.Is4In6():
+		if ip.Is4In6() && so.ep.SocketOptions().GetV6Only() {
+			return fa, unix.ENETUNREACH
+		}
+		fa.Addr = tcpip.AddrFrom4(ip.Unmap().As4())
+	case !so.v6:
+		return fa, unix.EAFNOSUPPORT
+	default:
+		fa.Addr = tcpip.AddrFrom16(ip.As16())
+	}
+	return fa, nil
+}
+
+// fromNetstack is the address as the socket's family shows it.
+func (so *Socket) fromNetstack(a tcpip.Address) netip.Addr {
+	var ip netip.Addr
+	switch a.Len() {
+	case 4:
+		ip = netip.AddrFrom4(a.As4())
+		if so.v6 {
+			ip = netip.AddrFrom16(ip.As16())
+		}
+		return ip
+	case 16:
+		return netip.AddrFrom16(a.As16())
+	}
+	if so.v6 {
+		return netip.IPv6Unspecified()
+	}
+	return netip.IPv4Unspecified()
+}
+
+// V6 reports whether the socket is an IPv6 socket.
+func (so *Socket) V6() bool { return so.v6 }
 
 // Listen makes the socket accept connections.
 func (so *Socket) Listen(backlog int) error { return Errno(so.ep.Listen(backlog)) }
 
 // Accept returns the next connection and its peer's address; EAGAIN when
 // none is waiting.
-func (so *Socket) Accept() (*Socket, [4]byte, uint16, error) {
+func (so *Socket) Accept() (*Socket, netip.Addr, uint16, error) {
 	var peer tcpip.FullAddress
 	ep, wq, err := so.ep.Accept(&peer)
 	if err != nil {
-		return nil, [4]byte{}, 0, Errno(err)
+		return nil, netip.Addr{}, 0, Errno(err)
 	}
-	return newSocket(ep, wq), addr4(peer.Addr), peer.Port, nil
+	conn := newSocket(ep, wq)
+	conn.v6 = so.v6
+	return conn, so.fromNetstack(peer.Addr), peer.Port, nil
 }
 
-// Connect starts connecting to an IPv4 address and port: EINPROGRESS
-// until the socket is writable, when ConnectResult tells how it ended.
-func (so *Socket) Connect(addr [4]byte, port uint16) error {
-	fa := tcpip.FullAddress{Addr: tcpip.AddrFrom4(addr), Port: port}
-	err := so.ep.Connect(fa)
-	if _, ok := err.(*tcpip.ErrConnectStarted); ok {
+// Connect starts connecting to an address and port: EINPROGRESS until
+// the socket is writable, when ConnectResult tells how it ended. A UDP
+// socket is associated at once.
+func (so *Socket) Connect(ip netip.Addr, port uint16) error {
+	fa, err := so.toNetstack(ip, port)
+	if err != nil {
+		return err
+	}
+	terr := so.ep.Connect(fa)
+	if _, ok := terr.(*tcpip.ErrConnectStarted); ok {
 		return unix.EINPROGRESS
+	}
+	return Errno(terr)
+}
+
+// ConnectResult is the outcome of a connection attempt (SO_ERROR); it
+// clears the error. netstack records a failed connection's error twice
+// (hard and last error), Linux reports it once: both copies go.
+func (so *Socket) ConnectResult() error {
+	err := so.ep.LastError()
+	if err != nil {
+		so.ep.LastError()
 	}
 	return Errno(err)
 }
 
-// ConnectResult is the outcome of a connection attempt (SO_ERROR).
-func (so *Socket) ConnectResult() error { return Errno(so.ep.LastError()) }
-
-// LocalAddr and PeerAddr return the socket's addresses.
-func (so *Socket) LocalAddr() ([4]byte, uint16, error) {
+// LocalAddr returns the socket's own address.
+func (so *Socket) LocalAddr() (netip.Addr, uint16, error) {
 	a, err := so.ep.GetLocalAddress()
-	return addr4(a.Addr), a.Port, Errno(err)
+	return so.fromNetstack(a.Addr), a.Port, Errno(err)
 }
 
 // PeerAddr returns the connected peer's address.
-func (so *Socket) PeerAddr() ([4]byte, uint16, error) {
+func (so *Socket) PeerAddr() (netip.Addr, uint16, error) {
 	a, err := so.ep.GetRemoteAddress()
-	return addr4(a.Addr), a.Port, Errno(err)
+	return so.fromNetstack(a.Addr), a.Port, Errno(err)
 }
 
-// addr4 is an IPv4 address's bytes; the unspecified (empty) address is 0.0.0.0.
-func addr4(a tcpip.Address) [4]byte {
-	if a.Len() != 4 {
-		return [4]byte{}
+// SetIntOption sets an integer socket option, level and name as
+// setsockopt(2) takes them: ENOPROTOOPT for one the socket does not have.
+func (so *Socket) SetIntOption(level, name, v int) error {
+	ops := so.ep.SocketOptions()
+	on := v != 0
+	switch {
+	case level == unix.SOL_SOCKET && name == unix.SO_REUSEADDR:
+		ops.SetReuseAddress(on)
+	case level == unix.SOL_SOCKET && name == unix.SO_REUSEPORT:
+		ops.SetReusePort(on)
+	case level == unix.SOL_SOCKET && name == unix.SO_KEEPALIVE:
+		ops.SetKeepAlive(on)
+	case level == unix.SOL_SOCKET && name == unix.SO_BROADCAST:
+		ops.SetBroadcast(on)
+	case level == unix.SOL_SOCKET && name == unix.SO_RCVBUF:
+		// Linux keeps twice the size asked for, the rest for its overhead.
+		ops.SetReceiveBufferSize(2*int64(max(v, 0)), true)
+	case level == unix.SOL_SOCKET && name == unix.SO_SNDBUF:
+		ops.SetSendBufferSize(2*int64(max(v, 0)), true)
+	case level == unix.IPPROTO_IPV6 && name == unix.IPV6_V6ONLY && so.v6:
+		ops.SetV6Only(on)
+	case level == unix.IPPROTO_IP && name == unix.IP_RECVERR:
+		ops.SetIPv4RecvError(on)
+	case level == unix.IPPROTO_IPV6 && name == unix.IPV6_RECVERR && so.v6:
+		ops.SetIPv6RecvError(on)
+	case level == unix.IPPROTO_IP && name == unix.IP_MTU_DISCOVER:
+		// Accepted; path MTU discovery is netstack's own.
+	case level != unix.IPPROTO_TCP || so.dgram:
+		return unix.ENOPROTOOPT
+	case name == unix.TCP_NODELAY:
+		ops.SetDelayOption(!on)
+	case name == unix.TCP_CORK:
+		so.SetCork(on)
+	case name == unix.TCP_DEFER_ACCEPT:
+		secs := deferAcceptSeconds(v)
+		opt := tcpip.TCPDeferAcceptOption(time.Duration(secs) * time.Second)
+		if err := so.ep.SetSockOpt(&opt); err != nil {
+			return Errno(err)
+		}
+		so.deferAccept.Store(int32(secs))
+	default:
+		return unix.ENOPROTOOPT
 	}
-	return a.As4()
+	return nil
 }
 
-// SetReuseAddr sets SO_REUSEADDR.
-func (so *Socket) SetReuseAddr(v bool) { so.ep.SocketOptions().SetReuseAddress(v) }
+// IntOption reads an integer socket option, as getsockopt(2) names it.
+// SO_ERROR reports and clears the pending error.
+func (so *Socket) IntOption(level, name int) (int, error) {
+	ops := so.ep.SocketOptions()
+	switch {
+	case level == unix.SOL_SOCKET && name == unix.SO_ERROR:
+		if errno, ok := so.ConnectResult().(unix.Errno); ok {
+			return int(errno), nil
+		}
+		return 0, nil
+	case level == unix.SOL_SOCKET && name == unix.SO_TYPE:
+		if so.dgram {
+			return unix.SOCK_DGRAM, nil
+		}
+		return unix.SOCK_STREAM, nil
+	case level == unix.SOL_SOCKET && name == unix.SO_DOMAIN:
+		if so.v6 {
+			return unix.AF_INET6, nil
+		}
+		return unix.AF_INET, nil
+	case level == unix.SOL_SOCKET && name == unix.SO_PROTOCOL:
+		if so.dgram {
+			return unix.IPPROTO_UDP, nil
+		}
+		return unix.IPPROTO_TCP, nil
+	case level == unix.SOL_SOCKET && name == unix.SO_ACCEPTCONN:
+		return boolInt(!so.dgram && tcp.EndpointState(so.ep.State()) == tcp.StateListen), nil
+	case level == unix.SOL_SOCKET && name == unix.SO_REUSEADDR:
+		return boolInt(ops.GetReuseAddress()), nil
+	case level == unix.SOL_SOCKET && name == unix.SO_REUSEPORT:
+		return boolInt(ops.GetReusePort()), nil
+	case level == unix.SOL_SOCKET && name == unix.SO_KEEPALIVE:
+		return boolInt(ops.GetKeepAlive()), nil
+	case level == unix.SOL_SOCKET && name == unix.SO_BROADCAST:
+		return boolInt(ops.GetBroadcast()), nil
+	case level == unix.SOL_SOCKET && name == unix.SO_RCVBUF:
+		return int(ops.GetReceiveBufferSize()), nil
+	case level == unix.SOL_SOCKET && name == unix.SO_SNDBUF:
+		return int(ops.GetSendBufferSize()), nil
+	case level == unix.IPPROTO_IPV6 && name == unix.IPV6_V6ONLY && so.v6:
+		return boolInt(ops.GetV6Only()), nil
+	case level == unix.IPPROTO_IP && name == unix.IP_RECVERR:
+		return boolInt(ops.GetIPv4RecvError()), nil
+	case level == unix.IPPROTO_IPV6 && name == unix.IPV6_RECVERR && so.v6:
+		return boolInt(ops.GetIPv6RecvError()), nil
+	case level != unix.IPPROTO_TCP || so.dgram:
+		return 0, unix.ENOPROTOOPT
+	case name == unix.TCP_NODELAY:
+		return boolInt(!ops.GetDelayOption()), nil
+	case name == unix.TCP_DEFER_ACCEPT:
+		return int(so.deferAccept.Load()), nil
+	case name == unix.TCP_CORK:
+		so.corkMu.Lock()
+		defer so.corkMu.Unlock()
+		return boolInt(so.corked), nil
+	}
+	return 0, unix.ENOPROTOOPT
+}
 
-// SetNoDelay sets TCP_NODELAY.
-func (so *Socket) SetNoDelay(v bool) { so.ep.SocketOptions().SetDelayOption(!v) }
+// deferAcceptSeconds rounds a TCP_DEFER_ACCEPT time up as Linux does:
+// Linux keeps it as a count of SYN-ACK retransmissions (timeouts of 1, 2,
+// 4 ... s, at most 120 s each, at most 255 of them) and reports the time
+// those take.
+func deferAcceptSeconds(secs int) int {
+	if secs <= 0 {
+		return 0
+	}
+	timeout, period := 1, 1
+	for retrans := 1; secs > period && retrans < 255; retrans++ {
+		timeout = min(2*timeout, 120)
+		period += timeout
+	}
+	return period
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// SetLinger sets SO_LINGER: with on, close waits up to seconds for unsent
+// data (0: resets the connection).
+func (so *Socket) SetLinger(on bool, seconds int) {
+	so.ep.SocketOptions().SetLinger(tcpip.LingerOption{Enabled: on, Timeout: time.Duration(seconds) * time.Second})
+}
+
+// Linger reads SO_LINGER.
+func (so *Socket) Linger() (on bool, seconds int) {
+	l := so.ep.SocketOptions().GetLinger()
+	return l.Enabled, int(l.Timeout / time.Second)
+}
 
 // SetCork sets TCP_CORK: partial segments wait until it is cleared, or
 // for corkFlush at most.
@@ -151,9 +401,6 @@ func (so *Socket) armCork() {
 		}
 	})
 }
-
-// SetKeepAlive sets SO_KEEPALIVE.
-func (so *Socket) SetKeepAlive(v bool) { so.ep.SocketOptions().SetKeepAlive(v) }
 
 // Shutdown shuts down reading, writing or both (SHUT_RD, SHUT_WR, SHUT_RDWR).
 func (so *Socket) Shutdown(how int) error {
@@ -292,6 +539,12 @@ func Errno(err tcpip.Error) error {
 		return unix.EAFNOSUPPORT
 	case *tcpip.ErrNotPermitted:
 		return unix.EPERM
+	case *tcpip.ErrDestinationRequired:
+		return unix.EDESTADDRREQ
+	case *tcpip.ErrBroadcastDisabled:
+		return unix.EACCES
+	case *tcpip.ErrUnknownProtocolOption:
+		return unix.ENOPROTOOPT
 	}
 	return unix.EIO
 }

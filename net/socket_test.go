@@ -1,6 +1,7 @@
 package net
 
 import (
+	"net/netip"
 	"testing"
 	"time"
 
@@ -16,14 +17,14 @@ func TestSocketServerAndClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln.SetReuseAddr(true)
-	if err := ln.Bind([4]byte{}, 80); err != nil {
+	ln.SetIntOption(unix.SOL_SOCKET, unix.SO_REUSEADDR, 1)
+	if err := ln.Bind(netip.Addr{}, 80); err != nil {
 		t.Fatal(err)
 	}
 	if err := ln.Listen(8); err != nil {
 		t.Fatal(err)
 	}
-	if ip, port, err := ln.LocalAddr(); err != nil || ip != [4]byte{} || port != 80 {
+	if ip, port, err := ln.LocalAddr(); err != nil || ip != netip.IPv4Unspecified() || port != 80 {
 		t.Fatalf("LocalAddr = %v:%d %v", ip, port, err)
 	}
 	if _, _, _, err := ln.Accept(); err != unix.EAGAIN {
@@ -44,7 +45,7 @@ func TestSocketServerAndClient(t *testing.T) {
 	}
 	waitReadable(t, ln)
 	conn, ip, _, err := ln.Accept()
-	if err != nil || ip != [4]byte{10, 0, 2, 2} {
+	if err != nil || ip != netip.AddrFrom4([4]byte{10, 0, 2, 2}) {
 		t.Fatalf("Accept = %v %v", ip, err)
 	}
 	if n, err := cli.Write([]byte("GET / HTTP/1.0\r\n\r\n")); n != 18 || err != nil {
@@ -99,7 +100,7 @@ func TestSocketServerAndClient(t *testing.T) {
 // start, wait until writable (up to 10 s), take the result.
 func connect(t *testing.T, so *Socket, port uint16) error {
 	t.Helper()
-	if err := so.Connect([4]byte{10, 0, 2, 15}, port); err != unix.EINPROGRESS {
+	if err := so.Connect(netip.AddrFrom4([4]byte{10, 0, 2, 15}), port); err != unix.EINPROGRESS {
 		return err
 	}
 	changed := make(chan struct{}, 1)
@@ -131,7 +132,7 @@ func TestCorkedDataLeavesWithin200ms(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ln.Bind([4]byte{}, 80); err != nil {
+	if err := ln.Bind(netip.Addr{}, 80); err != nil {
 		t.Fatal(err)
 	}
 	if err := ln.Listen(8); err != nil {

@@ -1,5 +1,6 @@
-// Package net owns networking: gVisor's netstack (pkg/tcpip) configured as
-// the guest of QEMU's user network, and, later, the socket layer. Frames
+// Package net owns networking: gVisor's netstack (pkg/tcpip) with a
+// loopback interface and an Ethernet interface configured as the guest of
+// QEMU's user network, and the socket layer (TCP, UDP, Unix). Frames
 // reach it from a link driver through Deliver and leave through the send
 // function it was created with, so it is tested on the host with two stacks
 // wired back to back.
@@ -13,8 +14,10 @@ import (
 	"gvisor.dev/gvisor/pkg/tcpip"
 	"gvisor.dev/gvisor/pkg/tcpip/link/channel"
 	"gvisor.dev/gvisor/pkg/tcpip/link/ethernet"
+	"gvisor.dev/gvisor/pkg/tcpip/link/loopback"
 	"gvisor.dev/gvisor/pkg/tcpip/network/arp"
 	"gvisor.dev/gvisor/pkg/tcpip/network/ipv4"
+	"gvisor.dev/gvisor/pkg/tcpip/network/ipv6"
 	"gvisor.dev/gvisor/pkg/tcpip/stack"
 	"gvisor.dev/gvisor/pkg/tcpip/transport/tcp"
 	"gvisor.dev/gvisor/pkg/tcpip/transport/udp"
@@ -35,40 +38,84 @@ func QEMUUser(mac [6]byte) Config {
 	return Config{MAC: mac, Addr: [4]byte{10, 0, 2, 15}, Prefix: 24, Gateway: [4]byte{10, 0, 2, 2}, MTU: 1500}
 }
 
-const nicID tcpip.NICID = 1
+// The loopback interface is always there, as Linux's lo is; the Ethernet
+// interface comes with a network device.
+const (
+	loopbackNIC tcpip.NICID = 1
+	ethernetNIC tcpip.NICID = 2
+)
 
-// Stack is a netstack with one Ethernet interface.
+// Stack is a netstack with a loopback interface and, once AddEthernet has
+// run, one Ethernet interface.
 type Stack struct {
 	Stack *stack.Stack
-	link  *channel.Endpoint
+	link  *channel.Endpoint // nil until AddEthernet
 }
 
-// New starts a stack whose outgoing frames go to send. A frame send cannot
-// take (it returns false) is dropped, as a full NIC queue drops it.
-func New(ctx context.Context, c Config, send func(frame []byte) (bool, error)) (*Stack, error) {
+// NewLoopback starts a stack with only the loopback interface: 127.0.0.1/8
+// and ::1/128.
+func NewLoopback() (*Stack, error) {
 	s := stack.New(stack.Options{
-		NetworkProtocols:   []stack.NetworkProtocolFactory{ipv4.NewProtocol, arp.NewProtocol},
+		NetworkProtocols:   []stack.NetworkProtocolFactory{ipv4.NewProtocol, ipv6.NewProtocol, arp.NewProtocol},
 		TransportProtocols: []stack.TransportProtocolFactory{tcp.NewProtocol, udp.NewProtocol},
 	})
+	if err := s.CreateNIC(loopbackNIC, loopback.New()); err != nil {
+		return nil, fmt.Errorf("netstack: create loopback: %v", err)
+	}
+	addrs := []tcpip.ProtocolAddress{
+		{Protocol: ipv4.ProtocolNumber, AddressWithPrefix: tcpip.AddressWithPrefix{Address: tcpip.AddrFrom4([4]byte{127, 0, 0, 1}), PrefixLen: 8}},
+		{Protocol: ipv6.ProtocolNumber, AddressWithPrefix: tcpip.AddressWithPrefix{Address: tcpip.AddrFrom16([16]byte{15: 1}), PrefixLen: 128}},
+	}
+	var routes []tcpip.Route
+	for _, a := range addrs {
+		if err := s.AddProtocolAddress(loopbackNIC, a, stack.AddressProperties{}); err != nil {
+			return nil, fmt.Errorf("netstack: add loopback address %v: %v", a.AddressWithPrefix, err)
+		}
+		routes = append(routes, tcpip.Route{Destination: a.AddressWithPrefix.Subnet(), NIC: loopbackNIC})
+	}
+	s.SetRouteTable(routes)
+	return &Stack{Stack: s}, nil
+}
+
+// New starts a stack with the loopback interface and an Ethernet interface
+// whose outgoing frames go to send.
+func New(ctx context.Context, c Config, send func(frame []byte) (bool, error)) (*Stack, error) {
+	s, err := NewLoopback()
+	if err != nil {
+		return nil, err
+	}
+	return s, s.AddEthernet(ctx, c, send)
+}
+
+// HasEthernet reports whether the stack has its Ethernet interface.
+func (s *Stack) HasEthernet() bool { return s.link != nil }
+
+// AddEthernet adds the Ethernet interface, configured by c, whose outgoing
+// frames go to send. A frame send cannot take (it returns false) is
+// dropped, as a full NIC queue drops it.
+func (s *Stack) AddEthernet(ctx context.Context, c Config, send func(frame []byte) (bool, error)) error {
+	if s.link != nil {
+		return fmt.Errorf("netstack: Ethernet interface already added")
+	}
 	link := channel.New(512, c.MTU, tcpip.LinkAddress(c.MAC[:]))
-	if err := s.CreateNIC(nicID, ethernet.New(link)); err != nil {
-		return nil, fmt.Errorf("netstack: create NIC: %v", err)
+	if err := s.Stack.CreateNIC(ethernetNIC, ethernet.New(link)); err != nil {
+		return fmt.Errorf("netstack: create NIC: %v", err)
 	}
 	addr := tcpip.ProtocolAddress{
 		Protocol:          ipv4.ProtocolNumber,
 		AddressWithPrefix: tcpip.AddressWithPrefix{Address: tcpip.AddrFrom4(c.Addr), PrefixLen: c.Prefix},
 	}
-	if err := s.AddProtocolAddress(nicID, addr, stack.AddressProperties{}); err != nil {
-		return nil, fmt.Errorf("netstack: add address: %v", err)
+	if err := s.Stack.AddProtocolAddress(ethernetNIC, addr, stack.AddressProperties{}); err != nil {
+		return fmt.Errorf("netstack: add address: %v", err)
 	}
-	subnet := addr.AddressWithPrefix.Subnet()
-	s.SetRouteTable([]tcpip.Route{
-		{Destination: subnet, NIC: nicID},
-		{Destination: header0(), Gateway: tcpip.AddrFrom4(c.Gateway), NIC: nicID},
-	})
-	st := &Stack{Stack: s, link: link}
-	go st.transmit(ctx, send)
-	return st, nil
+	// Most specific first: loopback, the local subnet, then the default route.
+	routes := append(s.Stack.GetRouteTable(),
+		tcpip.Route{Destination: addr.AddressWithPrefix.Subnet(), NIC: ethernetNIC},
+		tcpip.Route{Destination: header0(), Gateway: tcpip.AddrFrom4(c.Gateway), NIC: ethernetNIC})
+	s.Stack.SetRouteTable(routes)
+	s.link = link
+	go s.transmit(ctx, send)
+	return nil
 }
 
 // header0 is the default route's destination, 0.0.0.0/0.

@@ -119,6 +119,13 @@ func (s *UnixSocket) Listen(backlog int) error {
 	return nil
 }
 
+// Listening reports whether the socket accepts connections (SO_ACCEPTCONN).
+func (s *UnixSocket) Listening() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.listen
+}
+
 // Connect connects s to the listening socket l: ECONNREFUSED when l does
 // not listen, EAGAIN when its backlog is full.
 func (s *UnixSocket) Connect(l *UnixSocket) error {

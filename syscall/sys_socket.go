@@ -3,6 +3,8 @@ package syscall
 import (
 	"encoding/binary"
 	iofs "io/fs"
+	"net/netip"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -29,23 +31,27 @@ func init() {
 	register(sysno.Socketpair, sysSocketpair)
 	register(sysno.Sendmsg, sysSendmsg)
 	register(sysno.Recvmsg, sysRecvmsg)
+	register(sysno.Sendmmsg, sysSendmmsg)
+	register(sysno.Recvmmsg, sysRecvmmsg)
 }
 
-// Sockets: IPv4 TCP on the netstack (jnet.Socket) and Unix stream sockets
-// (jnet.UnixSocket). Handlers find which one a descriptor holds and call it.
+// Sockets: TCP and UDP over IPv4 and IPv6 on the netstack (jnet.Socket)
+// and Unix stream sockets (jnet.UnixSocket). Handlers find which one a
+// descriptor holds and call it.
 
-// sockaddr is a decoded struct sockaddr_in or sockaddr_un.
+// sockaddr is a decoded struct sockaddr_in, sockaddr_in6 or sockaddr_un.
 type sockaddr struct {
 	family   uint16
-	ip       [4]byte
+	ip       netip.Addr
 	port     uint16
 	path     string // AF_UNIX: a path, or an abstract name
 	abstract bool
 }
 
 const (
-	sockaddrInLen = 16
-	sockaddrUnLen = 110 // sa_family_t + sun_path[108]
+	sockaddrInLen     = 16
+	sockaddrIn6MinLen = 24  // SIN6_LEN_RFC2133: without sin6_scope_id
+	sockaddrUnLen     = 110 // sa_family_t + sun_path[108]
 )
 
 // readSockaddr reads a socket address of the family the socket has.
@@ -58,6 +64,10 @@ func readSockaddr(t *kernel.Task, addr, length uint64, family uint16) (sockaddr,
 		return sockaddr{}, err
 	}
 	sa := sockaddr{family: binary.LittleEndian.Uint16(b)}
+	// Linux checks an inet address's length before its family.
+	if (family == unix.AF_INET && length < sockaddrInLen) || (family == unix.AF_INET6 && length < sockaddrIn6MinLen) {
+		return sockaddr{}, unix.EINVAL
+	}
 	if sa.family != family {
 		if family == unix.AF_UNIX {
 			return sockaddr{}, unix.EINVAL
@@ -66,10 +76,9 @@ func readSockaddr(t *kernel.Task, addr, length uint64, family uint16) (sockaddr,
 	}
 	switch family {
 	case unix.AF_INET:
-		if length < sockaddrInLen {
-			return sockaddr{}, unix.EINVAL
-		}
-		sa.ip, sa.port = [4]byte(b[4:8]), binary.BigEndian.Uint16(b[2:4])
+		sa.ip, sa.port = netip.AddrFrom4([4]byte(b[4:8])), binary.BigEndian.Uint16(b[2:4])
+	case unix.AF_INET6:
+		sa.ip, sa.port = netip.AddrFrom16([16]byte(b[8:24])), binary.BigEndian.Uint16(b[2:4])
 	case unix.AF_UNIX:
 		name := b[2:min(len(b), sockaddrUnLen)]
 		if len(name) > 0 && name[0] == 0 {
@@ -112,8 +121,18 @@ func writeSockaddr(t *kernel.Task, addr, lenAddr uint64, sa sockaddr) error {
 	switch sa.family {
 	case unix.AF_INET:
 		b = binary.BigEndian.AppendUint16(b, sa.port)
-		b = append(b, sa.ip[:]...)
+		var ip [4]byte
+		if sa.ip.Is4() {
+			ip = sa.ip.As4()
+		}
+		b = append(b, ip[:]...)
 		b = append(b, make([]byte, 8)...)
+	case unix.AF_INET6:
+		b = binary.BigEndian.AppendUint16(b, sa.port)
+		b = append(b, 0, 0, 0, 0) // sin6_flowinfo
+		ip := sa.ip.As16()
+		b = append(b, ip[:]...)
+		b = append(b, 0, 0, 0, 0) // sin6_scope_id
 	case unix.AF_UNIX:
 		if sa.abstract {
 			b = append(append(b, 0), sa.path...)
@@ -126,6 +145,14 @@ func writeSockaddr(t *kernel.Task, addr, lenAddr uint64, sa sockaddr) error {
 	}
 	binary.LittleEndian.PutUint32(lb, uint32(len(b)))
 	return copyOut(t, lenAddr, lb)
+}
+
+// inetFamily is the address family of an inet socket.
+func inetFamily(so *jnet.Socket) uint16 {
+	if so.V6() {
+		return unix.AF_INET6
+	}
+	return unix.AF_INET
 }
 
 // unixName turns a bound name as net keeps it into a sockaddr_un.
@@ -170,7 +197,8 @@ func socketFlags(typ uint64) (uint64, uint32, bool, error) {
 	return typ & 0xf, unix.O_RDWR | uint32(typ&unix.SOCK_NONBLOCK), typ&unix.SOCK_CLOEXEC != 0, nil
 }
 
-// sysSocket implements socket(2) for IPv4 TCP and Unix stream sockets.
+// sysSocket implements socket(2) for TCP and UDP over IPv4 and IPv6 and
+// Unix stream sockets.
 func sysSocket(t *kernel.Task, a Args) (uint64, error) {
 	typ, flags, cloexec, err := socketFlags(a[1])
 	if err != nil {
@@ -178,14 +206,19 @@ func sysSocket(t *kernel.Task, a Args) (uint64, error) {
 	}
 	var f fs.File
 	switch a[0] {
-	case unix.AF_INET:
-		if typ != unix.SOCK_STREAM || (a[2] != 0 && a[2] != unix.IPPROTO_TCP) {
+	case unix.AF_INET, unix.AF_INET6:
+		var dgram bool
+		switch {
+		case typ == unix.SOCK_STREAM && (a[2] == 0 || a[2] == unix.IPPROTO_TCP):
+		case typ == unix.SOCK_DGRAM && (a[2] == 0 || a[2] == unix.IPPROTO_UDP):
+			dgram = true
+		default:
 			return 0, unix.EPROTONOSUPPORT
 		}
 		if kernel.Network == nil {
 			return 0, unix.ENETDOWN
 		}
-		so, err := kernel.Network.NewTCP()
+		so, err := kernel.Network.NewSocket(dgram, a[0] == unix.AF_INET6)
 		if err != nil {
 			return 0, err
 		}
@@ -207,7 +240,7 @@ func sysSocket(t *kernel.Task, a Args) (uint64, error) {
 func sysSocketpair(t *kernel.Task, a Args) (uint64, error) {
 	switch a[0] {
 	case unix.AF_UNIX:
-	case unix.AF_INET:
+	case unix.AF_INET, unix.AF_INET6:
 		return 0, unix.EOPNOTSUPP
 	default:
 		return 0, unix.EAFNOSUPPORT
@@ -232,7 +265,7 @@ func sysBind(t *kernel.Task, a Args) (uint64, error) {
 	}
 	switch so := f.(type) {
 	case *jnet.Socket:
-		sa, err := readSockaddr(t, a[1], a[2], unix.AF_INET)
+		sa, err := readSockaddr(t, a[1], a[2], inetFamily(so))
 		if err != nil {
 			return 0, err
 		}
@@ -299,7 +332,7 @@ func sysAccept4(t *kernel.Task, a Args) (uint64, error) {
 		switch so := f.(type) {
 		case *jnet.Socket:
 			conn, ip, port, err := so.Accept()
-			return conn, sockaddr{family: unix.AF_INET, ip: ip, port: port}, err
+			return conn, sockaddr{family: inetFamily(so), ip: ip, port: port}, err
 		case *jnet.UnixSocket:
 			conn, err := so.Accept()
 			if err != nil {
@@ -336,7 +369,10 @@ func sysConnect(t *kernel.Task, a Args) (uint64, error) {
 	}
 	switch so := f.(type) {
 	case *jnet.Socket:
-		sa, err := readSockaddr(t, a[1], a[2], unix.AF_INET)
+		if so.Datagram() && unspecified(t, a[1], a[2]) {
+			return 0, so.Disconnect()
+		}
+		sa, err := readSockaddr(t, a[1], a[2], inetFamily(so))
 		if err != nil {
 			return 0, err
 		}
@@ -360,6 +396,13 @@ func sysConnect(t *kernel.Task, a Args) (uint64, error) {
 		return 0, so.Connect(l)
 	}
 	return 0, unix.ENOTSOCK
+}
+
+// unspecified reports whether the address at addr is AF_UNSPEC, which
+// dissolves a datagram socket's association.
+func unspecified(t *kernel.Task, addr, length uint64) bool {
+	b := make([]byte, 2)
+	return length >= 2 && copyIn(t, addr, b) == nil && binary.LittleEndian.Uint16(b) == unix.AF_UNSPEC
 }
 
 // unixListener finds the socket bound to a Unix address: ECONNREFUSED
@@ -413,7 +456,7 @@ func sockName(t *kernel.Task, a Args, peer bool) (uint64, error) {
 		if err != nil {
 			return 0, err
 		}
-		sa = sockaddr{family: unix.AF_INET, ip: ip, port: port}
+		sa = sockaddr{family: inetFamily(so), ip: ip, port: port}
 	case *jnet.UnixSocket:
 		name := so.Name()
 		if peer {
@@ -426,11 +469,26 @@ func sockName(t *kernel.Task, a Args, peer bool) (uint64, error) {
 	return 0, writeSockaddr(t, a[1], a[2], sa)
 }
 
-// sysSetsockopt implements setsockopt(2) for the options a server sets.
+// sysSetsockopt implements setsockopt(2): integer options and SO_LINGER.
 func sysSetsockopt(t *kernel.Task, a Args) (uint64, error) {
 	f, _, err := sockFile(t, a[0])
 	if err != nil {
 		return 0, err
+	}
+	level, name := int(int32(a[1])), int(int32(a[2]))
+	so, inet := f.(*jnet.Socket)
+	if level == unix.SOL_SOCKET && name == unix.SO_LINGER {
+		var l linger
+		if a[4] < 8 {
+			return 0, unix.EINVAL
+		}
+		if err := copyInStruct(t, a[3], &l); err != nil {
+			return 0, err
+		}
+		if inet {
+			so.SetLinger(l.OnOff != 0, int(max(l.Linger, 0)))
+		}
+		return 0, nil
 	}
 	if a[4] < 4 {
 		return 0, unix.EINVAL
@@ -439,66 +497,91 @@ func sysSetsockopt(t *kernel.Task, a Args) (uint64, error) {
 	if err := copyIn(t, a[3], b); err != nil {
 		return 0, err
 	}
-	on := binary.LittleEndian.Uint32(b) != 0
-	so, tcp := f.(*jnet.Socket)
-	switch {
-	case a[1] == unix.SOL_SOCKET && (a[2] == unix.SO_REUSEPORT || a[2] == unix.SO_RCVBUF || a[2] == unix.SO_SNDBUF):
-		// Accepted; buffers are sized by the stack.
-	case a[1] == unix.SOL_SOCKET && a[2] == unix.SO_REUSEADDR:
-		if tcp {
-			so.SetReuseAddr(on)
-		}
-	case a[1] == unix.SOL_SOCKET && a[2] == unix.SO_KEEPALIVE:
-		if tcp {
-			so.SetKeepAlive(on)
-		}
-	case !tcp:
-		return 0, unix.ENOPROTOOPT
-	case a[1] == unix.IPPROTO_TCP && a[2] == unix.TCP_NODELAY:
-		so.SetNoDelay(on)
-	case a[1] == unix.IPPROTO_TCP && a[2] == unix.TCP_CORK:
-		so.SetCork(on)
-	case a[1] == unix.IPPROTO_TCP && a[2] == unix.TCP_DEFER_ACCEPT:
-		// Accepted; connections are handed over at once.
-	default:
-		return 0, unix.ENOPROTOOPT
+	v := int(int32(binary.LittleEndian.Uint32(b)))
+	if inet {
+		return 0, so.SetIntOption(level, name, v)
 	}
-	return 0, nil
+	switch {
+	case level == unix.SOL_SOCKET && (name == unix.SO_REUSEADDR || name == unix.SO_REUSEPORT ||
+		name == unix.SO_KEEPALIVE || name == unix.SO_RCVBUF || name == unix.SO_SNDBUF):
+		// Accepted: a Unix socket has no port to share and sizes its own buffers.
+		return 0, nil
+	}
+	return 0, unix.ENOPROTOOPT
 }
 
-// sysGetsockopt implements getsockopt(2) for SO_ERROR, SO_TYPE and
-// SO_DOMAIN.
+// linger is struct linger (SO_LINGER).
+type linger struct {
+	OnOff  int32
+	Linger int32
+}
+
+// sysGetsockopt implements getsockopt(2): integer options and SO_LINGER.
 func sysGetsockopt(t *kernel.Task, a Args) (uint64, error) {
 	f, _, err := sockFile(t, a[0])
 	if err != nil {
 		return 0, err
 	}
-	so, tcp := f.(*jnet.Socket)
-	var v uint32
-	switch {
-	case a[1] == unix.SOL_SOCKET && a[2] == unix.SO_ERROR:
-		if tcp {
-			if errno, ok := so.ConnectResult().(unix.Errno); ok {
-				v = uint32(errno)
-			}
-		}
-	case a[1] == unix.SOL_SOCKET && a[2] == unix.SO_TYPE:
-		v = unix.SOCK_STREAM
-	case a[1] == unix.SOL_SOCKET && a[2] == unix.SO_DOMAIN:
-		v = unix.AF_UNIX
-		if tcp {
-			v = unix.AF_INET
-		}
-	default:
-		return 0, unix.ENOPROTOOPT
-	}
-	b := make([]byte, 4)
-	binary.LittleEndian.PutUint32(b, v)
-	if err := copyOut(t, a[3], b); err != nil {
+	lb := make([]byte, 4)
+	if err := copyIn(t, a[4], lb); err != nil {
 		return 0, err
 	}
-	binary.LittleEndian.PutUint32(b, 4)
-	return 0, copyOut(t, a[4], b) // *optlen
+	room := int32(binary.LittleEndian.Uint32(lb))
+	if room < 0 {
+		return 0, unix.EINVAL
+	}
+	level, name := int(int32(a[1])), int(int32(a[2]))
+	var out []byte
+	switch so := f.(type) {
+	case *jnet.Socket:
+		if level == unix.SOL_SOCKET && name == unix.SO_LINGER {
+			on, secs := so.Linger()
+			out, _ = binary.Append(nil, binary.LittleEndian, linger{OnOff: int32(boolInt(on)), Linger: int32(secs)})
+			break
+		}
+		v, err := so.IntOption(level, name)
+		if err != nil {
+			return 0, err
+		}
+		out = binary.LittleEndian.AppendUint32(nil, uint32(v))
+	case *jnet.UnixSocket:
+		v, err := unixIntOption(so, level, name)
+		if err != nil {
+			return 0, err
+		}
+		out = binary.LittleEndian.AppendUint32(nil, uint32(v))
+	}
+	out = out[:min(int(room), len(out))]
+	if err := copyOut(t, a[3], out); err != nil {
+		return 0, err
+	}
+	binary.LittleEndian.PutUint32(lb, uint32(len(out)))
+	return 0, copyOut(t, a[4], lb) // *optlen
+}
+
+// unixIntOption reads the integer options a Unix stream socket has.
+func unixIntOption(so *jnet.UnixSocket, level, name int) (int, error) {
+	if level != unix.SOL_SOCKET {
+		return 0, unix.EOPNOTSUPP
+	}
+	switch name {
+	case unix.SO_ERROR, unix.SO_PROTOCOL:
+		return 0, nil
+	case unix.SO_TYPE:
+		return unix.SOCK_STREAM, nil
+	case unix.SO_DOMAIN:
+		return unix.AF_UNIX, nil
+	case unix.SO_ACCEPTCONN:
+		return boolInt(so.Listening()), nil
+	}
+	return 0, unix.ENOPROTOOPT
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // sysShutdown implements shutdown(2).
@@ -548,14 +631,21 @@ const (
 )
 
 // sendData sends the user buffers vs on the socket open on fd with the
-// send(2) flags, and rights (Unix sockets) with the first byte.
-func sendData(t *kernel.Task, fd uint64, vs []iovec, flags uint64, rights []*fs.Description) (uint64, error) {
+// send(2) flags, to the address at (to, toLen) when there is one (TCP
+// ignores it, as Linux does), and rights (Unix sockets) with the first byte.
+func sendData(t *kernel.Task, fd uint64, vs []iovec, flags uint64, to, toLen uint64, rights []*fs.Description) (uint64, error) {
 	f, d, err := sockFile(t, fd)
 	if err != nil {
 		return 0, err
 	}
 	if flags&^sendFlags != 0 {
 		return 0, unix.EOPNOTSUPP
+	}
+	if so, ok := f.(*jnet.Socket); ok && so.Datagram() {
+		return sendDatagram(t, d, so, vs, flags, to, toLen)
+	}
+	if _, ok := f.(*jnet.UnixSocket); ok && to != 0 {
+		return 0, unix.EISCONN
 	}
 	write := f.Write
 	if u, ok := f.(*jnet.UnixSocket); ok && len(rights) > 0 {
@@ -572,16 +662,62 @@ func sendData(t *kernel.Task, fd uint64, vs []iovec, flags uint64, rights []*fs.
 		ioMode{nonblock: d.Nonblock() || flags&unix.MSG_DONTWAIT != 0})
 }
 
+// maxDatagram is the largest UDP payload over IPv4.
+const maxDatagram = 65507
+
+// sendDatagram sends vs as one datagram, to the address at (to, toLen) or
+// to the connected peer; it waits for room unless non-blocking.
+func sendDatagram(t *kernel.Task, d *fs.Description, so *jnet.Socket, vs []iovec, flags, to, toLen uint64) (uint64, error) {
+	if !d.Writable() {
+		return 0, unix.EBADF
+	}
+	send := so.Write
+	if to != 0 {
+		sa, err := readSockaddr(t, to, toLen, inetFamily(so))
+		if err != nil {
+			return 0, err
+		}
+		send = func(b []byte) (int, error) { return so.SendTo(b, sa.ip, sa.port) }
+	}
+	size := iovecsLen(vs)
+	if size > maxDatagram {
+		return 0, unix.EMSGSIZE
+	}
+	buf := make([]byte, size)
+	if err := (&userSeq{t: t, vs: vs}).copyIn(buf); err != nil {
+		return 0, err
+	}
+	n, err := send(buf)
+	for err == unix.EAGAIN && !d.Nonblock() && flags&unix.MSG_DONTWAIT == 0 {
+		if err = waitReady(t, d, unix.EPOLLOUT); err == nil {
+			n, err = send(buf)
+		}
+	}
+	return uint64(n), err
+}
+
+// received is what a receive call got besides the data.
+type received struct {
+	rights    []*fs.Description // Unix sockets: descriptions passed with SCM_RIGHTS
+	from      *sockaddr         // datagrams: the sender
+	truncated bool              // datagrams: part of it did not fit (MSG_TRUNC)
+}
+
 // recvData receives into the user buffers vs from the socket open on fd
-// with the recv(2) flags; for Unix sockets it returns the descriptions
-// that came with the data.
-func recvData(t *kernel.Task, fd uint64, vs []iovec, flags uint64) (uint64, []*fs.Description, error) {
+// with the recv(2) flags.
+func recvData(t *kernel.Task, fd uint64, vs []iovec, flags uint64) (uint64, received, error) {
 	f, d, err := sockFile(t, fd)
 	if err != nil {
-		return 0, nil, err
+		return 0, received{}, err
+	}
+	if so, ok := f.(*jnet.Socket); ok && so.Datagram() {
+		if flags&^(recvFlags|unix.MSG_TRUNC) != 0 {
+			return 0, received{}, unix.EOPNOTSUPP
+		}
+		return recvDatagram(t, d, so, vs, flags)
 	}
 	if flags&^recvFlags != 0 {
-		return 0, nil, unix.EOPNOTSUPP
+		return 0, received{}, unix.EOPNOTSUPP
 	}
 	peek := flags&unix.MSG_PEEK != 0
 	mode := ioMode{nonblock: d.Nonblock() || flags&unix.MSG_DONTWAIT != 0, waitAll: flags&unix.MSG_WAITALL != 0 && !peek}
@@ -614,31 +750,60 @@ func recvData(t *kernel.Task, fd uint64, vs []iovec, flags uint64) (uint64, []*f
 		}
 	}
 	n, err := readTo(t, d, vs, read, mode)
-	return n, rights, err
+	return n, received{rights: rights}, err
 }
 
-// sysSendto implements sendto(2) on connected sockets.
-func sysSendto(t *kernel.Task, a Args) (uint64, error) {
-	if a[4] != 0 {
-		return 0, unix.EISCONN
+// recvDatagram takes one datagram into vs, waiting for one unless
+// non-blocking. With MSG_TRUNC it returns the datagram's full length.
+func recvDatagram(t *kernel.Task, d *fs.Description, so *jnet.Socket, vs []iovec, flags uint64) (uint64, received, error) {
+	if !d.Readable() {
+		return 0, received{}, unix.EBADF
 	}
-	return sendData(t, a[0], oneIovec(a[1], a[2]), a[3], nil)
+	buf := make([]byte, min(iovecsLen(vs), maxDatagram))
+	peek := flags&unix.MSG_PEEK != 0
+	n, total, ip, port, err := so.RecvFrom(buf, peek)
+	for err == unix.EAGAIN && !d.Nonblock() && flags&unix.MSG_DONTWAIT == 0 {
+		if err = waitReady(t, d, unix.EPOLLIN); err == nil {
+			n, total, ip, port, err = so.RecvFrom(buf, peek)
+		}
+	}
+	if err != nil {
+		return 0, received{}, err
+	}
+	if err := (&userSeq{t: t, vs: vs}).copyOut(buf[:n]); err != nil {
+		return 0, received{}, err
+	}
+	r := received{from: &sockaddr{family: inetFamily(so), ip: ip, port: port}, truncated: total > n}
+	if flags&unix.MSG_TRUNC != 0 {
+		return uint64(total), r, nil
+	}
+	return uint64(n), r, nil
 }
 
-// sysRecvfrom implements recvfrom(2) on connected sockets.
+// sysSendto implements sendto(2): to an address on datagram sockets, on
+// connected stream sockets.
+func sysSendto(t *kernel.Task, a Args) (uint64, error) {
+	return sendData(t, a[0], oneIovec(a[1], a[2]), a[3], a[4], a[5], nil)
+}
+
+// sysRecvfrom implements recvfrom(2).
 func sysRecvfrom(t *kernel.Task, a Args) (uint64, error) {
-	n, rights, err := recvData(t, a[0], oneIovec(a[1], a[2]), a[3])
-	for _, d := range rights {
+	n, r, err := recvData(t, a[0], oneIovec(a[1], a[2]), a[3])
+	for _, d := range r.rights {
 		d.DecRef()
 	}
 	if err != nil || a[4] == 0 {
 		return n, err
 	}
-	return n, sockNameOut(t, a[0], a[4], a[5])
+	return n, senderOut(t, a[0], r, a[4], a[5])
 }
 
-// sockNameOut writes the peer's address, as recvfrom reports it.
-func sockNameOut(t *kernel.Task, fd, addr, lenAddr uint64) error {
+// senderOut writes where received data came from: a datagram's sender, or
+// a stream socket's peer.
+func senderOut(t *kernel.Task, fd uint64, r received, addr, lenAddr uint64) error {
+	if r.from != nil {
+		return writeSockaddr(t, addr, lenAddr, *r.from)
+	}
 	_, err := sockName(t, Args{fd, addr, lenAddr}, true)
 	return err
 }
@@ -665,7 +830,7 @@ func sysSendmsg(t *kernel.Task, a Args) (uint64, error) {
 			return 0, unix.EINVAL
 		}
 	}
-	return sendData(t, a[0], vs, a[2], rights)
+	return sendData(t, a[0], vs, a[2], m.Name, uint64(m.Namelen), rights)
 }
 
 // maxRights is SCM_MAX_FD, the most descriptors one message passes.
@@ -723,12 +888,16 @@ func sysRecvmsg(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	n, rights, err := recvData(t, a[0], vs, a[2])
+	n, r, err := recvData(t, a[0], vs, a[2])
 	if err != nil {
 		return 0, err
 	}
+	rights := r.rights
 	var control []byte
 	m.Flags = 0
+	if r.truncated {
+		m.Flags |= unix.MSG_TRUNC
+	}
 	if len(rights) > 0 {
 		room := int((m.Controllen - min(m.Controllen, cmsgHeader)) / 4)
 		var fds []byte
@@ -756,7 +925,7 @@ func sysRecvmsg(t *kernel.Task, a Args) (uint64, error) {
 	m.Controllen = uint64(len(control))
 	if m.Name != 0 {
 		lenAddr := a[1] + 8 // &msg->msg_namelen
-		if err := sockNameOut(t, a[0], m.Name, lenAddr); err != nil && err != unix.ENOTCONN {
+		if err := senderOut(t, a[0], r, m.Name, lenAddr); err != nil && err != unix.ENOTCONN {
 			return 0, err
 		}
 		var back msghdr
@@ -766,4 +935,72 @@ func sysRecvmsg(t *kernel.Task, a Args) (uint64, error) {
 		m.Namelen = back.Namelen
 	}
 	return n, copyOutStruct(t, a[1], m)
+}
+
+// mmsghdr is struct mmsghdr: a msghdr, then msg_len, padded to 8 bytes.
+const (
+	mmsghdrSize   = 64
+	mmsgLenOff    = 56
+	msgWaitForOne = 0x10000 // MSG_WAITFORONE
+)
+
+// putMsgLen stores how many bytes message i of the vector at vec moved.
+func putMsgLen(t *kernel.Task, vec uint64, i int, n uint64) error {
+	b := binary.LittleEndian.AppendUint32(nil, uint32(n))
+	return copyOut(t, vec+uint64(i)*mmsghdrSize+mmsgLenOff, b)
+}
+
+// sysSendmmsg implements sendmmsg(2): sendmsg for each message in turn; an
+// error after the first message ends the call with the count sent.
+func sysSendmmsg(t *kernel.Task, a Args) (uint64, error) {
+	count := int(min(uint64(uint32(a[2])), maxIovecs))
+	for i := range count {
+		n, err := sysSendmsg(t, Args{a[0], a[1] + uint64(i)*mmsghdrSize, a[3]})
+		if err == nil {
+			err = putMsgLen(t, a[1], i, n)
+		}
+		if err != nil {
+			if i == 0 {
+				return 0, err
+			}
+			return uint64(i), nil
+		}
+	}
+	return uint64(count), nil
+}
+
+// sysRecvmmsg implements recvmmsg(2): recvmsg for each message in turn;
+// with MSG_WAITFORONE only the first waits. An error after the first
+// message ends the call with the count received. As on Linux, the timeout
+// is checked after each message, never while waiting for one.
+func sysRecvmmsg(t *kernel.Task, a Args) (uint64, error) {
+	var deadline time.Time
+	if a[4] != 0 {
+		d, err := copyInTimespec(t, a[4])
+		if err != nil {
+			return 0, err
+		}
+		deadline = time.Now().Add(d)
+	}
+	count := int(min(uint64(uint32(a[2])), maxIovecs))
+	flags := a[3] &^ msgWaitForOne
+	for i := range count {
+		if i > 0 && !deadline.IsZero() && !time.Now().Before(deadline) {
+			return uint64(i), nil
+		}
+		n, err := sysRecvmsg(t, Args{a[0], a[1] + uint64(i)*mmsghdrSize, flags})
+		if err == nil {
+			err = putMsgLen(t, a[1], i, n)
+		}
+		if err != nil {
+			if i == 0 {
+				return 0, err
+			}
+			return uint64(i), nil
+		}
+		if a[3]&msgWaitForOne != 0 {
+			flags |= unix.MSG_DONTWAIT
+		}
+	}
+	return uint64(count), nil
 }

@@ -305,3 +305,102 @@ func TestNginxWorkers(t *testing.T) {
 		}
 	}
 }
+
+// proxyConf is an nginx.conf with the front end on [::]:80 taking IPv4 too
+// (the host reaches it through hostfwd over IPv4) and two backends inside
+// the guest, one on 127.0.0.1 and one on ::1, reached with proxy_pass.
+const proxyConf = `user www-data;
+worker_processes 2;
+master_process on;
+daemon off;
+pid /run/nginx.pid;
+error_log stderr;
+events {
+    worker_connections 256;
+}
+http {
+    include /etc/nginx/mime.types;
+    access_log off;
+    server {
+        listen [::]:80 ipv6only=off;
+        location /v4/ {
+            proxy_pass http://127.0.0.1:8081/;
+        }
+        location /v6/ {
+            proxy_pass http://[::1]:8082/;
+        }
+    }
+    server {
+        listen 127.0.0.1:8081;
+        listen [::1]:8082;
+        root /var/www/html;
+        add_header X-Backend $server_addr:$server_port;
+    }
+}
+`
+
+// TestNginxLoopbackProxy runs Debian's nginx with a dual-stack listener on
+// [::]:80 that proxies to backends in the same guest over 127.0.0.1 and ::1:
+// the loopback interface and IPv6 sockets under a real program.
+func TestNginxLoopbackProxy(t *testing.T) {
+	archive, tree := oursRootfs(t)
+	base, err := os.ReadFile(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A second archive replaces nginx.conf (later archives override).
+	var conf bytes.Buffer
+	w := cpio.Newc.Writer(&conf)
+	if err := cpio.WriteRecords(w, []cpio.Record{cpio.StaticFile("etc/nginx/nginx.conf", proxyConf, 0o644)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cpio.WriteTrailer(w); err != nil {
+		t.Fatal(err)
+	}
+	initrd := filepath.Join(t.TempDir(), "initrd.cpio")
+	if err := os.WriteFile(initrd, append(base, conf.Bytes()...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	index, err := os.ReadFile(filepath.Join(tree, "var/www/html/index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, console := startKernelWith(t, "512M", "", initrd, 80)
+	client := &http.Client{Timeout: time.Minute}
+	get := func(path string) (*http.Response, []byte, error) {
+		resp, err := client.Get(fmt.Sprintf("http://127.0.0.1:%d%s", port, path))
+		if err != nil {
+			return nil, nil, err
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		return resp, body, err
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		_, _, err := get("/v4/index.html")
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no answer from nginx: %v\nconsole:\n%s", err, console.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	for _, c := range []struct{ path, backend string }{
+		{"/v4/index.html", "127.0.0.1:8081"},
+		{"/v6/index.html", "::1:8082"},
+	} {
+		resp, body, err := get(c.path)
+		if err != nil {
+			t.Fatalf("GET %s: %v\nconsole:\n%s", c.path, err, console.String())
+		}
+		if resp.StatusCode != 200 || !bytes.Equal(body, index) || resp.Header.Get("X-Backend") != c.backend {
+			t.Errorf("GET %s: %d, X-Backend %q (want %q), %d bytes (want the index, %d)",
+				c.path, resp.StatusCode, resp.Header.Get("X-Backend"), c.backend, len(body), len(index))
+		}
+	}
+	if t.Failed() {
+		t.Logf("console:\n%s", console.String())
+	}
+}
