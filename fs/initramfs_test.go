@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/u-root/u-root/pkg/cpio"
 )
 
@@ -76,5 +78,47 @@ func TestSymlinkLoop(t *testing.T) {
 	}
 	if _, err := tr.Lookup(nil, "/a", true); err != ErrLoop {
 		t.Fatalf("loop: %v", err)
+	}
+}
+
+// TestAppendToUnpackedFile: a file's data aliases the image; appending
+// to it must copy, not run into the next file's bytes.
+func TestAppendToUnpackedFile(t *testing.T) {
+	image := archive(t, cpio.StaticFile("a", "aaaa", 0o644), cpio.StaticFile("b", "bbbb", 0o644))
+	tr, err := Unpack(image)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := tr.Lookup(nil, "/a", true)
+	f := OpenNode(a, "/a")
+	f.SetStatusFlags(unix.O_APPEND)
+	if _, err := f.Write([]byte("0123456789012345678901234567890123456789")); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := tr.Lookup(nil, "/b", true)
+	if string(b.Data) != "bbbb" || !bytes.HasPrefix(a.Data, []byte("aaaa0123")) {
+		t.Fatalf("after appending to /a: /a %q, /b %q", a.Data, b.Data)
+	}
+	img2 := archive(t, cpio.StaticFile("a", "aaaa", 0o644), cpio.StaticFile("b", "bbbb", 0o644))
+	if !bytes.Equal(image, img2) {
+		t.Fatal("the image changed under the write")
+	}
+}
+
+// TestHardLinksShareData: newc gives a hard-linked file's data to its
+// last name; every name must read it.
+func TestHardLinksShareData(t *testing.T) {
+	first := cpio.StaticFile("x", "", 0o755)
+	first.NLink, first.Ino = 2, 77
+	second := cpio.StaticFile("y", "shared data", 0o755)
+	second.NLink, second.Ino = 2, 77
+	tr, err := Unpack(archive(t, first, second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, _ := tr.Lookup(nil, "/x", true)
+	y, _ := tr.Lookup(nil, "/y", true)
+	if x != y || string(x.Data) != "shared data" || StatNode(x).Nlink != 2 {
+		t.Fatalf("hard links: x %q y %q, nlink %d", x.Data, y.Data, StatNode(x).Nlink)
 	}
 }
