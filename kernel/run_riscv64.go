@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"runtime/debug"
@@ -42,9 +43,18 @@ func (t *Task) Run(dispatch func(*Task)) {
 			t.syscall(dispatch)
 		case cause == arch.CauseLoadPageFault || cause == arch.CauseStorePageFault || cause == arch.CauseInstrPageFault:
 			access := map[uint64]mm.Access{arch.CauseLoadPageFault: mm.Read, arch.CauseStorePageFault: mm.Write, arch.CauseInstrPageFault: mm.Execute}[cause]
-			t.Proc.Lock()
-			err := t.Proc.AS.Fault(uintptr(t.Regs.Tval), access)
-			t.Proc.Unlock()
+			fault := func() error {
+				t.Proc.Lock()
+				defer t.Proc.Unlock()
+				return t.Proc.AS.Fault(uintptr(t.Regs.Tval), access)
+			}
+			err := fault()
+			for errors.Is(err, mm.ErrNoMemory) {
+				if v := oomKill(t.Proc); v == nil || v == t.Proc {
+					break
+				}
+				err = fault()
+			}
 			if err != nil {
 				t.Fault(unix.SIGSEGV, t.segvCode(uintptr(t.Regs.Tval)), t.Regs.Tval, cause)
 			}
