@@ -5,11 +5,13 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jiege-go/jiege/tools/jiege/internal/report"
@@ -64,7 +66,10 @@ func observe(ctx context.Context, addr, path, missing string) ([]exchange, error
 	run := func(s step) (*response, error) {
 		r, err := c.do(s.method, s.path, s.extra, nil)
 		if err != nil {
-			if len(out) > 0 && classOf(err) == report.ClassNoHTTPResponse {
+			// A server that closes after an answer may reset the connection
+			// under the next request instead of closing it cleanly.
+			closed := classOf(err) == report.ClassNoHTTPResponse || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+			if len(out) > 0 && closed {
 				if c, _ := out[len(out)-1].resp.Get("Connection"); strings.EqualFold(c, "close") {
 					return nil, perr(report.ClassFingerprint, "nginx with another configuration: keep-alive off (Connection: close, then the connection closed after %d requests)", len(out))
 				}
