@@ -111,6 +111,18 @@ func (p *Process) Unlock() { p.vm.mu.Unlock() }
 // Exited is closed when the process has exited.
 func (p *Process) Exited() <-chan struct{} { return p.exited }
 
+// Killed reports whether t's process has ended (a fatal signal, or another
+// thread's exit_group) while t is still in a system call: a long copy stops
+// between chunks rather than hold its memory after the process is gone.
+func (t *Task) Killed() bool {
+	select {
+	case <-t.Proc.exited:
+		return true
+	default:
+		return false
+	}
+}
+
 // Status is the exit status (valid once Exited is closed): the exit code,
 // or 128 + the signal number for a process killed by a signal.
 func (p *Process) Status() int { return p.status }

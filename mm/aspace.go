@@ -567,6 +567,27 @@ func (as *AddressSpace) Resident(addr, length uintptr) ([]byte, error) {
 	return vec, nil
 }
 
+// ResidentPages counts the pages of the address space that have a frame
+// (what the OOM killer weighs), without allocating.
+func (as *AddressSpace) ResidentPages() int {
+	n := 0
+	as.vmas.each(func(v *VMA) bool {
+		if v.Shared != nil {
+			v.Shared.mu.Lock()
+			for i := range v.Shared.pages {
+				if va := v.Start + i*PageSize - v.Offset; i*PageSize >= v.Offset && va < v.End {
+					n++
+				}
+			}
+			v.Shared.mu.Unlock()
+			return true
+		}
+		as.eachPage(v.Start, v.End, func(uintptr, *uint64) { n++ })
+		return true
+	})
+	return n
+}
+
 // Flags of Remap, as mremap(2) takes them.
 const (
 	RemapMayMove   = 1
@@ -825,27 +846,36 @@ func (as *AddressSpace) unshare(v *VMA, va uintptr, e *uint64) error {
 	return nil
 }
 
-// frameFor returns the physical address behind va, backing the page if the
-// VMA allows access (or, with force, whatever its protection) and giving a
-// copy-on-write page its own frame before a write.
-func (as *AddressSpace) frameFor(va uintptr, access Access, force bool) (uintptr, error) {
+// zeroPage is what the kernel reads from a private anonymous page never
+// touched: reading user memory does not give it a frame (a write(2) from a
+// large untouched mapping must not fill RAM), as Linux's zero page.
+var zeroPage [PageSize]byte
+
+// pageFor returns the page behind va, backing it if the VMA allows access
+// (or, with force, whatever its protection) and giving a copy-on-write page
+// its own frame before a write. A read of an absent private anonymous page
+// is the zero page.
+func (as *AddressSpace) pageFor(va uintptr, access Access, force bool) (*[PageSize]byte, error) {
 	v := as.vmas.find(va)
 	if v == nil || (!force && !allows(v.Perm, access)) {
-		return 0, ErrFault
+		return nil, ErrFault
 	}
 	page := pageDown(va)
 	e := as.pte(page)
 	if e == nil {
+		if access == Read && v.File == nil && v.Shared == nil {
+			return &zeroPage, nil
+		}
 		if err := as.back(v, page); err != nil {
-			return 0, err
+			return nil, err
 		}
 		e = as.pte(page)
 	} else if access == Write && v.Shared == nil && as.refs.shared(pteAddr(*e)) {
 		if err := as.unshare(v, page, e); err != nil {
-			return 0, err
+			return nil, err
 		}
 	}
-	return pteAddr(*e) + va%PageSize, nil
+	return (*[PageSize]byte)(Ptr(pteAddr(*e))), nil
 }
 
 // CopyIn reads user memory at va into buf.
@@ -866,12 +896,11 @@ func (as *AddressSpace) Populate(va uintptr, data []byte) error {
 
 func (as *AddressSpace) copy(va uintptr, buf []byte, access Access, force bool) error {
 	for len(buf) > 0 {
-		pa, err := as.frameFor(va, access, force)
+		page, err := as.pageFor(va, access, force)
 		if err != nil {
 			return err
 		}
 		n := min(uintptr(len(buf)), PageSize-va%PageSize)
-		page := (*[PageSize]byte)(Ptr(pa - pa%PageSize))
 		off := va % PageSize
 		if access == Read {
 			copy(buf[:n], page[off:off+n])
@@ -887,11 +916,10 @@ func (as *AddressSpace) copy(va uintptr, buf []byte, access Access, force bool) 
 func (as *AddressSpace) CopyInString(va uintptr, max int) (string, error) {
 	var out []byte
 	for len(out) < max {
-		pa, err := as.frameFor(va, Read, false)
+		page, err := as.pageFor(va, Read, false)
 		if err != nil {
 			return "", err
 		}
-		page := (*[PageSize]byte)(Ptr(pa - pa%PageSize))
 		for off := va % PageSize; off < PageSize && len(out) < max; off++ {
 			if page[off] == 0 {
 				return string(out), nil

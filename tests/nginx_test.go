@@ -15,8 +15,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/u-root/u-root/pkg/cpio"
 )
 
 // oursRootfs builds jiege's nginx root filesystem for our kernel (Debian's
@@ -109,24 +107,7 @@ func TestNginx(t *testing.T) {
 func TestNginxWorkers(t *testing.T) {
 	rootfs, tree := oursRootfs(t)
 	ctl := crossCompile(t, "nginxctl.c")
-	initrd := filepath.Join(t.TempDir(), "initrd.cpio")
-	base, err := os.ReadFile(rootfs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A second archive after the first, which the kernel unpacks too, as
-	// Linux does: /nginxctl, run as init by the command line.
-	var extra bytes.Buffer
-	w := cpio.Newc.Writer(&extra)
-	if err := cpio.WriteRecordsAndDirs(w, []cpio.Record{cpio.StaticFile("nginxctl", string(ctl), 0o755)}); err != nil {
-		t.Fatal(err)
-	}
-	if err := cpio.WriteTrailer(w); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(initrd, append(base, extra.Bytes()...), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	initrd := withFiles(t, rootfs, map[string][]byte{"nginxctl": ctl})
 	port, console, exited := startKernelExit(t, 5*time.Minute, "512M", "init=/nginxctl", initrd, 80)
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
 	client := &http.Client{Timeout: time.Minute, Transport: &http.Transport{DisableKeepAlives: true}}
@@ -344,23 +325,7 @@ http {
 // the loopback interface and IPv6 sockets under a real program.
 func TestNginxLoopbackProxy(t *testing.T) {
 	archive, tree := oursRootfs(t)
-	base, err := os.ReadFile(archive)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A second archive replaces nginx.conf (later archives override).
-	var conf bytes.Buffer
-	w := cpio.Newc.Writer(&conf)
-	if err := cpio.WriteRecords(w, []cpio.Record{cpio.StaticFile("etc/nginx/nginx.conf", proxyConf, 0o644)}); err != nil {
-		t.Fatal(err)
-	}
-	if err := cpio.WriteTrailer(w); err != nil {
-		t.Fatal(err)
-	}
-	initrd := filepath.Join(t.TempDir(), "initrd.cpio")
-	if err := os.WriteFile(initrd, append(base, conf.Bytes()...), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	initrd := withFiles(t, archive, map[string][]byte{"etc/nginx/nginx.conf": []byte(proxyConf)})
 	index, err := os.ReadFile(filepath.Join(tree, "var/www/html/index.html"))
 	if err != nil {
 		t.Fatal(err)
