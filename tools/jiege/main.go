@@ -54,6 +54,7 @@ var commands = []command{
 	{"bench", "benchmark targets: req/s, latency, transfer, boot time", cmdBench},
 	{"compare", "verify and bench the attempts of a manifest; leaderboard", cmdCompare},
 	{"selfcheck", "prove the verifier: linux passes, negative controls fail at their stage", cmdSelfcheck},
+	{"replay", "verify an attempt's git history: the first commit that boots, serves, passes", cmdReplay},
 }
 
 func usage() {
