@@ -53,6 +53,7 @@ var commands = []command{
 	{"verify", "run the verification stages against a kernel or an attempt", cmdVerify},
 	{"bench", "benchmark targets: req/s, latency, transfer, boot time", cmdBench},
 	{"compare", "verify and bench the attempts of a manifest; leaderboard", cmdCompare},
+	{"merge", "join the partial leaderboards of compare --shard into one", cmdMerge},
 	{"selfcheck", "prove the verifier: linux passes, negative controls fail at their stage", cmdSelfcheck},
 	{"replay", "verify an attempt's git history: the first commit that boots, serves, passes", cmdReplay},
 }
