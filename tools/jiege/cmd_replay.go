@@ -65,6 +65,7 @@ type replayer struct {
 	v          *verifier
 	res        *report.Replay
 	work       string // the checkout
+	sub        string // the attempt's directory inside it ("" at the top)
 	build, run string
 	guestPort  int
 }
@@ -83,7 +84,7 @@ func (r *replayer) verify(ctx context.Context, i int) (*report.Verify, error) {
 	if _, err := git(ctx, r.work, "clean", "-q", "-ffdx"); err != nil {
 		return nil, err
 	}
-	t, err := attemptTarget(r.work, r.build, r.run)
+	t, err := attemptTarget(filepath.Join(r.work, r.sub), r.build, r.run)
 	if err != nil {
 		return nil, err
 	}
@@ -199,6 +200,15 @@ func cmdReplay(ctx context.Context, args []string) error {
 	if len(commits) == 0 {
 		return usageErr("replay: %s: no commits", dir)
 	}
+	// An attempt may be a directory inside a larger repository.
+	top, err := git(ctx, dir, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return usageErr("replay: %s: %v", dir, err)
+	}
+	prefix, err := git(ctx, dir, "rev-parse", "--show-prefix")
+	if err != nil {
+		return usageErr("replay: %s: %v", dir, err)
+	}
 	c.defaults()
 	if err := c.preflight(); err != nil {
 		return err
@@ -218,14 +228,14 @@ func cmdReplay(ctx context.Context, args []string) error {
 	if _, err := git(ctx, work, "init", "-q"); err != nil {
 		return envErr(err)
 	}
-	if _, err := git(ctx, work, "fetch", "-q", "--no-tags", dir, "HEAD"); err != nil {
+	if _, err := git(ctx, work, "fetch", "-q", "--no-tags", strings.TrimSpace(top), "HEAD"); err != nil {
 		return envErr(err)
 	}
 
 	res := report.NewReplay(dir, every)
 	res.Host = hostDescription()
 	res.Commits = commits
-	r := &replayer{v: v, res: res, work: work, build: build, run: runCmd, guestPort: guestPort}
+	r := &replayer{v: v, res: res, work: work, sub: strings.TrimSpace(prefix), build: build, run: runCmd, guestPort: guestPort}
 	start := time.Now()
 	sampled := samples(len(commits), every)
 	for _, i := range sampled {
