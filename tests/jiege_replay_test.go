@@ -164,3 +164,48 @@ func TestJiegeReplay(t *testing.T) {
 	}
 	noQEMUWith(t, marker)
 }
+
+// An attempt in a directory of a larger repository is built in that
+// directory of each commit; a directory without history is a usage error.
+func TestJiegeReplaySubdirectory(t *testing.T) {
+	dir := t.TempDir()
+	sub := filepath.Join(dir, "attempts", "a")
+	os.MkdirAll(sub, 0o755)
+	start := time.Date(2026, 3, 4, 8, 0, 0, 0, time.UTC)
+	gitIn(t, dir, start, "init", "-q")
+	// The build looks for here.txt in its own directory: the top's does
+	// not count.
+	os.WriteFile(filepath.Join(dir, "here.txt"), []byte("top\n"), 0o644)
+	os.WriteFile(filepath.Join(sub, "README"), []byte("a\n"), 0o644)
+	gitIn(t, dir, start, "add", ".")
+	gitIn(t, dir, start, "commit", "-q", "-m", "start")
+	os.WriteFile(filepath.Join(sub, "here.txt"), []byte("a\n"), 0o644)
+	gitIn(t, dir, start.Add(time.Hour), "add", ".")
+	gitIn(t, dir, start.Add(time.Hour), "commit", "-q", "-m", "builds")
+
+	out := filepath.Join(t.TempDir(), "replay.json")
+	r := jiege(t, 5*time.Minute, nil, "replay", sub, "--every", "1", "--build", "test -f here.txt", "--run", "echo no kernel; exit 1",
+		"--boot-timeout", "10s", "--json", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	var d replayDoc
+	readJSON(t, out, &d)
+	if len(d.Commits) != 2 || d.Commits[0].Verify == nil || d.Commits[1].Verify == nil ||
+		d.Commits[0].Verify.FailedStage != "build" || d.Commits[1].Verify.FailedStage != "boot" {
+		t.Fatalf("commits %+v", d.Commits)
+	}
+	for _, e := range d.Timeline {
+		if e.Reached || e.Index != -1 {
+			t.Errorf("%s: %+v, want never", e.Milestone, e)
+		}
+	}
+	if !strings.Contains(r.stdout, "boots                   never") {
+		t.Errorf("timeline:\n%s", r.stdout)
+	}
+
+	r = jiege(t, time.Minute, nil, "replay", t.TempDir())
+	if r.code != 2 || !strings.Contains(r.stderr, "no git history") {
+		t.Errorf("a directory without history: exit %d %s", r.code, r.stderr)
+	}
+}
