@@ -281,6 +281,12 @@ func CompareMarkdown(c *Compare) string {
 	if c.Host != "" {
 		out.WriteString("Measured on: " + mdCell(c.Host) + "\n\n")
 	}
+	if c.Shard != nil {
+		fmt.Fprintf(&out, "Partial result: shard %d of %d of the manifest's %d attempts.\n\n", c.Shard.Index, c.Shard.Count, len(c.Shard.Attempts))
+	}
+	if len(c.Merged) > 0 {
+		out.WriteString("Merged from: " + mdCell(strings.Join(c.Merged, ", ")) + "\n\n")
+	}
 	for i, r := range compareRows(c) {
 		cells := make([]string, len(r))
 		for j, s := range r {

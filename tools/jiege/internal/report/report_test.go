@@ -501,6 +501,12 @@ func TestMergeCompare(t *testing.T) {
 	if len(m.Rows) != len(whole.Rows) || m.Peer != "linux" || strings.Join(m.Merged, ",") != "shard-0.json,shard-1.json,shard-2.json" {
 		t.Fatalf("merged %d rows, peer %q, from %v", len(m.Rows), m.Peer, m.Merged)
 	}
+	if md := CompareMarkdown(m); !strings.Contains(md, "Merged from: shard-0.json, shard-1.json, shard-2.json") {
+		t.Errorf("merged markdown:\n%s", md)
+	}
+	if md := CompareMarkdown(parts[1]); !strings.Contains(md, "Partial result: shard 1 of 3 of the manifest's 4 attempts.") {
+		t.Errorf("partial markdown:\n%s", md)
+	}
 	for i, r := range m.Rows {
 		w := whole.Rows[i]
 		if r.Name != w.Name || r.Rank != w.Rank || r.Pass != w.Pass || r.FailedStage != w.FailedStage ||
