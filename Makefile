@@ -88,6 +88,14 @@ rootfs: jiege
 test-e2e: jiege
 	$(GO) test -count=1 -timeout 40m -run Jiege -v ./tests/
 
+# jiege's repeatability: selfcheck three times (same verdicts?) and the
+# fingerprint's random requests on Debian's Linux against the oracle with
+# 20 seeds (any difference?); report in build/repeatability/. About 40
+# minutes on 2 cores.
+.PHONY: repeatability
+repeatability: jiege kernel
+	$(BUILD)/jiege repeatability --selfchecks 3 --probe-runs 20 --out $(BUILD)/repeatability
+
 # A long pass of the system call fuzzer: SEEDS=first-last, N calls each.
 SEEDS ?= 1-20
 N     ?= 50000

@@ -53,7 +53,10 @@ var commands = []command{
 	{"verify", "run the verification stages against a kernel or an attempt", cmdVerify},
 	{"bench", "benchmark targets: req/s, latency, transfer, boot time", cmdBench},
 	{"compare", "verify and bench the attempts of a manifest; leaderboard", cmdCompare},
+	{"merge", "join the partial leaderboards of compare --shard into one", cmdMerge},
 	{"selfcheck", "prove the verifier: linux passes, negative controls fail at their stage", cmdSelfcheck},
+	{"repeatability", "selfcheck N times and the fingerprint's random requests on Linux against the oracle; report", cmdRepeatability},
+	{"replay", "verify an attempt's git history: the first commit that boots, serves, passes", cmdReplay},
 }
 
 func usage() {
