@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jiege-go/jiege/tools/jiege/internal/attempt"
 	"github.com/jiege-go/jiege/tools/jiege/internal/console"
 	"github.com/jiege-go/jiege/tools/jiege/internal/probe"
 	"github.com/jiege-go/jiege/tools/jiege/internal/report"
@@ -107,12 +108,43 @@ func (g *guest) gone(since time.Time) bool {
 	return g.run == nil || g.Exited() || time.Since(since) >= relaunchGrace
 }
 
+// network says what the packet capture of an attempt's QEMU shows about
+// the connections to the guest's HTTP port, or "" without a capture.
+func (g *guest) network() string {
+	if g.run == nil {
+		return ""
+	}
+	l, _, _, ok := g.run.Serving()
+	if !ok {
+		ls := g.run.Launches()
+		if len(ls) == 0 {
+			return ""
+		}
+		l = ls[len(ls)-1]
+	}
+	if !l.Shimmed {
+		return "not captured (the QEMU did not come through jiege's shim)"
+	}
+	if l.Capture == "" {
+		return "not captured (the attempt's network option has no netdev id to attach QEMU's filter-dump to)"
+	}
+	c, err := attempt.ReadCapture(l.Capture, g.run.GuestPort())
+	if err != nil {
+		return fmt.Sprintf("capture %s not read: %v", l.Capture, err)
+	}
+	return c.String() + " (QEMU filter-dump capture)"
+}
+
 func (g *guest) exitDetail(stage string) string {
 	how := "QEMU exited"
 	if g.run == nil {
 		how += " (" + exitStatus(g.Wait()) + ")"
 	}
-	return fmt.Sprintf("%s during %s; console tail: %s", how, stage, g.consoleTail())
+	d := fmt.Sprintf("%s during %s; console tail: %s", how, stage, g.consoleTail())
+	if n := g.network(); n != "" {
+		d += "; network: " + n
+	}
+	return d
 }
 
 // exitStatus describes a QEMU process's exit.
@@ -182,7 +214,17 @@ func (v *verifier) alive(g *guest, s report.Stage) report.Stage {
 	}
 	if !g.alive() {
 		s.Detail += "; QEMU exited, console tail: " + g.consoleTail()
+		if n := g.network(); n != "" {
+			s.Detail += "; network: " + n
+		}
 		return s
+	}
+	if g.run != nil && (s.Name == report.StagePortOpen || s.Name == report.StageFirst200) {
+		// What jiege saw of a silent attempt.
+		s.Detail += "; what jiege saw: console tail: " + g.consoleTail()
+		if n := g.network(); n != "" {
+			s.Detail += "; network: " + n
+		}
 	}
 	if s.Name == report.StageFingerprint && (s.Class == report.ClassFingerprint || s.Class == report.ClassNotNginx) {
 		var news []string
@@ -245,7 +287,7 @@ func (c *common) bootStage(ctx context.Context, g *guest) report.Stage {
 		case <-deadline.C:
 			if g.run != nil && g.follow == nil {
 				return report.Failf(report.StageBoot, report.ClassTimeout, time.Since(t0),
-					"the run command never started qemu-system-riscv64 through PATH within %v", c.bootTimeout)
+					"the run command started no qemu-system-riscv64 (through jiege's shim on PATH or otherwise) within %v", c.bootTimeout)
 			}
 			return report.Failf(report.StageBoot, report.ClassTimeout, time.Since(t0),
 				"no console line from the kernel within %v (QEMU still running)%s", c.bootTimeout, firmwareOnly())
