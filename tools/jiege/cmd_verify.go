@@ -145,7 +145,7 @@ func (v *verifier) run(ctx context.Context, t *target) *report.Verify {
 			pt.Oracle = oaddr
 		}
 	}
-	if !v.stage(res, v.alive(g, v.fingerprint(ctx, t, pt, res))) {
+	if !v.stage(res, v.alive(g, v.fingerprint(ctx, t, g, pt, res))) {
 		return res
 	}
 	if t.image != nil {

@@ -23,6 +23,9 @@ const (
 	// may go without a QEMU before that counts as QEMU having exited (a run
 	// script may start QEMU a second time).
 	relaunchGrace = 3 * time.Second
+	// relaunchSettle is how long an attempt's QEMUs must all stay up after
+	// a kernel line for the line to count as the serving kernel's.
+	relaunchSettle = 500 * time.Millisecond
 )
 
 // watch is what the console watcher found that ends a stage at once.
@@ -259,8 +262,31 @@ func (c *common) bootStage(ctx context.Context, g *guest) report.Stage {
 		}
 		return "; only QEMU's or jiege's output came: " + g.consoleTail()
 	}
+	// An attempt's QEMU that exits (a first try before the one that
+	// serves) takes what it printed with it: QEMU's own loader errors
+	// ("PATH: No such file or directory") are no kernel's line. The
+	// console is followed afresh from there, and a kernel line counts
+	// once no QEMU exited within relaunchSettle of it.
+	dead := map[int]bool{}
+	relaunched := func() bool {
+		if g.run == nil {
+			return false
+		}
+		exited := false
+		for _, l := range g.run.Launches() {
+			if !dead[l.PID] && !g.run.Alive(l) {
+				dead[l.PID], exited = true, true
+			}
+		}
+		if exited {
+			time.Sleep(watchEvery) // its last output reaches the log
+			g.follow = console.Follow(g.LogPath(), g.ConsoleBytes())
+		}
+		return exited
+	}
 	var missing time.Time
 	for {
+		relaunched()
 		if f := g.follower(); f != nil {
 			f.Poll()
 			if p := f.Panic(); p != nil {
@@ -268,6 +294,12 @@ func (c *common) bootStage(ctx context.Context, g *guest) report.Stage {
 				return report.Failf(report.StageBoot, report.ClassKernelPanic, time.Since(t0), "%s", panicDetail(f.Panic()))
 			}
 			if line, ok := f.KernelLine(); ok && g.alive() {
+				if g.run != nil {
+					time.Sleep(relaunchSettle)
+					if relaunched() {
+						continue
+					}
+				}
 				return report.Passf(report.StageBoot, time.Since(t0), "the kernel printed %q after %.1fs", clip(line, 80), time.Since(t0).Seconds())
 			}
 		}

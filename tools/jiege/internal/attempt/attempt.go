@@ -296,8 +296,8 @@ func (r *Running) findUnshimmed(shimmed map[int]bool) {
 	}
 }
 
-// alive reports whether l's process still runs (a reused pid does not count).
-func (r *Running) alive(l Launch) bool {
+// Alive reports whether l's process still runs (a reused pid does not count).
+func (r *Running) Alive(l Launch) bool {
 	if l.Shimmed {
 		return r.ours(l.PID)
 	}
@@ -311,7 +311,7 @@ func (r *Running) alive(l Launch) bool {
 func (r *Running) Serving() (l Launch, addr string, port int, ok bool) {
 	var live []Launch
 	for _, l := range r.Launches() {
-		if r.alive(l) {
+		if r.Alive(l) {
 			live = append(live, l)
 		}
 	}
@@ -381,15 +381,15 @@ func (r *Running) Stop() error {
 	ls := r.Launches() // before the tree goes
 	err := r.Instance.Stop()
 	for _, l := range ls {
-		if !r.alive(l) {
+		if !r.Alive(l) {
 			continue
 		}
 		syscall.Kill(l.PID, syscall.SIGTERM)
 		deadline := time.Now().Add(qemu.StopTimeout)
-		for r.alive(l) && time.Now().Before(deadline) {
+		for r.Alive(l) && time.Now().Before(deadline) {
 			time.Sleep(50 * time.Millisecond)
 		}
-		if r.alive(l) {
+		if r.Alive(l) {
 			syscall.Kill(l.PID, syscall.SIGKILL)
 		}
 	}
