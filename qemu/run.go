@@ -136,13 +136,17 @@ type widener struct {
 const widenPoll = 50 * time.Millisecond
 
 func (w *widener) follow(done <-chan struct{}, serving func() (pid, port int)) {
-	tick := time.NewTicker(widenPoll)
-	defer tick.Stop()
+	every := widenPoll
 	for {
 		select {
 		case <-done:
 			return
-		case <-tick.C:
+		case <-time.After(every):
+		}
+		// Once the serving QEMU is settled, only a relaunch is watched for.
+		every = widenPoll
+		if _, ok := w.result(); ok {
+			every = 10 * widenPoll
 		}
 		pid, port := serving()
 		if pid == 0 {

@@ -86,6 +86,11 @@ func (v *verifier) run(ctx context.Context, t *target) *report.Verify {
 	res.ConsoleLog = logPath
 	v.progress("%-18s booting; console log %s", report.StageBoot, logPath)
 	t0 := time.Now()
+	if t.att != nil {
+		// The packet capture backs a failure report; bench runs go without.
+		t.att.Capture = true
+		defer func() { t.att.Capture = false }()
+	}
 	g, err := v.start(ctx, t, logPath)
 	if err != nil {
 		v.stage(res, startErr(err, t0))

@@ -28,11 +28,12 @@ const ShimArg = "__qemu-shim"
 
 // Environment of the shim, set by Start.
 const (
-	envReal  = "JIEGE_SHIM_QEMU"  // the real emulator's path
-	envPort  = "JIEGE_SHIM_PORT"  // host port to forward
-	envGuest = "JIEGE_SHIM_GUEST" // guest port the rule targets
-	envDir   = "JIEGE_SHIM_DIR"   // where each launch records its pid and arguments
-	envExtra = "JIEGE_SHIM_EXTRA" // extra QEMU arguments, a JSON list
+	envReal    = "JIEGE_SHIM_QEMU"    // the real emulator's path
+	envPort    = "JIEGE_SHIM_PORT"    // host port to forward
+	envGuest   = "JIEGE_SHIM_GUEST"   // guest port the rule targets
+	envDir     = "JIEGE_SHIM_DIR"     // where each launch records its pid and arguments
+	envExtra   = "JIEGE_SHIM_EXTRA"   // extra QEMU arguments, a JSON list
+	envCapture = "JIEGE_SHIM_CAPTURE" // "1": add a packet capture
 )
 
 // ErrNoDir reports an attempt directory that does not exist.
@@ -51,6 +52,9 @@ type Attempt struct {
 	Port      int      // host port for the guest's HTTP server; 0 picks a free one per Start
 	GuestPort int      // default 80
 	QEMUArgs  []string // extra QEMU arguments (e.g. -m 1G), applied by the shim
+	// Capture makes the shim record the guest's network traffic (headers
+	// only) for a failure report; the verifier sets it, bench does not.
+	Capture bool
 }
 
 func (a *Attempt) check() error {
@@ -146,7 +150,7 @@ type Running struct {
 }
 
 // scanEvery bounds how often the process table is read.
-const scanEvery = 250 * time.Millisecond
+const scanEvery = 500 * time.Millisecond
 
 // Start runs the attempt's run command with the shim first on PATH. The
 // console (the run command's output) goes to logPath and console.
@@ -183,12 +187,16 @@ func (a *Attempt) Start(ctx context.Context, logPath string, console io.Writer) 
 		os.RemoveAll(shimDir)
 		return nil, fmt.Errorf("%w in %s (give a run command)", ErrNoRun, a.Dir)
 	}
+	capture := ""
+	if a.Capture {
+		capture = "1"
+	}
 	cmd := exec.Command("sh", "-c", run)
 	cmd.Dir = a.Dir
 	cmd.Env = append(os.Environ(),
 		"PATH="+shimDir+string(os.PathListSeparator)+os.Getenv("PATH"),
 		envReal+"="+real, envPort+"="+strconv.Itoa(port), envGuest+"="+strconv.Itoa(guest), envDir+"="+shimDir,
-		envExtra+"="+extraJSON(a.QEMUArgs))
+		envExtra+"="+extraJSON(a.QEMUArgs), envCapture+"="+capture)
 	r := &Running{shimDir: shimDir, guestPort: guest, found: map[int]Launch{}}
 	in, err := qemu.StartCommand(ctx, cmd, port, logPath, console, r.serving)
 	if err != nil {
@@ -319,7 +327,8 @@ func (r *Running) Serving() (l Launch, addr string, port int, ok bool) {
 		return Launch{}, "", 0, false
 	}
 	pick := live[len(live)-1]
-	for i := len(live) - 1; i >= 0; i-- {
+	// Several at once: the one whose hostfwd socket listens serves.
+	for i := len(live) - 1; i >= 0 && len(live) > 1; i-- {
 		if _, p := r.forward(live[i]); p != 0 && qemu.Listening(live[i].PID, p) {
 			pick = live[i]
 			break
@@ -420,7 +429,9 @@ func Shim(args []string) error {
 		out = WithExtra(out, extra)
 		// The capture tells a failed attempt's silence apart: no
 		// handshake, or a handshake and no byte.
-		out, _ = WithCapture(out, guest, captureFile(dir, os.Getpid()))
+		if os.Getenv(envCapture) == "1" {
+			out, _ = WithCapture(out, guest, captureFile(dir, os.Getpid()))
+		}
 	}
 	rec := filepath.Join(dir, "qemu."+strconv.Itoa(os.Getpid()))
 	if err := os.WriteFile(rec, []byte(strings.Join(out, "\x00")), 0o644); err != nil {

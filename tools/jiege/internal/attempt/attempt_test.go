@@ -105,7 +105,7 @@ func TestRunThroughShim(t *testing.T) {
 	dir := t.TempDir()
 	mk := "run:\n\tqemu-system-riscv64 -machine virt -netdev user,id=n,hostfwd=tcp::8080-:80 -kernel k\n"
 	os.WriteFile(filepath.Join(dir, "Makefile"), []byte(mk), 0o644)
-	a := &Attempt{Dir: dir, Self: self(t)}
+	a := &Attempt{Dir: dir, Self: self(t), Capture: true}
 	log := filepath.Join(t.TempDir(), "console.log")
 	r, err := a.Start(context.Background(), log, nil)
 	if err != nil {
@@ -120,7 +120,7 @@ func TestRunThroughShim(t *testing.T) {
 	if len(ls) != 1 {
 		t.Fatalf("launches %v", ls)
 	}
-	want := fmt.Sprintf("-machine virt -netdev user,id=n,hostfwd=tcp:127.0.0.1:%d-:80 -kernel k -object filter-dump,id=jiegedump,netdev=n,file=%s", r.Port(), ls[0].Capture)
+	want := fmt.Sprintf("-machine virt -netdev user,id=n,hostfwd=tcp:127.0.0.1:%d-:80 -kernel k -object filter-dump,id=jiegedump,netdev=n,maxlen=96,file=%s", r.Port(), ls[0].Capture)
 	if got := strings.Join(ls[0].Args, " "); got != want {
 		t.Errorf("recorded args %s", got)
 	}
@@ -272,7 +272,7 @@ func TestSecondLaunchServes(t *testing.T) {
 	dir := t.TempDir()
 	run := qemu.DefaultBinary + " " + fakeExit + " -netdev user,id=n,hostfwd=tcp::5555-:80; sleep 1; " +
 		qemu.DefaultBinary + " -m 256M -netdev user,id=n,hostfwd=tcp::5555-:80 -device virtio-net-device,netdev=n"
-	a := &Attempt{Dir: dir, Self: self(t), Run: run, QEMUArgs: []string{"-m", "1G", "-smp", "2"}}
+	a := &Attempt{Dir: dir, Self: self(t), Run: run, QEMUArgs: []string{"-m", "1G", "-smp", "2"}, Capture: true}
 	r, err := a.Start(context.Background(), "", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -291,7 +291,7 @@ func TestSecondLaunchServes(t *testing.T) {
 	if port != r.Port() || addr != "127.0.0.1" || !l.Shimmed {
 		t.Errorf("serving %+v on %s:%d, want the shim's port %d", l, addr, port, r.Port())
 	}
-	want := fmt.Sprintf("-m 1G -netdev user,id=n,hostfwd=tcp:127.0.0.1:%d-:80 -device virtio-net-device,netdev=n -smp 2 -object filter-dump,id=jiegedump,netdev=n,file=%s",
+	want := fmt.Sprintf("-m 1G -netdev user,id=n,hostfwd=tcp:127.0.0.1:%d-:80 -device virtio-net-device,netdev=n -smp 2 -object filter-dump,id=jiegedump,netdev=n,maxlen=96,file=%s",
 		r.Port(), l.Capture)
 	if got := strings.Join(l.Args, " "); got != want || l.Capture == "" {
 		t.Errorf("serving QEMU's arguments\n%s\nwant\n%s", got, want)

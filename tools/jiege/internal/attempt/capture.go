@@ -77,16 +77,18 @@ func (c *Capture) add(f []byte, port uint16, answered, established map[uint16]bo
 	ip := f[14:]
 	ihl := int(ip[0]&0xf) * 4
 	total := int(binary.BigEndian.Uint16(ip[2:]))
-	if ip[0]>>4 != 4 || ip[9] != 6 || ihl < 20 || total > len(ip) || total < ihl+20 {
+	// The shim captures only the first bytes of each frame (filter-dump's
+	// maxlen): the lengths come from the headers.
+	if ip[0]>>4 != 4 || ip[9] != 6 || ihl < 20 || len(ip) < ihl+20 || total < ihl+20 {
 		return
 	}
-	tcp := ip[ihl:total]
+	tcp := ip[ihl:]
 	src, dst := binary.BigEndian.Uint16(tcp), binary.BigEndian.Uint16(tcp[2:])
 	doff := int(tcp[12]>>4) * 4
-	if doff < 20 || doff > len(tcp) {
+	if doff < 20 || doff > total-ihl {
 		return
 	}
-	flags, payload := tcp[13], len(tcp)-doff
+	flags, payload := tcp[13], total-ihl-doff
 	switch port {
 	case dst: // client to guest
 		c.Packets++

@@ -22,6 +22,7 @@ func newPcap() *pcapWriter {
 	return &pcapWriter{h}
 }
 
+// tcp adds a segment; frames are cut to 96 bytes, as the shim captures them.
 func (w *pcapWriter) tcp(src, dst uint16, flags byte, payload int) {
 	f := make([]byte, 14+20+20+payload)
 	binary.BigEndian.PutUint16(f[12:], 0x0800)
@@ -34,9 +35,10 @@ func (w *pcapWriter) tcp(src, dst uint16, flags byte, payload int) {
 	binary.BigEndian.PutUint16(tcp[2:], dst)
 	tcp[12], tcp[13] = 5<<4, flags
 	rec := make([]byte, 16)
-	binary.LittleEndian.PutUint32(rec[8:], uint32(len(f)))
+	n := min(len(f), captureLen)
+	binary.LittleEndian.PutUint32(rec[8:], uint32(n))
 	binary.LittleEndian.PutUint32(rec[12:], uint32(len(f)))
-	w.b = append(append(w.b, rec...), f...)
+	w.b = append(append(w.b, rec...), f[:n]...)
 }
 
 func (w *pcapWriter) read(t *testing.T) Capture {

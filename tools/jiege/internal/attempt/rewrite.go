@@ -326,6 +326,11 @@ func ForwardedPort(args []string, guestPort int) (addr string, port int, ok bool
 	return addr, fw.hostPort, true
 }
 
+// captureLen is how many bytes of each frame the capture keeps: the
+// Ethernet, IPv4 and TCP headers with options, not the payload, so that
+// a long run's capture stays small.
+const captureLen = 96
+
 // WithCapture adds a packet capture (QEMU's filter-dump, pcap) of the
 // user netdev that carries the rule to guestPort, written to file. It
 // needs a -netdev with an id: -nic and -net name theirs internally, and
@@ -349,7 +354,7 @@ func WithCapture(args []string, guestPort int, file string) ([]string, bool) {
 	if id == "" {
 		return args, false
 	}
-	dump := "filter-dump,id=jiegedump,netdev=" + id + ",file=" + strings.ReplaceAll(file, ",", ",,")
+	dump := "filter-dump,id=jiegedump,netdev=" + id + ",maxlen=" + strconv.Itoa(captureLen) + ",file=" + strings.ReplaceAll(file, ",", ",,")
 	return append(slices.Clone(args), "-object", dump), true
 }
 

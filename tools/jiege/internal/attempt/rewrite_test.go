@@ -173,7 +173,7 @@ func TestWithExtra(t *testing.T) {
 
 func TestWithCapture(t *testing.T) {
 	got, ok := WithCapture(strings.Fields("-netdev user,id=a -netdev user,id=net0,hostfwd=tcp:127.0.0.1:1-:80"), 80, "/t/x,y.pcap")
-	if want := "-netdev user,id=a -netdev user,id=net0,hostfwd=tcp:127.0.0.1:1-:80 -object filter-dump,id=jiegedump,netdev=net0,file=/t/x,,y.pcap"; !ok || strings.Join(got, " ") != want {
+	if want := "-netdev user,id=a -netdev user,id=net0,hostfwd=tcp:127.0.0.1:1-:80 -object filter-dump,id=jiegedump,netdev=net0,maxlen=96,file=/t/x,,y.pcap"; !ok || strings.Join(got, " ") != want {
 		t.Errorf("got %s %v", strings.Join(got, " "), ok)
 	}
 	for _, in := range []string{"-nic user,hostfwd=tcp::1-:80", "-net nic -net user,hostfwd=tcp::1-:80", "-netdev user,hostfwd=tcp::1-:80", "-kernel k"} {

@@ -196,3 +196,23 @@ func TestFollower(t *testing.T) {
 		t.Errorf("endless line: %q", tail)
 	}
 }
+
+// A long line of jiege's shim or QEMU is not the kernel's in any of its
+// maxLine pieces, whether it comes whole or is flushed before its end.
+func TestLongNonKernelLine(t *testing.T) {
+	long := "jiege: qemu -machine virt" + strings.Repeat(" -device virtio-rng-device,id=rng", 20)
+	p := filepath.Join(t.TempDir(), "console.log")
+	os.WriteFile(p, []byte(long+"\n"+long[:maxLine+10]), 0o644)
+	f := Follow(p, 0)
+	f.Poll()
+	if l, ok := f.KernelLine(); ok {
+		t.Fatalf("a piece of a long jiege line counted as the kernel's: %q", l)
+	}
+	fh, _ := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+	fh.WriteString(long[maxLine+10:] + "\nkernel: up\n")
+	fh.Close()
+	f.Poll()
+	if l, ok := f.KernelLine(); !ok || l != "kernel: up" {
+		t.Fatalf("kernel line %q %v, want the kernel's own", l, ok)
+	}
+}
