@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -272,6 +273,23 @@ func (in *Instance) Wait() error {
 // ConsoleBytes is how many bytes the guest and QEMU have printed so far.
 func (in *Instance) ConsoleBytes() int64 { return in.console.n.Load() }
 
+// ConsoleBytesAt is how many console bytes had come before t (as far
+// back as the kept marks reach): where the output of a process started
+// at t begins.
+func (in *Instance) ConsoleBytesAt(t time.Time) int64 {
+	c := in.console
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	i := sort.Search(len(c.marks), func(i int) bool { return !c.marks[i].t.Before(t) })
+	switch {
+	case i > 0:
+		return c.marks[i-1].n
+	case len(c.marks) > 0 && len(c.marks) >= keepMarks:
+		return c.marks[0].n // older than the kept marks: from the oldest
+	}
+	return 0
+}
+
 // FirstOutput is closed when the first console byte arrives.
 func (in *Instance) FirstOutput() <-chan struct{} { return in.console.first }
 
@@ -336,7 +354,17 @@ type consoleWriter struct {
 	first chan struct{}
 	mu    sync.Mutex
 	buf   []byte
+	marks []consoleMark // when the bytes came, for ConsoleBytesAt
 }
+
+// consoleMark says that n bytes had come by t.
+type consoleMark struct {
+	t time.Time
+	n int64
+}
+
+// keepMarks bounds the console's time marks (one per write).
+const keepMarks = 1 << 14
 
 const tailKeep = 64 << 10
 
@@ -350,6 +378,10 @@ func (c *consoleWriter) Write(p []byte) (int, error) {
 		close(c.first)
 	}
 	c.mu.Lock()
+	c.marks = append(c.marks, consoleMark{time.Now(), c.n.Load()})
+	if len(c.marks) > 2*keepMarks {
+		c.marks = append(c.marks[:0], c.marks[len(c.marks)-keepMarks:]...)
+	}
 	c.buf = append(c.buf, p...)
 	if len(c.buf) > 2*tailKeep {
 		c.buf = append(c.buf[:0], c.buf[len(c.buf)-tailKeep:]...)

@@ -49,7 +49,10 @@ func (v *verifier) fingerprint(ctx context.Context, t *target, g *guest, pt prob
 func (v *verifier) ownOracle(ctx context.Context, t *target, g *guest) (stop func() error, addr, version, how string, err error) {
 	var srcs []ownnginx.Source
 	for _, f := range g.bootFiles() {
-		srcs = append(srcs, ownnginx.Source{Path: f.Path, Option: f.Option})
+		// Disk images hold file systems jiege does not read.
+		if f.Option != "-drive" && f.Option != "-pflash" {
+			srcs = append(srcs, ownnginx.Source{Path: f.Path, Option: f.Option})
+		}
 	}
 	tree, err := ownnginx.Find(srcs)
 	if err != nil {

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -23,6 +26,9 @@ const (
 	// may go without a QEMU before that counts as QEMU having exited (a run
 	// script may start QEMU a second time).
 	relaunchGrace = 3 * time.Second
+	// clockSlack is the precision of a process's start time (two of
+	// /proc's clock ticks).
+	clockSlack = 10 * time.Millisecond
 	// relaunchSettle is how long an attempt's QEMUs must all stay up after
 	// a kernel line for the line to count as the serving kernel's.
 	relaunchSettle = 500 * time.Millisecond
@@ -57,12 +63,47 @@ func (g *guest) follower() *console.Follower {
 	if g.follow == nil && (g.run == nil || g.alive()) {
 		var from int64
 		if g.run != nil {
+			// What the run command printed before QEMU (make's echo of
+			// the command, a compiler's output) is not the guest's: the
+			// console is followed from the line the shim printed just
+			// before it became QEMU, or for a QEMU beside the shim
+			// (looked for only every half second) from where its
+			// process started; else from now.
 			from = g.ConsoleBytes()
+			if l, _, _, ok := g.run.Serving(); ok && !l.Started().IsZero() {
+				start := g.ConsoleBytesAt(l.Started().Add(-2 * clockSlack))
+				switch end := shimLineEnd(g.LogPath(), start); {
+				case !l.Shimmed:
+					from = start
+				case end >= 0:
+					from = end
+				}
+			}
 		}
 		g.follow = console.Follow(g.LogPath(), from)
 		g.startScan()
 	}
 	return g.follow
+}
+
+// shimLineEnd is the log offset just past the last line of the shim
+// ("jiege: qemu ...") at or after from, -1 when there is none yet.
+func shimLineEnd(path string, from int64) int64 {
+	f, err := os.Open(path)
+	if err != nil {
+		return -1
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.NewSectionReader(f, from, 1<<20))
+	i := bytes.LastIndex(b, []byte("\n"+attempt.ShimLine)) + 1 // the line's start; 0 when none after a newline
+	if i == 0 && !bytes.HasPrefix(b, []byte(attempt.ShimLine)) {
+		return -1
+	}
+	j := bytes.IndexByte(b[i:], '\n')
+	if j < 0 {
+		return -1
+	}
+	return from + int64(i+j+1)
 }
 
 // settle polls f a little longer, so that a panic's dump is complete.
@@ -265,8 +306,9 @@ func (c *common) bootStage(ctx context.Context, g *guest) report.Stage {
 	// An attempt's QEMU that exits (a first try before the one that
 	// serves) takes what it printed with it: QEMU's own loader errors
 	// ("PATH: No such file or directory") are no kernel's line. The
-	// console is followed afresh from there, and a kernel line counts
-	// once no QEMU exited within relaunchSettle of it.
+	// console is followed afresh from where the next QEMU's process
+	// started, and a kernel line counts once no QEMU exited within
+	// relaunchSettle of it.
 	dead := map[int]bool{}
 	relaunched := func() bool {
 		if g.run == nil {
@@ -279,8 +321,8 @@ func (c *common) bootStage(ctx context.Context, g *guest) report.Stage {
 			}
 		}
 		if exited {
-			time.Sleep(watchEvery) // its last output reaches the log
-			g.follow = console.Follow(g.LogPath(), g.ConsoleBytes())
+			// Followed afresh from where the next serving QEMU started.
+			g.follow = nil
 		}
 		return exited
 	}

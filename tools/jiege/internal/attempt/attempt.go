@@ -22,6 +22,10 @@ import (
 	"github.com/jiege-go/jiege/qemu"
 )
 
+// ShimLine starts the line the shim prints, with the QEMU arguments, just
+// before it becomes QEMU: the guest's console begins after it.
+const ShimLine = "jiege: qemu "
+
 // ShimArg is the hidden first argument that makes the jiege binary act as
 // the qemu-system-riscv64 shim.
 const ShimArg = "__qemu-shim"
@@ -146,6 +150,7 @@ type Running struct {
 
 	mu      sync.Mutex
 	found   map[int]Launch // QEMUs found without the shim, by pid
+	starts  map[int]uint64 // start times of the shim's QEMUs, by pid
 	scanned time.Time      // the last look through /proc for them
 }
 
@@ -197,7 +202,7 @@ func (a *Attempt) Start(ctx context.Context, logPath string, console io.Writer) 
 		"PATH="+shimDir+string(os.PathListSeparator)+os.Getenv("PATH"),
 		envReal+"="+real, envPort+"="+strconv.Itoa(port), envGuest+"="+strconv.Itoa(guest), envDir+"="+shimDir,
 		envExtra+"="+extraJSON(a.QEMUArgs), envCapture+"="+capture)
-	r := &Running{shimDir: shimDir, guestPort: guest, found: map[int]Launch{}}
+	r := &Running{shimDir: shimDir, guestPort: guest, found: map[int]Launch{}, starts: map[int]uint64{}}
 	in, err := qemu.StartCommand(ctx, cmd, port, logPath, console, r.serving)
 	if err != nil {
 		os.RemoveAll(shimDir)
@@ -229,6 +234,15 @@ type Launch struct {
 	start   uint64 // process start time, for the liveness check
 }
 
+// Started is when the process started (the shim, or the process that
+// exec'd QEMU), zero when not known.
+func (l Launch) Started() time.Time {
+	if l.start == 0 {
+		return time.Time{}
+	}
+	return startedAt(l.start)
+}
+
 // Launches lists the QEMU processes the run command started so far,
 // through the shim or not, oldest first.
 func (r *Running) Launches() []Launch {
@@ -245,9 +259,7 @@ func (r *Running) Launches() []Launch {
 		if c := captureFile(r.shimDir, pid); slices.ContainsFunc(l.Args, func(a string) bool { return strings.HasSuffix(a, ",file="+c) }) {
 			l.Capture = c
 		}
-		if p, ok := readStat(pid); ok {
-			l.start = p.start
-		}
+		l.start = r.shimStart(pid)
 		shimmed[pid] = true
 		ls = append(ls, l)
 	}
@@ -305,11 +317,31 @@ func (r *Running) findUnshimmed(shimmed map[int]bool) {
 }
 
 // Alive reports whether l's process still runs (a reused pid does not count).
+//
+// A shimmed QEMU is known by its start time once seen (reading its
+// environment can fail for a moment while the shim execs QEMU, which
+// must not look like an exit), else by this run's shim directory in its
+// environment.
 func (r *Running) Alive(l Launch) bool {
-	if l.Shimmed {
+	if l.Shimmed && l.start == 0 {
 		return r.ours(l.PID)
 	}
 	return liveSince(l.PID, l.start)
+}
+
+// shimStart is the start time of the process the shim recorded as pid,
+// taken the first time it is seen as this run's (0 before).
+func (r *Running) shimStart(pid int) uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if st, ok := r.starts[pid]; ok {
+		return st
+	}
+	if p, ok := readStat(pid); ok && r.ours(pid) {
+		r.starts[pid] = p.start
+		return p.start
+	}
+	return 0
 }
 
 // Serving is the QEMU that serves the attempt now: of the live ones, the
@@ -437,7 +469,7 @@ func Shim(args []string) error {
 	if err := os.WriteFile(rec, []byte(strings.Join(out, "\x00")), 0o644); err != nil {
 		return fmt.Errorf("qemu shim: %w", err)
 	}
-	fmt.Fprintf(os.Stderr, "jiege: qemu %s\n", strings.Join(out, " "))
+	fmt.Fprintf(os.Stderr, "%s%s\n", ShimLine, strings.Join(out, " "))
 	return syscall.Exec(real, append([]string{real}, out...), os.Environ())
 }
 

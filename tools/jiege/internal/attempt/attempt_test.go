@@ -233,6 +233,7 @@ func TestQEMUBesideTheShim(t *testing.T) {
 				run = filepath.Join(other, qemu.DefaultBinary) + " " + args
 			}
 			a := &Attempt{Dir: t.TempDir(), Self: self(t), Run: run}
+			t0 := time.Now()
 			r, err := a.Start(context.Background(), "", nil)
 			if err != nil {
 				t.Fatal(err)
@@ -242,6 +243,10 @@ func TestQEMUBesideTheShim(t *testing.T) {
 			l, addr, p, ok := r.Serving()
 			if !ok || l.Shimmed || p != port || addr != "127.0.0.1" || strings.Join(l.Args, " ") != args {
 				t.Fatalf("serving %+v %s:%d %v, want the unshimmed QEMU on port %d", l, addr, p, ok, port)
+			}
+			// Its start, to /proc's clock tick, is where its console output begins.
+			if st := l.Started(); st.Before(t0.Add(-100*time.Millisecond)) || st.After(time.Now()) {
+				t.Errorf("started %v, not between %v and now", st, t0)
 			}
 			if how == "absolute" && l.Args0 != filepath.Join(other, qemu.DefaultBinary) {
 				t.Errorf("program %q", l.Args0)

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // An attempt's run command may start QEMU without the shim: a directory
@@ -122,4 +123,27 @@ func hasEnv(pid int, kv string) bool {
 func liveSince(pid int, start uint64) bool {
 	p, ok := readStat(pid)
 	return ok && p.start == start && p.state != "Z" && p.state != "X"
+}
+
+// clockTick is the unit of /proc/PID/stat's start time (USER_HZ, 100 on
+// every Linux architecture jiege runs on).
+const clockTick = 10 * time.Millisecond
+
+// startedAt converts a process start time (clock ticks after boot) to
+// wall-clock time through /proc/uptime, to within a tick or two.
+func startedAt(ticks uint64) time.Time {
+	b, err := os.ReadFile("/proc/uptime")
+	if err != nil {
+		return time.Time{}
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return time.Time{}
+	}
+	up, err := strconv.ParseFloat(f[0], 64)
+	if err != nil {
+		return time.Time{}
+	}
+	age := time.Duration(up*float64(time.Second)) - time.Duration(ticks)*clockTick
+	return time.Now().Add(-age)
 }

@@ -25,6 +25,8 @@ var notKernel = []*regexp.Regexp{
 	regexp.MustCompile(`^qemu-system-[a-z0-9_]+: `),
 	regexp.MustCompile(`^QEMU[ :]`),
 	regexp.MustCompile(`^(\S*/)?qemu-system-riscv64\s`),
+	// The next lines of a QEMU command that make echoes over several lines.
+	regexp.MustCompile(`^-{1,2}(machine|M|m|smp|cpu|bios|kernel|initrd|append|dtb|netdev|nic|net|device|drive|global|object|serial|monitor|nographic|display|accel|chardev)\b`),
 	regexp.MustCompile(`^jiege: `),
 	regexp.MustCompile(`^make(\[[0-9]+\])?: `),
 }

@@ -73,6 +73,8 @@ func TestFromKernel(t *testing.T) {
 		"jiege: qemu -machine virt -nographic -bios default -kernel vmlinux",
 		"qemu-system-riscv64 -machine virt -nographic -m 512M -kernel target/kernel.bin",
 		"/usr/bin/qemu-system-riscv64 -machine virt -bios none",
+		"\t-kernel kernel.bin -initrd rootfs.cpio -append \"console=ttyS0 quiet\" \\",
+		"  -netdev user,id=net0,hostfwd=tcp::8080-:80 -device virtio-net-device,netdev=net0",
 		"make: *** [Makefile:4: run] Terminated",
 		"make[1]: Entering directory '/src'",
 		"", "   ",

@@ -77,12 +77,16 @@ func findIn(src Source) (*Tree, error) {
 		return nil, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxFile+1))
+	st, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
-	if len(b) > maxFile {
-		return nil, fmt.Errorf("larger than %d MiB", maxFile>>20)
+	if st.Size() > maxFile {
+		return nil, fmt.Errorf("not read: larger than %d MiB", maxFile>>20)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxFile))
+	if err != nil {
+		return nil, err
 	}
 	// Places an archive may start: the file's start, then embedded
 	// newc headers and gzip streams.
