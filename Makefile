@@ -17,7 +17,7 @@ TRAMP     := $(BUILD)/tramp.bin
 ENTRY     := github.com/jiege-go/jiege/arch/riscv64.Entry
 KERNEL_LDFLAGS := -T 0x80010000 -R 0x1000 -E $(ENTRY)
 
-.PHONY: all kernel qemu qemu-kernel qemu-gdb test vet jiege rootfs clean
+.PHONY: all kernel qemu qemu-kernel qemu-gdb test vet jiege rootfs clean deps-qemu deps-test
 
 all: kernel jiege
 
@@ -39,11 +39,18 @@ $(TRAMP): $(KERNEL)
 QEMU_DEVICES := -global virtio-mmio.force-legacy=false -device virtio-rng-device \
 	-netdev user,id=n0,hostfwd=tcp:127.0.0.1:$(PORT)-:80 -device virtio-net-device,netdev=n0
 
+# The Debian packages each goal needs, installed when missing (as root, or
+# through sudo; the script says what it installs). .ci/run uses it too.
+deps-qemu:
+	@GO=$(GO) sh tools/deps.sh qemu
+deps-test:
+	@GO=$(GO) sh tools/deps.sh test
+
 # Debian's nginx and its libraries (fetched with apt; /init is nginx).
-$(ROOTFS): jiege
+$(ROOTFS): jiege deps-qemu
 	$(BUILD)/jiege rootfs --quiet --out $@
 
-qemu: kernel $(ROOTFS)
+qemu: deps-qemu kernel $(ROOTFS)
 	@echo "nginx will answer on http://127.0.0.1:$(PORT)/ (Ctrl-A X quits QEMU)"
 	$(QEMU) -machine virt -m $(MEM) -smp $(SMP) -nographic $(QEMU_DEVICES) \
 		-bios $(TRAMP) -kernel $(KERNEL) -initrd $(ROOTFS) -append '$(APPEND)'
@@ -114,7 +121,7 @@ vet:
 	$(GO) vet ./...
 	GOOS=linux GOARCH=riscv64 $(GO) vet ./...
 
-test: vet kernel
+test: deps-test vet kernel
 	$(GO) test -timeout 80m ./...
 
 clean:

@@ -75,7 +75,7 @@ func cmdCompare(ctx context.Context, args []string) error {
 		if a.Dir != "" {
 			t, err = attemptTarget(a.Dir, a.Build, a.Run)
 			if err == nil {
-				t.att.GuestPort = a.GuestPort
+				t.att.GuestPort, t.att.QEMUArgs = a.GuestPort, a.QEMUArgs
 			}
 		} else {
 			t, err = parseTarget(a.Kernel)

@@ -125,6 +125,30 @@ func parseTarget(spec string) (*target, error) {
 	return &target{name: spec, kind: kindPath, path: spec}, nil
 }
 
+// attemptFlags are the flags that describe an attempt (the manifest's
+// fields of the same meaning).
+type attemptFlags struct {
+	dir, build, run string
+	guestPort       int
+	qemuArgs        []string
+}
+
+func (a *attemptFlags) flags(fs *pflag.FlagSet) {
+	fs.StringVar(&a.dir, "attempt", "", "an attempt's project directory (its own build and QEMU command)")
+	fs.StringVar(&a.build, "build", "", "attempt build command (default: make build if the Makefile has it, else build.sh, else none)")
+	fs.StringVar(&a.run, "run", "", "attempt run command (default: make run if the Makefile has it, else run.sh)")
+	fs.IntVar(&a.guestPort, "guest-port", 0, "port the attempt's nginx listens on in the guest (default 80)")
+	fs.StringArrayVar(&a.qemuArgs, "qemu-arg", nil, "extra QEMU argument for the attempt's QEMU, repeatable (e.g. --qemu-arg=-m --qemu-arg=1G)")
+}
+
+func (a *attemptFlags) target() (*target, error) {
+	t, err := attemptTarget(a.dir, a.build, a.run)
+	if err == nil {
+		t.att.GuestPort, t.att.QEMUArgs = a.guestPort, a.qemuArgs
+	}
+	return t, err
+}
+
 func attemptTarget(dir, build, run string) (*target, error) {
 	st, err := os.Stat(dir)
 	if err != nil || !st.IsDir() {
@@ -152,7 +176,7 @@ func (c *common) build(ctx context.Context, t *target, log io.Writer) report.Sta
 			return fail(report.ClassBuildFailed, err)
 		}
 		t.att.Port = c.port
-		return report.Passf(report.StageBuild, time.Since(t0), "%s: %s", t.att.Dir, orDefault(t.att.Build, "make build"))
+		return report.Passf(report.StageBuild, time.Since(t0), "%s: %s", t.att.Dir, orDefault(t.att.BuildCommand(), "no build step"))
 	case kindOurs:
 		cmd := exec.CommandContext(ctx, "make", "kernel")
 		cmd.Dir = c.repo
@@ -257,6 +281,33 @@ type guest struct {
 	scan         chan fileScan     // the scan's result (startScan)
 }
 
+// Addr is the host address of the guest's HTTP port: for an attempt, the
+// one its serving QEMU forwards.
+func (g *guest) Addr() string {
+	if g.run != nil {
+		return g.run.Addr()
+	}
+	return g.Instance.Addr()
+}
+
+// unshimmed describes an attempt's serving QEMU that escaped the shim,
+// or "".
+func (g *guest) unshimmed() string {
+	if g.run == nil {
+		return ""
+	}
+	l, _, port, ok := g.run.Serving()
+	if !ok || l.Shimmed {
+		return ""
+	}
+	how := fmt.Sprintf("the attempt's QEMU (pid %d, %s) did not come through jiege's shim (another directory before it on PATH, or an absolute path): "+
+		"jiege found it in the run command's process tree and read its command line from /proc, but could not rewrite it or capture its packets; ", l.PID, l.Args0)
+	if port == 0 {
+		return how + "it forwards no host port to the guest's HTTP port"
+	}
+	return how + fmt.Sprintf("jiege probes the host port it forwards itself, %s", g.Addr())
+}
+
 // alive reports whether the guest's QEMU still runs.
 func (g *guest) alive() bool {
 	if g.run != nil {
@@ -302,8 +353,12 @@ func stopEverything() {
 // qemuCommand is the QEMU command line, for the report.
 func (g *guest) qemuCommand() []string {
 	if g.run != nil {
+		if l, _, _, ok := g.run.Serving(); ok {
+			return append([]string{l.Args0}, l.Args...)
+		}
 		if ls := g.run.Launches(); len(ls) > 0 {
-			return append([]string{qemu.DefaultBinary}, ls[len(ls)-1].Args...)
+			l := ls[len(ls)-1]
+			return append([]string{l.Args0}, l.Args...)
 		}
 		return nil
 	}

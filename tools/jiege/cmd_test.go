@@ -129,3 +129,25 @@ func TestProvenanceExempt(t *testing.T) {
 		t.Errorf("an attempt is exempt: %q", why)
 	}
 }
+
+// The guest's console starts after the shim's last line.
+func TestShimLineEnd(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "console.log")
+	write := func(s string) { os.WriteFile(p, []byte(s), 0o644) }
+	write("jiege: qemu -kernel a\nqemu-system-riscv64: could not load kernel 'a'\nmake: Error 1 (ignored)\njiege: qemu -kernel b -initrd c\nJiege-Go 0.1.0\n")
+	text, _ := os.ReadFile(p)
+	if got, want := shimLineEnd(p, 0), int64(strings.Index(string(text), "Jiege-Go")); got != want {
+		t.Errorf("end %d, want %d", got, want)
+	}
+	if got := shimLineEnd(p, int64(strings.Index(string(text), "Jiege-Go"))); got != -1 {
+		t.Errorf("after the last shim line: %d", got)
+	}
+	write("compiling\njiege: qemu -kernel b -initrd c")
+	if got := shimLineEnd(p, 0); got != -1 {
+		t.Errorf("unfinished shim line: %d", got)
+	}
+	write("jiege: qemu -kernel b\nhello\n")
+	if got := shimLineEnd(p, 0); got != int64(len("jiege: qemu -kernel b\n")) {
+		t.Errorf("shim line first: %d", got)
+	}
+}
