@@ -3,6 +3,7 @@ package kernel
 import (
 	"fmt"
 	"path"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -111,15 +112,19 @@ func (p *Process) Unlock() { p.vm.mu.Unlock() }
 // Exited is closed when the process has exited.
 func (p *Process) Exited() <-chan struct{} { return p.exited }
 
-// Killed reports whether t's process has ended (a fatal signal, or another
-// thread's exit_group) while t is still in a system call: a long copy stops
-// between chunks rather than hold its memory after the process is gone.
-func (t *Task) Killed() bool {
+// Preempt is the preemption point of a long system call, between two of
+// its chunks: other goroutines run first (the kernel's runtime cannot
+// preempt a goroutine by signal, and a copy loop would keep the hart), then
+// it reports whether t's process still lives. Once a fatal signal or
+// another thread's exit_group has ended it, the call stops rather than go
+// on holding the hart and its memory.
+func (t *Task) Preempt() (alive bool) {
+	runtime.Gosched()
 	select {
 	case <-t.Proc.exited:
-		return true
-	default:
 		return false
+	default:
+		return true
 	}
 }
 

@@ -180,7 +180,7 @@ func readTo(t *kernel.Task, d *fs.Description, vs []iovec, read func([]byte) (in
 	left := iovecsLen(vs)
 	done := uint64(0)
 	for {
-		if done > 0 && t.Killed() {
+		if done > 0 && !t.Preempt() {
 			return done, nil
 		}
 		k := min(left-done, ioChunk)
@@ -235,7 +235,7 @@ func writeFrom(t *kernel.Task, d *fs.Description, vs []iovec, write func([]byte)
 	left := iovecsLen(vs)
 	done := uint64(0)
 	for {
-		if done > 0 && t.Killed() {
+		if done > 0 && !t.Preempt() {
 			return done, nil
 		}
 		k := min(left-done, ioChunk)

@@ -587,7 +587,7 @@ func sysSendfile(t *kernel.Task, a Args) (uint64, error) {
 	buf := chunks.Get().(*[ioChunk]byte)
 	defer chunks.Put(buf)
 	sent := int64(0)
-	for uint64(sent) < count && !(sent > 0 && t.Killed()) {
+	for uint64(sent) < count && (sent == 0 || t.Preempt()) {
 		n, err := in.ReadAt(buf[:min(ioChunk, count-uint64(sent))], off+sent)
 		if n == 0 || err != nil {
 			if sent == 0 && err != nil {
