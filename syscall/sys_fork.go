@@ -27,9 +27,11 @@ func init() {
 
 // sysClone implements clone(2): new processes (fork, vfork, CLONE_VM) and
 // threads (CLONE_THREAD). Its riscv64 argument order is flags, stack,
-// parent_tid, tls, child_tid.
+// parent_tid, tls, child_tid. Its flags are 32 bits, as on Linux: the
+// flags above them (CLONE_CLEAR_SIGHAND) are clone3's.
 func sysClone(t *kernel.Task, a Args) (uint64, error) {
-	child, err := t.Clone(kernel.CloneArgs{Flags: a[0] &^ 0xff, ExitSignal: int(a[0] & 0xff),
+	flags := uint64(uint32(a[0]))
+	child, err := t.Clone(kernel.CloneArgs{Flags: flags &^ 0xff, ExitSignal: int(flags & 0xff),
 		Stack: uintptr(a[1]), ParentTID: uintptr(a[2]), TLS: uintptr(a[3]), ChildTID: uintptr(a[4])})
 	if err != nil {
 		return 0, err

@@ -77,3 +77,16 @@ func TestCoreutils(t *testing.T) {
 		timeout: 5 * time.Minute,
 	})
 }
+
+// TestScripting runs Debian's perl and lua5.4 on scripts and sqlite3 on a
+// database file: 1000 rows inserted in one transaction, queries, an
+// update, a rollback, VACUUM and PRAGMA integrity_check
+// (testdata/programs/scripting.sh).
+func TestScripting(t *testing.T) {
+	compareScript(t, scriptJob{
+		pkgs:    "base-passwd,bash,coreutils,lua5.4,perl,sqlite3",
+		script:  "testdata/programs/scripting.sh",
+		mem:     "512M",
+		timeout: 5 * time.Minute,
+	})
+}
