@@ -90,3 +90,18 @@ func TestScripting(t *testing.T) {
 		timeout: 5 * time.Minute,
 	})
 }
+
+// pythonPackages is the root filesystem of the python3 tests.
+const pythonPackages = "base-passwd,bash,coreutils,python3"
+
+// TestPython runs Debian's python3 on a script: json, re, hashlib,
+// subprocess.run, threading with 8 threads, a thread pool
+// (testdata/programs/python.sh).
+func TestPython(t *testing.T) {
+	compareScript(t, scriptJob{
+		pkgs:    pythonPackages,
+		script:  "testdata/programs/python.sh",
+		mem:     "512M",
+		timeout: 5 * time.Minute,
+	})
+}

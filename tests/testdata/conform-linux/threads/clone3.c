@@ -1,6 +1,8 @@
-/* clone3 with CLONE_CLEAR_SIGHAND, as glibc's posix_spawn (system, popen)
- * makes its children: handlers go back to SIG_DFL, ignored signals stay
- * ignored. qemu-riscv64 has no clone3 (ENOSYS), so Linux is the oracle. */
+/* clone3 as glibc calls it. With CLONE_CLEAR_SIGHAND, as posix_spawn
+ * (system, popen) makes its children: handlers go back to SIG_DFL, ignored
+ * signals stay ignored. pthread_create fills in the pidfd field without
+ * CLONE_PIDFD, which Linux ignores. qemu-riscv64 has no clone3 (ENOSYS),
+ * so Linux is the oracle. */
 #include "../../conform/conform.h"
 #include <linux/sched.h>
 #include <signal.h>
@@ -22,9 +24,12 @@ static const char *disposition(int sig)
 	return "handler";
 }
 
+static int pidfd_slot;
+
 static long clone3_flags(uint64_t flags)
 {
-	struct clone_args args = {.flags = flags, .exit_signal = SIGCHLD};
+	struct clone_args args = {.flags = flags, .exit_signal = SIGCHLD,
+				  .pidfd = (uintptr_t)&pidfd_slot};
 	return syscall(SYS_clone3, &args, sizeof args);
 }
 
@@ -51,6 +56,7 @@ int main(void)
 		_exit(0);
 	}
 	waitpid(pid, &status, 0);
+	SHOW("pidfd field untouched", "%d", pidfd_slot);
 
 	RET("with CLONE_SIGHAND", clone3_flags(CLONE_CLEAR_SIGHAND | CLONE_SIGHAND | CLONE_VM));
 
