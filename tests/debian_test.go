@@ -270,3 +270,19 @@ func TestPythonServers(t *testing.T) {
 		t.Errorf("http.server logged no request:\n%s", console.String())
 	}
 }
+
+// redisPackages is the root filesystem of the redis tests.
+const redisPackages = "base-passwd,bash,coreutils,redis-server,redis-tools"
+
+// TestRedis runs Debian's redis-server and redis-cli in the guest over the
+// loopback interface and a Unix socket: SET/GET/INCR/LPUSH and other
+// types, 10,000 keys through redis-cli --pipe, a Lua script, SAVE
+// (testdata/programs/redis.sh).
+func TestRedis(t *testing.T) {
+	compareScript(t, scriptJob{
+		pkgs:    redisPackages,
+		script:  "testdata/programs/redis.sh",
+		mem:     "512M",
+		timeout: 5 * time.Minute,
+	})
+}
