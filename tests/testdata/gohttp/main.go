@@ -63,7 +63,10 @@ func main() {
 		fmt.Fprintf(w, "%x\n", all.Sum(nil))
 	})
 	mux.HandleFunc("GET /quit", func(w http.ResponseWriter, r *http.Request) {
+		// The answer leaves before Shutdown starts closing connections.
+		w.Header().Set("Connection", "close")
 		fmt.Fprintln(w, "bye")
+		w.(http.Flusher).Flush()
 		close(quit)
 	})
 	srv.Handler = mux
