@@ -103,6 +103,15 @@ test-e2e: jiege
 repeatability: jiege kernel
 	$(BUILD)/jiege repeatability --selfchecks 3 --probe-runs 20 --out $(BUILD)/repeatability
 
+# Debian's everyday programs on the kernel, each compared with the same
+# binaries under qemu-riscv64 (tests/debian_test.go), with the shells, Go
+# programs and nginx that make test runs too; they check README's table of
+# programs against their results, and UPDATE=1 rewrites it.
+PROGRAM_TESTS := TestShells|TestCoreutils|TestScripting|TestPython|TestRedis|TestCurl|TestGoProgram|TestGoHTTPServer|TestNginx|TestREADMEProgramTable
+.PHONY: test-programs
+test-programs: kernel jiege
+	JIEGE_PROGRAMS=1 $(GO) test -count=1 -timeout 90m -run '^($(PROGRAM_TESTS))' -v ./tests/ $(if $(UPDATE),-args -update-programs)
+
 # A long pass of the system call fuzzer: SEEDS=first-last, N calls each.
 SEEDS ?= 1-20
 N     ?= 50000

@@ -60,7 +60,7 @@ func StatNode(n *Node) Stat {
 	switch {
 	case n.IsDir():
 		st.Mode = unix.S_IFDIR | mode
-		st.Nlink = 2
+		st.Nlink = uint32(2 + max(n.subdirs, 0))
 		st.Size = 4096
 	case n.Mode&fs.ModeSymlink != 0:
 		st.Mode = unix.S_IFLNK | mode

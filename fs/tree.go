@@ -36,6 +36,7 @@ type Node struct {
 	Bound               any    // the Unix socket bound to a socket node
 	Dev                 uint64 // st_dev when not the tree's own (procfs, sysfs)
 	Children            map[string]*Node
+	subdirs             int // directories among Children (st_nlink), under the tree's lock
 	// Synthetic nodes (procfs, sysfs) compute their contents: a file's data
 	// when it is opened, a directory's children when it is walked.
 	Generate func() []byte
@@ -81,6 +82,27 @@ func NewDir(perm fs.FileMode) *Node {
 
 // IsDir reports whether n is a directory.
 func (n *Node) IsDir() bool { return n.Mode.IsDir() }
+
+// putChild names n in the directory dir, replacing any entry of that name,
+// and counts subdirectories: a directory's st_nlink is 2 plus their number,
+// as on Linux. The caller holds the tree's lock.
+func (dir *Node) putChild(name string, n *Node) {
+	if old, ok := dir.Children[name]; ok && old.IsDir() {
+		dir.subdirs--
+	}
+	dir.Children[name] = n
+	if n.IsDir() {
+		dir.subdirs++
+	}
+}
+
+// dropChild removes the entry name from the directory dir.
+func (dir *Node) dropChild(name string) {
+	if old, ok := dir.Children[name]; ok && old.IsDir() {
+		dir.subdirs--
+	}
+	delete(dir.Children, name)
+}
 
 // Tree is a file system tree with a root directory. It starts as the
 // initramfs and takes writes in memory, as Linux's rootfs (a tmpfs) does.
@@ -193,7 +215,7 @@ func (t *Tree) create(c *Cred, p string, n *Node) error {
 	if n.Links == 0 {
 		ownNew(n, parent, c)
 	}
-	parent.Children[name] = n
+	parent.putChild(name, n)
 	n.Links++
 	parent.MTime, parent.CTime = time.Now(), time.Now()
 	return nil
@@ -334,7 +356,7 @@ func (t *Tree) Remove(c *Cred, p string, dir bool) error {
 	if dir && len(n.Children) > 0 {
 		return unix.ENOTEMPTY
 	}
-	delete(parent.Children, name)
+	parent.dropChild(name)
 	if n.Links--; n.Links == 0 {
 		n.uncharge()
 	}
@@ -405,8 +427,8 @@ func (t *Tree) Rename(c *Cred, oldp, newp string) error {
 			old.uncharge()
 		}
 	}
-	delete(oldParent.Children, on)
-	newParent.Children[nn] = n
+	oldParent.dropChild(on)
+	newParent.putChild(nn, n)
 	now := time.Now()
 	n.CTime = now
 	oldParent.MTime, oldParent.CTime, newParent.MTime, newParent.CTime = now, now, now, now

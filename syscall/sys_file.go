@@ -617,6 +617,12 @@ func direntType(n *fs.Node) byte {
 		return unix.DT_DIR
 	case n.Mode&iofs.ModeSymlink != 0:
 		return unix.DT_LNK
+	case n.IsFIFO():
+		return unix.DT_FIFO
+	case n.IsDevice():
+		return unix.DT_CHR
+	case n.Mode&iofs.ModeSocket != 0:
+		return unix.DT_SOCK
 	}
 	return unix.DT_REG
 }

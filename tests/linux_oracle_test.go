@@ -81,10 +81,16 @@ var (
 // signal. Linux panics when init exits; panic=-1 and -no-reboot end QEMU.
 func linuxOracle(t testing.TB, cpio string) (string, int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	return bootLinux(t, cpio, "256M", 3*time.Minute)
+}
+
+// bootLinux is linuxOracle with the guest's RAM and the time it may take.
+func bootLinux(t testing.TB, cpio, mem string, limit time.Duration) (string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	var console bytes.Buffer
-	cmd := exec.CommandContext(ctx, "qemu-system-riscv64", "-machine", "virt", "-m", "256M", "-nographic",
+	cmd := exec.CommandContext(ctx, "qemu-system-riscv64", "-machine", "virt", "-m", mem, "-nographic",
 		"-monitor", "none", "-bios", "default", "-kernel", linuxKernel(t), "-initrd", cpio,
 		"-append", "console=ttyS0 quiet loglevel=1 panic=-1", "-no-reboot")
 	cmd.Stdout, cmd.Stderr = &console, &console

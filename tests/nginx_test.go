@@ -39,6 +39,7 @@ func oursRootfs(t *testing.T) (archive, tree string) {
 // www-data) and checks real responses: the index page, nginx's own 404 page
 // and its error log, and 1 MiB and 64 MiB files by sha256.
 func TestNginx(t *testing.T) {
+	recordProgram(t)
 	initrd, tree := oursRootfs(t)
 	port, console := startKernelWith(t, "512M", "", initrd, 80)
 	client := &http.Client{Timeout: 2 * time.Minute}
@@ -105,6 +106,7 @@ func TestNginx(t *testing.T) {
 // host checks every response's X-Phase (the configuration that answered)
 // and X-Worker (nginx's $pid: the serving process) against them.
 func TestNginxWorkers(t *testing.T) {
+	recordProgram(t)
 	rootfs, tree := oursRootfs(t)
 	ctl := crossCompile(t, "nginxctl.c")
 	initrd := withFiles(t, rootfs, map[string][]byte{"nginxctl": ctl})
@@ -324,6 +326,7 @@ http {
 // [::]:80 that proxies to backends in the same guest over 127.0.0.1 and ::1:
 // the loopback interface and IPv6 sockets under a real program.
 func TestNginxLoopbackProxy(t *testing.T) {
+	recordProgram(t)
 	archive, tree := oursRootfs(t)
 	initrd := withFiles(t, archive, map[string][]byte{"etc/nginx/nginx.conf": []byte(proxyConf)})
 	index, err := os.ReadFile(filepath.Join(tree, "var/www/html/index.html"))
