@@ -80,11 +80,14 @@ func (c *common) rootfsOptions(f rootfs.Flavor, log io.Writer) rootfs.Options {
 
 // Target kinds, as report.Verify.KernelKind records them.
 const (
-	kindOurs    = "ours"
-	kindLinux   = "linux"
-	kindPath    = "path"
-	kindAttempt = "attempt"
-	kindControl = "control"
+	kindOurs = "ours"
+	// kindOursAttempt is ours packaged as an attempt directory (its own
+	// Makefile and QEMU command): the positive control of the attempt path.
+	kindOursAttempt = "ours-as-attempt"
+	kindLinux       = "linux"
+	kindPath        = "path"
+	kindAttempt     = "attempt"
+	kindControl     = "control"
 )
 
 // controlPrefix names a negative control as a verify target ("control:nginx-dies").
@@ -107,7 +110,7 @@ type target struct {
 // attemptDir (the --attempt flag) with its build and run commands.
 func parseTarget(spec string) (*target, error) {
 	switch {
-	case spec == kindOurs || spec == kindLinux:
+	case spec == kindOurs || spec == kindLinux || spec == kindOursAttempt:
 		return &target{name: spec, kind: spec}, nil
 	case strings.HasPrefix(spec, controlPrefix):
 		c, ok := controls.Find(strings.TrimPrefix(spec, controlPrefix))
@@ -177,7 +180,7 @@ func (c *common) build(ctx context.Context, t *target, log io.Writer) report.Sta
 		}
 		t.att.Port = c.port
 		return report.Passf(report.StageBuild, time.Since(t0), "%s: %s", t.att.Dir, orDefault(t.att.BuildCommand(), "no build step"))
-	case kindOurs:
+	case kindOurs, kindOursAttempt:
 		cmd := exec.CommandContext(ctx, "make", "kernel")
 		cmd.Dir = c.repo
 		cmd.Stdout, cmd.Stderr = log, log
@@ -187,13 +190,35 @@ func (c *common) build(ctx context.Context, t *target, log io.Writer) report.Sta
 		if err := cmd.Run(); err != nil {
 			return fail(report.ClassBuildFailed, fmt.Errorf("make kernel in %s: %w", c.repo, err))
 		}
-		img, err := rootfs.Build(ctx, c.rootfsOptions(rootfs.Ours, log))
+		o := c.rootfsOptions(rootfs.Ours, log)
+		if t.kind == kindOursAttempt {
+			o.Nonce = false // an attempt brings its own root filesystem
+		}
+		img, err := rootfs.Build(ctx, o)
 		if err != nil {
 			return fail(report.ClassEnvironment, err)
 		}
 		m.Kernel = filepath.Join(c.repo, "build", "kernel.elf")
 		m.BIOS = filepath.Join(c.repo, "build", "tramp.bin")
 		m.Initrd, t.image = img.CPIO, img
+		if t.kind == kindOursAttempt {
+			dir, err := filepath.Abs(filepath.Join(c.buildDir, "controls", kindOursAttempt))
+			if err == nil {
+				err = controls.PackageOurs(dir, m.Kernel, m.BIOS, img.CPIO)
+			}
+			if err != nil {
+				return fail(report.ClassEnvironment, err)
+			}
+			self, err := os.Executable()
+			if err != nil {
+				return fail(report.ClassEnvironment, err)
+			}
+			t.att, t.image = &attempt.Attempt{Dir: dir, Self: self, Port: c.port}, nil
+			if err := t.att.DoBuild(ctx, log); err != nil {
+				return fail(report.ClassBuildFailed, err)
+			}
+			return report.Passf(report.StageBuild, time.Since(t0), "our kernel packaged as an attempt in %s", dir)
+		}
 	case kindLinux:
 		img, err := rootfs.Build(ctx, c.rootfsOptions(rootfs.Linux, log))
 		if err != nil {
