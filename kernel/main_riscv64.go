@@ -118,6 +118,9 @@ func Main(syscalls SyscallLayer) {
 		syscalls.SetTrace(os.Stdout)
 		fmt.Println("tracing: system calls")
 	}
+	if cmd.Profile > 0 {
+		startProfiling(cmd.Profile)
+	}
 	// The time CSR starts at 0 when QEMU starts the machine.
 	fmt.Printf("boot: since machine start: entry %d ms, main.main %d ms, now %d ms\n",
 		arch.TicksToNs(b.BootTicks)/1e6, arch.TicksToNs(mainTicks)/1e6, arch.TicksToNs(arch.Ticks())/1e6)

@@ -2,7 +2,11 @@
 
 package riscv64
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/jiege-go/jiege/profiling"
+)
 
 // Kernel threads: the runtime's Ms. Each is a saved Frame; switching
 // threads is choosing which Frame the trap return path resumes. Threads
@@ -143,7 +147,7 @@ func resume(h *hart) {
 		writeSatp(satp)
 		h.satp = satp
 	}
-	setTimer(h, min(readTime()+quantumTicks, earliest))
+	setTimer(h, min(readTime()+quantumTicks, earliest, profiling.Next(h.id)))
 }
 
 // idle waits, interrupts masked, until an interrupt is pending, then
@@ -170,6 +174,7 @@ func idle(h *hart) {
 func interrupt(h *hart, cause uint64) {
 	switch cause &^ causeInterrupt {
 	case irqTimer:
+		profileTick(h)
 		expire(readTime())
 		if t := &threads[h.current]; t.state == threadRunning {
 			t.state = threadRunnable // round robin: the next runnable thread goes first
