@@ -106,7 +106,13 @@ func Tick(hart int, now, pc uint64, pid uint32) {
 	if period == 0 || uint(hart) >= MaxHarts || now < next[hart] {
 		return
 	}
-	next[hart] = now + period
+	// The next sample is due a period after this one was: a late
+	// interrupt does not slow the rate, one that missed a period skips it.
+	if n := next[hart] + period; n > now {
+		next[hart] = n
+	} else {
+		next[hart] = now + period
+	}
 	i := atomic.AddUint64(&Ring.Head, 1) - 1
 	Ring.Samples[i%RingSamples] = Sample{PC: pc, PID: pid, Hart: uint32(hart)}
 }

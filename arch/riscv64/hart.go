@@ -41,6 +41,7 @@ type hart struct {
 	id       int
 	current  int    // index of the thread running on this hart
 	satp     uint64 // satp value currently loaded
+	timerAt  uint64 // time CSR value the timer is set to fire at (mtimecmp)
 	inTrap   bool
 }
 

@@ -147,7 +147,13 @@ func resume(h *hart) {
 		writeSatp(satp)
 		h.satp = satp
 	}
-	setTimer(h, min(readTime()+quantumTicks, earliest, profiling.Next(h.id)))
+	now := readTime()
+	if want := min(now+quantumTicks, earliest, profiling.Next(h.id)); want < h.timerAt || h.timerAt <= now {
+		// Reprogramming the timer is a device write that costs QEMU a
+		// wakeup of its main loop: keep one that fires soon enough (the
+		// slice then ends a little early).
+		setTimer(h, want)
+	}
 }
 
 // idle waits, interrupts masked, until an interrupt is pending, then
