@@ -120,6 +120,9 @@ func Main(syscalls SyscallLayer) {
 	}
 	if cmd.Profile > 0 {
 		startProfiling(cmd.Profile)
+	} else if n := arch.ReleaseProfiler(); n > 0 {
+		residentImage -= uint64(n)
+		fmt.Printf("memory: %d KiB of the image released: the profiler's tables (profile= is off)\n", n>>10)
 	}
 	// The time CSR starts at 0 when QEMU starts the machine.
 	fmt.Printf("boot: since machine start: entry %d ms, main.main %d ms, now %d ms\n",

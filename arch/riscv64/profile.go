@@ -2,7 +2,11 @@
 
 package riscv64
 
-import "github.com/jiege-go/jiege/profiling"
+import (
+	"unsafe"
+
+	"github.com/jiege-go/jiege/profiling"
+)
 
 // profileTick gives the profiler the pc that the timer interrupted on h:
 // a user program's (with its process id, Frame.Owner) or the kernel's.
@@ -29,4 +33,27 @@ func EnableProfiling(rateHz uint64) {
 		threads[i].frame.Status |= mstatusMPIE
 	}
 	restoreInterrupts(old | mstatusMIE)
+}
+
+// ReleaseProfiler gives the whole pages of the profiler's tables to the
+// frame allocator and returns how many bytes it gave: with profiling off
+// nothing touches them. EnableProfiling must not run after it.
+func ReleaseProfiler() uintptr {
+	var n uintptr
+	for _, t := range [][2]uintptr{
+		{uintptr(unsafe.Pointer(&profiling.Ring)), unsafe.Sizeof(profiling.Ring)},
+		{uintptr(unsafe.Pointer(&profiling.Mappings)), unsafe.Sizeof(profiling.Mappings)},
+	} {
+		start, end := (t[0]+pageMask)&^pageMask, (t[0]+t[1])&^pageMask
+		if end <= start {
+			continue
+		}
+		old := disableInterrupts()
+		ok := frames.AddRange(start, end)
+		restoreInterrupts(old)
+		if ok {
+			n += end - start
+		}
+	}
+	return n
 }
