@@ -46,6 +46,7 @@ func TicksToNs(t uint64) int64 { return ticksToNs(t) }
 func SetWallClock(ns int64) {
 	old := disableInterrupts()
 	wallOffsetNs = ns - ticksToNs(readTime())
+	setKernelVDSOWallClock(wallOffsetNs)
 	wallClockSeen = true
 	restoreInterrupts(old)
 }

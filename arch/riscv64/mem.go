@@ -70,6 +70,7 @@ func earlyInit() {
 		timebase = f
 	}
 	quantumTicks = timebase / 100
+	initKernelVDSO()
 	if s, ok := fdtNumber(dtb, "chosen", "linux,initrd-start"); ok {
 		if e, ok := fdtNumber(dtb, "chosen", "linux,initrd-end"); ok && e > s {
 			initrdBase, initrdEnd = uintptr(s), uintptr(e)

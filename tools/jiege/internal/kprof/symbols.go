@@ -13,10 +13,12 @@ import (
 )
 
 // GoSymbols names the pcs of a Go program (the kernel) from its pc-line
-// table: the function, its file and line.
+// table: the function, its file and line; a pc outside Go's code (the
+// kernel's own vDSO lives in its data) by the symbol that holds it.
 type GoSymbols struct {
 	table      *gosym.Table
-	start, end uint64 // the text section
+	start, end uint64 // the loaded image, from the text section on
+	symbols    []elfFunc
 }
 
 // OpenGo reads the pc-line table of a Go ELF binary.
@@ -38,16 +40,33 @@ func OpenGo(path string) (*GoSymbols, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
-	return &GoSymbols{table: table, start: text.Addr, end: text.Addr + text.Size}, nil
+	g := &GoSymbols{table: table, start: text.Addr, end: text.Addr + text.Size}
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD {
+			g.end = max(g.end, p.Vaddr+p.Memsz)
+		}
+	}
+	syms, _ := f.Symbols()
+	for _, s := range syms {
+		if s.Size > 0 && s.Value >= g.start {
+			g.symbols = append(g.symbols, elfFunc{s.Value, s.Size, s.Name})
+		}
+	}
+	sort.Slice(g.symbols, func(i, j int) bool { return g.symbols[i].addr < g.symbols[j].addr })
+	return g, nil
 }
 
 // Lookup returns the function holding pc, and pc's file and line.
 func (g *GoSymbols) Lookup(pc uint64) (fn, file string, line int, ok bool) {
 	file, line, f := g.table.PCToLine(pc)
-	if f == nil {
-		return "", "", 0, false
+	if f != nil {
+		return f.Name, file, line, true
 	}
-	return f.Name, file, line, true
+	i := sort.Search(len(g.symbols), func(i int) bool { return g.symbols[i].addr > pc }) - 1
+	if i >= 0 && pc < g.symbols[i].addr+g.symbols[i].size {
+		return g.symbols[i].name, "", 0, true
+	}
+	return "", "", 0, false
 }
 
 // ELFSymbols names the pcs of an ELF file (a program or a shared library)
