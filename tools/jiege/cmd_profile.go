@@ -46,6 +46,23 @@ func cmdProfile(ctx context.Context, args []string) error {
 	if root != "" && initrd == "" {
 		return usageErr("profile: --root goes with --initrd")
 	}
+	for _, p := range []string{initrd, root} {
+		if _, err := os.Stat(p); p != "" && err != nil {
+			return usageErr("profile: %v", err)
+		}
+	}
+	// The output file is made first: a bad path fails before the run.
+	f, err := os.Create(out)
+	if err != nil {
+		return usageErr("profile: %v", err)
+	}
+	written := false
+	defer func() {
+		f.Close()
+		if !written {
+			os.Remove(out)
+		}
+	}()
 	c.defaults()
 	if err := c.preflight(); err != nil {
 		return err
@@ -149,17 +166,13 @@ func cmdProfile(ctx context.Context, args []string) error {
 	if err != nil {
 		return &exitError{exitFail, err}
 	}
-	f, err := os.Create(out)
-	if err != nil {
-		return envErr(err)
-	}
 	if err := p.Write(f); err != nil {
-		f.Close()
 		return envErr(err)
 	}
 	if err := f.Close(); err != nil {
 		return envErr(err)
 	}
+	written = true
 	kernel := 0
 	pids := map[uint32]int{}
 	for _, s := range dump.Samples {
