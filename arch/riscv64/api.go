@@ -100,6 +100,7 @@ func MapUserPage(root, va, pa uintptr, perm uint64) bool {
 func FreePageTable(root uintptr) {
 	old := disableInterrupts()
 	mm.FreeTables(root, true, &frames)
+	forgetRoot(root)
 	restoreInterrupts(old)
 }
 

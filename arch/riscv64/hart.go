@@ -68,7 +68,8 @@ func trapEntry()
 func readTime() uint64
 func readMscratch() uint64
 func readMip() uint64
-func writeSatp(v uint64)
+func writeSatpOnly(v uint64)
+func readSatp() uint64
 func sfenceVMA()
 func writeMie(v uint64)
 func writePMP0(addr, cfg uint64)

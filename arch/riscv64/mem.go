@@ -86,6 +86,7 @@ func earlyInit() {
 		mm.MapGiga(kernelRoot, pa, pa, identityPerm)
 	}
 	kernelSatp = mm.SatpSv39(kernelRoot)
+	probeASIDs()
 	kvaNext = kvaBase
 
 	// One PMP entry, NAPOT over the whole address space, RWX: U-mode (and

@@ -143,10 +143,7 @@ func resume(h *hart) {
 		t.frame.Status = t.frame.Status&mstatusMPIE | kernelStatus
 		h.save = uintptr(unsafe.Pointer(&t.frame))
 	}
-	if satp != h.satp {
-		writeSatp(satp)
-		h.satp = satp
-	}
+	switchSatp(h, satp)
 	now := readTime()
 	if want := min(now+quantumTicks, earliest, profiling.Next(h.id)); want < h.timerAt || h.timerAt <= now {
 		// Reprogramming the timer is a device write that costs QEMU a
