@@ -10,6 +10,12 @@ package riscv64
 // satp then needs no sfence.vma. Under QEMU that saves a full TLB and
 // jump-cache flush per switch, two per system call: its satp write already
 // flushes, and the fence flushed again.
+//
+// Page-table changes fence this hart (mm's Flush and FlushPage: every
+// ASID). With several harts, the TLB shootdown must also reach each hart
+// that has run the table's ASID since its last fence, not only those
+// running it now: clearing that hart's asidRoot entry makes it fence
+// before it runs the ASID again.
 
 const (
 	userASIDs = 511
