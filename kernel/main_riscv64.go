@@ -118,6 +118,12 @@ func Main(syscalls SyscallLayer) {
 		syscalls.SetTrace(os.Stdout)
 		fmt.Println("tracing: system calls")
 	}
+	if cmd.Profile > 0 {
+		startProfiling(cmd.Profile)
+	} else if n := arch.ReleaseProfiler(); n > 0 {
+		residentImage -= uint64(n)
+		fmt.Printf("memory: %d KiB of the image released: the profiler's tables (profile= is off)\n", n>>10)
+	}
 	// The time CSR starts at 0 when QEMU starts the machine.
 	fmt.Printf("boot: since machine start: entry %d ms, main.main %d ms, now %d ms\n",
 		arch.TicksToNs(b.BootTicks)/1e6, arch.TicksToNs(mainTicks)/1e6, arch.TicksToNs(arch.Ticks())/1e6)
@@ -129,7 +135,9 @@ func Main(syscalls SyscallLayer) {
 		}
 	}
 	if cmd.Selftest {
-		if Selftest(heapLimit) {
+		ok := Selftest(heapLimit)
+		fmt.Printf("clock: the kernel's runtime trapped %d times to read a clock\n", arch.RuntimeClockTraps())
+		if ok {
 			arch.PowerOff(0)
 		}
 		arch.PowerOff(1)

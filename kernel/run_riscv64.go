@@ -32,6 +32,7 @@ func (t *Task) Run(dispatch func(*Task)) {
 		default:
 		}
 		userStart := arch.Ticks()
+		t.Regs.Owner = uint64(t.Proc.PID) // exec replaces the registers
 		cause := arch.RunUser(t.Regs)
 		kernelStart, blocked := arch.Ticks(), t.blockedNs
 		t.userNs.Add(arch.TicksToNs(kernelStart - userStart))

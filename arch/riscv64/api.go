@@ -46,6 +46,7 @@ func TicksToNs(t uint64) int64 { return ticksToNs(t) }
 func SetWallClock(ns int64) {
 	old := disableInterrupts()
 	wallOffsetNs = ns - ticksToNs(readTime())
+	setKernelVDSOWallClock(wallOffsetNs)
 	wallClockSeen = true
 	restoreInterrupts(old)
 }
@@ -99,6 +100,7 @@ func MapUserPage(root, va, pa uintptr, perm uint64) bool {
 func FreePageTable(root uintptr) {
 	old := disableInterrupts()
 	mm.FreeTables(root, true, &frames)
+	forgetRoot(root)
 	restoreInterrupts(old)
 }
 

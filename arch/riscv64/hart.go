@@ -41,6 +41,7 @@ type hart struct {
 	id       int
 	current  int    // index of the thread running on this hart
 	satp     uint64 // satp value currently loaded
+	timerAt  uint64 // time CSR value the timer is set to fire at (mtimecmp)
 	inTrap   bool
 }
 
@@ -67,7 +68,8 @@ func trapEntry()
 func readTime() uint64
 func readMscratch() uint64
 func readMip() uint64
-func writeSatp(v uint64)
+func writeSatpOnly(v uint64)
+func readSatp() uint64
 func sfenceVMA()
 func writeMie(v uint64)
 func writePMP0(addr, cfg uint64)

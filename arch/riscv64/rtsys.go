@@ -38,7 +38,10 @@ const (
 	futexWake = 1 // FUTEX_WAKE
 )
 
-var randState uint64
+var (
+	randState    uint64
+	rtClockTraps uint64 // clock_gettime calls that trapped: none once the runtime uses its vDSO
+)
 
 //go:nosplit
 func runtimeSyscall(h *hart, t *thread, f *Frame) {
@@ -113,6 +116,7 @@ func runtimeSyscall(h *hart, t *thread, f *Frame) {
 	case unix.SYS_SCHED_YIELD:
 		t.state = threadRunnable
 	case unix.SYS_CLOCK_GETTIME:
+		rtClockTraps++
 		r = rtClockGettime(int(a[RegA0]), uintptr(a[RegA1]))
 	case unix.SYS_SCHED_GETAFFINITY:
 		// One bit per running hart: that is where GOMAXPROCS comes from.

@@ -98,7 +98,10 @@ func TestJudge(t *testing.T) {
 
 func TestRunUsage(t *testing.T) {
 	for _, args := range [][]string{nil, {"nope"}, {"verify"}, {"verify", "a", "b"}, {"bench"}, {"selfcheck", "--expect-ours", "maybe"},
-		{"compare"}, {"run"}, {"rootfs", "--flavor", "bsd"}, {"verify", "--bogus"}} {
+		{"compare"}, {"run"}, {"rootfs", "--flavor", "bsd"}, {"verify", "--bogus"},
+		{"profile"}, {"profile", "linux"}, {"profile", "ours", "--rate", "0"}, {"profile", "ours", "--rate", "20000"},
+		{"profile", "ours", "--root", "/"}, {"profile", "ours", "--initrd", "/nonexistent.cpio"},
+		{"profile", "ours", "--out", "/nonexistent/cpu.pb.gz"}} {
 		if code := run(args); code != exitUsage {
 			t.Errorf("jiege %v: exit %d, want %d", args, code, exitUsage)
 		}
