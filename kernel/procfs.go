@@ -58,6 +58,12 @@ func MountProc(tree *fs.Tree) {
 		"mounts": procFile(mounts),
 		"filesystems": procFile(func() []byte {
 			return []byte("nodev\tsysfs\nnodev\ttmpfs\nnodev\tproc\nnodev\tdevtmpfs\n")
+		}), "net": procDir(func() map[string]*fs.Node {
+			return map[string]*fs.Node{
+				"dev":      procFile(Network.ProcNetDev),
+				"route":    procFile(Network.ProcNetRoute),
+				"if_inet6": procFile(Network.ProcNetIfInet6),
+			}
 		}),
 	}
 	proc := procDir(func() map[string]*fs.Node {

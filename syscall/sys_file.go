@@ -825,6 +825,11 @@ func sysIoctl(t *kernel.Task, a Args) (uint64, error) {
 	case fioasync:
 		return 0, nil // no SIGIO is sent yet
 	}
+	if _, _, err := sockFile(t, a[0]); err == nil {
+		if handled, err := ifreqIoctl(t, a[1], a[2]); handled {
+			return 0, err
+		}
+	}
 	if tty, ok := fs.Base(d.File).(*fs.TTY); ok {
 		if ret, handled, err := ttyIoctl(t, tty, a[1], a[2]); handled {
 			return ret, err
