@@ -87,6 +87,10 @@ func (n *Node) IsDir() bool { return n.Mode.IsDir() }
 type Tree struct {
 	Root *Node
 	mu   sync.Mutex
+
+	mounts      []*Mount // in the order they were made (mount.go)
+	nextMount   int
+	procTargets []string
 }
 
 const maxSymlinks = 40
@@ -192,6 +196,9 @@ func (t *Tree) create(c *Cred, p string, n *Node) error {
 	}
 	if n.Links == 0 {
 		ownNew(n, parent, c)
+		if n.Dev == 0 {
+			n.Dev = parent.Dev // the mount it is created in
+		}
 	}
 	parent.Children[name] = n
 	n.Links++
@@ -229,6 +236,9 @@ func (t *Tree) Link(c *Cred, oldp, newp string, follow bool) error {
 	}
 	if _, ok := parent.Children[name]; ok {
 		return ErrExist
+	}
+	if n.Dev != parent.Dev {
+		return unix.EXDEV
 	}
 	if err := mayLink(n, c); err != nil {
 		return err
@@ -331,6 +341,9 @@ func (t *Tree) Remove(c *Cred, p string, dir bool) error {
 	if err := mayDelete(parent, n, c); err != nil {
 		return err
 	}
+	if t.isMountRoot(n) {
+		return unix.EBUSY
+	}
 	if dir && len(n.Children) > 0 {
 		return unix.ENOTEMPTY
 	}
@@ -372,6 +385,12 @@ func (t *Tree) Rename(c *Cred, oldp, newp string) error {
 	old, replacing := newParent.Children[nn]
 	if old == n {
 		return nil // the same file: nothing to do, nothing to check
+	}
+	if oldParent.Dev != newParent.Dev {
+		return unix.EXDEV
+	}
+	if t.isMountRoot(n) || (replacing && t.isMountRoot(old)) || t.hasMountUnder(oldp) {
+		return unix.EBUSY // the mount table names its targets by path
 	}
 	if err := mayDelete(oldParent, n, c); err != nil {
 		return err

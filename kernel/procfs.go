@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/mm"
 )
@@ -44,9 +46,47 @@ func sysDir(children map[string]*fs.Node) *fs.Node {
 	return n
 }
 
-// MountProc puts procfs at /proc and sysfs's CPU list at /sys in tree,
-// replacing what the initramfs had there.
-func MountProc(tree *fs.Tree) {
+// MountProc registers procfs and sysfs as file system types and mounts
+// them at /proc and /sys of tree (made when the initramfs has none).
+func MountProc(tree *fs.Tree) error {
+	fs.RegisterFilesystem("proc", func(*fs.Cred, string) (*fs.Node, string, error) { return procRoot(tree), "", nil })
+	fs.RegisterFilesystem("sysfs", func(*fs.Cred, string) (*fs.Node, string, error) { return sysRoot(), "", nil })
+	for _, m := range []struct{ dir, fstype string }{{"/proc", "proc"}, {"/sys", "sysfs"}} {
+		if _, err := tree.Lookup(nil, m.dir, true); err != nil {
+			if err := tree.Mkdir(nil, m.dir, 0o555); err != nil {
+				return err
+			}
+		}
+		if err := tree.Mount(nil, m.fstype, m.dir, m.fstype, unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+			return fmt.Errorf("mount %s: %v", m.dir, err)
+		}
+	}
+	return nil
+}
+
+// MountTmpfs mounts a tmpfs where Debian has one: /dev/shm (made here),
+// /run and /tmp, each only when the initramfs left the directory empty
+// (files it put there stay visible).
+func MountTmpfs(tree *fs.Tree) error {
+	if _, err := tree.Lookup(nil, "/dev/shm", true); err != nil {
+		if err := tree.Mkdir(nil, "/dev/shm", 0o1777); err != nil {
+			return err
+		}
+	}
+	for _, m := range []struct{ dir, data string }{{"/dev/shm", ""}, {"/run", "mode=755"}, {"/tmp", ""}} {
+		d, err := tree.Lookup(nil, m.dir, true)
+		if err != nil || !d.IsDir() || len(tree.List(d)) > 0 {
+			continue
+		}
+		if err := tree.Mount(nil, "tmpfs", m.dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, m.data); err != nil {
+			return fmt.Errorf("mount %s: %v", m.dir, err)
+		}
+	}
+	return nil
+}
+
+// procRoot is a procfs instance's root directory.
+func procRoot(tree *fs.Tree) *fs.Node {
 	static := map[string]*fs.Node{
 		"cpuinfo": procFile(cpuinfo),
 		"meminfo": procFile(meminfo),
@@ -55,10 +95,12 @@ func MountProc(tree *fs.Tree) {
 		"loadavg": procFile(func() []byte {
 			return []byte(fmt.Sprintf("0.00 0.00 0.00 1/%d %d\n", len(Processes()), lastPID.Load()))
 		}),
-		"mounts": procFile(mounts),
+		"mounts":    procFile(func() []byte { return mounts(tree) }),
+		"mountinfo": procFile(func() []byte { return mountinfo(tree) }),
 		"filesystems": procFile(func() []byte {
-			return []byte("nodev\tsysfs\nnodev\ttmpfs\nnodev\tproc\nnodev\tdevtmpfs\n")
-		}), "net": procDir(func() map[string]*fs.Node {
+			return []byte("nodev\tsysfs\nnodev\ttmpfs\nnodev\tproc\n")
+		}),
+		"net": procDir(func() map[string]*fs.Node {
 			return map[string]*fs.Node{
 				"dev":      procFile(Network.ProcNetDev),
 				"route":    procFile(Network.ProcNetRoute),
@@ -66,7 +108,7 @@ func MountProc(tree *fs.Tree) {
 			}
 		}),
 	}
-	proc := procDir(func() map[string]*fs.Node {
+	return procDir(func() map[string]*fs.Node {
 		m := make(map[string]*fs.Node, len(static)+8)
 		for k, v := range static {
 			m[k] = v
@@ -76,11 +118,14 @@ func MountProc(tree *fs.Tree) {
 		}
 		return m
 	})
-	tree.Root.Children["proc"] = proc
+}
+
+// sysRoot is a sysfs instance's root: the CPU list.
+func sysRoot() *fs.Node {
 	online := procFile(func() []byte { return []byte(cpuRange() + "\n") })
 	online.Dev = fs.DevSysfs
 	cpu := sysDir(map[string]*fs.Node{"online": online, "possible": online, "present": online})
-	tree.Root.Children["sys"] = sysDir(map[string]*fs.Node{"devices": sysDir(map[string]*fs.Node{"system": sysDir(map[string]*fs.Node{"cpu": cpu})})})
+	return sysDir(map[string]*fs.Node{"devices": sysDir(map[string]*fs.Node{"system": sysDir(map[string]*fs.Node{"cpu": cpu})})})
 }
 
 func cpuRange() string {
@@ -97,16 +142,17 @@ func procPID(p *Process) *fs.Node {
 		exe, cwd := p.Exe, p.Cwd
 		p.Unlock()
 		return map[string]*fs.Node{
-			"exe":     procLink(exe),
-			"cwd":     procLink(cwd),
-			"root":    procLink("/"),
-			"cmdline": procFile(func() []byte { return cmdline(p) }),
-			"comm":    procFile(func() []byte { return []byte(comm(p) + "\n") }),
-			"stat":    procFile(func() []byte { return pidStat(p) }),
-			"status":  procFile(func() []byte { return pidStatus(p) }),
-			"maps":    procFile(func() []byte { return maps(p) }),
-			"mounts":  procFile(mounts),
-			"fd":      procDir(func() map[string]*fs.Node { return fdLinks(p) }),
+			"exe":       procLink(exe),
+			"cwd":       procLink(cwd),
+			"root":      procLink("/"),
+			"cmdline":   procFile(func() []byte { return cmdline(p) }),
+			"comm":      procFile(func() []byte { return []byte(comm(p) + "\n") }),
+			"stat":      procFile(func() []byte { return pidStat(p) }),
+			"status":    procFile(func() []byte { return pidStatus(p) }),
+			"maps":      procFile(func() []byte { return maps(p) }),
+			"mounts":    procFile(func() []byte { return mounts(p.Root) }),
+			"mountinfo": procFile(func() []byte { return mountinfo(p.Root) }),
+			"fd":        procDir(func() map[string]*fs.Node { return fdLinks(p) }),
 		}
 	})
 	d.UID, d.GID = p.UID, p.GID
@@ -275,7 +321,29 @@ func uptime() []byte {
 	return []byte(fmt.Sprintf("%.2f %.2f\n", up, up))
 }
 
-func mounts() []byte {
-	return []byte("tmpfs / tmpfs rw 0 0\nproc /proc proc rw,nosuid,nodev,noexec,relatime 0 0\n" +
-		"sysfs /sys sysfs rw,nosuid,nodev,noexec,relatime 0 0\n")
+// mounts is /proc/mounts: source, target, type and options of each mount.
+func mounts(tree *fs.Tree) []byte {
+	var b bytes.Buffer
+	for _, m := range tree.Mounts() {
+		fmt.Fprintf(&b, "%s %s %s %s 0 0\n", m.Source, m.Target, m.Type, joinOptions(m.MountOptions(), m.Options))
+	}
+	return b.Bytes()
+}
+
+// mountinfo is /proc/PID/mountinfo: ids, the device, the mount's own
+// options, then the file system's.
+func mountinfo(tree *fs.Tree) []byte {
+	var b bytes.Buffer
+	for _, m := range tree.Mounts() {
+		fmt.Fprintf(&b, "%d %d 0:%d / %s %s - %s %s %s\n", m.ID, m.ParentID, m.Dev, m.Target, m.MountOptions(),
+			m.Type, m.Source, joinOptions("rw", m.Options))
+	}
+	return b.Bytes()
+}
+
+func joinOptions(a, b string) string {
+	if b == "" {
+		return a
+	}
+	return a + "," + b
 }

@@ -61,21 +61,8 @@ func TestNetworkInterfaces(t *testing.T) {
 	prog := crossCompile(t, "netlink/ifaddrs.c")
 
 	// Linux: busybox and the modules from jiege's Linux root filesystem.
-	linuxRoot := jiege(t, 10*time.Minute, nil, "rootfs", "--flavor", "linux", "--quiet")
-	if linuxRoot.code != 0 {
-		t.Fatalf("jiege rootfs --flavor linux: exit %d\n%s", linuxRoot.code, linuxRoot.stderr)
-	}
-	var tree string
-	for _, l := range strings.Split(linuxRoot.stdout, "\n") {
-		if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "tree" {
-			tree = strings.TrimSpace(v)
-		}
-	}
-	treeInit, err := os.ReadFile(filepath.Join(tree, "init"))
-	if err != nil {
-		t.Fatalf("jiege's Linux tree (%q): %v", tree, err)
-	}
-	files := map[string]string{"netlink.sh": string(script), "ifaddrs": string(prog)}
+	tree, treeInit, files := linuxRootfsBusybox(t)
+	files["netlink.sh"], files["ifaddrs"] = string(script), string(prog)
 	var modules []string
 	for _, m := range insmodLine.FindAllStringSubmatch(string(treeInit), -1) {
 		ko, err := os.ReadFile(filepath.Join(tree, m[1]))
@@ -88,11 +75,6 @@ func TestNetworkInterfaces(t *testing.T) {
 	if len(modules) == 0 {
 		t.Fatalf("no insmod in jiege's Linux /init:\n%s", treeInit)
 	}
-	busybox, err := os.ReadFile(filepath.Join(tree, "usr/bin/busybox"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	files["usr/bin/busybox"] = string(busybox)
 	linuxInit := strings.Replace(linuxNetworkInit, "%s", strings.Join(modules, " "), 1)
 	want, wantCode := linuxOracle(t, initramfs(t, []byte(linuxInit), files), userNetwork...)
 	if !strings.Contains(want, "inet 10.0.2.15/24 scope global eth0") {
@@ -126,4 +108,52 @@ func comparable(out string) string {
 		keep = append(keep, packetCounter.ReplaceAllString(l, "${1}N"))
 	}
 	return strings.Join(keep, "\n") + "\n"
+}
+
+// linuxRootfsBusybox returns the tree of jiege's Linux root filesystem, its
+// /init, and busybox from it as an initramfs file.
+func linuxRootfsBusybox(t *testing.T) (tree string, init []byte, files map[string]string) {
+	t.Helper()
+	res := jiege(t, 10*time.Minute, nil, "rootfs", "--flavor", "linux", "--quiet")
+	if res.code != 0 {
+		t.Fatalf("jiege rootfs --flavor linux: exit %d\n%s", res.code, res.stderr)
+	}
+	for _, l := range strings.Split(res.stdout, "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "tree" {
+			tree = strings.TrimSpace(v)
+		}
+	}
+	init, err := os.ReadFile(filepath.Join(tree, "init"))
+	if err != nil {
+		t.Fatalf("jiege's Linux tree (%q): %v", tree, err)
+	}
+	busybox, err := os.ReadFile(filepath.Join(tree, "usr/bin/busybox"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tree, init, map[string]string{"usr/bin/busybox": string(busybox)}
+}
+
+// TestMountPrograms runs busybox mount, df, stat -f and umount on tmpfs
+// and proc mounts (testdata/programs/mounts.sh) as init on the kernel and
+// on Debian's Linux, and compares their output.
+func TestMountPrograms(t *testing.T) {
+	script, err := os.ReadFile("testdata/programs/mounts.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, files := linuxRootfsBusybox(t)
+	files["mounts.sh"] = string(script)
+	init := "#!/usr/bin/busybox sh\nexec /usr/bin/busybox sh /mounts.sh\n"
+	want, wantCode := linuxOracle(t, initramfs(t, []byte(init), files))
+	if !strings.Contains(want, "scratch on /mnt/a type tmpfs") {
+		t.Fatalf("Linux did not mount:\n%s", want)
+	}
+	root := debianRootfs(t, shellPackages)
+	initrd := withFiles(t, root.archive, map[string][]byte{"mounts.sh": script})
+	r := bootKernel(t, "256M", "init=/usr/bin/busybox -- sh /mounts.sh", 2*time.Minute, "-initrd", initrd)
+	if r.timedOut {
+		t.Fatalf("timed out:\n%s", r.console)
+	}
+	t.Logf("%d lines the same as Linux's", compareWithOracle(t, r, want, wantCode))
 }
