@@ -40,6 +40,9 @@ type Node struct {
 	// when it is opened, a directory's children when it is walked.
 	Generate func() []byte
 	ListDir  func() map[string]*Node
+	// mapped is the memory of the node's shared mappings (mapped.go),
+	// guarded by mu.
+	mapped FileMapping
 
 	mu sync.RWMutex
 }
