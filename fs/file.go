@@ -2,8 +2,8 @@ package fs
 
 import (
 	"io"
-	"math"
 	"io/fs"
+	"math"
 	"sync"
 	"time"
 

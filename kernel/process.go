@@ -78,6 +78,7 @@ type Task struct {
 	// CPU time in U-mode and in the kernel (Run), in nanoseconds; blockedNs
 	// is the time spent waiting in Block, which is not CPU time.
 	userNs, sysNs atomic.Int64
+	sleeping      atomic.Bool // waiting in Block: ps shows S
 	blockedNs     int64
 
 	sig taskSignals // signal.go

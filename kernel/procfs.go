@@ -179,18 +179,28 @@ func comm(p *Process) string {
 	return name[:min(len(name), 15)]
 }
 
-// state is the one-letter state ps shows.
+// state is the one-letter state ps shows: Z once exited, S while every
+// thread waits in Block, R otherwise.
 func state(p *Process) string {
 	select {
 	case <-p.exited:
 		return "Z"
 	default:
+	}
+	ts := tasksOf(p)
+	for _, t := range ts {
+		if !t.sleeping.Load() {
+			return "R"
+		}
+	}
+	if len(ts) == 0 {
 		return "R"
 	}
+	return "S"
 }
 
-// rss is the process's resident memory in pages: its mapped pages.
-func rss(p *Process) uint64 {
+// mapped is the process's virtual memory size in pages: its mappings.
+func mapped(p *Process) uint64 {
 	p.Lock()
 	defer p.Unlock()
 	pages := uint64(0)
@@ -202,14 +212,14 @@ func rss(p *Process) uint64 {
 
 // pidStat is /proc/PID/stat: 52 fields, those the kernel does not track 0.
 func pidStat(p *Process) []byte {
-	ticks := func(d time.Duration) int64 { return int64(d / (time.Second / 100)) }
+	ticks := func(d time.Duration) string { return strconv.FormatInt(int64(d/(time.Second/100)), 10) }
+	self, children := p.Usage(), p.ChildUsage()
 	f := []string{strconv.Itoa(p.PID), "(" + comm(p) + ")", state(p), strconv.Itoa(p.ParentPID()),
-		strconv.Itoa(p.PID), strconv.Itoa(p.PID), "0", "-1", "4194560"}
-	for i := 0; i < 12; i++ { // minflt .. cstime
-		f = append(f, "0")
-	}
-	f = append(f, "20", "0", "1", "0", strconv.FormatInt(ticks(p.start), 10),
-		strconv.FormatUint(rss(p)*mm.PageSize, 10), strconv.FormatUint(rss(p), 10))
+		strconv.Itoa(p.PGID()), strconv.Itoa(p.SID()), "0", "-1", "4194560",
+		"0", "0", "0", "0", // minflt, cminflt, majflt, cmajflt
+		ticks(self.User), ticks(self.System), ticks(children.User), ticks(children.System),
+		"20", "0", strconv.Itoa(max(p.threads, 1)), "0", ticks(p.start),
+		strconv.FormatUint(mapped(p)*mm.PageSize, 10), strconv.Itoa(residentPages(p))}
 	for len(f) < 52 {
 		f = append(f, "0")
 	}
@@ -218,11 +228,12 @@ func pidStat(p *Process) []byte {
 
 func pidStatus(p *Process) []byte {
 	var b bytes.Buffer
-	name := map[string]string{"R": "R (running)", "Z": "Z (zombie)"}[state(p)]
+	name := map[string]string{"R": "R (running)", "S": "S (sleeping)", "Z": "Z (zombie)"}[state(p)]
 	fmt.Fprintf(&b, "Name:\t%s\nUmask:\t%04o\nState:\t%s\nTgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t%d\nTracerPid:\t0\n",
 		comm(p), p.Umask, name, p.PID, p.PID, p.ParentPID())
 	fmt.Fprintf(&b, "Uid:\t%d\t%d\t%d\t%d\nGid:\t%d\t%d\t%d\t%d\n", p.UID, p.EUID, p.SUID, p.EUID, p.GID, p.EGID, p.SGID, p.EGID)
-	fmt.Fprintf(&b, "FDSize:\t%d\nVmRSS:\t%d kB\nThreads:\t%d\n", p.Files.Limit(), rss(p)*mm.PageSize>>10, max(p.threads, 1))
+	fmt.Fprintf(&b, "FDSize:\t%d\nVmSize:\t%d kB\nVmRSS:\t%d kB\nThreads:\t%d\n", p.Files.Limit(),
+		mapped(p)*mm.PageSize>>10, residentPages(p)*mm.PageSize>>10, max(p.threads, 1))
 	return b.Bytes()
 }
 
@@ -300,7 +311,8 @@ func meminfo() []byte {
 	free := (total - inUse) >> 10
 	return []byte(fmt.Sprintf("MemTotal:       %8d kB\nMemFree:        %8d kB\nMemAvailable:   %8d kB\n"+
 		"Buffers:               0 kB\nCached:                0 kB\nSwapCached:            0 kB\n"+
-		"SwapTotal:             0 kB\nSwapFree:              0 kB\nShmem:                 0 kB\n",
+		"SwapTotal:             0 kB\nSwapFree:              0 kB\nShmem:                 0 kB\n"+
+		"KReclaimable:          0 kB\nSlab:                  0 kB\nSReclaimable:          0 kB\nSUnreclaim:            0 kB\n",
 		total>>10, free, free))
 }
 

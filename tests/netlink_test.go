@@ -157,3 +157,28 @@ func TestMountPrograms(t *testing.T) {
 	}
 	t.Logf("%d lines the same as Linux's", compareWithOracle(t, r, want, wantCode))
 }
+
+// TestProcessPrograms runs busybox ps, free and top
+// (testdata/programs/ps.sh) as init on the kernel and on Debian's Linux
+// and compares what they show of this script's processes and the shape
+// of their summaries.
+func TestProcessPrograms(t *testing.T) {
+	script, err := os.ReadFile("testdata/programs/ps.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, files := linuxRootfsBusybox(t)
+	files["ps.sh"] = string(script)
+	init := "#!/usr/bin/busybox sh\nexec /usr/bin/busybox sh /ps.sh\n"
+	want, wantCode := linuxOracle(t, initramfs(t, []byte(init), files))
+	if !strings.Contains(want, "S    busybox          busybox sleep 30") {
+		t.Fatalf("Linux's ps does not show the sleeping child:\n%s", want)
+	}
+	root := debianRootfs(t, shellPackages)
+	initrd := withFiles(t, root.archive, map[string][]byte{"ps.sh": script})
+	r := bootKernel(t, "256M", "init=/usr/bin/busybox -- sh /ps.sh", 2*time.Minute, "-initrd", initrd)
+	if r.timedOut {
+		t.Fatalf("timed out:\n%s", r.console)
+	}
+	t.Logf("%d lines the same as Linux's", compareWithOracle(t, r, want, wantCode))
+}
