@@ -173,3 +173,19 @@ func nicName(id tcpip.NICID) string {
 	}
 	return "eth0"
 }
+
+// settableFlags are the interface flags a program may set (Linux's
+// dev_change_flags); the others are the kernel's to report.
+const settableFlags = unix.IFF_UP | unix.IFF_DEBUG | unix.IFF_NOTRAILERS | unix.IFF_NOARP | unix.IFF_DYNAMIC |
+	unix.IFF_MULTICAST | unix.IFF_PORTSEL | unix.IFF_AUTOMEDIA | unix.IFF_PROMISC | unix.IFF_ALLMULTI
+
+// ChangeFlags sets the flags of ifc selected by mask to flags: a no-op
+// when they are already so (bringing an interface that is up up), else
+// EOPNOTSUPP, as the interfaces are configured at boot.
+func ChangeFlags(ifc Interface, flags, mask uint32) error {
+	mask &= settableFlags
+	if (ifc.Flags^flags)&mask != 0 {
+		return unix.EOPNOTSUPP
+	}
+	return nil
+}

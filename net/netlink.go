@@ -227,6 +227,9 @@ func (so *NetlinkSocket) route(h nlmsghdr, body []byte, port uint32) ([][]byte, 
 		if !so.privileged {
 			return nil, false, unix.EPERM
 		}
+		if h.Type == unix.RTM_NEWLINK && len(body) >= unix.SizeofIfInfomsg {
+			return nil, false, so.setLink(body)
+		}
 		return nil, false, unix.EOPNOTSUPP
 	}
 	family := uint8(unix.AF_UNSPEC)
@@ -271,6 +274,23 @@ func (so *NetlinkSocket) route(h nlmsghdr, body []byte, port uint32) ([][]byte, 
 		return nil, false, unix.EOPNOTSUPP
 	}
 	return packDump(h, msgs, port), true, nil
+}
+
+// setLink serves RTM_NEWLINK's flag changes (ip link set dev up):
+// ifi_flags under the mask ifi_change (all of them when it is 0).
+func (so *NetlinkSocket) setLink(body []byte) error {
+	ifc, err := so.findLink(body)
+	if err != nil {
+		return err
+	}
+	if len(body) > unix.SizeofIfInfomsg {
+		return unix.EOPNOTSUPP // attributes: a name, an MTU, an address to set
+	}
+	flags, change := binary.LittleEndian.Uint32(body[8:]), binary.LittleEndian.Uint32(body[12:])
+	if change == 0 {
+		change = ^uint32(0)
+	}
+	return ChangeFlags(ifc, flags, change)
 }
 
 // familyWanted reports whether a dump for family lists an IPv4 (or IPv6)

@@ -156,3 +156,29 @@ func ifinfomsg(index uint32) []byte {
 	binary.LittleEndian.PutUint32(b[4:], index)
 	return b
 }
+
+func TestNetlinkSetLinkUp(t *testing.T) {
+	s, err := NewLoopback()
+	if err != nil {
+		t.Fatal(err)
+	}
+	so := NewNetlink(s, unix.SOCK_RAW, 4244, true)
+	defer so.Close()
+	setFlags := func(flags, change uint32) unix.Errno {
+		body := ifinfomsg(1)
+		binary.LittleEndian.PutUint32(body[8:], flags)
+		binary.LittleEndian.PutUint32(body[12:], change)
+		so.SendTo(request(unix.RTM_NEWLINK, unix.NLM_F_REQUEST|unix.NLM_F_ACK, 1, body), 0)
+		dgrams := receive(t, so)
+		if len(dgrams) != 1 || dgrams[0][0].Header.Type != unix.NLMSG_ERROR {
+			t.Fatalf("answer %+v", dgrams)
+		}
+		return unix.Errno(-int32(binary.LittleEndian.Uint32(dgrams[0][0].Data)))
+	}
+	if e := setFlags(unix.IFF_UP, unix.IFF_UP); e != 0 {
+		t.Errorf("lo up: %v, want success (it is up)", e)
+	}
+	if e := setFlags(0, unix.IFF_UP); e != unix.EOPNOTSUPP {
+		t.Errorf("lo down: %v, want EOPNOTSUPP", e)
+	}
+}

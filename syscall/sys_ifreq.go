@@ -33,6 +33,9 @@ func ifreqIoctl(t *kernel.Task, req, arg uint64) (handled bool, err error) {
 		if !t.Proc.Cred().Privileged() {
 			return true, unix.EPERM
 		}
+		if req == unix.SIOCSIFFLAGS {
+			return true, setIfFlags(t, arg)
+		}
 		return true, unix.EOPNOTSUPP // interfaces are configured at boot
 	default:
 		return false, nil
@@ -80,6 +83,21 @@ func ifreqIoctl(t *kernel.Task, req, arg uint64) (handled bool, err error) {
 		}
 	}
 	return true, copyOut(t, arg, ifr)
+}
+
+// setIfFlags implements SIOCSIFFLAGS: asking for the flags an interface
+// has (ifconfig lo up, ip link set lo up) succeeds; changing them is not
+// supported.
+func setIfFlags(t *kernel.Task, arg uint64) error {
+	ifr := make([]byte, ifreqSize)
+	if err := copyIn(t, arg, ifr); err != nil {
+		return err
+	}
+	ifc, err := ifreqInterface(unix.SIOCSIFFLAGS, ifr)
+	if err != nil {
+		return err
+	}
+	return jnet.ChangeFlags(ifc, uint32(binary.LittleEndian.Uint16(ifr[ifreqUnion:])), 0xffff)
 }
 
 // ifreqInterface finds the interface an ifreq names: by index for
