@@ -65,3 +65,12 @@ func (n *Node) MapShared(create func(MappedNode) FileMapping) FileMapping {
 	n.mapped.HoldLocked()
 	return n.mapped
 }
+
+// Contents returns the file's data with what shared mappings stored in
+// it (exec reads programs so).
+func (n *Node) Contents() []byte {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.Source().Sync()
+	return n.Data
+}

@@ -233,7 +233,7 @@ func Exec(mem mm.Memory, tree *fs.Tree, cred *fs.Cred, file string, argv, envp [
 		}
 		return nil, execErr(unix.ENOEXEC, "%s: %v", file, err)
 	}
-	exe, err := LoadELF(as, exeNode.Data, pieBias)
+	exe, err := LoadELF(as, exeNode.Contents(), pieBias)
 	if err != nil {
 		return fail(err)
 	}
@@ -247,7 +247,7 @@ func Exec(mem mm.Memory, tree *fs.Tree, cred *fs.Cred, file string, argv, envp [
 		if mayExec(n, cred) != nil {
 			return fail(execErr(unix.EACCES, "%s: interpreter %s: not executable", file, exe.Interp))
 		}
-		if interp, err = LoadELF(as, n.Data, interpBias); err != nil {
+		if interp, err = LoadELF(as, n.Contents(), interpBias); err != nil {
 			return fail(fmt.Errorf("interpreter %s: %w", exe.Interp, err))
 		}
 		if interp.Interp != "" {

@@ -29,6 +29,8 @@ type NetlinkSocket struct {
 	notifier fs.Notifier
 }
 
+var _ fs.Waitable = (*NetlinkSocket)(nil)
+
 // netlinkGoodSize is NLMSG_GOODSIZE on riscv64 (a page less the skb's
 // shared info): the most a dump puts in one datagram.
 const netlinkGoodSize = 4096 - 320

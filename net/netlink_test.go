@@ -50,12 +50,21 @@ func TestNetlinkLinkDump(t *testing.T) {
 	}
 	so := NewNetlink(s, unix.SOCK_RAW, 4242, false)
 	defer so.Close()
+	if so.Readiness(unix.EPOLLIN|unix.EPOLLOUT) != unix.EPOLLOUT {
+		t.Errorf("readiness before a request: %#x, want EPOLLOUT only", so.Readiness(unix.EPOLLIN|unix.EPOLLOUT))
+	}
+	woken := 0
+	cancel := so.Watch(func() { woken++ })
+	defer cancel()
 	req := request(unix.RTM_GETLINK, unix.NLM_F_REQUEST|unix.NLM_F_DUMP, 9, []byte{unix.AF_PACKET, 0, 0, 0})
 	if n, err := so.SendTo(req, 0); n != len(req) || err != nil {
 		t.Fatalf("SendTo: %d, %v", n, err)
 	}
 	if port, _ := so.Name(); port != 4242 {
 		t.Errorf("autobound port %d, want the process id 4242", port)
+	}
+	if woken != 1 || so.Readiness(unix.EPOLLIN) != unix.EPOLLIN {
+		t.Errorf("after a request: woken %d times, readiness %#x", woken, so.Readiness(unix.EPOLLIN))
 	}
 	dgrams := receive(t, so)
 	if len(dgrams) != 2 || len(dgrams[0]) != 1 || len(dgrams[1]) != 1 {
