@@ -66,8 +66,9 @@ func anonDev() uint64 {
 // tmpfsUsage is a tmpfs mount's size= (0: none, the tree's one limit
 // applies alone) and the bytes its files hold.
 type tmpfsUsage struct {
-	size int64
-	used atomic.Int64
+	size   atomic.Int64
+	used   atomic.Int64
+	params *tmpfsParams // guarded by the tree's lock
 }
 
 // tmpfsOf returns the usage of the tmpfs mount with device dev, or nil.
@@ -87,67 +88,94 @@ func TmpfsUsage(dev uint64) (size, used int64, ok bool) {
 	if u == nil {
 		return 0, 0, false
 	}
-	return u.size, u.used.Load(), true
+	return u.size.Load(), u.used.Load(), true
 }
 
-// newTmpfs makes a tmpfs root from the options size=, nr_inodes=, mode=,
-// uid= and gid= (the size is enforced as the mount's own limit,
-// and the file data also counts against the tree's one limit).
-func newTmpfs(c *Cred, data string) (*Node, string, error) {
-	root := NewDir(0o777 | fs.ModeSticky)
-	if c != nil {
-		root.UID, root.GID = c.UID, c.GID
-	}
-	var size int64
-	var shown []string
+// tmpfsParams are a tmpfs's options.
+type tmpfsParams struct {
+	size, inodes int64 // 0: not given
+	mode         uint32
+	uid, gid     uint32
+}
+
+// parseTmpfs reads size=, nr_inodes=, mode=, uid= and gid= into p;
+// EINVAL for anything else.
+func parseTmpfs(p *tmpfsParams, data string) error {
 	for _, opt := range strings.Split(data, ",") {
 		key, val, _ := strings.Cut(opt, "=")
 		var err error
+		var n uint64
 		switch key {
 		case "":
 		case "size":
-			size, err = parseSize(val)
-			shown = append(shown, fmt.Sprintf("size=%dk", size>>10))
+			if p.size, err = parseSize(val); err == nil {
+				p.size = (p.size + 4095) &^ 4095
+			}
 		case "nr_inodes":
-			var n int64
-			n, err = parseSize(val)
-			shown = append(shown, fmt.Sprintf("nr_inodes=%d", n))
+			p.inodes, err = parseSize(val)
 		case "mode":
-			var m uint64
-			m, err = strconv.ParseUint(val, 8, 32)
-			root.Mode = fs.ModeDir | unixModeToGo(uint32(m&0o7777))
+			n, err = strconv.ParseUint(val, 8, 32)
+			p.mode = uint32(n & 0o7777)
 		case "uid", "gid":
-			var id uint64
-			id, err = strconv.ParseUint(val, 10, 32)
+			n, err = strconv.ParseUint(val, 10, 32)
 			if key == "uid" {
-				root.UID = uint32(id)
+				p.uid = uint32(n)
 			} else {
-				root.GID = uint32(id)
+				p.gid = uint32(n)
 			}
 		default:
-			return nil, "", unix.EINVAL
+			return unix.EINVAL
 		}
 		if err != nil {
-			return nil, "", unix.EINVAL
+			return unix.EINVAL
 		}
 	}
-	// Linux prints them in this order, mode only when it is not 1777.
-	if perm := UnixPerm(root.Mode); perm != 0o1777 {
-		shown = append(shown, fmt.Sprintf("mode=%03o", perm))
+	return nil
+}
+
+// String is the options as /proc/mounts shows them, in Linux's order,
+// the mode only when it is not 1777.
+func (p *tmpfsParams) String() string {
+	var shown []string
+	if p.size > 0 {
+		shown = append(shown, fmt.Sprintf("size=%dk", p.size>>10))
 	}
-	if root.UID != 0 {
-		shown = append(shown, fmt.Sprintf("uid=%d", root.UID))
+	if p.inodes > 0 {
+		shown = append(shown, fmt.Sprintf("nr_inodes=%d", p.inodes))
 	}
-	if root.GID != 0 {
-		shown = append(shown, fmt.Sprintf("gid=%d", root.GID))
+	if p.mode != 0o1777 {
+		shown = append(shown, fmt.Sprintf("mode=%03o", p.mode))
 	}
-	shown = append(shown, "inode64")
+	if p.uid != 0 {
+		shown = append(shown, fmt.Sprintf("uid=%d", p.uid))
+	}
+	if p.gid != 0 {
+		shown = append(shown, fmt.Sprintf("gid=%d", p.gid))
+	}
+	return strings.Join(append(shown, "inode64"), ",")
+}
+
+// newTmpfs makes a tmpfs root from its options (the size is enforced as
+// the mount's own limit, and the file data also counts against the
+// tree's one limit).
+func newTmpfs(c *Cred, data string) (*Node, string, error) {
+	p := &tmpfsParams{mode: 0o1777}
+	if c != nil {
+		p.uid, p.gid = c.UID, c.GID
+	}
+	if err := parseTmpfs(p, data); err != nil {
+		return nil, "", err
+	}
+	root := NewDir(unixModeToGo(p.mode))
+	root.UID, root.GID = p.uid, p.gid
 	root.Dev = anonDev()
 	root.Touch()
 	filesystemsMu.Lock()
-	tmpfsMounts[root.Dev] = &tmpfsUsage{size: size}
+	u := &tmpfsUsage{params: p}
+	u.size.Store(p.size)
+	tmpfsMounts[root.Dev] = u
 	filesystemsMu.Unlock()
-	return root, strings.Join(shown, ","), nil
+	return root, p.String(), nil
 }
 
 // parseSize reads a tmpfs size: a number with an optional k, m or g.
@@ -168,7 +196,7 @@ func parseSize(s string) (int64, error) {
 	if err != nil || n < 0 {
 		return 0, unix.EINVAL
 	}
-	return (n*mult + 4095) &^ 4095, nil
+	return n * mult, nil
 }
 
 // unixModeToGo turns permission and special bits as in st_mode into an
@@ -211,6 +239,9 @@ func (t *Tree) Mount(c *Cred, source, target, fstype string, flags uint64, data 
 		return unix.EPERM
 	}
 	flags &^= unix.MS_MGC_MSK
+	if flags&unix.MS_REMOUNT != 0 {
+		return t.remount(n, canon, flags&^unix.MS_REMOUNT, data)
+	}
 	if flags&propagationFlags != 0 && flags&^(propagationFlags|unix.MS_SILENT) == 0 {
 		return nil
 	}
@@ -270,6 +301,52 @@ func (t *Tree) ProcTargets() []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.procTargets
+}
+
+// atimeFlags are the per-mount flags a remount keeps when it names none
+// of them.
+const atimeFlags = unix.MS_NOATIME | unix.MS_NODIRATIME | unix.MS_RELATIME | unix.MS_STRICTATIME
+
+// remount changes the per-mount flags of the mount whose root n is (they
+// are replaced, the atime ones kept unless given) and, without MS_BIND,
+// a tmpfs's size= and nr_inodes= (its mode and owner stay, as on Linux).
+// EINVAL for a directory that is no mount's root, or for MS_RDONLY,
+// which nothing here enforces. t.mu is held.
+func (t *Tree) remount(n *Node, canon string, flags uint64, data string) error {
+	if flags&^(mountFlags|unix.MS_BIND) != 0 {
+		return unix.EINVAL
+	}
+	if canon == "/" && n == t.Root {
+		return nil // the root keeps its (default) flags
+	}
+	var m *Mount
+	for i := len(t.mounts) - 1; i >= 0 && m == nil; i-- {
+		if t.mounts[i].Target == canon && t.mounts[i].Root == n {
+			m = t.mounts[i]
+		}
+	}
+	if m == nil {
+		return unix.EINVAL
+	}
+	if flags&unix.MS_BIND == 0 && m.Type == "tmpfs" {
+		u := tmpfsOf(m.Dev)
+		p := *u.params
+		if err := parseTmpfs(&p, data); err != nil {
+			return err
+		}
+		p.mode, p.uid, p.gid = u.params.mode, u.params.uid, u.params.gid
+		if p.size > 0 && p.size < u.used.Load() {
+			return unix.EINVAL // smaller than what it holds
+		}
+		u.params = &p
+		u.size.Store(p.size)
+		m.Options = p.String()
+	}
+	if flags&atimeFlags == 0 {
+		flags |= m.Flags & atimeFlags
+	}
+	m.Flags = flags &^ unix.MS_BIND
+	return nil
 }
 
 // mountOf is the mount that holds the path p (the root mount at worst).

@@ -55,16 +55,20 @@ func (n *Node) resize(size int64) error {
 func (n *Node) reallocate(size, capacity int64) error {
 	capacity = (capacity + 4095) &^ 4095
 	mnt := tmpfsOf(n.Dev)
-	if mnt != nil && mnt.size > 0 {
+	var mntLimit int64
+	if mnt != nil {
+		mntLimit = mnt.size.Load()
+	}
+	if mntLimit > 0 {
 		// Room to grow ahead stops at the mount's size.
-		room := mnt.size - mnt.used.Load() + n.charged
+		room := mntLimit - mnt.used.Load() + n.charged
 		capacity = max(min(capacity, room), (size+4095)&^4095)
 	}
 	delta := capacity - n.charged
 	if limit := dataLimit.Load(); limit > 0 && delta > 0 && dataUsed.Load()+delta > limit {
 		return unix.ENOSPC
 	}
-	if mnt != nil && mnt.size > 0 && delta > 0 && mnt.used.Load()+delta > mnt.size {
+	if mntLimit > 0 && delta > 0 && mnt.used.Load()+delta > mntLimit {
 		return unix.ENOSPC
 	}
 	if mnt != nil {

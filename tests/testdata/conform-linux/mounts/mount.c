@@ -1,7 +1,8 @@
 /* mount and umount2 for tmpfs, proc and sysfs as init (root) does them:
  * what /proc/self/mounts and mountinfo say (for the mounts under /mnt
  * only: the kernels mount different things at boot), statfs's f_type,
- * files of a mount vanishing with it, EXDEV across mounts, EBUSY, and the
+ * files of a mount vanishing with it, EXDEV across mounts, EBUSY,
+ * remounts, and the
  * errors for bad arguments and for a process that is not root. Linux is
  * the oracle: qemu-riscv64 would mount on the host. */
 #include "../../conform/conform.h"
@@ -94,6 +95,15 @@ int main(void)
 	RET("lower hidden", access("/mnt/t/d", F_OK));
 	RET("umount top", umount("/mnt/t"));
 	RET("lower back", access("/mnt/t/d/g", F_OK));
+
+	/* Remounts replace the mount's flags, and a tmpfs's size. */
+	RET("remount", mount(NULL, "/mnt/t", NULL, MS_REMOUNT | MS_NOEXEC, "size=4m"));
+	show_mounts("/proc/self/mounts", 0);
+	show_statfs("statfs remounted", "/mnt/t");
+	RET("remount not a mount point", mount(NULL, "/mnt/t/d", NULL, MS_REMOUNT, NULL));
+	RET("remount root", mount(NULL, "/", NULL, MS_REMOUNT, NULL));
+	RET("remount flags only", mount(NULL, "/mnt/t", NULL, MS_REMOUNT | MS_BIND | MS_NOSUID, NULL));
+	show_mounts("/proc/self/mountinfo", 1);
 
 	RET("chdir into", chdir("/mnt/t/d"));
 	RET("umount with cwd inside", umount("/mnt/t"));
