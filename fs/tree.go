@@ -66,8 +66,9 @@ func NewProcSymlink(target string) *Node {
 // Devices of the synthetic file systems, for st_dev (as Linux numbers
 // its anonymous ones).
 const (
-	DevProc  = 3
-	DevSysfs = 4
+	DevProc     = 3
+	DevSysfs    = 4
+	DevDevtmpfs = 6
 )
 
 // NewGenerated returns a read-only file whose data gen computes at each open.

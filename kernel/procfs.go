@@ -64,14 +64,18 @@ func MountProc(tree *fs.Tree) error {
 	return nil
 }
 
-// MountTmpfs mounts a tmpfs where Debian has one: /dev/shm (made here),
-// /run and /tmp, each only when the initramfs left the directory empty
-// (files it put there stay visible).
+// MountTmpfs mounts devtmpfs at /dev (the tree's own, PopulateDev's) and
+// a tmpfs where Debian has one: /dev/shm (made here), /run and /tmp, each
+// only when the initramfs left the directory empty (files it put there
+// stay visible).
 func MountTmpfs(tree *fs.Tree) error {
 	if _, err := tree.Lookup(nil, "/dev/shm", true); err != nil {
 		if err := tree.Mkdir(nil, "/dev/shm", 0o1777); err != nil {
 			return err
 		}
+	}
+	if err := tree.Mount(nil, "devtmpfs", "/dev", "devtmpfs", unix.MS_NOSUID, ""); err != nil {
+		return fmt.Errorf("mount /dev: %v", err)
 	}
 	for _, m := range []struct{ dir, data string }{{"/dev/shm", ""}, {"/run", "mode=755"}, {"/tmp", ""}} {
 		d, err := tree.Lookup(nil, m.dir, true)
@@ -98,7 +102,7 @@ func procRoot(tree *fs.Tree) *fs.Node {
 		"mounts":    procFile(func() []byte { return mounts(tree) }),
 		"mountinfo": procFile(func() []byte { return mountinfo(tree) }),
 		"filesystems": procFile(func() []byte {
-			return []byte("nodev\tsysfs\nnodev\ttmpfs\nnodev\tproc\n")
+			return []byte("nodev\tsysfs\nnodev\ttmpfs\nnodev\tproc\nnodev\tdevtmpfs\n")
 		}),
 		"net": procDir(func() map[string]*fs.Node {
 			return map[string]*fs.Node{
