@@ -668,7 +668,7 @@ func (as *AddressSpace) remapTo(old, oldLen, newLen uintptr, flags int, newAddr 
 	if v == nil || oldLen > v.End-old {
 		return 0, ErrFault
 	}
-	if flags&RemapDontUnmap != 0 && (v.Shared != nil || v.File != nil) {
+	if flags&RemapDontUnmap != 0 && (v.Shared != nil || v.File != nil || v.Source != nil) {
 		return 0, ErrInvalid
 	}
 	if flags&RemapFixed == 0 {
@@ -699,13 +699,11 @@ func (as *AddressSpace) move(old, oldLen, to, newLen uintptr, keep bool) {
 	as.vmas.insert(moved)
 	as.mergeAt(moved.Start)
 	as.mergeAt(moved.End)
-	if keep {
+	if keep { // private memory only (remapTo): no reference to take
 		as.vmas.insert(v)
 		as.mergeAt(v.Start)
 		as.mergeAt(v.End)
-	} else if v.Shared != nil {
-		v.Shared.release()
-	}
+	} // else the moved VMA took over v's reference to its shared memory
 	as.mem.Flush()
 }
 

@@ -4,7 +4,8 @@
  * their own; the stores stay in the file after munmap. A MAP_PRIVATE
  * mapping shows what the file holds when it first touches a page and
  * keeps its own writes; after its copy it no longer sees the file's
- * changes. Descriptors opened read-only cannot be mapped shared and
+ * changes. mremap moves a shared mapping with its pages. Descriptors
+ * opened read-only cannot be mapped shared and
  * writable. */
 #include "../conform.h"
 #include <fcntl.h>
@@ -77,8 +78,15 @@ int main(void)
 	SHOW("after its copy, private sees neither", "%c%c", v[23], v[24]);
 	SHOW("private second page, untouched", "%c", v[PG + 10]);
 
+	/* Moved by mremap, a shared mapping still shows the file. */
+	char *g = mremap(q, 2 * PG, 3 * PG, MREMAP_MAYMOVE);
+	SHOW("mremap shared", "%s", g == MAP_FAILED ? strerrorname_np(errno) : "ok");
+	q = g;
+	p[15] = 'M';
+	SHOW("the moved mapping", "%c%c", q[15], q[PG + 10]);
+
 	RET("munmap shared", munmap(p, 2 * PG));
-	RET("munmap second", munmap(q, 2 * PG));
+	RET("munmap second", munmap(q, 3 * PG));
 	RET("munmap private", munmap(v, 2 * PG));
 	char back[32];
 	RET("pread after munmap", pread(fd, back, 25, 0));
