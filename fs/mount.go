@@ -30,6 +30,7 @@ type Mount struct {
 	Flags        uint64 // the per-mount MS_* flags: MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_NOATIME, ...
 	Options      string // the file system's own options, as Linux shows them
 	Root         *Node
+	RootPath     string // where Root is in its file system: "/", or a bind mount's source
 	Dev          uint64
 
 	covered *Node // what the target's name held before
@@ -242,6 +243,9 @@ func (t *Tree) Mount(c *Cred, source, target, fstype string, flags uint64, data 
 	if flags&unix.MS_REMOUNT != 0 {
 		return t.remount(n, canon, flags&^unix.MS_REMOUNT, data)
 	}
+	if flags&unix.MS_BIND != 0 {
+		return t.bind(c, n, canon, source)
+	}
 	if flags&propagationFlags != 0 && flags&^(propagationFlags|unix.MS_SILENT) == 0 {
 		return nil
 	}
@@ -257,15 +261,9 @@ func (t *Tree) Mount(c *Cred, source, target, fstype string, flags uint64, data 
 	if !n.IsDir() {
 		return ErrNotDir
 	}
-	if canon == "/" {
-		return unix.EBUSY // the root stays the initramfs
-	}
-	parent, _, err := t.walk(nil, path.Dir(canon), true, 0)
+	parent, err := t.mountParent(canon)
 	if err != nil {
 		return err
-	}
-	if parent.ListDir != nil {
-		return unix.EINVAL // a synthetic directory's entries are computed
 	}
 	root, opts, err := newFS(c, data)
 	if err != nil {
@@ -274,12 +272,58 @@ func (t *Tree) Mount(c *Cred, source, target, fstype string, flags uint64, data 
 	if root.Dev == 0 {
 		root.Dev = anonDev()
 	}
+	t.attach(parent, n, canon, &Mount{Source: source, Type: fstype, Flags: flags, Options: opts, Root: root, RootPath: "/", Dev: root.Dev})
+	return nil
+}
+
+// mountParent is the directory that holds the mount point canon. t.mu
+// is held.
+func (t *Tree) mountParent(canon string) (*Node, error) {
+	if canon == "/" {
+		return nil, unix.EBUSY // the root stays the initramfs
+	}
+	parent, _, err := t.walk(nil, path.Dir(canon), true, 0)
+	if err != nil {
+		return nil, err
+	}
+	if parent.ListDir != nil {
+		return nil, unix.EINVAL // a synthetic directory's entries are computed
+	}
+	return parent, nil
+}
+
+// attach puts m's root at canon, in parent, covering n. t.mu is held.
+func (t *Tree) attach(parent, n *Node, canon string, m *Mount) {
 	t.nextMount++
-	m := &Mount{ID: t.nextMount + 1 /* 1 is the root's */, ParentID: t.mountOf(canon).ID, Source: source, Target: canon, Type: fstype,
-		Flags: flags, Options: opts, Root: root, Dev: root.Dev, covered: n}
-	parent.Children[path.Base(canon)] = root
+	m.ID, m.ParentID, m.Target, m.covered = t.nextMount+1 /* 1 is the root's */, t.mountOf(canon).ID, canon, n
+	parent.Children[path.Base(canon)] = m.Root
 	t.mounts = append(t.mounts, m)
 	t.indexProc()
+}
+
+// bind makes what source names (a directory or a file) visible at canon
+// too, as MS_BIND: the mount shows the source's file system with its
+// mount's flags (MS_REC changes nothing: the mounts below the source are
+// not repeated). t.mu is held.
+func (t *Tree) bind(c *Cred, n *Node, canon, source string) error {
+	src, srcCanon, err := t.walk(c, source, true, 0)
+	if err != nil {
+		return err
+	}
+	if src.IsDir() != n.IsDir() {
+		return ErrNotDir
+	}
+	parent, err := t.mountParent(canon)
+	if err != nil {
+		return err
+	}
+	sm := t.mountOf(srcCanon)
+	rel := srcCanon
+	if sm.Target != "/" {
+		rel = strings.TrimPrefix(srcCanon, sm.Target)
+	}
+	t.attach(parent, n, canon, &Mount{Source: sm.Source, Type: sm.Type, Flags: sm.Flags, Options: sm.Options,
+		Root: src, Dev: sm.Dev, RootPath: path.Join(sm.RootPath, "/", rel)})
 	return nil
 }
 
@@ -363,7 +407,7 @@ func (t *Tree) mountOf(p string) *Mount {
 
 // rootMount describes the tree itself, Linux's rootfs.
 func (t *Tree) rootMount() *Mount {
-	return &Mount{ID: 1, ParentID: 1, Source: "rootfs", Target: "/", Type: "rootfs", Root: t.Root, Dev: devInitramfs}
+	return &Mount{ID: 1, ParentID: 1, Source: "rootfs", Target: "/", Type: "rootfs", Root: t.Root, RootPath: "/", Dev: devInitramfs}
 }
 
 // isMountRoot reports whether n is attached as a mount's root. t.mu is held.
@@ -455,6 +499,11 @@ func (t *Tree) detach(j int) {
 		parent.Children[path.Base(m.Target)] = m.covered
 	}
 	t.indexProc()
+	for _, other := range t.mounts {
+		if other.Dev == m.Dev {
+			return // a bind mount still shows the file system
+		}
+	}
 	filesystemsMu.Lock()
 	delete(tmpfsMounts, m.Dev)
 	filesystemsMu.Unlock()

@@ -351,7 +351,7 @@ func mounts(tree *fs.Tree) []byte {
 func mountinfo(tree *fs.Tree) []byte {
 	var b bytes.Buffer
 	for _, m := range tree.Mounts() {
-		fmt.Fprintf(&b, "%d %d 0:%d / %s %s - %s %s %s\n", m.ID, m.ParentID, m.Dev, m.Target, m.MountOptions(),
+		fmt.Fprintf(&b, "%d %d 0:%d %s %s %s - %s %s %s\n", m.ID, m.ParentID, m.Dev, m.RootPath, m.Target, m.MountOptions(),
 			m.Type, m.Source, joinOptions("rw", m.Options))
 	}
 	return b.Bytes()

@@ -2,7 +2,7 @@
  * what /proc/self/mounts and mountinfo say (for the mounts under /mnt
  * only: the kernels mount different things at boot), statfs's f_type,
  * files of a mount vanishing with it, EXDEV across mounts, EBUSY,
- * remounts, and the
+ * remounts, bind mounts, and the
  * errors for bad arguments and for a process that is not root. Linux is
  * the oracle: qemu-riscv64 would mount on the host. */
 #include "../../conform/conform.h"
@@ -29,14 +29,16 @@ static void show_mounts(const char *file, int info)
 	buf[n] = 0;
 	close(fd);
 	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
-		char *p = line;
-		if (info)
-			for (int i = 0; i < 3 && p; i++)
-				p = strchr(p, ' ') ? strchr(p, ' ') + 1 : NULL;
-		else
-			p = strchr(line, ' ') ? strchr(line, ' ') + 1 : NULL;
-		if (p && strncmp(p, info ? "/ /mnt" : "/mnt", info ? 6 : 4) == 0)
-			SHOW(file, "%s", info ? p : line);
+		/* The mount point: the second field, or mountinfo's fifth,
+		 * which is printed from the fourth (the root) on. */
+		char *p = line, *root = line;
+		for (int i = 0; i < (info ? 4 : 1) && p; i++) {
+			p = strchr(p, ' ') ? strchr(p, ' ') + 1 : NULL;
+			if (i == 2)
+				root = p;
+		}
+		if (p && strncmp(p, "/mnt", 4) == 0)
+			SHOW(file, "%s", info ? root : line);
 	}
 }
 
@@ -104,6 +106,20 @@ int main(void)
 	RET("remount root", mount(NULL, "/", NULL, MS_REMOUNT, NULL));
 	RET("remount flags only", mount(NULL, "/mnt/t", NULL, MS_REMOUNT | MS_BIND | MS_NOSUID, NULL));
 	show_mounts("/proc/self/mountinfo", 1);
+
+	/* A bind mount shows a directory of another mount. */
+	mkdir("/mnt/b", 0755);
+	RET("bind mount", mount("/mnt/t/d", "/mnt/b", NULL, MS_BIND, NULL));
+	RET("bind shows the source", access("/mnt/b/g", F_OK));
+	RET("create through the bind", close(open("/mnt/b/h", O_CREAT | O_WRONLY, 0644)));
+	RET("seen at the source", access("/mnt/t/d/h", F_OK));
+	show_mounts("/proc/self/mountinfo", 1);
+	show_mounts("/proc/mounts", 0);
+	RET("bind of a missing source", mount("/mnt/none", "/mnt/b", NULL, MS_BIND, NULL));
+	RET("bind a file on a directory", mount("/mnt/t/d/g", "/mnt/p", NULL, MS_BIND, NULL));
+	RET("umount bind", umount("/mnt/b"));
+	RET("bind gone", access("/mnt/b/g", F_OK));
+	RET("file stays at the source", unlink("/mnt/t/d/h"));
 
 	RET("chdir into", chdir("/mnt/t/d"));
 	RET("umount with cwd inside", umount("/mnt/t"));
