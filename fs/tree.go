@@ -41,6 +41,9 @@ type Node struct {
 	// when it is opened, a directory's children when it is walked.
 	Generate func() []byte
 	ListDir  func() map[string]*Node
+	// mapped is the memory of the node's shared mappings (mapped.go),
+	// guarded by mu.
+	mapped FileMapping
 
 	mu sync.RWMutex
 }
@@ -64,8 +67,9 @@ func NewProcSymlink(target string) *Node {
 // Devices of the synthetic file systems, for st_dev (as Linux numbers
 // its anonymous ones).
 const (
-	DevProc  = 3
-	DevSysfs = 4
+	DevProc     = 3
+	DevSysfs    = 4
+	DevDevtmpfs = 6
 )
 
 // NewGenerated returns a read-only file whose data gen computes at each open.
@@ -109,6 +113,10 @@ func (dir *Node) dropChild(name string) {
 type Tree struct {
 	Root *Node
 	mu   sync.Mutex
+
+	mounts      []*Mount // in the order they were made (mount.go)
+	nextMount   int
+	procTargets []string
 }
 
 const maxSymlinks = 40
@@ -214,6 +222,9 @@ func (t *Tree) create(c *Cred, p string, n *Node) error {
 	}
 	if n.Links == 0 {
 		ownNew(n, parent, c)
+		if n.Dev == 0 {
+			n.Dev = parent.Dev // the mount it is created in
+		}
 	}
 	parent.putChild(name, n)
 	n.Links++
@@ -251,6 +262,9 @@ func (t *Tree) Link(c *Cred, oldp, newp string, follow bool) error {
 	}
 	if _, ok := parent.Children[name]; ok {
 		return ErrExist
+	}
+	if n.Dev != parent.Dev {
+		return unix.EXDEV
 	}
 	if err := mayLink(n, c); err != nil {
 		return err
@@ -353,6 +367,9 @@ func (t *Tree) Remove(c *Cred, p string, dir bool) error {
 	if err := mayDelete(parent, n, c); err != nil {
 		return err
 	}
+	if t.isMountRoot(n) {
+		return unix.EBUSY
+	}
 	if dir && len(n.Children) > 0 {
 		return unix.ENOTEMPTY
 	}
@@ -394,6 +411,12 @@ func (t *Tree) Rename(c *Cred, oldp, newp string) error {
 	old, replacing := newParent.Children[nn]
 	if old == n {
 		return nil // the same file: nothing to do, nothing to check
+	}
+	if oldParent.Dev != newParent.Dev {
+		return unix.EXDEV
+	}
+	if t.isMountRoot(n) || (replacing && t.isMountRoot(old)) || t.hasMountUnder(oldp) {
+		return unix.EBUSY // the mount table names its targets by path
 	}
 	if err := mayDelete(oldParent, n, c); err != nil {
 		return err

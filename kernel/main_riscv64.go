@@ -154,9 +154,16 @@ func Main(syscalls SyscallLayer) {
 		// Half of RAM is tmpfs's default; the files live in the kernel's
 		// heap here, within the quarter of RAM user memory leaves it.
 		fs.SetSizeLimit(int64(frames / 4))
-		MountProc(tree)
+		if err := MountProc(tree); err != nil {
+			fmt.Printf("kernel: %v\n", err)
+			arch.PowerOff(3)
+		}
 		if err := tree.PopulateDev(); err != nil {
 			fmt.Printf("kernel: /dev: %v\n", err)
+			arch.PowerOff(3)
+		}
+		if err := MountTmpfs(tree); err != nil {
+			fmt.Printf("kernel: %v\n", err)
 			arch.PowerOff(3)
 		}
 		fmt.Printf("memory: %s\n", residentLine())

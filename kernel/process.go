@@ -79,6 +79,7 @@ type Task struct {
 	// CPU time in U-mode and in the kernel (Run), in nanoseconds; blockedNs
 	// is the time spent waiting in Block, which is not CPU time.
 	userNs, sysNs atomic.Int64
+	sleeping      atomic.Bool // waiting in Block: ps shows S
 	blockedNs     int64
 
 	sig taskSignals // signal.go
@@ -249,7 +250,7 @@ func Exec(mem mm.Memory, tree *fs.Tree, cred *fs.Cred, file string, argv, envp [
 		}
 		return nil, execErr(unix.ENOEXEC, "%s: %v", file, err)
 	}
-	exe, err := LoadELF(as, exeNode.Data, pieBias)
+	exe, err := LoadELF(as, exeNode.Contents(), pieBias)
 	if err != nil {
 		return fail(err)
 	}
@@ -263,7 +264,7 @@ func Exec(mem mm.Memory, tree *fs.Tree, cred *fs.Cred, file string, argv, envp [
 		if mayExec(n, cred) != nil {
 			return fail(execErr(unix.EACCES, "%s: interpreter %s: not executable", file, exe.Interp))
 		}
-		if interp, err = LoadELF(as, n.Data, interpBias); err != nil {
+		if interp, err = LoadELF(as, n.Contents(), interpBias); err != nil {
 			return fail(fmt.Errorf("interpreter %s: %w", exe.Interp, err))
 		}
 		if interp.Interp != "" {

@@ -56,8 +56,10 @@ type VMA struct {
 	// Shared is the memory of an anonymous MAP_SHARED mapping; nil for
 	// private memory, whose frames fork shares copy-on-write.
 	Shared *SharedMemory
-	// File is what a private file mapping's pages are first filled from.
-	File []byte
+	// File is what a private file mapping's pages are first filled from,
+	// or Source, the file itself, when it is there.
+	File   []byte
+	Source FileSource
 	// Offset is where Start lies in Shared or File, in bytes.
 	Offset uintptr
 }
@@ -72,6 +74,7 @@ func (v *VMA) slice(start, end uintptr) VMA {
 // mergeable reports whether b continues a seamlessly.
 func mergeable(a, b *VMA) bool {
 	return a.End == b.Start && a.Perm == b.Perm && a.Shared == b.Shared && a.File == nil && b.File == nil &&
+		a.Source == nil && b.Source == nil &&
 		(a.Shared == nil || b.Offset == a.Offset+(a.End-a.Start))
 }
 
@@ -326,8 +329,12 @@ type Mapping struct {
 	// Kernel is memory from NewKernelMemory, mapped read-only (Perm
 	// must not allow writes).
 	Kernel *SharedMemory
-	File   []byte
-	Offset uintptr // of the mapping in File
+	// FileShared is a file's shared memory (NewFileMemory), held for
+	// this mapping (HoldLocked); the mapping takes that reference.
+	FileShared *SharedMemory
+	File       []byte
+	Source     FileSource // a private mapping's file, read when a page is first touched
+	Offset     uintptr    // of the mapping in the file
 }
 
 // Map maps anonymous private memory; see Mmap.
@@ -379,7 +386,7 @@ func (as *AddressSpace) Mmap(addr, length uintptr, m Mapping) (uintptr, error) {
 		}
 		addr = start
 	}
-	v := VMA{Start: addr, End: addr + size, Perm: m.Perm, File: m.File, Offset: m.Offset}
+	v := VMA{Start: addr, End: addr + size, Perm: m.Perm, File: m.File, Source: m.Source, Offset: m.Offset, Shared: m.FileShared}
 	if m.Shared {
 		v.Shared = newSharedMemory(as.mem)
 	}
@@ -682,7 +689,7 @@ func (as *AddressSpace) remapTo(old, oldLen, newLen uintptr, flags int, newAddr 
 	if v == nil || oldLen > v.End-old {
 		return 0, ErrFault
 	}
-	if flags&RemapDontUnmap != 0 && (v.Shared != nil || v.File != nil) {
+	if flags&RemapDontUnmap != 0 && (v.Shared != nil || v.File != nil || v.Source != nil) {
 		return 0, ErrInvalid
 	}
 	if flags&RemapFixed == 0 {
@@ -713,13 +720,11 @@ func (as *AddressSpace) move(old, oldLen, to, newLen uintptr, keep bool) {
 	as.vmas.insert(moved)
 	as.mergeAt(moved.Start)
 	as.mergeAt(moved.End)
-	if keep {
+	if keep { // private memory only (remapTo): no reference to take
 		as.vmas.insert(v)
 		as.mergeAt(v.Start)
 		as.mergeAt(v.End)
-	} else if v.Shared != nil {
-		v.Shared.release()
-	}
+	} // else the moved VMA took over v's reference to its shared memory
 	as.mem.Flush()
 }
 
@@ -813,7 +818,12 @@ func (as *AddressSpace) back(v *VMA, va uintptr) error {
 		if pa = as.mem.AllocFrame(); pa == 0 {
 			return ErrNoMemory
 		}
-		if off := v.Offset + (va - v.Start); v.File != nil && off < uintptr(len(v.File)) {
+		if off := v.Offset + (va - v.Start); v.Source != nil {
+			v.Source.Lock()
+			v.Source.Sync()
+			v.Source.ReadPage(off/PageSize, (*[PageSize]byte)(Ptr(pa))[:])
+			v.Source.Unlock()
+		} else if v.File != nil && off < uintptr(len(v.File)) {
 			copy((*[PageSize]byte)(Ptr(pa))[:], v.File[off:])
 		}
 	}
