@@ -82,11 +82,11 @@ var (
 // extra are more QEMU options (a network device).
 func linuxOracle(t testing.TB, cpio string, extra ...string) (string, int) {
 	t.Helper()
-	return bootLinux(t, cpio, "256M", 3*time.Minute)
+	return bootLinux(t, cpio, "256M", 3*time.Minute, extra...)
 }
 
 // bootLinux is linuxOracle with the guest's RAM and the time it may take.
-func bootLinux(t testing.TB, cpio, mem string, limit time.Duration) (string, int) {
+func bootLinux(t testing.TB, cpio, mem string, limit time.Duration, extra ...string) (string, int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
