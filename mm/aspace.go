@@ -873,7 +873,7 @@ func (as *AddressSpace) pageFor(va uintptr, access Access, force bool) (*[PageSi
 	page := pageDown(va)
 	e := as.pte(page)
 	if e == nil {
-		if access == Read && v.File == nil && v.Shared == nil {
+		if access == Read && v.Shared == nil && v.File == nil && v.Source == nil {
 			return &zeroPage, nil
 		}
 		if err := as.back(v, page); err != nil {
