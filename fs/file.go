@@ -76,8 +76,13 @@ func StatNode(n *Node) Stat {
 	default:
 		st.Mode = unix.S_IFREG | mode
 		n.mu.RLock()
-		st.Size = int64(len(n.Data))
+		st.Size = n.sizeLocked()
+		st.Blocks = (st.Size + 511) / 512
+		if n.written != nil { // holes take no blocks
+			st.Blocks = int64(len(n.written.pages)) * pageSize / 512
+		}
 		n.mu.RUnlock()
+		return st
 	}
 	st.Blocks = (st.Size + 511) / 512
 	return st
@@ -153,10 +158,10 @@ func (f *NodeFile) ReadAt(p []byte, off int64) (int, error) {
 	} else {
 		defer f.node.mu.RUnlock()
 	}
-	if off >= int64(len(f.node.Data)) {
-		return 0, nil
+	if off < 0 {
+		return 0, unix.EINVAL
 	}
-	return copy(p, f.node.Data[off:]), nil
+	return f.node.readAtLocked(p, off), nil
 }
 
 func (f *NodeFile) Write(p []byte) (int, error) {
@@ -165,7 +170,7 @@ func (f *NodeFile) Write(p []byte) (int, error) {
 	off := f.off
 	if f.append {
 		f.node.mu.RLock()
-		off = int64(len(f.node.Data))
+		off = f.node.sizeLocked()
 		f.node.mu.RUnlock()
 	}
 	n, err := f.WriteAt(p, off)
@@ -187,22 +192,18 @@ func (f *NodeFile) WriteAt(p []byte, off int64) (int, error) {
 	f.node.mu.Lock()
 	defer f.node.mu.Unlock()
 	f.node.Source().Sync()
-	if end := off + int64(len(p)); end > int64(len(f.node.Data)) || f.node.charged == 0 {
-		// Data the initramfs image holds is copied before its first write.
-		if err := f.node.resize(max(end, int64(len(f.node.Data)))); err != nil {
-			return 0, err
-		}
+	if err := f.node.writeAtLocked(p, off); err != nil {
+		return 0, err
 	}
-	copy(f.node.Data[off:], p)
 	if f.node.mapped != nil {
-		f.node.mapped.Push(f.node.Data, off, off+int64(len(p)))
+		f.node.mapped.Push(off, off+int64(len(p)))
 	}
 	f.node.MTime = time.Now()
 	f.node.CTime = f.node.MTime
 	return len(p), nil
 }
 
-// Truncate sets the file's size: ENOSPC past the tree's size limit.
+// Truncate sets the file's size; growing it makes a hole.
 func (f *NodeFile) Truncate(size int64) error {
 	if f.node.IsDir() {
 		return unix.EISDIR
@@ -212,11 +213,11 @@ func (f *NodeFile) Truncate(size int64) error {
 	f.node.MTime = time.Now()
 	f.node.CTime = f.node.MTime
 	f.node.Source().Sync()
-	if err := f.node.resize(size); err != nil {
+	if err := f.node.truncateLocked(size); err != nil {
 		return err
 	}
 	if f.node.mapped != nil { // pages past the new end read as zeros
-		f.node.mapped.Push(f.node.Data, 0, math.MaxInt64)
+		f.node.mapped.Push(0, math.MaxInt64)
 	}
 	return nil
 }
@@ -238,7 +239,7 @@ func (f *NodeFile) Seek(offset int64, whence int) (int64, error) {
 		offset += f.off
 	case io.SeekEnd:
 		f.node.mu.RLock()
-		offset += int64(len(f.node.Data))
+		offset += f.node.sizeLocked()
 		f.node.mu.RUnlock()
 	default:
 		return 0, unix.EINVAL

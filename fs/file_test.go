@@ -170,20 +170,40 @@ func TestTreeSizeLimit(t *testing.T) {
 	if _, err := f.WriteAt(make([]byte, 512<<10), 0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.WriteAt([]byte("x"), 4<<30); err != unix.ENOSPC {
-		t.Fatalf("a write at 4 GiB past a 1 MiB limit: %v", err)
+	// Holes take no room: a page at 4 GiB and a truncate to 8 GiB fit.
+	if _, err := f.WriteAt([]byte("x"), 4<<30); err != nil {
+		t.Fatalf("a write at 4 GiB under a 1 MiB limit: %v", err)
 	}
-	if err := f.Truncate(1 << 30); err != unix.ENOSPC {
-		t.Fatalf("truncate to 1 GiB: %v", err)
+	if err := f.Truncate(8 << 30); err != nil {
+		t.Fatalf("truncate to 8 GiB: %v", err)
+	}
+	if st := f.Stat(); st.Size != 8<<30 || st.Blocks != (512<<10+4096)/512 {
+		t.Fatalf("sparse file: size %d, %d blocks", st.Size, st.Blocks)
+	}
+	b := []byte("??")
+	if n, err := f.ReadAt(b, 4<<30-1); n != 2 || err != nil || string(b) != "\x00x" {
+		t.Fatalf("read across a hole and the page at 4 GiB: %d %v %q", n, err, b)
+	}
+	if _, err := f.WriteAt(make([]byte, 600<<10), 1<<20); err != unix.ENOSPC {
+		t.Fatalf("600 KiB more past a 1 MiB limit: %v", err)
+	}
+	if err := f.Truncate(100); err != nil {
+		t.Fatal(err)
+	}
+	if used, _ := Usage(); used-before != 4096 {
+		t.Fatalf("truncated to 100 bytes, %d bytes charged", used-before)
+	}
+	if _, err := f.WriteAt([]byte("z"), 200); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := f.ReadAt(b, 99); n != 2 || string(b) != "\x00\x00" {
+		t.Fatalf("bytes cut by a truncate came back: %q", b)
 	}
 	if _, err := f.WriteAt([]byte("x"), -1); err != unix.EINVAL {
 		t.Fatalf("negative offset: %v", err)
 	}
 	if _, err := f.WriteAt([]byte("xy"), 1<<63-1); err != unix.EFBIG {
 		t.Fatalf("offset past the largest file: %v", err)
-	}
-	if used, _ := Usage(); used-before < 512<<10 {
-		t.Fatalf("512 KiB written, %d charged", used-before)
 	}
 	if err := tree.Remove(nil, "/f", false); err != nil {
 		t.Fatal(err)

@@ -96,8 +96,10 @@ func TestAppendToUnpackedFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := tr.Lookup(nil, "/b", true)
-	if string(b.Data) != "bbbb" || !bytes.HasPrefix(a.Data, []byte("aaaa0123")) {
-		t.Fatalf("after appending to /a: /a %q, /b %q", a.Data, b.Data)
+	aData, _ := a.Contents()
+	bData, _ := b.Contents()
+	if string(bData) != "bbbb" || !bytes.HasPrefix(aData, []byte("aaaa0123")) {
+		t.Fatalf("after appending to /a: /a %q, /b %q", aData, bData)
 	}
 	img2 := archive(t, cpio.StaticFile("a", "aaaa", 0o644), cpio.StaticFile("b", "bbbb", 0o644))
 	if !bytes.Equal(image, img2) {

@@ -21,20 +21,21 @@ const (
 )
 
 // Node is a file, directory or symbolic link of the in-memory tree.
-// Tree.mu guards Children; a regular file's Data is guarded by the node's mu.
+// Tree.mu guards Children; a regular file's contents are guarded by the node's mu.
 type Node struct {
 	Mode     fs.FileMode
 	UID, GID uint32
 	// Times of last access, modification and status change.
 	ATime, MTime, CTime time.Time
 	Ino                 uint64
-	Links               int    // names in the tree (regular files)
-	charged             int64  // bytes of Data charged to the tree's size limit
-	Data                []byte // regular files
-	Link                string // symbolic links
-	Rdev                uint64 // character devices
-	Bound               any    // the Unix socket bound to a socket node
-	Dev                 uint64 // st_dev when not the tree's own (procfs, sysfs)
+	Links               int        // names in the tree (regular files)
+	charged             int64      // bytes of pages charged to the tree's size limit
+	Data                []byte     // a regular file's contents until written (usage.go)
+	written             *filePages // a regular file's own pages, once written
+	Link                string     // symbolic links
+	Rdev                uint64     // character devices
+	Bound               any        // the Unix socket bound to a socket node
+	Dev                 uint64     // st_dev when not the tree's own (procfs, sysfs)
 	Children            map[string]*Node
 	subdirs             int // directories among Children (st_nlink), under the tree's lock
 	// Synthetic nodes (procfs, sysfs) compute their contents: a file's data
@@ -322,7 +323,7 @@ func (t *Tree) Open(c *Cred, p string, o OpenFlags) (*Node, error) {
 	}
 	if o.Trunc && n.Mode.IsRegular() {
 		n.mu.Lock()
-		n.resize(0)
+		n.truncateLocked(0)
 		n.mu.Unlock()
 	}
 	return n, nil

@@ -1,16 +1,20 @@
 package fs
 
 import (
+	"math"
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
 
-// The tree's file data is kernel memory: it is charged against a limit, as
-// tmpfs's size= is (half of RAM by default), so that no user program can
-// exhaust the kernel by writing files. Files are not sparse here: a write
-// or truncate past the limit fails with ENOSPC where Linux's tmpfs would
-// allocate pages lazily.
+// A regular file's contents. A file given bytes when it is made (the
+// initramfs image's, a synthetic file's) reads them in place until its
+// first write or truncate; from then on its contents are pages of its own,
+// allocated as they are written, so that a hole (never written, or beyond
+// a truncate) reads as zeros and takes no memory, as on Linux's tmpfs.
+// The pages are kernel memory: each is charged against the tree's limit
+// (half of RAM by default, as tmpfs's size=) and its tmpfs mount's size=,
+// so that no user program can exhaust the kernel by writing files.
 var (
 	dataLimit atomic.Int64 // bytes; 0: unlimited
 	dataUsed  atomic.Int64
@@ -22,73 +26,165 @@ func SetSizeLimit(bytes int64) { dataLimit.Store(bytes) }
 // Usage returns the bytes of file data held and the limit.
 func Usage() (used, limit int64) { return dataUsed.Load(), dataLimit.Load() }
 
-// growthStep bounds how far ahead of its size a growing file allocates.
-const growthStep = 4 << 20
+type page = [pageSize]byte
 
-// resize sets n's data to size bytes, zero-filling growth, allocating in
-// whole pages and charging the allocation. n.mu is held.
-func (n *Node) resize(size int64) error {
+// filePages is a written file's contents: its size and the pages that
+// hold data, by index.
+type filePages struct {
+	size  int64
+	pages map[int64]*page
+}
+
+// sizeLocked is the file's size; n.mu is held.
+func (n *Node) sizeLocked() int64 {
+	if n.written != nil {
+		return n.written.size
+	}
+	return int64(len(n.Data))
+}
+
+// readAtLocked copies the contents at off into p and returns how much;
+// n.mu is held (for reading).
+func (n *Node) readAtLocked(p []byte, off int64) int {
+	w := n.written
+	if w == nil {
+		if off >= int64(len(n.Data)) {
+			return 0
+		}
+		return copy(p, n.Data[off:])
+	}
+	if off >= w.size {
+		return 0
+	}
+	p = p[:min(int64(len(p)), w.size-off)]
+	for done := 0; done < len(p); {
+		at := off + int64(done)
+		in := at % pageSize
+		k := min(len(p)-done, int(pageSize-in))
+		if pg := w.pages[at/pageSize]; pg != nil {
+			copy(p[done:done+k], pg[in:])
+		} else {
+			clear(p[done : done+k])
+		}
+		done += k
+	}
+	return len(p)
+}
+
+// ownPagesLocked gives n pages of its own, copying the bytes it was made
+// with up to keep (what a truncate leaves). n.mu is held.
+func (n *Node) ownPagesLocked(keep int64) error {
+	if n.written != nil {
+		return nil
+	}
+	image := n.Data
+	n.written = &filePages{pages: map[int64]*page{}}
+	n.Data = nil
+	if err := n.writeAtLocked(image[:min(keep, int64(len(image)))], 0); err != nil {
+		n.written, n.Data = nil, image // nothing was charged
+		return err
+	}
+	return nil
+}
+
+// writeAtLocked stores p at off, allocating the pages it touches; ENOSPC
+// when the tree or the file's tmpfs mount is full (nothing is written
+// then). n.mu is held.
+func (n *Node) writeAtLocked(p []byte, off int64) error {
+	if off < 0 || off > math.MaxInt64-int64(len(p)) {
+		return unix.EFBIG
+	}
+	if err := n.ownPagesLocked(math.MaxInt64); err != nil {
+		return err
+	}
+	w := n.written
+	end := off + int64(len(p))
+	fresh := int64(0)
+	for i := off / pageSize; i*pageSize < end; i++ {
+		if w.pages[i] == nil {
+			fresh++
+		}
+	}
+	if err := n.chargeLocked(fresh * pageSize); err != nil {
+		return err
+	}
+	for done := 0; done < len(p); {
+		at := off + int64(done)
+		pg := w.pages[at/pageSize]
+		if pg == nil {
+			pg = new(page)
+			w.pages[at/pageSize] = pg
+		}
+		done += copy(pg[at%pageSize:], p[done:])
+	}
+	w.size = max(w.size, end)
+	return nil
+}
+
+// truncateLocked sets the file's size: pages past it are freed and the
+// rest of its last page reads as zeros. n.mu is held.
+func (n *Node) truncateLocked(size int64) error {
 	if size < 0 {
 		return unix.EINVAL
 	}
-	if size <= int64(cap(n.Data)) && n.charged > 0 {
-		old := len(n.Data)
-		n.Data = n.Data[:size]
-		if size > int64(old) {
-			clear(n.Data[old:])
-		}
-		if size < int64(cap(n.Data))/2 { // give memory back
-			return n.reallocate(size, size)
-		}
-		return nil
+	if err := n.ownPagesLocked(size); err != nil {
+		return err
 	}
-	if size <= int64(len(n.Data)) { // shrinking data the image still holds
-		n.Data = n.Data[:size:size]
-		return nil
+	w := n.written
+	last := (size + pageSize - 1) / pageSize
+	freed := int64(0)
+	for i := range w.pages {
+		if i >= last {
+			delete(w.pages, i)
+			freed++
+		}
 	}
-	capacity := max(size, min(2*int64(cap(n.Data)), size+growthStep))
-	return n.reallocate(size, capacity)
+	n.chargeLocked(-freed * pageSize)
+	if pg := w.pages[size/pageSize]; pg != nil && size%pageSize != 0 {
+		clear(pg[size%pageSize:])
+	}
+	w.size = size
+	return nil
 }
 
-// reallocate moves n's data to a new buffer of size bytes and the given
-// capacity (rounded up to a page), charging the difference.
-func (n *Node) reallocate(size, capacity int64) error {
-	capacity = (capacity + 4095) &^ 4095
+// chargeLocked adds delta bytes to the file's charge, the tree's and its
+// mount's: ENOSPC past either limit. n.mu is held.
+func (n *Node) chargeLocked(delta int64) error {
+	if delta == 0 {
+		return nil
+	}
 	mnt := tmpfsOf(n.Dev)
-	var mntLimit int64
-	if mnt != nil {
-		mntLimit = mnt.size.Load()
-	}
-	if mntLimit > 0 {
-		// Room to grow ahead stops at the mount's size.
-		room := mntLimit - mnt.used.Load() + n.charged
-		capacity = max(min(capacity, room), (size+4095)&^4095)
-	}
-	delta := capacity - n.charged
-	if limit := dataLimit.Load(); limit > 0 && delta > 0 && dataUsed.Load()+delta > limit {
-		return unix.ENOSPC
-	}
-	if mntLimit > 0 && delta > 0 && mnt.used.Load()+delta > mntLimit {
-		return unix.ENOSPC
+	if delta > 0 {
+		if limit := dataLimit.Load(); limit > 0 && dataUsed.Load()+delta > limit {
+			return unix.ENOSPC
+		}
+		if mnt != nil {
+			if size := mnt.size.Load(); size > 0 && mnt.used.Load()+delta > size {
+				return unix.ENOSPC
+			}
+		}
 	}
 	if mnt != nil {
 		mnt.used.Add(delta)
 	}
 	dataUsed.Add(delta)
-	n.charged = capacity
-	grown := make([]byte, size, capacity)
-	copy(grown, n.Data)
-	n.Data = grown
+	n.charged += delta
 	return nil
 }
 
-// uncharge returns n's data to the budget: its last name is gone.
-func (n *Node) uncharge() {
-	n.mu.Lock()
+// releaseLocked returns the file's charge: its last name is gone (open
+// descriptions may still use its pages). n.mu is held.
+func (n *Node) releaseLocked() {
 	if mnt := tmpfsOf(n.Dev); mnt != nil {
 		mnt.used.Add(-n.charged)
 	}
 	dataUsed.Add(-n.charged)
 	n.charged = 0
+}
+
+// uncharge returns n's data to the budget: its last name is gone.
+func (n *Node) uncharge() {
+	n.mu.Lock()
+	n.releaseLocked()
 	n.mu.Unlock()
 }

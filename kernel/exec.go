@@ -48,7 +48,8 @@ func (t *Task) Execve(file, name string, argv, envp []string) error {
 		if err := mayExec(n, p.Cred()); err != nil {
 			return err
 		}
-		interp, arg, ok := shebang(n.Contents())
+		var head [shebangMax]byte
+		interp, arg, ok := shebang(head[:n.ReadAt(head[:], 0)])
 		if !ok {
 			break
 		}

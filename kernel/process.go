@@ -250,7 +250,11 @@ func Exec(mem mm.Memory, tree *fs.Tree, cred *fs.Cred, file string, argv, envp [
 		}
 		return nil, execErr(unix.ENOEXEC, "%s: %v", file, err)
 	}
-	exe, err := LoadELF(as, exeNode.Contents(), pieBias)
+	exeData, err := exeNode.Contents()
+	if err != nil {
+		return fail(execErr(err.(unix.Errno), "%s: %v", file, err))
+	}
+	exe, err := LoadELF(as, exeData, pieBias)
 	if err != nil {
 		return fail(err)
 	}
@@ -264,7 +268,11 @@ func Exec(mem mm.Memory, tree *fs.Tree, cred *fs.Cred, file string, argv, envp [
 		if mayExec(n, cred) != nil {
 			return fail(execErr(unix.EACCES, "%s: interpreter %s: not executable", file, exe.Interp))
 		}
-		if interp, err = LoadELF(as, n.Contents(), interpBias); err != nil {
+		interpData, err := n.Contents()
+		if err != nil {
+			return fail(execErr(err.(unix.Errno), "%s: interpreter %s: %v", file, exe.Interp, err))
+		}
+		if interp, err = LoadELF(as, interpData, interpBias); err != nil {
 			return fail(fmt.Errorf("interpreter %s: %w", exe.Interp, err))
 		}
 		if interp.Interp != "" {

@@ -56,17 +56,19 @@ func (t *Task) Run(dispatch func(*Task)) {
 			}
 			err := fault()
 			// Each round frees some memory or gives up: a few rounds at most.
+			killedSelf := false
 			for round := 0; errors.Is(err, mm.ErrNoMemory) && round < 8; round++ {
 				v := oomKill(t.Proc)
 				if v == nil {
 					fmt.Printf("kernel: out of memory: no process to kill for pid %d (%s)\n", t.Proc.PID, t.Proc.Exe)
 				}
 				if v == nil || v == t.Proc {
+					killedSelf = v != nil
 					break
 				}
 				err = fault()
 			}
-			if err != nil {
+			if err != nil && !killedSelf { // a SIGKILL is on its way otherwise
 				t.Fault(unix.SIGSEGV, t.segvCode(uintptr(t.Regs.Tval)), t.Regs.Tval, cause)
 			}
 		case cause == arch.CauseIllegalInstr:

@@ -1,6 +1,6 @@
 package mm
 
-// File mappings. The file's data (an fs node's bytes) stays the master
+// File mappings. The file's data (an fs node's pages) stays the master
 // copy; the frames of its MAP_SHARED mappings are a cache of its pages,
 // one SharedMemory per file, that the file keeps coherent: a read of the
 // file first copies the cached frames back into its data (Pull), and a
@@ -41,21 +41,19 @@ func (s *SharedMemory) HoldLocked() { s.hold() }
 // not made.
 func (s *SharedMemory) Release() { s.release() }
 
-// Pull copies the cached pages into data, the file's contents, up to its
-// end. The file's lock is held.
-func (s *SharedMemory) Pull(data []byte) {
+// Pull copies the cached pages into the file, up to its end. The file's
+// lock is held.
+func (s *SharedMemory) Pull() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i, pa := range s.pages {
-		if off := i * PageSize; off < uintptr(len(data)) {
-			copy(data[off:], (*[PageSize]byte)(Ptr(pa))[:])
-		}
+		s.file.WritePage(i, (*[PageSize]byte)(Ptr(pa))[:])
 	}
 }
 
-// Push copies the pages of data that overlap [from, to) into their cached
-// frames, zeros past the end of data. The file's lock is held.
-func (s *SharedMemory) Push(data []byte, from, to int64) {
+// Push copies the file's pages that overlap [from, to) into their cached
+// frames, zeros past the file's end. The file's lock is held.
+func (s *SharedMemory) Push(from, to int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i, pa := range s.pages {
@@ -63,11 +61,6 @@ func (s *SharedMemory) Push(data []byte, from, to int64) {
 		if off+PageSize <= from || off >= to {
 			continue
 		}
-		page := (*[PageSize]byte)(Ptr(pa))
-		n := 0
-		if off < int64(len(data)) {
-			n = copy(page[:], data[off:])
-		}
-		clear(page[n:])
+		s.file.ReadPage(i, (*[PageSize]byte)(Ptr(pa))[:])
 	}
 }

@@ -17,7 +17,7 @@ type testFile struct {
 
 func (f *testFile) Sync() {
 	if f.shared != nil {
-		f.shared.Pull(f.data)
+		f.shared.Pull()
 	}
 }
 
@@ -45,7 +45,7 @@ func (f *testFile) write(off int, s string) {
 	f.Sync()
 	copy(f.data[off:], s)
 	if f.shared != nil {
-		f.shared.Push(f.data, int64(off), int64(off+len(s)))
+		f.shared.Push(int64(off), int64(off+len(s)))
 	}
 }
 

@@ -50,3 +50,32 @@ func TestLongWriteIsKillable(t *testing.T) {
 	}
 	t.Logf("child ended by SIGKILL %s s after the parent's sleep began", m[2])
 }
+
+// TestHostilePrograms: issue 7's programs that tried to exhaust kernel
+// memory, each as uid 1000 on a 256 MiB machine. Each gets an errno or
+// is killed (Linux on the same memory kills the 4 GiB reader too); the
+// kernel never panics, and what they took comes back: init then touches
+// 224 MiB, which needs the removed files' pages (garbage in the kernel's
+// heap until a collection) back as frames.
+func TestHostilePrograms(t *testing.T) {
+	bin := crossCompile(t, "hostile.c")
+	r := bootKernel(t, "256M", "", 4*time.Minute, "-initrd", initramfs(t, bin, nil))
+	if r.timedOut || r.exitCode != 0 || strings.Contains(r.console, "kernel panic") {
+		t.Fatalf("exit %d (timed out %v):\n%s", r.exitCode, r.timedOut, r.console)
+	}
+	for _, want := range []string{
+		`hostile: read 2 x 0x7ffff000 from /dev/zero: (ok 4294959104|killed by signal 9)\n`,
+		`hostile: files: ENOSPC after 32 or more MiB\n`,
+		`hostile: 1 MiB files until full: ok \d+\n`,
+		`hostile: 500 socketpairs filled: (ok 500|killed by signal 9|error (ENOBUFS|ENOMEM))\n`,
+		`hostile: 20000 forks past RLIMIT_NPROC: ok 20000\n`,
+		`hostile: init allocates 224 MiB: 2\n`,
+	} {
+		if !regexp.MustCompile(want).MatchString(r.console) {
+			t.Errorf("console lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("console:\n%s", r.console)
+	}
+}
