@@ -96,6 +96,8 @@ type NodeFile struct {
 	path   string
 	off    int64
 	append bool
+	// counted: the node counts this open (a tree file's, not a snapshot's).
+	counted bool
 }
 
 // OpenNode opens a tree node found at path (openat uses the path of a
@@ -105,6 +107,11 @@ func OpenNode(n *Node, path string) *NodeFile {
 	if n.Generate != nil {
 		n = &Node{Mode: n.Mode, UID: n.UID, GID: n.GID, ATime: n.ATime, MTime: n.MTime, CTime: n.CTime,
 			Ino: n.Ino, Links: n.Links, Data: n.Generate()}
+	} else if n.Mode.IsRegular() {
+		n.mu.Lock()
+		n.opens++
+		n.mu.Unlock()
+		return &NodeFile{node: n, path: path, counted: true}
 	}
 	return &NodeFile{node: n, path: path}
 }
@@ -224,9 +231,16 @@ func (f *NodeFile) Truncate(size int64) error {
 
 func (f *NodeFile) Stat() Stat { return StatNode(f.node) }
 
-// Close drops the locks the description held (flock, OFD locks).
+// Close drops the locks the description held (flock, OFD locks), and the
+// file's pages' charge when it was the last thing holding an unlinked file.
 func (f *NodeFile) Close() error {
 	ReleaseOwner(f)
+	if n := f.node; f.counted {
+		n.mu.Lock()
+		n.opens--
+		n.releaseIfGoneLocked()
+		n.mu.Unlock()
+	}
 	return nil
 }
 

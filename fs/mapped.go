@@ -83,7 +83,10 @@ func allZero(p []byte) bool {
 }
 
 // Unmapped drops the node's shared mappings' memory: the last one is gone.
-func (m MappedNode) Unmapped() { m.n.mapped = nil }
+func (m MappedNode) Unmapped() {
+	m.n.mapped = nil
+	m.n.releaseIfGoneLocked()
+}
 
 const pageSize = 4096
 

@@ -32,6 +32,7 @@ type Node struct {
 	charged             int64      // bytes of pages charged to the tree's size limit
 	Data                []byte     // a regular file's contents until written (usage.go)
 	written             *filePages // a regular file's own pages, once written
+	opens               int        // open descriptions of a regular file
 	Link                string     // symbolic links
 	Rdev                uint64     // character devices
 	Bound               any        // the Unix socket bound to a socket node
@@ -376,7 +377,7 @@ func (t *Tree) Remove(c *Cred, p string, dir bool) error {
 	}
 	parent.dropChild(name)
 	if n.Links--; n.Links == 0 {
-		n.uncharge()
+		n.unlinked()
 	}
 	n.CTime = time.Now()
 	parent.MTime, parent.CTime = n.CTime, n.CTime
@@ -448,7 +449,7 @@ func (t *Tree) Rename(c *Cred, oldp, newp string) error {
 			return unix.ENOTEMPTY
 		}
 		if old.Links--; old.Links == 0 {
-			old.uncharge()
+			old.unlinked()
 		}
 	}
 	oldParent.dropChild(on)

@@ -172,8 +172,7 @@ func (n *Node) chargeLocked(delta int64) error {
 	return nil
 }
 
-// releaseLocked returns the file's charge: its last name is gone (open
-// descriptions may still use its pages). n.mu is held.
+// releaseLocked returns the file's charge. n.mu is held.
 func (n *Node) releaseLocked() {
 	if mnt := tmpfsOf(n.Dev); mnt != nil {
 		mnt.used.Add(-n.charged)
@@ -182,9 +181,19 @@ func (n *Node) releaseLocked() {
 	n.charged = 0
 }
 
-// uncharge returns n's data to the budget: its last name is gone.
-func (n *Node) uncharge() {
+// releaseIfGoneLocked returns the file's charge once nothing can reach its
+// pages to write them: no name, no open description, no shared mapping
+// (as Linux frees an unlinked file's pages at its last close). n.mu is
+// held.
+func (n *Node) releaseIfGoneLocked() {
+	if n.Links == 0 && n.opens == 0 && n.mapped == nil {
+		n.releaseLocked()
+	}
+}
+
+// unlinked is called when n's last name is gone.
+func (n *Node) unlinked() {
 	n.mu.Lock()
-	n.releaseLocked()
+	n.releaseIfGoneLocked()
 	n.mu.Unlock()
 }

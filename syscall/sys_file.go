@@ -512,7 +512,9 @@ func sysTruncate(t *kernel.Task, a Args) (uint64, error) {
 	if !n.Mode.IsRegular() {
 		return 0, unix.EINVAL
 	}
-	return 0, fs.OpenNode(n, p).Truncate(int64(a[1]))
+	f := fs.OpenNode(n, p)
+	defer f.Close()
+	return 0, f.Truncate(int64(a[1]))
 }
 
 // sysFsync implements fsync(2) and fdatasync(2): memory is the medium.

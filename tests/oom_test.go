@@ -67,6 +67,7 @@ func TestHostilePrograms(t *testing.T) {
 		`hostile: read 2 x 0x7ffff000 from /dev/zero: (ok 4294959104|killed by signal 9)\n`,
 		`hostile: files: ENOSPC after 32 or more MiB\n`,
 		`hostile: 1 MiB files until full: ok \d+\n`,
+		`hostile: 4 x 32 MiB into unlinked open files: ok 4\n`,
 		`hostile: 500 socketpairs filled: (ok 500|killed by signal 9|error (ENOBUFS|ENOMEM))\n`,
 		`hostile: 20000 forks past RLIMIT_NPROC: ok 20000\n`,
 		`hostile: init allocates 224 MiB: 2\n`,

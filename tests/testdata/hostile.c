@@ -71,6 +71,23 @@ static long fill_files(void) {
 	return files;
 }
 
+/* Four times: 32 MiB into a file unlinked while open, then closed. Each
+ * close gives the pages back, so all four fit under the tree's limit. */
+static long unlinked_files(void) {
+	static char mib[1 << 20];
+	memset(mib, 'u', sizeof mib);
+	for (int round = 0; round < 4; round++) {
+		int fd = open("u", O_CREAT | O_RDWR, 0600);
+		if (fd < 0 || unlink("u") != 0)
+			return -1;
+		for (int i = 0; i < 32; i++)
+			if (write(fd, mib, sizeof mib) != sizeof mib)
+				return -1;
+		close(fd);
+	}
+	return 4;
+}
+
 /* 500 socketpairs, each filled until it would block. */
 static long fill_sockets(void) {
 	static char chunk[64 << 10];
@@ -149,6 +166,7 @@ int main(void) {
 	long before = mem_available_kib();
 	run("read 2 x 0x7ffff000 from /dev/zero", read_2g);
 	run("1 MiB files until full", fill_files);
+	run("4 x 32 MiB into unlinked open files", unlinked_files);
 	run("500 socketpairs filled", fill_sockets);
 	run("20000 forks past RLIMIT_NPROC", failed_forks);
 	long after = mem_available_kib();
