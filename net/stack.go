@@ -60,6 +60,20 @@ func NewLoopback() (*Stack, error) {
 		NetworkProtocols:   []stack.NetworkProtocolFactory{ipv4.NewProtocol, ipv6.NewProtocol, arp.NewProtocol},
 		TransportProtocols: []stack.TransportProtocolFactory{tcp.NewProtocol, udp.NewProtocol},
 	})
+	// TCP buffers as Linux sizes them (tcp_wmem, tcp_rmem: min, default,
+	// max), growing with the connection: netstack's 1 MiB defaults let
+	// each connection hold a whole megabyte of kernel memory, 100 MiB for
+	// nginx sending a large file to 100 clients. SACK as Linux has it on.
+	sack, moderateReceive := tcpip.TCPSACKEnabled(true), tcpip.TCPModerateReceiveBufferOption(true)
+	for _, opt := range []tcpip.SettableTransportProtocolOption{
+		&tcpip.TCPSendBufferSizeRangeOption{Min: 4096, Default: 16384, Max: 4 << 20},
+		&tcpip.TCPReceiveBufferSizeRangeOption{Min: 4096, Default: 131072, Max: 6 << 20},
+		&sack, &moderateReceive,
+	} {
+		if err := s.SetTransportProtocolOption(tcp.ProtocolNumber, opt); err != nil {
+			return nil, fmt.Errorf("netstack: TCP option %T: %v", opt, err)
+		}
+	}
 	if err := s.CreateNICWithOptions(loopbackNIC, loopback.New(), stack.NICOptions{Name: nicName(loopbackNIC)}); err != nil {
 		return nil, fmt.Errorf("netstack: create loopback: %v", err)
 	}

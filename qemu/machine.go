@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 )
 
 // DefaultBinary is the system emulator every machine runs under.
@@ -25,6 +26,24 @@ type Machine struct {
 	GuestPort int    // guest TCP port, default 80
 	LogPath   string // console (serial, stdout and stderr of QEMU) log file
 	ExtraArgs []string
+}
+
+// MemBytes parses a -m size as QEMU does: a number of MiB, or a number
+// with a K, M, G or T suffix, optionally as "size=N" followed by other
+// ",key=value" options.
+func MemBytes(mem string) (int64, error) {
+	v, _, _ := strings.Cut(strings.TrimPrefix(mem, "size="), ",")
+	unit := int64(1 << 20)
+	if k := len(v); k > 0 {
+		if shift := strings.IndexByte("KMGT", v[k-1]&^0x20); shift >= 0 {
+			unit, v = 1<<(10*(shift+1)), v[:k-1]
+		}
+	}
+	n, err := strconv.ParseFloat(v, 64)
+	if err != nil || n <= 0 || n*float64(unit) > 1<<50 {
+		return 0, fmt.Errorf("-m %q: want a size such as 512M or 2G", mem)
+	}
+	return int64(n * float64(unit)), nil
 }
 
 // netdevID names the user-mode network backend of every machine.

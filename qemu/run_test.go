@@ -375,3 +375,17 @@ func TestConsoleBytesAt(t *testing.T) {
 		t.Errorf("after both: %d, want 11", got)
 	}
 }
+
+func TestMemBytes(t *testing.T) {
+	for in, want := range map[string]int64{"512M": 512 << 20, "128m": 128 << 20, "2G": 2 << 30, "1.5G": 3 << 29,
+		"256": 256 << 20, "size=1G,slots=2,maxmem=4G": 1 << 30, "65536K": 64 << 20} {
+		if got, err := MemBytes(in); got != want || err != nil {
+			t.Errorf("MemBytes(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "M", "lots", "-1G", "0", "9999999T"} {
+		if _, err := MemBytes(bad); err == nil {
+			t.Errorf("MemBytes(%q) accepted", bad)
+		}
+	}
+}

@@ -5,6 +5,7 @@ package virtio
 import (
 	"fmt"
 	"sync"
+	"time"
 )
 
 // virtio-net (virtio 1.2, section 5.1): one receive and one transmit queue,
@@ -18,6 +19,10 @@ const (
 	netConfigMAC  = 0x100 // device configuration space: the MAC comes first
 	// MaxFrame is the largest Ethernet frame without the FCS: 1500 + 14.
 	MaxFrame = 1514
+	// txPoll is how often a full transmit queue is looked at again; after
+	// txStall without progress the device is taken as stuck.
+	txPoll  = 50 * time.Microsecond
+	txStall = time.Second
 )
 
 // Net is a virtio network device.
@@ -74,8 +79,11 @@ func OpenNet(base uintptr, irq int) (*Net, error) {
 	return n, nil
 }
 
-// Send transmits one Ethernet frame. It reports false when the transmit
-// queue is full, as a NIC drops a frame it has no room for.
+// Send transmits one Ethernet frame, waiting while the transmit queue is
+// full as a driver stops its queue (netif_stop_queue): a frame dropped
+// here would be a loss to TCP, and a burst of them stalls connections for
+// seconds of retransmission timeouts. It reports false only when the
+// device has taken no buffer back for txStall.
 func (n *Net) Send(frame []byte) (bool, error) {
 	if len(frame) > MaxFrame {
 		return false, fmt.Errorf("virtio-net: %d-byte frame exceeds %d", len(frame), MaxFrame)
@@ -83,8 +91,14 @@ func (n *Net) Send(frame []byte) (bool, error) {
 	n.txMu.Lock()
 	defer n.txMu.Unlock()
 	n.reclaimTx()
-	if len(n.txFree) == 0 {
-		return false, nil
+	for waited := time.Duration(0); len(n.txFree) == 0; waited += txPoll {
+		if waited >= txStall {
+			return false, nil
+		}
+		n.txMu.Unlock()
+		time.Sleep(txPoll) // QEMU sends from its own thread meanwhile
+		n.txMu.Lock()
+		n.reclaimTx()
 	}
 	b := n.txFree[len(n.txFree)-1]
 	n.txFree = n.txFree[:len(n.txFree)-1]

@@ -75,7 +75,11 @@ func (c *common) preflight() error {
 }
 
 func (c *common) rootfsOptions(f rootfs.Flavor, log io.Writer) rootfs.Options {
-	return rootfs.Options{Flavor: f, BuildDir: c.buildDir, Mirror: c.mirror, Nonce: true, Log: log}
+	small := false
+	if mem, err := qemu.MemBytes(c.mem); err == nil {
+		small = mem < rootfs.SmallMemoryBelow
+	}
+	return rootfs.Options{Flavor: f, BuildDir: c.buildDir, Mirror: c.mirror, Nonce: true, Log: log, SmallMemory: small}
 }
 
 // Target kinds, as report.Verify.KernelKind records them.

@@ -26,6 +26,7 @@ import (
 //	kernel/<sha>/              the linux-image package unpacked (linux flavour)
 //	<flavor>-<key>/tree/       the unpacked root filesystem
 //	packages-<set>-<key>/      the same for a package set (<set> hashes its name)
+//	small-<flavor>-<key>/      the same without the 64 MiB file (SmallMemory)
 //	<flavor>-<key>/meta.json   content list, nginx version, module order
 //	<flavor>-<key>/rootfs-<variant>.cpio  the newc archive (variant = Init/Extra)
 //	nonce/                     per-run archives with a nonce appended
@@ -59,7 +60,7 @@ func (b *builder) key() string {
 	}
 	writeMap(h, etcFiles())
 	writeMap(h, smallContent)
-	for _, f := range bigFiles {
+	for _, f := range b.bigFiles() {
 		fmt.Fprintf(h, "%s %d %s\n", f.path, f.size, f.seed)
 	}
 	if b.o.Flavor == Linux {
@@ -74,11 +75,15 @@ func (b *builder) key() string {
 // cacheName is the prefix of this flavour's (and package set's) trees in
 // the cache: trees with the same prefix and another key are stale.
 func (b *builder) cacheName() string {
-	if b.o.Flavor != Packages {
-		return string(b.o.Flavor)
+	name := string(b.o.Flavor)
+	if b.o.Flavor == Packages {
+		sum := sha256.Sum256([]byte(b.set))
+		name += "-" + hex.EncodeToString(sum[:])[:8]
 	}
-	sum := sha256.Sum256([]byte(b.set))
-	return string(Packages) + "-" + hex.EncodeToString(sum[:])[:8]
+	if b.o.SmallMemory { // kept beside the full tree: neither prunes the other
+		name = "small-" + name
+	}
+	return name
 }
 
 func writeMap(w io.Writer, m map[string]string) {
@@ -283,7 +288,7 @@ func (b *builder) buildTree(ctx context.Context, tree string) (*meta, error) {
 		m.Files = append(m.Files, fileOf(p, []byte(text)))
 	}
 	sort.Slice(m.Files, func(i, j int) bool { return m.Files[i].URLPath < m.Files[j].URLPath })
-	for _, bf := range bigFiles {
+	for _, bf := range b.bigFiles() {
 		f, err := os.OpenFile(filepath.Join(tmp, WebRoot, bf.path), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 		if err != nil {
 			return nil, err

@@ -35,6 +35,24 @@ var bigFiles = []bigFile{
 	{"/64m.bin", 64 << 20, "jiege rootfs 64 MiB"},
 }
 
+// smallMemoryLimit is the largest generated file in a SmallMemory tree.
+const smallMemoryLimit = 1 << 20
+
+// SmallMemoryBelow is the guest RAM under which jiege builds SmallMemory
+// trees: at 128 MiB, the 64 MiB file would leave nginx too little.
+const SmallMemoryBelow = 256 << 20
+
+// bigFiles returns the generated files of this tree.
+func (b *builder) bigFiles() []bigFile {
+	var out []bigFile
+	for _, f := range bigFiles {
+		if !b.o.SmallMemory || f.size <= smallMemoryLimit {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // write generates the file's content into w and returns its sha256.
 func (b bigFile) write(w io.Writer) (string, error) {
 	seed := sha256.Sum256([]byte(b.seed))

@@ -46,6 +46,11 @@ type Options struct {
 	BuildDir string // cache root; default DefaultBuildDir()
 	Mirror   string // Debian mirror URL; default: read from the host's apt sources
 	Nonce    bool   // append a fresh random file to a per-run copy of the archive
+	// SmallMemory leaves the 64 MiB transfer file out, for a guest whose
+	// RAM could not hold it beside everything else: the initramfs stays in
+	// RAM, and QEMU refuses an -initrd that runs into the device tree it
+	// puts near the top of RAM.
+	SmallMemory bool
 	// Init replaces /init (negative controls); Extra adds files (path inside
 	// the rootfs -> content; mode 0755 for scripts ("#!") and ELF files).
 	Init  []byte
