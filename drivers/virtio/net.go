@@ -131,6 +131,7 @@ func (n *Net) reclaimTx() {
 // and gives the buffer back to the device.
 func (n *Net) Receive(deliver func(frame []byte)) {
 	for {
+		reposted := false
 		for {
 			id, length, ok := n.rx.Used()
 			if !ok {
@@ -141,11 +142,15 @@ func (n *Net) Receive(deliver func(frame []byte)) {
 			if length > netHeaderLen && length <= b.Size {
 				deliver(b.Bytes()[netHeaderLen:length])
 			}
-			nid, err := n.rx.Submit(b, b.Size, true)
+			nid, err := n.rx.Add(b, b.Size, true)
 			if err != nil {
 				panic(fmt.Sprintf("virtio-net: reposting a receive buffer: %v", err))
 			}
 			n.rxBufs[nid] = b
+			reposted = true
+		}
+		if reposted { // one notification for the batch: each is a trap into QEMU
+			n.rx.Notify()
 		}
 		n.txMu.Lock()
 		n.reclaimTx()

@@ -86,9 +86,19 @@ func (d *Device) Queue(index int) (*Queue, error) {
 	return q, nil
 }
 
-// Submit offers a buffer to the device: device-writable when write is set,
-// device-readable otherwise. It returns the descriptor's id.
+// Submit offers a buffer to the device and notifies it (Add, then Notify).
 func (q *Queue) Submit(b Buffer, length int, write bool) (uint16, error) {
+	id, err := q.Add(b, length, write)
+	if err == nil {
+		q.Notify()
+	}
+	return id, err
+}
+
+// Add offers a buffer to the device, device-writable when write is set,
+// device-readable otherwise, without telling it: a batch of buffers is
+// added, then one Notify. It returns the descriptor's id.
+func (q *Queue) Add(b Buffer, length int, write bool) (uint16, error) {
 	if len(q.free) == 0 {
 		return 0, fmt.Errorf("virtio: queue %d full", q.index)
 	}
@@ -105,14 +115,17 @@ func (q *Queue) Submit(b Buffer, length int, write bool) (uint16, error) {
 	// The ring entry must be visible before the index that publishes it:
 	// the atomic store orders them (RISC-V AMO with release semantics).
 	atomic.StoreUint32((*uint32)(mm.Ptr(q.avail)), uint32(q.availIdx)<<16)
-	// A notification is an MMIO write that QEMU serves under its big lock:
-	// skip it when the device says it does not need one. The atomic store
-	// above and this load are ordered (store, then load), as the
-	// suppression protocol requires.
+	return id, nil
+}
+
+// Notify tells the device that buffers were added. A notification is an
+// MMIO write that QEMU serves under its big lock: it is skipped when the
+// device says it does not need one. The atomic store of Add and this load
+// are ordered (store, then load), as the suppression protocol requires.
+func (q *Queue) Notify() {
 	if atomic.LoadUint32((*uint32)(mm.Ptr(q.used)))&usedFlagNoNotify == 0 {
 		q.dev.write(regQueueNotify, uint32(q.index))
 	}
-	return id, nil
 }
 
 // Used returns the next buffer the device has finished with, if any: its
