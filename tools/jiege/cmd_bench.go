@@ -36,6 +36,9 @@ func (b *bencher) progress(format string, args ...any) {
 	fmt.Fprintf(b.out, "jiege: "+format+"\n", args...)
 }
 
+// benchSMP is the harts every bench target gets unless --smp is given.
+const benchSMP = 2
+
 // bigFile is the 64 MiB transfer file of the root filesystem.
 const bigFile = 64 << 20
 
@@ -78,6 +81,14 @@ func (b *bencher) measureBuilt(ctx context.Context, t *target) report.BenchTarge
 		}
 		bt.Errors += r.errors
 		bt.ConnectRetries += r.retries
+	}
+	if t.kind != kindAttempt {
+		bt.Harts = t.machine.SMP
+		perHart := make([]float64, len(ka))
+		for i, v := range ka {
+			perHart[i] = v / float64(bt.Harts)
+		}
+		bt.KeepAlivePerHart = report.NewStat(perHart)
 	}
 	bt.KeepAliveRPS, bt.FreshRPS = report.NewStat(ka), report.NewStat(fresh)
 	bt.P50MS, bt.P99MS = report.NewStat(p50), report.NewStat(p99)
@@ -272,6 +283,9 @@ func cmdBench(ctx context.Context, args []string) error {
 		return usageErr("bench: --port is not supported (each boot picks a free port)")
 	}
 	c.defaults()
+	if c.smp == 0 { // the same harts for every target: figures compare kernels, not machines
+		c.smp = benchSMP
+	}
 	if err := c.preflight(); err != nil {
 		return err
 	}

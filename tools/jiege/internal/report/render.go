@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"html/template"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -138,6 +139,14 @@ func benchRows(b *Bench) [][]string {
 		head = append(head, t.Target)
 	}
 	rows := [][]string{head}
+	harts := []string{"harts (-smp)"}
+	for _, t := range b.Targets {
+		harts = append(harts, strconv.Itoa(t.Harts))
+		if t.Harts == 0 {
+			harts[len(harts)-1] = "-"
+		}
+	}
+	rows = append(rows, harts)
 	for _, m := range Metrics {
 		row := []string{m.Label + " (" + m.Unit + ")"}
 		for i := range b.Targets {

@@ -214,6 +214,11 @@ type BenchTarget struct {
 	P99MS          Stat   `json:"p99_ms"`
 	TransferMBps   Stat   `json:"transfer_mb_per_s"`
 	BootToFirst200 Stat   `json:"boot_to_first_200_s"`
+	// Harts is the guest's -smp (0: unknown, an attempt's own QEMU), and
+	// KeepAlivePerHart the keep-alive figure divided by it, so that kernels
+	// given different harts compare per hart too.
+	Harts            int  `json:"harts,omitempty"`
+	KeepAlivePerHart Stat `json:"keepalive_rps_per_hart"`
 	// WrkKeepAliveRPS is wrk's keep-alive req/s with the same connections,
 	// a cross-check of jiege's own load generator; absent without wrk.
 	WrkKeepAliveRPS *Stat  `json:"wrk_keepalive_rps,omitempty"`
@@ -256,6 +261,7 @@ var Metrics = []Metric{
 	{"p99_ms", "p99", "ms", false, func(t *BenchTarget) *Stat { return &t.P99MS }},
 	{"transfer_mb_per_s", "64 MiB transfer", "MB/s", true, func(t *BenchTarget) *Stat { return &t.TransferMBps }},
 	{"boot_to_first_200_s", "boot to first 200", "s", false, func(t *BenchTarget) *Stat { return &t.BootToFirst200 }},
+	{"keepalive_rps_per_hart", "keep-alive per hart", "req/s", true, func(t *BenchTarget) *Stat { return &t.KeepAlivePerHart }},
 }
 
 // ComputeRatios sets every Stat's Ratio to its median over the first

@@ -96,10 +96,12 @@ func sampleBench() *Bench {
 	b.Targets = []BenchTarget{
 		{Target: "linux", KernelKind: "linux", KeepAliveRPS: NewStat([]float64{1000, 1100, 900}),
 			FreshRPS: NewStat([]float64{100, 110, 90}), P50MS: NewStat([]float64{2, 2, 2}), P99MS: NewStat([]float64{8, 9, 10}),
-			TransferMBps: NewStat([]float64{50, 60, 55}), BootToFirst200: NewStat([]float64{4, 4.2, 4.4})},
+			TransferMBps: NewStat([]float64{50, 60, 55}), BootToFirst200: NewStat([]float64{4, 4.2, 4.4}),
+			Harts: 2, KeepAlivePerHart: NewStat([]float64{500, 550, 450})},
 		{Target: "ours", KernelKind: "ours", KeepAliveRPS: NewStat([]float64{500, 550, 450}),
 			FreshRPS: NewStat([]float64{50, 55, 45}), P50MS: NewStat([]float64{4, 4, 4}), P99MS: NewStat([]float64{16, 18, 20}),
-			TransferMBps: NewStat([]float64{25, 30, 27.5}), BootToFirst200: NewStat([]float64{1, 1, 1}), Errors: 2, ConnectRetries: 7},
+			TransferMBps: NewStat([]float64{25, 30, 27.5}), BootToFirst200: NewStat([]float64{1, 1, 1}), Errors: 2, ConnectRetries: 7,
+			Harts: 1, KeepAlivePerHart: NewStat([]float64{500, 550, 450})},
 		{Target: "<broken>", KernelKind: "path", Error: "boot failed"},
 	}
 	b.ComputeRatios()
@@ -207,13 +209,20 @@ func TestBenchRender(t *testing.T) {
 	b := sampleBench()
 	md := BenchMarkdown(b)
 	rows := mdTable(t, md)
-	// header, 6 metrics, errors row; three target columns.
-	if len(rows) != 8 || len(rows[0]) != 4 {
+	// header, harts, 7 metrics, errors row; three target columns.
+	if len(rows) != 10 || len(rows[0]) != 4 {
 		t.Fatalf("table %d x %d:\n%s", len(rows), len(rows[0]), md)
 	}
-	ka := strings.Join(rows[1], "|")
+	if harts := strings.Join(rows[1], "|"); harts != "harts (-smp)|2|1|-" {
+		t.Errorf("harts row %q", harts)
+	}
+	ka := strings.Join(rows[2], "|")
 	if !strings.Contains(ka, "1000 (900-1100)") || !strings.Contains(ka, "500 (450-550) x0.50") {
 		t.Errorf("keep-alive row %q", ka)
+	}
+	// Linux's 1000 req/s on two harts is ours's 500 on one, per hart.
+	if perHart := strings.Join(rows[8], "|"); !strings.Contains(perHart, "500 (450-550) x1.00") {
+		t.Errorf("per-hart row %q", perHart)
 	}
 	if !strings.Contains(md, "boot failed") || !strings.Contains(md, "2-core test host") {
 		t.Error("missing target error or host")
@@ -432,7 +441,7 @@ func TestBenchHTML(t *testing.T) {
 	selfContained(t, s)
 	els := parseHTML(t, s)
 	// One chart per higher-is-better figure, one bar per target.
-	if len(els["svg"]) != 3 || len(els["rect"]) != 9 {
+	if len(els["svg"]) != 4 || len(els["rect"]) != 12 {
 		t.Fatalf("svg %d rect %d", len(els["svg"]), len(els["rect"]))
 	}
 	if attr(els["rect"][2], "width") != "0.0" || attr(els["rect"][2], "fill") != "#c66" {
