@@ -149,7 +149,7 @@ func (f *NodeFile) ReadAt(p []byte, off int64) (int, error) {
 		f.node.mu.RUnlock()
 		f.node.mu.Lock()
 		defer f.node.mu.Unlock()
-		f.node.Source().Sync()
+		f.node.pullMapped()
 	} else {
 		defer f.node.mu.RUnlock()
 	}
@@ -186,7 +186,7 @@ func (f *NodeFile) WriteAt(p []byte, off int64) (int, error) {
 	}
 	f.node.mu.Lock()
 	defer f.node.mu.Unlock()
-	f.node.Source().Sync()
+	f.node.pullMapped()
 	if end := off + int64(len(p)); end > int64(len(f.node.Data)) || f.node.charged == 0 {
 		// Data the initramfs image holds is copied before its first write.
 		if err := f.node.resize(max(end, int64(len(f.node.Data)))); err != nil {
@@ -211,7 +211,7 @@ func (f *NodeFile) Truncate(size int64) error {
 	defer f.node.mu.Unlock()
 	f.node.MTime = time.Now()
 	f.node.CTime = f.node.MTime
-	f.node.Source().Sync()
+	f.node.pullMapped()
 	if err := f.node.resize(size); err != nil {
 		return err
 	}

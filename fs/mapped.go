@@ -5,8 +5,10 @@ package fs
 // data stays the master copy: a read first pulls the frames into it, a
 // write or truncate pushes the changed pages to them.
 type FileMapping interface {
-	// HoldLocked adds a mapping's reference; the node's lock is held.
+	// HoldLocked adds a shared mapping's reference, HoldPrivateLocked a
+	// private one's; the node's lock is held.
 	HoldLocked()
+	HoldPrivateLocked()
 	// Pull copies the frames into data; Push copies data's pages that
 	// overlap [from, to) into the frames. The node's lock is held.
 	Pull(data []byte)
@@ -17,21 +19,14 @@ type FileMapping interface {
 // FileSource).
 type MappedNode struct{ n *Node }
 
-// Source is n as its mappings see it.
-func (n *Node) Source() MappedNode { return MappedNode{n} }
-
 // Lock takes the node's lock.
 func (m MappedNode) Lock() { m.n.mu.Lock() }
 
 // Unlock releases the node's lock.
 func (m MappedNode) Unlock() { m.n.mu.Unlock() }
 
-// Sync pulls what was stored through shared mappings into the data.
-func (m MappedNode) Sync() {
-	if m.n.mapped != nil {
-		m.n.mapped.Pull(m.n.Data)
-	}
-}
+// Size is the file's length.
+func (m MappedNode) Size() int64 { return int64(len(m.n.Data)) }
 
 // ReadPage copies page i of the data into p, zeros past its end.
 func (m MappedNode) ReadPage(i uintptr, p []byte) {
@@ -54,16 +49,28 @@ func (m MappedNode) Unmapped() { m.n.mapped = nil }
 
 const pageSize = 4096
 
-// MapShared returns the memory of n's shared mappings, made by create
-// when there is none, with a reference held for one more mapping.
-func (n *Node) MapShared(create func(MappedNode) FileMapping) FileMapping {
+// Map returns the memory of n's mappings, made by create when there is
+// none, with a reference held for one more shared or private mapping.
+func (n *Node) Map(create func(MappedNode) FileMapping, shared bool) FileMapping {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.mapped == nil {
 		n.mapped = create(MappedNode{n})
 	}
-	n.mapped.HoldLocked()
+	if shared {
+		n.mapped.HoldLocked()
+	} else {
+		n.mapped.HoldPrivateLocked()
+	}
 	return n.mapped
+}
+
+// pullMapped brings what was stored through shared mappings into the
+// data. The node's lock is held.
+func (n *Node) pullMapped() {
+	if n.mapped != nil {
+		n.mapped.Pull(n.Data)
+	}
 }
 
 // Contents returns the file's data with what shared mappings stored in
@@ -71,6 +78,6 @@ func (n *Node) MapShared(create func(MappedNode) FileMapping) FileMapping {
 func (n *Node) Contents() []byte {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.Source().Sync()
+	n.pullMapped()
 	return n.Data
 }

@@ -66,7 +66,10 @@ func (t *Task) Run(dispatch func(*Task)) {
 				}
 				err = fault()
 			}
-			if err != nil {
+			switch {
+			case errors.Is(err, mm.ErrBus): // past the end of a mapped file
+				t.Fault(unix.SIGBUS, BusAdrErr, t.Regs.Tval, cause)
+			case err != nil:
 				t.Fault(unix.SIGSEGV, t.segvCode(uintptr(t.Regs.Tval)), t.Regs.Tval, cause)
 			}
 		case cause == arch.CauseIllegalInstr:
