@@ -3,7 +3,6 @@ package fs
 import (
 	"io"
 	"io/fs"
-	"math"
 	"sync"
 	"time"
 
@@ -211,14 +210,7 @@ func (f *NodeFile) Truncate(size int64) error {
 	defer f.node.mu.Unlock()
 	f.node.MTime = time.Now()
 	f.node.CTime = f.node.MTime
-	f.node.pullMapped()
-	if err := f.node.resize(size); err != nil {
-		return err
-	}
-	if f.node.mapped != nil { // pages past the new end read as zeros
-		f.node.mapped.Push(f.node.Data, 0, math.MaxInt64)
-	}
-	return nil
+	return f.node.truncateLocked(size)
 }
 
 func (f *NodeFile) Stat() Stat { return StatNode(f.node) }

@@ -1,5 +1,7 @@
 package fs
 
+import "math"
+
 // FileMapping is the memory of a file's shared mappings (mm's
 // SharedMemory of a file): the frames that cache its pages. The file's
 // data stays the master copy: a read first pulls the frames into it, a
@@ -13,6 +15,9 @@ type FileMapping interface {
 	// overlap [from, to) into the frames. The node's lock is held.
 	Pull(data []byte)
 	Push(data []byte, from, to int64)
+	// Truncated says the file now ends at size, shorter than it was: its
+	// mappings drop their pages past the end. The node's lock is held.
+	Truncated(size int64)
 }
 
 // MappedNode is a node as the source of its mappings' pages (mm's
@@ -71,6 +76,23 @@ func (n *Node) pullMapped() {
 	if n.mapped != nil {
 		n.mapped.Pull(n.Data)
 	}
+}
+
+// truncateLocked sets the size of n's data; its mappings read zeros past
+// the new end and drop the pages wholly past it. The node's lock is held.
+func (n *Node) truncateLocked(size int64) error {
+	n.pullMapped()
+	old := int64(len(n.Data))
+	if err := n.resize(size); err != nil {
+		return err
+	}
+	if n.mapped != nil {
+		n.mapped.Push(n.Data, 0, math.MaxInt64)
+		if size < old {
+			n.mapped.Truncated(size)
+		}
+	}
+	return nil
 }
 
 // Contents returns the file's data with what shared mappings stored in

@@ -322,7 +322,7 @@ func (t *Tree) Open(c *Cred, p string, o OpenFlags) (*Node, error) {
 	}
 	if o.Trunc && n.Mode.IsRegular() {
 		n.mu.Lock()
-		n.resize(0)
+		n.truncateLocked(0)
 		n.mu.Unlock()
 	}
 	return n, nil

@@ -31,6 +31,11 @@ func (t *Task) Run(dispatch func(*Task)) {
 			return
 		default:
 		}
+		if as := t.Proc.AS; as.TruncationPending() { // a mapped file shrank
+			t.Proc.Lock()
+			as.DropTruncated()
+			t.Proc.Unlock()
+		}
 		userStart := arch.Ticks()
 		t.Regs.Owner = uint64(t.Proc.PID) // exec replaces the registers
 		cause := arch.RunUser(t.Regs)

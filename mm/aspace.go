@@ -1,6 +1,10 @@
 package mm
 
-import "errors"
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+)
 
 // Memory is where an address space gets frames and edits its page table.
 // The kernel's implementation masks interrupts around the frame allocator
@@ -83,21 +87,26 @@ func mergeable(a, b *VMA) bool {
 		(a.Shared == nil && a.Cache == nil || b.Offset == a.Offset+(a.End-a.Start))
 }
 
-// hold and release take and drop v's reference to the memory it maps.
-func (v *VMA) hold() {
+// hold and release take and drop the reference of v, a VMA of as, to the
+// memory it maps.
+func (v *VMA) hold(as *AddressSpace) {
 	if v.Shared != nil {
 		v.Shared.hold()
+		v.Shared.enter(as)
 	}
 	if v.Cache != nil {
 		v.Cache.holdPrivate()
+		v.Cache.enter(as)
 	}
 }
 
-func (v *VMA) release() {
+func (v *VMA) release(as *AddressSpace) {
 	if v.Shared != nil {
+		v.Shared.leave(as)
 		v.Shared.release()
 	}
 	if v.Cache != nil {
+		v.Cache.leave(as)
 		v.Cache.releasePrivate()
 	}
 }
@@ -112,6 +121,19 @@ type AddressSpace struct {
 	BrkBase  uintptr
 	Brk      uintptr
 	mmapNext uintptr
+
+	// truncated lists the mapped files truncated since user code last
+	// ran here (SharedMemory.Truncated), written by the truncating task
+	// under truncMu; truncPending says the list is not empty.
+	truncMu      sync.Mutex
+	truncated    []truncation
+	truncPending atomic.Bool
+}
+
+// truncation is a file's memory whose pages from page on are past its end.
+type truncation struct {
+	mem  *SharedMemory
+	page uintptr
 }
 
 // NewAddressSpace returns an empty address space.
@@ -249,7 +271,7 @@ func (as *AddressSpace) Clone() (*AddressSpace, error) {
 	var err error
 	as.vmas.each(func(v *VMA) bool {
 		c.vmas.insert(*v)
-		v.hold()
+		v.hold(c)
 		as.eachPage(v.Start, v.End, func(va uintptr, e *uint64) {
 			if err != nil {
 				return
@@ -284,7 +306,7 @@ func (as *AddressSpace) Release() {
 	}
 	as.vmas.each(func(v *VMA) bool {
 		as.dropPages(v, v.Start, v.End)
-		v.release()
+		v.release(as)
 		return true
 	})
 	as.vmas = vmaTree{}
@@ -306,7 +328,7 @@ func (as *AddressSpace) splitAt(x uintptr) {
 	}
 	right := v.slice(x, v.End)
 	v.End = x
-	right.hold()
+	right.hold(as)
 	as.vmas.insert(right)
 }
 
@@ -334,7 +356,7 @@ func (as *AddressSpace) mergeAt(x uintptr) {
 	}
 	r := as.vmas.cut(x, x+1)[0]
 	left.End = r.End
-	r.release()
+	r.release(as)
 }
 
 // eachIn calls fn with every VMA overlapping [start, end), in order, and
@@ -432,6 +454,12 @@ func (as *AddressSpace) Mmap(addr, length uintptr, m Mapping) (uintptr, error) {
 		m.Kernel.hold()
 		v.Shared = m.Kernel
 	}
+	if m.FileShared != nil {
+		m.FileShared.enter(as)
+	}
+	if m.FilePrivate != nil {
+		m.FilePrivate.enter(as)
+	}
 	as.vmas.insert(v)
 	as.mergeAt(v.Start)
 	as.mergeAt(v.End)
@@ -487,7 +515,7 @@ func (as *AddressSpace) unmap(start, end uintptr) error {
 	as.splitAt(end)
 	for _, v := range as.vmas.cut(start, end) {
 		as.dropPages(&v, v.Start, v.End)
-		v.release()
+		v.release(as)
 	}
 	as.mem.Flush()
 	return nil
@@ -761,6 +789,47 @@ func (as *AddressSpace) move(old, oldLen, to, newLen uintptr, keep bool) {
 		as.mergeAt(v.Start)
 		as.mergeAt(v.End)
 	} // else the moved VMA took over v's reference to its shared memory
+	as.mem.Flush()
+}
+
+// noteTruncation records that mem's pages from page on are past the end
+// of its file; the truncating task calls it.
+func (as *AddressSpace) noteTruncation(mem *SharedMemory, page uintptr) {
+	as.truncMu.Lock()
+	as.truncated = append(as.truncated, truncation{mem, page})
+	as.truncPending.Store(true)
+	as.truncMu.Unlock()
+}
+
+// TruncationPending reports whether a mapped file was truncated since
+// DropTruncated last ran; it takes no lock.
+func (as *AddressSpace) TruncationPending() bool { return as.truncPending.Load() }
+
+// DropTruncated unmaps the pages of truncated files past their new ends,
+// private copies too, so that touching them faults (ErrBus) as on Linux.
+// The run loop calls it before user code runs, when TruncationPending.
+func (as *AddressSpace) DropTruncated() {
+	as.truncMu.Lock()
+	list := as.truncated
+	as.truncated = nil
+	as.truncPending.Store(false)
+	as.truncMu.Unlock()
+	for _, tr := range list {
+		as.vmas.each(func(v *VMA) bool {
+			if v.Shared != tr.mem && v.Cache != tr.mem {
+				return true
+			}
+			from := v.Start
+			if end := tr.page * PageSize; end > v.Offset {
+				if end-v.Offset >= v.End-v.Start {
+					return true
+				}
+				from += end - v.Offset
+			}
+			as.dropPages(v, from, v.End)
+			return true
+		})
+	}
 	as.mem.Flush()
 }
 

@@ -66,6 +66,19 @@ func (s *SharedMemory) Pull(data []byte) {
 	}
 }
 
+// Truncated tells the address spaces that map the file that it now ends
+// at size, shorter than it was: each drops its pages past the end before
+// it next runs user code (AddressSpace.DropTruncated), so that touching
+// them is SIGBUS as on Linux. The file's lock is held.
+func (s *SharedMemory) Truncated(size int64) {
+	page := uintptr((size + PageSize - 1) / PageSize)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for as := range s.spaces {
+		as.noteTruncation(s, page)
+	}
+}
+
 // Push copies the pages of data that overlap [from, to) into their cached
 // frames, zeros past the end of data. The file's lock is held.
 func (s *SharedMemory) Push(data []byte, from, to int64) {

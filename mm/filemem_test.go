@@ -171,3 +171,58 @@ func TestFilePrivateMapping(t *testing.T) {
 		t.Errorf("%d frames in use, %d before", n, before)
 	}
 }
+
+// TestFileTruncateDropsPages: after a file shrinks, every address space
+// that maps it, a forked one too, drops its pages past the new end, the
+// file's and private copies, so that touching them is ErrBus; the part of
+// the last page past the end stays mapped and reads zeros.
+func TestFileTruncateDropsPages(t *testing.T) {
+	as, _ := newTestAS(t, 64)
+	file := &testFile{data: make([]byte, 3*PageSize)}
+	file.Lock()
+	file.shared = as.NewFileMemory(file)
+	file.shared.HoldLocked()
+	file.shared.HoldPrivateLocked()
+	file.Unlock()
+	shared, err := as.Mmap(0, 3*PageSize, Mapping{Perm: rw, FileShared: file.shared})
+	must(t, err)
+	priv, err := as.Mmap(0, 3*PageSize, Mapping{Perm: rw, FilePrivate: file.shared})
+	must(t, err)
+	for i := uintptr(0); i < 3; i++ {
+		put(t, as, shared+i*PageSize+1, "s")
+		put(t, as, priv+i*PageSize+2, "p")
+	}
+	child, err := as.Clone()
+	must(t, err)
+	file.Lock()
+	file.Sync()
+	file.data = file.data[:PageSize/2]
+	file.shared.Push(file.data, 0, 3*PageSize)
+	file.shared.Truncated(int64(len(file.data)))
+	file.Unlock()
+	for _, s := range []*AddressSpace{as, child} {
+		if !s.TruncationPending() {
+			t.Fatal("no truncation pending")
+		}
+		s.DropTruncated()
+		if s.TruncationPending() {
+			t.Error("a truncation still pending after DropTruncated")
+		}
+		for _, va := range []uintptr{shared + PageSize, shared + 2*PageSize, priv + PageSize, priv + 2*PageSize} {
+			if err := s.Fault(va, Read); !errors.Is(err, ErrBus) {
+				t.Errorf("a page past the new end: %v, want ErrBus", err)
+			}
+		}
+		if got := get(t, s, shared+1, 1) + get(t, s, priv+2, 1); got != "sp" {
+			t.Errorf("the first page shows %q", got)
+		}
+		if got := get(t, s, shared+PageSize/2+1, 1); got != "\x00" {
+			t.Errorf("past the end in the last page: %q", got)
+		}
+	}
+	child.Release()
+	as.Release()
+	if !file.unmapped {
+		t.Error("the file's frames outlived its mappings")
+	}
+}

@@ -58,6 +58,9 @@ type SharedMemory struct {
 	// privates counts the private mappings of a file that map its frames
 	// read-only until they write (VMA.Cache); they never store into them.
 	privates int
+	// spaces are the address spaces whose VMAs map a file's memory, with
+	// how many VMAs each: a truncate tells them (Truncated).
+	spaces map[*AddressSpace]int
 	// kernelOwned memory is written by the kernel alone (the vDSO's data
 	// page): user mappings of it can never be made writable.
 	kernelOwned bool
@@ -115,6 +118,30 @@ func (s *SharedMemory) frame(i uintptr) (uintptr, error) {
 func (s *SharedMemory) hold() {
 	s.mu.Lock()
 	s.vmas++
+	s.mu.Unlock()
+}
+
+// enter and leave count a VMA of as that maps a file's memory.
+func (s *SharedMemory) enter(as *AddressSpace) {
+	if s.file == nil {
+		return
+	}
+	s.mu.Lock()
+	if s.spaces == nil {
+		s.spaces = map[*AddressSpace]int{}
+	}
+	s.spaces[as]++
+	s.mu.Unlock()
+}
+
+func (s *SharedMemory) leave(as *AddressSpace) {
+	if s.file == nil {
+		return
+	}
+	s.mu.Lock()
+	if s.spaces[as]--; s.spaces[as] <= 0 {
+		delete(s.spaces, as)
+	}
 	s.mu.Unlock()
 }
 

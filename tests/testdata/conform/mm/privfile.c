@@ -5,7 +5,9 @@
  * which sees the file no more until MADV_DONTNEED drops it. A page wholly
  * past the end of the file is SIGBUS (BUS_ADRERR) in a private or shared
  * mapping, also after ftruncate, and EFAULT to a system call; the part of
- * the last page past the end reads as zeros. */
+ * the last page past the end reads as zeros. A truncate takes away the
+ * pages past the new end that processes had mapped, private copies too;
+ * so does open with O_TRUNC. */
 #include "../conform.h"
 #include <fcntl.h>
 #include <signal.h>
@@ -24,6 +26,25 @@ static void on_bus(int sig, siginfo_t *si, void *ctx)
 	_exit(3);
 }
 
+/* access reads (or writes) *p with the SIGBUS handler in place. */
+static void access_(volatile char *p, int write)
+{
+	struct sigaction sa = {.sa_sigaction = on_bus, .sa_flags = SA_SIGINFO};
+	sigaction(SIGBUS, &sa, NULL);
+	if (write)
+		*p = 'w';
+	else
+		printf("  read %d\n", *p);
+	fflush(stdout);
+}
+
+static void reap(pid_t pid)
+{
+	int status;
+	waitpid(pid, &status, 0);
+	SHOW("  child", "exit %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
 /* touch reads (or writes) *p in a child and shows how the child ended. */
 static void touch(const char *name, volatile char *p, int write)
 {
@@ -31,17 +52,10 @@ static void touch(const char *name, volatile char *p, int write)
 	fflush(stdout);
 	pid_t pid = fork();
 	if (pid == 0) {
-		struct sigaction sa = {.sa_sigaction = on_bus, .sa_flags = SA_SIGINFO};
-		sigaction(SIGBUS, &sa, NULL);
-		if (write)
-			*p = 'w';
-		else
-			printf("  read %d\n", *p);
+		access_(p, write);
 		_exit(0);
 	}
-	int status;
-	waitpid(pid, &status, 0);
-	SHOW("  child", "exit %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	reap(pid);
 }
 
 int main(void)
@@ -113,6 +127,30 @@ int main(void)
 	RET("pread(2) into a page past the end", pread(fd, p + 2 * PG, 1, 0));
 	RET("ftruncate back to three pages", ftruncate(fd, 3 * PG));
 	SHOW("the pages past the old end read zero", "%d %d", v[2 * PG + 8], p[2 * PG + 9]);
+
+	/* Mapped, then truncated away: here and in a process forked before. */
+	v[2 * PG] = 'q';
+	SHOW("mapped before the truncate", "%c%c %c%d", v[PG], v[2 * PG], p[PG], p[2 * PG]);
+	int go[2];
+	pipe(go);
+	pid_t later = fork();
+	if (later == 0) {
+		char c;
+		read(go[0], &c, 1);
+		printf("forked before the truncate, shared page two:\n");
+		access_(p + 2 * PG, 0);
+		_exit(0);
+	}
+	RET("ftruncate to half a page", ftruncate(fd, PG / 2));
+	touch("shared, a page it had mapped", p + PG, 0);
+	touch("private, the file's page it had mapped", v + PG, 0);
+	touch("private, its own copy", v + 2 * PG, 1);
+	write(go[1], "g", 1);
+	reap(later);
+	SHOW("the first page stays", "%c %c %d", v[0], p[0], p[PG / 2 + 1]);
+	RET("open with O_TRUNC", close(open("privfile.data", O_RDWR | O_TRUNC)));
+	touch("shared, the first page after O_TRUNC", p, 0);
+	touch("private, the first page after O_TRUNC", v, 0);
 	unlink("privfile.data");
 	return 0;
 }
