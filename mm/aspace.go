@@ -792,6 +792,17 @@ func (as *AddressSpace) move(old, oldLen, to, newLen uintptr, keep bool) {
 	as.mem.Flush()
 }
 
+// SharedOffset returns the shared memory (MAP_SHARED, anonymous or a
+// file's) that va lies in and va's offset in it; nil for private memory or
+// none.
+func (as *AddressSpace) SharedOffset(va uintptr) (*SharedMemory, uintptr) {
+	v := as.vmas.find(va)
+	if v == nil || v.Shared == nil {
+		return nil, 0
+	}
+	return v.Shared, v.Offset + (va - v.Start)
+}
+
 // noteTruncation records that mem's pages from page on are past the end
 // of its file; the truncating task calls it.
 func (as *AddressSpace) noteTruncation(mem *SharedMemory, page uintptr) {
