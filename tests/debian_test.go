@@ -119,8 +119,9 @@ func TestScripting(t *testing.T) {
 const pythonPackages = "base-passwd,bash,coreutils,python3"
 
 // TestPython runs Debian's python3 on a script: json, re, hashlib,
-// subprocess.run, threading with 8 threads, a thread pool
-// (testdata/programs/python.sh).
+// subprocess.run, threading with 8 threads, a thread pool, a process pool
+// and multiprocessing's Pool, Value and Queue, whose locks are futexes in
+// memory the processes share (testdata/programs/python.sh).
 func TestPython(t *testing.T) {
 	programsOnly(t)
 	recordProgram(t)

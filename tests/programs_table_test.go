@@ -42,7 +42,7 @@ var programRows = []programRow{
 	{"perl", "perl", "hashes, regexes, Digest::MD5, pack, files, a pipe from sort, fork, backticks, alarm", "TestScripting"},
 	{"lua5.4", "lua5.4", "tables, patterns, coroutines, files, io.popen, os.execute", "TestScripting"},
 	{"sqlite3", "sqlite3", "a database file: 1000 rows in a transaction, an index, queries, rollback, VACUUM, integrity_check", "TestScripting"},
-	{"python3", "python3", "json, re, hashlib, zlib, subprocess.run, 8 threads, a thread pool", "TestPython"},
+	{"python3", "python3", "json, re, hashlib, zlib, subprocess.run, 8 threads, a thread pool, a process pool, multiprocessing (Pool, a shared Value under a semaphore, Queue)", "TestPython"},
 	{"python3 servers", "python3", "a socketserver and `python3 -m http.server` answering curl on the host", "TestPythonServers"},
 	{"redis-server, redis-cli", "redis-server", "SET/GET/INCR/LPUSH and the other types, 10,000 keys through --pipe, EVAL, SAVE, over 127.0.0.1 and a Unix socket", "TestRedis"},
 	{"redis-benchmark", "redis-tools", "`-q -n 20000`: its 21 default tests over 127.0.0.1 on our kernel and on Debian's Linux (figures in the test log)", "TestRedisBenchmark"},
