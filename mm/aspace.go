@@ -804,12 +804,19 @@ func (as *AddressSpace) SharedOffset(va uintptr) (*SharedMemory, uintptr) {
 }
 
 // noteTruncation records that mem's pages from page on are past the end
-// of its file; the truncating task calls it.
+// of its file; the truncating task calls it. One entry per file keeps the
+// list short however often a process that does not run sees it shrink.
 func (as *AddressSpace) noteTruncation(mem *SharedMemory, page uintptr) {
 	as.truncMu.Lock()
-	as.truncated = append(as.truncated, truncation{mem, page})
+	defer as.truncMu.Unlock()
 	as.truncPending.Store(true)
-	as.truncMu.Unlock()
+	for i := range as.truncated {
+		if tr := &as.truncated[i]; tr.mem == mem {
+			tr.page = min(tr.page, page)
+			return
+		}
+	}
+	as.truncated = append(as.truncated, truncation{mem, page})
 }
 
 // TruncationPending reports whether a mapped file was truncated since
