@@ -3,7 +3,6 @@ package fs
 import (
 	"io"
 	"io/fs"
-	"math"
 	"sync"
 	"time"
 
@@ -161,7 +160,7 @@ func (f *NodeFile) ReadAt(p []byte, off int64) (int, error) {
 		f.node.mu.RUnlock()
 		f.node.mu.Lock()
 		defer f.node.mu.Unlock()
-		f.node.Source().Sync()
+		f.node.pullMapped()
 	} else {
 		defer f.node.mu.RUnlock()
 	}
@@ -198,7 +197,7 @@ func (f *NodeFile) WriteAt(p []byte, off int64) (int, error) {
 	}
 	f.node.mu.Lock()
 	defer f.node.mu.Unlock()
-	f.node.Source().Sync()
+	f.node.pullMapped()
 	if err := f.node.writeAtLocked(p, off); err != nil {
 		return 0, err
 	}
@@ -219,14 +218,7 @@ func (f *NodeFile) Truncate(size int64) error {
 	defer f.node.mu.Unlock()
 	f.node.MTime = time.Now()
 	f.node.CTime = f.node.MTime
-	f.node.Source().Sync()
-	if err := f.node.truncateLocked(size); err != nil {
-		return err
-	}
-	if f.node.mapped != nil { // pages past the new end read as zeros
-		f.node.mapped.Push(0, math.MaxInt64)
-	}
-	return nil
+	return f.node.truncateLocked(size)
 }
 
 func (f *NodeFile) Stat() Stat { return StatNode(f.node) }

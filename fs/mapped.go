@@ -2,6 +2,7 @@ package fs
 
 import (
 	"bytes"
+	"math"
 
 	"golang.org/x/sys/unix"
 )
@@ -11,21 +12,23 @@ import (
 // data stays the master copy: a read first pulls the frames into it, a
 // write or truncate pushes the changed pages to them.
 type FileMapping interface {
-	// HoldLocked adds a mapping's reference; the node's lock is held.
+	// HoldLocked adds a shared mapping's reference, HoldPrivateLocked a
+	// private one's; the node's lock is held.
 	HoldLocked()
+	HoldPrivateLocked()
 	// Pull copies the frames into the file (WritePage); Push copies the
 	// file's pages that overlap [from, to) into the frames (ReadPage). The
 	// node's lock is held.
 	Pull()
 	Push(from, to int64)
+	// Truncated says the file now ends at size, shorter than it was: its
+	// mappings drop their pages past the end. The node's lock is held.
+	Truncated(size int64)
 }
 
 // MappedNode is a node as the source of its mappings' pages (mm's
 // FileSource).
 type MappedNode struct{ n *Node }
-
-// Source is n as its mappings see it.
-func (n *Node) Source() MappedNode { return MappedNode{n} }
 
 // Lock takes the node's lock.
 func (m MappedNode) Lock() { m.n.mu.Lock() }
@@ -33,12 +36,8 @@ func (m MappedNode) Lock() { m.n.mu.Lock() }
 // Unlock releases the node's lock.
 func (m MappedNode) Unlock() { m.n.mu.Unlock() }
 
-// Sync pulls what was stored through shared mappings into the data.
-func (m MappedNode) Sync() {
-	if m.n.mapped != nil {
-		m.n.mapped.Pull()
-	}
-}
+// Size is the file's length.
+func (m MappedNode) Size() int64 { return m.n.sizeLocked() }
 
 // ReadPage copies page i of the file into p, zeros past its end.
 func (m MappedNode) ReadPage(i uintptr, p []byte) {
@@ -90,16 +89,45 @@ func (m MappedNode) Unmapped() {
 
 const pageSize = 4096
 
-// MapShared returns the memory of n's shared mappings, made by create
-// when there is none, with a reference held for one more mapping.
-func (n *Node) MapShared(create func(MappedNode) FileMapping) FileMapping {
+// Map returns the memory of n's mappings, made by create when there is
+// none, with a reference held for one more shared or private mapping.
+func (n *Node) Map(create func(MappedNode) FileMapping, shared bool) FileMapping {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.mapped == nil {
 		n.mapped = create(MappedNode{n})
 	}
-	n.mapped.HoldLocked()
+	if shared {
+		n.mapped.HoldLocked()
+	} else {
+		n.mapped.HoldPrivateLocked()
+	}
 	return n.mapped
+}
+
+// pullMapped brings what was stored through shared mappings into the
+// data. The node's lock is held.
+func (n *Node) pullMapped() {
+	if n.mapped != nil {
+		n.mapped.Pull()
+	}
+}
+
+// truncateLocked sets the file's size; its mappings read zeros past the
+// new end and drop the pages wholly past it. The node's lock is held.
+func (n *Node) truncateLocked(size int64) error {
+	n.pullMapped()
+	old := n.sizeLocked()
+	if err := n.resizeLocked(size); err != nil {
+		return err
+	}
+	if n.mapped != nil {
+		n.mapped.Push(0, math.MaxInt64)
+		if size < old {
+			n.mapped.Truncated(size)
+		}
+	}
+	return nil
 }
 
 // Contents returns the file's data with what shared mappings stored in
@@ -108,7 +136,7 @@ func (n *Node) MapShared(create func(MappedNode) FileMapping) FileMapping {
 func (n *Node) Contents() ([]byte, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.Source().Sync()
+	n.pullMapped()
 	if n.written == nil {
 		return n.Data, nil
 	}
@@ -129,6 +157,6 @@ const maxContents = 256 << 20
 func (n *Node) ReadAt(p []byte, off int64) int {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.Source().Sync()
+	n.pullMapped()
 	return n.readAtLocked(p, off)
 }

@@ -121,9 +121,9 @@ func (n *Node) writeAtLocked(p []byte, off int64) error {
 	return nil
 }
 
-// truncateLocked sets the file's size: pages past it are freed and the
-// rest of its last page reads as zeros. n.mu is held.
-func (n *Node) truncateLocked(size int64) error {
+// resizeLocked sets the file's size: pages past it are freed and the rest
+// of its last page reads as zeros. n.mu is held.
+func (n *Node) resizeLocked(size int64) error {
 	if size < 0 {
 		return unix.EINVAL
 	}

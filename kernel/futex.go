@@ -11,11 +11,14 @@ import (
 
 // Futexes: waiters keyed by address space and virtual address, so the
 // threads of a process (and processes sharing memory with CLONE_VM) meet on
-// the same word. Futexes shared across processes through MAP_SHARED memory
-// need a key by page instead.
+// the same word; a shared futex (no FUTEX_PRIVATE_FLAG) in MAP_SHARED
+// memory is keyed by that memory and the offset in it instead, so that
+// processes mapping it (a POSIX semaphore of sem_open, a process-shared
+// mutex) meet on it wherever they map it, as Linux keys it by page.
 type futexKey struct {
-	as   *mm.AddressSpace
-	addr uintptr
+	as   *mm.AddressSpace // private memory, or a private futex
+	mem  *mm.SharedMemory // a shared futex in shared memory
+	addr uintptr          // in as, or the offset in mem
 }
 
 type futexWaiter struct {
@@ -32,20 +35,27 @@ var (
 	futexQueues = map[futexKey][]*futexWaiter{}
 )
 
-// futexKeyOf is the key of the aligned word at addr, or EINVAL.
-func (t *Task) futexKeyOf(addr uintptr) (futexKey, error) {
+// futexKeyOf is the key of the aligned word at addr, a shared futex's
+// or a private one's, or EINVAL.
+func (t *Task) futexKeyOf(addr uintptr, shared bool) (futexKey, error) {
 	if addr%4 != 0 {
 		return futexKey{}, unix.EINVAL
 	}
 	t.Proc.Lock()
 	defer t.Proc.Unlock()
-	return futexKey{t.Proc.AS, addr}, nil
+	if shared {
+		if mem, off := t.Proc.AS.SharedOffset(addr); mem != nil {
+			return futexKey{mem: mem, addr: off}, nil
+		}
+	}
+	return futexKey{as: t.Proc.AS, addr: addr}, nil
 }
 
 // FutexWait blocks while the 32-bit word at addr holds val, until a wake
-// matching bitset, the deadline (zero: none) or an interruption.
-func (t *Task) FutexWait(addr uintptr, val, bitset uint32, deadline time.Time) error {
-	key, err := t.futexKeyOf(addr)
+// matching bitset, the deadline (zero: none) or an interruption. A shared
+// futex meets other processes' in shared memory.
+func (t *Task) FutexWait(addr uintptr, shared bool, val, bitset uint32, deadline time.Time) error {
+	key, err := t.futexKeyOf(addr, shared)
 	if err != nil {
 		return err
 	}
@@ -112,8 +122,8 @@ func futexWakeLocked(key futexKey, n int, bitset uint32) int {
 
 // FutexWake wakes up to n waiters on addr whose bitset matches, returning
 // how many woke.
-func (t *Task) FutexWake(addr uintptr, n int, bitset uint32) (int, error) {
-	key, err := t.futexKeyOf(addr)
+func (t *Task) FutexWake(addr uintptr, shared bool, n int, bitset uint32) (int, error) {
+	key, err := t.futexKeyOf(addr, shared)
 	if err != nil {
 		return 0, err
 	}
@@ -126,12 +136,12 @@ func (t *Task) FutexWake(addr uintptr, n int, bitset uint32) (int, error) {
 // of the others to addr2 (FUTEX_REQUEUE); with cmp (FUTEX_CMP_REQUEUE) only
 // if the word at addr still holds *cmp, else EAGAIN. It returns how many
 // waiters were woken or moved.
-func (t *Task) FutexRequeue(addr, addr2 uintptr, nwake, nrequeue int, cmp *uint32) (int, error) {
-	key, err := t.futexKeyOf(addr)
+func (t *Task) FutexRequeue(addr, addr2 uintptr, shared bool, nwake, nrequeue int, cmp *uint32) (int, error) {
+	key, err := t.futexKeyOf(addr, shared)
 	if err != nil {
 		return 0, err
 	}
-	key2, err := t.futexKeyOf(addr2)
+	key2, err := t.futexKeyOf(addr2, shared)
 	if err != nil {
 		return 0, err
 	}
@@ -181,12 +191,12 @@ const (
 // in op to the word at addr2 atomically, wakes up to nwake waiters on addr,
 // and, if the word's old value passes the encoded comparison, up to nwake2
 // waiters on addr2. It returns how many woke.
-func (t *Task) FutexWakeOp(addr, addr2 uintptr, nwake, nwake2 int, op uint32) (int, error) {
-	key, err := t.futexKeyOf(addr)
+func (t *Task) FutexWakeOp(addr, addr2 uintptr, shared bool, nwake, nwake2 int, op uint32) (int, error) {
+	key, err := t.futexKeyOf(addr, shared)
 	if err != nil {
 		return 0, err
 	}
-	key2, err := t.futexKeyOf(addr2)
+	key2, err := t.futexKeyOf(addr2, shared)
 	if err != nil {
 		return 0, err
 	}

@@ -31,6 +31,11 @@ func (t *Task) Run(dispatch func(*Task)) {
 			return
 		default:
 		}
+		if as := t.Proc.AS; as.TruncationPending() { // a mapped file shrank
+			t.Proc.Lock()
+			as.DropTruncated()
+			t.Proc.Unlock()
+		}
 		userStart := arch.Ticks()
 		t.Regs.Owner = uint64(t.Proc.PID) // exec replaces the registers
 		cause := arch.RunUser(t.Regs)
@@ -68,7 +73,11 @@ func (t *Task) Run(dispatch func(*Task)) {
 				}
 				err = fault()
 			}
-			if err != nil && !killedSelf { // a SIGKILL is on its way otherwise
+			switch {
+			case killedSelf: // a SIGKILL is on its way
+			case errors.Is(err, mm.ErrBus): // past the end of a mapped file
+				t.Fault(unix.SIGBUS, BusAdrErr, t.Regs.Tval, cause)
+			case err != nil:
 				t.Fault(unix.SIGSEGV, t.segvCode(uintptr(t.Regs.Tval)), t.Regs.Tval, cause)
 			}
 		case cause == arch.CauseIllegalInstr:

@@ -75,6 +75,7 @@ const (
 	SegvAccErr   = 2
 	IllIllOpc    = 1
 	BusAdrAln    = 1
+	BusAdrErr    = 2
 	TrapBrkpt    = 1
 )
 

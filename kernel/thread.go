@@ -188,7 +188,7 @@ func (t *Task) leave() {
 	p := t.Proc
 	t.releaseRobustList()
 	if t.ClearTID != 0 && t.putUser32(t.ClearTID, 0) == nil {
-		t.FutexWake(t.ClearTID, 1, futexBitsetAny)
+		t.FutexWake(t.ClearTID, true, 1, futexBitsetAny)
 	}
 	p.mu.Lock()
 	removeTask(t) // under mu: Process.Usage counts the task once
@@ -263,9 +263,9 @@ func (t *Task) futexOwnerDied(addr uintptr, pi, pendingOp bool) {
 	case pendingOp && !pi && old == 0:
 		// The thread died between releasing the lock and clearing
 		// list_op_pending: a waiter may have missed its wake.
-		t.FutexWake(addr, 1, futexBitsetAny)
+		t.FutexWake(addr, true, 1, futexBitsetAny)
 	case owned && !pi && old&futexWaiters != 0:
-		t.FutexWake(addr, 1, futexBitsetAny)
+		t.FutexWake(addr, true, 1, futexBitsetAny)
 	}
 }
 

@@ -236,11 +236,11 @@ func TestRobustListMarksOwnerDeadAndWakes(t *testing.T) {
 
 	woken := make(chan error)
 	go func() {
-		woken <- task.FutexWait(entry+offset, uint32(child.TID)|futexWaiters, futexBitsetAny, time.Time{})
+		woken <- task.FutexWait(entry+offset, false, uint32(child.TID)|futexWaiters, futexBitsetAny, time.Time{})
 	}()
 	for {
 		futexMu.Lock()
-		n := len(futexQueues[futexKey{task.Proc.AS, entry + offset}])
+		n := len(futexQueues[futexKey{as: task.Proc.AS, addr: entry + offset}])
 		futexMu.Unlock()
 		if n == 1 {
 			break
@@ -261,16 +261,16 @@ func TestRobustListMarksOwnerDeadAndWakes(t *testing.T) {
 
 func TestFutexWaitTimesOutAndWakes(t *testing.T) {
 	task, _, _ := newThreadTask(t)
-	if err := task.FutexWait(userBase, 1, futexBitsetAny, time.Time{}); !errors.Is(err, unix.EAGAIN) {
+	if err := task.FutexWait(userBase, false, 1, futexBitsetAny, time.Time{}); !errors.Is(err, unix.EAGAIN) {
 		t.Fatalf("value mismatch: %v", err)
 	}
-	if err := task.FutexWait(userBase+2, 0, futexBitsetAny, time.Time{}); !errors.Is(err, unix.EINVAL) {
+	if err := task.FutexWait(userBase+2, false, 0, futexBitsetAny, time.Time{}); !errors.Is(err, unix.EINVAL) {
 		t.Fatalf("unaligned: %v", err)
 	}
-	if err := task.FutexWait(0x10, 0, futexBitsetAny, time.Time{}); !errors.Is(err, unix.EFAULT) {
+	if err := task.FutexWait(0x10, false, 0, futexBitsetAny, time.Time{}); !errors.Is(err, unix.EFAULT) {
 		t.Fatalf("unmapped: %v", err)
 	}
-	if err := task.FutexWait(userBase, 0, futexBitsetAny, time.Now().Add(10*time.Millisecond)); !errors.Is(err, unix.ETIMEDOUT) {
+	if err := task.FutexWait(userBase, false, 0, futexBitsetAny, time.Now().Add(10*time.Millisecond)); !errors.Is(err, unix.ETIMEDOUT) {
 		t.Fatalf("deadline: %v", err)
 	}
 	if n := len(futexQueues); n != 0 {
@@ -278,7 +278,7 @@ func TestFutexWaitTimesOutAndWakes(t *testing.T) {
 	}
 	// A group exit interrupts a waiter.
 	done := make(chan error)
-	go func() { done <- task.FutexWait(userBase, 0, futexBitsetAny, time.Time{}) }()
+	go func() { done <- task.FutexWait(userBase, false, 0, futexBitsetAny, time.Time{}) }()
 	time.Sleep(10 * time.Millisecond)
 	task.Proc.Exit(1)
 	if err := <-done; !errors.Is(err, unix.EINTR) {

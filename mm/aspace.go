@@ -1,6 +1,10 @@
 package mm
 
-import "errors"
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+)
 
 // Memory is where an address space gets frames and edits its page table.
 // The kernel's implementation masks interrupts around the frame allocator
@@ -25,6 +29,9 @@ var (
 	ErrInvalid  = errors.New("invalid argument")
 	ErrExists   = errors.New("range already mapped")
 	ErrAccess   = errors.New("permission denied")
+	// ErrBus is an access to a file mapping's page that lies wholly past
+	// the end of the file: SIGBUS for a fault, EFAULT for a system call.
+	ErrBus = errors.New("past the end of the mapped file")
 )
 
 // Access is the kind of access that faulted.
@@ -56,10 +63,12 @@ type VMA struct {
 	// Shared is the memory of an anonymous MAP_SHARED mapping; nil for
 	// private memory, whose frames fork shares copy-on-write.
 	Shared *SharedMemory
-	// File is what a private file mapping's pages are first filled from,
-	// or Source, the file itself, when it is there.
-	File   []byte
-	Source FileSource
+	// File is what a private mapping's pages are first filled from (the
+	// loader's copy of a program), or Cache, the frames of the file itself
+	// (NewFileMemory): its pages are mapped read-only (pteFilePage) and
+	// see the file's changes until the mapping writes one and gets a copy.
+	File  []byte
+	Cache *SharedMemory
 	// Offset is where Start lies in Shared or File, in bytes.
 	Offset uintptr
 }
@@ -73,9 +82,33 @@ func (v *VMA) slice(start, end uintptr) VMA {
 
 // mergeable reports whether b continues a seamlessly.
 func mergeable(a, b *VMA) bool {
-	return a.End == b.Start && a.Perm == b.Perm && a.Shared == b.Shared && a.File == nil && b.File == nil &&
-		a.Source == nil && b.Source == nil &&
-		(a.Shared == nil || b.Offset == a.Offset+(a.End-a.Start))
+	return a.End == b.Start && a.Perm == b.Perm && a.Shared == b.Shared && a.Cache == b.Cache &&
+		a.File == nil && b.File == nil &&
+		(a.Shared == nil && a.Cache == nil || b.Offset == a.Offset+(a.End-a.Start))
+}
+
+// hold and release take and drop the reference of v, a VMA of as, to the
+// memory it maps.
+func (v *VMA) hold(as *AddressSpace) {
+	if v.Shared != nil {
+		v.Shared.hold()
+		v.Shared.enter(as)
+	}
+	if v.Cache != nil {
+		v.Cache.holdPrivate()
+		v.Cache.enter(as)
+	}
+}
+
+func (v *VMA) release(as *AddressSpace) {
+	if v.Shared != nil {
+		v.Shared.leave(as)
+		v.Shared.release()
+	}
+	if v.Cache != nil {
+		v.Cache.leave(as)
+		v.Cache.releasePrivate()
+	}
 }
 
 // AddressSpace is a user program's memory: its VMAs and its Sv39 page table.
@@ -88,6 +121,19 @@ type AddressSpace struct {
 	BrkBase  uintptr
 	Brk      uintptr
 	mmapNext uintptr
+
+	// truncated lists the mapped files truncated since user code last
+	// ran here (SharedMemory.Truncated), written by the truncating task
+	// under truncMu; truncPending says the list is not empty.
+	truncMu      sync.Mutex
+	truncated    []truncation
+	truncPending atomic.Bool
+}
+
+// truncation is a file's memory whose pages from page on are past its end.
+type truncation struct {
+	mem  *SharedMemory
+	page uintptr
 }
 
 // NewAddressSpace returns an empty address space.
@@ -122,8 +168,16 @@ func pageUp(v uintptr) uintptr   { return (v + PageSize - 1) &^ (PageSize - 1) }
 // frame under a leaf without the U bit (RISC-V gives a PTE with no R, W or
 // X the meaning "pointer to the next table", so R marks it a leaf), which
 // U-mode cannot touch. A private frame that fork shared is mapped without
-// W until a write fault copies it.
-const leafAccess = PTERead | PTEWrite | PTEExec | PTEUser
+// W until a write fault copies it, and so is a frame of a private file
+// mapping's Cache, which pteFilePage (a bit the hardware leaves to
+// software) marks as the file's, not the address space's.
+const (
+	pteFilePage = 1 << 8
+	leafAccess  = PTERead | PTEWrite | PTEExec | PTEUser | pteFilePage
+)
+
+// filePage reports whether the entry e maps a frame of a VMA's Cache.
+func filePage(e uint64) bool { return e&pteFilePage != 0 }
 
 // pte returns the valid level-0 entry that maps va, or nil.
 func (as *AddressSpace) pte(va uintptr) *uint64 {
@@ -134,16 +188,26 @@ func (as *AddressSpace) pte(va uintptr) *uint64 {
 	return (*uint64)(Ptr(e))
 }
 
-// leafBits is the access a page of v backed by the frame pa gets.
-func (as *AddressSpace) leafBits(v *VMA, pa uintptr) uint64 {
+// leafBits is the access a page of v backed by the frame pa, a frame of
+// v.Cache when file, gets.
+func (as *AddressSpace) leafBits(v *VMA, pa uintptr, file bool) uint64 {
+	var mark uint64
+	if file {
+		mark = pteFilePage
+	}
 	rwx := pteBits(v.Perm)
 	if rwx == 0 {
-		return PTERead
+		return PTERead | mark
 	}
-	if v.Shared == nil && rwx&PTEWrite != 0 && as.refs.shared(pa) {
+	if v.Shared == nil && rwx&PTEWrite != 0 && (file || as.refs.shared(pa)) {
 		rwx &^= PTEWrite
 	}
-	return rwx | PTEUser
+	return rwx | PTEUser | mark
+}
+
+// entryBits is the access the page of v mapped by e gets.
+func (as *AddressSpace) entryBits(v *VMA, e uint64) uint64 {
+	return as.leafBits(v, pteAddr(e), filePage(e))
 }
 
 func setLeaf(e *uint64, bits uint64) { *e = *e&^leafAccess | bits }
@@ -183,12 +247,13 @@ func (as *AddressSpace) eachPage(start, end uintptr, fn func(va uintptr, e *uint
 }
 
 // dropPages unmaps the pages of v in [start, end); a private frame is
-// freed when this was its last owner, a shared one stays with its memory.
+// freed when this was its last owner, a shared or file one stays with its
+// memory.
 func (as *AddressSpace) dropPages(v *VMA, start, end uintptr) {
 	as.eachPage(start, end, func(_ uintptr, e *uint64) {
-		pa := pteAddr(*e)
+		pa, file := pteAddr(*e), filePage(*e)
 		*e = 0
-		if v.Shared == nil && as.refs.drop(pa) {
+		if v.Shared == nil && !file && as.refs.drop(pa) {
 			as.mem.FreeFrame(pa)
 		}
 	})
@@ -206,20 +271,19 @@ func (as *AddressSpace) Clone() (*AddressSpace, error) {
 	var err error
 	as.vmas.each(func(v *VMA) bool {
 		c.vmas.insert(*v)
-		if v.Shared != nil {
-			v.Shared.hold()
-		}
+		v.hold(c)
 		as.eachPage(v.Start, v.End, func(va uintptr, e *uint64) {
 			if err != nil {
 				return
 			}
-			pa := pteAddr(*e)
-			if v.Shared == nil {
+			pa, file := pteAddr(*e), filePage(*e)
+			owned := v.Shared == nil && !file
+			if owned {
 				as.refs.share(pa)
-				setLeaf(e, as.leafBits(v, pa))
+				setLeaf(e, as.leafBits(v, pa, false))
 			}
-			if !c.mapPage(va, pa, c.leafBits(v, pa)) {
-				if v.Shared == nil {
+			if !c.mapPage(va, pa, c.leafBits(v, pa, file)) {
+				if owned {
 					as.refs.drop(pa)
 				}
 				err = ErrNoMemory
@@ -242,9 +306,7 @@ func (as *AddressSpace) Release() {
 	}
 	as.vmas.each(func(v *VMA) bool {
 		as.dropPages(v, v.Start, v.End)
-		if v.Shared != nil {
-			v.Shared.release()
-		}
+		v.release(as)
 		return true
 	})
 	as.vmas = vmaTree{}
@@ -266,9 +328,7 @@ func (as *AddressSpace) splitAt(x uintptr) {
 	}
 	right := v.slice(x, v.End)
 	v.End = x
-	if right.Shared != nil {
-		right.Shared.hold()
-	}
+	right.hold(as)
 	as.vmas.insert(right)
 }
 
@@ -296,9 +356,7 @@ func (as *AddressSpace) mergeAt(x uintptr) {
 	}
 	r := as.vmas.cut(x, x+1)[0]
 	left.End = r.End
-	if r.Shared != nil {
-		r.Shared.release()
-	}
+	r.release(as)
 }
 
 // eachIn calls fn with every VMA overlapping [start, end), in order, and
@@ -332,9 +390,11 @@ type Mapping struct {
 	// FileShared is a file's shared memory (NewFileMemory), held for
 	// this mapping (HoldLocked); the mapping takes that reference.
 	FileShared *SharedMemory
-	File       []byte
-	Source     FileSource // a private mapping's file, read when a page is first touched
-	Offset     uintptr    // of the mapping in the file
+	// FilePrivate is a file's memory too, held for this private mapping
+	// (HoldPrivateLocked), which takes that reference.
+	FilePrivate *SharedMemory
+	File        []byte
+	Offset      uintptr // of the mapping in the file
 }
 
 // Map maps anonymous private memory; see Mmap.
@@ -386,13 +446,19 @@ func (as *AddressSpace) Mmap(addr, length uintptr, m Mapping) (uintptr, error) {
 		}
 		addr = start
 	}
-	v := VMA{Start: addr, End: addr + size, Perm: m.Perm, File: m.File, Source: m.Source, Offset: m.Offset, Shared: m.FileShared}
+	v := VMA{Start: addr, End: addr + size, Perm: m.Perm, File: m.File, Cache: m.FilePrivate, Offset: m.Offset, Shared: m.FileShared}
 	if m.Shared {
 		v.Shared = newSharedMemory(as.mem)
 	}
 	if m.Kernel != nil {
 		m.Kernel.hold()
 		v.Shared = m.Kernel
+	}
+	if m.FileShared != nil {
+		m.FileShared.enter(as)
+	}
+	if m.FilePrivate != nil {
+		m.FilePrivate.enter(as)
 	}
 	as.vmas.insert(v)
 	as.mergeAt(v.Start)
@@ -449,9 +515,7 @@ func (as *AddressSpace) unmap(start, end uintptr) error {
 	as.splitAt(end)
 	for _, v := range as.vmas.cut(start, end) {
 		as.dropPages(&v, v.Start, v.End)
-		if v.Shared != nil {
-			v.Shared.release()
-		}
+		v.release(as)
 	}
 	as.mem.Flush()
 	return nil
@@ -488,7 +552,7 @@ func (as *AddressSpace) Protect(addr, length uintptr, perm uint64) error {
 	as.splitAt(stop)
 	for _, v := range as.vmas.cut(start, stop) {
 		v.Perm = perm
-		as.eachPage(v.Start, v.End, func(_ uintptr, e *uint64) { setLeaf(e, as.leafBits(&v, pteAddr(*e))) })
+		as.eachPage(v.Start, v.End, func(_ uintptr, e *uint64) { setLeaf(e, as.entryBits(&v, *e)) })
 		as.vmas.insert(v)
 		as.mergeAt(v.Start)
 	}
@@ -689,7 +753,7 @@ func (as *AddressSpace) remapTo(old, oldLen, newLen uintptr, flags int, newAddr 
 	if v == nil || oldLen > v.End-old {
 		return 0, ErrFault
 	}
-	if flags&RemapDontUnmap != 0 && (v.Shared != nil || v.File != nil || v.Source != nil) {
+	if flags&RemapDontUnmap != 0 && (v.Shared != nil || v.File != nil || v.Cache != nil) {
 		return 0, ErrInvalid
 	}
 	if flags&RemapFixed == 0 {
@@ -713,7 +777,7 @@ func (as *AddressSpace) move(old, oldLen, to, newLen uintptr, keep bool) {
 	as.eachPage(old, old+oldLen, func(va uintptr, e *uint64) {
 		pte := *e
 		*e = 0
-		if !as.mapPage(to+(va-old), pteAddr(pte), pte&leafAccess) && v.Shared == nil && as.refs.drop(pteAddr(pte)) {
+		if !as.mapPage(to+(va-old), pteAddr(pte), pte&leafAccess) && v.Shared == nil && !filePage(pte) && as.refs.drop(pteAddr(pte)) {
 			as.mem.FreeFrame(pteAddr(pte)) // no page table for it: the page is lost, as on OOM
 		}
 	})
@@ -725,6 +789,65 @@ func (as *AddressSpace) move(old, oldLen, to, newLen uintptr, keep bool) {
 		as.mergeAt(v.Start)
 		as.mergeAt(v.End)
 	} // else the moved VMA took over v's reference to its shared memory
+	as.mem.Flush()
+}
+
+// SharedOffset returns the shared memory (MAP_SHARED, anonymous or a
+// file's) that va lies in and va's offset in it; nil for private memory or
+// none.
+func (as *AddressSpace) SharedOffset(va uintptr) (*SharedMemory, uintptr) {
+	v := as.vmas.find(va)
+	if v == nil || v.Shared == nil {
+		return nil, 0
+	}
+	return v.Shared, v.Offset + (va - v.Start)
+}
+
+// noteTruncation records that mem's pages from page on are past the end
+// of its file; the truncating task calls it. One entry per file keeps the
+// list short however often a process that does not run sees it shrink.
+func (as *AddressSpace) noteTruncation(mem *SharedMemory, page uintptr) {
+	as.truncMu.Lock()
+	defer as.truncMu.Unlock()
+	as.truncPending.Store(true)
+	for i := range as.truncated {
+		if tr := &as.truncated[i]; tr.mem == mem {
+			tr.page = min(tr.page, page)
+			return
+		}
+	}
+	as.truncated = append(as.truncated, truncation{mem, page})
+}
+
+// TruncationPending reports whether a mapped file was truncated since
+// DropTruncated last ran; it takes no lock.
+func (as *AddressSpace) TruncationPending() bool { return as.truncPending.Load() }
+
+// DropTruncated unmaps the pages of truncated files past their new ends,
+// private copies too, so that touching them faults (ErrBus) as on Linux.
+// The run loop calls it before user code runs, when TruncationPending.
+func (as *AddressSpace) DropTruncated() {
+	as.truncMu.Lock()
+	list := as.truncated
+	as.truncated = nil
+	as.truncPending.Store(false)
+	as.truncMu.Unlock()
+	for _, tr := range list {
+		as.vmas.each(func(v *VMA) bool {
+			if v.Shared != tr.mem && v.Cache != tr.mem {
+				return true
+			}
+			from := v.Start
+			if end := tr.page * PageSize; end > v.Offset {
+				if end-v.Offset >= v.End-v.Start {
+					return true
+				}
+				from += end - v.Offset
+			}
+			as.dropPages(v, from, v.End)
+			return true
+		})
+	}
 	as.mem.Flush()
 }
 
@@ -787,12 +910,16 @@ func (as *AddressSpace) Fault(va uintptr, access Access) error {
 	page := pageDown(va)
 	e := as.pte(page)
 	if e == nil {
-		return as.back(v, page)
+		// A private file mapping's write copies the file's page it maps.
+		if err := as.back(v, page); err != nil || access != Write || v.Cache == nil {
+			return err
+		}
+		e = as.pte(page)
 	}
 	if access == Write && v.Shared == nil {
 		return as.unshare(v, page, e)
 	}
-	setLeaf(e, as.leafBits(v, pteAddr(*e)))
+	setLeaf(e, as.entryBits(v, *e))
 	as.mem.FlushPage(page)
 	return nil
 }
@@ -807,28 +934,31 @@ func allows(perm uint64, a Access) bool {
 	return perm&PTERead != 0
 }
 
-// back maps a frame at the absent page va of v.
+// back maps a frame at the absent page va of v: shared memory's, the
+// file's own (read-only) for a private file mapping, or a new one.
 func (as *AddressSpace) back(v *VMA, va uintptr) error {
 	var pa uintptr
-	if v.Shared != nil {
-		if pa = v.Shared.frame((v.Offset + va - v.Start) / PageSize); pa == 0 {
-			return ErrNoMemory
+	off := v.Offset + (va - v.Start)
+	switch {
+	case v.Shared != nil || v.Cache != nil:
+		mem := v.Shared
+		if mem == nil {
+			mem = v.Cache
 		}
-	} else {
+		var err error
+		if pa, err = mem.frame(off / PageSize); err != nil {
+			return err
+		}
+	default:
 		if pa = as.mem.AllocFrame(); pa == 0 {
 			return ErrNoMemory
 		}
-		if off := v.Offset + (va - v.Start); v.Source != nil {
-			v.Source.Lock()
-			v.Source.Sync()
-			v.Source.ReadPage(off/PageSize, (*[PageSize]byte)(Ptr(pa))[:])
-			v.Source.Unlock()
-		} else if v.File != nil && off < uintptr(len(v.File)) {
+		if v.File != nil && off < uintptr(len(v.File)) {
 			copy((*[PageSize]byte)(Ptr(pa))[:], v.File[off:])
 		}
 	}
-	if !as.mapPage(va, pa, as.leafBits(v, pa)) {
-		if v.Shared == nil {
+	if !as.mapPage(va, pa, as.leafBits(v, pa, v.Cache != nil)) {
+		if v.Shared == nil && v.Cache == nil {
 			as.mem.FreeFrame(pa)
 		}
 		return ErrNoMemory
@@ -838,20 +968,20 @@ func (as *AddressSpace) back(v *VMA, va uintptr) error {
 }
 
 // unshare gives the private page at va, mapped by e, a frame of its own
-// if fork shared it, and the VMA's access.
+// if fork shared it or it is the file's, and the VMA's access.
 func (as *AddressSpace) unshare(v *VMA, va uintptr, e *uint64) error {
-	if pa := pteAddr(*e); as.refs.shared(pa) {
+	if pa, file := pteAddr(*e), filePage(*e); file || as.refs.shared(pa) {
 		n := as.mem.AllocFrame()
 		if n == 0 {
 			return ErrNoMemory
 		}
 		copy((*[PageSize]byte)(Ptr(n))[:], (*[PageSize]byte)(Ptr(pa))[:])
-		*e = makePTE(n, *e&0x3ff)
-		if as.refs.drop(pa) {
+		*e = makePTE(n, *e&0x3ff&^pteFilePage)
+		if !file && as.refs.drop(pa) {
 			as.mem.FreeFrame(pa)
 		}
 	}
-	setLeaf(e, as.leafBits(v, pteAddr(*e)))
+	setLeaf(e, as.leafBits(v, pteAddr(*e), false))
 	as.mem.FlushPage(va)
 	return nil
 }
@@ -873,14 +1003,17 @@ func (as *AddressSpace) pageFor(va uintptr, access Access, force bool) (*[PageSi
 	page := pageDown(va)
 	e := as.pte(page)
 	if e == nil {
-		if access == Read && v.Shared == nil && v.File == nil && v.Source == nil {
+		if access == Read && v.Shared == nil && v.File == nil && v.Cache == nil {
 			return &zeroPage, nil
 		}
-		if err := as.back(v, page); err != nil {
+		if err := as.back(v, page); errors.Is(err, ErrBus) {
+			return nil, ErrFault
+		} else if err != nil {
 			return nil, err
 		}
 		e = as.pte(page)
-	} else if access == Write && v.Shared == nil && as.refs.shared(pteAddr(*e)) {
+	}
+	if access == Write && v.Shared == nil && (filePage(*e) || as.refs.shared(pteAddr(*e))) {
 		if err := as.unshare(v, page, e); err != nil {
 			return nil, err
 		}

@@ -5,9 +5,11 @@ package mm
 // one SharedMemory per file, that the file keeps coherent: a read of the
 // file first copies the cached frames back into its data (Pull), and a
 // write or truncate copies the changed pages into them (Push). When the
-// last shared mapping goes, the frames are written back and freed.
-// Private file mappings copy a page from the file (through the cache when
-// there is one) when it is first touched.
+// last shared mapping goes, the frames are written back; when no mapping
+// is left, they are freed. Private file mappings map the same frames
+// read-only, so they see the file's changes to a page until they write it
+// and get a copy of their own (copy on write, as Linux maps its page
+// cache).
 
 // FileSource is the file behind file mappings.
 type FileSource interface {
@@ -15,9 +17,8 @@ type FileSource interface {
 	// between the file and frames.
 	Lock()
 	Unlock()
-	// Sync brings what was stored through shared mappings into the
-	// file's data (Pull), before a private mapping copies a page.
-	Sync()
+	// Size is the file's length in bytes: a page past it is not mapped.
+	Size() int64
 	// ReadPage copies page i of the file's data into p, zeros past its end.
 	ReadPage(i uintptr, p []byte)
 	// WritePage copies p into page i of the file, up to its end.
@@ -34,20 +35,45 @@ func (as *AddressSpace) NewFileMemory(file FileSource) *SharedMemory {
 	return &SharedMemory{mem: as.mem, pages: map[uintptr]uintptr{}, file: file}
 }
 
-// HoldLocked adds a mapping's reference; the file's lock is held.
+// HoldLocked adds a shared mapping's reference; the file's lock is held.
 func (s *SharedMemory) HoldLocked() { s.hold() }
+
+// HoldPrivateLocked adds a private mapping's reference (Mapping.Cache);
+// the file's lock is held.
+func (s *SharedMemory) HoldPrivateLocked() { s.holdPrivate() }
 
 // Release drops a reference taken by HoldLocked for a mapping that was
 // not made.
 func (s *SharedMemory) Release() { s.release() }
 
+// ReleasePrivate drops a reference taken by HoldPrivateLocked for a
+// mapping that was not made.
+func (s *SharedMemory) ReleasePrivate() { s.releasePrivate() }
+
 // Pull copies the cached pages into the file, up to its end. The file's
-// lock is held.
+// lock is held. Without a shared mapping nothing can have stored into
+// them since the last one wrote them back.
 func (s *SharedMemory) Pull() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.vmas == 0 {
+		return
+	}
 	for i, pa := range s.pages {
 		s.file.WritePage(i, (*[PageSize]byte)(Ptr(pa))[:])
+	}
+}
+
+// Truncated tells the address spaces that map the file that it now ends
+// at size, shorter than it was: each drops its pages past the end before
+// it next runs user code (AddressSpace.DropTruncated), so that touching
+// them is SIGBUS as on Linux. The file's lock is held.
+func (s *SharedMemory) Truncated(size int64) {
+	page := uintptr((size + PageSize - 1) / PageSize)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for as := range s.spaces {
+		as.noteTruncation(s, page)
 	}
 }
 

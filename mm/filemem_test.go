@@ -1,6 +1,7 @@
 package mm_test
 
 import (
+	"errors"
 	"sync"
 	"testing"
 
@@ -20,6 +21,8 @@ func (f *testFile) Sync() {
 		f.shared.Pull()
 	}
 }
+
+func (f *testFile) Size() int64 { return int64(len(f.data)) }
 
 func (f *testFile) ReadPage(i uintptr, p []byte) {
 	k := 0
@@ -61,20 +64,24 @@ func TestFileSharedMapping(t *testing.T) {
 	file := &testFile{data: make([]byte, PageSize+100)}
 	copy(file.data, "original")
 	before := inUse(frames)
-	hold := func() *SharedMemory {
+	hold := func(shared bool) *SharedMemory {
 		file.Lock()
 		defer file.Unlock()
 		if file.shared == nil {
 			file.shared = as.NewFileMemory(file)
 		}
-		file.shared.HoldLocked()
+		if shared {
+			file.shared.HoldLocked()
+		} else {
+			file.shared.HoldPrivateLocked()
+		}
 		return file.shared
 	}
-	a, err := as.Mmap(0, 2*PageSize, Mapping{Perm: rw, FileShared: hold()})
+	a, err := as.Mmap(0, 2*PageSize, Mapping{Perm: rw, FileShared: hold(true)})
 	must(t, err)
-	b, err := as.Mmap(0, 2*PageSize, Mapping{Perm: rw, FileShared: hold()})
+	b, err := as.Mmap(0, 2*PageSize, Mapping{Perm: rw, FileShared: hold(true)})
 	must(t, err)
-	priv, err := as.Mmap(0, PageSize, Mapping{Perm: rw, Source: file})
+	priv, err := as.Mmap(0, PageSize, Mapping{Perm: rw, FilePrivate: hold(false)})
 	must(t, err)
 	if got := get(t, as, a, 8); got != "original" {
 		t.Fatalf("mapping shows %q", got)
@@ -93,6 +100,11 @@ func TestFileSharedMapping(t *testing.T) {
 	if got := get(t, as, priv, 7); got != "written" {
 		t.Errorf("the private mapping's first touch shows %q", got)
 	}
+	file.write(0, "rewrite")
+	put(t, as, a+1, "E")
+	if got := get(t, as, priv, 7); got != "rEwrite" {
+		t.Errorf("a private page only read shows %q after a write and a store", got)
+	}
 	put(t, as, priv, "private")
 	file.write(0, "again")
 	if got := get(t, as, priv, 7); got != "private" {
@@ -110,5 +122,107 @@ func TestFileSharedMapping(t *testing.T) {
 	}
 	if n := inUse(frames); n > before+3 { // page tables may stay
 		t.Errorf("%d frames in use, %d before", n, before)
+	}
+}
+
+// TestFilePrivateMapping: a private file mapping maps the file's frames
+// read-only, in a forked child too, until a write copies the page; pages
+// wholly past the end of the file are ErrBus for a fault and ErrFault for
+// the kernel's copies; the frames go with the last mapping.
+func TestFilePrivateMapping(t *testing.T) {
+	as, frames := newTestAS(t, 64)
+	before := inUse(frames)
+	file := &testFile{data: make([]byte, PageSize+100)}
+	copy(file.data, "original")
+	file.Lock()
+	file.shared = as.NewFileMemory(file)
+	file.shared.HoldPrivateLocked()
+	file.Unlock()
+	priv, err := as.Mmap(0, 3*PageSize, Mapping{Perm: rw, FilePrivate: file.shared})
+	must(t, err)
+	must(t, as.Fault(priv, Read))
+	child, err := as.Clone()
+	must(t, err)
+	file.write(0, "changed")
+	if got, gotChild := get(t, as, priv, 7), get(t, child, priv, 7); got != "changed" || gotChild != "changed" {
+		t.Errorf("after a write to the file the mapping shows %q, the child's %q", got, gotChild)
+	}
+	put(t, child, priv, "child")
+	file.write(0, "again")
+	if got, gotChild := get(t, as, priv, 7), get(t, child, priv, 7); got != "agained" || gotChild != "childed" {
+		t.Errorf("after the child's store: %q, the child's %q", got, gotChild)
+	}
+	if got := file.read(0, 7); got != "agained" {
+		t.Errorf("the child's store reached the file: %q", got)
+	}
+	if err := as.Fault(priv+2*PageSize, Read); !errors.Is(err, ErrBus) {
+		t.Errorf("a fault past the end of the file: %v, want ErrBus", err)
+	}
+	if err := as.CopyOut(priv+2*PageSize, []byte("x")); !errors.Is(err, ErrFault) {
+		t.Errorf("a copy past the end of the file: %v, want ErrFault", err)
+	}
+	must(t, as.Fault(priv+PageSize+200, Write)) // in the file's last page
+	child.Release()
+	must(t, as.Unmap(priv, 3*PageSize))
+	if !file.unmapped {
+		t.Error("the file's frames outlived its mappings")
+	}
+	if n := inUse(frames); n > before+3 { // page tables may stay
+		t.Errorf("%d frames in use, %d before", n, before)
+	}
+}
+
+// TestFileTruncateDropsPages: after a file shrinks, every address space
+// that maps it, a forked one too, drops its pages past the new end, the
+// file's and private copies, so that touching them is ErrBus; the part of
+// the last page past the end stays mapped and reads zeros.
+func TestFileTruncateDropsPages(t *testing.T) {
+	as, _ := newTestAS(t, 64)
+	file := &testFile{data: make([]byte, 3*PageSize)}
+	file.Lock()
+	file.shared = as.NewFileMemory(file)
+	file.shared.HoldLocked()
+	file.shared.HoldPrivateLocked()
+	file.Unlock()
+	shared, err := as.Mmap(0, 3*PageSize, Mapping{Perm: rw, FileShared: file.shared})
+	must(t, err)
+	priv, err := as.Mmap(0, 3*PageSize, Mapping{Perm: rw, FilePrivate: file.shared})
+	must(t, err)
+	for i := uintptr(0); i < 3; i++ {
+		put(t, as, shared+i*PageSize+1, "s")
+		put(t, as, priv+i*PageSize+2, "p")
+	}
+	child, err := as.Clone()
+	must(t, err)
+	file.Lock()
+	file.Sync()
+	file.data = file.data[:PageSize/2]
+	file.shared.Push(0, 3*PageSize)
+	file.shared.Truncated(int64(len(file.data)))
+	file.Unlock()
+	for _, s := range []*AddressSpace{as, child} {
+		if !s.TruncationPending() {
+			t.Fatal("no truncation pending")
+		}
+		s.DropTruncated()
+		if s.TruncationPending() {
+			t.Error("a truncation still pending after DropTruncated")
+		}
+		for _, va := range []uintptr{shared + PageSize, shared + 2*PageSize, priv + PageSize, priv + 2*PageSize} {
+			if err := s.Fault(va, Read); !errors.Is(err, ErrBus) {
+				t.Errorf("a page past the new end: %v, want ErrBus", err)
+			}
+		}
+		if got := get(t, s, shared+1, 1) + get(t, s, priv+2, 1); got != "sp" {
+			t.Errorf("the first page shows %q", got)
+		}
+		if got := get(t, s, shared+PageSize/2+1, 1); got != "\x00" {
+			t.Errorf("past the end in the last page: %q", got)
+		}
+	}
+	child.Release()
+	as.Release()
+	if !file.unmapped {
+		t.Error("the file's frames outlived its mappings")
 	}
 }

@@ -55,6 +55,12 @@ type SharedMemory struct {
 	mem   Memory
 	pages map[uintptr]uintptr // page index -> frame
 	vmas  int                 // VMAs that refer to it, in every address space
+	// privates counts the private mappings of a file that map its frames
+	// read-only until they write (VMA.Cache); they never store into them.
+	privates int
+	// spaces are the address spaces whose VMAs map a file's memory, with
+	// how many VMAs each: a truncate tells them (Truncated).
+	spaces map[*AddressSpace]int
 	// kernelOwned memory is written by the kernel alone (the vDSO's data
 	// page): user mappings of it can never be made writable.
 	kernelOwned bool
@@ -73,31 +79,40 @@ func NewKernelMemory(mem Memory) *SharedMemory {
 
 // Frame returns the frame of page index i, allocated zeroed on first use;
 // 0 when memory is exhausted.
-func (s *SharedMemory) Frame(i uintptr) uintptr { return s.frame(i) }
+func (s *SharedMemory) Frame(i uintptr) uintptr {
+	pa, _ := s.frame(i)
+	return pa
+}
 
 func newSharedMemory(mem Memory) *SharedMemory {
 	return &SharedMemory{mem: mem, pages: map[uintptr]uintptr{}, vmas: 1}
 }
 
 // frame returns the frame of page index i, allocating a zeroed one, or
-// one holding the file's page, on first use.
-func (s *SharedMemory) frame(i uintptr) uintptr {
+// one holding the file's page, on first use: ErrNoMemory when there is no
+// frame, ErrBus when the page lies wholly past the end of the file (the
+// access Linux answers with SIGBUS).
+func (s *SharedMemory) frame(i uintptr) (uintptr, error) {
 	if s.file != nil {
 		s.file.Lock()
 		defer s.file.Unlock()
+		if int64(i) >= (s.file.Size()+PageSize-1)/PageSize {
+			return 0, ErrBus
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	pa, ok := s.pages[i]
 	if !ok {
-		if pa = s.mem.AllocFrame(); pa != 0 {
-			s.pages[i] = pa
-			if s.file != nil {
-				s.file.ReadPage(i, (*[PageSize]byte)(Ptr(pa))[:])
-			}
+		if pa = s.mem.AllocFrame(); pa == 0 {
+			return 0, ErrNoMemory
+		}
+		s.pages[i] = pa
+		if s.file != nil {
+			s.file.ReadPage(i, (*[PageSize]byte)(Ptr(pa))[:])
 		}
 	}
-	return pa
+	return pa, nil
 }
 
 func (s *SharedMemory) hold() {
@@ -106,22 +121,62 @@ func (s *SharedMemory) hold() {
 	s.mu.Unlock()
 }
 
-// release drops a VMA's reference; the last one frees the frames, a
-// file's after writing them back to it.
-func (s *SharedMemory) release() {
+// enter and leave count a VMA of as that maps a file's memory.
+func (s *SharedMemory) enter(as *AddressSpace) {
+	if s.file == nil {
+		return
+	}
+	s.mu.Lock()
+	if s.spaces == nil {
+		s.spaces = map[*AddressSpace]int{}
+	}
+	s.spaces[as]++
+	s.mu.Unlock()
+}
+
+func (s *SharedMemory) leave(as *AddressSpace) {
+	if s.file == nil {
+		return
+	}
+	s.mu.Lock()
+	if s.spaces[as]--; s.spaces[as] <= 0 {
+		delete(s.spaces, as)
+	}
+	s.mu.Unlock()
+}
+
+func (s *SharedMemory) holdPrivate() {
+	s.mu.Lock()
+	s.privates++
+	s.mu.Unlock()
+}
+
+// release drops a VMA's reference. The last shared mapping of a file
+// writes its pages back to it (only shared mappings store into them); the
+// last reference of any kind frees the frames.
+func (s *SharedMemory) release() { s.drop(false) }
+
+// releasePrivate drops a private file mapping's reference (holdPrivate).
+func (s *SharedMemory) releasePrivate() { s.drop(true) }
+
+func (s *SharedMemory) drop(private bool) {
 	if s.file != nil {
 		s.file.Lock()
 		defer s.file.Unlock()
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.vmas--; s.vmas > 0 {
-		return
-	}
-	for i, pa := range s.pages {
-		if s.file != nil {
+	if private {
+		s.privates--
+	} else if s.vmas--; s.vmas == 0 && s.file != nil {
+		for i, pa := range s.pages {
 			s.file.WritePage(i, (*[PageSize]byte)(Ptr(pa))[:])
 		}
+	}
+	if s.vmas > 0 || s.privates > 0 {
+		return
+	}
+	for _, pa := range s.pages {
 		s.mem.FreeFrame(pa)
 	}
 	s.pages = nil

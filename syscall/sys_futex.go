@@ -31,13 +31,15 @@ const (
 )
 
 // sysFutex implements futex(2): WAIT, WAKE, their BITSET forms, REQUEUE,
-// CMP_REQUEUE and WAKE_OP, private or not (both are keyed by address
-// space), with timeouts on CLOCK_MONOTONIC or CLOCK_REALTIME. The
+// CMP_REQUEUE and WAKE_OP, private (keyed by address space) or not (in
+// MAP_SHARED memory, keyed by that memory: across processes), with
+// timeouts on CLOCK_MONOTONIC or CLOCK_REALTIME. The
 // priority-inheritance operations are ENOSYS.
 func sysFutex(t *kernel.Task, a Args) (uint64, error) {
 	addr, op, val := uintptr(a[0]), a[1], uint32(a[2])
 	cmd := op &^ (futexPrivateFlag | futexClockRealtime)
 	realtime := op&futexClockRealtime != 0
+	shared := op&futexPrivateFlag == 0
 	// As Linux 6.x: FUTEX_CLOCK_REALTIME only with the absolute waits (not
 	// FUTEX_WAIT, whose timeout is relative).
 	if realtime && cmd != futexWaitBitset && cmd != futexWaitRequeuePI && cmd != futexLockPI2 {
@@ -45,8 +47,8 @@ func sysFutex(t *kernel.Task, a Args) (uint64, error) {
 	}
 	// A shared futex is keyed by its page, so Linux looks the page up:
 	// EFAULT when nothing is mapped there. A private one is keyed by its
-	// address alone (both are here).
-	if op&futexPrivateFlag == 0 {
+	// address alone.
+	if shared {
 		if err := probeFutex(t, addr); err != nil {
 			return 0, err
 		}
@@ -74,7 +76,7 @@ func sysFutex(t *kernel.Task, a Args) (uint64, error) {
 				return 0, err
 			}
 		}
-		return 0, t.FutexWait(addr, val, bitset, deadline)
+		return 0, t.FutexWait(addr, shared, val, bitset, deadline)
 	case futexWake, futexWakeBitset:
 		bitset := uint32(futexBitsetAny)
 		if cmd == futexWakeBitset {
@@ -82,7 +84,7 @@ func sysFutex(t *kernel.Task, a Args) (uint64, error) {
 				return 0, unix.EINVAL
 			}
 		}
-		n, err := t.FutexWake(addr, int(int32(val)), bitset)
+		n, err := t.FutexWake(addr, shared, int(int32(val)), bitset)
 		return uint64(n), err
 	case futexRequeue, futexCmpRequeue:
 		if int32(val) < 0 || val2 < 0 {
@@ -93,10 +95,10 @@ func sysFutex(t *kernel.Task, a Args) (uint64, error) {
 			v := uint32(a[5])
 			cmp = &v
 		}
-		n, err := t.FutexRequeue(addr, uintptr(a[4]), int(val), val2, cmp)
+		n, err := t.FutexRequeue(addr, uintptr(a[4]), shared, int(val), val2, cmp)
 		return uint64(n), err
 	case futexWakeOp:
-		n, err := t.FutexWakeOp(addr, uintptr(a[4]), int(int32(val)), val2, uint32(a[5]))
+		n, err := t.FutexWakeOp(addr, uintptr(a[4]), shared, int(int32(val)), val2, uint32(a[5]))
 		return uint64(n), err
 	}
 	return 0, unix.ENOSYS

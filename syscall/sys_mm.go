@@ -58,8 +58,8 @@ func sysBrk(t *kernel.Task, a Args) (uint64, error) {
 
 // sysMmap implements mmap(2): anonymous private and shared memory, and
 // mappings of files: shared ones map the file's page frames, which its
-// reads and writes keep coherent (mm/filemem.go); private ones copy a
-// page of the file when it is first touched.
+// reads and writes keep coherent (mm/filemem.go); private ones map the
+// same frames read-only and copy a page when they first write it.
 func sysMmap(t *kernel.Task, a Args) (uint64, error) {
 	addr, length, prot, flags, fd, off := uintptr(a[0]), uintptr(a[1]), a[2], a[3], int(int32(a[4])), a[5]
 	const known = unix.MAP_SHARED | unix.MAP_PRIVATE | unix.MAP_FIXED | unix.MAP_ANONYMOUS |
@@ -105,17 +105,21 @@ func sysMmap(t *kernel.Task, a Args) (uint64, error) {
 	p := t.Proc
 	p.Lock()
 	defer p.Unlock()
-	switch {
-	case node != nil && shared:
-		fm := node.MapShared(func(src fs.MappedNode) fs.FileMapping { return p.AS.NewFileMemory(src) })
-		m.FileShared = fm.(*mm.SharedMemory)
-	case node != nil:
-		m.Source = node.Source()
+	if node != nil {
+		fm := node.Map(func(src fs.MappedNode) fs.FileMapping { return p.AS.NewFileMemory(src) }, shared).(*mm.SharedMemory)
+		if shared {
+			m.FileShared = fm
+		} else {
+			m.FilePrivate = fm
+		}
 	}
 	got, err := p.AS.Mmap(addr, length, m)
 	if err != nil {
 		if m.FileShared != nil {
 			m.FileShared.Release()
+		}
+		if m.FilePrivate != nil {
+			m.FilePrivate.ReleasePrivate()
 		}
 		return 0, err
 	}

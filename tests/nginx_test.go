@@ -289,11 +289,13 @@ func TestNginxWorkers(t *testing.T) {
 	}
 }
 
-// proxyConf is an nginx.conf with the front end on [::]:80 taking IPv4 too
-// (the host reaches it through hostfwd over IPv4) and two backends inside
-// the guest, one on 127.0.0.1 and one on ::1, reached with proxy_pass.
+// proxyConf is an nginx.conf with 4 workers, the front end on [::]:80
+// taking IPv4 too (the host reaches it through hostfwd over IPv4; /dual/
+// comes back to it over ::1) and two backends inside the guest, one on
+// 127.0.0.1 and one on ::1, reached with proxy_pass. X-Front names the
+// front end's local address of each connection.
 const proxyConf = `user www-data;
-worker_processes 2;
+worker_processes 4;
 master_process on;
 daemon off;
 pid /run/nginx.pid;
@@ -306,6 +308,10 @@ http {
     access_log off;
     server {
         listen [::]:80 ipv6only=off;
+        add_header X-Front $server_addr always;
+        location /dual/ {
+            proxy_pass http://[::1]:80/v4/;
+        }
         location /v4/ {
             proxy_pass http://127.0.0.1:8081/;
         }
@@ -322,9 +328,11 @@ http {
 }
 `
 
-// TestNginxLoopbackProxy runs Debian's nginx with a dual-stack listener on
-// [::]:80 that proxies to backends in the same guest over 127.0.0.1 and ::1:
-// the loopback interface and IPv6 sockets under a real program.
+// TestNginxLoopbackProxy runs Debian's nginx with 4 workers and a
+// dual-stack listener on [::]:80, which the host reaches over IPv4 and
+// nginx itself over ::1, that proxies to backends in the same guest over
+// 127.0.0.1 and ::1: the loopback interface and IPv6 sockets under a real
+// program.
 func TestNginxLoopbackProxy(t *testing.T) {
 	recordProgram(t)
 	archive, tree := oursRootfs(t)
@@ -355,17 +363,26 @@ func TestNginxLoopbackProxy(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	for _, c := range []struct{ path, backend string }{
-		{"/v4/index.html", "127.0.0.1:8081"},
-		{"/v6/index.html", "::1:8082"},
+	// The host's IPv4 connections reach [::]:80 as IPv4-mapped addresses;
+	// /dual/ adds the same listener's answer to an IPv6 connection from ::1.
+	const mapped = "::ffff:10.0.2.15"
+	for _, c := range []struct {
+		path, backend string
+		front         []string
+	}{
+		{"/v4/index.html", "127.0.0.1:8081", []string{mapped}},
+		{"/v6/index.html", "::1:8082", []string{mapped}},
+		{"/dual/index.html", "127.0.0.1:8081", []string{"::1", mapped}},
 	} {
 		resp, body, err := get(c.path)
 		if err != nil {
 			t.Fatalf("GET %s: %v\nconsole:\n%s", c.path, err, console.String())
 		}
-		if resp.StatusCode != 200 || !bytes.Equal(body, index) || resp.Header.Get("X-Backend") != c.backend {
-			t.Errorf("GET %s: %d, X-Backend %q (want %q), %d bytes (want the index, %d)",
-				c.path, resp.StatusCode, resp.Header.Get("X-Backend"), c.backend, len(body), len(index))
+		front := resp.Header.Values("X-Front")
+		if resp.StatusCode != 200 || !bytes.Equal(body, index) || resp.Header.Get("X-Backend") != c.backend ||
+			strings.Join(front, " ") != strings.Join(c.front, " ") {
+			t.Errorf("GET %s: %d, X-Backend %q (want %q), X-Front %q (want %q), %d bytes (want the index, %d)",
+				c.path, resp.StatusCode, resp.Header.Get("X-Backend"), c.backend, front, c.front, len(body), len(index))
 		}
 	}
 	if t.Failed() {

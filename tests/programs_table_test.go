@@ -42,16 +42,16 @@ var programRows = []programRow{
 	{"perl", "perl", "hashes, regexes, Digest::MD5, pack, files, a pipe from sort, fork, backticks, alarm", "TestScripting"},
 	{"lua5.4", "lua5.4", "tables, patterns, coroutines, files, io.popen, os.execute", "TestScripting"},
 	{"sqlite3", "sqlite3", "a database file: 1000 rows in a transaction, an index, queries, rollback, VACUUM, integrity_check", "TestScripting"},
-	{"python3", "python3", "json, re, hashlib, zlib, subprocess.run, 8 threads, a thread pool", "TestPython"},
+	{"python3", "python3", "json, re, hashlib, zlib, subprocess.run, 8 threads, a thread pool, a process pool, multiprocessing (Pool, a shared Value under a semaphore, Queue)", "TestPython"},
 	{"python3 servers", "python3", "a socketserver and `python3 -m http.server` answering curl on the host", "TestPythonServers"},
 	{"redis-server, redis-cli", "redis-server", "SET/GET/INCR/LPUSH and the other types, 10,000 keys through --pipe, EVAL, SAVE, over 127.0.0.1 and a Unix socket", "TestRedis"},
-	{"redis-benchmark", "redis-tools", "`-q -n 20000 -t set,get,incr,lpush` on our kernel and on Debian's Linux (figures in the test log)", "TestRedisBenchmark"},
+	{"redis-benchmark", "redis-tools", "`-q -n 20000`: its 21 default tests over 127.0.0.1 on our kernel and on Debian's Linux (figures in the test log)", "TestRedisBenchmark"},
 	{"curl", "curl", "downloads from the host (10.0.2.2) by address and by a name from the test's own DNS server, HEAD, redirect, POST, range", "TestCurl"},
 	{"a static Go program", "go", "goroutines over several threads, timers, os/exec, os/signal", "TestGoProgram"},
 	{"a Go net/http server", "go", "static, built by the test; answers curl on the host", "TestGoHTTPServer"},
 	{"nginx", "nginx", "the index page, a 404, 1 MiB and 64 MiB files", "TestNginx"},
 	{"nginx workers", "nginx", "`worker_processes 4`, reload, a killed worker respawned, graceful quit", "TestNginxWorkers"},
-	{"nginx proxy", "nginx", "`listen [::]:80` dual stack, `proxy_pass` to backends on 127.0.0.1 and ::1", "TestNginxLoopbackProxy"},
+	{"nginx proxy", "nginx", "`worker_processes 4`, `listen [::]:80` dual stack (IPv4 from the host, IPv6 from ::1), `proxy_pass` to backends on 127.0.0.1 and ::1", "TestNginxLoopbackProxy"},
 }
 
 // programResults are this run's results by test name.

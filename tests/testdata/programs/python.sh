@@ -1,5 +1,5 @@
 # Debian's python3: json, re, hashlib, subprocess.run, threading with 8
-# threads. The test runs it with bash on the kernel and under qemu-riscv64
+# threads, process pools and multiprocessing. The test runs it with bash on the kernel and under qemu-riscv64
 # and compares every line and the exit status.
 set -e
 export LC_ALL=C PYTHONUTF8=1 PYTHONHASHSEED=0 PYTHONDONTWRITEBYTECODE=1
@@ -106,6 +106,34 @@ print("condition", got)
 import concurrent.futures as cf
 with cf.ThreadPoolExecutor(max_workers=8) as ex:
     print("pool", sum(ex.map(lambda x: x * x, range(1000))))
+
+# Processes: a process pool, multiprocessing's Pool, a Value in shared
+# memory under a POSIX semaphore (sem_open: /dev/shm), a Queue.
+import multiprocessing as mp
+def square(x):
+    return x * x
+with cf.ProcessPoolExecutor(max_workers=4) as ex:
+    print("process pool", sum(ex.map(square, range(1000), chunksize=50)))
+ctx = mp.get_context("fork")
+with ctx.Pool(3) as pool:
+    print("mp pool", pool.map(square, range(10)))
+counter = ctx.Value("i", 0)
+def bump(n):
+    for _ in range(n):
+        with counter.get_lock():
+            counter.value += 1
+procs = [ctx.Process(target=bump, args=(200,)) for _ in range(4)]
+for p in procs:
+    p.start()
+for p in procs:
+    p.join()
+print("mp value", counter.value, [p.exitcode for p in procs])
+q = ctx.Queue()
+p = ctx.Process(target=lambda: q.put(["from the child", sum(range(100))]))
+p.start()
+print("mp queue", q.get(timeout=60))
+p.join()
+print("mp exit", p.exitcode)
 PY
 
 echo "end"
