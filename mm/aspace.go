@@ -12,10 +12,10 @@ type Memory interface {
 	// FreeTables frees a page table; the address space has unmapped
 	// every page first.
 	FreeTables(root uintptr)
-	// Flush makes page-table changes visible to the processor; FlushPage
-	// does so for one page.
-	Flush()
-	FlushPage(va uintptr)
+	// Flush makes changes to the page table rooted at root visible to
+	// every processor that may use it; FlushPage does so for one page.
+	Flush(root uintptr)
+	FlushPage(root, va uintptr)
 }
 
 // Errors of address-space operations; the syscall layer turns them into errnos.
@@ -85,6 +85,9 @@ type AddressSpace struct {
 	BrkBase  uintptr
 	Brk      uintptr
 	mmapNext uintptr
+	// unmapped holds frames taken out of the page table and not yet
+	// flushed from other processors' TLBs; flush frees them.
+	unmapped []uintptr
 }
 
 // NewAddressSpace returns an empty address space.
@@ -180,15 +183,27 @@ func (as *AddressSpace) eachPage(start, end uintptr, fn func(va uintptr, e *uint
 }
 
 // dropPages unmaps the pages of v in [start, end); a private frame is
-// freed when this was its last owner, a shared one stays with its memory.
+// freed at the next flush when this was its last owner, a shared one stays
+// with its memory.
 func (as *AddressSpace) dropPages(v *VMA, start, end uintptr) {
 	as.eachPage(start, end, func(_ uintptr, e *uint64) {
 		pa := pteAddr(*e)
 		*e = 0
 		if v.Shared == nil && as.refs.drop(pa) {
-			as.mem.FreeFrame(pa)
+			as.unmapped = append(as.unmapped, pa)
 		}
 	})
+}
+
+// flush makes the page-table changes visible everywhere, then frees the
+// frames they unmapped: a thread of this process in U-mode on another hart
+// may write through a stale translation until then.
+func (as *AddressSpace) flush() {
+	as.mem.Flush(as.root)
+	for _, pa := range as.unmapped {
+		as.mem.FreeFrame(pa)
+	}
+	as.unmapped = as.unmapped[:0]
 }
 
 // Clone returns the address space for a forked child: the same mappings,
@@ -224,7 +239,7 @@ func (as *AddressSpace) Clone() (*AddressSpace, error) {
 		})
 		return err == nil
 	})
-	as.mem.Flush()
+	as.flush()
 	if err != nil {
 		c.Release()
 		return nil, err
@@ -244,6 +259,7 @@ func (as *AddressSpace) Release() {
 		}
 		return true
 	})
+	as.flush()
 	as.vmas = vmaTree{}
 	as.mem.FreeTables(as.root)
 	as.root = 0
@@ -446,7 +462,7 @@ func (as *AddressSpace) unmap(start, end uintptr) error {
 			v.Shared.release()
 		}
 	}
-	as.mem.Flush()
+	as.flush()
 	return nil
 }
 
@@ -486,7 +502,7 @@ func (as *AddressSpace) Protect(addr, length uintptr, perm uint64) error {
 		as.mergeAt(v.Start)
 	}
 	as.mergeAt(stop)
-	as.mem.Flush()
+	as.flush()
 	if stop < end {
 		return ErrNoMemory
 	}
@@ -512,7 +528,7 @@ func (as *AddressSpace) Advise(addr, length uintptr, dontNeed bool) error {
 			as.dropPages(v, max(v.Start, start), min(v.End, end))
 		}
 	})
-	as.mem.Flush()
+	as.flush()
 	if !covered {
 		return ErrNoMemory
 	}
@@ -699,7 +715,7 @@ func (as *AddressSpace) move(old, oldLen, to, newLen uintptr, keep bool) {
 	} else if v.Shared != nil {
 		v.Shared.release()
 	}
-	as.mem.Flush()
+	as.flush()
 }
 
 // Perm is the protection with the given accesses allowed.
@@ -767,7 +783,7 @@ func (as *AddressSpace) Fault(va uintptr, access Access) error {
 		return as.unshare(v, page, e)
 	}
 	setLeaf(e, as.leafBits(v, pteAddr(*e)))
-	as.mem.FlushPage(page)
+	as.mem.FlushPage(as.root, page)
 	return nil
 }
 
@@ -802,7 +818,7 @@ func (as *AddressSpace) back(v *VMA, va uintptr) error {
 		}
 		return ErrNoMemory
 	}
-	as.mem.FlushPage(va)
+	as.mem.FlushPage(as.root, va)
 	return nil
 }
 
@@ -816,12 +832,15 @@ func (as *AddressSpace) unshare(v *VMA, va uintptr, e *uint64) error {
 		}
 		copy((*[PageSize]byte)(Ptr(n))[:], (*[PageSize]byte)(Ptr(pa))[:])
 		*e = makePTE(n, *e&0x3ff)
+		setLeaf(e, as.leafBits(v, n))
+		as.mem.FlushPage(as.root, va)
 		if as.refs.drop(pa) {
 			as.mem.FreeFrame(pa)
 		}
+		return nil
 	}
 	setLeaf(e, as.leafBits(v, pteAddr(*e)))
-	as.mem.FlushPage(va)
+	as.mem.FlushPage(as.root, va)
 	return nil
 }
 

@@ -115,22 +115,25 @@ func NewUserFrame() *Frame {
 // FreeUserFrame releases a context from NewUserFrame.
 func FreeUserFrame(f *Frame) { FreeFrame(uintptr(unsafe.Pointer(f))) }
 
-// EnableIRQ gives PLIC interrupt irq a priority and opens this hart's
+// EnableIRQ gives PLIC interrupt irq a priority and opens every hart's
 // M-mode threshold; the source itself is unmasked by IRQ.Wait.
 func EnableIRQ(irq int) {
-	h := thisHart()
 	Write32(plicBase+uintptr(4*irq), 1)
-	Write32(plicBase+plicContext+0x1000*plicContextOf(h), 0)
+	for i := 0; i < nHarts; i++ {
+		Write32(plicBase+plicContext+0x1000*plicContextOf(&harts[i]), 0)
+	}
 }
 
 // SeedRandom mixes seed into the generator behind the runtime's getrandom.
 func SeedRandom(seed []byte) {
 	old := disableInterrupts()
+	lockKernel(thisHart())
 	for i, b := range seed {
 		randState ^= uint64(b) << (8 * (i % 8))
 		randState = randState*6364136223846793005 + 1442695040888963407
 	}
 	randState |= 1
+	unlockKernel()
 	restoreInterrupts(old)
 }
 

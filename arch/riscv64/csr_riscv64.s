@@ -108,9 +108,3 @@ TEXT ·kernelEnd(SB),NOSPLIT,$0-8
 	MOV	$runtime·end(SB), T0
 	MOV	T0, ret+0(FP)
 	RET
-
-// sfenceVMAPage flushes the translations of one virtual page.
-TEXT ·sfenceVMAPage(SB),NOSPLIT,$0-8
-	MOV	va+0(FP), T0
-	WORD	$0x12028073	// sfence.vma t0, zero
-	RET

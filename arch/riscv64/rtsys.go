@@ -115,8 +115,8 @@ func runtimeSyscall(h *hart, t *thread, f *Frame) {
 	case unix.SYS_CLOCK_GETTIME:
 		r = rtClockGettime(int(a[RegA0]), uintptr(a[RegA1]))
 	case unix.SYS_SCHED_GETAFFINITY:
-		// One bit per running hart: that is where GOMAXPROCS comes from.
-		if a[RegA1] < 8 || !storeU64(uintptr(a[RegA2]), 1) {
+		// One bit per hart: that is where GOMAXPROCS comes from.
+		if a[RegA1] < 8 || !storeU64(uintptr(a[RegA2]), 1<<nHarts-1) {
 			r = -errEINVAL
 		} else {
 			r = 8
@@ -198,6 +198,7 @@ func rtClone(f *Frame) int64 {
 	nextTID++
 	c.waitKey, c.deadline = 0, 0
 	c.state = threadRunnable
+	kickIdle(thisHart())
 	return int64(c.tid)
 }
 

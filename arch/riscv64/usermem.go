@@ -4,8 +4,6 @@ package riscv64
 
 import "github.com/jiege-go/jiege/mm"
 
-func sfenceVMAPage(va uintptr)
-
 // UserMemory is the mm.Memory of user address spaces: the kernel's frame
 // allocator, shared with the trap handler, used with interrupts masked.
 var UserMemory mm.Memory = userMemory{}
@@ -31,5 +29,9 @@ func (userMemory) FreeTables(root uintptr) {
 	FreePageTable(root)
 }
 func (userMemory) Map(root, va, pa uintptr, perm uint64) bool { return MapUserPage(root, va, pa, perm) }
-func (userMemory) Flush()                                     { sfenceVMA() }
-func (userMemory) FlushPage(va uintptr)                       { sfenceVMAPage(va) }
+
+// Flush and FlushPage need no local flush: this hart runs on the kernel
+// table now, and loads a user table with a full flush. Harts in U-mode on
+// root's table are interrupted and leave it (userShootdown).
+func (userMemory) Flush(root uintptr)                 { userShootdown(root) }
+func (userMemory) FlushPage(root uintptr, va uintptr) { userShootdown(root) }
