@@ -86,7 +86,7 @@ func startKernelExit(t *testing.T, limit time.Duration, mem, cmdline, initrd str
 		"-device", "virtio-net-device,netdev=n0",
 		"-bios", filepath.Join(repoRoot, "build/tramp.bin"),
 		"-kernel", filepath.Join(repoRoot, "build/kernel.elf"),
-		"-append", cmdline}
+		"-append", cmdline, "-smp", testHarts(t)}
 	if initrd != "" {
 		args = append(args, "-initrd", initrd)
 	}
