@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"fmt"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -11,8 +12,14 @@ import (
 // Linux's OOM killer does, when a page fault of p found no frame (user
 // memory has reached the kernel's reserve). init is never chosen. It
 // returns the process it killed, after giving it a moment to free its
-// memory, or nil.
+// memory, or nil. A victim killed earlier whose threads have not all left
+// yet (on other harts; it may even be reaped already, as the kill ends
+// the process at once) still holds its memory: oomKill waits for it
+// first and returns it.
 func oomKill(p *Process) *Process {
+	if v := waitForVictim(p); v != nil {
+		return v
+	}
 	var victim *Process
 	best := 0
 	for _, q := range Processes() {
@@ -33,14 +40,56 @@ func oomKill(p *Process) *Process {
 	}
 	fmt.Printf("kernel: out of memory: killed pid %d (%s), %d KiB resident\n", victim.PID, victim.Exe, best*4)
 	victim.Signal(unix.SIGKILL, nil)
-	if victim != p {
-		select {
-		case <-victim.exited:
-			time.Sleep(10 * time.Millisecond) // its threads release the memory
-		case <-time.After(time.Second):
-		}
+	if victim == p {
+		oomVictims.Lock()
+		oomVictims.dying = append(oomVictims.dying, victim)
+		oomVictims.Unlock()
+	} else {
+		waitForThreads(victim)
 	}
 	return victim
+}
+
+// oomVictims are processes that killed themselves by faulting with no
+// memory left, until another fault has waited for their memory.
+var oomVictims struct {
+	sync.Mutex
+	dying []*Process
+}
+
+// waitForVictim waits for an earlier victim other than p to let go of its
+// memory and returns it, or returns nil when there is none.
+func waitForVictim(p *Process) *Process {
+	oomVictims.Lock()
+	var v *Process
+	for i, q := range oomVictims.dying {
+		if q != p {
+			v = q
+			oomVictims.dying = append(oomVictims.dying[:i], oomVictims.dying[i+1:]...)
+			break
+		}
+	}
+	oomVictims.Unlock()
+	if v != nil {
+		waitForThreads(v)
+	}
+	return v
+}
+
+// waitForThreads gives a killed process a second at most for its threads
+// to leave, and the last one a moment to release the memory.
+func waitForThreads(v *Process) {
+	for deadline := time.Now().Add(time.Second); v.liveThreads() > 0 && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(10 * time.Millisecond)
+}
+
+// liveThreads counts p's threads that have not left yet.
+func (p *Process) liveThreads() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.threads
 }
 
 // residentPages counts the user pages p has frames for.
