@@ -179,24 +179,24 @@ func eachLeaf(root, start, end uintptr, free *Frames, op int) (count int) {
 	return count
 }
 
-// FreeTables returns every page-table frame below root, and root itself, to
-// frames; leaf frames are returned too when leaves is true. Superpage leaves
-// are never freed (they map memory the tables do not own).
-func FreeTables(root uintptr, leaves bool, frames *Frames) {
-	freeTable(root, levels-1, leaves, frames)
+// FreeTables gives every page-table frame below root, and root itself, to
+// free; leaf frames too when leaves is true. Superpage leaves are never
+// freed (they map memory the tables do not own).
+func FreeTables(root uintptr, leaves bool, free func(pa uintptr)) {
+	freeTable(root, levels-1, leaves, free)
 }
 
-func freeTable(table uintptr, level int, leaves bool, frames *Frames) {
+func freeTable(table uintptr, level int, leaves bool, free func(pa uintptr)) {
 	for i := uintptr(0); i < 512; i++ {
 		e := *entry(table, i)
 		if e&PTEValid == 0 {
 			continue
 		}
 		if e&pteLeafMask == 0 {
-			freeTable(pteAddr(e), level-1, leaves, frames)
+			freeTable(pteAddr(e), level-1, leaves, free)
 		} else if level == 0 && leaves {
-			frames.Free(pteAddr(e))
+			free(pteAddr(e))
 		}
 	}
-	frames.Free(table)
+	free(table)
 }

@@ -12,7 +12,10 @@ import (
 )
 
 // What the rest of the kernel uses. These run as ordinary Go code in kernel
-// threads; they mask interrupts where they share state with the trap handler.
+// threads; they mask interrupts where they share state with the trap handler,
+// and call only nosplit functions while masked: a function the runtime may
+// preempt at its prologue could switch goroutines with interrupts off, and
+// a thread that runs on with them off answers no TLB shootdown.
 
 // BootInfo describes how the machine was started.
 type BootInfo struct {
@@ -95,11 +98,12 @@ func MapUserPage(root, va, pa uintptr, perm uint64) bool {
 	return ok
 }
 
-// FreePageTable frees a user page table and the frames it maps.
+// FreePageTable frees a user page table and the frames it maps. The walk
+// runs with interrupts on (it is ordinary Go code, which the runtime may
+// preempt: a goroutine switched in with interrupts off would keep them
+// off); each frame is freed with them off.
 func FreePageTable(root uintptr) {
-	old := disableInterrupts()
-	mm.FreeTables(root, true, &frames)
-	restoreInterrupts(old)
+	mm.FreeTables(root, true, FreeFrame)
 }
 
 // NewUserFrame returns a zeroed user context on a frame of its own (the trap

@@ -6,7 +6,8 @@
 //   out: the boot hart jumps to the Go runtime's own entry point,
 //        _rt0_riscv64_linux, with X2 at a Linux initial process stack
 //        (argc, argv, envp, auxv) and data accesses translated through the
-//        kernel page table (mstatus.MPRV=1, MPP=U, see mem.go).
+//        kernel page table (mstatus.MPRV=1, MPP=U, see mem.go) and
+//        interrupts enabled (mstatus.MIE=1).
 //        Every other hart waits until the boot hart sets smpRelease, sets
 //        up its own CSRs (mtvec, mscratch = &harts[id], FS, counters,
 //        satp = kernel table), calls secondaryInit on its trap stack with g
@@ -97,6 +98,11 @@ TEXT ·Entry(SB),NOSPLIT|NOFRAME,$0
 	MOV	T0, 120(X2)
 	MOV	ZERO, A0
 	MOV	ZERO, A1
+	// Interrupts on, as for every kernel thread: each thread's mstatus.MIE
+	// comes from the one it was cloned from, and a thread that ran with
+	// them off would take no timer tick and answer no TLB shootdown.
+	MOV	$8, T0
+	WORD	$0x3002a073		// csrs mstatus, t0 (MIE)
 	JMP	_rt0_riscv64_linux(SB)
 
 secondary:

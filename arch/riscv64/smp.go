@@ -3,6 +3,7 @@
 package riscv64
 
 import (
+	"math/bits"
 	"sync/atomic"
 	"unsafe"
 
@@ -22,21 +23,50 @@ import (
 
 const clintMsip = 0x0 // + 4 * hart: software interrupt pending
 
-// kernelLock guards the trap handler's shared state.
-var kernelLock uint32
+// lockSpins is how often a hart tries for the kernel lock before it
+// sleeps in wfi until the holder lets go. Under QEMU the harts are host
+// threads: a hart that spins keeps the host processor from the hart it
+// waits for.
+const lockSpins = 64
 
-// lockKernel spins for the kernel lock with interrupts off. While it
-// waits it answers TLB flush requests: the holder may be waiting for them.
+var (
+	kernelLock     uint32 // guards the trap handler's shared state
+	lockWaiters    uint32 // harts asleep waiting for kernelLock, one bit each
+	shootdownOwner int    // the hart waiting in kernelShootdown (kernel lock held)
+)
+
+// lockKernel takes the kernel lock with interrupts off: it spins a while,
+// then sleeps in wfi until unlockKernel sends it a software interrupt.
+// While it waits it answers TLB flush requests: the holder may be waiting
+// for them. Its timer is set a quantum ahead, so that no lost wake-up
+// keeps it asleep (resume sets the timer again).
 //
 //go:nosplit
 func lockKernel(h *hart) {
-	for !atomic.CompareAndSwapUint32(&kernelLock, 0, 1) {
+	for spins := 0; !atomic.CompareAndSwapUint32(&kernelLock, 0, 1); spins++ {
 		ackFlush(h)
+		if spins < lockSpins {
+			continue
+		}
+		atomic.OrUint32(&lockWaiters, 1<<h.id)
+		clearSoft(h)
+		setTimer(h, readTime()+quantumTicks)
+		if atomic.LoadUint32(&kernelLock) != 0 && atomic.LoadUint32(&h.flushReq) == 0 {
+			wfi()
+		}
+		atomic.AndUint32(&lockWaiters, ^uint32(1<<h.id))
 	}
 }
 
+// unlockKernel releases the kernel lock and wakes one hart asleep for it.
+//
 //go:nosplit
-func unlockKernel() { atomic.StoreUint32(&kernelLock, 0) }
+func unlockKernel() {
+	atomic.StoreUint32(&kernelLock, 0)
+	if w := atomic.LoadUint32(&lockWaiters); w != 0 {
+		sendSoft(bits.TrailingZeros32(w))
+	}
+}
 
 //go:nosplit
 func sendSoft(id int) { Write32(clintBase+clintMsip+4*uintptr(id), 1) }
@@ -61,13 +91,15 @@ func kickIdle(h *hart) {
 	}
 }
 
-// ackFlush flushes this hart's TLB if another hart asked for it.
+// ackFlush flushes this hart's TLB if another hart asked for it, and
+// wakes the asking hart.
 //
 //go:nosplit
 func ackFlush(h *hart) {
 	if atomic.LoadUint32(&h.flushReq) != 0 {
 		sfenceVMA()
 		atomic.StoreUint32(&h.flushReq, 0)
+		sendSoft(shootdownOwner)
 	}
 }
 
@@ -77,19 +109,27 @@ func ackFlush(h *hart) {
 // kernel lock is released. The kernel lock is held, so the other harts are
 // running a thread (the software interrupt brings them to trap, which
 // flushes before it takes the lock), spinning for the lock (which
-// flushes), or idle: an idle hart flushes when it leaves wfi.
+// flushes), idle (it flushes when it leaves wfi), or on a user table: it
+// loaded that with a full flush and flushes again when it loads the kernel
+// table. h sleeps in wfi while it waits; each flush wakes it.
 //
 //go:nosplit
 func kernelShootdown(h *hart) {
 	sfenceVMA()
+	shootdownOwner = h.id
 	for i := 0; i < nHarts; i++ {
-		if o := &harts[i]; i != h.id && !o.idle {
+		if o := &harts[i]; i != h.id && !o.idle && atomic.LoadUint64(&o.satp) == kernelSatp {
 			atomic.StoreUint32(&o.flushReq, 1)
 			sendSoft(i)
 		}
 	}
 	for i := 0; i < nHarts; i++ {
 		for atomic.LoadUint32(&harts[i].flushReq) != 0 {
+			clearSoft(h)
+			setTimer(h, readTime()+quantumTicks)
+			if atomic.LoadUint32(&harts[i].flushReq) != 0 {
+				wfi()
+			}
 		}
 	}
 }
