@@ -39,12 +39,15 @@ func oomKill(p *Process) *Process {
 		return nil
 	}
 	fmt.Printf("kernel: out of memory: killed pid %d (%s), %d KiB resident\n", victim.PID, victim.Exe, best*4)
-	victim.Signal(unix.SIGKILL, nil)
 	if victim == p {
+		// Listed before the kill: the kill ends the process at once, and
+		// its parent, woken on another hart, may fault before p leaves.
 		oomVictims.Lock()
 		oomVictims.dying = append(oomVictims.dying, victim)
 		oomVictims.Unlock()
-	} else {
+	}
+	victim.Signal(unix.SIGKILL, nil)
+	if victim != p {
 		waitForThreads(victim)
 	}
 	return victim
