@@ -17,7 +17,7 @@ TRAMP     := $(BUILD)/tramp.bin
 ENTRY     := github.com/jiege-go/jiege/arch/riscv64.Entry
 KERNEL_LDFLAGS := -T 0x80010000 -R 0x1000 -E $(ENTRY)
 
-.PHONY: all kernel qemu qemu-kernel qemu-gdb test vet jiege rootfs clean
+.PHONY: all kernel qemu qemu-kernel qemu-gdb test vet jiege rootfs clean deps-qemu deps-test
 
 all: kernel jiege
 
@@ -39,11 +39,18 @@ $(TRAMP): $(KERNEL)
 QEMU_DEVICES := -global virtio-mmio.force-legacy=false -device virtio-rng-device \
 	-netdev user,id=n0,hostfwd=tcp:127.0.0.1:$(PORT)-:80 -device virtio-net-device,netdev=n0
 
+# The Debian packages each goal needs, installed when missing (as root, or
+# through sudo; the script says what it installs). .ci/run uses it too.
+deps-qemu:
+	@GO=$(GO) sh tools/deps.sh qemu
+deps-test:
+	@GO=$(GO) sh tools/deps.sh test
+
 # Debian's nginx and its libraries (fetched with apt; /init is nginx).
-$(ROOTFS): jiege
+$(ROOTFS): jiege deps-qemu
 	$(BUILD)/jiege rootfs --quiet --out $@
 
-qemu: kernel $(ROOTFS)
+qemu: deps-qemu kernel $(ROOTFS)
 	@echo "nginx will answer on http://127.0.0.1:$(PORT)/ (Ctrl-A X quits QEMU)"
 	$(QEMU) -machine virt -m $(MEM) -smp $(SMP) -nographic $(QEMU_DEVICES) \
 		-bios $(TRAMP) -kernel $(KERNEL) -initrd $(ROOTFS) -append '$(APPEND)'
@@ -88,6 +95,23 @@ rootfs: jiege
 test-e2e: jiege
 	$(GO) test -count=1 -timeout 40m -run Jiege -v ./tests/
 
+# jiege's repeatability: selfcheck three times (same verdicts?) and the
+# fingerprint's random requests on Debian's Linux against the oracle with
+# 20 seeds (any difference?); report in build/repeatability/. About 40
+# minutes on 2 cores.
+.PHONY: repeatability
+repeatability: jiege kernel
+	$(BUILD)/jiege repeatability --selfchecks 3 --probe-runs 20 --out $(BUILD)/repeatability
+
+# Debian's everyday programs on the kernel, each compared with the same
+# binaries under qemu-riscv64 (tests/debian_test.go), with the shells, Go
+# programs and nginx that make test runs too; they check README's table of
+# programs against their results, and UPDATE=1 rewrites it.
+PROGRAM_TESTS := TestShells|TestCoreutils|TestScripting|TestPython|TestRedis|TestCurl|TestGoProgram|TestGoHTTPServer|TestNginx|TestREADMEProgramTable
+.PHONY: test-programs
+test-programs: kernel jiege
+	JIEGE_PROGRAMS=1 $(GO) test -count=1 -timeout 90m -run '^($(PROGRAM_TESTS))' -v ./tests/ $(if $(UPDATE),-args -update-programs)
+
 # A long pass of the system call fuzzer: SEEDS=first-last, N calls each.
 SEEDS ?= 1-20
 N     ?= 50000
@@ -106,7 +130,7 @@ vet:
 	$(GO) vet ./...
 	GOOS=linux GOARCH=riscv64 $(GO) vet ./...
 
-test: vet kernel
+test: deps-test vet kernel
 	$(GO) test -timeout 80m ./...
 
 clean:

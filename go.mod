@@ -3,6 +3,7 @@ module github.com/jiege-go/jiege
 go 1.26.3
 
 require (
+	github.com/google/pprof v0.0.0-20261105003125-4bf881d7fb0b
 	github.com/spf13/pflag v1.1.0
 	github.com/u-root/u-root v0.16.0
 	golang.org/x/sys v0.50.0

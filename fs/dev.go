@@ -116,12 +116,23 @@ var devNodes = []struct {
 // PopulateDev gives the tree a /dev with the standard device nodes and
 // the /proc/self/fd links' usual names (/dev/stdin, stdout, stderr, fd),
 // keeping whatever the initramfs put there.
+//
+// That /dev is the one devtmpfs: mounting devtmpfs anywhere (and at /dev
+// at boot) mounts it, as Linux's devtmpfs mounts all show one tree.
 func (t *Tree) PopulateDev() error {
 	if _, err := t.Lookup(nil, "/dev", true); err != nil {
 		if err := t.Mkdir(nil, "/dev", 0o755); err != nil {
 			return err
 		}
 	}
+	dev, err := t.Lookup(nil, "/dev", true)
+	if err != nil {
+		return err
+	}
+	t.mu.Lock()
+	setDev(dev, DevDevtmpfs)
+	t.mu.Unlock()
+	RegisterFilesystem("devtmpfs", func(*Cred, string) (*Node, string, error) { return dev, "mode=755", nil })
 	for _, d := range devNodes {
 		p := "/dev/" + d.name
 		if n, err := t.Lookup(nil, p, false); err == nil && n.IsDevice() {
@@ -133,4 +144,16 @@ func (t *Tree) PopulateDev() error {
 		}
 	}
 	return nil
+}
+
+// setDev gives n and what it holds the device number dev, where they have
+// none of their own. The tree's lock is held.
+func setDev(n *Node, dev uint64) {
+	if n.Dev != 0 {
+		return
+	}
+	n.Dev = dev
+	for _, c := range n.Children {
+		setDev(c, dev)
+	}
 }

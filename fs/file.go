@@ -3,6 +3,7 @@ package fs
 import (
 	"io"
 	"io/fs"
+	"math"
 	"sync"
 	"time"
 
@@ -60,7 +61,7 @@ func StatNode(n *Node) Stat {
 	switch {
 	case n.IsDir():
 		st.Mode = unix.S_IFDIR | mode
-		st.Nlink = 2
+		st.Nlink = uint32(2 + max(n.subdirs, 0))
 		st.Size = 4096
 	case n.Mode&fs.ModeSymlink != 0:
 		st.Mode = unix.S_IFLNK | mode
@@ -144,7 +145,14 @@ func (f *NodeFile) ReadAt(p []byte, off int64) (int, error) {
 		return 0, unix.EISDIR
 	}
 	f.node.mu.RLock()
-	defer f.node.mu.RUnlock()
+	if f.node.mapped != nil { // stores through shared mappings come first
+		f.node.mu.RUnlock()
+		f.node.mu.Lock()
+		defer f.node.mu.Unlock()
+		f.node.Source().Sync()
+	} else {
+		defer f.node.mu.RUnlock()
+	}
 	if off >= int64(len(f.node.Data)) {
 		return 0, nil
 	}
@@ -178,6 +186,7 @@ func (f *NodeFile) WriteAt(p []byte, off int64) (int, error) {
 	}
 	f.node.mu.Lock()
 	defer f.node.mu.Unlock()
+	f.node.Source().Sync()
 	if end := off + int64(len(p)); end > int64(len(f.node.Data)) || f.node.charged == 0 {
 		// Data the initramfs image holds is copied before its first write.
 		if err := f.node.resize(max(end, int64(len(f.node.Data)))); err != nil {
@@ -185,6 +194,9 @@ func (f *NodeFile) WriteAt(p []byte, off int64) (int, error) {
 		}
 	}
 	copy(f.node.Data[off:], p)
+	if f.node.mapped != nil {
+		f.node.mapped.Push(f.node.Data, off, off+int64(len(p)))
+	}
 	f.node.MTime = time.Now()
 	f.node.CTime = f.node.MTime
 	return len(p), nil
@@ -199,7 +211,14 @@ func (f *NodeFile) Truncate(size int64) error {
 	defer f.node.mu.Unlock()
 	f.node.MTime = time.Now()
 	f.node.CTime = f.node.MTime
-	return f.node.resize(size)
+	f.node.Source().Sync()
+	if err := f.node.resize(size); err != nil {
+		return err
+	}
+	if f.node.mapped != nil { // pages past the new end read as zeros
+		f.node.mapped.Push(f.node.Data, 0, math.MaxInt64)
+	}
+	return nil
 }
 
 func (f *NodeFile) Stat() Stat { return StatNode(f.node) }

@@ -132,7 +132,7 @@ func link(t *Tree, name string, n *Node) error {
 		}
 	}
 	parent, _ := t.Lookup(nil, path.Dir(name), true)
-	parent.Children[path.Base(name)] = n
+	parent.putChild(path.Base(name), n)
 	n.Links++
 	return nil
 }

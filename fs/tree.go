@@ -36,10 +36,14 @@ type Node struct {
 	Bound               any    // the Unix socket bound to a socket node
 	Dev                 uint64 // st_dev when not the tree's own (procfs, sysfs)
 	Children            map[string]*Node
+	subdirs             int // directories among Children (st_nlink), under the tree's lock
 	// Synthetic nodes (procfs, sysfs) compute their contents: a file's data
 	// when it is opened, a directory's children when it is walked.
 	Generate func() []byte
 	ListDir  func() map[string]*Node
+	// mapped is the memory of the node's shared mappings (mapped.go),
+	// guarded by mu.
+	mapped FileMapping
 
 	mu sync.RWMutex
 }
@@ -63,8 +67,9 @@ func NewProcSymlink(target string) *Node {
 // Devices of the synthetic file systems, for st_dev (as Linux numbers
 // its anonymous ones).
 const (
-	DevProc  = 3
-	DevSysfs = 4
+	DevProc     = 3
+	DevSysfs    = 4
+	DevDevtmpfs = 6
 )
 
 // NewGenerated returns a read-only file whose data gen computes at each open.
@@ -82,11 +87,36 @@ func NewDir(perm fs.FileMode) *Node {
 // IsDir reports whether n is a directory.
 func (n *Node) IsDir() bool { return n.Mode.IsDir() }
 
+// putChild names n in the directory dir, replacing any entry of that name,
+// and counts subdirectories: a directory's st_nlink is 2 plus their number,
+// as on Linux. The caller holds the tree's lock.
+func (dir *Node) putChild(name string, n *Node) {
+	if old, ok := dir.Children[name]; ok && old.IsDir() {
+		dir.subdirs--
+	}
+	dir.Children[name] = n
+	if n.IsDir() {
+		dir.subdirs++
+	}
+}
+
+// dropChild removes the entry name from the directory dir.
+func (dir *Node) dropChild(name string) {
+	if old, ok := dir.Children[name]; ok && old.IsDir() {
+		dir.subdirs--
+	}
+	delete(dir.Children, name)
+}
+
 // Tree is a file system tree with a root directory. It starts as the
 // initramfs and takes writes in memory, as Linux's rootfs (a tmpfs) does.
 type Tree struct {
 	Root *Node
 	mu   sync.Mutex
+
+	mounts      []*Mount // in the order they were made (mount.go)
+	nextMount   int
+	procTargets []string
 }
 
 const maxSymlinks = 40
@@ -192,8 +222,11 @@ func (t *Tree) create(c *Cred, p string, n *Node) error {
 	}
 	if n.Links == 0 {
 		ownNew(n, parent, c)
+		if n.Dev == 0 {
+			n.Dev = parent.Dev // the mount it is created in
+		}
 	}
-	parent.Children[name] = n
+	parent.putChild(name, n)
 	n.Links++
 	parent.MTime, parent.CTime = time.Now(), time.Now()
 	return nil
@@ -229,6 +262,9 @@ func (t *Tree) Link(c *Cred, oldp, newp string, follow bool) error {
 	}
 	if _, ok := parent.Children[name]; ok {
 		return ErrExist
+	}
+	if n.Dev != parent.Dev {
+		return unix.EXDEV
 	}
 	if err := mayLink(n, c); err != nil {
 		return err
@@ -331,10 +367,13 @@ func (t *Tree) Remove(c *Cred, p string, dir bool) error {
 	if err := mayDelete(parent, n, c); err != nil {
 		return err
 	}
+	if t.isMountRoot(n) {
+		return unix.EBUSY
+	}
 	if dir && len(n.Children) > 0 {
 		return unix.ENOTEMPTY
 	}
-	delete(parent.Children, name)
+	parent.dropChild(name)
 	if n.Links--; n.Links == 0 {
 		n.uncharge()
 	}
@@ -373,6 +412,12 @@ func (t *Tree) Rename(c *Cred, oldp, newp string) error {
 	if old == n {
 		return nil // the same file: nothing to do, nothing to check
 	}
+	if oldParent.Dev != newParent.Dev {
+		return unix.EXDEV
+	}
+	if t.isMountRoot(n) || (replacing && t.isMountRoot(old)) || t.hasMountUnder(oldp) {
+		return unix.EBUSY // the mount table names its targets by path
+	}
 	if err := mayDelete(oldParent, n, c); err != nil {
 		return err
 	}
@@ -405,8 +450,8 @@ func (t *Tree) Rename(c *Cred, oldp, newp string) error {
 			old.uncharge()
 		}
 	}
-	delete(oldParent.Children, on)
-	newParent.Children[nn] = n
+	oldParent.dropChild(on)
+	newParent.putChild(nn, n)
 	now := time.Now()
 	n.CTime = now
 	oldParent.MTime, oldParent.CTime, newParent.MTime, newParent.CTime = now, now, now, now

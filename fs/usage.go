@@ -54,9 +54,25 @@ func (n *Node) resize(size int64) error {
 // capacity (rounded up to a page), charging the difference.
 func (n *Node) reallocate(size, capacity int64) error {
 	capacity = (capacity + 4095) &^ 4095
+	mnt := tmpfsOf(n.Dev)
+	var mntLimit int64
+	if mnt != nil {
+		mntLimit = mnt.size.Load()
+	}
+	if mntLimit > 0 {
+		// Room to grow ahead stops at the mount's size.
+		room := mntLimit - mnt.used.Load() + n.charged
+		capacity = max(min(capacity, room), (size+4095)&^4095)
+	}
 	delta := capacity - n.charged
 	if limit := dataLimit.Load(); limit > 0 && delta > 0 && dataUsed.Load()+delta > limit {
 		return unix.ENOSPC
+	}
+	if mntLimit > 0 && delta > 0 && mnt.used.Load()+delta > mntLimit {
+		return unix.ENOSPC
+	}
+	if mnt != nil {
+		mnt.used.Add(delta)
 	}
 	dataUsed.Add(delta)
 	n.charged = capacity
@@ -69,6 +85,9 @@ func (n *Node) reallocate(size, capacity int64) error {
 // uncharge returns n's data to the budget: its last name is gone.
 func (n *Node) uncharge() {
 	n.mu.Lock()
+	if mnt := tmpfsOf(n.Dev); mnt != nil {
+		mnt.used.Add(-n.charged)
+	}
 	dataUsed.Add(-n.charged)
 	n.charged = 0
 	n.mu.Unlock()

@@ -31,7 +31,11 @@ func (t *Task) Block(ready <-chan struct{}, deadline time.Time) error {
 		expired = timer.C
 	}
 	start := time.Now()
-	defer func() { t.blockedNs += int64(time.Since(start)) }()
+	t.sleeping.Store(true)
+	defer func() {
+		t.sleeping.Store(false)
+		t.blockedNs += int64(time.Since(start))
+	}()
 	for {
 		sigMu.Lock()
 		wake := t.wakeChan()

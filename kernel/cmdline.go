@@ -15,10 +15,15 @@ type Cmdline struct {
 	Selftest bool
 	NetEcho  bool     // netecho: a TCP echo service on port 7, to test the network path
 	Stats    int      // stats=SECONDS: print the kernel's resources that often (0: never)
+	Profile  int      // profile=HZ: sample the running pc that often per hart (0: off)
 	Init     string   // init=PATH: the first program, /init by default
 	InitArgs []string // words after "--": its arguments
 	Unknown  []string
 }
+
+// maxProfileHz bounds profile=: a sample costs a trap, and above a few
+// thousand a second the profile measures mostly itself.
+const maxProfileHz = 10000
 
 // ParseCmdline parses bootargs. Unknown words are kept, not fatal, as Linux does.
 func ParseCmdline(s string) (Cmdline, error) {
@@ -53,6 +58,12 @@ func ParseCmdline(s string) (Cmdline, error) {
 				return c, fmt.Errorf("stats=%s: want a number of seconds", val)
 			}
 			c.Stats = n
+		case "profile":
+			n, err := strconv.Atoi(val)
+			if err != nil || n <= 0 || n > maxProfileHz {
+				return c, fmt.Errorf("profile=%s: want samples per second, 1 to %d", val, maxProfileHz)
+			}
+			c.Profile = n
 		case "init":
 			if !strings.HasPrefix(val, "/") {
 				return c, fmt.Errorf("init=%s: not an absolute path", val)

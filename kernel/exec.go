@@ -48,7 +48,7 @@ func (t *Task) Execve(file, name string, argv, envp []string) error {
 		if err := mayExec(n, p.Cred()); err != nil {
 			return err
 		}
-		interp, arg, ok := shebang(n.Data)
+		interp, arg, ok := shebang(n.Contents())
 		if !ok {
 			break
 		}

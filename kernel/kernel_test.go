@@ -56,7 +56,10 @@ func TestParseCmdline(t *testing.T) {
 	if c.Console != "ttyS0" || !c.Trace["syscall"] || !c.Selftest || !c.NetEcho || len(c.Unknown) != 1 || c.Unknown[0] != "quiet" {
 		t.Errorf("%+v", c)
 	}
-	for _, bad := range []string{"trace=", "trace=bogus", "trace=syscall,net"} {
+	if c, err := ParseCmdline("profile=1000"); err != nil || c.Profile != 1000 {
+		t.Errorf("profile=1000: %+v %v", c, err)
+	}
+	for _, bad := range []string{"trace=", "trace=bogus", "trace=syscall,net", "profile", "profile=0", "profile=-5", "profile=100001", "profile=fast"} {
 		if _, err := ParseCmdline(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}

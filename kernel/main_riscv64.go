@@ -118,6 +118,12 @@ func Main(syscalls SyscallLayer) {
 		syscalls.SetTrace(os.Stdout)
 		fmt.Println("tracing: system calls")
 	}
+	if cmd.Profile > 0 {
+		startProfiling(cmd.Profile)
+	} else if n := arch.ReleaseProfiler(); n > 0 {
+		residentImage -= uint64(n)
+		fmt.Printf("memory: %d KiB of the image released: the profiler's tables (profile= is off)\n", n>>10)
+	}
 	// The time CSR starts at 0 when QEMU starts the machine.
 	fmt.Printf("boot: since machine start: entry %d ms, main.main %d ms, now %d ms\n",
 		arch.TicksToNs(b.BootTicks)/1e6, arch.TicksToNs(mainTicks)/1e6, arch.TicksToNs(arch.Ticks())/1e6)
@@ -129,7 +135,9 @@ func Main(syscalls SyscallLayer) {
 		}
 	}
 	if cmd.Selftest {
-		if Selftest(heapLimit) {
+		ok := Selftest(heapLimit)
+		fmt.Printf("clock: the kernel's runtime trapped %d times to read a clock\n", arch.RuntimeClockTraps())
+		if ok {
 			arch.PowerOff(0)
 		}
 		arch.PowerOff(1)
@@ -146,9 +154,16 @@ func Main(syscalls SyscallLayer) {
 		// Half of RAM is tmpfs's default; the files live in the kernel's
 		// heap here, within the quarter of RAM user memory leaves it.
 		fs.SetSizeLimit(int64(frames / 4))
-		MountProc(tree)
+		if err := MountProc(tree); err != nil {
+			fmt.Printf("kernel: %v\n", err)
+			arch.PowerOff(3)
+		}
 		if err := tree.PopulateDev(); err != nil {
 			fmt.Printf("kernel: /dev: %v\n", err)
+			arch.PowerOff(3)
+		}
+		if err := MountTmpfs(tree); err != nil {
+			fmt.Printf("kernel: %v\n", err)
 			arch.PowerOff(3)
 		}
 		fmt.Printf("memory: %s\n", residentLine())
@@ -301,11 +316,27 @@ func runInit(tree *fs.Tree, syscalls SyscallLayer, path string, args []string, t
 	return t.Proc.Status()
 }
 
+// consoleOut writes a terminal's output to the UART in small pieces, each
+// one trap with interrupts masked, and lets other goroutines run between
+// them: a program writing megabytes to the console must not keep the hart
+// (nor the kernel's own log) from everyone else.
+func consoleOut(p []byte) {
+	const piece = 1024
+	for len(p) > 0 {
+		n := min(len(p), piece)
+		os.Stdout.Write(p[:n])
+		p = p[n:]
+		if len(p) > 0 {
+			runtime.Gosched()
+		}
+	}
+}
+
 // startConsole makes the console a terminal: the UART's input, by
 // interrupt, goes through the line discipline; without an interrupt the
 // terminal has output only.
 func startConsole(m *Machine) *fs.TTY {
-	tty := fs.NewTTY(func(p []byte) { os.Stdout.Write(p) }, SignalGroup)
+	tty := fs.NewTTY(consoleOut, SignalGroup)
 	if u := m.DevicesOf("uart"); len(u) > 0 && u[0].IRQ > 0 {
 		if err := uart.Start(uintptr(u[0].Base), int(u[0].IRQ), tty.Input); err != nil {
 			fmt.Printf("kernel: console input: %v\n", err)

@@ -10,12 +10,12 @@ import (
 
 // oomKill ends the process holding the most resident user memory, as
 // Linux's OOM killer does, when a page fault of p found no frame (user
-// memory has reached the kernel's reserve). init is never chosen. It
-// returns the process it killed, after giving it a moment to free its
-// memory, or nil. A victim killed earlier whose threads have not all left
-// yet (on other harts; it may even be reaped already, as the kill ends
-// the process at once) still holds its memory: oomKill waits for it
-// first and returns it.
+// memory has reached the kernel's reserve). init is never chosen. A
+// process that has already ended but whose threads have not yet released
+// its memory (one still leaving a long system call, or running on another
+// hart) is waited for, not killed again; so is a victim that killed itself
+// earlier and may be reaped already. oomKill returns the process it
+// chose, after giving it a moment to free its memory, or nil.
 func oomKill(p *Process) *Process {
 	if v := waitForVictim(p); v != nil {
 		return v
@@ -26,11 +26,6 @@ func oomKill(p *Process) *Process {
 		if q.PID == 1 {
 			continue
 		}
-		select {
-		case <-q.exited:
-			continue
-		default:
-		}
 		if n := residentPages(q); n > best {
 			victim, best = q, n
 		}
@@ -38,15 +33,20 @@ func oomKill(p *Process) *Process {
 	if victim == nil {
 		return nil
 	}
-	fmt.Printf("kernel: out of memory: killed pid %d (%s), %d KiB resident\n", victim.PID, victim.Exe, best*4)
-	if victim == p {
-		// Listed before the kill: the kill ends the process at once, and
-		// its parent, woken on another hart, may fault before p leaves.
-		oomVictims.Lock()
-		oomVictims.dying = append(oomVictims.dying, victim)
-		oomVictims.Unlock()
+	select {
+	case <-victim.exited:
+	default:
+		fmt.Printf("kernel: out of memory: killed pid %d (%s), %d KiB resident\n", victim.PID, victim.Exe, best*4)
+		if victim == p {
+			// Listed before the kill: the kill ends the process at once,
+			// and its parent, woken on another hart, may fault before p
+			// leaves.
+			oomVictims.Lock()
+			oomVictims.dying = append(oomVictims.dying, victim)
+			oomVictims.Unlock()
+		}
+		victim.Signal(unix.SIGKILL, nil)
 	}
-	victim.Signal(unix.SIGKILL, nil)
 	if victim != p {
 		waitForThreads(victim)
 	}
@@ -99,17 +99,5 @@ func (p *Process) liveThreads() int {
 func residentPages(p *Process) int {
 	p.Lock()
 	defer p.Unlock()
-	n := 0
-	for _, v := range p.AS.VMAs() {
-		pages, err := p.AS.Resident(v.Start, v.End-v.Start)
-		if err != nil {
-			continue
-		}
-		for _, r := range pages {
-			if r != 0 {
-				n++
-			}
-		}
-	}
-	return n
+	return p.AS.ResidentPages()
 }

@@ -3,6 +3,7 @@ package kernel
 import (
 	"fmt"
 	"path"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -78,6 +79,7 @@ type Task struct {
 	// CPU time in U-mode and in the kernel (Run), in nanoseconds; blockedNs
 	// is the time spent waiting in Block, which is not CPU time.
 	userNs, sysNs atomic.Int64
+	sleeping      atomic.Bool // waiting in Block: ps shows S
 	blockedNs     int64
 
 	sig taskSignals // signal.go
@@ -110,6 +112,22 @@ func (p *Process) Unlock() { p.vm.mu.Unlock() }
 
 // Exited is closed when the process has exited.
 func (p *Process) Exited() <-chan struct{} { return p.exited }
+
+// Preempt is the preemption point of a long system call, between two of
+// its chunks: other goroutines run first (the kernel's runtime cannot
+// preempt a goroutine by signal, and a copy loop would keep the hart), then
+// it reports whether t's process still lives. Once a fatal signal or
+// another thread's exit_group has ended it, the call stops rather than go
+// on holding the hart and its memory.
+func (t *Task) Preempt() (alive bool) {
+	runtime.Gosched()
+	select {
+	case <-t.Proc.exited:
+		return false
+	default:
+		return true
+	}
+}
 
 // Status is the exit status (valid once Exited is closed): the exit code,
 // or 128 + the signal number for a process killed by a signal.
@@ -232,7 +250,7 @@ func Exec(mem mm.Memory, tree *fs.Tree, cred *fs.Cred, file string, argv, envp [
 		}
 		return nil, execErr(unix.ENOEXEC, "%s: %v", file, err)
 	}
-	exe, err := LoadELF(as, exeNode.Data, pieBias)
+	exe, err := LoadELF(as, exeNode.Contents(), pieBias)
 	if err != nil {
 		return fail(err)
 	}
@@ -246,7 +264,7 @@ func Exec(mem mm.Memory, tree *fs.Tree, cred *fs.Cred, file string, argv, envp [
 		if mayExec(n, cred) != nil {
 			return fail(execErr(unix.EACCES, "%s: interpreter %s: not executable", file, exe.Interp))
 		}
-		if interp, err = LoadELF(as, n.Data, interpBias); err != nil {
+		if interp, err = LoadELF(as, n.Contents(), interpBias); err != nil {
 			return fail(fmt.Errorf("interpreter %s: %w", exe.Interp, err))
 		}
 		if interp.Interp != "" {

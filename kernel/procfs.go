@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/mm"
 )
@@ -44,9 +46,51 @@ func sysDir(children map[string]*fs.Node) *fs.Node {
 	return n
 }
 
-// MountProc puts procfs at /proc and sysfs's CPU list at /sys in tree,
-// replacing what the initramfs had there.
-func MountProc(tree *fs.Tree) {
+// MountProc registers procfs and sysfs as file system types and mounts
+// them at /proc and /sys of tree (made when the initramfs has none).
+func MountProc(tree *fs.Tree) error {
+	fs.RegisterFilesystem("proc", func(*fs.Cred, string) (*fs.Node, string, error) { return procRoot(tree), "", nil })
+	fs.RegisterFilesystem("sysfs", func(*fs.Cred, string) (*fs.Node, string, error) { return sysRoot(), "", nil })
+	for _, m := range []struct{ dir, fstype string }{{"/proc", "proc"}, {"/sys", "sysfs"}} {
+		if _, err := tree.Lookup(nil, m.dir, true); err != nil {
+			if err := tree.Mkdir(nil, m.dir, 0o555); err != nil {
+				return err
+			}
+		}
+		if err := tree.Mount(nil, m.fstype, m.dir, m.fstype, unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+			return fmt.Errorf("mount %s: %v", m.dir, err)
+		}
+	}
+	return nil
+}
+
+// MountTmpfs mounts devtmpfs at /dev (the tree's own, PopulateDev's) and
+// a tmpfs where Debian has one: /dev/shm (made here), /run and /tmp, each
+// only when the initramfs left the directory empty (files it put there
+// stay visible).
+func MountTmpfs(tree *fs.Tree) error {
+	if _, err := tree.Lookup(nil, "/dev/shm", true); err != nil {
+		if err := tree.Mkdir(nil, "/dev/shm", 0o1777); err != nil {
+			return err
+		}
+	}
+	if err := tree.Mount(nil, "devtmpfs", "/dev", "devtmpfs", unix.MS_NOSUID, ""); err != nil {
+		return fmt.Errorf("mount /dev: %v", err)
+	}
+	for _, m := range []struct{ dir, data string }{{"/dev/shm", ""}, {"/run", "mode=755"}, {"/tmp", ""}} {
+		d, err := tree.Lookup(nil, m.dir, true)
+		if err != nil || !d.IsDir() || len(tree.List(d)) > 0 {
+			continue
+		}
+		if err := tree.Mount(nil, "tmpfs", m.dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, m.data); err != nil {
+			return fmt.Errorf("mount %s: %v", m.dir, err)
+		}
+	}
+	return nil
+}
+
+// procRoot is a procfs instance's root directory.
+func procRoot(tree *fs.Tree) *fs.Node {
 	static := map[string]*fs.Node{
 		"cpuinfo": procFile(cpuinfo),
 		"meminfo": procFile(meminfo),
@@ -55,12 +99,20 @@ func MountProc(tree *fs.Tree) {
 		"loadavg": procFile(func() []byte {
 			return []byte(fmt.Sprintf("0.00 0.00 0.00 1/%d %d\n", len(Processes()), lastPID.Load()))
 		}),
-		"mounts": procFile(mounts),
+		"mounts":    procFile(func() []byte { return mounts(tree) }),
+		"mountinfo": procFile(func() []byte { return mountinfo(tree) }),
 		"filesystems": procFile(func() []byte {
 			return []byte("nodev\tsysfs\nnodev\ttmpfs\nnodev\tproc\nnodev\tdevtmpfs\n")
 		}),
+		"net": procDir(func() map[string]*fs.Node {
+			return map[string]*fs.Node{
+				"dev":      procFile(Network.ProcNetDev),
+				"route":    procFile(Network.ProcNetRoute),
+				"if_inet6": procFile(Network.ProcNetIfInet6),
+			}
+		}),
 	}
-	proc := procDir(func() map[string]*fs.Node {
+	return procDir(func() map[string]*fs.Node {
 		m := make(map[string]*fs.Node, len(static)+8)
 		for k, v := range static {
 			m[k] = v
@@ -70,11 +122,14 @@ func MountProc(tree *fs.Tree) {
 		}
 		return m
 	})
-	tree.Root.Children["proc"] = proc
+}
+
+// sysRoot is a sysfs instance's root: the CPU list.
+func sysRoot() *fs.Node {
 	online := procFile(func() []byte { return []byte(cpuRange() + "\n") })
 	online.Dev = fs.DevSysfs
 	cpu := sysDir(map[string]*fs.Node{"online": online, "possible": online, "present": online})
-	tree.Root.Children["sys"] = sysDir(map[string]*fs.Node{"devices": sysDir(map[string]*fs.Node{"system": sysDir(map[string]*fs.Node{"cpu": cpu})})})
+	return sysDir(map[string]*fs.Node{"devices": sysDir(map[string]*fs.Node{"system": sysDir(map[string]*fs.Node{"cpu": cpu})})})
 }
 
 func cpuRange() string {
@@ -91,16 +146,17 @@ func procPID(p *Process) *fs.Node {
 		exe, cwd := p.Exe, p.Cwd
 		p.Unlock()
 		return map[string]*fs.Node{
-			"exe":     procLink(exe),
-			"cwd":     procLink(cwd),
-			"root":    procLink("/"),
-			"cmdline": procFile(func() []byte { return cmdline(p) }),
-			"comm":    procFile(func() []byte { return []byte(comm(p) + "\n") }),
-			"stat":    procFile(func() []byte { return pidStat(p) }),
-			"status":  procFile(func() []byte { return pidStatus(p) }),
-			"maps":    procFile(func() []byte { return maps(p) }),
-			"mounts":  procFile(mounts),
-			"fd":      procDir(func() map[string]*fs.Node { return fdLinks(p) }),
+			"exe":       procLink(exe),
+			"cwd":       procLink(cwd),
+			"root":      procLink("/"),
+			"cmdline":   procFile(func() []byte { return cmdline(p) }),
+			"comm":      procFile(func() []byte { return []byte(comm(p) + "\n") }),
+			"stat":      procFile(func() []byte { return pidStat(p) }),
+			"status":    procFile(func() []byte { return pidStatus(p) }),
+			"maps":      procFile(func() []byte { return maps(p) }),
+			"mounts":    procFile(func() []byte { return mounts(p.Root) }),
+			"mountinfo": procFile(func() []byte { return mountinfo(p.Root) }),
+			"fd":        procDir(func() map[string]*fs.Node { return fdLinks(p) }),
 		}
 	})
 	d.UID, d.GID = p.UID, p.GID
@@ -127,18 +183,28 @@ func comm(p *Process) string {
 	return name[:min(len(name), 15)]
 }
 
-// state is the one-letter state ps shows.
+// state is the one-letter state ps shows: Z once exited, S while every
+// thread waits in Block, R otherwise.
 func state(p *Process) string {
 	select {
 	case <-p.exited:
 		return "Z"
 	default:
+	}
+	ts := tasksOf(p)
+	for _, t := range ts {
+		if !t.sleeping.Load() {
+			return "R"
+		}
+	}
+	if len(ts) == 0 {
 		return "R"
 	}
+	return "S"
 }
 
-// rss is the process's resident memory in pages: its mapped pages.
-func rss(p *Process) uint64 {
+// mapped is the process's virtual memory size in pages: its mappings.
+func mapped(p *Process) uint64 {
 	p.Lock()
 	defer p.Unlock()
 	pages := uint64(0)
@@ -150,14 +216,14 @@ func rss(p *Process) uint64 {
 
 // pidStat is /proc/PID/stat: 52 fields, those the kernel does not track 0.
 func pidStat(p *Process) []byte {
-	ticks := func(d time.Duration) int64 { return int64(d / (time.Second / 100)) }
+	ticks := func(d time.Duration) string { return strconv.FormatInt(int64(d/(time.Second/100)), 10) }
+	self, children := p.Usage(), p.ChildUsage()
 	f := []string{strconv.Itoa(p.PID), "(" + comm(p) + ")", state(p), strconv.Itoa(p.ParentPID()),
-		strconv.Itoa(p.PID), strconv.Itoa(p.PID), "0", "-1", "4194560"}
-	for i := 0; i < 12; i++ { // minflt .. cstime
-		f = append(f, "0")
-	}
-	f = append(f, "20", "0", "1", "0", strconv.FormatInt(ticks(p.start), 10),
-		strconv.FormatUint(rss(p)*mm.PageSize, 10), strconv.FormatUint(rss(p), 10))
+		strconv.Itoa(p.PGID()), strconv.Itoa(p.SID()), "0", "-1", "4194560",
+		"0", "0", "0", "0", // minflt, cminflt, majflt, cmajflt
+		ticks(self.User), ticks(self.System), ticks(children.User), ticks(children.System),
+		"20", "0", strconv.Itoa(max(p.threads, 1)), "0", ticks(p.start),
+		strconv.FormatUint(mapped(p)*mm.PageSize, 10), strconv.Itoa(residentPages(p))}
 	for len(f) < 52 {
 		f = append(f, "0")
 	}
@@ -166,11 +232,12 @@ func pidStat(p *Process) []byte {
 
 func pidStatus(p *Process) []byte {
 	var b bytes.Buffer
-	name := map[string]string{"R": "R (running)", "Z": "Z (zombie)"}[state(p)]
+	name := map[string]string{"R": "R (running)", "S": "S (sleeping)", "Z": "Z (zombie)"}[state(p)]
 	fmt.Fprintf(&b, "Name:\t%s\nUmask:\t%04o\nState:\t%s\nTgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t%d\nTracerPid:\t0\n",
 		comm(p), p.Umask, name, p.PID, p.PID, p.ParentPID())
 	fmt.Fprintf(&b, "Uid:\t%d\t%d\t%d\t%d\nGid:\t%d\t%d\t%d\t%d\n", p.UID, p.EUID, p.SUID, p.EUID, p.GID, p.EGID, p.SGID, p.EGID)
-	fmt.Fprintf(&b, "FDSize:\t%d\nVmRSS:\t%d kB\nThreads:\t%d\n", p.Files.Limit(), rss(p)*mm.PageSize>>10, max(p.threads, 1))
+	fmt.Fprintf(&b, "FDSize:\t%d\nVmSize:\t%d kB\nVmRSS:\t%d kB\nThreads:\t%d\n", p.Files.Limit(),
+		mapped(p)*mm.PageSize>>10, residentPages(p)*mm.PageSize>>10, max(p.threads, 1))
 	return b.Bytes()
 }
 
@@ -248,7 +315,8 @@ func meminfo() []byte {
 	free := (total - inUse) >> 10
 	return []byte(fmt.Sprintf("MemTotal:       %8d kB\nMemFree:        %8d kB\nMemAvailable:   %8d kB\n"+
 		"Buffers:               0 kB\nCached:                0 kB\nSwapCached:            0 kB\n"+
-		"SwapTotal:             0 kB\nSwapFree:              0 kB\nShmem:                 0 kB\n",
+		"SwapTotal:             0 kB\nSwapFree:              0 kB\nShmem:                 0 kB\n"+
+		"KReclaimable:          0 kB\nSlab:                  0 kB\nSReclaimable:          0 kB\nSUnreclaim:            0 kB\n",
 		total>>10, free, free))
 }
 
@@ -269,7 +337,29 @@ func uptime() []byte {
 	return []byte(fmt.Sprintf("%.2f %.2f\n", up, up))
 }
 
-func mounts() []byte {
-	return []byte("tmpfs / tmpfs rw 0 0\nproc /proc proc rw,nosuid,nodev,noexec,relatime 0 0\n" +
-		"sysfs /sys sysfs rw,nosuid,nodev,noexec,relatime 0 0\n")
+// mounts is /proc/mounts: source, target, type and options of each mount.
+func mounts(tree *fs.Tree) []byte {
+	var b bytes.Buffer
+	for _, m := range tree.Mounts() {
+		fmt.Fprintf(&b, "%s %s %s %s 0 0\n", m.Source, m.Target, m.Type, joinOptions(m.MountOptions(), m.Options))
+	}
+	return b.Bytes()
+}
+
+// mountinfo is /proc/PID/mountinfo: ids, the device, the mount's own
+// options, then the file system's.
+func mountinfo(tree *fs.Tree) []byte {
+	var b bytes.Buffer
+	for _, m := range tree.Mounts() {
+		fmt.Fprintf(&b, "%d %d 0:%d %s %s %s - %s %s %s\n", m.ID, m.ParentID, m.Dev, m.RootPath, m.Target, m.MountOptions(),
+			m.Type, m.Source, joinOptions("rw", m.Options))
+	}
+	return b.Bytes()
+}
+
+func joinOptions(a, b string) string {
+	if b == "" {
+		return a
+	}
+	return a + "," + b
 }

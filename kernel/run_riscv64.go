@@ -32,6 +32,7 @@ func (t *Task) Run(dispatch func(*Task)) {
 		default:
 		}
 		userStart := arch.Ticks()
+		t.Regs.Owner = uint64(t.Proc.PID) // exec replaces the registers
 		cause := arch.RunUser(t.Regs)
 		kernelStart, blocked := arch.Ticks(), t.blockedNs
 		t.userNs.Add(arch.TicksToNs(kernelStart - userStart))
@@ -42,15 +43,25 @@ func (t *Task) Run(dispatch func(*Task)) {
 			t.Regs.PC += 4
 			t.syscall(dispatch)
 		case cause == arch.CauseLoadPageFault || cause == arch.CauseStorePageFault || cause == arch.CauseInstrPageFault:
-			access := map[uint64]mm.Access{arch.CauseLoadPageFault: mm.Read, arch.CauseStorePageFault: mm.Write, arch.CauseInstrPageFault: mm.Execute}[cause]
+			access := mm.Read
+			if cause == arch.CauseStorePageFault {
+				access = mm.Write
+			} else if cause == arch.CauseInstrPageFault {
+				access = mm.Execute
+			}
 			fault := func() error {
 				t.Proc.Lock()
 				defer t.Proc.Unlock()
 				return t.Proc.AS.Fault(uintptr(t.Regs.Tval), access)
 			}
 			err := fault()
-			for errors.Is(err, mm.ErrNoMemory) {
-				if v := oomKill(t.Proc); v == nil || v == t.Proc {
+			// Each round frees some memory or gives up: a few rounds at most.
+			for round := 0; errors.Is(err, mm.ErrNoMemory) && round < 8; round++ {
+				v := oomKill(t.Proc)
+				if v == nil {
+					fmt.Printf("kernel: out of memory: no process to kill for pid %d (%s)\n", t.Proc.PID, t.Proc.Exe)
+				}
+				if v == nil || v == t.Proc {
 					break
 				}
 				err = fault()

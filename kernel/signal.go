@@ -795,7 +795,7 @@ func (t *Task) SetAltStack(sp, size uint64, flags int32) error {
 // signal state: a copy of the mask; a new process also copies the
 // dispositions, its process group and session; a thread gets no
 // alternate stack, as on Linux.
-func inheritSignals(parent, child *Task, thread bool) {
+func inheritSignals(parent, child *Task, thread, clearHandlers bool) {
 	sigMu.Lock()
 	defer sigMu.Unlock()
 	child.sig.mask = parent.sig.mask
@@ -806,6 +806,9 @@ func inheritSignals(parent, child *Task, thread bool) {
 	c, p := child.Proc, parent.Proc
 	c.sig.actions = p.sig.actions
 	c.sig.pgid, c.sig.sid = p.sig.pgid, p.sig.sid
+	if clearHandlers {
+		resetHandlers(c)
+	}
 }
 
 // ResetSignalsForExec applies what execve does to signals: handlers go
@@ -814,10 +817,17 @@ func inheritSignals(parent, child *Task, thread bool) {
 func (t *Task) ResetSignalsForExec() {
 	sigMu.Lock()
 	defer sigMu.Unlock()
-	for i, a := range t.Proc.sig.actions {
+	resetHandlers(t.Proc)
+	t.sig.altSP, t.sig.altSize = 0, 0
+}
+
+// resetHandlers puts p's handlers back to SIG_DFL, leaving ignored signals
+// ignored (execve; clone3 with CLONE_CLEAR_SIGHAND, which glibc's
+// posix_spawn and so system() and popen() use). sigMu is held.
+func resetHandlers(p *Process) {
+	for i, a := range p.sig.actions {
 		if a.Handler != SigIgnore {
-			t.Proc.sig.actions[i] = SigAction{}
+			p.sig.actions[i] = SigAction{}
 		}
 	}
-	t.sig.altSP, t.sig.altSize = 0, 0
 }

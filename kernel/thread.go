@@ -38,7 +38,8 @@ func newRefs() *atomic.Int32 {
 const cloneSupported = unix.CLONE_VM | unix.CLONE_FS | unix.CLONE_FILES | unix.CLONE_SIGHAND |
 	unix.CLONE_PTRACE | unix.CLONE_VFORK | unix.CLONE_THREAD | unix.CLONE_SYSVSEM |
 	unix.CLONE_SETTLS | unix.CLONE_PARENT_SETTID | unix.CLONE_CHILD_CLEARTID |
-	unix.CLONE_DETACHED | unix.CLONE_UNTRACED | unix.CLONE_CHILD_SETTID | unix.CLONE_IO
+	unix.CLONE_DETACHED | unix.CLONE_UNTRACED | unix.CLONE_CHILD_SETTID | unix.CLONE_IO |
+	unix.CLONE_CLEAR_SIGHAND
 
 // CloneArgs are clone(2)'s and clone3(2)'s arguments.
 type CloneArgs struct {
@@ -60,6 +61,7 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 	case f&^cloneSupported != 0, a.ExitSignal < 0 || a.ExitSignal > 64,
 		f&unix.CLONE_THREAD != 0 && f&unix.CLONE_SIGHAND == 0,
 		f&unix.CLONE_SIGHAND != 0 && f&unix.CLONE_VM == 0,
+		f&unix.CLONE_SIGHAND != 0 && f&unix.CLONE_CLEAR_SIGHAND != 0,
 		f&unix.CLONE_THREAD != 0 && f&unix.CLONE_VFORK != 0: // a vfork thread: not modelled
 		return nil, unix.EINVAL
 	}
@@ -129,7 +131,7 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 	if f&unix.CLONE_PARENT_SETTID != 0 {
 		t.putUser32(a.ParentTID, uint32(tid))
 	}
-	inheritSignals(t, child, f&unix.CLONE_THREAD != 0)
+	inheritSignals(t, child, f&unix.CLONE_THREAD != 0, f&unix.CLONE_CLEAR_SIGHAND != 0)
 	addTask(child)
 	StartTask(child)
 	if f&unix.CLONE_VFORK != 0 {

@@ -56,6 +56,10 @@ var vdso = buildVDSO()
 // recognise as a signal frame.
 var SigreturnAddr = VDSOAddr + vdso.symbols["__vdso_rt_sigreturn"]
 
+// VDSOImage returns the vDSO's image; the kernel's own runtime gets a
+// copy too (cmd/kimage writes it into arch/riscv64.kernelVDSO).
+func VDSOImage() []byte { return bytes.Clone(vdso.image) }
+
 type vdsoImage struct {
 	image   []byte
 	symbols map[string]uintptr // offsets of the functions in image

@@ -56,8 +56,10 @@ type VMA struct {
 	// Shared is the memory of an anonymous MAP_SHARED mapping; nil for
 	// private memory, whose frames fork shares copy-on-write.
 	Shared *SharedMemory
-	// File is what a private file mapping's pages are first filled from.
-	File []byte
+	// File is what a private file mapping's pages are first filled from,
+	// or Source, the file itself, when it is there.
+	File   []byte
+	Source FileSource
 	// Offset is where Start lies in Shared or File, in bytes.
 	Offset uintptr
 }
@@ -72,6 +74,7 @@ func (v *VMA) slice(start, end uintptr) VMA {
 // mergeable reports whether b continues a seamlessly.
 func mergeable(a, b *VMA) bool {
 	return a.End == b.Start && a.Perm == b.Perm && a.Shared == b.Shared && a.File == nil && b.File == nil &&
+		a.Source == nil && b.Source == nil &&
 		(a.Shared == nil || b.Offset == a.Offset+(a.End-a.Start))
 }
 
@@ -342,8 +345,12 @@ type Mapping struct {
 	// Kernel is memory from NewKernelMemory, mapped read-only (Perm
 	// must not allow writes).
 	Kernel *SharedMemory
-	File   []byte
-	Offset uintptr // of the mapping in File
+	// FileShared is a file's shared memory (NewFileMemory), held for
+	// this mapping (HoldLocked); the mapping takes that reference.
+	FileShared *SharedMemory
+	File       []byte
+	Source     FileSource // a private mapping's file, read when a page is first touched
+	Offset     uintptr    // of the mapping in the file
 }
 
 // Map maps anonymous private memory; see Mmap.
@@ -395,7 +402,7 @@ func (as *AddressSpace) Mmap(addr, length uintptr, m Mapping) (uintptr, error) {
 		}
 		addr = start
 	}
-	v := VMA{Start: addr, End: addr + size, Perm: m.Perm, File: m.File, Offset: m.Offset}
+	v := VMA{Start: addr, End: addr + size, Perm: m.Perm, File: m.File, Source: m.Source, Offset: m.Offset, Shared: m.FileShared}
 	if m.Shared {
 		v.Shared = newSharedMemory(as.mem)
 	}
@@ -583,6 +590,27 @@ func (as *AddressSpace) Resident(addr, length uintptr) ([]byte, error) {
 	return vec, nil
 }
 
+// ResidentPages counts the pages of the address space that have a frame
+// (what the OOM killer weighs), without allocating.
+func (as *AddressSpace) ResidentPages() int {
+	n := 0
+	as.vmas.each(func(v *VMA) bool {
+		if v.Shared != nil {
+			v.Shared.mu.Lock()
+			for i := range v.Shared.pages {
+				if va := v.Start + i*PageSize - v.Offset; i*PageSize >= v.Offset && va < v.End {
+					n++
+				}
+			}
+			v.Shared.mu.Unlock()
+			return true
+		}
+		as.eachPage(v.Start, v.End, func(uintptr, *uint64) { n++ })
+		return true
+	})
+	return n
+}
+
 // Flags of Remap, as mremap(2) takes them.
 const (
 	RemapMayMove   = 1
@@ -677,7 +705,7 @@ func (as *AddressSpace) remapTo(old, oldLen, newLen uintptr, flags int, newAddr 
 	if v == nil || oldLen > v.End-old {
 		return 0, ErrFault
 	}
-	if flags&RemapDontUnmap != 0 && (v.Shared != nil || v.File != nil) {
+	if flags&RemapDontUnmap != 0 && (v.Shared != nil || v.File != nil || v.Source != nil) {
 		return 0, ErrInvalid
 	}
 	if flags&RemapFixed == 0 {
@@ -708,13 +736,11 @@ func (as *AddressSpace) move(old, oldLen, to, newLen uintptr, keep bool) {
 	as.vmas.insert(moved)
 	as.mergeAt(moved.Start)
 	as.mergeAt(moved.End)
-	if keep {
+	if keep { // private memory only (remapTo): no reference to take
 		as.vmas.insert(v)
 		as.mergeAt(v.Start)
 		as.mergeAt(v.End)
-	} else if v.Shared != nil {
-		v.Shared.release()
-	}
+	} // else the moved VMA took over v's reference to its shared memory
 	as.flush()
 }
 
@@ -808,7 +834,12 @@ func (as *AddressSpace) back(v *VMA, va uintptr) error {
 		if pa = as.mem.AllocFrame(); pa == 0 {
 			return ErrNoMemory
 		}
-		if off := v.Offset + (va - v.Start); v.File != nil && off < uintptr(len(v.File)) {
+		if off := v.Offset + (va - v.Start); v.Source != nil {
+			v.Source.Lock()
+			v.Source.Sync()
+			v.Source.ReadPage(off/PageSize, (*[PageSize]byte)(Ptr(pa))[:])
+			v.Source.Unlock()
+		} else if v.File != nil && off < uintptr(len(v.File)) {
 			copy((*[PageSize]byte)(Ptr(pa))[:], v.File[off:])
 		}
 	}
@@ -844,27 +875,36 @@ func (as *AddressSpace) unshare(v *VMA, va uintptr, e *uint64) error {
 	return nil
 }
 
-// frameFor returns the physical address behind va, backing the page if the
-// VMA allows access (or, with force, whatever its protection) and giving a
-// copy-on-write page its own frame before a write.
-func (as *AddressSpace) frameFor(va uintptr, access Access, force bool) (uintptr, error) {
+// zeroPage is what the kernel reads from a private anonymous page never
+// touched: reading user memory does not give it a frame (a write(2) from a
+// large untouched mapping must not fill RAM), as Linux's zero page.
+var zeroPage [PageSize]byte
+
+// pageFor returns the page behind va, backing it if the VMA allows access
+// (or, with force, whatever its protection) and giving a copy-on-write page
+// its own frame before a write. A read of an absent private anonymous page
+// is the zero page.
+func (as *AddressSpace) pageFor(va uintptr, access Access, force bool) (*[PageSize]byte, error) {
 	v := as.vmas.find(va)
 	if v == nil || (!force && !allows(v.Perm, access)) {
-		return 0, ErrFault
+		return nil, ErrFault
 	}
 	page := pageDown(va)
 	e := as.pte(page)
 	if e == nil {
+		if access == Read && v.Shared == nil && v.File == nil && v.Source == nil {
+			return &zeroPage, nil
+		}
 		if err := as.back(v, page); err != nil {
-			return 0, err
+			return nil, err
 		}
 		e = as.pte(page)
 	} else if access == Write && v.Shared == nil && as.refs.shared(pteAddr(*e)) {
 		if err := as.unshare(v, page, e); err != nil {
-			return 0, err
+			return nil, err
 		}
 	}
-	return pteAddr(*e) + va%PageSize, nil
+	return (*[PageSize]byte)(Ptr(pteAddr(*e))), nil
 }
 
 // CopyIn reads user memory at va into buf.
@@ -885,12 +925,11 @@ func (as *AddressSpace) Populate(va uintptr, data []byte) error {
 
 func (as *AddressSpace) copy(va uintptr, buf []byte, access Access, force bool) error {
 	for len(buf) > 0 {
-		pa, err := as.frameFor(va, access, force)
+		page, err := as.pageFor(va, access, force)
 		if err != nil {
 			return err
 		}
 		n := min(uintptr(len(buf)), PageSize-va%PageSize)
-		page := (*[PageSize]byte)(Ptr(pa - pa%PageSize))
 		off := va % PageSize
 		if access == Read {
 			copy(buf[:n], page[off:off+n])
@@ -906,11 +945,10 @@ func (as *AddressSpace) copy(va uintptr, buf []byte, access Access, force bool) 
 func (as *AddressSpace) CopyInString(va uintptr, max int) (string, error) {
 	var out []byte
 	for len(out) < max {
-		pa, err := as.frameFor(va, Read, false)
+		page, err := as.pageFor(va, Read, false)
 		if err != nil {
 			return "", err
 		}
-		page := (*[PageSize]byte)(Ptr(pa - pa%PageSize))
 		for off := va % PageSize; off < PageSize && len(out) < max; off++ {
 			if page[off] == 0 {
 				return string(out), nil

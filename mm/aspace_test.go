@@ -57,6 +57,62 @@ func TestAddressSpaceMapCopyFault(t *testing.T) {
 	}
 }
 
+// Reading an untouched private anonymous mapping (a write(2) from it)
+// reads zeros and takes no frame, as Linux's zero page; a write backs it.
+func TestAddressSpaceReadUntouchedTakesNoFrame(t *testing.T) {
+	as, f := newTestAS(t, 64)
+	addr, err := as.Map(0x40_0000, 1024*PageSize, PTERead|PTEWrite, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := f.Stats()
+	buf := bytes.Repeat([]byte{0xff}, 3*PageSize)
+	for va := addr; va < addr+1024*PageSize; va += 3 * PageSize {
+		n := min(uintptr(len(buf)), addr+1024*PageSize-va)
+		if err := as.CopyIn(va, buf[:n]); err != nil {
+			t.Fatalf("CopyIn at %#x: %v", va, err)
+		}
+		if i := bytes.IndexFunc(buf[:n], func(r rune) bool { return r != 0 }); i >= 0 {
+			t.Fatalf("untouched memory at %#x reads %#x", va+uintptr(i), buf[i])
+		}
+	}
+	if s, err := as.CopyInString(addr, 10); err != nil || s != "" {
+		t.Fatalf("CopyInString of untouched memory = %q, %v", s, err)
+	}
+	if after, _ := f.Stats(); after != before {
+		t.Fatalf("reading 1024 untouched pages took %d frames", after-before)
+	}
+	if err := as.CopyOut(addr+5*PageSize, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 2)
+	if err := as.CopyIn(addr+5*PageSize, got); err != nil || string(got) != "x\x00" {
+		t.Fatalf("after a write: %q, %v", got, err)
+	}
+}
+
+func TestAddressSpaceResidentPages(t *testing.T) {
+	as, _ := newTestAS(t, 64)
+	priv, err := as.Map(0x40_0000, 8*PageSize, PTERead|PTEWrite, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []uintptr{0, 3, 7} {
+		if err := as.CopyOut(priv+p*PageSize, []byte{1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := as.ResidentPages(); n != 3 {
+		t.Fatalf("ResidentPages = %d, want 3", n)
+	}
+	if err := as.Unmap(priv+3*PageSize, PageSize); err != nil {
+		t.Fatal(err)
+	}
+	if n := as.ResidentPages(); n != 2 {
+		t.Fatalf("after unmapping one touched page: ResidentPages = %d, want 2", n)
+	}
+}
+
 func TestAddressSpaceProtectAndPopulate(t *testing.T) {
 	as, _ := newTestAS(t, 256)
 	code, _ := as.Map(0x10000, PageSize, PTERead|PTEExec, true)

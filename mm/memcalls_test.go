@@ -557,3 +557,24 @@ func BenchmarkUnmapManyVMAs(b *testing.B) {
 		b.StartTimer()
 	}
 }
+
+// Moving shared memory with mremap moves the mapping's reference to it:
+// its frames stay allocated and hold the data.
+func TestRemapMovesSharedMemory(t *testing.T) {
+	as, f := newTestAS(t, 64)
+	a, err := as.Mmap(0x40_0000, 2*PageSize, Mapping{Perm: rw, Shared: true})
+	must(t, err)
+	put(t, as, a, "shared")
+	mapAt(t, as, a+2*PageSize, 1) // no room to grow in place
+	to, err := as.Remap(a, 2*PageSize, 4*PageSize, RemapMayMove, 0)
+	must(t, err)
+	other := mapAt(t, as, 0x80_0000, 1)
+	put(t, as, other, "xxxxxx") // would reuse a frame freed too early
+	if got := get(t, as, to, 6); got != "shared" {
+		t.Fatalf("moved shared memory reads %q", got)
+	}
+	as.Release()
+	if n := inUse(f); n != 0 {
+		t.Fatalf("%d frames leaked", n)
+	}
+}

@@ -58,6 +58,8 @@ type SharedMemory struct {
 	// kernelOwned memory is written by the kernel alone (the vDSO's data
 	// page): user mappings of it can never be made writable.
 	kernelOwned bool
+	// file is the file whose pages these are (filemem.go), or nil.
+	file FileSource
 }
 
 // NewKernelMemory returns shared memory that the kernel holds and writes,
@@ -77,14 +79,22 @@ func newSharedMemory(mem Memory) *SharedMemory {
 	return &SharedMemory{mem: mem, pages: map[uintptr]uintptr{}, vmas: 1}
 }
 
-// frame returns the frame of page index i, allocating a zeroed one on first use.
+// frame returns the frame of page index i, allocating a zeroed one, or
+// one holding the file's page, on first use.
 func (s *SharedMemory) frame(i uintptr) uintptr {
+	if s.file != nil {
+		s.file.Lock()
+		defer s.file.Unlock()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	pa, ok := s.pages[i]
 	if !ok {
 		if pa = s.mem.AllocFrame(); pa != 0 {
 			s.pages[i] = pa
+			if s.file != nil {
+				s.file.ReadPage(i, (*[PageSize]byte)(Ptr(pa))[:])
+			}
 		}
 	}
 	return pa
@@ -96,15 +106,26 @@ func (s *SharedMemory) hold() {
 	s.mu.Unlock()
 }
 
-// release drops a VMA's reference; the last one frees the frames.
+// release drops a VMA's reference; the last one frees the frames, a
+// file's after writing them back to it.
 func (s *SharedMemory) release() {
+	if s.file != nil {
+		s.file.Lock()
+		defer s.file.Unlock()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.vmas--; s.vmas > 0 {
 		return
 	}
-	for _, pa := range s.pages {
+	for i, pa := range s.pages {
+		if s.file != nil {
+			s.file.WritePage(i, (*[PageSize]byte)(Ptr(pa))[:])
+		}
 		s.mem.FreeFrame(pa)
 	}
 	s.pages = nil
+	if s.file != nil {
+		s.file.Unmapped()
+	}
 }

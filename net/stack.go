@@ -50,6 +50,7 @@ const (
 type Stack struct {
 	Stack *stack.Stack
 	link  *channel.Endpoint // nil until AddEthernet
+	mtu   uint32            // the Ethernet interface's MTU, without its header
 }
 
 // NewLoopback starts a stack with only the loopback interface: 127.0.0.1/8
@@ -59,7 +60,7 @@ func NewLoopback() (*Stack, error) {
 		NetworkProtocols:   []stack.NetworkProtocolFactory{ipv4.NewProtocol, ipv6.NewProtocol, arp.NewProtocol},
 		TransportProtocols: []stack.TransportProtocolFactory{tcp.NewProtocol, udp.NewProtocol},
 	})
-	if err := s.CreateNIC(loopbackNIC, loopback.New()); err != nil {
+	if err := s.CreateNICWithOptions(loopbackNIC, loopback.New(), stack.NICOptions{Name: nicName(loopbackNIC)}); err != nil {
 		return nil, fmt.Errorf("netstack: create loopback: %v", err)
 	}
 	addrs := []tcpip.ProtocolAddress{
@@ -98,7 +99,7 @@ func (s *Stack) AddEthernet(ctx context.Context, c Config, send func(frame []byt
 		return fmt.Errorf("netstack: Ethernet interface already added")
 	}
 	link := channel.New(512, c.MTU, tcpip.LinkAddress(c.MAC[:]))
-	if err := s.Stack.CreateNIC(ethernetNIC, ethernet.New(link)); err != nil {
+	if err := s.Stack.CreateNICWithOptions(ethernetNIC, ethernet.New(link), stack.NICOptions{Name: nicName(ethernetNIC)}); err != nil {
 		return fmt.Errorf("netstack: create NIC: %v", err)
 	}
 	addr := tcpip.ProtocolAddress{
@@ -113,7 +114,7 @@ func (s *Stack) AddEthernet(ctx context.Context, c Config, send func(frame []byt
 		tcpip.Route{Destination: addr.AddressWithPrefix.Subnet(), NIC: ethernetNIC},
 		tcpip.Route{Destination: header0(), Gateway: tcpip.AddrFrom4(c.Gateway), NIC: ethernetNIC})
 	s.Stack.SetRouteTable(routes)
-	s.link = link
+	s.link, s.mtu = link, c.MTU
 	go s.transmit(ctx, send)
 	return nil
 }

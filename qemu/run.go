@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -45,6 +46,7 @@ type Instance struct {
 	stopErr  error
 
 	backlog chan error // Start's WidenBacklog result, kept for every reader
+	widen   *widener   // StartCommand's: follows the QEMU that serves
 }
 
 // Start launches QEMU for m. The host port is checked (or picked when 0)
@@ -79,6 +81,21 @@ func Start(ctx context.Context, m Machine, console io.Writer) (*Instance, error)
 // BacklogErr waits until the hostfwd backlog has been widened (see
 // WidenBacklog) and says why it could not be, or nil.
 func (in *Instance) BacklogErr() error {
+	if in.widen != nil {
+		deadline := time.Now().Add(15 * time.Second)
+		for {
+			if err, ok := in.widen.result(); ok {
+				return err
+			}
+			if in.Exited() {
+				return errors.New("the command exited")
+			}
+			if time.Now().After(deadline) {
+				return errors.New("no QEMU of the command served within 15s")
+			}
+			time.Sleep(widenPoll)
+		}
+	}
 	err := <-in.backlog
 	in.backlog <- err
 	return err
@@ -93,34 +110,80 @@ func (in *Instance) WidenBacklog(qemuPID int, limit time.Duration) error {
 
 // StartCommand runs an arbitrary command (an attempt's own QEMU command line,
 // through a shell) under the same lifecycle as Start: own process group,
-// console logged, stopped with ctx or Stop. qemuPID returns the pid of the
-// QEMU the command launched, 0 while there is none yet; its hostfwd backlog
-// is widened as Start does.
-func StartCommand(ctx context.Context, cmd *exec.Cmd, port int, logPath string, console io.Writer, qemuPID func() int) (*Instance, error) {
+// console logged, stopped with ctx or Stop. serving returns the pid of the
+// QEMU that serves the attempt now and the host port it forwards (0 while
+// there is none): a command may start QEMU more than once, so the hostfwd
+// backlog of each QEMU that serves is widened as Start does, and
+// BacklogErr speaks of the one serving last.
+func StartCommand(ctx context.Context, cmd *exec.Cmd, port int, logPath string, console io.Writer, serving func() (pid, port int)) (*Instance, error) {
 	in, err := start(ctx, cmd, port, logPath, console)
 	if err != nil {
 		return nil, err
 	}
-	go func() {
-		deadline := time.Now().Add(time.Minute)
-		for {
-			if pid := qemuPID(); pid != 0 {
-				in.backlog <- widenWhenListening(pid, port, in.done, 10*time.Second)
-				return
-			}
-			select {
-			case <-in.done:
-				in.backlog <- errors.New("the command exited before it started QEMU")
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-			if time.Now().After(deadline) {
-				in.backlog <- errors.New("the command started no QEMU through the shim")
-				return
-			}
-		}
-	}()
+	in.widen = &widener{results: map[int]error{}, first: map[int]time.Time{}}
+	go in.widen.follow(in.done, serving)
 	return in, nil
+}
+
+// widener widens the backlog of every QEMU that serves in turn.
+type widener struct {
+	mu      sync.Mutex
+	current int               // the serving QEMU's pid, 0 before one
+	results map[int]error     // by pid: widened (nil) or why not
+	first   map[int]time.Time // when each pid was first seen serving
+}
+
+// widenPoll is how often the serving QEMU is looked up.
+const widenPoll = 50 * time.Millisecond
+
+func (w *widener) follow(done <-chan struct{}, serving func() (pid, port int)) {
+	every := widenPoll
+	for {
+		select {
+		case <-done:
+			return
+		case <-time.After(every):
+		}
+		// Once the serving QEMU is settled, only a relaunch is watched for.
+		every = widenPoll
+		if _, ok := w.result(); ok {
+			every = 10 * widenPoll
+		}
+		pid, port := serving()
+		if pid == 0 {
+			continue
+		}
+		w.mu.Lock()
+		w.current = pid
+		_, tried := w.results[pid]
+		if w.first[pid].IsZero() {
+			w.first[pid] = time.Now()
+		}
+		since := w.first[pid]
+		w.mu.Unlock()
+		if tried {
+			continue
+		}
+		err := WidenBacklog(pid, port, Backlog)
+		if errors.Is(err, errNoListener) && time.Since(since) < 10*time.Second {
+			continue
+		}
+		w.mu.Lock()
+		w.results[pid] = err
+		w.mu.Unlock()
+	}
+}
+
+// result is the widening result of the serving QEMU, ok false while
+// there is none yet.
+func (w *widener) result() (error, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.current == 0 {
+		return nil, false
+	}
+	err, ok := w.results[w.current]
+	return err, ok
 }
 
 func start(ctx context.Context, cmd *exec.Cmd, port int, logPath string, console io.Writer) (*Instance, error) {
@@ -210,6 +273,23 @@ func (in *Instance) Wait() error {
 // ConsoleBytes is how many bytes the guest and QEMU have printed so far.
 func (in *Instance) ConsoleBytes() int64 { return in.console.n.Load() }
 
+// ConsoleBytesAt is how many console bytes had come before t (as far
+// back as the kept marks reach): where the output of a process started
+// at t begins.
+func (in *Instance) ConsoleBytesAt(t time.Time) int64 {
+	c := in.console
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	i := sort.Search(len(c.marks), func(i int) bool { return !c.marks[i].t.Before(t) })
+	switch {
+	case i > 0:
+		return c.marks[i-1].n
+	case len(c.marks) > 0 && len(c.marks) >= keepMarks:
+		return c.marks[0].n // older than the kept marks: from the oldest
+	}
+	return 0
+}
+
 // FirstOutput is closed when the first console byte arrives.
 func (in *Instance) FirstOutput() <-chan struct{} { return in.console.first }
 
@@ -274,7 +354,17 @@ type consoleWriter struct {
 	first chan struct{}
 	mu    sync.Mutex
 	buf   []byte
+	marks []consoleMark // when the bytes came, for ConsoleBytesAt
 }
+
+// consoleMark says that n bytes had come by t.
+type consoleMark struct {
+	t time.Time
+	n int64
+}
+
+// keepMarks bounds the console's time marks (one per write).
+const keepMarks = 1 << 14
 
 const tailKeep = 64 << 10
 
@@ -288,6 +378,10 @@ func (c *consoleWriter) Write(p []byte) (int, error) {
 		close(c.first)
 	}
 	c.mu.Lock()
+	c.marks = append(c.marks, consoleMark{time.Now(), c.n.Load()})
+	if len(c.marks) > 2*keepMarks {
+		c.marks = append(c.marks[:0], c.marks[len(c.marks)-keepMarks:]...)
+	}
 	c.buf = append(c.buf, p...)
 	if len(c.buf) > 2*tailKeep {
 		c.buf = append(c.buf[:0], c.buf[len(c.buf)-tailKeep:]...)
@@ -388,21 +482,33 @@ func WidenBacklog(pid, port, n int) error {
 var errNoListener = errors.New("no listening socket")
 
 // listenInode finds the inode of the TCP socket listening on
-// 127.0.0.1:port in pid's network namespace.
+// 127.0.0.1:port (or on every address, as an attempt's own hostfwd rule
+// may) in pid's network namespace.
 func listenInode(pid, port int) (string, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/tcp", pid))
 	if err != nil {
 		return "", err
 	}
-	local := fmt.Sprintf("0100007F:%04X", port)
+	loop, all := fmt.Sprintf("0100007F:%04X", port), fmt.Sprintf("00000000:%04X", port)
 	for _, line := range strings.Split(string(b), "\n")[1:] {
 		f := strings.Fields(line)
 		// sl local rem st tx:rx tr:when retrnsmt uid timeout inode
-		if len(f) >= 10 && f[1] == local && f[3] == "0A" {
+		if len(f) >= 10 && (f[1] == loop || f[1] == all) && f[3] == "0A" {
 			return f[9], nil
 		}
 	}
 	return "", fmt.Errorf("%w on 127.0.0.1:%d", errNoListener, port)
+}
+
+// Listening reports whether process pid holds a socket listening on the
+// port (the hostfwd rule of a QEMU that serves).
+func Listening(pid, port int) bool {
+	inode, err := listenInode(pid, port)
+	if err != nil {
+		return false
+	}
+	_, err = socketFD(pid, inode)
+	return err == nil
 }
 
 // socketFD finds pid's file descriptor for the socket with this inode.

@@ -343,3 +343,35 @@ func TestWidenBacklog(t *testing.T) {
 		t.Errorf("wrong port: %v", err)
 	}
 }
+
+// ConsoleBytesAt tells where the output of a process started at a given
+// moment begins.
+func TestConsoleBytesAt(t *testing.T) {
+	t0 := time.Now()
+	in, err := start(context.Background(), exec.Command("sh", "-c", "printf first; sleep 1; printf second; sleep 30"), 0, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Stop()
+	wait := func(n int64) time.Time {
+		deadline := time.Now().Add(20 * time.Second)
+		for in.ConsoleBytes() < n {
+			if time.Now().After(deadline) {
+				t.Fatalf("console has %d bytes, want %d", in.ConsoleBytes(), n)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		return time.Now()
+	}
+	between := wait(5)
+	end := wait(11)
+	if got := in.ConsoleBytesAt(t0); got != 0 {
+		t.Errorf("before the start: %d", got)
+	}
+	if got := in.ConsoleBytesAt(between); got != 5 {
+		t.Errorf("between the writes: %d, want 5", got)
+	}
+	if got := in.ConsoleBytesAt(end.Add(time.Second)); got != 11 {
+		t.Errorf("after both: %d, want 11", got)
+	}
+}

@@ -180,6 +180,9 @@ func readTo(t *kernel.Task, d *fs.Description, vs []iovec, read func([]byte) (in
 	left := iovecsLen(vs)
 	done := uint64(0)
 	for {
+		if done > 0 && !t.Preempt() {
+			return done, nil
+		}
 		k := min(left-done, ioChunk)
 		if mode.stream != nil {
 			read = mode.stream.Peek
@@ -232,6 +235,9 @@ func writeFrom(t *kernel.Task, d *fs.Description, vs []iovec, write func([]byte)
 	left := iovecsLen(vs)
 	done := uint64(0)
 	for {
+		if done > 0 && !t.Preempt() {
+			return done, nil
+		}
 		k := min(left-done, ioChunk)
 		err := seq.copyIn(buf[:k])
 		if err == nil {

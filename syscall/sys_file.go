@@ -211,15 +211,18 @@ func resolve(t *kernel.Task, dirfd int32, p string) (string, error) {
 		p = path.Join(nf.Path(), p)
 	}
 	// /dev/fd is a link to /proc/self/fd on every Debian system, and
-	// /proc/self is the caller's /proc/PID.
+	// /proc/self (of every procfs mount) is the caller's /proc/PID.
 	for _, l := range selfLinks {
 		if rest, ok := strings.CutPrefix(p, l.from); ok && (rest == "" || rest[0] == '/') {
 			p = l.to + rest
 			break
 		}
 	}
-	if rest, ok := strings.CutPrefix(p, "/proc/self"); ok && (rest == "" || rest[0] == '/') {
-		p = "/proc/" + strconv.Itoa(t.Proc.PID) + rest
+	for _, proc := range t.Proc.Root.ProcTargets() {
+		if rest, ok := strings.CutPrefix(p, proc+"/self"); ok && (rest == "" || rest[0] == '/') {
+			p = proc + "/" + strconv.Itoa(t.Proc.PID) + rest
+			break
+		}
 	}
 	return p, nil
 }
@@ -587,7 +590,7 @@ func sysSendfile(t *kernel.Task, a Args) (uint64, error) {
 	buf := chunks.Get().(*[ioChunk]byte)
 	defer chunks.Put(buf)
 	sent := int64(0)
-	for uint64(sent) < count {
+	for uint64(sent) < count && (sent == 0 || t.Preempt()) {
 		n, err := in.ReadAt(buf[:min(ioChunk, count-uint64(sent))], off+sent)
 		if n == 0 || err != nil {
 			if sent == 0 && err != nil {
@@ -617,6 +620,12 @@ func direntType(n *fs.Node) byte {
 		return unix.DT_DIR
 	case n.Mode&iofs.ModeSymlink != 0:
 		return unix.DT_LNK
+	case n.IsFIFO():
+		return unix.DT_FIFO
+	case n.IsDevice():
+		return unix.DT_CHR
+	case n.Mode&iofs.ModeSocket != 0:
+		return unix.DT_SOCK
 	}
 	return unix.DT_REG
 }
@@ -824,6 +833,11 @@ func sysIoctl(t *kernel.Task, a Args) (uint64, error) {
 		return 0, t.Proc.Files.SetCloExec(fd, a[1] == fioclex)
 	case fioasync:
 		return 0, nil // no SIGIO is sent yet
+	}
+	if _, _, err := sockFile(t, a[0]); err == nil {
+		if handled, err := ifreqIoctl(t, a[1], a[2]); handled {
+			return 0, err
+		}
 	}
 	if tty, ok := fs.Base(d.File).(*fs.TTY); ok {
 		if ret, handled, err := ttyIoctl(t, tty, a[1], a[2]); handled {
@@ -1086,6 +1100,9 @@ func statfsOf(st fs.Stat) linuxStatfs {
 		return linuxStatfs{Type: sysfsMagic, Bsize: 4096, Frsize: 4096, Namelen: 255}
 	}
 	used, limit := fs.Usage()
+	if size, mntUsed, ok := fs.TmpfsUsage(st.Dev); ok && size > 0 {
+		limit, used = size, mntUsed // a mount with its own size=
+	}
 	blocks := uint64(limit) / 4096
 	free := blocks - min(blocks, uint64(used)/4096)
 	return linuxStatfs{Type: tmpfsMagic, Bsize: 4096, Frsize: 4096, Namelen: 255,

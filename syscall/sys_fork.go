@@ -27,9 +27,11 @@ func init() {
 
 // sysClone implements clone(2): new processes (fork, vfork, CLONE_VM) and
 // threads (CLONE_THREAD). Its riscv64 argument order is flags, stack,
-// parent_tid, tls, child_tid.
+// parent_tid, tls, child_tid. Its flags are 32 bits, as on Linux: the
+// flags above them (CLONE_CLEAR_SIGHAND) are clone3's.
 func sysClone(t *kernel.Task, a Args) (uint64, error) {
-	child, err := t.Clone(kernel.CloneArgs{Flags: a[0] &^ 0xff, ExitSignal: int(a[0] & 0xff),
+	flags := uint64(uint32(a[0]))
+	child, err := t.Clone(kernel.CloneArgs{Flags: flags &^ 0xff, ExitSignal: int(flags & 0xff),
 		Stack: uintptr(a[1]), ParentTID: uintptr(a[2]), TLS: uintptr(a[3]), ChildTID: uintptr(a[4])})
 	if err != nil {
 		return 0, err
@@ -46,6 +48,8 @@ const (
 
 // sysClone3 implements clone3(2) (glibc's pthread_create tries it first).
 // set_tid and cgroup placement need privileges this kernel does not model.
+// The pidfd field counts only with CLONE_PIDFD (refused: no pidfds here);
+// glibc's pthread_create fills it in anyway, as Linux allows.
 func sysClone3(t *kernel.Task, a Args) (uint64, error) {
 	size := a[1]
 	switch {
@@ -67,7 +71,7 @@ func sysClone3(t *kernel.Task, a Args) (uint64, error) {
 	field := func(i int) uint64 { return binary.LittleEndian.Uint64(b[8*i:]) }
 	flags, exitSignal, stack, stackSize := field(0), field(4), field(5), field(6)
 	switch {
-	case flags&0xff != 0, exitSignal > 64, field(1) != 0, field(8) != 0 || field(9) != 0,
+	case flags&0xff != 0, exitSignal > 64, field(8) != 0 || field(9) != 0,
 		(stack == 0) != (stackSize == 0),
 		flags&unix.CLONE_THREAD != 0 && exitSignal != 0:
 		return 0, unix.EINVAL

@@ -57,8 +57,9 @@ func sysBrk(t *kernel.Task, a Args) (uint64, error) {
 }
 
 // sysMmap implements mmap(2): anonymous private and shared memory, and
-// private mappings of files, filled from the file when first touched.
-// Shared mappings of files are read-only (the initramfs is), hence private.
+// mappings of files: shared ones map the file's page frames, which its
+// reads and writes keep coherent (mm/filemem.go); private ones copy a
+// page of the file when it is first touched.
 func sysMmap(t *kernel.Task, a Args) (uint64, error) {
 	addr, length, prot, flags, fd, off := uintptr(a[0]), uintptr(a[1]), a[2], a[3], int(int32(a[4])), a[5]
 	const known = unix.MAP_SHARED | unix.MAP_PRIVATE | unix.MAP_FIXED | unix.MAP_ANONYMOUS |
@@ -66,8 +67,9 @@ func sysMmap(t *kernel.Task, a Args) (uint64, error) {
 	if off%mm.PageSize != 0 {
 		return 0, unix.EINVAL
 	}
-	var file []byte
+	var node *fs.Node
 	anonymous := flags&unix.MAP_ANONYMOUS != 0
+	shared := flags&unix.MAP_SHARED != 0
 	if !anonymous {
 		f, err := t.Proc.Files.Get(fd)
 		if err != nil {
@@ -77,10 +79,10 @@ func sysMmap(t *kernel.Task, a Args) (uint64, error) {
 		if !ok || nf.Node().IsDir() {
 			return 0, unix.ENODEV
 		}
-		if flags&unix.MAP_SHARED != 0 && prot&unix.PROT_WRITE != 0 {
+		if !f.Readable() || (shared && prot&unix.PROT_WRITE != 0 && !f.Writable()) {
 			return 0, unix.EACCES
 		}
-		file = nf.Node().Data
+		node = nf.Node()
 	}
 	if length == 0 || flags&^known != 0 || flags&(unix.MAP_SHARED|unix.MAP_PRIVATE) == 0 {
 		return 0, unix.EINVAL
@@ -97,18 +99,24 @@ func sysMmap(t *kernel.Task, a Args) (uint64, error) {
 		Perm:      protPerm(prot),
 		Fixed:     flags&unix.MAP_FIXED != 0,
 		NoReplace: flags&unix.MAP_FIXED_NOREPLACE != 0,
-		Shared:    anonymous && flags&unix.MAP_SHARED != 0,
-		File:      file,
+		Shared:    anonymous && shared,
 		Offset:    uintptr(off),
-	}
-	if file == nil && !anonymous {
-		m.File = []byte{} // an empty file: pages beyond its end read as zeros
 	}
 	p := t.Proc
 	p.Lock()
 	defer p.Unlock()
+	switch {
+	case node != nil && shared:
+		fm := node.MapShared(func(src fs.MappedNode) fs.FileMapping { return p.AS.NewFileMemory(src) })
+		m.FileShared = fm.(*mm.SharedMemory)
+	case node != nil:
+		m.Source = node.Source()
+	}
 	got, err := p.AS.Mmap(addr, length, m)
 	if err != nil {
+		if m.FileShared != nil {
+			m.FileShared.Release()
+		}
 		return 0, err
 	}
 	return uint64(got), nil

@@ -35,17 +35,21 @@ func init() {
 	register(sysno.Recvmmsg, sysRecvmmsg)
 }
 
-// Sockets: TCP and UDP over IPv4 and IPv6 on the netstack (jnet.Socket)
-// and Unix stream sockets (jnet.UnixSocket). Handlers find which one a
-// descriptor holds and call it.
+// Sockets: TCP and UDP over IPv4 and IPv6 on the netstack (jnet.Socket),
+// Unix stream sockets (jnet.UnixSocket) and NETLINK_ROUTE sockets
+// (jnet.NetlinkSocket). Handlers find which one a descriptor holds and
+// call it.
 
-// sockaddr is a decoded struct sockaddr_in, sockaddr_in6 or sockaddr_un.
+// sockaddr is a decoded struct sockaddr_in, sockaddr_in6, sockaddr_un or
+// sockaddr_nl.
 type sockaddr struct {
 	family   uint16
 	ip       netip.Addr
 	port     uint16
 	path     string // AF_UNIX: a path, or an abstract name
 	abstract bool
+	nlPid    uint32 // AF_NETLINK: the port id (0: the kernel)
+	nlGroups uint32 // AF_NETLINK: multicast groups
 }
 
 const (
@@ -64,12 +68,13 @@ func readSockaddr(t *kernel.Task, addr, length uint64, family uint16) (sockaddr,
 		return sockaddr{}, err
 	}
 	sa := sockaddr{family: binary.LittleEndian.Uint16(b)}
-	// Linux checks an inet address's length before its family.
-	if (family == unix.AF_INET && length < sockaddrInLen) || (family == unix.AF_INET6 && length < sockaddrIn6MinLen) {
+	// Linux checks an inet or netlink address's length before its family.
+	if (family == unix.AF_INET && length < sockaddrInLen) || (family == unix.AF_INET6 && length < sockaddrIn6MinLen) ||
+		(family == unix.AF_NETLINK && length < unix.SizeofSockaddrNetlink) {
 		return sockaddr{}, unix.EINVAL
 	}
 	if sa.family != family {
-		if family == unix.AF_UNIX {
+		if family == unix.AF_UNIX || family == unix.AF_NETLINK {
 			return sockaddr{}, unix.EINVAL
 		}
 		return sockaddr{}, unix.EAFNOSUPPORT
@@ -79,6 +84,8 @@ func readSockaddr(t *kernel.Task, addr, length uint64, family uint16) (sockaddr,
 		sa.ip, sa.port = netip.AddrFrom4([4]byte(b[4:8])), binary.BigEndian.Uint16(b[2:4])
 	case unix.AF_INET6:
 		sa.ip, sa.port = netip.AddrFrom16([16]byte(b[8:24])), binary.BigEndian.Uint16(b[2:4])
+	case unix.AF_NETLINK:
+		sa.nlPid, sa.nlGroups = binary.LittleEndian.Uint32(b[4:]), binary.LittleEndian.Uint32(b[8:])
 	case unix.AF_UNIX:
 		name := b[2:min(len(b), sockaddrUnLen)]
 		if len(name) > 0 && name[0] == 0 {
@@ -133,6 +140,10 @@ func writeSockaddr(t *kernel.Task, addr, lenAddr uint64, sa sockaddr) error {
 		ip := sa.ip.As16()
 		b = append(b, ip[:]...)
 		b = append(b, 0, 0, 0, 0) // sin6_scope_id
+	case unix.AF_NETLINK:
+		b = append(b, 0, 0) // nl_pad
+		b = binary.LittleEndian.AppendUint32(b, sa.nlPid)
+		b = binary.LittleEndian.AppendUint32(b, sa.nlGroups)
 	case unix.AF_UNIX:
 		if sa.abstract {
 			b = append(append(b, 0), sa.path...)
@@ -170,7 +181,7 @@ func sockFile(t *kernel.Task, fd uint64) (fs.File, *fs.Description, error) {
 		return nil, nil, err
 	}
 	switch d.File.(type) {
-	case *jnet.Socket, *jnet.UnixSocket:
+	case *jnet.Socket, *jnet.UnixSocket, *jnet.NetlinkSocket:
 		return d.File, d, nil
 	}
 	return nil, nil, unix.ENOTSOCK
@@ -197,8 +208,8 @@ func socketFlags(typ uint64) (uint64, uint32, bool, error) {
 	return typ & 0xf, unix.O_RDWR | uint32(typ&unix.SOCK_NONBLOCK), typ&unix.SOCK_CLOEXEC != 0, nil
 }
 
-// sysSocket implements socket(2) for TCP and UDP over IPv4 and IPv6 and
-// Unix stream sockets.
+// sysSocket implements socket(2) for TCP and UDP over IPv4 and IPv6, Unix
+// stream sockets and NETLINK_ROUTE sockets.
 func sysSocket(t *kernel.Task, a Args) (uint64, error) {
 	typ, flags, cloexec, err := socketFlags(a[1])
 	if err != nil {
@@ -228,6 +239,14 @@ func sysSocket(t *kernel.Task, a Args) (uint64, error) {
 			return 0, unix.EPROTONOSUPPORT
 		}
 		f = jnet.NewUnix()
+	case unix.AF_NETLINK:
+		if typ != unix.SOCK_RAW && typ != unix.SOCK_DGRAM {
+			return 0, unix.ESOCKTNOSUPPORT
+		}
+		if a[2] != unix.NETLINK_ROUTE {
+			return 0, unix.EPROTONOSUPPORT
+		}
+		f = jnet.NewNetlink(kernel.Network, int(typ), uint32(t.Proc.PID), t.Proc.Cred().Privileged())
 	default:
 		return 0, unix.EAFNOSUPPORT
 	}
@@ -294,6 +313,12 @@ func sysBind(t *kernel.Task, a Args) (uint64, error) {
 			return 0, err
 		}
 		return 0, so.BindPath(sa.path)
+	case *jnet.NetlinkSocket:
+		sa, err := readSockaddr(t, a[1], a[2], unix.AF_NETLINK)
+		if err != nil {
+			return 0, err
+		}
+		return 0, so.Bind(sa.nlPid, sa.nlGroups)
 	}
 	return 0, unix.ENOTSOCK
 }
@@ -309,6 +334,8 @@ func sysListen(t *kernel.Task, a Args) (uint64, error) {
 		return 0, so.Listen(int(int32(a[1])))
 	case *jnet.UnixSocket:
 		return 0, so.Listen(int(int32(a[1])))
+	case *jnet.NetlinkSocket:
+		return 0, unix.EOPNOTSUPP
 	}
 	return 0, unix.ENOTSOCK
 }
@@ -394,6 +421,16 @@ func sysConnect(t *kernel.Task, a Args) (uint64, error) {
 			return 0, err
 		}
 		return 0, so.Connect(l)
+	case *jnet.NetlinkSocket:
+		// Only the kernel can be the peer: connecting just binds.
+		sa, err := readSockaddr(t, a[1], a[2], unix.AF_NETLINK)
+		if err != nil {
+			return 0, err
+		}
+		if sa.nlPid != 0 {
+			return 0, unix.ECONNREFUSED
+		}
+		return 0, so.Bind(0, 0)
 	}
 	return 0, unix.ENOTSOCK
 }
@@ -465,6 +502,11 @@ func sockName(t *kernel.Task, a Args, peer bool) (uint64, error) {
 			}
 		}
 		sa = unixName(name)
+	case *jnet.NetlinkSocket:
+		sa = sockaddr{family: unix.AF_NETLINK}
+		if !peer {
+			sa.nlPid, sa.nlGroups = so.Name()
+		}
 	}
 	return 0, writeSockaddr(t, a[1], a[2], sa)
 }
@@ -500,6 +542,9 @@ func sysSetsockopt(t *kernel.Task, a Args) (uint64, error) {
 	v := int(int32(binary.LittleEndian.Uint32(b)))
 	if inet {
 		return 0, so.SetIntOption(level, name, v)
+	}
+	if _, ok := f.(*jnet.NetlinkSocket); ok {
+		return 0, setNetlinkOption(level, name)
 	}
 	switch {
 	case level == unix.SOL_SOCKET && (name == unix.SO_REUSEADDR || name == unix.SO_REUSEPORT ||
@@ -550,6 +595,12 @@ func sysGetsockopt(t *kernel.Task, a Args) (uint64, error) {
 			return 0, err
 		}
 		out = binary.LittleEndian.AppendUint32(nil, uint32(v))
+	case *jnet.NetlinkSocket:
+		v, err := netlinkIntOption(so, level, name)
+		if err != nil {
+			return 0, err
+		}
+		out = binary.LittleEndian.AppendUint32(nil, uint32(v))
 	}
 	out = out[:min(int(room), len(out))]
 	if err := copyOut(t, a[3], out); err != nil {
@@ -595,6 +646,8 @@ func sysShutdown(t *kernel.Task, a Args) (uint64, error) {
 		return 0, so.Shutdown(int(a[1]))
 	case *jnet.UnixSocket:
 		return 0, so.Shutdown(int(a[1]))
+	case *jnet.NetlinkSocket:
+		return 0, unix.EOPNOTSUPP
 	}
 	return 0, unix.ENOTSOCK
 }
@@ -643,6 +696,9 @@ func sendData(t *kernel.Task, fd uint64, vs []iovec, flags uint64, to, toLen uin
 	}
 	if so, ok := f.(*jnet.Socket); ok && so.Datagram() {
 		return sendDatagram(t, d, so, vs, flags, to, toLen)
+	}
+	if so, ok := f.(*jnet.NetlinkSocket); ok {
+		return sendNetlink(t, d, so, vs, to, toLen)
 	}
 	if _, ok := f.(*jnet.UnixSocket); ok && to != 0 {
 		return 0, unix.EISCONN
@@ -715,6 +771,12 @@ func recvData(t *kernel.Task, fd uint64, vs []iovec, flags uint64) (uint64, rece
 			return 0, received{}, unix.EOPNOTSUPP
 		}
 		return recvDatagram(t, d, so, vs, flags)
+	}
+	if so, ok := f.(*jnet.NetlinkSocket); ok {
+		if flags&^(recvFlags|unix.MSG_TRUNC) != 0 {
+			return 0, received{}, unix.EOPNOTSUPP
+		}
+		return recvNetlink(t, d, so, vs, flags)
 	}
 	if flags&^recvFlags != 0 {
 		return 0, received{}, unix.EOPNOTSUPP

@@ -35,7 +35,9 @@ func newTask(t *testing.T) (*kernel.Task, *bytes.Buffer) {
 	tree.Create(nil, "/etc", fs.NewDir(0o755))
 	tree.Create(nil, "/etc/hostname", &fs.Node{Mode: 0o644, Data: []byte("jiege\n")})
 	tree.Create(nil, "/etc/link", &fs.Node{Mode: iofs.ModeSymlink | 0o777, Link: "hostname"})
-	kernel.MountProc(tree)
+	if err := kernel.MountProc(tree); err != nil {
+		t.Fatal(err)
+	}
 	out := &bytes.Buffer{}
 	files := &fs.FDTable{}
 	con := fs.NewDescription(&fs.Console{Out: func(p []byte) { out.Write(p) }}, unix.O_RDWR)

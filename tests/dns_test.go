@@ -20,9 +20,16 @@ func serveDNS(t *testing.T) (int, *atomic.Int32) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return conn.LocalAddr().(*net.UDPAddr).Port, answerDNS(t, conn, map[string][4]byte{"jiege.test": {192, 0, 2, 7}})
+}
+
+// answerDNS answers queries on conn until the test ends: an A query for
+// a name of names with its address, another type for one of them with no
+// record (NODATA), any other name with NXDOMAIN. It returns the count of
+// queries answered.
+func answerDNS(t *testing.T, conn net.PacketConn, names map[string][4]byte) *atomic.Int32 {
 	t.Cleanup(func() { conn.Close() })
 	var answered atomic.Int32
-	known := []byte("\x05jiege\x04test\x00\x00\x01") // name, type A
 	go func() {
 		buf := make([]byte, 512)
 		for {
@@ -31,29 +38,37 @@ func serveDNS(t *testing.T) (int, *atomic.Int32) {
 				return
 			}
 			q := buf[:n]
+			var labels []string
 			end := 12
 			for end < n && q[end] != 0 {
+				if end+1+int(q[end]) > n {
+					break
+				}
+				labels = append(labels, strings.ToLower(string(q[end+1:end+1+int(q[end])])))
 				end += int(q[end]) + 1
 			}
 			end += 5 // the root label, type, class
 			if n < 12 || end > n {
 				continue
 			}
+			qtype := int(q[end-4])<<8 | int(q[end-3])
 			r := append([]byte(nil), q[:end]...)
 			r[2], r[3] = 0x81, 0x80 // QR, RD, RA, NOERROR
 			r[4], r[5], r[6], r[7] = 0, 1, 0, 0
 			r[8], r[9], r[10], r[11] = 0, 0, 0, 0
-			if strings.HasPrefix(string(q[12:end]), string(known)) {
+			addr, known := names[strings.Join(labels, ".")]
+			switch {
+			case known && qtype == 1:
 				r[7] = 1
-				r = append(r, 0xc0, 0x0c, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 192, 0, 2, 7)
-			} else {
+				r = append(r, 0xc0, 0x0c, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, addr[0], addr[1], addr[2], addr[3])
+			case !known:
 				r[3] = 0x83 // NXDOMAIN
 			}
 			conn.WriteTo(r, from)
 			answered.Add(1)
 		}
 	}()
-	return conn.LocalAddr().(*net.UDPAddr).Port, &answered
+	return &answered
 }
 
 // TestNetDNSFromGuest resolves names with glibc's resolver in a guest

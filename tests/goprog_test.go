@@ -15,6 +15,7 @@ import (
 // the time CSR from user mode, clones threads without CLONE_SETTLS and
 // parks them on futexes with timeouts.
 func TestGoProgram(t *testing.T) {
+	recordProgram(t)
 	bin := filepath.Join(t.TempDir(), "goprog")
 	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, ".")
 	build.Dir = "testdata/goprog"

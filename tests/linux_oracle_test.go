@@ -79,14 +79,22 @@ var (
 // provides /dev/console) and returns what /init printed and its exit status
 // as the kernel's test device reports it: the exit code, or 128 + the
 // signal. Linux panics when init exits; panic=-1 and -no-reboot end QEMU.
-func linuxOracle(t testing.TB, cpio string) (string, int) {
+// extra are more QEMU options (a network device).
+func linuxOracle(t testing.TB, cpio string, extra ...string) (string, int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	return bootLinux(t, cpio, "256M", 3*time.Minute, extra...)
+}
+
+// bootLinux is linuxOracle with the guest's RAM and the time it may take.
+func bootLinux(t testing.TB, cpio, mem string, limit time.Duration, extra ...string) (string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	var console bytes.Buffer
-	cmd := exec.CommandContext(ctx, "qemu-system-riscv64", "-machine", "virt", "-m", "256M", "-nographic",
+	cmd := exec.CommandContext(ctx, "qemu-system-riscv64", "-machine", "virt", "-m", mem, "-nographic",
 		"-monitor", "none", "-bios", "default", "-kernel", linuxKernel(t), "-initrd", cpio,
 		"-append", "console=ttyS0 quiet loglevel=1 panic=-1", "-no-reboot")
+	cmd.Args = append(cmd.Args, extra...)
 	cmd.Stdout, cmd.Stderr = &console, &console
 	cmd.WaitDelay = 5 * time.Second
 	cmd.SysProcAttr = dieWithTest

@@ -15,8 +15,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/u-root/u-root/pkg/cpio"
 )
 
 // oursRootfs builds jiege's nginx root filesystem for our kernel (Debian's
@@ -41,6 +39,7 @@ func oursRootfs(t *testing.T) (archive, tree string) {
 // www-data) and checks real responses: the index page, nginx's own 404 page
 // and its error log, and 1 MiB and 64 MiB files by sha256.
 func TestNginx(t *testing.T) {
+	recordProgram(t)
 	initrd, tree := oursRootfs(t)
 	port, console := startKernelWith(t, "512M", "", initrd, 80)
 	client := &http.Client{Timeout: 2 * time.Minute}
@@ -107,26 +106,10 @@ func TestNginx(t *testing.T) {
 // host checks every response's X-Phase (the configuration that answered)
 // and X-Worker (nginx's $pid: the serving process) against them.
 func TestNginxWorkers(t *testing.T) {
+	recordProgram(t)
 	rootfs, tree := oursRootfs(t)
 	ctl := crossCompile(t, "nginxctl.c")
-	initrd := filepath.Join(t.TempDir(), "initrd.cpio")
-	base, err := os.ReadFile(rootfs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A second archive after the first, which the kernel unpacks too, as
-	// Linux does: /nginxctl, run as init by the command line.
-	var extra bytes.Buffer
-	w := cpio.Newc.Writer(&extra)
-	if err := cpio.WriteRecordsAndDirs(w, []cpio.Record{cpio.StaticFile("nginxctl", string(ctl), 0o755)}); err != nil {
-		t.Fatal(err)
-	}
-	if err := cpio.WriteTrailer(w); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(initrd, append(base, extra.Bytes()...), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	initrd := withFiles(t, rootfs, map[string][]byte{"nginxctl": ctl})
 	port, console, exited := startKernelExit(t, 5*time.Minute, "512M", "init=/nginxctl", initrd, 80)
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
 	client := &http.Client{Timeout: time.Minute, Transport: &http.Transport{DisableKeepAlives: true}}
@@ -343,24 +326,9 @@ http {
 // [::]:80 that proxies to backends in the same guest over 127.0.0.1 and ::1:
 // the loopback interface and IPv6 sockets under a real program.
 func TestNginxLoopbackProxy(t *testing.T) {
+	recordProgram(t)
 	archive, tree := oursRootfs(t)
-	base, err := os.ReadFile(archive)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A second archive replaces nginx.conf (later archives override).
-	var conf bytes.Buffer
-	w := cpio.Newc.Writer(&conf)
-	if err := cpio.WriteRecords(w, []cpio.Record{cpio.StaticFile("etc/nginx/nginx.conf", proxyConf, 0o644)}); err != nil {
-		t.Fatal(err)
-	}
-	if err := cpio.WriteTrailer(w); err != nil {
-		t.Fatal(err)
-	}
-	initrd := filepath.Join(t.TempDir(), "initrd.cpio")
-	if err := os.WriteFile(initrd, append(base, conf.Bytes()...), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	initrd := withFiles(t, archive, map[string][]byte{"etc/nginx/nginx.conf": []byte(proxyConf)})
 	index, err := os.ReadFile(filepath.Join(tree, "var/www/html/index.html"))
 	if err != nil {
 		t.Fatal(err)

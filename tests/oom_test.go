@@ -31,3 +31,22 @@ func TestOutOfMemory(t *testing.T) {
 		t.Logf("console:\n%s", r.console)
 	}
 }
+
+// TestLongWriteIsKillable: a write(2) of 1 GiB from an untouched mapping to
+// the console (hours at the UART's pace) neither fills memory (the kernel
+// reads untouched pages as the zero page) nor keeps the hart: the parent
+// runs, kills the writer after a second and reaps it.
+func TestLongWriteIsKillable(t *testing.T) {
+	bin := crossCompile(t, "longwrite.c")
+	r := bootKernel(t, "256M", "", 2*time.Minute, "-initrd", initramfs(t, bin, nil))
+	m := regexp.MustCompile(`longwrite: child ended by signal (\d+) after (\d+) s`).FindStringSubmatch(r.console)
+	switch {
+	case r.timedOut:
+		t.Fatalf("the kernel did not finish in 2 minutes: the writer kept the hart")
+	case m == nil || m[1] != "9":
+		t.Fatalf("want the child ended by SIGKILL, exit %d; console tail:\n%s", r.exitCode, r.console[max(0, len(r.console)-2000):])
+	case strings.Contains(r.console, "out of memory") || strings.Contains(r.console, "kernel panic"):
+		t.Fatalf("reading untouched memory exhausted it")
+	}
+	t.Logf("child ended by SIGKILL %s s after the parent's sleep began", m[2])
+}

@@ -150,6 +150,7 @@ func TestShells(t *testing.T) {
 		{"bash", "usr/bin/bash", nil},
 	} {
 		t.Run(sh.name, func(t *testing.T) {
+			recordProgram(t)
 			want, wantCode := treeOracle(t, root.tree, map[string][]byte{"shell.sh": script},
 				sh.prog, append(sh.args, "shell.sh")...)
 			// The script's last lines and status: a script that fails early

@@ -138,3 +138,107 @@ func lastStats(t *testing.T, console *syncBuffer) stats {
 	}
 	return stats{line: strings.TrimSpace(last[0]), v: v}
 }
+
+// TestNginxUnderPressure: nginx keeps serving while other processes in the
+// guest attack the kernel's resources. /init is testdata/pressure.c: it
+// starts nginx, then runs rounds of a memory hog (touching memory until
+// the OOM killer ends it) and a fork bomb (uid 1000, RLIMIT_NPROC 64,
+// every process forking). The host sends requests the whole time, over
+// keep-alive and fresh connections; none may fail, the OOM killer must
+// choose the hog and never nginx, and the bomb must meet EAGAIN.
+func TestNginxUnderPressure(t *testing.T) {
+	const rounds = 3
+	rootfs, _ := oursRootfs(t)
+	initrd := withFiles(t, rootfs, map[string][]byte{"pressure": crossCompile(t, "pressure.c")})
+	port, console, exited := startKernelExit(t, 10*time.Minute, "256M", fmt.Sprintf("init=/pressure -- %d", rounds), initrd, 80)
+	url := fmt.Sprintf("http://127.0.0.1:%d/", port)
+	keepAlive := &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+	fresh := &http.Client{Timeout: time.Minute, Transport: &http.Transport{DisableKeepAlives: true}}
+	waitServing(t, keepAlive, url, console)
+
+	var served, failed atomic.Int64
+	var firstErr atomic.Value
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	load := func(c *http.Client) {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			resp, err := c.Get(url)
+			if err == nil {
+				_, err = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if err == nil && resp.StatusCode != 200 {
+					err = fmt.Errorf("status %d", resp.StatusCode)
+				}
+			}
+			if err != nil {
+				failed.Add(1)
+				firstErr.CompareAndSwap(nil, err.Error())
+				time.Sleep(100 * time.Millisecond)
+				continue
+			}
+			served.Add(1)
+		}
+	}
+	for _, c := range []*http.Client{keepAlive, keepAlive, keepAlive, fresh} {
+		wg.Add(1)
+		go load(c)
+	}
+	deadline := time.After(8 * time.Minute)
+	for done := false; !done; {
+		select {
+		case err := <-exited:
+			t.Errorf("QEMU exited (%v)", err)
+			done = true
+		case <-deadline:
+			t.Errorf("no \"pressure: done\" in 8 minutes")
+			done = true
+		case <-time.After(500 * time.Millisecond):
+			c := console.String()
+			done = strings.Contains(c, "pressure: done") || strings.Contains(c, "pressure: FAIL") || strings.Contains(c, "kernel panic")
+		}
+	}
+	close(stop)
+	wg.Wait()
+	c := console.String()
+	t.Logf("%d requests served during %d rounds, %d failed", served.Load(), rounds, failed.Load())
+	if failed.Load() > 0 {
+		t.Errorf("%d requests failed, the first: %v", failed.Load(), firstErr.Load())
+	}
+	if served.Load() < 100 {
+		t.Errorf("only %d requests served", served.Load())
+	}
+	round := regexp.MustCompile(`pressure: round \d+: hog ended by signal (-?\d+); bomb: (\d+) forks, (\d+) refused with EAGAIN, (\d+) other errors`)
+	lines := round.FindAllStringSubmatch(c, -1)
+	if len(lines) != rounds {
+		t.Errorf("%d of %d rounds reported", len(lines), rounds)
+	}
+	for _, m := range lines {
+		t.Log(m[0])
+		if m[1] != "9" || m[3] == "0" || m[4] != "0" {
+			t.Errorf("want the hog killed by SIGKILL and the bomb refused with EAGAIN only: %s", m[0])
+		}
+	}
+	kills := regexp.MustCompile(`kernel: out of memory: killed pid \d+ \(([^)]*)\)`).FindAllStringSubmatch(c, -1)
+	if len(kills) < rounds {
+		t.Errorf("%d OOM kills reported, want one per round at least", len(kills))
+	}
+	for _, k := range kills {
+		if k[1] != "/pressure" {
+			t.Errorf("the OOM killer chose %s, not the hog", k[1])
+		}
+	}
+	for _, bad := range []string{"pressure: FAIL", "kernel panic", "BUG in system call", "no process to kill"} {
+		if strings.Contains(c, bad) {
+			t.Errorf("console shows %q", bad)
+		}
+	}
+	if t.Failed() {
+		t.Logf("console tail:\n%s", c[max(0, len(c)-6000):])
+	}
+}

@@ -49,6 +49,7 @@ func TicksToNs(t uint64) int64 { return ticksToNs(t) }
 func SetWallClock(ns int64) {
 	old := disableInterrupts()
 	wallOffsetNs = ns - ticksToNs(readTime())
+	setKernelVDSOWallClock(wallOffsetNs)
 	wallClockSeen = true
 	restoreInterrupts(old)
 }
@@ -103,6 +104,7 @@ func MapUserPage(root, va, pa uintptr, perm uint64) bool {
 // preempt: a goroutine switched in with interrupts off would keep them
 // off); each frame is freed with them off.
 func FreePageTable(root uintptr) {
+	forgetRoot(root)
 	mm.FreeTables(root, true, FreeFrame)
 }
 

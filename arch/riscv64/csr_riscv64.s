@@ -18,10 +18,15 @@ TEXT ·readMip(SB),NOSPLIT,$0-8
 	MOV	T0, ret+0(FP)
 	RET
 
-TEXT ·writeSatp(SB),NOSPLIT,$0-8
+// writeSatpOnly writes satp without a fence: see asid.go.
+TEXT ·writeSatpOnly(SB),NOSPLIT,$0-8
 	MOV	v+0(FP), T0
 	WORD	$0x18029073	// csrw satp, t0
-	WORD	$0x12000073	// sfence.vma
+	RET
+
+TEXT ·readSatp(SB),NOSPLIT,$0-8
+	WORD	$0x180022f3	// csrr t0, satp
+	MOV	T0, ret+0(FP)
 	RET
 
 TEXT ·sfenceVMA(SB),NOSPLIT,$0
@@ -107,4 +112,10 @@ TEXT ·ecall2(SB),NOSPLIT,$0-32
 TEXT ·kernelEnd(SB),NOSPLIT,$0-8
 	MOV	$runtime·end(SB), T0
 	MOV	T0, ret+0(FP)
+	RET
+
+// sfenceVMAPage flushes the translations of one virtual page.
+TEXT ·sfenceVMAPage(SB),NOSPLIT,$0-8
+	MOV	va+0(FP), T0
+	WORD	$0x12028073	// sfence.vma t0, zero
 	RET

@@ -28,6 +28,7 @@ var (
 
 //go:nosplit
 func setTimer(h *hart, when uint64) {
+	h.timerAt = when
 	Write64(clintBase+clintMtimecmp+8*uintptr(h.id), when)
 }
 

@@ -21,6 +21,7 @@
 #define AT_PAGESZ 6
 #define AT_HWCAP  16
 #define AT_RANDOM 25
+#define AT_SYSINFO_EHDR 33
 
 TEXT ·Entry(SB),NOSPLIT|NOFRAME,$0
 	BNE	A0, ZERO, secondary
@@ -65,7 +66,7 @@ TEXT ·Entry(SB),NOSPLIT|NOFRAME,$0
 
 	// Initial process stack, 16-byte aligned, 256 bytes below the top:
 	//   0 argc | 8 argv[0] | 16 NULL | 24 envp[0] | 32 NULL |
-	//   40..96 auxv pairs ending with AT_NULL | 112 the 16 AT_RANDOM bytes
+	//   40..112 auxv pairs ending with AT_NULL | 128 the 16 AT_RANDOM bytes
 	MOV	$·bootStack(SB), X2
 	MOV	$(const_bootStackSize-256), T0
 	ADD	T0, X2
@@ -87,15 +88,19 @@ TEXT ·Entry(SB),NOSPLIT|NOFRAME,$0
 	MOV	T0, 64(X2)
 	MOV	$AT_RANDOM, T0
 	MOV	T0, 72(X2)
-	ADD	$112, X2, T0
+	ADD	$128, X2, T0
 	MOV	T0, 80(X2)
-	MOV	$AT_NULL, T0
+	MOV	$AT_SYSINFO_EHDR, T0	// the kernel's vDSO, 0 when it has none
 	MOV	T0, 88(X2)
-	MOV	ZERO, 96(X2)
+	MOV	·kernelVDSOImage(SB), T0
+	MOV	T0, 96(X2)
+	MOV	$AT_NULL, T0
+	MOV	T0, 104(X2)
+	MOV	ZERO, 112(X2)
 	MOV	·bootTicks(SB), T0
-	MOV	T0, 112(X2)
+	MOV	T0, 128(X2)
 	WORD	$0xc01022f3		// csrr t0, time
-	MOV	T0, 120(X2)
+	MOV	T0, 136(X2)
 	MOV	ZERO, A0
 	MOV	ZERO, A1
 	// Interrupts on, as for every kernel thread: each thread's mstatus.MIE

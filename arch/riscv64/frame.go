@@ -48,4 +48,5 @@ type Frame struct {
 	Cause  uint64
 	Tval   uint64
 	Satp   uint64 // user frames: the address space (satp value) to run in
+	Owner  uint64 // user frames: the process id, which the profiler records
 }

@@ -45,12 +45,11 @@ type hart struct {
 	standInG [8]uint64 // what Go code on the trap stack sees as g: stack guard 0
 	id       int
 	current  int    // index of the thread running on this hart, or noThread
-	satp     uint64 // satp value currently loaded; other harts read it atomically (shootdown)
-	// satpLoads counts satp writes, each with a full sfence.vma: a user
-	// TLB shootdown waits for it to change on the harts it interrupts.
-	satpLoads uint64
-	// flushReq is set by a hart that changed the kernel page table and
-	// waits for this hart to flush its TLB and clear it (kernelShootdown).
+	satp     uint64 // satp value currently loaded, with its ASID (guarded by the kernel lock)
+	timerAt  uint64 // time CSR value the timer is set to fire at (mtimecmp)
+	// flushReq is set by a hart that changed a page table this hart may
+	// be using and waits for this hart to flush its TLB and clear it
+	// (shootdown).
 	flushReq uint32
 	idle     bool // waiting in wfi with no thread (guarded by the kernel lock)
 	inTrap   bool
@@ -81,7 +80,8 @@ func trapEntry()
 func readTime() uint64
 func readMscratch() uint64
 func readMip() uint64
-func writeSatp(v uint64)
+func writeSatpOnly(v uint64)
+func readSatp() uint64
 func sfenceVMA()
 func writeMie(v uint64)
 func writePMP0(addr, cfg uint64)

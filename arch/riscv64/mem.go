@@ -70,6 +70,7 @@ func earlyInit() {
 		timebase = f
 	}
 	quantumTicks = timebase / 100
+	initKernelVDSO()
 	if s, ok := fdtNumber(dtb, "chosen", "linux,initrd-start"); ok {
 		if e, ok := fdtNumber(dtb, "chosen", "linux,initrd-end"); ok && e > s {
 			initrdBase, initrdEnd = uintptr(s), uintptr(e)
@@ -85,6 +86,7 @@ func earlyInit() {
 		mm.MapGiga(kernelRoot, pa, pa, identityPerm)
 	}
 	kernelSatp = mm.SatpSv39(kernelRoot)
+	probeASIDs()
 	kvaNext = kvaBase
 
 	// One PMP entry, NAPOT over the whole address space, RWX: U-mode (and

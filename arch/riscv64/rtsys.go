@@ -27,6 +27,7 @@ const (
 // Kernel-private calls, numbered far above Linux's.
 const (
 	sysEnterUser = 0x4a00 + iota
+	sysShootdown // a0: root of a user page table that changed (userShootdown)
 )
 
 const (
@@ -38,7 +39,10 @@ const (
 	futexWake = 1 // FUTEX_WAKE
 )
 
-var randState uint64
+var (
+	randState    uint64
+	rtClockTraps uint64 // clock_gettime calls that trapped: none once the runtime uses its vDSO
+)
 
 //go:nosplit
 func runtimeSyscall(h *hart, t *thread, f *Frame) {
@@ -113,6 +117,7 @@ func runtimeSyscall(h *hart, t *thread, f *Frame) {
 	case unix.SYS_SCHED_YIELD:
 		t.state = threadRunnable
 	case unix.SYS_CLOCK_GETTIME:
+		rtClockTraps++
 		r = rtClockGettime(int(a[RegA0]), uintptr(a[RegA1]))
 	case unix.SYS_SCHED_GETAFFINITY:
 		// One bit per hart: that is where GOMAXPROCS comes from.
@@ -149,6 +154,8 @@ func runtimeSyscall(h *hart, t *thread, f *Frame) {
 	case sysEnterUser:
 		t.user = uintptr(a[RegA0])
 		return
+	case sysShootdown:
+		shootdown(h, mm.SatpSv39(uintptr(a[RegA0])))
 	default:
 		print("\nkernel: the kernel's runtime made syscall ")
 		printDec(int64(nr))

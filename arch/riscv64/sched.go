@@ -2,7 +2,11 @@
 
 package riscv64
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/jiege-go/jiege/profiling"
+)
 
 // Kernel threads: the runtime's Ms. Each is a saved Frame; switching
 // threads is choosing which Frame the trap return path resumes. Threads
@@ -138,10 +142,14 @@ func resume(h *hart) {
 		t.frame.Status = t.frame.Status&mstatusMPIE | kernelStatus
 		h.save = uintptr(unsafe.Pointer(&t.frame))
 	}
-	if satp != h.satp {
-		loadSatp(h, satp)
+	switchSatp(h, satp)
+	now := readTime()
+	if want := min(now+quantumTicks, earliest, profiling.Next(h.id)); want < h.timerAt || h.timerAt <= now {
+		// Reprogramming the timer is a device write that costs QEMU a
+		// wakeup of its main loop: keep one that fires soon enough (the
+		// slice then ends a little early).
+		setTimer(h, want)
 	}
-	setTimer(h, min(readTime()+quantumTicks, earliest))
 }
 
 // pickThread returns the next runnable thread after h's last one, now
@@ -197,6 +205,7 @@ func idle(h *hart) {
 func interrupt(h *hart, cause uint64) {
 	switch cause &^ causeInterrupt {
 	case irqTimer:
+		profileTick(h)
 		expire(readTime())
 		if t := &threads[h.current]; t.state == threadRunning {
 			t.state = threadRunnable // round robin: the next runnable thread goes first

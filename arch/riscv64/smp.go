@@ -6,8 +6,6 @@ import (
 	"math/bits"
 	"sync/atomic"
 	"unsafe"
-
-	"github.com/jiege-go/jiege/mm"
 )
 
 // Several harts. Every hart runs the same trap handler on its own trap
@@ -103,24 +101,41 @@ func ackFlush(h *hart) {
 	}
 }
 
-// kernelShootdown makes every other hart flush its TLB after h changed
-// the kernel page table (the runtime's munmap and madvise), and returns
-// once they have: the freed frames may be handed out as soon as the
-// kernel lock is released. The kernel lock is held, so the other harts are
-// running a thread (the software interrupt brings them to trap, which
-// flushes before it takes the lock), spinning for the lock (which
-// flushes), idle (it flushes when it leaves wfi), or on a user table: it
-// loaded that with a full flush and flushes again when it loads the kernel
-// table. h sleeps in wfi while it waits; each flush wakes it.
+// kernelShootdown makes every hart forget the kernel table's old
+// translations after h changed it (the runtime's munmap and madvise), and
+// returns once the harts that may use them have: the freed frames may be
+// handed out as soon as the kernel lock is released.
 //
 //go:nosplit
-func kernelShootdown(h *hart) {
-	sfenceVMA()
+func kernelShootdown(h *hart) { shootdown(h, kernelSatp) }
+
+// shootdown makes every hart forget the translations of the table in satp
+// (without ASID) after h changed it; the kernel lock is held. A hart
+// running that table now is asked to flush and waited for: the software
+// interrupt brings it to trap, which flushes before it takes the lock, or
+// it is spinning for the lock, which flushes too. Every other hart may
+// still hold translations under the table's ASID (switching satp does not
+// fence, asid.go), so its record of the ASID is cleared: it fences before
+// it runs the table again. Idle harts fence when they leave wfi anyway.
+// h sleeps in wfi while it waits; each flush wakes it.
+//
+//go:nosplit
+func shootdown(h *hart, satp uint64) {
+	loaded := withASID(satp)
+	if h.satp == loaded {
+		sfenceVMA()
+	} else {
+		forgetASID(h.id, satp)
+	}
 	shootdownOwner = h.id
 	for i := 0; i < nHarts; i++ {
-		if o := &harts[i]; i != h.id && !o.idle && atomic.LoadUint64(&o.satp) == kernelSatp {
-			atomic.StoreUint32(&o.flushReq, 1)
-			sendSoft(i)
+		if o := &harts[i]; i != h.id {
+			if !o.idle && o.satp == loaded {
+				atomic.StoreUint32(&o.flushReq, 1)
+				sendSoft(i)
+			} else {
+				forgetASID(i, satp)
+			}
 		}
 	}
 	for i := 0; i < nHarts; i++ {
@@ -134,42 +149,17 @@ func kernelShootdown(h *hart) {
 	}
 }
 
-// userShootdown makes the harts that run user code on the page table
-// rooted at root leave U-mode, which flushes their TLB: every entry to
-// U-mode loads satp with a full sfence.vma (the kernel threads run on the
-// kernel table), so only a hart in U-mode right now can hold a stale
-// translation. Called from Go code after changing root's page table.
+// userShootdown makes every hart forget the old translations of the user
+// page table rooted at root; called from Go code after changing it. With
+// one hart a local fence does (it covers every ASID); with several, the
+// shootdown runs in the trap handler, under the kernel lock, so that no
+// hart switches tables meanwhile.
 func userShootdown(root uintptr) {
 	if nHarts == 1 {
+		sfenceVMA()
 		return
 	}
-	satp := mm.SatpSv39(root)
-	var loads [maxHarts]uint64
-	var wait [maxHarts]bool
-	for i := 0; i < nHarts; i++ {
-		o := &harts[i]
-		loads[i] = atomic.LoadUint64(&o.satpLoads)
-		if atomic.LoadUint64(&o.satp) == satp {
-			wait[i] = true
-			sendSoft(i)
-		}
-	}
-	for i := 0; i < nHarts; i++ {
-		for wait[i] && atomic.LoadUint64(&harts[i].satpLoads) == loads[i] &&
-			atomic.LoadUint64(&harts[i].satp) == satp {
-		}
-	}
-}
-
-// loadSatp switches h to the address space satp. The new value is
-// published before the switch, so a hart that changes that table and then
-// finds h on another table knows h will see the change.
-//
-//go:nosplit
-func loadSatp(h *hart, satp uint64) {
-	atomic.StoreUint64(&h.satp, satp)
-	writeSatp(satp)
-	atomic.AddUint64(&h.satpLoads, 1)
+	ecall2(sysShootdown, root, 0)
 }
 
 // secondaryInit is where a secondary hart enters Go code, on its trap
@@ -185,7 +175,7 @@ func secondaryInit() {
 	setTimer(h, ^uint64(0))
 	clearSoft(h)
 	writeMie(1<<irqSoft | 1<<irqTimer | 1<<irqExternal)
-	h.satp = kernelSatp
+	h.satp = kernelSatp // Entry loaded it
 	lockKernel(h)
 	h.inTrap = true
 	resume(h)

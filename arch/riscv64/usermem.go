@@ -4,6 +4,8 @@ package riscv64
 
 import "github.com/jiege-go/jiege/mm"
 
+func sfenceVMAPage(va uintptr)
+
 // UserMemory is the mm.Memory of user address spaces: the kernel's frame
 // allocator, shared with the trap handler, used with interrupts masked.
 var UserMemory mm.Memory = userMemory{}
@@ -30,8 +32,14 @@ func (userMemory) FreeTables(root uintptr) {
 }
 func (userMemory) Map(root, va, pa uintptr, perm uint64) bool { return MapUserPage(root, va, pa, perm) }
 
-// Flush and FlushPage need no local flush: this hart runs on the kernel
-// table now, and loads a user table with a full flush. Harts in U-mode on
-// root's table are interrupted and leave it (userShootdown).
-func (userMemory) Flush(root uintptr)                 { userShootdown(root) }
-func (userMemory) FlushPage(root uintptr, va uintptr) { userShootdown(root) }
+// Flush and FlushPage make a change to root's table visible on every
+// hart that may hold its old translations (userShootdown); with one hart,
+// a fence of the page does for FlushPage.
+func (userMemory) Flush(root uintptr) { userShootdown(root) }
+func (userMemory) FlushPage(root, va uintptr) {
+	if nHarts == 1 {
+		sfenceVMAPage(va)
+		return
+	}
+	userShootdown(root)
+}

@@ -16,6 +16,10 @@ const (
 	descFlagNext  = 1
 	descFlagWrite = 2
 	queueSize     = 64 // descriptors; the rings of 64 fit in one page each
+	// usedFlagNoNotify in the used ring's flags: the device does not need
+	// a notification now (it is working through the queue, or has buffers
+	// enough); section 2.7.10, without VIRTIO_F_EVENT_IDX.
+	usedFlagNoNotify = 1
 )
 
 type desc struct {
@@ -101,7 +105,13 @@ func (q *Queue) Submit(b Buffer, length int, write bool) (uint16, error) {
 	// The ring entry must be visible before the index that publishes it:
 	// the atomic store orders them (RISC-V AMO with release semantics).
 	atomic.StoreUint32((*uint32)(mm.Ptr(q.avail)), uint32(q.availIdx)<<16)
-	q.dev.write(regQueueNotify, uint32(q.index))
+	// A notification is an MMIO write that QEMU serves under its big lock:
+	// skip it when the device says it does not need one. The atomic store
+	// above and this load are ordered (store, then load), as the
+	// suppression protocol requires.
+	if atomic.LoadUint32((*uint32)(mm.Ptr(q.used)))&usedFlagNoNotify == 0 {
+		q.dev.write(regQueueNotify, uint32(q.index))
+	}
 	return id, nil
 }
 

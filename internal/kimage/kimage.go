@@ -98,3 +98,61 @@ func fileOffset(path string, va uint64) (uint64, error) {
 	}
 	return 0, fmt.Errorf("%s: address %#x is not stored in the file", path, va)
 }
+
+const (
+	// VDSOSymbol is the kernel's [1024]uint64 variable holding the data
+	// page and the image of the vDSO of the kernel's own runtime.
+	VDSOSymbol = "github.com/jiege-go/jiege/arch/riscv64.kernelVDSO"
+	// VDSOMarker is the image page's first word in the kernel's source.
+	VDSOMarker = 0x6f_7364_766b // "kvdso"
+	vdsoPage   = 4096
+)
+
+// RecordVDSO writes a vDSO image into the second page of VDSOSymbol in the
+// ELF file at path, where the source leaves VDSOMarker; writing the same
+// image again changes nothing.
+func RecordVDSO(path string, image []byte) error {
+	f, err := elf.Open(path)
+	if err != nil {
+		return err
+	}
+	syms, err := f.Symbols()
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	var sym *elf.Symbol
+	for i := range syms {
+		if syms[i].Name == VDSOSymbol {
+			sym = &syms[i]
+		}
+	}
+	if sym == nil || sym.Size != 2*vdsoPage {
+		return fmt.Errorf("%s: no %d-byte %s", path, 2*vdsoPage, VDSOSymbol)
+	}
+	if len(image) < 8 || len(image) > vdsoPage {
+		return fmt.Errorf("vDSO image of %d bytes: want at most %d", len(image), vdsoPage)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	off, err := fileOffset(path, sym.Value+vdsoPage)
+	if err != nil {
+		return err
+	}
+	if off+vdsoPage > uint64(len(data)) {
+		return fmt.Errorf("%s: %s lies past the end of the file", path, VDSOSymbol)
+	}
+	page := data[off : off+vdsoPage]
+	want := make([]byte, vdsoPage)
+	copy(want, image)
+	if bytes.Equal(page, want) {
+		return nil
+	}
+	if binary.LittleEndian.Uint64(page) != VDSOMarker || !bytes.Equal(page[8:], make([]byte, vdsoPage-8)) {
+		return fmt.Errorf("%s: %s does not hold the expected marker", path, VDSOSymbol)
+	}
+	copy(page, want)
+	return os.WriteFile(path, data, 0o755)
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/jiege-go/jiege/tools/jiege/internal/manifest"
@@ -13,13 +12,13 @@ import (
 )
 
 func cmdCompare(ctx context.Context, args []string) error {
-	fs := newFlags("compare", "MANIFEST.json [--out DIR]")
+	fs := newFlags("compare", "MANIFEST.json [--out DIR] [--shard K/N]")
 	c := &common{}
 	c.flags(fs)
 	v := &verifier{common: c, out: os.Stderr}
 	b := &bencher{common: c, out: os.Stderr}
-	var outDir string
-	var noBench bool
+	var outDir, shard string
+	var noBench, screenshot bool
 	fs.StringVar(&outDir, "out", "", "write leaderboard.json, leaderboard.md and leaderboard.html here")
 	fs.DurationVar(&v.portTimeout, "port-timeout", probe.PortOpenTimeout, "time allowed for the port to answer HTTP")
 	fs.BoolVar(&v.noOracle, "no-oracle", false, "fingerprint without the qemu-user nginx oracle")
@@ -29,6 +28,8 @@ func cmdCompare(ctx context.Context, args []string) error {
 	fs.IntVar(&b.freshConns, "fresh-conns", 4, "bench concurrent fresh-connection clients")
 	fs.BoolVar(&b.noWrk, "no-wrk", false, "skip the wrk cross-check")
 	fs.BoolVar(&noBench, "no-bench", false, "verify only")
+	fs.StringVar(&shard, "shard", "", "verify and bench only shard K of N (attempts K, K+N, ... counting from 0) and write a partial result for jiege merge")
+	fs.BoolVar(&screenshot, "screenshot", false, "also write leaderboard.png, the page as headless Chromium shows it")
 	if help, err := parse(fs, args); help || err != nil {
 		return err
 	}
@@ -42,6 +43,17 @@ func cmdCompare(ctx context.Context, args []string) error {
 	if err != nil {
 		return usageErr("%v", err)
 	}
+	res := report.NewCompare(m.Path)
+	if shard != "" {
+		k, n, err := parseShard(shard)
+		if err != nil {
+			return err
+		}
+		res.Shard = &report.Shard{Index: k, Count: n}
+		for _, a := range m.Attempts {
+			res.Shard.Attempts = append(res.Shard.Attempts, a.Name)
+		}
+	}
 	if d := m.Bench.LoadDuration(); d > 0 {
 		b.duration = d
 	}
@@ -53,15 +65,17 @@ func cmdCompare(ctx context.Context, args []string) error {
 		return err
 	}
 
-	res := report.NewCompare(m.Path)
 	res.Host = hostDescription()
 	allPass := true
-	for _, a := range m.Attempts {
+	for i, a := range m.Attempts {
+		if res.Shard != nil && !res.Shard.Holds(i) {
+			continue
+		}
 		var t *target
 		if a.Dir != "" {
 			t, err = attemptTarget(a.Dir, a.Build, a.Run)
 			if err == nil {
-				t.att.GuestPort = a.GuestPort
+				t.att.GuestPort, t.att.QEMUArgs = a.GuestPort, a.QEMUArgs
 			}
 		} else {
 			t, err = parseTarget(a.Kernel)
@@ -86,24 +100,17 @@ func cmdCompare(ctx context.Context, args []string) error {
 			bt = &r
 		}
 		allPass = allPass && vr.Pass
-		res.Rows = append(res.Rows, report.RowFrom(a.Name, a.Metadata.Meta(), vr, bt))
+		row := report.RowFrom(a.Name, a.Metadata.Meta(), vr, bt)
+		row.ConsoleTail = consoleTail(vr.ConsoleLog)
+		res.Rows = append(res.Rows, row)
 	}
 	res.Rank()
+	res.ComputePeerRatios()
 	fmt.Print(report.CompareText(res))
 	if outDir != "" {
-		if err := os.MkdirAll(outDir, 0o755); err != nil {
-			return envErr(err)
-		}
-		j := filepath.Join(outDir, "leaderboard.json")
-		md := filepath.Join(outDir, "leaderboard.md")
-		if err := writeOutputs(res, j, md, report.CompareMarkdown(res)); err != nil {
+		if err := writeLeaderboard(ctx, res, outDir, screenshot); err != nil {
 			return err
 		}
-		html := filepath.Join(outDir, "leaderboard.html")
-		if err := os.WriteFile(html, []byte(report.CompareHTML(res)), 0o644); err != nil {
-			return envErr(err)
-		}
-		fmt.Printf("leaderboard: %s, %s, %s\n", j, md, html)
 	}
 	if !allPass {
 		return errFailed

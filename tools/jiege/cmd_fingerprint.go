@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 
 	"github.com/jiege-go/jiege/qemu"
+	"github.com/jiege-go/jiege/tools/jiege/internal/ownnginx"
 	"github.com/jiege-go/jiege/tools/jiege/internal/probe"
 	"github.com/jiege-go/jiege/tools/jiege/internal/report"
 	"github.com/jiege-go/jiege/tools/jiege/internal/rootfs"
@@ -12,24 +14,84 @@ import (
 
 // fingerprint runs the fingerprint stage with a seed that the report
 // records (--fingerprint-seed, else a fresh one). An attempt, whose root
-// filesystem jiege does not know, gets an oracle too: the nginx of our
-// root filesystem serving, as its only file, the attempt's own "/" with
-// the same bytes and mtime.
-func (v *verifier) fingerprint(ctx context.Context, t *target, pt probe.Target, res *report.Verify) report.Stage {
+// filesystem jiege does not know, gets an oracle too: its own nginx with
+// its own configuration when the files its QEMU loads hold them, else
+// the nginx of our root filesystem serving, as its only file, the
+// attempt's own "/" with the same bytes and mtime. The detail says which.
+func (v *verifier) fingerprint(ctx context.Context, t *target, g *guest, pt probe.Target, res *report.Verify) report.Stage {
 	pt.Seed = v.seed
 	if pt.Seed == 0 {
 		pt.Seed = probe.NewSeed()
 	}
 	res.FingerprintSeed = pt.Seed
+	var which string
 	if t.image == nil && !v.noOracle {
-		stop, addr, err := v.attemptOracle(ctx, pt.Addr)
+		stop, addr, version, how, err := v.ownOracle(ctx, t, g)
 		if err != nil {
-			return report.Failf(report.StageFingerprint, report.ClassEnvironment, 0, "oracle for the attempt: %v", err)
+			which = "oracle: jiege's nginx serving the attempt's \"/\" (the attempt's own nginx cannot be the oracle: " + err.Error() + "); "
+			if stop, addr, err = v.attemptOracle(ctx, pt.Addr); err != nil {
+				return report.Failf(report.StageFingerprint, report.ClassEnvironment, 0, "oracle for the attempt: %v", err)
+			}
+		} else {
+			which, pt.NginxVersion = "oracle: "+how+"; ", version
 		}
 		defer stop()
 		pt.Oracle, pt.OwnRoot = addr, true
 	}
-	return probe.Fingerprint(ctx, pt)
+	s := probe.Fingerprint(ctx, pt)
+	s.Detail = which + s.Detail
+	return s
+}
+
+// ownOracle starts the attempt's own nginx, found in the files its QEMUs
+// load, under qemu-riscv64 with the attempt's configuration; how says
+// which binary it is and whether it is Debian's official build.
+func (v *verifier) ownOracle(ctx context.Context, t *target, g *guest) (stop func() error, addr, version, how string, err error) {
+	var srcs []ownnginx.Source
+	for _, f := range g.bootFiles() {
+		// Disk images hold file systems jiege does not read.
+		if f.Option != "-drive" && f.Option != "-pflash" {
+			srcs = append(srcs, ownnginx.Source{Path: f.Path, Option: f.Option})
+		}
+	}
+	tree, err := ownnginx.Find(srcs)
+	if err != nil {
+		return nil, "", "", "", err
+	}
+	defer func() {
+		if err != nil {
+			tree.Remove()
+		}
+	}()
+	b, err := tree.Inspect(ctx)
+	if err != nil {
+		return nil, "", "", "", err
+	}
+	var deb ownnginx.Debian
+	if img, ierr := rootfs.Build(ctx, v.rootfsOptions(rootfs.Ours, nil)); ierr == nil {
+		deb = ownnginx.Debian{Version: img.NginxVersion, Binary: filepath.Join(img.Dir, "usr/sbin/nginx")}
+	}
+	official := tree.Official(b, deb)
+	port, err := qemu.FreePort()
+	if err != nil {
+		return nil, "", "", "", err
+	}
+	guestPort := 80
+	if t.att != nil && t.att.GuestPort != 0 {
+		guestPort = t.att.GuestPort
+	}
+	stopNginx, err := tree.Start(ctx, b, guestPort, port)
+	if err != nil {
+		return nil, "", "", "", err
+	}
+	stop = func() error {
+		err := stopNginx()
+		tree.Remove()
+		return err
+	}
+	how = fmt.Sprintf("the attempt's own nginx %s (/%s from %s %s; %s) with its own configuration %s", b.Version, tree.Nginx,
+		tree.Source.Option, tree.Source.Path, official, b.ConfPath)
+	return stop, fmt.Sprintf("127.0.0.1:%d", port), b.Version, how, nil
 }
 
 // attemptOracle learns "/" from the attempt at addr and starts an oracle

@@ -14,15 +14,14 @@ func cmdRun(ctx context.Context, args []string) error {
 	fs := newFlags("run", "--kernel ours|linux|PATH | --attempt DIR")
 	c := &common{}
 	c.flags(fs)
-	var kernel, attemptDir, build, runCmd string
+	var kernel string
+	var att attemptFlags
 	fs.StringVar(&kernel, "kernel", "", "ours, linux, or a kernel ELF/Image path")
-	fs.StringVar(&attemptDir, "attempt", "", "run an attempt's project directory instead")
-	fs.StringVar(&build, "build", "", "attempt build command (default: make build)")
-	fs.StringVar(&runCmd, "run", "", "attempt run command (default: make run)")
+	att.flags(fs)
 	if help, err := parse(fs, args); help || err != nil {
 		return err
 	}
-	if fs.NArg() > 0 || (kernel == "") == (attemptDir == "") {
+	if fs.NArg() > 0 || (kernel == "") == (att.dir == "") {
 		return usageErr("run: want --kernel K or --attempt DIR")
 	}
 	c.defaults()
@@ -31,8 +30,8 @@ func cmdRun(ctx context.Context, args []string) error {
 	}
 	var t *target
 	var err error
-	if attemptDir != "" {
-		t, err = attemptTarget(attemptDir, build, runCmd)
+	if att.dir != "" {
+		t, err = att.target()
 	} else {
 		t, err = parseTarget(kernel)
 	}
@@ -59,6 +58,9 @@ func cmdRun(ctx context.Context, args []string) error {
 	defer g.stop()
 	if s := c.bootStage(ctx, g); !s.Passed() {
 		return &exitError{exitFail, fmt.Errorf("boot: %s", s.Detail)}
+	}
+	if u := g.unshimmed(); u != "" {
+		fmt.Fprintf(os.Stderr, "jiege: warning: %s\n", u)
 	}
 	s, at := probe.First200(ctx, g.Addr())
 	if !s.Passed() {

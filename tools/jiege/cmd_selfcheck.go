@@ -48,7 +48,7 @@ func cmdSelfcheck(ctx context.Context, args []string) error {
 	var only []string
 	var controlPortTimeout time.Duration
 	fs.StringVar(&expectOurs, "expect-ours", "pass", "pass: ours must pass like linux; fail: ours is tried and reported, not counted")
-	fs.StringSliceVar(&only, "only", nil, "run only these checks (linux, ours, "+strings.Join(controlNames(), ", ")+")")
+	fs.StringSliceVar(&only, "only", nil, "run only these checks (linux, ours, ours-as-attempt, "+strings.Join(controlNames(), ", ")+")")
 	fs.DurationVar(&v.portTimeout, "port-timeout", 90*time.Second, "time allowed for linux and ours to answer HTTP")
 	fs.DurationVar(&controlPortTimeout, "control-port-timeout", 60*time.Second, "time allowed for a negative control to answer HTTP (no-network waits all of it)")
 	fs.BoolVar(&v.noOracle, "no-oracle", false, "fingerprint without the qemu-user nginx oracle")
@@ -63,7 +63,7 @@ func cmdSelfcheck(ctx context.Context, args []string) error {
 	if expectOurs != "fail" && expectOurs != "pass" {
 		return usageErr("--expect-ours %q: want fail or pass", expectOurs)
 	}
-	all := append([]string{kindLinux, kindOurs}, controlNames()...)
+	all := append([]string{kindLinux, kindOurs, kindOursAttempt}, controlNames()...)
 	for _, o := range only {
 		if !slices.Contains(all, o) {
 			return usageErr("--only %q: want one of %s", o, strings.Join(all, ", "))
@@ -87,6 +87,9 @@ func cmdSelfcheck(ctx context.Context, args []string) error {
 			ck.ExpectPass, ck.About = true, "Debian's Linux with the same nginx and content"
 		case kindOurs:
 			ck.ExpectPass, ck.Counted, ck.About = expectOurs == "pass", expectOurs == "pass", "our kernel"
+		case kindOursAttempt:
+			ck.ExpectPass, ck.Counted = expectOurs == "pass", expectOurs == "pass"
+			ck.About = "our kernel and rootfs packaged as an attempt (its own Makefile and QEMU command)"
 		default:
 			ctl, _ := controls.Find(name)
 			ck.ExpectStage, ck.About, spec = ctl.Stage, ctl.About, controlPrefix+name

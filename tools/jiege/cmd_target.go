@@ -80,11 +80,14 @@ func (c *common) rootfsOptions(f rootfs.Flavor, log io.Writer) rootfs.Options {
 
 // Target kinds, as report.Verify.KernelKind records them.
 const (
-	kindOurs    = "ours"
-	kindLinux   = "linux"
-	kindPath    = "path"
-	kindAttempt = "attempt"
-	kindControl = "control"
+	kindOurs = "ours"
+	// kindOursAttempt is ours packaged as an attempt directory (its own
+	// Makefile and QEMU command): the positive control of the attempt path.
+	kindOursAttempt = "ours-as-attempt"
+	kindLinux       = "linux"
+	kindPath        = "path"
+	kindAttempt     = "attempt"
+	kindControl     = "control"
 )
 
 // controlPrefix names a negative control as a verify target ("control:nginx-dies").
@@ -107,7 +110,7 @@ type target struct {
 // attemptDir (the --attempt flag) with its build and run commands.
 func parseTarget(spec string) (*target, error) {
 	switch {
-	case spec == kindOurs || spec == kindLinux:
+	case spec == kindOurs || spec == kindLinux || spec == kindOursAttempt:
 		return &target{name: spec, kind: spec}, nil
 	case strings.HasPrefix(spec, controlPrefix):
 		c, ok := controls.Find(strings.TrimPrefix(spec, controlPrefix))
@@ -123,6 +126,30 @@ func parseTarget(spec string) (*target, error) {
 		return nil, usageErr("target %q: %v", spec, err)
 	}
 	return &target{name: spec, kind: kindPath, path: spec}, nil
+}
+
+// attemptFlags are the flags that describe an attempt (the manifest's
+// fields of the same meaning).
+type attemptFlags struct {
+	dir, build, run string
+	guestPort       int
+	qemuArgs        []string
+}
+
+func (a *attemptFlags) flags(fs *pflag.FlagSet) {
+	fs.StringVar(&a.dir, "attempt", "", "an attempt's project directory (its own build and QEMU command)")
+	fs.StringVar(&a.build, "build", "", "attempt build command (default: make build if the Makefile has it, else build.sh, else none)")
+	fs.StringVar(&a.run, "run", "", "attempt run command (default: make run if the Makefile has it, else run.sh)")
+	fs.IntVar(&a.guestPort, "guest-port", 0, "port the attempt's nginx listens on in the guest (default 80)")
+	fs.StringArrayVar(&a.qemuArgs, "qemu-arg", nil, "extra QEMU argument for the attempt's QEMU, repeatable (e.g. --qemu-arg=-m --qemu-arg=1G)")
+}
+
+func (a *attemptFlags) target() (*target, error) {
+	t, err := attemptTarget(a.dir, a.build, a.run)
+	if err == nil {
+		t.att.GuestPort, t.att.QEMUArgs = a.guestPort, a.qemuArgs
+	}
+	return t, err
 }
 
 func attemptTarget(dir, build, run string) (*target, error) {
@@ -152,8 +179,8 @@ func (c *common) build(ctx context.Context, t *target, log io.Writer) report.Sta
 			return fail(report.ClassBuildFailed, err)
 		}
 		t.att.Port = c.port
-		return report.Passf(report.StageBuild, time.Since(t0), "%s: %s", t.att.Dir, orDefault(t.att.Build, "make build"))
-	case kindOurs:
+		return report.Passf(report.StageBuild, time.Since(t0), "%s: %s", t.att.Dir, orDefault(t.att.BuildCommand(), "no build step"))
+	case kindOurs, kindOursAttempt:
 		cmd := exec.CommandContext(ctx, "make", "kernel")
 		cmd.Dir = c.repo
 		cmd.Stdout, cmd.Stderr = log, log
@@ -163,13 +190,35 @@ func (c *common) build(ctx context.Context, t *target, log io.Writer) report.Sta
 		if err := cmd.Run(); err != nil {
 			return fail(report.ClassBuildFailed, fmt.Errorf("make kernel in %s: %w", c.repo, err))
 		}
-		img, err := rootfs.Build(ctx, c.rootfsOptions(rootfs.Ours, log))
+		o := c.rootfsOptions(rootfs.Ours, log)
+		if t.kind == kindOursAttempt {
+			o.Nonce = false // an attempt brings its own root filesystem
+		}
+		img, err := rootfs.Build(ctx, o)
 		if err != nil {
 			return fail(report.ClassEnvironment, err)
 		}
 		m.Kernel = filepath.Join(c.repo, "build", "kernel.elf")
 		m.BIOS = filepath.Join(c.repo, "build", "tramp.bin")
 		m.Initrd, t.image = img.CPIO, img
+		if t.kind == kindOursAttempt {
+			dir, err := filepath.Abs(filepath.Join(c.buildDir, "controls", kindOursAttempt))
+			if err == nil {
+				err = controls.PackageOurs(dir, m.Kernel, m.BIOS, img.CPIO)
+			}
+			if err != nil {
+				return fail(report.ClassEnvironment, err)
+			}
+			self, err := os.Executable()
+			if err != nil {
+				return fail(report.ClassEnvironment, err)
+			}
+			t.att, t.image = &attempt.Attempt{Dir: dir, Self: self, Port: c.port}, nil
+			if err := t.att.DoBuild(ctx, log); err != nil {
+				return fail(report.ClassBuildFailed, err)
+			}
+			return report.Passf(report.StageBuild, time.Since(t0), "our kernel packaged as an attempt in %s", dir)
+		}
 	case kindLinux:
 		img, err := rootfs.Build(ctx, c.rootfsOptions(rootfs.Linux, log))
 		if err != nil {
@@ -257,6 +306,33 @@ type guest struct {
 	scan         chan fileScan     // the scan's result (startScan)
 }
 
+// Addr is the host address of the guest's HTTP port: for an attempt, the
+// one its serving QEMU forwards.
+func (g *guest) Addr() string {
+	if g.run != nil {
+		return g.run.Addr()
+	}
+	return g.Instance.Addr()
+}
+
+// unshimmed describes an attempt's serving QEMU that escaped the shim,
+// or "".
+func (g *guest) unshimmed() string {
+	if g.run == nil {
+		return ""
+	}
+	l, _, port, ok := g.run.Serving()
+	if !ok || l.Shimmed {
+		return ""
+	}
+	how := fmt.Sprintf("the attempt's QEMU (pid %d, %s) did not come through jiege's shim (another directory before it on PATH, or an absolute path): "+
+		"jiege found it in the run command's process tree and read its command line from /proc, but could not rewrite it or capture its packets; ", l.PID, l.Args0)
+	if port == 0 {
+		return how + "it forwards no host port to the guest's HTTP port"
+	}
+	return how + fmt.Sprintf("jiege probes the host port it forwards itself, %s", g.Addr())
+}
+
 // alive reports whether the guest's QEMU still runs.
 func (g *guest) alive() bool {
 	if g.run != nil {
@@ -302,8 +378,12 @@ func stopEverything() {
 // qemuCommand is the QEMU command line, for the report.
 func (g *guest) qemuCommand() []string {
 	if g.run != nil {
+		if l, _, _, ok := g.run.Serving(); ok {
+			return append([]string{l.Args0}, l.Args...)
+		}
 		if ls := g.run.Launches(); len(ls) > 0 {
-			return append([]string{qemu.DefaultBinary}, ls[len(ls)-1].Args...)
+			l := ls[len(ls)-1]
+			return append([]string{l.Args0}, l.Args...)
 		}
 		return nil
 	}

@@ -98,7 +98,10 @@ func TestJudge(t *testing.T) {
 
 func TestRunUsage(t *testing.T) {
 	for _, args := range [][]string{nil, {"nope"}, {"verify"}, {"verify", "a", "b"}, {"bench"}, {"selfcheck", "--expect-ours", "maybe"},
-		{"compare"}, {"run"}, {"rootfs", "--flavor", "bsd"}, {"verify", "--bogus"}} {
+		{"compare"}, {"run"}, {"rootfs", "--flavor", "bsd"}, {"verify", "--bogus"},
+		{"profile"}, {"profile", "linux"}, {"profile", "ours", "--rate", "0"}, {"profile", "ours", "--rate", "20000"},
+		{"profile", "ours", "--root", "/"}, {"profile", "ours", "--initrd", "/nonexistent.cpio"},
+		{"profile", "ours", "--out", "/nonexistent/cpu.pb.gz"}} {
 		if code := run(args); code != exitUsage {
 			t.Errorf("jiege %v: exit %d, want %d", args, code, exitUsage)
 		}
@@ -127,5 +130,27 @@ func TestProvenanceExempt(t *testing.T) {
 	}
 	if why := att.provenanceExempt(); why != "" {
 		t.Errorf("an attempt is exempt: %q", why)
+	}
+}
+
+// The guest's console starts after the shim's last line.
+func TestShimLineEnd(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "console.log")
+	write := func(s string) { os.WriteFile(p, []byte(s), 0o644) }
+	write("jiege: qemu -kernel a\nqemu-system-riscv64: could not load kernel 'a'\nmake: Error 1 (ignored)\njiege: qemu -kernel b -initrd c\nJiege-Go 0.1.0\n")
+	text, _ := os.ReadFile(p)
+	if got, want := shimLineEnd(p, 0), int64(strings.Index(string(text), "Jiege-Go")); got != want {
+		t.Errorf("end %d, want %d", got, want)
+	}
+	if got := shimLineEnd(p, int64(strings.Index(string(text), "Jiege-Go"))); got != -1 {
+		t.Errorf("after the last shim line: %d", got)
+	}
+	write("compiling\njiege: qemu -kernel b -initrd c")
+	if got := shimLineEnd(p, 0); got != -1 {
+		t.Errorf("unfinished shim line: %d", got)
+	}
+	write("jiege: qemu -kernel b\nhello\n")
+	if got := shimLineEnd(p, 0); got != int64(len("jiege: qemu -kernel b\n")) {
+		t.Errorf("shim line first: %d", got)
 	}
 }

@@ -86,6 +86,11 @@ func (v *verifier) run(ctx context.Context, t *target) *report.Verify {
 	res.ConsoleLog = logPath
 	v.progress("%-18s booting; console log %s", report.StageBoot, logPath)
 	t0 := time.Now()
+	if t.att != nil {
+		// The packet capture backs a failure report; bench runs go without.
+		t.att.Capture = true
+		defer func() { t.att.Capture = false }()
+	}
 	g, err := v.start(ctx, t, logPath)
 	if err != nil {
 		v.stage(res, startErr(err, t0))
@@ -93,7 +98,11 @@ func (v *verifier) run(ctx context.Context, t *target) *report.Verify {
 	}
 	defer g.stop()
 	booted := g.Started()
-	if !v.stage(res, v.bootStage(ctx, g)) {
+	s = v.bootStage(ctx, g)
+	if u := g.unshimmed(); u != "" && s.Passed() {
+		s.Detail += "; " + u
+	}
+	if !v.stage(res, s) {
 		res.QEMUCommand = g.qemuCommand()
 		return res
 	}
@@ -141,7 +150,7 @@ func (v *verifier) run(ctx context.Context, t *target) *report.Verify {
 			pt.Oracle = oaddr
 		}
 	}
-	if !v.stage(res, v.alive(g, v.fingerprint(ctx, t, pt, res))) {
+	if !v.stage(res, v.alive(g, v.fingerprint(ctx, t, g, pt, res))) {
 		return res
 	}
 	if t.image != nil {
@@ -197,10 +206,9 @@ func cmdVerify(ctx context.Context, args []string) error {
 	c := &common{}
 	c.flags(fs)
 	v := &verifier{common: c, out: os.Stderr}
-	var attemptDir, build, runCmd, jsonOut, mdOut string
-	fs.StringVar(&attemptDir, "attempt", "", "verify an attempt's project directory (its own build and QEMU command)")
-	fs.StringVar(&build, "build", "", "attempt build command (default: make build)")
-	fs.StringVar(&runCmd, "run", "", "attempt run command (default: make run)")
+	var att attemptFlags
+	var jsonOut, mdOut string
+	att.flags(fs)
 	fs.DurationVar(&v.portTimeout, "port-timeout", probe.PortOpenTimeout, "time allowed for the port to answer HTTP")
 	fs.BoolVar(&v.noOracle, "no-oracle", false, "fingerprint without the qemu-user nginx oracle")
 	fs.Uint64Var(&v.seed, "fingerprint-seed", 0, "seed of the fingerprint's random requests (replays a report's; default: a fresh one)")
@@ -216,9 +224,9 @@ func cmdVerify(ctx context.Context, args []string) error {
 	var t *target
 	var err error
 	switch {
-	case attemptDir != "" && fs.NArg() == 0:
-		t, err = attemptTarget(attemptDir, build, runCmd)
-	case attemptDir == "" && fs.NArg() == 1:
+	case att.dir != "" && fs.NArg() == 0:
+		t, err = att.target()
+	case att.dir == "" && fs.NArg() == 1:
 		t, err = parseTarget(fs.Arg(0))
 	default:
 		return usageErr("verify: want exactly one TARGET or --attempt DIR")

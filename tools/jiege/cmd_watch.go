@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/jiege-go/jiege/tools/jiege/internal/attempt"
 	"github.com/jiege-go/jiege/tools/jiege/internal/console"
 	"github.com/jiege-go/jiege/tools/jiege/internal/probe"
 	"github.com/jiege-go/jiege/tools/jiege/internal/report"
@@ -22,6 +26,12 @@ const (
 	// may go without a QEMU before that counts as QEMU having exited (a run
 	// script may start QEMU a second time).
 	relaunchGrace = 3 * time.Second
+	// clockSlack is the precision of a process's start time (two of
+	// /proc's clock ticks).
+	clockSlack = 10 * time.Millisecond
+	// relaunchSettle is how long an attempt's QEMUs must all stay up after
+	// a kernel line for the line to count as the serving kernel's.
+	relaunchSettle = 500 * time.Millisecond
 )
 
 // watch is what the console watcher found that ends a stage at once.
@@ -53,12 +63,47 @@ func (g *guest) follower() *console.Follower {
 	if g.follow == nil && (g.run == nil || g.alive()) {
 		var from int64
 		if g.run != nil {
+			// What the run command printed before QEMU (make's echo of
+			// the command, a compiler's output) is not the guest's: the
+			// console is followed from the line the shim printed just
+			// before it became QEMU, or for a QEMU beside the shim
+			// (looked for only every half second) from where its
+			// process started; else from now.
 			from = g.ConsoleBytes()
+			if l, _, _, ok := g.run.Serving(); ok && !l.Started().IsZero() {
+				start := g.ConsoleBytesAt(l.Started().Add(-2 * clockSlack))
+				switch end := shimLineEnd(g.LogPath(), start); {
+				case !l.Shimmed:
+					from = start
+				case end >= 0:
+					from = end
+				}
+			}
 		}
 		g.follow = console.Follow(g.LogPath(), from)
 		g.startScan()
 	}
 	return g.follow
+}
+
+// shimLineEnd is the log offset just past the last line of the shim
+// ("jiege: qemu ...") at or after from, -1 when there is none yet.
+func shimLineEnd(path string, from int64) int64 {
+	f, err := os.Open(path)
+	if err != nil {
+		return -1
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.NewSectionReader(f, from, 1<<20))
+	i := bytes.LastIndex(b, []byte("\n"+attempt.ShimLine)) + 1 // the line's start; 0 when none after a newline
+	if i == 0 && !bytes.HasPrefix(b, []byte(attempt.ShimLine)) {
+		return -1
+	}
+	j := bytes.IndexByte(b[i:], '\n')
+	if j < 0 {
+		return -1
+	}
+	return from + int64(i+j+1)
 }
 
 // settle polls f a little longer, so that a panic's dump is complete.
@@ -107,12 +152,43 @@ func (g *guest) gone(since time.Time) bool {
 	return g.run == nil || g.Exited() || time.Since(since) >= relaunchGrace
 }
 
+// network says what the packet capture of an attempt's QEMU shows about
+// the connections to the guest's HTTP port, or "" without a capture.
+func (g *guest) network() string {
+	if g.run == nil {
+		return ""
+	}
+	l, _, _, ok := g.run.Serving()
+	if !ok {
+		ls := g.run.Launches()
+		if len(ls) == 0 {
+			return ""
+		}
+		l = ls[len(ls)-1]
+	}
+	if !l.Shimmed {
+		return "not captured (the QEMU did not come through jiege's shim)"
+	}
+	if l.Capture == "" {
+		return "not captured (the attempt's network option has no netdev id to attach QEMU's filter-dump to)"
+	}
+	c, err := attempt.ReadCapture(l.Capture, g.run.GuestPort())
+	if err != nil {
+		return fmt.Sprintf("capture %s not read: %v", l.Capture, err)
+	}
+	return c.String() + " (QEMU filter-dump capture)"
+}
+
 func (g *guest) exitDetail(stage string) string {
 	how := "QEMU exited"
 	if g.run == nil {
 		how += " (" + exitStatus(g.Wait()) + ")"
 	}
-	return fmt.Sprintf("%s during %s; console tail: %s", how, stage, g.consoleTail())
+	d := fmt.Sprintf("%s during %s; console tail: %s", how, stage, g.consoleTail())
+	if n := g.network(); n != "" {
+		d += "; network: " + n
+	}
+	return d
 }
 
 // exitStatus describes a QEMU process's exit.
@@ -182,7 +258,17 @@ func (v *verifier) alive(g *guest, s report.Stage) report.Stage {
 	}
 	if !g.alive() {
 		s.Detail += "; QEMU exited, console tail: " + g.consoleTail()
+		if n := g.network(); n != "" {
+			s.Detail += "; network: " + n
+		}
 		return s
+	}
+	if g.run != nil && (s.Name == report.StagePortOpen || s.Name == report.StageFirst200) {
+		// What jiege saw of a silent attempt.
+		s.Detail += "; what jiege saw: console tail: " + g.consoleTail()
+		if n := g.network(); n != "" {
+			s.Detail += "; network: " + n
+		}
 	}
 	if s.Name == report.StageFingerprint && (s.Class == report.ClassFingerprint || s.Class == report.ClassNotNginx) {
 		var news []string
@@ -217,8 +303,32 @@ func (c *common) bootStage(ctx context.Context, g *guest) report.Stage {
 		}
 		return "; only QEMU's or jiege's output came: " + g.consoleTail()
 	}
+	// An attempt's QEMU that exits (a first try before the one that
+	// serves) takes what it printed with it: QEMU's own loader errors
+	// ("PATH: No such file or directory") are no kernel's line. The
+	// console is followed afresh from where the next QEMU's process
+	// started, and a kernel line counts once no QEMU exited within
+	// relaunchSettle of it.
+	dead := map[int]bool{}
+	relaunched := func() bool {
+		if g.run == nil {
+			return false
+		}
+		exited := false
+		for _, l := range g.run.Launches() {
+			if !dead[l.PID] && !g.run.Alive(l) {
+				dead[l.PID], exited = true, true
+			}
+		}
+		if exited {
+			// Followed afresh from where the next serving QEMU started.
+			g.follow = nil
+		}
+		return exited
+	}
 	var missing time.Time
 	for {
+		relaunched()
 		if f := g.follower(); f != nil {
 			f.Poll()
 			if p := f.Panic(); p != nil {
@@ -226,6 +336,12 @@ func (c *common) bootStage(ctx context.Context, g *guest) report.Stage {
 				return report.Failf(report.StageBoot, report.ClassKernelPanic, time.Since(t0), "%s", panicDetail(f.Panic()))
 			}
 			if line, ok := f.KernelLine(); ok && g.alive() {
+				if g.run != nil {
+					time.Sleep(relaunchSettle)
+					if relaunched() {
+						continue
+					}
+				}
 				return report.Passf(report.StageBoot, time.Since(t0), "the kernel printed %q after %.1fs", clip(line, 80), time.Since(t0).Seconds())
 			}
 		}
@@ -245,7 +361,7 @@ func (c *common) bootStage(ctx context.Context, g *guest) report.Stage {
 		case <-deadline.C:
 			if g.run != nil && g.follow == nil {
 				return report.Failf(report.StageBoot, report.ClassTimeout, time.Since(t0),
-					"the run command never started qemu-system-riscv64 through PATH within %v", c.bootTimeout)
+					"the run command started no qemu-system-riscv64 (through jiege's shim on PATH or otherwise) within %v", c.bootTimeout)
 			}
 			return report.Failf(report.StageBoot, report.ClassTimeout, time.Since(t0),
 				"no console line from the kernel within %v (QEMU still running)%s", c.bootTimeout, firmwareOnly())

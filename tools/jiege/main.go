@@ -52,8 +52,12 @@ var commands = []command{
 	{"run", "boot a kernel with the rootfs and print its URL; stays until Ctrl-C", cmdRun},
 	{"verify", "run the verification stages against a kernel or an attempt", cmdVerify},
 	{"bench", "benchmark targets: req/s, latency, transfer, boot time", cmdBench},
+	{"profile", "profile our kernel under the bench's load; writes a pprof file", cmdProfile},
 	{"compare", "verify and bench the attempts of a manifest; leaderboard", cmdCompare},
+	{"merge", "join the partial leaderboards of compare --shard into one", cmdMerge},
 	{"selfcheck", "prove the verifier: linux passes, negative controls fail at their stage", cmdSelfcheck},
+	{"repeatability", "selfcheck N times and the fingerprint's random requests on Linux against the oracle; report", cmdRepeatability},
+	{"replay", "verify an attempt's git history: the first commit that boots, serves, passes", cmdReplay},
 }
 
 func usage() {

@@ -2,20 +2,29 @@ package attempt
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/jiege-go/jiege/qemu"
 )
+
+// ShimLine starts the line the shim prints, with the QEMU arguments, just
+// before it becomes QEMU: the guest's console begins after it.
+const ShimLine = "jiege: qemu "
 
 // ShimArg is the hidden first argument that makes the jiege binary act as
 // the qemu-system-riscv64 shim.
@@ -23,23 +32,33 @@ const ShimArg = "__qemu-shim"
 
 // Environment of the shim, set by Start.
 const (
-	envReal  = "JIEGE_SHIM_QEMU"  // the real emulator's path
-	envPort  = "JIEGE_SHIM_PORT"  // host port to forward
-	envGuest = "JIEGE_SHIM_GUEST" // guest port the rule targets
-	envDir   = "JIEGE_SHIM_DIR"   // where each launch records its pid and arguments
+	envReal    = "JIEGE_SHIM_QEMU"    // the real emulator's path
+	envPort    = "JIEGE_SHIM_PORT"    // host port to forward
+	envGuest   = "JIEGE_SHIM_GUEST"   // guest port the rule targets
+	envDir     = "JIEGE_SHIM_DIR"     // where each launch records its pid and arguments
+	envExtra   = "JIEGE_SHIM_EXTRA"   // extra QEMU arguments, a JSON list
+	envCapture = "JIEGE_SHIM_CAPTURE" // "1": add a packet capture
 )
 
 // ErrNoDir reports an attempt directory that does not exist.
 var ErrNoDir = errors.New("attempt directory not found")
 
+// ErrNoRun reports an attempt without a run command: no Makefile with a
+// run target, no run.sh, none given.
+var ErrNoRun = errors.New("no run command: no Makefile run target and no run.sh")
+
 // Attempt is one project directory with its build and run commands.
 type Attempt struct {
 	Dir       string
-	Build     string // shell command, default "make build"
-	Run       string // shell command, default "make run"
-	Self      string // the jiege executable, re-invoked as the shim
-	Port      int    // host port for the guest's HTTP server; 0 picks a free one per Start
-	GuestPort int    // default 80
+	Build     string   // shell command, default "make build"
+	Run       string   // shell command, default "make run"
+	Self      string   // the jiege executable, re-invoked as the shim
+	Port      int      // host port for the guest's HTTP server; 0 picks a free one per Start
+	GuestPort int      // default 80
+	QEMUArgs  []string // extra QEMU arguments (e.g. -m 1G), applied by the shim
+	// Capture makes the shim record the guest's network traffic (headers
+	// only) for a failure report; the verifier sets it, bench does not.
+	Capture bool
 }
 
 func (a *Attempt) check() error {
@@ -56,9 +75,9 @@ func (a *Attempt) DoBuild(ctx context.Context, log io.Writer) error {
 	if err := a.check(); err != nil {
 		return err
 	}
-	build := a.Build
+	build := a.BuildCommand()
 	if build == "" {
-		build = "make build"
+		return nil
 	}
 	cmd := exec.Command("sh", "-c", build)
 	cmd.Dir = a.Dir
@@ -82,11 +101,61 @@ func (a *Attempt) DoBuild(ctx context.Context, log io.Writer) error {
 	}
 }
 
+// BuildCommand is the build command: the one given, else "make build"
+// when a Makefile has that target, else "sh build.sh" when there is one;
+// "" when the attempt has no build step (a setup with only run.sh).
+func (a *Attempt) BuildCommand() string {
+	switch {
+	case a.Build != "":
+		return a.Build
+	case makeTarget(a.Dir, "build"):
+		return "make build"
+	case fileExists(filepath.Join(a.Dir, "build.sh")):
+		return "sh build.sh"
+	}
+	return ""
+}
+
+// RunCommand is the run command: the one given, else "make run" when a
+// Makefile has that target, else "sh run.sh"; "" when there is none.
+func (a *Attempt) RunCommand() string {
+	switch {
+	case a.Run != "":
+		return a.Run
+	case makeTarget(a.Dir, "run"):
+		return "make run"
+	case fileExists(filepath.Join(a.Dir, "run.sh")):
+		return "sh run.sh"
+	}
+	return ""
+}
+
+// makeTarget reports whether dir's makefile names target as a rule
+// (make's own lookup would run the makefile's shell commands).
+func makeTarget(dir, target string) bool {
+	re := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(target) + `\s*::?([^=]|$)`)
+	for _, name := range []string{"GNUmakefile", "makefile", "Makefile"} {
+		if b, err := os.ReadFile(filepath.Join(dir, name)); err == nil {
+			return re.Match(b)
+		}
+	}
+	return false
+}
+
 // Running is an attempt's run command with the QEMU processes it launched.
 type Running struct {
 	*qemu.Instance
-	shimDir string
+	shimDir   string
+	guestPort int
+
+	mu      sync.Mutex
+	found   map[int]Launch // QEMUs found without the shim, by pid
+	starts  map[int]uint64 // start times of the shim's QEMUs, by pid
+	scanned time.Time      // the last look through /proc for them
 }
+
+// scanEvery bounds how often the process table is read.
+const scanEvery = 500 * time.Millisecond
 
 // Start runs the attempt's run command with the shim first on PATH. The
 // console (the run command's output) goes to logPath and console.
@@ -118,17 +187,23 @@ func (a *Attempt) Start(ctx context.Context, logPath string, console io.Writer) 
 	if err := os.WriteFile(filepath.Join(shimDir, qemu.DefaultBinary), []byte(script), 0o755); err != nil {
 		return nil, err
 	}
-	run := a.Run
+	run := a.RunCommand()
 	if run == "" {
-		run = "make run"
+		os.RemoveAll(shimDir)
+		return nil, fmt.Errorf("%w in %s (give a run command)", ErrNoRun, a.Dir)
+	}
+	capture := ""
+	if a.Capture {
+		capture = "1"
 	}
 	cmd := exec.Command("sh", "-c", run)
 	cmd.Dir = a.Dir
 	cmd.Env = append(os.Environ(),
 		"PATH="+shimDir+string(os.PathListSeparator)+os.Getenv("PATH"),
-		envReal+"="+real, envPort+"="+strconv.Itoa(port), envGuest+"="+strconv.Itoa(guest), envDir+"="+shimDir)
-	r := &Running{shimDir: shimDir}
-	in, err := qemu.StartCommand(ctx, cmd, port, logPath, console, r.qemuPID)
+		envReal+"="+real, envPort+"="+strconv.Itoa(port), envGuest+"="+strconv.Itoa(guest), envDir+"="+shimDir,
+		envExtra+"="+extraJSON(a.QEMUArgs), envCapture+"="+capture)
+	r := &Running{shimDir: shimDir, guestPort: guest, found: map[int]Launch{}, starts: map[int]uint64{}}
+	in, err := qemu.StartCommand(ctx, cmd, port, logPath, console, r.serving)
 	if err != nil {
 		os.RemoveAll(shimDir)
 		return nil, err
@@ -145,84 +220,217 @@ func (a *Attempt) Start(ctx context.Context, logPath string, console io.Writer) 
 	return r, nil
 }
 
-// Launch is one QEMU started through the shim.
+// Launch is one QEMU the run command started.
 type Launch struct {
-	PID  int
-	Args []string // rewritten arguments
+	PID   int
+	Args0 string   // the program: qemu-system-riscv64, or the path the run command gave
+	Args  []string // as QEMU runs them: rewritten when Shimmed
+	// Shimmed says it came through jiege's shim, which rewrote its
+	// hostfwd rule; otherwise jiege found it in the run command's process
+	// tree and read its command line from /proc.
+	Shimmed bool
+	// Capture is the pcap file of its user netdev, when the shim added one.
+	Capture string
+	start   uint64 // process start time, for the liveness check
 }
 
-// Launches lists the QEMU processes the shim started so far.
+// Started is when the process started (the shim, or the process that
+// exec'd QEMU), zero when not known.
+func (l Launch) Started() time.Time {
+	if l.start == 0 {
+		return time.Time{}
+	}
+	return startedAt(l.start)
+}
+
+// Launches lists the QEMU processes the run command started so far,
+// through the shim or not, oldest first.
 func (r *Running) Launches() []Launch {
 	ents, _ := os.ReadDir(r.shimDir)
 	var ls []Launch
+	shimmed := map[int]bool{}
 	for _, e := range ents {
 		pid, err := strconv.Atoi(strings.TrimPrefix(e.Name(), "qemu."))
 		if err != nil || !strings.HasPrefix(e.Name(), "qemu.") {
 			continue
 		}
 		b, _ := os.ReadFile(filepath.Join(r.shimDir, e.Name()))
-		ls = append(ls, Launch{PID: pid, Args: strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")})
+		l := Launch{PID: pid, Args0: qemu.DefaultBinary, Args: strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00"), Shimmed: true}
+		if c := captureFile(r.shimDir, pid); slices.ContainsFunc(l.Args, func(a string) bool { return strings.HasSuffix(a, ",file="+c) }) {
+			l.Capture = c
+		}
+		l.start = r.shimStart(pid)
+		shimmed[pid] = true
+		ls = append(ls, l)
 	}
-	sort.Slice(ls, func(i, j int) bool { return ls[i].PID < ls[j].PID })
+	r.mu.Lock()
+	r.findUnshimmed(shimmed)
+	for _, l := range r.found {
+		if !shimmed[l.PID] {
+			ls = append(ls, l)
+		}
+	}
+	r.mu.Unlock()
+	sort.Slice(ls, func(i, j int) bool {
+		if ls[i].start != ls[j].start {
+			return ls[i].start < ls[j].start
+		}
+		return ls[i].PID < ls[j].PID
+	})
 	return ls
 }
 
-// qemuPID is the first live QEMU the shim started, or 0.
-func (r *Running) qemuPID() int {
-	for _, l := range r.Launches() {
-		if r.ours(l.PID) {
-			return l.PID
+// findUnshimmed records the QEMUs among the run command's descendants,
+// and among processes that carry this run's shim directory in their
+// environment (escaped from the tree), that the shim did not start.
+// Called with r.mu held.
+func (r *Running) findUnshimmed(shimmed map[int]bool) {
+	if r.Instance == nil || time.Since(r.scanned) < scanEvery {
+		return
+	}
+	r.scanned = time.Now()
+	procs := allProcs()
+	cands := descendants(r.PID(), procs)
+	inTree := map[int]bool{}
+	for _, p := range cands {
+		inTree[p.pid] = true
+	}
+	for _, p := range procs {
+		if !inTree[p.pid] && isQEMU(p.pid) && hasEnv(p.pid, envDir+"="+r.shimDir) {
+			cands = append(cands, p)
 		}
+	}
+	for _, p := range cands {
+		if shimmed[p.pid] {
+			continue
+		}
+		if l, ok := r.found[p.pid]; ok && l.start == p.start {
+			continue
+		}
+		if !isQEMU(p.pid) {
+			continue
+		}
+		if args := cmdline(p.pid); len(args) > 0 {
+			r.found[p.pid] = Launch{PID: p.pid, Args0: args[0], Args: args[1:], start: p.start}
+		}
+	}
+}
+
+// Alive reports whether l's process still runs (a reused pid does not count).
+//
+// A shimmed QEMU is known by its start time once seen (reading its
+// environment can fail for a moment while the shim execs QEMU, which
+// must not look like an exit), else by this run's shim directory in its
+// environment.
+func (r *Running) Alive(l Launch) bool {
+	if l.Shimmed && l.start == 0 {
+		return r.ours(l.PID)
+	}
+	return liveSince(l.PID, l.start)
+}
+
+// shimStart is the start time of the process the shim recorded as pid,
+// taken the first time it is seen as this run's (0 before).
+func (r *Running) shimStart(pid int) uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if st, ok := r.starts[pid]; ok {
+		return st
+	}
+	if p, ok := readStat(pid); ok && r.ours(pid) {
+		r.starts[pid] = p.start
+		return p.start
 	}
 	return 0
 }
 
-// QEMUAlive reports whether a QEMU started through the shim still runs.
-func (r *Running) QEMUAlive() bool {
+// Serving is the QEMU that serves the attempt now: of the live ones, the
+// newest that listens on its forwarded host port, else the newest; ok
+// false when none runs. port is the host port it forwards to the guest's
+// HTTP port (jiege's for a shimmed QEMU), 0 when it forwards none.
+func (r *Running) Serving() (l Launch, addr string, port int, ok bool) {
+	var live []Launch
 	for _, l := range r.Launches() {
-		if r.ours(l.PID) {
-			return true
+		if r.Alive(l) {
+			live = append(live, l)
 		}
 	}
-	return false
+	if len(live) == 0 {
+		return Launch{}, "", 0, false
+	}
+	pick := live[len(live)-1]
+	// Several at once: the one whose hostfwd socket listens serves.
+	for i := len(live) - 1; i >= 0 && len(live) > 1; i-- {
+		if _, p := r.forward(live[i]); p != 0 && qemu.Listening(live[i].PID, p) {
+			pick = live[i]
+			break
+		}
+	}
+	addr, port = r.forward(pick)
+	return pick, addr, port, true
+}
+
+// forward is the host address and port l forwards to the guest's port.
+func (r *Running) forward(l Launch) (string, int) {
+	if l.Shimmed {
+		return "127.0.0.1", r.Port()
+	}
+	addr, port, ok := ForwardedPort(l.Args, r.guestPort)
+	if !ok {
+		return "", 0
+	}
+	return addr, port
+}
+
+// Addr is the host address of the serving QEMU's forwarded port: jiege's
+// own port unless the QEMU that serves escaped the shim.
+func (r *Running) Addr() string {
+	if _, addr, port, ok := r.Serving(); ok && port != 0 {
+		return net.JoinHostPort(addr, strconv.Itoa(port))
+	}
+	return r.Instance.Addr()
+}
+
+// serving feeds qemu.StartCommand's backlog widening.
+func (r *Running) serving() (pid, port int) {
+	l, _, port, ok := r.Serving()
+	if !ok || port == 0 {
+		return 0, 0
+	}
+	return l.PID, port
+}
+
+// GuestPort is the guest's HTTP port.
+func (r *Running) GuestPort() int { return r.guestPort }
+
+// QEMUAlive reports whether a QEMU of the run command still runs.
+func (r *Running) QEMUAlive() bool {
+	_, _, _, ok := r.Serving()
+	return ok
 }
 
 // ours reports whether pid is a live process launched by this run's shim:
 // its environment carries this run's shim directory (pids get reused).
 func (r *Running) ours(pid int) bool {
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	if f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:])); len(f) == 0 || f[0] == "Z" {
-		return false
-	}
-	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-	if err != nil {
-		return false
-	}
-	for _, kv := range strings.Split(string(env), "\x00") {
-		if kv == envDir+"="+r.shimDir {
-			return true
-		}
-	}
-	return false
+	p, ok := readStat(pid)
+	return ok && p.state != "Z" && hasEnv(pid, envDir+"="+r.shimDir)
 }
 
 // Stop ends the run command's process group and then any QEMU the shim
 // started that escaped it (a run command may daemonize or setsid).
 func (r *Running) Stop() error {
+	ls := r.Launches() // before the tree goes
 	err := r.Instance.Stop()
-	for _, l := range r.Launches() {
-		if !r.ours(l.PID) {
+	for _, l := range ls {
+		if !r.Alive(l) {
 			continue
 		}
 		syscall.Kill(l.PID, syscall.SIGTERM)
 		deadline := time.Now().Add(qemu.StopTimeout)
-		for r.ours(l.PID) && time.Now().Before(deadline) {
+		for r.Alive(l) && time.Now().Before(deadline) {
 			time.Sleep(50 * time.Millisecond)
 		}
-		if r.ours(l.PID) {
+		if r.Alive(l) {
 			syscall.Kill(l.PID, syscall.SIGKILL)
 		}
 	}
@@ -239,16 +447,47 @@ func Shim(args []string) error {
 	if real == "" || dir == "" || err1 != nil || err2 != nil {
 		return errors.New("qemu shim: started outside jiege (environment not set)")
 	}
+	var extra []string
+	if e := os.Getenv(envExtra); e != "" {
+		if err := json.Unmarshal([]byte(e), &extra); err != nil {
+			return fmt.Errorf("qemu shim: %s: %w", envExtra, err)
+		}
+	}
 	out, err := Rewrite(args, port, guest, qemu.FreePort)
 	if err != nil {
 		return fmt.Errorf("qemu shim: %w", err)
+	}
+	if !informational(args) {
+		out = WithExtra(out, extra)
+		// The capture tells a failed attempt's silence apart: no
+		// handshake, or a handshake and no byte.
+		if os.Getenv(envCapture) == "1" {
+			out, _ = WithCapture(out, guest, captureFile(dir, os.Getpid()))
+		}
 	}
 	rec := filepath.Join(dir, "qemu."+strconv.Itoa(os.Getpid()))
 	if err := os.WriteFile(rec, []byte(strings.Join(out, "\x00")), 0o644); err != nil {
 		return fmt.Errorf("qemu shim: %w", err)
 	}
-	fmt.Fprintf(os.Stderr, "jiege: qemu %s\n", strings.Join(out, " "))
+	fmt.Fprintf(os.Stderr, "%s%s\n", ShimLine, strings.Join(out, " "))
 	return syscall.Exec(real, append([]string{real}, out...), os.Environ())
+}
+
+func captureFile(dir string, pid int) string {
+	return filepath.Join(dir, "net."+strconv.Itoa(pid)+".pcap")
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+func extraJSON(args []string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(args)
+	return string(b)
 }
 
 func shellQuote(s string) string {

@@ -5,8 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,24 +18,67 @@ import (
 	"github.com/jiege-go/jiege/qemu"
 )
 
-// The test binary doubles as the jiege binary in shim mode.
+// The test binary doubles as the jiege binary in shim mode and, copied
+// under QEMU's name, as a stand-in for the emulator.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == ShimArg {
 		fmt.Fprintln(os.Stderr, Shim(os.Args[2:]))
 		os.Exit(2)
 	}
+	if filepath.Base(os.Args[0]) == qemu.DefaultBinary {
+		fakeQEMUMain(os.Args[1:])
+	}
 	os.Exit(m.Run())
 }
 
-// fakeQEMU installs a stand-in for the real emulator that prints its
-// arguments and then stays up.
-func fakeQEMU(t *testing.T) {
+// fakeExit makes the stand-in emulator exit at once, as a first try that fails.
+const fakeExit = "-jiege-test-exit"
+
+// fakeQEMUMain prints its arguments, serves HTTP on the host port its
+// hostfwd rule to guest port 80 names, and stays up.
+func fakeQEMUMain(args []string) {
+	fmt.Println("real-qemu " + strings.Join(args, " "))
+	if slices.Contains(args, fakeExit) {
+		os.Exit(1)
+	}
+	if addr, port, ok := ForwardedPort(args, 80); ok {
+		l, err := net.Listen("tcp", net.JoinHostPort(addr, strconv.Itoa(port)))
+		if err != nil {
+			fmt.Println("listen:", err)
+			os.Exit(1)
+		}
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				c.Write([]byte("HTTP/1.0 200 OK\r\n\r\nfake"))
+				c.Close()
+			}
+		}()
+	}
+	time.Sleep(300 * time.Second)
+	os.Exit(0)
+}
+
+// fakeQEMUDir puts the stand-in emulator in a directory of its own.
+func fakeQEMUDir(t *testing.T) string {
 	dir := t.TempDir()
-	script := "#!/bin/sh\necho \"real-qemu $*\"\nexec sleep 300\n"
-	if err := os.WriteFile(filepath.Join(dir, qemu.DefaultBinary), []byte(script), 0o755); err != nil {
+	b, err := os.ReadFile(self(t))
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	if err := os.WriteFile(filepath.Join(dir, qemu.DefaultBinary), b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// fakeQEMU installs the stand-in first on PATH, where Start finds the
+// emulator the shim runs.
+func fakeQEMU(t *testing.T) {
+	t.Setenv("PATH", fakeQEMUDir(t)+string(os.PathListSeparator)+os.Getenv("PATH"))
 }
 
 func self(t *testing.T) string {
@@ -58,7 +105,7 @@ func TestRunThroughShim(t *testing.T) {
 	dir := t.TempDir()
 	mk := "run:\n\tqemu-system-riscv64 -machine virt -netdev user,id=n,hostfwd=tcp::8080-:80 -kernel k\n"
 	os.WriteFile(filepath.Join(dir, "Makefile"), []byte(mk), 0o644)
-	a := &Attempt{Dir: dir, Self: self(t)}
+	a := &Attempt{Dir: dir, Self: self(t), Capture: true}
 	log := filepath.Join(t.TempDir(), "console.log")
 	r, err := a.Start(context.Background(), log, nil)
 	if err != nil {
@@ -73,7 +120,7 @@ func TestRunThroughShim(t *testing.T) {
 	if len(ls) != 1 {
 		t.Fatalf("launches %v", ls)
 	}
-	want := fmt.Sprintf("-machine virt -netdev user,id=n,hostfwd=tcp:127.0.0.1:%d-:80 -kernel k", r.Port())
+	want := fmt.Sprintf("-machine virt -netdev user,id=n,hostfwd=tcp:127.0.0.1:%d-:80 -kernel k -object filter-dump,id=jiegedump,netdev=n,maxlen=96,file=%s", r.Port(), ls[0].Capture)
 	if got := strings.Join(ls[0].Args, " "); got != want {
 		t.Errorf("recorded args %s", got)
 	}
@@ -153,4 +200,138 @@ func isLive(pid int) bool {
 	}
 	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
 	return len(f) > 0 && f[0] != "Z"
+}
+
+// get fetches from addr what the stand-in emulator serves.
+func get(addr string) (string, error) {
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	b, err := io.ReadAll(c)
+	return string(b), err
+}
+
+// A run command that puts its own directory before the shim on PATH, or
+// calls the emulator by absolute path: jiege finds the QEMU in the run
+// command's process tree, reports it as not rewritten, serves through
+// the host port it forwards itself, and Stop ends it.
+func TestQEMUBesideTheShim(t *testing.T) {
+	other := fakeQEMUDir(t)
+	fakeQEMU(t)
+	for _, how := range []string{"PATH", "absolute"} {
+		t.Run(how, func(t *testing.T) {
+			port, err := qemu.FreePort()
+			if err != nil {
+				t.Fatal(err)
+			}
+			args := fmt.Sprintf("-machine virt -netdev user,id=n,hostfwd=tcp::%d-:80 -device virtio-net-device,netdev=n", port)
+			run := "PATH=" + other + ":$PATH; " + qemu.DefaultBinary + " " + args
+			if how == "absolute" {
+				run = filepath.Join(other, qemu.DefaultBinary) + " " + args
+			}
+			a := &Attempt{Dir: t.TempDir(), Self: self(t), Run: run}
+			t0 := time.Now()
+			r, err := a.Start(context.Background(), "", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Stop()
+			waitFor(t, "qemu found", r.QEMUAlive)
+			l, addr, p, ok := r.Serving()
+			if !ok || l.Shimmed || p != port || addr != "127.0.0.1" || strings.Join(l.Args, " ") != args {
+				t.Fatalf("serving %+v %s:%d %v, want the unshimmed QEMU on port %d", l, addr, p, ok, port)
+			}
+			// Its start, to /proc's clock tick, is where its console output begins.
+			if st := l.Started(); st.Before(t0.Add(-100*time.Millisecond)) || st.After(time.Now()) {
+				t.Errorf("started %v, not between %v and now", st, t0)
+			}
+			if how == "absolute" && l.Args0 != filepath.Join(other, qemu.DefaultBinary) {
+				t.Errorf("program %q", l.Args0)
+			}
+			if want := "127.0.0.1:" + strconv.Itoa(port); r.Addr() != want {
+				t.Errorf("Addr %s, want %s", r.Addr(), want)
+			}
+			waitFor(t, "listening", func() bool { return qemu.Listening(l.PID, port) })
+			if body, err := get(r.Addr()); err != nil || !strings.HasSuffix(body, "fake") {
+				t.Errorf("GET: %q %v", body, err)
+			}
+			if err := r.BacklogErr(); err != nil {
+				t.Errorf("backlog of the unshimmed QEMU: %v", err)
+			}
+			r.Stop()
+			if isLive(l.PID) {
+				t.Error("unshimmed QEMU survived Stop")
+			}
+		})
+	}
+}
+
+// A run command whose first QEMU exits and whose second serves: the
+// serving QEMU, its command line and the backlog widening are the
+// second's.
+func TestSecondLaunchServes(t *testing.T) {
+	fakeQEMU(t)
+	dir := t.TempDir()
+	run := qemu.DefaultBinary + " " + fakeExit + " -netdev user,id=n,hostfwd=tcp::5555-:80; sleep 1; " +
+		qemu.DefaultBinary + " -m 256M -netdev user,id=n,hostfwd=tcp::5555-:80 -device virtio-net-device,netdev=n"
+	a := &Attempt{Dir: dir, Self: self(t), Run: run, QEMUArgs: []string{"-m", "1G", "-smp", "2"}, Capture: true}
+	r, err := a.Start(context.Background(), "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	waitFor(t, "two launches", func() bool { return len(r.Launches()) == 2 })
+	ls := r.Launches()
+	waitFor(t, "the second serves", func() bool {
+		l, _, _, ok := r.Serving()
+		return ok && l.PID == ls[1].PID && qemu.Listening(l.PID, r.Port())
+	})
+	if err := r.BacklogErr(); err != nil {
+		t.Errorf("backlog: %v", err)
+	}
+	l, addr, port, _ := r.Serving()
+	if port != r.Port() || addr != "127.0.0.1" || !l.Shimmed {
+		t.Errorf("serving %+v on %s:%d, want the shim's port %d", l, addr, port, r.Port())
+	}
+	want := fmt.Sprintf("-m 1G -netdev user,id=n,hostfwd=tcp:127.0.0.1:%d-:80 -device virtio-net-device,netdev=n -smp 2 -object filter-dump,id=jiegedump,netdev=n,maxlen=96,file=%s",
+		r.Port(), l.Capture)
+	if got := strings.Join(l.Args, " "); got != want || l.Capture == "" {
+		t.Errorf("serving QEMU's arguments\n%s\nwant\n%s", got, want)
+	}
+	if body, err := get(r.Addr()); err != nil || !strings.HasSuffix(body, "fake") {
+		t.Errorf("GET: %q %v", body, err)
+	}
+}
+
+// The default commands: make targets when the Makefile has them, else
+// run.sh (and no build step).
+func TestDefaultCommands(t *testing.T) {
+	dir := t.TempDir()
+	a := &Attempt{Dir: dir}
+	if a.BuildCommand() != "" || a.RunCommand() != "" {
+		t.Errorf("empty dir: %q %q", a.BuildCommand(), a.RunCommand())
+	}
+	os.WriteFile(filepath.Join(dir, "run.sh"), []byte("echo hi\n"), 0o755)
+	if a.BuildCommand() != "" || a.RunCommand() != "sh run.sh" {
+		t.Errorf("run.sh only: %q %q", a.BuildCommand(), a.RunCommand())
+	}
+	if err := a.DoBuild(context.Background(), io.Discard); err != nil {
+		t.Errorf("no build step: %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, "Makefile"), []byte("X := run\nbuild: a b\n\ttrue\n"), 0o644)
+	if a.BuildCommand() != "make build" || a.RunCommand() != "sh run.sh" {
+		t.Errorf("Makefile with build: %q %q", a.BuildCommand(), a.RunCommand())
+	}
+	a.Run = "./go.sh"
+	if a.RunCommand() != "./go.sh" {
+		t.Errorf("given run: %q", a.RunCommand())
+	}
+	os.Remove(filepath.Join(dir, "run.sh"))
+	a.Run = ""
+	if _, err := a.Start(context.Background(), "", nil); !errors.Is(err, ErrNoRun) {
+		t.Errorf("no run command: %v", err)
+	}
 }

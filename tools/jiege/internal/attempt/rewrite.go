@@ -275,3 +275,116 @@ func (fw hostFwd) String() string {
 	}
 	return fmt.Sprintf("%s:%s:%d-%s:%d", proto, fw.hostAddr, fw.hostPort, fw.guestAddr, fw.guestPort)
 }
+
+// mainRule finds the TCP hostfwd rule of a user netdev that forwards to
+// guestPort, or the only TCP rule whatever its guest port, as Rewrite
+// picks it. optIndex is the index of the option's value in args.
+func mainRule(args []string, guestPort int) (fw hostFwd, optIndex int, ok bool) {
+	type found struct {
+		fw hostFwd
+		at int
+	}
+	var all []found
+	for i := 0; i+1 < len(args); i++ {
+		if !netOption(args[i]) {
+			continue
+		}
+		i++
+		o, err := parseNet(args[i])
+		if err != nil || o.typ() != "user" {
+			continue
+		}
+		for _, h := range o.hostfwds() {
+			if f, err := parseHostFwd(h); err == nil && !f.udp {
+				all = append(all, found{f, i})
+			}
+		}
+	}
+	for _, f := range all {
+		if f.fw.guestPort == guestPort {
+			return f.fw, f.at, true
+		}
+	}
+	if len(all) == 1 {
+		return all[0].fw, all[0].at, true
+	}
+	return hostFwd{}, 0, false
+}
+
+// ForwardedPort is the host address and port that a QEMU command line
+// forwards to guestPort (what an attempt's QEMU that jiege could not
+// rewrite listens on), ok false when it forwards none.
+func ForwardedPort(args []string, guestPort int) (addr string, port int, ok bool) {
+	fw, _, ok := mainRule(args, guestPort)
+	if !ok {
+		return "", 0, false
+	}
+	addr = fw.hostAddr
+	if addr == "" || addr == "0.0.0.0" {
+		addr = "127.0.0.1"
+	}
+	return addr, fw.hostPort, true
+}
+
+// captureLen is how many bytes of each frame the capture keeps: the
+// Ethernet, IPv4 and TCP headers with options, not the payload, so that
+// a long run's capture stays small.
+const captureLen = 96
+
+// WithCapture adds a packet capture (QEMU's filter-dump, pcap) of the
+// user netdev that carries the rule to guestPort, written to file. It
+// needs a -netdev with an id: -nic and -net name theirs internally, and
+// then the arguments come back unchanged with ok false.
+func WithCapture(args []string, guestPort int, file string) ([]string, bool) {
+	_, at, ok := mainRule(args, guestPort)
+	if !ok || strings.TrimPrefix(args[at-1], "-") != "netdev" && strings.TrimPrefix(args[at-1], "-") != "-netdev" {
+		return args, false
+	}
+	o, _ := parseNet(args[at])
+	var id string
+	if o.json != nil {
+		id, _ = o.json["id"].(string)
+	} else {
+		for _, e := range o.kv {
+			if v, found := strings.CutPrefix(e, "id="); found {
+				id = v
+			}
+		}
+	}
+	if id == "" {
+		return args, false
+	}
+	dump := "filter-dump,id=jiegedump,netdev=" + id + ",maxlen=" + strconv.Itoa(captureLen) + ",file=" + strings.ReplaceAll(file, ",", ",,")
+	return append(slices.Clone(args), "-object", dump), true
+}
+
+// WithExtra applies the extra QEMU arguments an operator gives an
+// attempt (a manifest's qemu_args, --qemu-arg): an option QEMU takes
+// once (-m, -smp, -cpu, -machine, ...) that the command line already has
+// gets the new value, any other is appended. Options are taken as "-opt
+// value" pairs unless the next item starts with '-'.
+func WithExtra(args, extra []string) []string {
+	out := slices.Clone(args)
+	for i := 0; i < len(extra); i++ {
+		opt := extra[i]
+		var val []string
+		if i+1 < len(extra) && !strings.HasPrefix(extra[i+1], "-") {
+			val = []string{extra[i+1]}
+			i++
+		}
+		norm := "-" + strings.TrimLeft(opt, "-")
+		at := slices.IndexFunc(out, func(a string) bool { return strings.HasPrefix(a, "-") && "-"+strings.TrimLeft(a, "-") == norm })
+		if singleOption[norm] && at >= 0 && len(val) == 1 && at+1 < len(out) && !strings.HasPrefix(out[at+1], "-") {
+			out[at+1] = val[0]
+			continue
+		}
+		out = append(out, opt)
+		out = append(out, val...)
+	}
+	return out
+}
+
+// singleOption lists the QEMU options whose last value wins, which
+// WithExtra replaces rather than repeats.
+var singleOption = map[string]bool{"-m": true, "-smp": true, "-cpu": true, "-machine": true, "-M": true,
+	"-accel": true, "-bios": true, "-kernel": true, "-initrd": true, "-append": true}

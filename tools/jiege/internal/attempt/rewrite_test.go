@@ -122,3 +122,63 @@ func TestRewriteDoesNotModifyInput(t *testing.T) {
 		t.Errorf("input modified: %v", in)
 	}
 }
+
+// An attempt forwarding another host port (5555) or none at all, with
+// jiege's port 6123 and the guest's nginx on 80 or on 8080.
+func TestRewriteOtherPortsAndNone(t *testing.T) {
+	cases := []struct {
+		in    string
+		guest int
+		want  string
+	}{
+		{"-netdev user,id=n,hostfwd=tcp::5555-:80", 80, "-netdev user,id=n,hostfwd=tcp:127.0.0.1:6123-:80"},
+		{"-netdev user,id=n,hostfwd=tcp::5555-:8080,hostfwd=tcp::2222-:22", 8080,
+			"-netdev user,id=n,hostfwd=tcp:127.0.0.1:6123-:8080,hostfwd=tcp:127.0.0.1:40000-:22"},
+		{"-netdev user,id=n -device virtio-net-device,netdev=n", 8080,
+			"-netdev user,id=n,hostfwd=tcp:127.0.0.1:6123-:8080 -device virtio-net-device,netdev=n"},
+		{"-kernel k", 80, "-kernel k -netdev user,id=jiege0,hostfwd=tcp:127.0.0.1:6123-:80 -device virtio-net-device,netdev=jiege0"},
+	}
+	for _, c := range cases {
+		got, err := Rewrite(strings.Fields(c.in), 6123, c.guest, func() (int, error) { return 40000, nil })
+		if err != nil || strings.Join(got, " ") != c.want {
+			t.Errorf("%s (guest %d):\n got %s %v\nwant %s", c.in, c.guest, strings.Join(got, " "), err, c.want)
+		}
+		// The rewritten line forwards jiege's port, as a QEMU found
+		// without the shim would be read.
+		if addr, port, ok := ForwardedPort(got, c.guest); !ok || addr != "127.0.0.1" || port != 6123 {
+			t.Errorf("%s: forwarded %s:%d %v", c.want, addr, port, ok)
+		}
+	}
+	if addr, port, ok := ForwardedPort(strings.Fields("-netdev user,id=n,hostfwd=tcp::5555-:80"), 80); !ok || addr != "127.0.0.1" || port != 5555 {
+		t.Errorf("any-address rule: %s:%d %v", addr, port, ok)
+	}
+	if _, _, ok := ForwardedPort(strings.Fields("-netdev user,id=n -kernel k"), 80); ok {
+		t.Error("no rule: forwarded port found")
+	}
+}
+
+func TestWithExtra(t *testing.T) {
+	cases := []struct{ in, extra, want string }{
+		{"-m 512M -kernel k", "-m 1G", "-m 1G -kernel k"},
+		{"-kernel k", "-m 1G -smp 2", "-kernel k -m 1G -smp 2"},
+		{"-device a -kernel k", "-device b -nographic", "-device a -kernel k -device b -nographic"},
+		{"--m 512M", "-m 2G", "--m 2G"},
+	}
+	for _, c := range cases {
+		if got := strings.Join(WithExtra(strings.Fields(c.in), strings.Fields(c.extra)), " "); got != c.want {
+			t.Errorf("%s + %s: %s, want %s", c.in, c.extra, got, c.want)
+		}
+	}
+}
+
+func TestWithCapture(t *testing.T) {
+	got, ok := WithCapture(strings.Fields("-netdev user,id=a -netdev user,id=net0,hostfwd=tcp:127.0.0.1:1-:80"), 80, "/t/x,y.pcap")
+	if want := "-netdev user,id=a -netdev user,id=net0,hostfwd=tcp:127.0.0.1:1-:80 -object filter-dump,id=jiegedump,netdev=net0,maxlen=96,file=/t/x,,y.pcap"; !ok || strings.Join(got, " ") != want {
+		t.Errorf("got %s %v", strings.Join(got, " "), ok)
+	}
+	for _, in := range []string{"-nic user,hostfwd=tcp::1-:80", "-net nic -net user,hostfwd=tcp::1-:80", "-netdev user,hostfwd=tcp::1-:80", "-kernel k"} {
+		if got, ok := WithCapture(strings.Fields(in), 80, "/f"); ok || strings.Join(got, " ") != in {
+			t.Errorf("%s: %v %v, want unchanged", in, got, ok)
+		}
+	}
+}

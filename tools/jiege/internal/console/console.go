@@ -25,6 +25,8 @@ var notKernel = []*regexp.Regexp{
 	regexp.MustCompile(`^qemu-system-[a-z0-9_]+: `),
 	regexp.MustCompile(`^QEMU[ :]`),
 	regexp.MustCompile(`^(\S*/)?qemu-system-riscv64\s`),
+	// The next lines of a QEMU command that make echoes over several lines.
+	regexp.MustCompile(`^-{1,2}(machine|M|m|smp|cpu|bios|kernel|initrd|append|dtb|netdev|nic|net|device|drive|global|object|serial|monitor|nographic|display|accel|chardev)\b`),
 	regexp.MustCompile(`^jiege: `),
 	regexp.MustCompile(`^make(\[[0-9]+\])?: `),
 }
@@ -79,6 +81,9 @@ type Follower struct {
 	panic   []string // the first panic line and the lines after it
 	sawFW   bool
 	fw      string // the firmware's banner line, e.g. "OpenSBI v1.1"
+	// continued says the last line added was flushed before its newline;
+	// its rest, when it comes, is sorted as its start was (contKernel).
+	continued, contKernel bool
 }
 
 const (
@@ -117,25 +122,32 @@ func (f *Follower) Poll() error {
 	lines := strings.Split(s, "\n")
 	f.partial = lines[len(lines)-1]
 	for _, l := range lines[:len(lines)-1] {
-		f.add(l)
+		f.add(l, true)
 	}
 	if f.partial != "" && (f.stale >= 2 || len(f.partial) >= maxLine) {
-		f.add(f.partial)
+		f.add(f.partial, false)
 		f.partial, f.stale = "", 0
 	}
 	return err
 }
 
-// add sorts one line, in maxLine pieces; f.mu is held.
-func (f *Follower) add(l string) {
+// add sorts one line, in maxLine pieces that all belong where its start
+// does (a long "jiege: qemu ..." line is no kernel output in any piece);
+// complete says it ended with a newline. f.mu is held.
+func (f *Follower) add(l string, complete bool) {
+	kernel := f.contKernel
+	if !f.continued {
+		kernel = FromKernel(clean(l))
+	}
 	for len(l) > maxLine {
-		f.addLine(l[:maxLine])
+		f.addLine(l[:maxLine], kernel)
 		l = l[maxLine:]
 	}
-	f.addLine(l)
+	f.addLine(l, kernel)
+	f.continued, f.contKernel = !complete, kernel
 }
 
-func (f *Follower) addLine(raw string) {
+func (f *Follower) addLine(raw string, fromKernel bool) {
 	l := clean(raw)
 	if f.text.Len() < keepText {
 		f.text.WriteString(l)
@@ -154,7 +166,7 @@ func (f *Follower) addLine(raw string) {
 	if strings.TrimSpace(l) == "" {
 		return
 	}
-	if !FromKernel(l) {
+	if !fromKernel {
 		f.sawFW = true
 		if f.fw == "" && openSBI.MatchString(l) {
 			f.fw = strings.TrimSpace(l)

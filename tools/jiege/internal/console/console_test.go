@@ -73,6 +73,8 @@ func TestFromKernel(t *testing.T) {
 		"jiege: qemu -machine virt -nographic -bios default -kernel vmlinux",
 		"qemu-system-riscv64 -machine virt -nographic -m 512M -kernel target/kernel.bin",
 		"/usr/bin/qemu-system-riscv64 -machine virt -bios none",
+		"\t-kernel kernel.bin -initrd rootfs.cpio -append \"console=ttyS0 quiet\" \\",
+		"  -netdev user,id=net0,hostfwd=tcp::8080-:80 -device virtio-net-device,netdev=net0",
 		"make: *** [Makefile:4: run] Terminated",
 		"make[1]: Entering directory '/src'",
 		"", "   ",
@@ -194,5 +196,25 @@ func TestFollower(t *testing.T) {
 	poll()
 	if tail := f.Tail(1); len(tail) != 1 || len(tail[0]) < maxLine || strings.Trim(tail[0], "#") != "" {
 		t.Errorf("endless line: %q", tail)
+	}
+}
+
+// A long line of jiege's shim or QEMU is not the kernel's in any of its
+// maxLine pieces, whether it comes whole or is flushed before its end.
+func TestLongNonKernelLine(t *testing.T) {
+	long := "jiege: qemu -machine virt" + strings.Repeat(" -device virtio-rng-device,id=rng", 20)
+	p := filepath.Join(t.TempDir(), "console.log")
+	os.WriteFile(p, []byte(long+"\n"+long[:maxLine+10]), 0o644)
+	f := Follow(p, 0)
+	f.Poll()
+	if l, ok := f.KernelLine(); ok {
+		t.Fatalf("a piece of a long jiege line counted as the kernel's: %q", l)
+	}
+	fh, _ := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+	fh.WriteString(long[maxLine+10:] + "\nkernel: up\n")
+	fh.Close()
+	f.Poll()
+	if l, ok := f.KernelLine(); !ok || l != "kernel: up" {
+		t.Fatalf("kernel line %q %v, want the kernel's own", l, ok)
 	}
 }

@@ -2,7 +2,9 @@
 // on Debian's Linux and the linux-flavor root filesystem, that a correct
 // verifier must fail, each at a known stage. `jiege selfcheck` runs them.
 // One of them, linux-as-attempt, is an attempt directory (a Makefile with
-// build and run targets) rather than a machine jiege starts itself.
+// build and run targets) rather than a machine jiege starts itself. The
+// package also lays out the positive control ours-as-attempt: our own
+// kernel and root filesystem as an attempt directory, which must pass.
 package controls
 
 import (
@@ -222,15 +224,38 @@ run:
 // packageAttempt lays out an attempt directory with the kernel and
 // initramfs (hard links when possible) and AttemptMakefile.
 func packageAttempt(dir, kernel, initrd string) error {
+	return layOut(dir, map[string]string{kernel: "kernel.bin", initrd: "rootfs.cpio"}, AttemptMakefile)
+}
+
+// OursAttemptMakefile is the Makefile of ours-as-attempt: our kernel,
+// its trampoline and our root filesystem, started as `make qemu` starts
+// them, on a host port of the attempt's own choosing.
+const OursAttemptMakefile = `# Jiege-Go's kernel and nginx root filesystem packaged as an attempt.
+build:
+	@test -f kernel.elf -a -f tramp.bin -a -f rootfs.cpio && echo "kernel and rootfs are prebuilt"
+run:
+	qemu-system-riscv64 -machine virt -nographic -m 512M -smp 1 -bios tramp.bin \
+		-kernel kernel.elf -initrd rootfs.cpio -global virtio-mmio.force-legacy=false \
+		-netdev user,id=net0,hostfwd=tcp::8080-:80 -device virtio-net-device,netdev=net0
+`
+
+// PackageOurs lays out the ours-as-attempt directory: kernel, trampoline
+// and initramfs (hard links when possible) and OursAttemptMakefile.
+func PackageOurs(dir, kernel, tramp, initrd string) error {
+	return layOut(dir, map[string]string{kernel: "kernel.elf", tramp: "tramp.bin", initrd: "rootfs.cpio"}, OursAttemptMakefile)
+}
+
+// layOut fills dir with files (source -> name) and a Makefile.
+func layOut(dir string, files map[string]string, makefile string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	for src, name := range map[string]string{kernel: "kernel.bin", initrd: "rootfs.cpio"} {
+	for src, name := range files {
 		if err := linkOrCopy(src, filepath.Join(dir, name)); err != nil {
 			return err
 		}
 	}
-	return os.WriteFile(filepath.Join(dir, "Makefile"), []byte(AttemptMakefile), 0o644)
+	return os.WriteFile(filepath.Join(dir, "Makefile"), []byte(makefile), 0o644)
 }
 
 func linkOrCopy(src, dst string) error {

@@ -69,8 +69,12 @@ type Attempt struct {
 	Build string `json:"build,omitempty"`
 	Run   string `json:"run,omitempty"`
 	// GuestPort is the port nginx listens on in the guest; default 80.
-	GuestPort int      `json:"guest_port,omitempty"`
-	Metadata  Metadata `json:"metadata"`
+	GuestPort int `json:"guest_port,omitempty"`
+	// QEMUArgs are extra QEMU arguments for a "dir" attempt's QEMU
+	// (e.g. ["-m", "1G"]): an option QEMU takes once replaces the
+	// attempt's own, others are appended.
+	QEMUArgs []string `json:"qemu_args,omitempty"`
+	Metadata Metadata `json:"metadata"`
 }
 
 // Metadata describes how an attempt was made. Values may be written as
@@ -229,8 +233,8 @@ func (m *Manifest) validate() error {
 			add(`%s: give "dir" (a project built and run with its own commands) or "kernel" ("ours", "linux" or a kernel file)`, where)
 		case a.Dir != "" && a.Kernel != "":
 			add(`%s: "dir" and "kernel" are both set; give one`, where)
-		case a.Kernel != "" && (a.Build != "" || a.Run != ""):
-			add(`%s: "build" and "run" apply only to a "dir" attempt`, where)
+		case a.Kernel != "" && (a.Build != "" || a.Run != "" || len(a.QEMUArgs) > 0):
+			add(`%s: "build", "run" and "qemu_args" apply only to a "dir" attempt`, where)
 		}
 		if a.GuestPort < 0 || a.GuestPort > 65535 {
 			add("%s: guest_port %d is not a port", where, a.GuestPort)

@@ -14,7 +14,7 @@ const good = `{
     {"name": "ref", "kernel": "ours"},
     {"name": "linux", "kernel": "linux"},
     {"name": "agent-a", "dir": "a", "build": "make -j2 build", "run": "make run PORT=8080",
-     "guest_port": 8080, "metadata": {"model": "model-x", "duration": "2h10m", "cost": 12.5}},
+     "guest_port": 8080, "qemu_args": ["-m", "1G"], "metadata": {"model": "model-x", "duration": "2h10m", "cost": 12.5}},
     {"name": "img", "kernel": "kernels/Image"}
   ],
   "bench": {"duration": "5s", "runs": 3}
@@ -29,7 +29,7 @@ func TestParseGood(t *testing.T) {
 		t.Fatalf("%+v", m)
 	}
 	a := m.Attempts[2]
-	if a.Dir != "a" || a.Build != "make -j2 build" || a.GuestPort != 8080 {
+	if a.Dir != "a" || a.Build != "make -j2 build" || a.GuestPort != 8080 || strings.Join(a.QEMUArgs, " ") != "-m 1G" {
 		t.Errorf("%+v", a)
 	}
 	meta := a.Metadata.Meta()
@@ -53,6 +53,7 @@ func TestParseBad(t *testing.T) {
 		{"wrong type", `{"attempts":[{"name":"a","kernel":"ours","guest_port":"80"}]}`, []string{"line 1", "guest_port"}},
 		{"bad metadata", `{"attempts":[{"name":"a","kernel":"ours","metadata":{"model":["x"]}}]}`, []string{"string or a number"}},
 		{"no attempts", `{"attempts":[]}`, []string{"no attempts"}},
+		{"qemu_args of a kernel", `{"attempts":[{"name":"a","kernel":"ours","qemu_args":["-m","1G"]}]}`, []string{`"qemu_args" apply only to a "dir" attempt`}},
 		{"schema", `{"schema":2,"attempts":[{"name":"a","kernel":"ours"}]}`, []string{"schema 2 is not supported"}},
 		{"all problems at once", `{"attempts":[
 			{"kernel":"ours"},

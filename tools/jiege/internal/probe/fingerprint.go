@@ -55,15 +55,25 @@ type exchange struct {
 // observe runs the fingerprint sequence against addr on one keep-alive
 // connection: GET, HEAD, GET (proves HEAD sent no body), a missing path,
 // a Range, If-None-Match, If-Modified-Since (equal and old), and GET again.
-// Conditional requests use the first response's validators.
-func observe(ctx context.Context, addr, path, missing string) ([]exchange, error) {
+// Conditional requests use the first response's validators. With
+// closeOK (the oracle itself has keep-alive off), a response that says
+// "Connection: close" is followed by a fresh connection.
+func observe(ctx context.Context, addr, path, missing string, closeOK bool) ([]exchange, error) {
 	c, err := dial(ctx, addr)
 	if err != nil {
 		return nil, err
 	}
-	defer c.Close()
+	defer func() { c.Close() }()
 	var out []exchange
 	run := func(s step) (*response, error) {
+		if n := len(out); closeOK && n > 0 {
+			if v, _ := out[n-1].resp.Get("Connection"); strings.EqualFold(v, "close") {
+				c.Close()
+				if c, err = dial(ctx, addr); err != nil {
+					return nil, fmt.Errorf("%s: %w", s.label, err)
+				}
+			}
+		}
 		r, err := c.do(s.method, s.path, s.extra, nil)
 		if err != nil {
 			// A server that closes after an answer may reset the connection
@@ -118,11 +128,20 @@ func Fingerprint(ctx context.Context, t Target) report.Stage {
 	defer cancel()
 	start := time.Now()
 	missing := "/jiege-missing-" + randHex(8)
-	got, err := observe(ctx, t.Addr, "/", missing)
+	// An oracle configured with keep-alive off (an attempt's own nginx)
+	// makes keep-alive off the expected behaviour.
+	var oracleOff bool
+	if t.Oracle != "" {
+		var err error
+		if oracleOff, err = keepAliveOff(ctx, t.Oracle); err != nil {
+			return report.Failf(report.StageFingerprint, report.ClassEnvironment, time.Since(start), "oracle %s: %v", t.Oracle, err)
+		}
+	}
+	got, err := observe(ctx, t.Addr, "/", missing, oracleOff)
 	if err != nil && len(got) == 0 {
 		return report.Failf(report.StageFingerprint, classOf(err), time.Since(start), "%v", err)
 	}
-	var f fpCheck
+	f := fpCheck{keepAliveOff: oracleOff}
 	version := f.checkServer(got[0].resp, t.NginxVersion)
 	if len(f.problems) > 0 {
 		return report.Failf(report.StageFingerprint, report.ClassNotNginx, time.Since(start), "%s", f.summary())
@@ -133,7 +152,7 @@ func Fingerprint(ctx context.Context, t Target) report.Stage {
 	f.checkNginx(got, version)
 	how := "nginx's recorded behaviour"
 	if t.Oracle != "" {
-		want, err := observe(ctx, t.Oracle, "/", missing)
+		want, err := observe(ctx, t.Oracle, "/", missing, oracleOff)
 		if err != nil {
 			return report.Failf(report.StageFingerprint, report.ClassEnvironment, time.Since(start), "oracle %s: %v", t.Oracle, err)
 		}
@@ -204,7 +223,10 @@ func randHex(n int) string {
 }
 
 // fpCheck collects fingerprint problems.
-type fpCheck struct{ problems []string }
+type fpCheck struct {
+	problems     []string
+	keepAliveOff bool // the oracle answers Connection: close
+}
 
 func (f *fpCheck) failf(format string, args ...any) {
 	f.problems = append(f.problems, fmt.Sprintf(format, args...))
@@ -299,7 +321,7 @@ func (f *fpCheck) checkNginx(ex []exchange, version string) {
 	for _, e := range ex {
 		r := e.resp
 		f.checkOrder(e.label, r)
-		if c, _ := r.Get("Connection"); c != "keep-alive" {
+		if c, _ := r.Get("Connection"); c != "keep-alive" && !(f.keepAliveOff && c == "close") {
 			f.failf("%s: Connection %q, want keep-alive", e.label, c)
 		}
 		if r.Proto != "HTTP/1.1" {

@@ -398,9 +398,9 @@ func TestStabilityAndSurvival(t *testing.T) {
 	if s.Metrics["keepalive_ok"] != 3000 || s.Metrics["fresh_ok"] != 320 || s.Metrics["checked_ok"] != 100 || s.Metrics["concurrent_ok"] != 100 {
 		t.Errorf("metrics %v", s.Metrics)
 	}
-	// 1 reference GET + 3000 + 50*2 + 320 + 100.
-	if got := srv.Served(); got != 3521 {
-		t.Errorf("server answered %d requests, want 3521", got)
+	// 1 reference GET + 1 keep-alive check + 3000 + 50*2 + 320 + 100.
+	if got := srv.Served(); got != 3522 {
+		t.Errorf("server answered %d requests, want 3522", got)
 	}
 	wantStage(t, Survival(ctxFor(t, 5*time.Second), srv.Addr), report.Pass, "")
 }

@@ -74,7 +74,18 @@ func Stability(ctx context.Context, t Target, bars Bars) report.Stage {
 		}
 	}
 
+	// A server configured with keep-alive off (nginx's keepalive_timeout
+	// 0) is measured with the requests it allows: the keep-alive bar as
+	// sequential fresh connections, the concurrent bars one request per
+	// connection.
+	off, err := keepAliveOff(ctx, t.Addr)
+	if err != nil {
+		return fail(classOf(err), "GET / on a keep-alive connection: %v", err)
+	}
 	var lines []string
+	if off {
+		lines = append(lines, "keep-alive off in the server's configuration (it answers `Connection: close`): measured with fresh connections")
+	}
 	// bar runs one load bar and returns a failed stage, or nil.
 	bar := func(name string, cfg load.Config) *report.Stage {
 		if cfg.MaxRequests <= 0 {
@@ -105,7 +116,12 @@ func Stability(ctx context.Context, t Target, bars Bars) report.Stage {
 			name, res.Requests, cfg.MaxRequests, res.ReqPerSec, res.ConnectRetries+res.SlowConnects))
 		return nil
 	}
-	if f := bar("keepalive", load.Config{Conns: 1, KeepAlive: true, MaxRequests: int64(bars.KeepAlive), Requests: []load.Request{index}}); f != nil {
+	seq := load.Config{Conns: 1, KeepAlive: true, MaxRequests: int64(bars.KeepAlive), Requests: []load.Request{index}}
+	rounds := concurrentRounds
+	if off {
+		seq.KeepAlive, seq.MaxRequests, rounds = false, int64(min(bars.KeepAlive, bars.Fresh)), 1
+	}
+	if f := bar("keepalive", seq); f != nil {
 		return *f
 	}
 	// together runs one of the concurrent bars.
@@ -113,7 +129,7 @@ func Stability(ctx context.Context, t Target, bars Bars) report.Stage {
 		if conns <= 0 {
 			return nil
 		}
-		ok, retries, err := concurrent(ctx, t.Addr, conns, rounds, reqs)
+		ok, retries, err := concurrent(ctx, t.Addr, conns, rounds, reqs, off)
 		m[name+"_ok"], m[name+"_connect_retries"] = float64(ok), float64(retries)
 		if err != nil {
 			s := fail(report.ClassStabilityErrors, "%s bar (%d connections): %d requests answered, then %v", name, conns, ok, err)
@@ -122,7 +138,7 @@ func Stability(ctx context.Context, t Target, bars Bars) report.Stage {
 		lines = append(lines, fmt.Sprintf("%s %d connections x %d (%d connect retries)", name, conns, rounds, retries))
 		return nil
 	}
-	if f := together("concurrent", bars.Concurrent, concurrentRounds, []load.Request{index}); f != nil {
+	if f := together("concurrent", bars.Concurrent, rounds, []load.Request{index}); f != nil {
 		return *f
 	}
 	if f := bar("fresh", load.Config{Conns: 4, MaxRequests: int64(bars.Fresh), Requests: []load.Request{index}}); f != nil {
@@ -140,8 +156,9 @@ func Stability(ctx context.Context, t Target, bars Bars) report.Stage {
 // rounds times, it sends a request on every connection at the same moment
 // (connection i fetches reqs[i%len(reqs)]) and checks every answer's
 // status, size and sha256. It returns how many requests were answered
-// correctly and the connect retries.
-func concurrent(ctx context.Context, addr string, n, rounds int, reqs []load.Request) (int, int, error) {
+// correctly and the connect retries. closeOK accepts answers that close
+// the connection (a server with keep-alive off; rounds is then 1).
+func concurrent(ctx context.Context, addr string, n, rounds int, reqs []load.Request, closeOK bool) (int, int, error) {
 	conns := make([]*conn, n)
 	errs := make([]error, n)
 	stats := make([]load.DialStats, n)
@@ -181,7 +198,7 @@ func concurrent(ctx context.Context, addr string, n, rounds int, reqs []load.Req
 	}
 	ok := 0
 	for round := 0; round < rounds; round++ {
-		each(func(i int) error { return fetch(conns[i], reqs[i%len(reqs)]) })
+		each(func(i int) error { return fetch(conns[i], reqs[i%len(reqs)], closeOK) })
 		for i, err := range errs {
 			if err != nil {
 				return ok, retries, fmt.Errorf("round %d, connection %d: %v", round+1, i, err)
@@ -192,8 +209,9 @@ func concurrent(ctx context.Context, addr string, n, rounds int, reqs []load.Req
 	return ok, retries, nil
 }
 
-// fetch GETs q on c and checks status, size and digest.
-func fetch(c *conn, q load.Request) error {
+// fetch GETs q on c and checks status, size and digest, and that the
+// connection stays open unless closeOK.
+func fetch(c *conn, q load.Request, closeOK bool) error {
 	h := sha256.New()
 	r, err := c.do("GET", q.Path, "", h)
 	switch {
@@ -206,8 +224,24 @@ func fetch(c *conn, q load.Request) error {
 	case q.SHA256 != "" && hex.EncodeToString(h.Sum(nil)) != q.SHA256:
 		return fmt.Errorf("GET %s: sha256 mismatch", q.Path)
 	}
-	if v, _ := r.Get("Connection"); strings.EqualFold(v, "close") {
+	if v, _ := r.Get("Connection"); strings.EqualFold(v, "close") && !closeOK {
 		return fmt.Errorf("GET %s: the server closed a keep-alive connection", q.Path)
 	}
 	return nil
+}
+
+// keepAliveOff reports whether the server answers a keep-alive HTTP/1.1
+// GET / with "Connection: close".
+func keepAliveOff(ctx context.Context, addr string) (bool, error) {
+	c, err := dial(ctx, addr)
+	if err != nil {
+		return false, err
+	}
+	defer c.Close()
+	r, err := c.do("GET", "/", "", nil)
+	if err != nil {
+		return false, err
+	}
+	v, _ := r.Get("Connection")
+	return strings.EqualFold(v, "close"), nil
 }

@@ -240,7 +240,7 @@ func compareRows(c *Compare) [][]string {
 			if r.Bench == nil {
 				row = append(row, "-")
 			} else {
-				row = append(row, m.Get(r.Bench).cell(m.Unit, false))
+				row = append(row, m.Get(r.Bench).cell(m.Unit, c.Peer != ""))
 			}
 		}
 		rows = append(rows, row)
@@ -268,6 +268,9 @@ func CompareText(c *Compare) string {
 		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}
 	tw.Flush()
+	if c.Peer != "" {
+		out.WriteString("cells: median (min-max) over runs" + c.ratioNote() + "\n")
+	}
 	return out.String()
 }
 
@@ -277,6 +280,12 @@ func CompareMarkdown(c *Compare) string {
 	out.WriteString("## " + mdCell(c.header()) + "\n\n")
 	if c.Host != "" {
 		out.WriteString("Measured on: " + mdCell(c.Host) + "\n\n")
+	}
+	if c.Shard != nil {
+		fmt.Fprintf(&out, "Partial result: shard %d of %d of the manifest's %d attempts.\n\n", c.Shard.Index, c.Shard.Count, len(c.Shard.Attempts))
+	}
+	if len(c.Merged) > 0 {
+		out.WriteString("Merged from: " + mdCell(strings.Join(c.Merged, ", ")) + "\n\n")
 	}
 	for i, r := range compareRows(c) {
 		cells := make([]string, len(r))
@@ -288,7 +297,7 @@ func CompareMarkdown(c *Compare) string {
 			out.WriteString("|---:|---|---|---|---|---|---:" + strings.Repeat("|---:", len(compareMetrics)) + "|\n")
 		}
 	}
-	out.WriteString("\nCells: median (min-max) over runs. Ranked by verdict, stages passed, then keep-alive req/s.\n")
+	out.WriteString("\nCells: median (min-max) over runs" + c.ratioNote() + ". Ranked by verdict, stages passed, then keep-alive req/s.\n")
 	return out.String()
 }
 
@@ -357,18 +366,17 @@ svg text{font-size:12px;font-family:system-ui,sans-serif}
 </style></head><body>
 <h1>{{.Title}}</h1>
 {{range .Notes}}<p>{{.}}</p>
-{{end}}{{range .Charts}}{{$l := .Layout}}
-<figure><svg role="img" aria-label="{{.Title}}" width="700" height="{{$l.Height}}" viewBox="0 0 700 {{$l.Height}}">
-<text x="0" y="16" font-weight="bold">{{.Title}}</text>
-{{range $l.Bars}}<text x="0" y="{{.LabelY}}">{{.Label}}</text>
-<rect x="180" y="{{.Y}}" width="{{printf "%.1f" .W}}" height="20" fill="{{if .Fail}}#c66{{else}}#4a7ebb{{end}}"><title>{{.Label}}: {{.Text}}</title></rect>
-<text x="{{printf "%.1f" .TextX}}" y="{{.LabelY}}">{{.Text}}</text>
-{{end}}</svg></figure>
+{{end}}{{range .Charts}}{{template "chart" .}}
 {{end}}<table>
 {{range $i, $r := .Cells}}<tr>{{range $r}}{{if eq $i 0}}<th class="{{.Class}}">{{.Text}}</th>{{else}}<td class="{{.Class}}">{{.Text}}</td>{{end}}{{end}}</tr>
 {{end}}</table>
 </body></html>
-`))
+{{define "chart"}}{{$l := .Layout}}<figure><svg role="img" aria-label="{{.Title}}" width="700" height="{{$l.Height}}" viewBox="0 0 700 {{$l.Height}}">
+<text x="0" y="16" font-weight="bold">{{.Title}}</text>
+{{range $l.Bars}}<text x="0" y="{{.LabelY}}">{{.Label}}</text>
+<rect x="180" y="{{.Y}}" width="{{printf "%.1f" .W}}" height="20" fill="{{if .Fail}}#c66{{else}}#4a7ebb{{end}}"><title>{{.Label}}: {{.Text}}</title></rect>
+<text x="{{printf "%.1f" .TextX}}" y="{{.LabelY}}">{{.Text}}</text>
+{{end}}</svg></figure>{{end}}`))
 
 // page is the data of an HTML report.
 type page struct {
@@ -429,25 +437,5 @@ func BenchHTML(b *Bench) string {
 		}
 		p.Charts = append(p.Charts, c)
 	}
-	return renderPage(p)
-}
-
-// CompareHTML renders the leaderboard as a self-contained HTML page with a
-// bar chart of keep-alive req/s; failed attempts are drawn in red.
-func CompareHTML(c *Compare) string {
-	p := page{Title: c.header(), Rows: compareRows(c), LeftCols: 6, VerdictCol: 5}
-	if c.Host != "" {
-		p.Notes = append(p.Notes, "Measured on: "+c.Host)
-	}
-	p.Notes = append(p.Notes, "Ranked by verdict, stages passed, then keep-alive req/s. Cells: median (min-max) over runs.")
-	ch := chart{Title: "keep-alive req/s (median)"}
-	for _, r := range c.Rows {
-		v, text := 0.0, "-"
-		if r.Bench != nil && len(r.Bench.KeepAliveRPS.Runs) > 0 {
-			v, text = r.Bench.KeepAliveRPS.Median, formatValue(r.Bench.KeepAliveRPS.Median, "req/s")
-		}
-		ch.Bars = append(ch.Bars, bar{Label: fmt.Sprintf("%d. %s", r.Rank, r.Name), Value: v, Text: text, Fail: !r.Pass})
-	}
-	p.Charts = []chart{ch}
 	return renderPage(p)
 }

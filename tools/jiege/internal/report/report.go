@@ -295,6 +295,9 @@ type Row struct {
 	StagesTotal  int          `json:"stages_total"`
 	Verify       *Verify      `json:"verify,omitempty"`
 	Bench        *BenchTarget `json:"bench,omitempty"`
+	// ConsoleTail is the last lines of the console log, kept in the
+	// document because a merged leaderboard's logs are on other machines.
+	ConsoleTail string `json:"console_tail,omitempty"`
 }
 
 // Compare is the result of `jiege compare`: a leaderboard.
@@ -305,6 +308,13 @@ type Compare struct {
 	Manifest string    `json:"manifest"`
 	Host     string    `json:"host,omitempty"`
 	Rows     []Row     `json:"rows"`
+	// Peer names the row every bench ratio is taken to (Debian's Linux),
+	// when the leaderboard has it with figures.
+	Peer string `json:"peer,omitempty"`
+	// Shard is set on a partial result (`compare --shard`).
+	Shard *Shard `json:"shard,omitempty"`
+	// Merged lists the partial results a merged leaderboard was made of.
+	Merged []string `json:"merged,omitempty"`
 }
 
 // NewCompare returns a Compare with the schema and kind set.

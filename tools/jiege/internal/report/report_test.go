@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -306,39 +307,123 @@ func attr(e xml.StartElement, name string) string {
 	return ""
 }
 
+// selfContained checks that a page loads nothing from elsewhere: links
+// only to its own elements, scripts only inline.
 func selfContained(t *testing.T, s string) {
 	t.Helper()
-	for _, bad := range []string{"<script", "<link", "src=", "href=", "url(", "@import", "http://", "https://"} {
+	for _, bad := range []string{"<link", "src=", "url(", "@import", "http://", "https://"} {
 		if strings.Contains(s, bad) {
 			t.Errorf("page refers to something outside itself: %q", bad)
 		}
 	}
+	if n, local := strings.Count(s, "href="), strings.Count(s, `href="#`); n != local {
+		t.Errorf("%d of %d links lead outside the page", n-local, n)
+	}
+}
+
+// peerCompare is sampleCompare with Debian's Linux as a fourth row.
+func peerCompare() *Compare {
+	c := sampleCompare()
+	lv := NewVerify("linux", "linux")
+	for _, s := range StageOrder {
+		lv.Add(Passf(s, time.Second, ""))
+	}
+	lv.FingerprintSeed = 424242
+	lv.QEMUCommand = []string{"qemu-system-riscv64", "-machine", "virt", "-append", "console=ttyS0 quiet"}
+	bt := sampleBench().Targets
+	c.Rows = append(c.Rows, RowFrom("linux", Meta{}, lv, &bt[0]))
+	c.Rows[0].ConsoleTail = "boot line\n<panic> here"
+	c.Rank()
+	c.ComputePeerRatios()
+	return c
+}
+
+func TestComputePeerRatios(t *testing.T) {
+	c := peerCompare()
+	if c.Peer != "linux" {
+		t.Fatalf("peer %q", c.Peer)
+	}
+	for _, r := range c.Rows {
+		var want float64
+		switch r.Name {
+		case "<b>fast</b>":
+			want = 0.5
+		case "linux", "faster", "slow-but-broken":
+			want = 1
+		}
+		if r.Bench.KeepAliveRPS.Ratio != want {
+			t.Errorf("%s: keep-alive ratio %v, want %v", r.Name, r.Bench.KeepAliveRPS.Ratio, want)
+		}
+	}
+	if r := c.Rows[2]; r.Name != "<b>fast</b>" || r.Bench.P99MS.Ratio != 2 || r.Bench.BootToFirst200.Ratio != 1/4.2 {
+		t.Errorf("row %s: p99 x%v boot x%v", r.Name, r.Bench.P99MS.Ratio, r.Bench.BootToFirst200.Ratio)
+	}
+	md := CompareMarkdown(c)
+	if !strings.Contains(md, "x0.50") || !strings.Contains(md, "ratio to linux") {
+		t.Errorf("markdown lacks the ratios:\n%s", md)
+	}
+	// Without a Linux row there is no peer and no ratio.
+	c = sampleCompare()
+	c.ComputePeerRatios()
+	if c.Peer != "" || c.Rows[0].Bench.KeepAliveRPS.Ratio != 0 || strings.Contains(CompareMarkdown(c), " x") {
+		t.Errorf("peer %q, ratio %v", c.Peer, c.Rows[0].Bench.KeepAliveRPS.Ratio)
+	}
 }
 
 func TestCompareHTML(t *testing.T) {
-	c := sampleCompare()
+	c := peerCompare()
 	s := CompareHTML(c)
 	selfContained(t, s)
 	els := parseHTML(t, s)
-	if len(els["svg"]) != 1 || len(els["rect"]) != 3 || len(els["tr"]) != 4 {
-		t.Fatalf("svg %d rect %d tr %d", len(els["svg"]), len(els["rect"]), len(els["tr"]))
-	}
-	// Bars are scaled to the largest value: 1000 req/s fills the width, 500 half of it, and the failed row is red.
-	w := func(i int) string { return attr(els["rect"][i], "width") }
-	if w(0) != "420.0" || w(1) != "210.0" || attr(els["rect"][2], "fill") != "#c66" || attr(els["rect"][0], "fill") == "#c66" {
-		t.Errorf("bars: %v", els["rect"])
-	}
-	if strings.Contains(s, "<b>fast</b>") || !strings.Contains(s, "&lt;b&gt;fast&lt;/b&gt;") {
-		t.Error("attempt name not escaped in HTML")
-	}
-	var verdicts []string
-	for _, td := range els["td"] {
-		if cl := attr(td, "class"); strings.Contains(cl, "pass") || strings.Contains(cl, "fail") {
-			verdicts = append(verdicts, cl)
+	var rows, links, details []string
+	for _, tr := range els["tr"] {
+		if a := attr(tr, "data-attempt"); a != "" {
+			rows = append(rows, a)
 		}
 	}
-	if strings.Join(verdicts, ",") != "l pass,l pass,l fail" {
-		t.Errorf("verdict cells %v", verdicts)
+	for _, a := range els["a"] {
+		// The page's script unescapes the fragment as the browser gives it.
+		l, err := url.PathUnescape(attr(a, "href"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		links = append(links, l)
+	}
+	for _, d := range els["details"] {
+		details = append(details, "#"+attr(d, "id"))
+	}
+	if strings.Join(rows, ",") != "faster,linux,<b>fast</b>,slow-but-broken" {
+		t.Errorf("table rows %q", rows)
+	}
+	// Every attempt's name leads to its evidence.
+	if strings.Join(links, ",") != strings.Join(details, ",") || len(details) != 4 {
+		t.Errorf("links %q, evidence %q", links, details)
+	}
+	// Stages passed, then one chart per leaderboard figure, one bar per row.
+	if len(els["svg"]) != 1+len(compareMetrics) || len(els["rect"]) != 4*(1+len(compareMetrics)) {
+		t.Fatalf("svg %d rect %d", len(els["svg"]), len(els["rect"]))
+	}
+	// Keep-alive (second chart): scaled to the largest median, 1000 req/s
+	// fills the width, 500 half of it; a failed attempt is red.
+	w := func(i int) string { return attr(els["rect"][4+i], "width") }
+	if w(0) != "420.0" || w(2) != "210.0" || attr(els["rect"][7], "fill") != "#c66" || attr(els["rect"][4], "fill") == "#c66" {
+		t.Errorf("keep-alive bars: %v", els["rect"][4:8])
+	}
+	for _, want := range []string{
+		"500 (450-550) x0.50",                    // a table cell with its ratio to the peer
+		"&lt;b&gt;fast&lt;/b&gt;",                // names escaped
+		"no Server header | pipe",                // a stage's detail in the evidence
+		"jiege verify --fingerprint-seed 424242", // the seed and how to replay it
+		"qemu-system-riscv64 -machine virt -append &#39;console=ttyS0 quiet&#39;", // the exact command, quoted
+		"boot line\n&lt;panic&gt; here",                                           // the console tail
+		"ratio to linux",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if strings.Contains(s, "<b>fast</b>") {
+		t.Error("attempt name not escaped in HTML")
 	}
 }
 
@@ -370,5 +455,82 @@ func TestVerifySeedRendered(t *testing.T) {
 	b, err := json.Marshal(v)
 	if err != nil || !strings.Contains(string(b), `"fingerprint_seed":4191616466619739`) {
 		t.Errorf("json %s (%v)", b, err)
+	}
+}
+
+// shardsOf splits a leaderboard's rows into partial results as compare
+// --shard would write them.
+func shardsOf(c *Compare, n int) ([]*Compare, []string) {
+	var names []string
+	for _, r := range c.Rows {
+		names = append(names, r.Name)
+	}
+	var parts []*Compare
+	var files []string
+	for k := range n {
+		p := NewCompare(c.Manifest)
+		p.Host = c.Host
+		p.Shard = &Shard{Index: k, Count: n, Attempts: names}
+		for i, r := range c.Rows {
+			if p.Shard.Holds(i) {
+				r.Rank, r.Bench = 0, cloneBench(r.Bench)
+				p.Rows = append(p.Rows, r)
+			}
+		}
+		parts = append(parts, p)
+		files = append(files, fmt.Sprintf("shard-%d.json", k))
+	}
+	return parts, files
+}
+
+func cloneBench(b *BenchTarget) *BenchTarget {
+	if b == nil {
+		return nil
+	}
+	c := *b
+	return &c
+}
+
+func TestMergeCompare(t *testing.T) {
+	whole := peerCompare()
+	parts, files := shardsOf(whole, 3)
+	m, err := MergeCompare(parts, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Rows) != len(whole.Rows) || m.Peer != "linux" || strings.Join(m.Merged, ",") != "shard-0.json,shard-1.json,shard-2.json" {
+		t.Fatalf("merged %d rows, peer %q, from %v", len(m.Rows), m.Peer, m.Merged)
+	}
+	if md := CompareMarkdown(m); !strings.Contains(md, "Merged from: shard-0.json, shard-1.json, shard-2.json") {
+		t.Errorf("merged markdown:\n%s", md)
+	}
+	if md := CompareMarkdown(parts[1]); !strings.Contains(md, "Partial result: shard 1 of 3 of the manifest's 4 attempts.") {
+		t.Errorf("partial markdown:\n%s", md)
+	}
+	for i, r := range m.Rows {
+		w := whole.Rows[i]
+		if r.Name != w.Name || r.Rank != w.Rank || r.Pass != w.Pass || r.FailedStage != w.FailedStage ||
+			(r.Bench != nil && r.Bench.KeepAliveRPS.Ratio != w.Bench.KeepAliveRPS.Ratio) {
+			t.Errorf("row %d: %s rank %d, want %s rank %d", i, r.Name, r.Rank, w.Name, w.Rank)
+		}
+	}
+	for _, c := range []struct {
+		name  string
+		parts []*Compare
+		files []string
+		want  string
+	}{
+		{"missing", parts[:2], files[:2], "shards missing: 2/3"},
+		{"twice", []*Compare{parts[0], parts[1], parts[1], parts[2]}, []string{"a", "b", "c", "d"}, "shard 1/3 given twice: b and c"},
+		{"not a shard", []*Compare{whole}, []string{"whole.json"}, "whole.json is not a partial leaderboard"},
+	} {
+		if _, err := MergeCompare(c.parts, c.files); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+	other, ofiles := shardsOf(sampleCompare(), 3)
+	if _, err := MergeCompare([]*Compare{parts[0], other[1], parts[2]}, []string{files[0], ofiles[1], files[2]}); err == nil ||
+		!strings.Contains(err.Error(), "another manifest") {
+		t.Errorf("shards of two manifests: %v", err)
 	}
 }

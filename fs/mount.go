@@ -1,0 +1,540 @@
+package fs
+
+import (
+	"fmt"
+	"io/fs"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
+
+// Mounts. A mount attaches a file system's root directory at a directory
+// of the tree: the root takes the directory's place in its parent, and the
+// directory it covers comes back when the mount goes (so walks need no
+// mount table, and ".." from a mount's root is its target's parent, since
+// walks go up by path). Mounts stack: the last one over a directory is
+// the one seen and the first one unmounted. Nodes created in a mount take
+// its device number (st_dev), which is how links and renames see that
+// they would cross mounts (EXDEV).
+
+// Mount is one mounted file system.
+type Mount struct {
+	ID, ParentID int
+	Source       string
+	Target       string // canonical path
+	Type         string
+	Flags        uint64 // the per-mount MS_* flags: MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_NOATIME, ...
+	Options      string // the file system's own options, as Linux shows them
+	Root         *Node
+	RootPath     string // where Root is in its file system: "/", or a bind mount's source
+	Dev          uint64
+
+	covered *Node // what the target's name held before
+}
+
+// Filesystem makes a new instance of a file system type for a mount:
+// its root directory, and its options as /proc/mounts shows them, from
+// mount's data string; EINVAL for options it does not take.
+type Filesystem func(c *Cred, data string) (root *Node, options string, err error)
+
+var (
+	filesystemsMu sync.Mutex
+	filesystems   = map[string]Filesystem{"tmpfs": newTmpfs}
+	tmpfsMounts   = map[uint64]*tmpfsUsage{} // by device number
+	nextAnonDev   = uint64(0x20)
+)
+
+// RegisterFilesystem makes a file system type mountable by name
+// (procfs and sysfs, which the kernel package owns).
+func RegisterFilesystem(name string, fsys Filesystem) {
+	filesystemsMu.Lock()
+	defer filesystemsMu.Unlock()
+	filesystems[name] = fsys
+}
+
+// anonDev returns a new device number for a mount (Linux's 0:N).
+func anonDev() uint64 {
+	filesystemsMu.Lock()
+	defer filesystemsMu.Unlock()
+	nextAnonDev++
+	return nextAnonDev
+}
+
+// tmpfsUsage is a tmpfs mount's size= (0: none, the tree's one limit
+// applies alone) and the bytes its files hold.
+type tmpfsUsage struct {
+	size   atomic.Int64
+	used   atomic.Int64
+	params *tmpfsParams // guarded by the tree's lock
+}
+
+// tmpfsOf returns the usage of the tmpfs mount with device dev, or nil.
+func tmpfsOf(dev uint64) *tmpfsUsage {
+	if dev == 0 {
+		return nil
+	}
+	filesystemsMu.Lock()
+	defer filesystemsMu.Unlock()
+	return tmpfsMounts[dev]
+}
+
+// TmpfsUsage returns the size= of the tmpfs mount with device dev and
+// the bytes its files hold, and whether dev is such a mount.
+func TmpfsUsage(dev uint64) (size, used int64, ok bool) {
+	u := tmpfsOf(dev)
+	if u == nil {
+		return 0, 0, false
+	}
+	return u.size.Load(), u.used.Load(), true
+}
+
+// tmpfsParams are a tmpfs's options.
+type tmpfsParams struct {
+	size, inodes int64 // 0: not given
+	mode         uint32
+	uid, gid     uint32
+}
+
+// parseTmpfs reads size=, nr_inodes=, mode=, uid= and gid= into p;
+// EINVAL for anything else.
+func parseTmpfs(p *tmpfsParams, data string) error {
+	for _, opt := range strings.Split(data, ",") {
+		key, val, _ := strings.Cut(opt, "=")
+		var err error
+		var n uint64
+		switch key {
+		case "":
+		case "size":
+			if p.size, err = parseSize(val); err == nil {
+				p.size = (p.size + 4095) &^ 4095
+			}
+		case "nr_inodes":
+			p.inodes, err = parseSize(val)
+		case "mode":
+			n, err = strconv.ParseUint(val, 8, 32)
+			p.mode = uint32(n & 0o7777)
+		case "uid", "gid":
+			n, err = strconv.ParseUint(val, 10, 32)
+			if key == "uid" {
+				p.uid = uint32(n)
+			} else {
+				p.gid = uint32(n)
+			}
+		default:
+			return unix.EINVAL
+		}
+		if err != nil {
+			return unix.EINVAL
+		}
+	}
+	return nil
+}
+
+// String is the options as /proc/mounts shows them, in Linux's order,
+// the mode only when it is not 1777.
+func (p *tmpfsParams) String() string {
+	var shown []string
+	if p.size > 0 {
+		shown = append(shown, fmt.Sprintf("size=%dk", p.size>>10))
+	}
+	if p.inodes > 0 {
+		shown = append(shown, fmt.Sprintf("nr_inodes=%d", p.inodes))
+	}
+	if p.mode != 0o1777 {
+		shown = append(shown, fmt.Sprintf("mode=%03o", p.mode))
+	}
+	if p.uid != 0 {
+		shown = append(shown, fmt.Sprintf("uid=%d", p.uid))
+	}
+	if p.gid != 0 {
+		shown = append(shown, fmt.Sprintf("gid=%d", p.gid))
+	}
+	return strings.Join(append(shown, "inode64"), ",")
+}
+
+// newTmpfs makes a tmpfs root from its options (the size is enforced as
+// the mount's own limit, and the file data also counts against the
+// tree's one limit).
+func newTmpfs(c *Cred, data string) (*Node, string, error) {
+	p := &tmpfsParams{mode: 0o1777}
+	if c != nil {
+		p.uid, p.gid = c.UID, c.GID
+	}
+	if err := parseTmpfs(p, data); err != nil {
+		return nil, "", err
+	}
+	root := NewDir(unixModeToGo(p.mode))
+	root.UID, root.GID = p.uid, p.gid
+	root.Dev = anonDev()
+	root.Touch()
+	filesystemsMu.Lock()
+	u := &tmpfsUsage{params: p}
+	u.size.Store(p.size)
+	tmpfsMounts[root.Dev] = u
+	filesystemsMu.Unlock()
+	return root, p.String(), nil
+}
+
+// parseSize reads a tmpfs size: a number with an optional k, m or g.
+func parseSize(s string) (int64, error) {
+	mult := int64(1)
+	switch {
+	case strings.HasSuffix(s, "k"), strings.HasSuffix(s, "K"):
+		mult = 1 << 10
+	case strings.HasSuffix(s, "m"), strings.HasSuffix(s, "M"):
+		mult = 1 << 20
+	case strings.HasSuffix(s, "g"), strings.HasSuffix(s, "G"):
+		mult = 1 << 30
+	}
+	if mult > 1 {
+		s = s[:len(s)-1]
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return 0, unix.EINVAL
+	}
+	return n * mult, nil
+}
+
+// unixModeToGo turns permission and special bits as in st_mode into an
+// io/fs mode.
+func unixModeToGo(m uint32) fs.FileMode {
+	mode := fs.FileMode(m & 0o777)
+	if m&unix.S_ISUID != 0 {
+		mode |= fs.ModeSetuid
+	}
+	if m&unix.S_ISGID != 0 {
+		mode |= fs.ModeSetgid
+	}
+	if m&unix.S_ISVTX != 0 {
+		mode |= fs.ModeSticky
+	}
+	return mode
+}
+
+// The per-mount flags mount(2) takes; the others are refused with EINVAL
+// (MS_RDONLY among them: nothing here would make a mount read-only).
+const mountFlags = unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC | unix.MS_NOATIME |
+	unix.MS_NODIRATIME | unix.MS_RELATIME | unix.MS_STRICTATIME | unix.MS_SILENT
+
+// Propagation changes (mount --make-private and the like) are accepted and
+// change nothing: every mount here is private.
+const propagationFlags = unix.MS_SHARED | unix.MS_PRIVATE | unix.MS_SLAVE | unix.MS_UNBINDABLE | unix.MS_REC
+
+// Mount mounts a new file system of type fstype at target for c, as
+// mount(2): the target must resolve (ENOENT, EACCES...), c must be
+// privileged (EPERM), the type known (ENODEV), the target a directory
+// (ENOTDIR).
+func (t *Tree) Mount(c *Cred, source, target, fstype string, flags uint64, data string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n, canon, err := t.walk(c, target, true, 0)
+	if err != nil {
+		return err
+	}
+	if !c.Privileged() {
+		return unix.EPERM
+	}
+	flags &^= unix.MS_MGC_MSK
+	if flags&unix.MS_REMOUNT != 0 {
+		return t.remount(n, canon, flags&^unix.MS_REMOUNT, data)
+	}
+	if flags&unix.MS_BIND != 0 {
+		return t.bind(c, n, canon, source)
+	}
+	if flags&propagationFlags != 0 && flags&^(propagationFlags|unix.MS_SILENT) == 0 {
+		return nil
+	}
+	if flags&^mountFlags != 0 {
+		return unix.EINVAL
+	}
+	filesystemsMu.Lock()
+	newFS, ok := filesystems[fstype]
+	filesystemsMu.Unlock()
+	if !ok {
+		return unix.ENODEV
+	}
+	if !n.IsDir() {
+		return ErrNotDir
+	}
+	parent, err := t.mountParent(canon)
+	if err != nil {
+		return err
+	}
+	root, opts, err := newFS(c, data)
+	if err != nil {
+		return err
+	}
+	if root.Dev == 0 {
+		root.Dev = anonDev()
+	}
+	t.attach(parent, n, canon, &Mount{Source: source, Type: fstype, Flags: flags, Options: opts, Root: root, RootPath: "/", Dev: root.Dev})
+	return nil
+}
+
+// mountParent is the directory that holds the mount point canon. t.mu
+// is held.
+func (t *Tree) mountParent(canon string) (*Node, error) {
+	if canon == "/" {
+		return nil, unix.EBUSY // the root stays the initramfs
+	}
+	parent, _, err := t.walk(nil, path.Dir(canon), true, 0)
+	if err != nil {
+		return nil, err
+	}
+	if parent.ListDir != nil {
+		return nil, unix.EINVAL // a synthetic directory's entries are computed
+	}
+	return parent, nil
+}
+
+// attach puts m's root at canon, in parent, covering n. t.mu is held.
+func (t *Tree) attach(parent, n *Node, canon string, m *Mount) {
+	t.nextMount++
+	m.ID, m.ParentID, m.Target, m.covered = t.nextMount+1 /* 1 is the root's */, t.mountOf(canon).ID, canon, n
+	parent.Children[path.Base(canon)] = m.Root
+	t.mounts = append(t.mounts, m)
+	t.indexProc()
+}
+
+// bind makes what source names (a directory or a file) visible at canon
+// too, as MS_BIND: the mount shows the source's file system with its
+// mount's flags (MS_REC changes nothing: the mounts below the source are
+// not repeated). t.mu is held.
+func (t *Tree) bind(c *Cred, n *Node, canon, source string) error {
+	src, srcCanon, err := t.walk(c, source, true, 0)
+	if err != nil {
+		return err
+	}
+	if src.IsDir() != n.IsDir() {
+		return ErrNotDir
+	}
+	parent, err := t.mountParent(canon)
+	if err != nil {
+		return err
+	}
+	sm := t.mountOf(srcCanon)
+	rel := srcCanon
+	if sm.Target != "/" {
+		rel = strings.TrimPrefix(srcCanon, sm.Target)
+	}
+	t.attach(parent, n, canon, &Mount{Source: sm.Source, Type: sm.Type, Flags: sm.Flags, Options: sm.Options,
+		Root: src, Dev: sm.Dev, RootPath: path.Join(sm.RootPath, "/", rel)})
+	return nil
+}
+
+// indexProc rebuilds the list of procfs mount points (copied on change,
+// so a reader holds a snapshot without the lock). t.mu is held.
+func (t *Tree) indexProc() {
+	var targets []string
+	for _, m := range t.mounts {
+		if m.Type == "proc" {
+			targets = append(targets, m.Target)
+		}
+	}
+	t.procTargets = targets
+}
+
+// ProcTargets returns where procfs is mounted, where "self" names the
+// caller's own directory.
+func (t *Tree) ProcTargets() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.procTargets
+}
+
+// atimeFlags are the per-mount flags a remount keeps when it names none
+// of them.
+const atimeFlags = unix.MS_NOATIME | unix.MS_NODIRATIME | unix.MS_RELATIME | unix.MS_STRICTATIME
+
+// remount changes the per-mount flags of the mount whose root n is (they
+// are replaced, the atime ones kept unless given) and, without MS_BIND,
+// a tmpfs's size= and nr_inodes= (its mode and owner stay, as on Linux).
+// EINVAL for a directory that is no mount's root, or for MS_RDONLY,
+// which nothing here enforces. t.mu is held.
+func (t *Tree) remount(n *Node, canon string, flags uint64, data string) error {
+	if flags&^(mountFlags|unix.MS_BIND) != 0 {
+		return unix.EINVAL
+	}
+	if canon == "/" && n == t.Root {
+		return nil // the root keeps its (default) flags
+	}
+	var m *Mount
+	for i := len(t.mounts) - 1; i >= 0 && m == nil; i-- {
+		if t.mounts[i].Target == canon && t.mounts[i].Root == n {
+			m = t.mounts[i]
+		}
+	}
+	if m == nil {
+		return unix.EINVAL
+	}
+	if flags&unix.MS_BIND == 0 && m.Type == "tmpfs" {
+		u := tmpfsOf(m.Dev)
+		p := *u.params
+		if err := parseTmpfs(&p, data); err != nil {
+			return err
+		}
+		p.mode, p.uid, p.gid = u.params.mode, u.params.uid, u.params.gid
+		if p.size > 0 && p.size < u.used.Load() {
+			return unix.EINVAL // smaller than what it holds
+		}
+		u.params = &p
+		u.size.Store(p.size)
+		m.Options = p.String()
+	}
+	if flags&atimeFlags == 0 {
+		flags |= m.Flags & atimeFlags
+	}
+	m.Flags = flags &^ unix.MS_BIND
+	return nil
+}
+
+// mountOf is the mount that holds the path p (the root mount at worst).
+// t.mu is held.
+func (t *Tree) mountOf(p string) *Mount {
+	best := t.rootMount()
+	for _, m := range t.mounts {
+		if (p == m.Target || strings.HasPrefix(p, m.Target+"/")) && len(m.Target) >= len(best.Target) {
+			best = m
+		}
+	}
+	return best
+}
+
+// rootMount describes the tree itself, Linux's rootfs.
+func (t *Tree) rootMount() *Mount {
+	return &Mount{ID: 1, ParentID: 1, Source: "rootfs", Target: "/", Type: "rootfs", Root: t.Root, RootPath: "/", Dev: devInitramfs}
+}
+
+// isMountRoot reports whether n is attached as a mount's root. t.mu is held.
+func (t *Tree) isMountRoot(n *Node) bool {
+	for _, m := range t.mounts {
+		if m.Root == n {
+			return true
+		}
+	}
+	return false
+}
+
+// hasMountUnder reports whether a mount's target lies below p. t.mu is held.
+func (t *Tree) hasMountUnder(p string) bool {
+	for _, m := range t.mounts {
+		if strings.HasPrefix(m.Target, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// Umount unmounts the file system last mounted at target for c, as
+// umount2(2): EINVAL for unknown flags or a target that is no mount's
+// root, EPERM unless privileged, EBUSY while a mount sits inside it or
+// busy (a process's directory or open file in it) says it is used, unless
+// MNT_DETACH is set.
+func (t *Tree) Umount(c *Cred, target string, flags uint64, busy func(m *Mount) bool) error {
+	if flags&^(unix.MNT_FORCE|unix.MNT_DETACH|unix.MNT_EXPIRE|unix.UMOUNT_NOFOLLOW) != 0 {
+		return unix.EINVAL
+	}
+	t.mu.Lock()
+	n, canon, err := t.walk(c, target, flags&unix.UMOUNT_NOFOLLOW == 0, 0)
+	if err != nil {
+		t.mu.Unlock()
+		return err
+	}
+	if !c.Privileged() {
+		t.mu.Unlock()
+		return unix.EPERM
+	}
+	i := len(t.mounts) - 1
+	for i >= 0 && !(t.mounts[i].Target == canon && t.mounts[i].Root == n) {
+		i--
+	}
+	if i < 0 {
+		t.mu.Unlock()
+		return unix.EINVAL
+	}
+	m := t.mounts[i]
+	for _, sub := range t.mounts[i+1:] {
+		if strings.HasPrefix(sub.Target, canon+"/") && flags&unix.MNT_DETACH == 0 {
+			t.mu.Unlock()
+			return unix.EBUSY
+		}
+	}
+	t.mu.Unlock()
+	if flags&unix.MNT_DETACH == 0 && busy != nil && busy(m) {
+		return unix.EBUSY
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	parent, _, err := t.walk(nil, path.Dir(canon), true, 0)
+	if err != nil {
+		return err
+	}
+	// Lazily, submounts go with it, the latest first.
+	for j := len(t.mounts) - 1; j >= 0; j-- {
+		sub := t.mounts[j]
+		if sub == m || strings.HasPrefix(sub.Target, canon+"/") {
+			t.detach(j)
+		}
+		if sub == m {
+			break
+		}
+	}
+	if parent.Children[path.Base(canon)] == m.Root {
+		parent.Children[path.Base(canon)] = m.covered
+	}
+	return nil
+}
+
+// detach drops mount j from the table and gives its target back what it
+// covered. t.mu is held.
+func (t *Tree) detach(j int) {
+	m := t.mounts[j]
+	t.mounts = append(t.mounts[:j], t.mounts[j+1:]...)
+	if parent, _, err := t.walk(nil, path.Dir(m.Target), true, 0); err == nil && parent.Children[path.Base(m.Target)] == m.Root {
+		parent.Children[path.Base(m.Target)] = m.covered
+	}
+	t.indexProc()
+	for _, other := range t.mounts {
+		if other.Dev == m.Dev {
+			return // a bind mount still shows the file system
+		}
+	}
+	filesystemsMu.Lock()
+	delete(tmpfsMounts, m.Dev)
+	filesystemsMu.Unlock()
+}
+
+// Mounts returns the mount table: the root first, then the mounts in the
+// order they were made.
+func (t *Tree) Mounts() []Mount {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := []Mount{*t.rootMount()}
+	for _, m := range t.mounts {
+		out = append(out, *m)
+	}
+	return out
+}
+
+// MountOptions is what /proc/mounts says of a mount's per-mount flags,
+// "rw" first, as show_mnt_opts writes them.
+func (m *Mount) MountOptions() string {
+	opts := []string{"rw"}
+	for _, f := range []struct {
+		flag uint64
+		name string
+	}{{unix.MS_NOSUID, "nosuid"}, {unix.MS_NODEV, "nodev"}, {unix.MS_NOEXEC, "noexec"}, {unix.MS_NOATIME, "noatime"}, {unix.MS_NODIRATIME, "nodiratime"}} {
+		if m.Flags&f.flag != 0 {
+			opts = append(opts, f.name)
+		}
+	}
+	if m.Flags&(unix.MS_NOATIME|unix.MS_STRICTATIME) == 0 && m.Type != "rootfs" {
+		opts = append(opts, "relatime")
+	}
+	return strings.Join(opts, ",")
+}

@@ -1,0 +1,127 @@
+package kimage
+
+import (
+	"bytes"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const (
+	loadAddr = 0x8000_1000
+	loadOff  = 0x1000
+	symAddr  = loadAddr + 8 // the vDSO record, 8 bytes into the segment
+)
+
+// writeELF writes a minimal riscv64 ELF: one PT_LOAD of 3 pages at
+// loadAddr whose data holds the kernel's vDSO record as the kernel's
+// source leaves it (zeros, then VDSOMarker at its second page), and a
+// symbol table naming it symName.
+func writeELF(t *testing.T, symName string) string {
+	t.Helper()
+	le := binary.LittleEndian
+	data := make([]byte, 3*vdsoPage)
+	le.PutUint64(data[symAddr-loadAddr+vdsoPage:], VDSOMarker)
+
+	strtab := append([]byte{0}, symName+"\x00"...)
+	shstr := []byte("\x00.data\x00.symtab\x00.strtab\x00.shstrtab\x00")
+	symtab := make([]byte, 48) // the null symbol, then ours
+	le.PutUint32(symtab[24:], 1)
+	symtab[24+4] = 1 // STB_LOCAL, STT_OBJECT
+	le.PutUint16(symtab[24+6:], 1)
+	le.PutUint64(symtab[24+8:], symAddr)
+	le.PutUint64(symtab[24+16:], 2*vdsoPage)
+
+	var f bytes.Buffer
+	f.Write(make([]byte, loadOff))
+	f.Write(data)
+	symOff := f.Len()
+	f.Write(symtab)
+	strOff := f.Len()
+	f.Write(strtab)
+	shstrOff := f.Len()
+	f.Write(shstr)
+	for f.Len()%8 != 0 {
+		f.WriteByte(0)
+	}
+	shOff := f.Len()
+	sh := func(name, typ uint32, flags, addr uint64, off, size int, link, entsize uint32) {
+		h := make([]byte, 64)
+		le.PutUint32(h, name)
+		le.PutUint32(h[4:], typ)
+		le.PutUint64(h[8:], flags)
+		le.PutUint64(h[16:], addr)
+		le.PutUint64(h[24:], uint64(off))
+		le.PutUint64(h[32:], uint64(size))
+		le.PutUint32(h[40:], link)
+		le.PutUint64(h[48:], 8)
+		le.PutUint64(h[56:], uint64(entsize))
+		f.Write(h)
+	}
+	sh(0, 0, 0, 0, 0, 0, 0, 0)
+	sh(1, 1, 3, loadAddr, loadOff, len(data), 0, 0) // .data
+	sh(7, 2, 0, 0, symOff, len(symtab), 3, 24)      // .symtab, names in .strtab
+	sh(15, 3, 0, 0, strOff, len(strtab), 0, 0)      // .strtab
+	sh(23, 3, 0, 0, shstrOff, len(shstr), 0, 0)     // .shstrtab
+	b := f.Bytes()
+	copy(b, "\x7fELF\x02\x01\x01")
+	le.PutUint16(b[16:], 2)   // ET_EXEC
+	le.PutUint16(b[18:], 243) // EM_RISCV
+	le.PutUint32(b[20:], 1)
+	le.PutUint64(b[32:], 64) // program headers
+	le.PutUint64(b[40:], uint64(shOff))
+	le.PutUint16(b[52:], 64)
+	le.PutUint16(b[54:], 56)
+	le.PutUint16(b[56:], 1)
+	le.PutUint16(b[58:], 64)
+	le.PutUint16(b[60:], 5)
+	le.PutUint16(b[62:], 4)
+	ph := b[64:]
+	le.PutUint32(ph, 1)     // PT_LOAD
+	le.PutUint32(ph[4:], 6) // RW
+	le.PutUint64(ph[8:], loadOff)
+	le.PutUint64(ph[16:], loadAddr)
+	le.PutUint64(ph[24:], loadAddr)
+	le.PutUint64(ph[32:], uint64(len(data)))
+	le.PutUint64(ph[40:], uint64(len(data)))
+	le.PutUint64(ph[48:], vdsoPage)
+	path := filepath.Join(t.TempDir(), "kernel.elf")
+	if err := os.WriteFile(path, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestRecordVDSO(t *testing.T) {
+	path := writeELF(t, VDSOSymbol)
+	image := append([]byte("\x7fELF"), bytes.Repeat([]byte{0xa5}, 1000)...)
+	if err := RecordVDSO(path, image); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := b[loadOff+symAddr-loadAddr+vdsoPage:][:vdsoPage]
+	if !bytes.Equal(page[:len(image)], image) || !bytes.Equal(page[len(image):], make([]byte, vdsoPage-len(image))) {
+		t.Errorf("the record's second page does not hold the image followed by zeros")
+	}
+	if !bytes.Equal(b[loadOff:loadOff+8+vdsoPage], make([]byte, 8+vdsoPage)) {
+		t.Errorf("bytes before the image page changed")
+	}
+	// The same image again changes nothing; another one is refused.
+	if err := RecordVDSO(path, image); err != nil {
+		t.Errorf("the same image twice: %v", err)
+	}
+	if err := RecordVDSO(path, []byte("\x7fELF another")); err == nil || !strings.Contains(err.Error(), "marker") {
+		t.Errorf("a second, different image: %v", err)
+	}
+	if err := RecordVDSO(writeELF(t, VDSOSymbol), make([]byte, vdsoPage+1)); err == nil {
+		t.Error("an image larger than a page was written")
+	}
+	if err := RecordVDSO(writeELF(t, "other.symbol"), image); err == nil || !strings.Contains(err.Error(), VDSOSymbol) {
+		t.Errorf("a kernel without the record: %v", err)
+	}
+}

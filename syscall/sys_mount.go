@@ -1,0 +1,76 @@
+package syscall
+
+import (
+	"strings"
+
+	"github.com/jiege-go/jiege/fs"
+	"github.com/jiege-go/jiege/kernel"
+	"github.com/jiege-go/jiege/syscall/sysno"
+)
+
+func init() {
+	register(sysno.Mount, sysMount)
+	register(sysno.Umount2, sysUmount2)
+}
+
+// mountDataMax is the most of mount's data argument read (a page, as
+// copy_mount_options reads).
+const mountDataMax = 4096
+
+// sysMount implements mount(2) for tmpfs, proc and sysfs: the strings
+// are read in Linux's order (type, source, data, then the target's path).
+func sysMount(t *kernel.Task, a Args) (uint64, error) {
+	var fstype, source, data string
+	var err error
+	if a[2] != 0 {
+		if fstype, err = copyInString(t, a[2]); err != nil {
+			return 0, err
+		}
+	}
+	if a[0] != 0 {
+		if source, err = copyInString(t, a[0]); err != nil {
+			return 0, err
+		}
+	}
+	if a[4] != 0 {
+		if data, err = copyInString(t, a[4]); err != nil {
+			return 0, err
+		}
+		if len(data) > mountDataMax {
+			data = data[:mountDataMax]
+		}
+	}
+	target, err := pathArg(t, cwdFD, a[1])
+	if err != nil {
+		return 0, err
+	}
+	return 0, t.Proc.Root.Mount(t.Proc.Cred(), source, target, fstype, a[3], data)
+}
+
+// sysUmount2 implements umount2(2): a mount is busy while a process's
+// working directory is inside it or one of its files is open.
+func sysUmount2(t *kernel.Task, a Args) (uint64, error) {
+	target, err := pathArg(t, cwdFD, a[0])
+	if err != nil {
+		return 0, err
+	}
+	return 0, t.Proc.Root.Umount(t.Proc.Cred(), target, a[1], mountInUse)
+}
+
+// mountInUse reports whether a process works in m or has a file of it open.
+func mountInUse(m *fs.Mount) bool {
+	for _, p := range kernel.Processes() {
+		p.Lock()
+		cwd := p.Cwd
+		p.Unlock()
+		if cwd == m.Target || strings.HasPrefix(cwd, m.Target+"/") {
+			return true
+		}
+		for _, fd := range p.Files.Numbers() {
+			if d, err := p.Files.Get(fd); err == nil && d.File.Stat().Dev == m.Dev {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,68 @@
+package tests
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/pprof/profile"
+)
+
+// TestProfileNginx runs `jiege profile ours`: our kernel booted with
+// profile=1000 serves nginx under the bench's load, and the samples, read
+// from the stopped guest over QMP, come back as a pprof profile. It must
+// parse, hold kernel samples named from kernel.elf with file and line in
+// the kernel's own packages, and user samples of nginx named from the
+// root filesystem's files.
+func TestProfileNginx(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "cpu.pb.gz")
+	r := jiege(t, 10*time.Minute, nil, "profile", "ours", "--duration", "4s", "--rate", "1000", "--out", out)
+	if r.code != 0 {
+		t.Fatalf("jiege profile: exit %d\nstderr:\n%s", r.code, r.stderr)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := profile.Parse(f)
+	if err != nil {
+		t.Fatalf("the profile does not parse: %v", err)
+	}
+	if p.Period != 1_000_000 || len(p.SampleType) != 2 || p.SampleType[1].Type != "cpu" {
+		t.Errorf("period %d ns, sample types %v; want 1 ms and samples/cpu", p.Period, p.SampleType)
+	}
+	var kernelOurs, kernel, user, userNamed int
+	files := map[string]bool{}
+	for _, s := range p.Sample {
+		loc := s.Location[0]
+		fn := loc.Line[0].Function
+		if s.Label["pid"][0] == "kernel" {
+			kernel++
+			if loc.Mapping == nil || filepath.Base(loc.Mapping.File) != "kernel.elf" {
+				t.Fatalf("kernel sample at %#x outside the kernel.elf mapping", loc.Address)
+			}
+			if strings.HasPrefix(fn.Name, "github.com/jiege-go/jiege/") && strings.HasSuffix(fn.Filename, ".go") && loc.Line[0].Line > 0 {
+				kernelOurs++
+			}
+			continue
+		}
+		user++
+		if loc.Mapping != nil && loc.Mapping.File != "" {
+			files[loc.Mapping.File] = true
+			if !strings.HasPrefix(fn.Name, "[") {
+				userNamed++
+			}
+		}
+	}
+	t.Logf("%d samples: %d kernel (%d in the kernel's packages), %d user (%d named); user files %v",
+		len(p.Sample), kernel, kernelOurs, user, userNamed, files)
+	if kernelOurs == 0 || user == 0 || userNamed == 0 {
+		t.Errorf("want kernel samples in the kernel's own functions and named user samples")
+	}
+	if !files["/usr/sbin/nginx"] && !files["/usr/lib/riscv64-linux-gnu/libc.so.6"] {
+		t.Errorf("no user sample in nginx or libc: files %v", files)
+	}
+}
