@@ -13,8 +13,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jiege-go/jiege/qemu"
 )
 
 // oursRootfs builds jiege's nginx root filesystem for our kernel (Debian's
@@ -94,6 +98,74 @@ func TestNginx(t *testing.T) {
 	}
 	if !regexp.MustCompile(`\[error\] [2-9]#`).MatchString(console.String()) {
 		t.Errorf("the request was not served by a worker process (pid > 1):\n%s", console.String())
+	}
+}
+
+// TestNginxFreshConnectionsSMP boots Debian's nginx on four harts
+// (worker_processes auto: four workers, each with its own epoll instance
+// on the shared listening socket) and makes 3000 requests for /, each on a
+// fresh connection, 50 at a time: every one must be answered in full.
+// Until epoll's notification stopped taking the instance's lock, a
+// worker's epoll_ctl on one hart and netstack's notification of a new
+// connection on another deadlocked, and nginx stopped answering for good,
+// usually within the first thousand connections (DESIGN.md, SMP).
+func TestNginxFreshConnectionsSMP(t *testing.T) {
+	const total, concurrency = 3000, 50
+	initrd, tree := oursRootfs(t)
+	index, err := os.ReadFile(filepath.Join(tree, "var/www/html/index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, console, _, pid := startKernelHarts(t, 10*time.Minute, "512M", "", initrd, 80, "4")
+	url := fmt.Sprintf("http://127.0.0.1:%d/", port)
+	client := &http.Client{Timeout: time.Minute, Transport: &http.Transport{DisableKeepAlives: true}}
+	get := func() error {
+		resp, err := client.Get(url)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return err
+		}
+		if resp.StatusCode != 200 || !bytes.Equal(body, index) {
+			return fmt.Errorf("status %d, %d-byte body, want 200 and the %d-byte index", resp.StatusCode, len(body), len(index))
+		}
+		return nil
+	}
+	for deadline := time.Now().Add(2 * time.Minute); get() != nil; time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no answer from nginx:\n%s", console.String())
+		}
+	}
+	if !strings.Contains(console.String(), "4 of 4 harts running") {
+		t.Fatalf("the kernel does not run four harts:\n%s", console.String())
+	}
+	// QEMU's hostfwd listens with a backlog of 1: 50 connects at once
+	// would overflow the host's accept queue whatever the guest does.
+	if err := qemu.WidenBacklog(pid, port, qemu.Backlog); err != nil {
+		t.Fatalf("widening the hostfwd backlog: %v", err)
+	}
+	var next, failed atomic.Int64
+	var first sync.Once
+	var firstErr error
+	var wg sync.WaitGroup
+	for range concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= total && failed.Load() == 0 {
+				if err := get(); err != nil {
+					failed.Add(1)
+					first.Do(func() { firstErr = err })
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if n := failed.Load(); n > 0 {
+		t.Fatalf("%d of %d fresh-connection requests failed, the first: %v\nconsole:\n%s", n, total, firstErr, console.String())
 	}
 }
 
