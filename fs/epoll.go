@@ -2,6 +2,7 @@ package fs
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -18,13 +19,21 @@ type Waitable interface {
 // Epoll is an epoll instance. Level-triggered items are reported while
 // ready; edge-triggered ones (EPOLLET) only after a change of readiness since
 // they were last reported, and EPOLLONESHOT items once until re-armed.
+//
+// Lock order: mu, then a watched file's own locks (Ctl registers and drops
+// watches under mu, collect asks for readiness). A watched file may call
+// notify while holding its locks (netstack's waiter queues do), so notify
+// never takes mu: it sets the item's pending flag atomically and signals
+// under watchMu, a leaf lock; otherwise an epoll_ctl on one hart and a
+// socket's notification on another deadlock.
 type Epoll struct {
 	mu    sync.Mutex
 	items map[epollKey]*epollItem
 	order []epollKey // registration order, for fair reporting
 	wake  chan struct{}
 	ino   uint64
-	// watchers are those watching this instance itself.
+	// watchers are those watching this instance itself, guarded by watchMu.
+	watchMu  sync.Mutex
 	watchers Notifier
 }
 
@@ -39,8 +48,8 @@ type epollItem struct {
 	file    Waitable
 	events  uint32
 	data    uint64
-	pending bool // a change of readiness not yet reported (edge-triggered)
-	armed   bool // false once a one-shot item has fired
+	pending atomic.Bool // a change of readiness not yet reported (edge-triggered)
+	armed   bool        // false once a one-shot item has fired
 	cancel  func()
 }
 
@@ -84,7 +93,8 @@ func (e *Epoll) ctl(op, fd int, d *Description, w Waitable, events uint32, data 
 		if exists {
 			return unix.EEXIST
 		}
-		it = &epollItem{file: w, events: events, data: data, pending: true, armed: true}
+		it = &epollItem{file: w, events: events, data: data, armed: true}
+		it.pending.Store(true)
 		it.cancel = w.Watch(func() { e.notify(it) })
 		e.items[key] = it
 		e.order = append(e.order, key)
@@ -93,7 +103,8 @@ func (e *Epoll) ctl(op, fd int, d *Description, w Waitable, events uint32, data 
 		if !exists {
 			return unix.ENOENT
 		}
-		it.events, it.data, it.pending, it.armed = events, data, true, true
+		it.events, it.data, it.armed = events, data, true
+		it.pending.Store(true)
 	case unix.EPOLL_CTL_DEL:
 		if !exists {
 			return unix.ENOENT
@@ -128,17 +139,17 @@ func (e *Epoll) remove(key epollKey) {
 	}
 }
 
+// notify records a change of it's readiness; the watched file may hold
+// its own locks, so e.mu is not taken.
 func (e *Epoll) notify(it *epollItem) {
-	e.mu.Lock()
-	it.pending = true
-	e.mu.Unlock()
+	it.pending.Store(true)
 	e.signal()
 }
 
 func (e *Epoll) signal() {
-	e.mu.Lock()
+	e.watchMu.Lock()
 	fns := e.watchers.Changed()
-	e.mu.Unlock()
+	e.watchMu.Unlock()
 	Notify(fns)
 	select {
 	case e.wake <- struct{}{}:
@@ -154,13 +165,13 @@ func (e *Epoll) collect(max int) []Event {
 		if !it.armed {
 			continue
 		}
-		et := it.events&unix.EPOLLET != 0
-		if et && !it.pending {
+		// The flag is cleared before readiness is read: a change after
+		// that sets it again and is reported next time.
+		if pending := it.pending.Swap(false); !pending && it.events&unix.EPOLLET != 0 {
 			continue
 		}
 		// EPOLLERR and EPOLLHUP are always reported.
 		ready := it.file.Readiness(it.events|unix.EPOLLERR|unix.EPOLLHUP) & (it.events | unix.EPOLLERR | unix.EPOLLHUP)
-		it.pending = false
 		if ready == 0 {
 			continue
 		}
@@ -192,7 +203,7 @@ func (e *Epoll) Wait(max int, block func(<-chan struct{}) error) ([]Event, error
 // Watch calls notify at every change of the watched files (an epoll
 // instance inside another, or polled).
 func (e *Epoll) Watch(notify func()) func() {
-	return e.watchers.Watch(&e.mu, notify)
+	return e.watchers.Watch(&e.watchMu, notify)
 }
 
 // Readiness makes an epoll instance pollable itself: readable when ready.

@@ -2,6 +2,8 @@ package fs
 
 import (
 	"encoding/binary"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -124,5 +126,86 @@ func TestEventFDCounter(t *testing.T) {
 	binary.LittleEndian.PutUint64(b, ^uint64(0))
 	if _, err := e.Write(b); err != unix.EINVAL {
 		t.Fatalf("write of 2^64-1: %v", err)
+	}
+}
+
+// queueFile is a Waitable that calls its watchers while it holds its own
+// lock, as netstack's waiter queues do.
+type queueFile struct {
+	File // an eventfd, for the rest of the interface
+	mu   sync.RWMutex
+	fns  map[int]func()
+	last int
+}
+
+func (q *queueFile) Readiness(mask uint32) uint32 { return mask & unix.EPOLLIN }
+
+func (q *queueFile) Watch(notify func()) func() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.last++
+	id := q.last
+	q.fns[id] = notify
+	return func() {
+		q.mu.Lock()
+		delete(q.fns, id)
+		q.mu.Unlock()
+	}
+}
+
+func (q *queueFile) notify() {
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	for _, fn := range q.fns {
+		fn()
+	}
+}
+
+// TestEpollCtlWhileTheFileNotifies adds and removes a watch while the
+// file notifies from another goroutine under its own lock: epoll_ctl holds
+// the instance's lock while it takes the file's, so a notification must
+// not take the instance's lock (nginx's workers on several harts stopped
+// for good on exactly this).
+func TestEpollCtlWhileTheFileNotifies(t *testing.T) {
+	q := &queueFile{File: NewEventFD(0, false), fns: map[int]func(){}}
+	d := NewDescription(q, unix.O_RDWR)
+	ep := NewEpoll()
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				q.notify()
+			}
+		}
+	}()
+	done := make(chan error, 1)
+	go func() {
+		for range 20000 {
+			if err := ep.Ctl(unix.EPOLL_CTL_ADD, 3, d, unix.EPOLLIN|unix.EPOLLET, 3); err != nil {
+				done <- err
+				return
+			}
+			if evs, _ := ep.Wait(1, nil); len(evs) != 1 {
+				done <- fmt.Errorf("a new edge-triggered watch of a ready file reported %v", evs)
+				return
+			}
+			if err := ep.Ctl(unix.EPOLL_CTL_DEL, 3, d, 0, 0); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("epoll_ctl and the file's notification deadlocked")
 	}
 }

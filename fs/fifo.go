@@ -24,11 +24,14 @@ func (n *Node) IsFIFO() bool { return n.Mode&fs.ModeNamedPipe != 0 }
 // FIFOOpen is an end of a named pipe just opened, and what the opener
 // waits for before open returns.
 type FIFOOpen struct {
-	File File
-	p    *pipe
-	// start is the partner's open count when this end opened.
+	File           File
+	p              *pipe
 	reader, writer bool
-	start          uint64
+	// start is the partner's open count when this end opened; present
+	// says a partner was open then (the partner may close again before
+	// this end looks, on another hart: fifo_open does not wait then).
+	start   uint64
+	present bool
 }
 
 // OpenFIFO opens the named pipe n for reading, writing or both. A writer
@@ -76,10 +79,10 @@ func (p *pipe) open(read, write, nonblock bool) (*FIFOOpen, error) {
 		o.File = &fifoRW{r: &PipeEnd{p: p}, w: &PipeEnd{p: p, write: true}}
 	case write:
 		o.File = &PipeEnd{p: p, write: true}
-		o.start = p.rOpens
+		o.start, o.present = p.rOpens, p.readers > 0
 	default:
 		o.File = &PipeEnd{p: p}
-		o.start = p.wOpens
+		o.start, o.present = p.wOpens, p.writers > 0
 	}
 	fns := p.notifier.Changed()
 	p.mu.Unlock()
@@ -87,17 +90,20 @@ func (p *pipe) open(read, write, nonblock bool) (*FIFOOpen, error) {
 	return o, nil
 }
 
-// Partnered reports whether open may return: a reader once a writer is
-// there or has come since, a writer once a reader is there.
+// Partnered reports whether open may return, as Linux's fifo_open: a
+// reader once a writer was there at its open, is there, or has come since;
+// a writer likewise for readers.
 func (o *FIFOOpen) Partnered() bool {
 	p := o.p
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch {
+	case o.present:
+		return true
 	case o.reader:
 		return p.writers > 0 || p.wOpens != o.start
 	case o.writer:
-		return p.readers > 0
+		return p.readers > 0 || p.rOpens != o.start
 	}
 	return true
 }

@@ -61,7 +61,7 @@ func Main(syscalls SyscallLayer) {
 	heapLimit := int64(m.RAMSize / goHeapShare)
 	debug.SetMemoryLimit(heapLimit)
 
-	fmt.Printf("Jiege-Go %s (%s) riscv64, M-mode, 1 of %d harts running\n", Version, runtime.Version(), m.Harts)
+	fmt.Printf("Jiege-Go %s (%s) riscv64, M-mode, %d of %d harts running\n", Version, runtime.Version(), arch.Harts(), m.Harts)
 	fmt.Printf("machine: %s, timebase %d Hz\n", m.Model, m.Timebase)
 	fmt.Printf("memory: %#x-%#x (%d MiB)\n", m.RAMBase, m.RAMBase+m.RAMSize, m.RAMSize>>20)
 	imageSize := b.KernelEnd - 0x8001_0000
@@ -149,7 +149,7 @@ func Main(syscalls SyscallLayer) {
 			fmt.Printf("kernel: %v\n", err)
 			arch.PowerOff(3)
 		}
-		CPUs, MemoryStats = 1, arch.MemoryStats
+		CPUs, MemoryStats = arch.Harts(), arch.MemoryStats
 		_, frames := arch.MemoryStats()
 		// Half of RAM is tmpfs's default; the files live in the kernel's
 		// heap here, within the quarter of RAM user memory leaves it.

@@ -1,6 +1,19 @@
 package kernel
 
-import "golang.org/x/sys/unix"
+import (
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// forkMu orders forks and signals sent to many processes: a fork adds its
+// child under the read lock and looks whether its own process was killed
+// meanwhile; kill(2) of a group or of every process lists and signals its
+// targets under the write lock. So a child forked while its group is
+// killed on another hart is either among the targets or sees its parent
+// gone and is killed too, as Linux restarts a fork that a fatal signal
+// interrupts; otherwise a fork bomb's group could outlive its SIGKILL.
+var forkMu sync.RWMutex
 
 // Process groups and sessions. init starts in group 0 and session 0, as on
 // Linux; children inherit both.
@@ -143,6 +156,8 @@ func (t *Task) Kill(pid int, sig unix.Signal) error {
 		q.Signal(sig, info)
 		return nil
 	}
+	forkMu.Lock()
+	defer forkMu.Unlock()
 	var targets []*Process
 	pgid := -pid
 	if pid == 0 {
@@ -219,6 +234,8 @@ func (t *Task) Queue(tgid, tid int, info SigInfo) error {
 // SignalGroup sends sig, as the kernel, to every process of group pgid:
 // a terminal's ^C, ^\ and ^Z.
 func SignalGroup(pgid int, sig unix.Signal) {
+	forkMu.Lock()
+	defer forkMu.Unlock()
 	for _, p := range Processes() {
 		if p.PGID() == pgid {
 			p.Signal(sig, nil)

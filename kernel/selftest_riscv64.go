@@ -21,6 +21,7 @@ func Selftest(heapLimit int64) bool {
 		name string
 		run  func() (string, error)
 	}{
+		{"harts", checkHarts},
 		{"goroutines", checkGoroutines},
 		{"timers", checkTimers},
 		{"gc", func() (string, error) { return checkGC(heapLimit) }},
@@ -53,6 +54,37 @@ func Selftest(heapLimit int64) bool {
 	}
 	fmt.Printf("selftest: PASSED: all %d checks\n", len(checks))
 	return true
+}
+
+// checkHarts checks that the runtime sees every hart (GOMAXPROCS) and
+// that goroutines run on each: busy goroutines, one per hart, record the
+// harts they find themselves on until all have been seen.
+func checkHarts() (string, error) {
+	n := arch.Harts()
+	if p := runtime.GOMAXPROCS(0); p != n {
+		return "", fmt.Errorf("GOMAXPROCS is %d with %d harts", p, n)
+	}
+	var seen [64]atomic.Bool
+	var count atomic.Int32
+	deadline := time.Now().Add(20 * time.Second)
+	done := make(chan struct{})
+	for range n {
+		go func() {
+			for count.Load() < int32(n) && time.Now().Before(deadline) {
+				if id := arch.CurrentHart(); !seen[id].Swap(true) {
+					count.Add(1)
+				}
+			}
+			done <- struct{}{}
+		}()
+	}
+	for range n {
+		<-done
+	}
+	if c := count.Load(); c != int32(n) {
+		return "", fmt.Errorf("goroutines ran on %d of %d harts", c, n)
+	}
+	return fmt.Sprintf("%d harts, GOMAXPROCS %d, goroutines ran on every hart", n, n), nil
 }
 
 // checkGoroutines sends tokens down a chain of 10,000 goroutines; each adds one.

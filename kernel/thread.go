@@ -132,7 +132,20 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 		t.putUser32(a.ParentTID, uint32(tid))
 	}
 	inheritSignals(t, child, f&unix.CLONE_THREAD != 0, f&unix.CLONE_CLEAR_SIGHAND != 0)
+	forkMu.RLock()
 	addTask(child)
+	select {
+	case <-p.exited:
+		// A kill of p's group (or of every process) ran while p forked,
+		// after it had listed its targets: the child goes too, as init's
+		// (p has handed its children over already, or does now).
+		if child.Proc != p {
+			p.reparentChildren()
+			child.Proc.Signal(unix.SIGKILL, nil)
+		}
+	default:
+	}
+	forkMu.RUnlock()
 	StartTask(child)
 	if f&unix.CLONE_VFORK != 0 {
 		select {

@@ -16,10 +16,10 @@ type Memory interface {
 	// FreeTables frees a page table; the address space has unmapped
 	// every page first.
 	FreeTables(root uintptr)
-	// Flush makes page-table changes visible to the processor; FlushPage
-	// does so for one page.
-	Flush()
-	FlushPage(va uintptr)
+	// Flush makes changes to the page table rooted at root visible to
+	// every processor that may use it; FlushPage does so for one page.
+	Flush(root uintptr)
+	FlushPage(root, va uintptr)
 }
 
 // Errors of address-space operations; the syscall layer turns them into errnos.
@@ -121,6 +121,9 @@ type AddressSpace struct {
 	BrkBase  uintptr
 	Brk      uintptr
 	mmapNext uintptr
+	// unmapped holds frames taken out of the page table and not yet
+	// flushed from other processors' TLBs; flush frees them.
+	unmapped []uintptr
 
 	// truncated lists the mapped files truncated since user code last
 	// ran here (SharedMemory.Truncated), written by the truncating task
@@ -247,16 +250,27 @@ func (as *AddressSpace) eachPage(start, end uintptr, fn func(va uintptr, e *uint
 }
 
 // dropPages unmaps the pages of v in [start, end); a private frame is
-// freed when this was its last owner, a shared or file one stays with its
-// memory.
+// freed at the next flush when this was its last owner, a shared or file
+// one stays with its memory.
 func (as *AddressSpace) dropPages(v *VMA, start, end uintptr) {
 	as.eachPage(start, end, func(_ uintptr, e *uint64) {
 		pa, file := pteAddr(*e), filePage(*e)
 		*e = 0
 		if v.Shared == nil && !file && as.refs.drop(pa) {
-			as.mem.FreeFrame(pa)
+			as.unmapped = append(as.unmapped, pa)
 		}
 	})
+}
+
+// flush makes the page-table changes visible everywhere, then frees the
+// frames they unmapped: a thread of this process in U-mode on another hart
+// may write through a stale translation until then.
+func (as *AddressSpace) flush() {
+	as.mem.Flush(as.root)
+	for _, pa := range as.unmapped {
+		as.mem.FreeFrame(pa)
+	}
+	as.unmapped = as.unmapped[:0]
 }
 
 // Clone returns the address space for a forked child: the same mappings,
@@ -291,7 +305,7 @@ func (as *AddressSpace) Clone() (*AddressSpace, error) {
 		})
 		return err == nil
 	})
-	as.mem.Flush()
+	as.flush()
 	if err != nil {
 		c.Release()
 		return nil, err
@@ -309,6 +323,7 @@ func (as *AddressSpace) Release() {
 		v.release(as)
 		return true
 	})
+	as.flush()
 	as.vmas = vmaTree{}
 	as.mem.FreeTables(as.root)
 	as.root = 0
@@ -517,7 +532,7 @@ func (as *AddressSpace) unmap(start, end uintptr) error {
 		as.dropPages(&v, v.Start, v.End)
 		v.release(as)
 	}
-	as.mem.Flush()
+	as.flush()
 	return nil
 }
 
@@ -557,7 +572,7 @@ func (as *AddressSpace) Protect(addr, length uintptr, perm uint64) error {
 		as.mergeAt(v.Start)
 	}
 	as.mergeAt(stop)
-	as.mem.Flush()
+	as.flush()
 	if stop < end {
 		return ErrNoMemory
 	}
@@ -583,7 +598,7 @@ func (as *AddressSpace) Advise(addr, length uintptr, dontNeed bool) error {
 			as.dropPages(v, max(v.Start, start), min(v.End, end))
 		}
 	})
-	as.mem.Flush()
+	as.flush()
 	if !covered {
 		return ErrNoMemory
 	}
@@ -789,7 +804,7 @@ func (as *AddressSpace) move(old, oldLen, to, newLen uintptr, keep bool) {
 		as.mergeAt(v.Start)
 		as.mergeAt(v.End)
 	} // else the moved VMA took over v's reference to its shared memory
-	as.mem.Flush()
+	as.flush()
 }
 
 // SharedOffset returns the shared memory (MAP_SHARED, anonymous or a
@@ -848,7 +863,7 @@ func (as *AddressSpace) DropTruncated() {
 			return true
 		})
 	}
-	as.mem.Flush()
+	as.flush()
 }
 
 // Perm is the protection with the given accesses allowed.
@@ -920,7 +935,7 @@ func (as *AddressSpace) Fault(va uintptr, access Access) error {
 		return as.unshare(v, page, e)
 	}
 	setLeaf(e, as.entryBits(v, *e))
-	as.mem.FlushPage(page)
+	as.mem.FlushPage(as.root, page)
 	return nil
 }
 
@@ -963,7 +978,7 @@ func (as *AddressSpace) back(v *VMA, va uintptr) error {
 		}
 		return ErrNoMemory
 	}
-	as.mem.FlushPage(va)
+	as.mem.FlushPage(as.root, va)
 	return nil
 }
 
@@ -977,12 +992,15 @@ func (as *AddressSpace) unshare(v *VMA, va uintptr, e *uint64) error {
 		}
 		copy((*[PageSize]byte)(Ptr(n))[:], (*[PageSize]byte)(Ptr(pa))[:])
 		*e = makePTE(n, *e&0x3ff&^pteFilePage)
+		setLeaf(e, as.leafBits(v, n, false))
+		as.mem.FlushPage(as.root, va)
 		if !file && as.refs.drop(pa) {
 			as.mem.FreeFrame(pa)
 		}
+		return nil
 	}
 	setLeaf(e, as.leafBits(v, pteAddr(*e), false))
-	as.mem.FlushPage(va)
+	as.mem.FlushPage(as.root, va)
 	return nil
 }
 

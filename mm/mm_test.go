@@ -109,7 +109,7 @@ func TestFreeTables(t *testing.T) {
 	for i := uintptr(0); i < 4; i++ {
 		Map(root, 0x1000_0000+i*GigaPageSize, f.Alloc(), PTERead, &f)
 	}
-	FreeTables(root, true, &f)
+	FreeTables(root, true, f.Free)
 	if inUse, _ := f.Stats(); inUse != 0 {
 		t.Fatalf("%d frames leaked", inUse)
 	}

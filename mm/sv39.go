@@ -111,12 +111,40 @@ func Translate(root, va uintptr) (pa uintptr, perm uint64, ok bool) {
 	return 0, 0, false
 }
 
-// Unmap removes the 4 KiB mappings in [start, end) and gives their frames to
-// free when free is not nil. Missing tables are skipped a whole table at a
-// time, so a large, sparsely used range is cheap.
+// Unmap removes the 4 KiB mappings in [start, end) and gives their frames
+// to free when free is not nil. Missing tables are skipped a whole table
+// at a time, so a large, sparsely used range is cheap.
 //
 //go:nosplit
 func Unmap(root, start, end uintptr, free *Frames) {
+	eachLeaf(root, start, end, free, unmapLeaf)
+}
+
+// Invalidate clears the valid bit of the 4 KiB mappings in [start, end)
+// and keeps their frames in the entries, for a caller that must make other
+// processors forget the mappings before the frames are reused; Release
+// then frees them. It returns how many mappings it invalidated.
+//
+//go:nosplit
+func Invalidate(root, start, end uintptr) int {
+	return eachLeaf(root, start, end, nil, invalidateLeaf)
+}
+
+// Release frees the frames that Invalidate left in [start, end).
+//
+//go:nosplit
+func Release(root, start, end uintptr, free *Frames) {
+	eachLeaf(root, start, end, free, releaseLeaf)
+}
+
+const (
+	unmapLeaf = iota
+	invalidateLeaf
+	releaseLeaf
+)
+
+//go:nosplit
+func eachLeaf(root, start, end uintptr, free *Frames, op int) (count int) {
 	for va := start; va < end; {
 		table := root
 		level := levels - 1
@@ -129,38 +157,46 @@ func Unmap(root, start, end uintptr, free *Frames) {
 			table = pteAddr(*e)
 		}
 		span := uintptr(1) << (12 + entryBits*uint(level))
-		if *e&PTEValid != 0 && level == 0 {
-			if free != nil {
-				free.Free(pteAddr(*e))
+		if level == 0 {
+			switch {
+			case op == invalidateLeaf && *e&PTEValid != 0:
+				*e &^= PTEValid
+				count++
+			case op == unmapLeaf && *e&PTEValid != 0, op == releaseLeaf && *e != 0 && *e&PTEValid == 0:
+				if free != nil {
+					free.Free(pteAddr(*e))
+				}
+				*e = 0
+				count++
 			}
-			*e = 0
 		}
 		next := (va + span) &^ (span - 1)
 		if next <= va {
-			return // wrapped past the top of the address space
+			return count // wrapped past the top of the address space
 		}
 		va = next
 	}
+	return count
 }
 
-// FreeTables returns every page-table frame below root, and root itself, to
-// frames; leaf frames are returned too when leaves is true. Superpage leaves
-// are never freed (they map memory the tables do not own).
-func FreeTables(root uintptr, leaves bool, frames *Frames) {
-	freeTable(root, levels-1, leaves, frames)
+// FreeTables gives every page-table frame below root, and root itself, to
+// free; leaf frames too when leaves is true. Superpage leaves are never
+// freed (they map memory the tables do not own).
+func FreeTables(root uintptr, leaves bool, free func(pa uintptr)) {
+	freeTable(root, levels-1, leaves, free)
 }
 
-func freeTable(table uintptr, level int, leaves bool, frames *Frames) {
+func freeTable(table uintptr, level int, leaves bool, free func(pa uintptr)) {
 	for i := uintptr(0); i < 512; i++ {
 		e := *entry(table, i)
 		if e&PTEValid == 0 {
 			continue
 		}
 		if e&pteLeafMask == 0 {
-			freeTable(pteAddr(e), level-1, leaves, frames)
+			freeTable(pteAddr(e), level-1, leaves, free)
 		} else if level == 0 && leaves {
-			frames.Free(pteAddr(e))
+			free(pteAddr(e))
 		}
 	}
-	frames.Free(table)
+	free(table)
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"net/netip"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -33,15 +32,8 @@ type Socket struct {
 
 	deferAccept atomic.Int32 // TCP_DEFER_ACCEPT in seconds, as Linux rounds it
 
-	corkMu    sync.Mutex
-	corked    bool
-	corkTimer *time.Timer // pending flush of corked data
+	corked atomic.Bool // TCP_CORK as set; see SetCork
 }
-
-// corkFlush is how long TCP_CORK may hold data on Linux. netstack's own
-// cork timer re-checks the cork when it fires and holds the data again,
-// so the socket drains it itself.
-const corkFlush = 200 * time.Millisecond
 
 var socketIno atomic.Uint64
 
@@ -327,9 +319,7 @@ func (so *Socket) IntOption(level, name int) (int, error) {
 	case name == unix.TCP_DEFER_ACCEPT:
 		return int(so.deferAccept.Load()), nil
 	case name == unix.TCP_CORK:
-		so.corkMu.Lock()
-		defer so.corkMu.Unlock()
-		return boolInt(so.corked), nil
+		return boolInt(so.corked.Load()), nil
 	}
 	return 0, unix.ENOPROTOOPT
 }
@@ -369,38 +359,15 @@ func (so *Socket) Linger() (on bool, seconds int) {
 	return l.Enabled, int(l.Timeout / time.Second)
 }
 
-// SetCork sets TCP_CORK: partial segments wait until it is cleared, or
-// for corkFlush at most.
-func (so *Socket) SetCork(v bool) {
-	so.corkMu.Lock()
-	defer so.corkMu.Unlock()
-	so.corked = v
-	if !v && so.corkTimer != nil {
-		so.corkTimer.Stop()
-		so.corkTimer = nil
-	}
-	so.ep.SocketOptions().SetCorkOption(v)
-}
-
-// armCork starts the flush of data just written under the cork.
-func (so *Socket) armCork() {
-	so.corkMu.Lock()
-	defer so.corkMu.Unlock()
-	if !so.corked || so.corkTimer != nil {
-		return
-	}
-	so.corkTimer = time.AfterFunc(corkFlush, func() {
-		so.corkMu.Lock()
-		defer so.corkMu.Unlock()
-		so.corkTimer = nil
-		if so.corked {
-			// Clearing the cork sends what it held.
-			ops := so.ep.SocketOptions()
-			ops.SetCorkOption(false)
-			ops.SetCorkOption(true)
-		}
-	})
-}
+// SetCork records TCP_CORK, which getsockopt reports; the data is not
+// held. netstack's cork, which nginx's tcp_nopush turns on, broke
+// connections when many answered at once: in a packet capture a
+// connection's first full segments after a corked partial one were never
+// sent and its retransmission timer resent a later one, so it stalled for
+// good, and other bodies arrived whole in length but with wrong bytes
+// (TestNginxConcurrentDownloadsSMP; at one hart too). Linux holds corked
+// partial segments 200 ms at most, an optimisation no program can rely on.
+func (so *Socket) SetCork(v bool) { so.corked.Store(v) }
 
 // Shutdown shuts down reading, writing or both (SHUT_RD, SHUT_WR, SHUT_RDWR).
 func (so *Socket) Shutdown(how int) error {
@@ -450,7 +417,6 @@ func (so *Socket) Peek(p []byte) (int, error) {
 func (so *Socket) Write(p []byte) (int, error) {
 	n, err := so.ep.Write(bytes.NewReader(p), tcpip.WriteOptions{})
 	if n > 0 {
-		so.armCork()
 		return int(n), nil
 	}
 	return 0, Errno(err)
@@ -470,11 +436,8 @@ func (so *Socket) Watch(notify func()) func() {
 	return func() { so.wq.EventUnregister(&e) }
 }
 
-// Close closes the endpoint; a connection is shut down gracefully. Corked
-// data goes out at once, as on Linux (netstack would hold it for the cork
-// timeout first).
+// Close closes the endpoint; a connection is shut down gracefully.
 func (so *Socket) Close() error {
-	so.SetCork(false)
 	so.ep.Close()
 	return nil
 }

@@ -122,10 +122,11 @@ func connect(t *testing.T, so *Socket, port uint16) error {
 	return so.ConnectResult()
 }
 
-// TestCorkedDataLeavesWithin200ms: as on Linux, data held by TCP_CORK goes
-// out after 200 ms even if the cork stays on. nginx (tcp_nopush) corks
-// while it answers and uncorks only once the request is done; a request
-// whose body is still to come leaves its answer corked.
+// TestCorkedDataLeavesWithin200ms: as on Linux, data written under
+// TCP_CORK goes out within 200 ms even if the cork stays on (here at once:
+// SetCork holds nothing). nginx (tcp_nopush) corks while it answers and
+// uncorks only once the request is done; a request whose body is still to
+// come leaves its answer corked.
 func TestCorkedDataLeavesWithin200ms(t *testing.T) {
 	srvStack, cliStack := pair(t)
 	ln, err := srvStack.NewTCP()

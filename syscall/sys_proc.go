@@ -86,10 +86,10 @@ func sysSchedYield(t *kernel.Task, a Args) (uint64, error) {
 	return 0, nil
 }
 
-// sysSchedGetaffinity implements sched_getaffinity(2): one CPU.
+// sysSchedGetaffinity implements sched_getaffinity(2): every hart.
 func sysSchedGetaffinity(t *kernel.Task, a Args) (uint64, error) {
 	if a[1] < 8 {
 		return 0, unix.EINVAL
 	}
-	return 8, copyOut(t, a[2], words(1))
+	return 8, copyOut(t, a[2], words(1<<kernel.CPUs-1))
 }

@@ -23,19 +23,48 @@ func TestConformance(t *testing.T) {
 	for _, src := range srcs {
 		rel := strings.TrimPrefix(src, "testdata/")
 		name := strings.TrimSuffix(strings.TrimPrefix(rel, "conform/"), ".c")
-		t.Run(name, func(t *testing.T) {
-			if needsBinfmt(t, src) {
-				requireBinfmt(t)
-			}
-			bin := crossCompile(t, rel)
-			want, wantCode := oracleInDir(t, bin)
-			r := bootKernel(t, "256M", "", 3*time.Minute, "-initrd", initramfs(t, bin, nil))
-			if r.timedOut {
-				t.Fatalf("timed out:\n%s", r.console)
-			}
-			checked += compareWithOracle(t, r, want, wantCode)
+		t.Run(name, func(t *testing.T) { checked += runConformance(t, src) })
+	}
+}
+
+// TestConformanceSMP runs the threads, futex and memory programs on four
+// harts: threads of one process run on several harts at once, wait on
+// futexes woken from other harts, and change a page table other harts are
+// using (munmap, mprotect, copy-on-write after fork).
+func TestConformanceSMP(t *testing.T) {
+	srcs, err := filepath.Glob("testdata/conform/*/*.c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := 0
+	for _, src := range srcs {
+		area := filepath.Base(filepath.Dir(src))
+		if area != "threads" && area != "futex" && area != "mm" {
+			continue
+		}
+		ran++
+		t.Run(area+"/"+strings.TrimSuffix(filepath.Base(src), ".c"), func(t *testing.T) {
+			runConformance(t, src, "-smp", "4")
 		})
 	}
+	if ran < 10 {
+		t.Fatalf("only %d threads, futex and mm programs found", ran)
+	}
+}
+
+// runConformance checks one program against qemu-riscv64 and returns how
+// many lines matched.
+func runConformance(t *testing.T, src string, qemuArgs ...string) int {
+	if needsBinfmt(t, src) {
+		requireBinfmt(t)
+	}
+	bin := crossCompile(t, strings.TrimPrefix(src, "testdata/"))
+	want, wantCode := oracleInDir(t, bin)
+	r := bootKernel(t, "256M", "", 3*time.Minute, append([]string{"-initrd", initramfs(t, bin, nil)}, qemuArgs...)...)
+	if r.timedOut {
+		t.Fatalf("timed out:\n%s", r.console)
+	}
+	return compareWithOracle(t, r, want, wantCode)
 }
 
 // compareWithOracle checks what init printed on the kernel, line by line,

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -61,6 +62,9 @@ func bootKernel(t testing.TB, mem, cmdline string, timeout time.Duration, extra 
 		"-bios", filepath.Join(repoRoot, "build/tramp.bin"),
 		"-kernel", filepath.Join(repoRoot, "build/kernel.elf"),
 		"-append", cmdline}, extra...)
+	if !slices.Contains(extra, "-smp") {
+		args = append(args, "-smp", testHarts(t))
+	}
 	cmd := exec.CommandContext(ctx, qemu, args...)
 	cmd.Stdout = &console
 	cmd.Stderr = &console
@@ -80,8 +84,20 @@ func bootKernel(t testing.TB, mem, cmdline string, timeout time.Duration, extra 
 	return r
 }
 
+// testHarts is the guests' -smp: JIEGE_SMP, or 1.
+func testHarts(t testing.TB) string {
+	s := os.Getenv("JIEGE_SMP")
+	if s == "" {
+		return "1"
+	}
+	if n, err := strconv.Atoi(s); err != nil || n < 1 || n > 8 {
+		t.Fatalf("JIEGE_SMP=%q: want a number of harts from 1 to 8", s)
+	}
+	return s
+}
+
 // selftestChecks are the checks the issue asks the kernel's selftest for.
-var selftestChecks = []string{"goroutines", "timers", "gc", "maps", "wallclock", "usermode"}
+var selftestChecks = []string{"harts", "goroutines", "timers", "gc", "maps", "wallclock", "usermode"}
 
 func assertSelftestPassed(t *testing.T, r bootResult, extraChecks ...string) {
 	t.Helper()
@@ -143,6 +159,29 @@ func TestKernelSelftest(t *testing.T) {
 	limit, _ := strconv.Atoi(gc[2])
 	if limit == 0 || garbage < 8*limit {
 		t.Errorf("gc check allocated %d MiB for a %d MiB heap limit, want at least 8x", garbage, limit)
+	}
+}
+
+// TestKernelSelftestSMP runs the selftest on 1, 2 and 4 harts, with a
+// virtio entropy device whose interrupt any hart may claim: the runtime
+// must see every hart (GOMAXPROCS) and goroutines must run on each, and the
+// goroutine, GC, timer and U-mode checks must pass with threads moving
+// between harts.
+func TestKernelSelftestSMP(t *testing.T) {
+	for _, n := range []int{1, 2, 4} {
+		t.Run(fmt.Sprintf("smp%d", n), func(t *testing.T) {
+			r := bootKernel(t, "256M", "selftest", 5*time.Minute, "-smp", strconv.Itoa(n),
+				"-global", "virtio-mmio.force-legacy=false", "-device", "virtio-rng-device")
+			assertSelftestPassed(t, r, "entropy")
+			for _, want := range []string{
+				fmt.Sprintf("M-mode, %d of %d harts running", n, n),
+				fmt.Sprintf("selftest: harts: ok (%d harts, GOMAXPROCS %d, goroutines ran on every hart", n, n),
+			} {
+				if !strings.Contains(r.console, want) {
+					t.Errorf("console lacks %q:\n%s", want, r.console)
+				}
+			}
+		})
 	}
 }
 

@@ -74,6 +74,14 @@ func startKernelWith(t *testing.T, mem, cmdline, initrd string, guestPort int) (
 // also reports QEMU's exit (nil for status 0) on the returned channel.
 func startKernelExit(t *testing.T, limit time.Duration, mem, cmdline, initrd string, guestPort int) (int, *syncBuffer, <-chan error) {
 	t.Helper()
+	port, console, exited, _ := startKernelHarts(t, limit, mem, cmdline, initrd, guestPort, testHarts(t))
+	return port, console, exited
+}
+
+// startKernelHarts is startKernelExit on the given number of harts; it
+// also returns QEMU's process id.
+func startKernelHarts(t *testing.T, limit time.Duration, mem, cmdline, initrd string, guestPort int, harts string) (int, *syncBuffer, <-chan error, int) {
+	t.Helper()
 	if err := buildKernelOnce(); err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +94,7 @@ func startKernelExit(t *testing.T, limit time.Duration, mem, cmdline, initrd str
 		"-device", "virtio-net-device,netdev=n0",
 		"-bios", filepath.Join(repoRoot, "build/tramp.bin"),
 		"-kernel", filepath.Join(repoRoot, "build/kernel.elf"),
-		"-append", cmdline}
+		"-append", cmdline, "-smp", harts}
 	if initrd != "" {
 		args = append(args, "-initrd", initrd)
 	}
@@ -107,7 +115,7 @@ func startKernelExit(t *testing.T, limit time.Duration, mem, cmdline, initrd str
 		cancel()
 		<-waited
 	})
-	return port, console, exited
+	return port, console, exited, cmd.Process.Pid
 }
 
 // echo sends data through one connection and checks it comes back intact.

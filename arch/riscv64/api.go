@@ -12,7 +12,10 @@ import (
 )
 
 // What the rest of the kernel uses. These run as ordinary Go code in kernel
-// threads; they mask interrupts where they share state with the trap handler.
+// threads; they mask interrupts where they share state with the trap handler,
+// and call only nosplit functions while masked: a function the runtime may
+// preempt at its prologue could switch goroutines with interrupts off, and
+// a thread that runs on with them off answers no TLB shootdown.
 
 // BootInfo describes how the machine was started.
 type BootInfo struct {
@@ -96,12 +99,13 @@ func MapUserPage(root, va, pa uintptr, perm uint64) bool {
 	return ok
 }
 
-// FreePageTable frees a user page table and the frames it maps.
+// FreePageTable frees a user page table and the frames it maps. The walk
+// runs with interrupts on (it is ordinary Go code, which the runtime may
+// preempt: a goroutine switched in with interrupts off would keep them
+// off); each frame is freed with them off.
 func FreePageTable(root uintptr) {
-	old := disableInterrupts()
-	mm.FreeTables(root, true, &frames)
 	forgetRoot(root)
-	restoreInterrupts(old)
+	mm.FreeTables(root, true, FreeFrame)
 }
 
 // NewUserFrame returns a zeroed user context on a frame of its own (the trap
@@ -117,22 +121,25 @@ func NewUserFrame() *Frame {
 // FreeUserFrame releases a context from NewUserFrame.
 func FreeUserFrame(f *Frame) { FreeFrame(uintptr(unsafe.Pointer(f))) }
 
-// EnableIRQ gives PLIC interrupt irq a priority and opens this hart's
+// EnableIRQ gives PLIC interrupt irq a priority and opens every hart's
 // M-mode threshold; the source itself is unmasked by IRQ.Wait.
 func EnableIRQ(irq int) {
-	h := thisHart()
 	Write32(plicBase+uintptr(4*irq), 1)
-	Write32(plicBase+plicContext+0x1000*plicContextOf(h), 0)
+	for i := 0; i < nHarts; i++ {
+		Write32(plicBase+plicContext+0x1000*plicContextOf(&harts[i]), 0)
+	}
 }
 
 // SeedRandom mixes seed into the generator behind the runtime's getrandom.
 func SeedRandom(seed []byte) {
 	old := disableInterrupts()
+	lockKernel(thisHart())
 	for i, b := range seed {
 		randState ^= uint64(b) << (8 * (i % 8))
 		randState = randState*6364136223846793005 + 1442695040888963407
 	}
 	randState |= 1
+	unlockKernel()
 	restoreInterrupts(old)
 }
 

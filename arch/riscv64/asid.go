@@ -2,20 +2,26 @@
 
 package riscv64
 
+import (
+	"sync/atomic"
+
+	"github.com/jiege-go/jiege/mm"
+)
+
 // Address-space identifiers. The kernel's page table runs as ASID 0 and
 // a user table as 1 + its root's page number modulo userASIDs. Each hart
-// remembers which root last ran under each user ASID and fences when that
-// changes (and forgets a root whose table is freed), so translations cached
-// under an ASID always belong to the table now running under it: switching
-// satp then needs no sfence.vma. Under QEMU that saves a full TLB and
-// jump-cache flush per switch, two per system call: its satp write already
-// flushes, and the fence flushed again.
+// remembers which root last ran under each ASID and fences when that
+// changes, so translations cached under an ASID always belong to the
+// table now running under it: switching satp then needs no sfence.vma.
+// Under QEMU that saves a full TLB and jump-cache flush per switch, two
+// per system call: its satp write already flushes, and the fence flushed
+// again.
 //
-// Page-table changes fence this hart (mm's Flush and FlushPage: every
-// ASID). With several harts, the TLB shootdown must also reach each hart
-// that has run the table's ASID since its last fence, not only those
-// running it now: clearing that hart's asidRoot entry makes it fence
-// before it runs the ASID again.
+// A record of 0 means "fence before running this ASID": a TLB shootdown
+// (smp.go) clears it on the harts that are not running the changed table
+// right now, and a freed table's root is cleared everywhere (forgetRoot).
+// Records are written by their own hart in switchSatp and by shootdowns,
+// all under the kernel lock, and by forgetRoot, which only clears.
 
 const (
 	userASIDs = 511
@@ -28,7 +34,7 @@ var (
 	// every switch fences as before.
 	asidsOn bool
 	// asidRoot[hart][asid] is the root page number last run under the
-	// user ASID on the hart (0: none since boot or since its table was freed).
+	// ASID on the hart (0: none since boot or since its last shootdown).
 	asidRoot [maxHarts][userASIDs + 1]uint32
 )
 
@@ -42,45 +48,66 @@ func probeASIDs() {
 	writeSatpOnly(0)
 }
 
+// asidOf returns the ASID that the table in satp (without ASID) runs as.
+//
 //go:nosplit
-func userASID(root uint64) uint64 { return 1 + root%userASIDs }
+func asidOf(satp uint64) uint64 {
+	if satp == kernelSatp {
+		return 0
+	}
+	return 1 + (satp&satpPPN)%userASIDs
+}
 
-// switchSatp loads satp on h: a user table's satp (from its Frame) gets its
-// ASID, and the translation cache is fenced only when that ASID last ran
-// another table here.
+// withASID returns satp with the ASID its table runs as, when ASIDs are on.
+//
+//go:nosplit
+func withASID(satp uint64) uint64 {
+	if !asidsOn {
+		return satp
+	}
+	return satp | asidOf(satp)<<satpASID
+}
+
+// switchSatp loads satp (a table's, without ASID) on h, fencing the
+// translation cache only when the ASID last ran another table here or a
+// shootdown cleared the record.
 //
 //go:nosplit
 func switchSatp(h *hart, satp uint64) {
-	fence := !asidsOn
-	if asidsOn && satp != kernelSatp {
-		root := satp & satpPPN
-		asid := userASID(root)
-		satp |= asid << satpASID
-		if r := &asidRoot[h.id][asid]; *r != uint32(root) {
-			*r = uint32(root)
+	fence := !asidsOn && satp != h.satp
+	if asidsOn {
+		root := uint32(satp & satpPPN)
+		r := &asidRoot[h.id][asidOf(satp)]
+		if atomic.LoadUint32(r) != root {
+			atomic.StoreUint32(r, root)
 			fence = true
 		}
+		satp = withASID(satp)
 	}
-	if satp == h.satp {
-		return
+	if satp != h.satp {
+		writeSatpOnly(satp)
+		h.satp = satp
 	}
-	writeSatpOnly(satp)
 	if fence {
 		sfenceVMA()
 	}
-	h.satp = satp
 }
 
-// forgetRoot drops a freed table's root from every hart's record, so that
-// the next table to run under its ASID fences first. Interrupts are off.
+// forgetASID makes hart i fence before it next runs the table in satp
+// (without ASID), if that table last ran under its ASID there.
+//
+//go:nosplit
+func forgetASID(i int, satp uint64) {
+	atomic.CompareAndSwapUint32(&asidRoot[i][asidOf(satp)], uint32(satp&satpPPN), 0)
+}
+
+// forgetRoot drops a table's root from every hart's record before the
+// table is freed, so that the next table to run under its ASID (maybe one
+// at the same root) fences first. No hart runs the table any more.
 //
 //go:nosplit
 func forgetRoot(rootPA uintptr) {
-	root := uint64(rootPA >> 12)
-	asid := userASID(root)
 	for i := range asidRoot {
-		if asidRoot[i][asid] == uint32(root) {
-			asidRoot[i][asid] = 0
-		}
+		forgetASID(i, mm.SatpSv39(rootPA))
 	}
 }

@@ -6,7 +6,13 @@
 //   out: the boot hart jumps to the Go runtime's own entry point,
 //        _rt0_riscv64_linux, with X2 at a Linux initial process stack
 //        (argc, argv, envp, auxv) and data accesses translated through the
-//        kernel page table (mstatus.MPRV=1, MPP=U, see mem.go). Other harts park.
+//        kernel page table (mstatus.MPRV=1, MPP=U, see mem.go) and
+//        interrupts enabled (mstatus.MIE=1).
+//        Every other hart waits until the boot hart sets smpRelease, sets
+//        up its own CSRs (mtvec, mscratch = &harts[id], FS, counters,
+//        satp = kernel table), calls secondaryInit on its trap stack with g
+//        = its stand-in g, and leaves through trapReturn into the thread
+//        secondaryInit chose. Harts beyond maxHarts park in wfi.
 
 #include "textflag.h"
 #include "go_asm.h"
@@ -18,7 +24,7 @@
 #define AT_SYSINFO_EHDR 33
 
 TEXT ·Entry(SB),NOSPLIT|NOFRAME,$0
-	BNE	A0, ZERO, park
+	BNE	A0, ZERO, secondary
 	WORD	$0xc01022f3		// csrr t0, time
 	MOV	T0, ·bootTicks(SB)
 	MOV	A1, ·bootDTB(SB)
@@ -97,7 +103,40 @@ TEXT ·Entry(SB),NOSPLIT|NOFRAME,$0
 	MOV	T0, 136(X2)
 	MOV	ZERO, A0
 	MOV	ZERO, A1
+	// Interrupts on, as for every kernel thread: each thread's mstatus.MIE
+	// comes from the one it was cloned from, and a thread that ran with
+	// them off would take no timer tick and answer no TLB shootdown.
+	MOV	$8, T0
+	WORD	$0x3002a073		// csrs mstatus, t0 (MIE)
 	JMP	_rt0_riscv64_linux(SB)
+
+secondary:
+	MOV	$const_maxHarts, T0
+	BGEU	A0, T0, park
+wait:
+	MOVWU	·smpRelease(SB), T0
+	BEQ	T0, ZERO, wait
+	WORD	$0x0ff0000f		// fence: see what the boot hart wrote before the release
+	MOV	$(1<<13), T0
+	WORD	$0x3002a073		// csrs mstatus, t0 (FS = initial)
+	WORD	$0x00301073		// csrw fcsr, zero
+	MOV	$2, T0
+	WORD	$0x30629073		// csrw mcounteren, t0
+	WORD	$0x10629073		// csrw scounteren, t0
+	MOV	$·trapEntry(SB), T0
+	WORD	$0x30529073		// csrw mtvec, t0
+	MOV	$hart__size, T0
+	MUL	T0, A0, T0
+	MOV	$·harts(SB), T1
+	ADD	T1, T0
+	WORD	$0x34029073		// csrw mscratch, t0
+	MOV	hart_stackTop(T0), X2
+	ADD	$hart_standInG, T0, g
+	MOV	·kernelSatp(SB), T1
+	WORD	$0x18031073		// csrw satp, t1
+	WORD	$0x12000073		// sfence.vma
+	CALL	·secondaryInit(SB)
+	JMP	·trapReturn(SB)
 
 park:
 	WORD	$0x10500073		// wfi

@@ -122,3 +122,33 @@ func fdtNumber(dtb uintptr, node, prop string) (uint64, bool) {
 	}
 	return 0, false
 }
+
+// fdtCount counts the nodes whose names start with prefix.
+//
+//go:nosplit
+func fdtCount(dtb uintptr, prefix string) int {
+	if fdtSize(dtb) == 0 {
+		return 0
+	}
+	p := dtb + uintptr(be32(dtb+8))
+	count := 0
+	for {
+		tok := be32(p)
+		p += 4
+		switch tok {
+		case fdtBeginNode:
+			if cstrHasPrefix(p, prefix) {
+				count++
+			}
+			for *(*byte)(mm.Ptr(p)) != 0 {
+				p++
+			}
+			p = (p + 4) &^ 3
+		case fdtProp:
+			p = (p + 8 + uintptr(be32(p)) + 3) &^ 3
+		case fdtEndNode, fdtNop:
+		default:
+			return count
+		}
+	}
+}

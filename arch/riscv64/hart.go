@@ -27,9 +27,14 @@ const (
 
 // Interrupt numbers (mcause without the interrupt bit).
 const (
+	irqSoft     = 3
 	irqTimer    = 7
 	irqExternal = 11
 )
+
+// noThread is hart.current while a hart has no thread (a secondary hart
+// before its first one, or any hart idling).
+const noThread = -1
 
 // hart is the per-hart state that mscratch points at. trap_riscv64.s reads
 // its first fields.
@@ -39,14 +44,21 @@ type hart struct {
 	stackTop uintptr   // top of this hart's trap stack
 	standInG [8]uint64 // what Go code on the trap stack sees as g: stack guard 0
 	id       int
-	current  int    // index of the thread running on this hart
-	satp     uint64 // satp value currently loaded
+	current  int    // index of the thread running on this hart, or noThread
+	satp     uint64 // satp value currently loaded, with its ASID (guarded by the kernel lock)
 	timerAt  uint64 // time CSR value the timer is set to fire at (mtimecmp)
+	// flushReq is set by a hart that changed a page table this hart may
+	// be using and waits for this hart to flush its TLB and clear it
+	// (shootdown).
+	flushReq uint32
+	idle     bool // waiting in wfi with no thread (guarded by the kernel lock)
 	inTrap   bool
 }
 
 var (
 	harts      [maxHarts]hart
+	nHarts     = 1    // harts in the device tree, at most maxHarts
+	smpRelease uint32 // set when the boot hart has built what secondary harts need
 	trapStacks [maxHarts][trapStackSize]byte
 	bootStack  [bootStackSize]byte
 	bootTicks  uint64  // time CSR at Entry
@@ -74,6 +86,7 @@ func sfenceVMA()
 func writeMie(v uint64)
 func writePMP0(addr, cfg uint64)
 func wfi()
+func trapReturn()
 func disableInterrupts() uint64
 func restoreInterrupts(old uint64)
 func kernelEnd() uintptr

@@ -3,6 +3,7 @@
 package riscv64
 
 import (
+	"sync/atomic"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -42,12 +43,11 @@ var (
 //
 //go:nosplit
 func earlyInit() {
+	dtb := bootDTB
+	initHarts(dtb)
 	h := &harts[0]
-	h.stackTop = uintptr(unsafe.Pointer(&trapStacks[0][trapStackSize-16]))
-	h.id = 0
 	h.current = 0
 
-	dtb := bootDTB
 	var ok bool
 	if ramBase, ramSize, ok = fdtReg(dtb, "memory@"); !ok {
 		ramBase, ramSize = 0x8000_0000, 128<<20
@@ -93,7 +93,8 @@ func earlyInit() {
 	// M-mode accesses made with MPP = U) may touch what the page tables allow.
 	writePMP0(^uint64(0)>>10, 0x18|0x7)
 	setTimer(h, ^uint64(0))
-	writeMie(1<<irqTimer | 1<<irqExternal)
+	clearSoft(h)
+	writeMie(1<<irqSoft | 1<<irqTimer | 1<<irqExternal)
 
 	t := &threads[0]
 	t.state = threadRunning
@@ -102,6 +103,9 @@ func earlyInit() {
 	h.save = uintptr(unsafe.Pointer(&t.frame))
 	h.satp = kernelSatp
 	nextTID = 2
+	// The other harts may start: they need the kernel page table, the
+	// trap stacks and the device addresses found above.
+	atomic.StoreUint32(&smpRelease, 1)
 }
 
 // addFreeRAM gives [start, end) minus two reserved ranges to the frame allocator.
@@ -125,6 +129,20 @@ func addFreeRAM(start, end, r1s, r1e, r2s, r2e uintptr) {
 	}
 }
 
+// unmapKernel removes the kernel's pages in [start, end) and makes every
+// hart forget them before their frames go back to the allocator: another
+// hart's stale translation would otherwise write into a frame that Go code
+// there may already have been given.
+//
+//go:nosplit
+func unmapKernel(start, end uintptr) {
+	if mm.Invalidate(kernelRoot, start, end) == 0 {
+		return
+	}
+	kernelShootdown(thisHart())
+	mm.Release(kernelRoot, start, end, &frames)
+}
+
 // kernelFault serves a page fault taken by a kernel thread: a first touch
 // of the mmap window gets a zeroed frame. It reports false for any other
 // address, which is a kernel bug.
@@ -133,6 +151,11 @@ func addFreeRAM(start, end, r1s, r1e, r2s, r2e uintptr) {
 func kernelFault(va uintptr) bool {
 	if va < kvaBase || va >= kvaNext {
 		return false
+	}
+	if _, _, ok := mm.Translate(kernelRoot, va); ok {
+		// Another hart faulted on the same page first.
+		sfenceVMA()
+		return true
 	}
 	pa := frames.Alloc()
 	if pa == 0 {
@@ -204,8 +227,7 @@ func rtMmap(addr, length, flags uintptr) int64 {
 		if addr&pageMask != 0 || addr < kvaBase || addr+length > kvaNext {
 			return -errENOMEM
 		}
-		mm.Unmap(kernelRoot, addr, addr+length, &frames)
-		sfenceVMA()
+		unmapKernel(addr, addr+length)
 		return int64(addr)
 	}
 	if kvaNext+length > kvaLimit {
@@ -223,8 +245,7 @@ func rtMunmap(addr, length uintptr) int64 {
 	}
 	end := (addr + length + pageMask) &^ pageMask
 	if addr >= kvaBase && end <= kvaNext {
-		mm.Unmap(kernelRoot, addr, end, &frames)
-		sfenceVMA()
+		unmapKernel(addr, end)
 	}
 	return 0
 }
@@ -235,8 +256,7 @@ func rtMadvise(addr, length, advice uintptr) int64 {
 	if (advice == unix.MADV_DONTNEED || advice == unix.MADV_FREE) && addr&pageMask == 0 &&
 		addr >= kvaBase && end <= kvaNext {
 		// The range reads as zero again on its next touch, and its frames are free now.
-		mm.Unmap(kernelRoot, addr, end, &frames)
-		sfenceVMA()
+		unmapKernel(addr, end)
 	}
 	return 0
 }

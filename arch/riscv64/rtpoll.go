@@ -126,7 +126,7 @@ func irqEpollCtl(irq uint32, op, event uintptr) int64 {
 func rtIRQRead(h *hart, irq uint32) int64 {
 	bit := uint64(1) << irq
 	if irqPending&bit == 0 {
-		plicEnable(h, irq, true)
+		plicEnable(irq, true)
 		// QEMU's PLIC does not re-evaluate its output when a source is
 		// enabled, so an interrupt that became pending while masked is
 		// claimed here.

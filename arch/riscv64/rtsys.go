@@ -27,6 +27,7 @@ const (
 // Kernel-private calls, numbered far above Linux's.
 const (
 	sysEnterUser = 0x4a00 + iota
+	sysShootdown // a0: root of a user page table that changed (userShootdown)
 )
 
 const (
@@ -119,8 +120,8 @@ func runtimeSyscall(h *hart, t *thread, f *Frame) {
 		rtClockTraps++
 		r = rtClockGettime(int(a[RegA0]), uintptr(a[RegA1]))
 	case unix.SYS_SCHED_GETAFFINITY:
-		// One bit per running hart: that is where GOMAXPROCS comes from.
-		if a[RegA1] < 8 || !storeU64(uintptr(a[RegA2]), 1) {
+		// One bit per hart: that is where GOMAXPROCS comes from.
+		if a[RegA1] < 8 || !storeU64(uintptr(a[RegA2]), 1<<nHarts-1) {
 			r = -errEINVAL
 		} else {
 			r = 8
@@ -153,6 +154,8 @@ func runtimeSyscall(h *hart, t *thread, f *Frame) {
 	case sysEnterUser:
 		t.user = uintptr(a[RegA0])
 		return
+	case sysShootdown:
+		shootdown(h, mm.SatpSv39(uintptr(a[RegA0])))
 	default:
 		print("\nkernel: the kernel's runtime made syscall ")
 		printDec(int64(nr))
@@ -202,6 +205,7 @@ func rtClone(f *Frame) int64 {
 	nextTID++
 	c.waitKey, c.deadline = 0, 0
 	c.state = threadRunnable
+	kickIdle(thisHart())
 	return int64(c.tid)
 }
 

@@ -62,11 +62,14 @@ func block(h *hart, key uintptr, deadline uint64, onTimeout int64) {
 	}
 }
 
+// wake makes a blocked thread runnable and wakes an idle hart to run it.
+//
 //go:nosplit
 func wake(t *thread) {
 	t.state = threadRunnable
 	t.waitKey = 0
 	t.deadline = 0
+	kickIdle(thisHart())
 }
 
 // wakeKey wakes up to n threads blocked on key, returning how many woke.
@@ -120,17 +123,13 @@ func pickNext(from int) int {
 
 // resume chooses the thread to run on h and points h.save at the Frame
 // that the trap return path restores: the current thread if it still runs,
-// else the next runnable one, idling until there is one.
+// else the next runnable one, idling until there is one. The kernel lock
+// is held.
 //
 //go:nosplit
 func resume(h *hart) {
-	for threads[h.current].state != threadRunning {
-		if n := pickNext(h.current); n >= 0 {
-			threads[n].state = threadRunning
-			h.current = n
-			break
-		}
-		idle(h)
+	if h.current == noThread || threads[h.current].state != threadRunning {
+		h.current = pickThread(h)
 	}
 	t := &threads[h.current]
 	satp := kernelSatp
@@ -153,15 +152,44 @@ func resume(h *hart) {
 	}
 }
 
-// idle waits, interrupts masked, until an interrupt is pending, then
-// serves it. WFI wakes on a pending interrupt enabled in mie even while
-// mstatus.MIE is clear.
+// pickThread returns the next runnable thread after h's last one, now
+// running on h, idling until there is one.
+//
+//go:nosplit
+func pickThread(h *hart) int {
+	from := max(h.current, 0)
+	h.current = noThread
+	idled := false
+	for {
+		if n := pickNext(from); n >= 0 {
+			threads[n].state = threadRunning
+			if idled {
+				// Page tables changed while this hart idled asked it for no flush.
+				sfenceVMA()
+			}
+			return n
+		}
+		idle(h)
+		idled = true
+	}
+}
+
+// idle releases the kernel lock and waits, interrupts masked, until an
+// interrupt is pending, then takes the lock and serves it. WFI wakes on a
+// pending interrupt enabled in mie even while mstatus.MIE is clear.
 //
 //go:nosplit
 func idle(h *hart) {
 	setTimer(h, earliest)
+	h.idle = true
+	unlockKernel()
 	wfi()
+	lockKernel(h)
+	h.idle = false
 	mip := readMip()
+	if mip&(1<<irqSoft) != 0 {
+		clearSoft(h)
+	}
 	if mip&(1<<irqTimer) != 0 {
 		expire(readTime())
 		setTimer(h, earliest)
@@ -184,6 +212,9 @@ func interrupt(h *hart, cause uint64) {
 		}
 	case irqExternal:
 		external(h)
+	case irqSoft:
+		// A TLB flush request (answered at trap entry) or a wake-up.
+		clearSoft(h)
 	}
 }
 
@@ -202,7 +233,7 @@ func external(h *hart) {
 		// sources), then mask the source until its driver waits again:
 		// the device holds its line high until the driver acknowledges it.
 		Write32(claim, irq)
-		plicEnable(h, irq, false)
+		plicEnable(irq, false)
 		if irq < 64 {
 			irqPending |= 1 << irq
 			irqEdge |= 1 << irq
@@ -216,12 +247,17 @@ func plicIsPending(irq uint32) bool {
 	return Read32(plicBase+plicPendingBase+uintptr(irq/32*4))&(1<<(irq%32)) != 0
 }
 
+// plicEnable unmasks or masks irq for every hart: whichever hart takes
+// the interrupt first claims it, and the others' claims find nothing.
+//
 //go:nosplit
-func plicEnable(h *hart, irq uint32, on bool) {
-	en := plicBase + plicEnableBase + 0x80*plicContextOf(h) + uintptr(irq/32*4)
-	if on {
-		Write32(en, Read32(en)|1<<(irq%32))
-	} else {
-		Write32(en, Read32(en)&^(1<<(irq%32)))
+func plicEnable(irq uint32, on bool) {
+	for i := 0; i < nHarts; i++ {
+		en := plicBase + plicEnableBase + 0x80*plicContextOf(&harts[i]) + uintptr(irq/32*4)
+		if on {
+			Write32(en, Read32(en)|1<<(irq%32))
+		} else {
+			Write32(en, Read32(en)&^(1<<(irq%32)))
+		}
 	}
 }

@@ -14,6 +14,8 @@ func trap() {
 		fatalFrame("trap inside the trap handler", frameAt(h.save))
 	}
 	h.inTrap = true
+	ackFlush(h)
+	lockKernel(h)
 	t := &threads[h.current]
 	if t.user != 0 {
 		// From U-mode: RunUser returns the cause to its goroutine, which
@@ -42,6 +44,7 @@ func trap() {
 	}
 	resume(h)
 	h.inTrap = false
+	unlockKernel()
 }
 
 //go:nosplit
@@ -68,6 +71,8 @@ func fatalFrame(msg string, f *Frame) {
 	printHex(f.X[RegSP])
 	print(" thread ")
 	printDec(int64(thisHart().current))
+	print(" hart ")
+	printDec(int64(thisHart().id))
 	print("\n")
 	powerOff(3)
 }

@@ -102,8 +102,10 @@ TEXT ·trapEntry(SB),NOSPLIT|NOFRAME,$0
 	MOV	hart_stackTop(T6), X2
 	ADD	$hart_standInG, T6, g
 	CALL	·trap(SB)
+	JMP	·trapReturn(SB)
 
-	// Resume the Frame that trap() left in hart.save.
+// trapReturn resumes the Frame in hart.save: every register, mepc and mstatus.
+TEXT ·trapReturn(SB),NOSPLIT|NOFRAME,$0
 	WORD	$0x34002ff3	// csrr t6, mscratch
 	MOV	hart_save(T6), T5
 	MOV	Frame_Status(T5), T0

@@ -31,5 +31,15 @@ func (userMemory) FreeTables(root uintptr) {
 	FreePageTable(root)
 }
 func (userMemory) Map(root, va, pa uintptr, perm uint64) bool { return MapUserPage(root, va, pa, perm) }
-func (userMemory) Flush()                                     { sfenceVMA() }
-func (userMemory) FlushPage(va uintptr)                       { sfenceVMAPage(va) }
+
+// Flush and FlushPage make a change to root's table visible on every
+// hart that may hold its old translations (userShootdown); with one hart,
+// a fence of the page does for FlushPage.
+func (userMemory) Flush(root uintptr) { userShootdown(root) }
+func (userMemory) FlushPage(root, va uintptr) {
+	if nHarts == 1 {
+		sfenceVMAPage(va)
+		return
+	}
+	userShootdown(root)
+}

@@ -19,10 +19,6 @@ const (
 	netConfigMAC  = 0x100 // device configuration space: the MAC comes first
 	// MaxFrame is the largest Ethernet frame without the FCS: 1500 + 14.
 	MaxFrame = 1514
-	// txPoll is how often a full transmit queue is looked at again; after
-	// txStall without progress the device is taken as stuck.
-	txPoll  = 50 * time.Microsecond
-	txStall = time.Second
 )
 
 // Net is a virtio network device.
@@ -37,7 +33,14 @@ type Net struct {
 	tx     *Queue
 	txBufs map[uint16]Buffer
 	txFree []Buffer
+	// txDone receives a token each time Receive has taken back sent
+	// buffers: Send waits on it while every buffer is in flight.
+	txDone chan struct{}
 }
+
+// txWait is how long Send waits for a transmit buffer before it drops the
+// frame: the device sends a queue's worth in far less, unless it is stuck.
+const txWait = time.Second
 
 // OpenNet initialises the network device at base and posts its receive buffers.
 func OpenNet(base uintptr, irq int) (*Net, error) {
@@ -45,7 +48,7 @@ func OpenNet(base uintptr, irq int) (*Net, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &Net{dev: d, rxBufs: map[uint16]Buffer{}, txBufs: map[uint16]Buffer{}}
+	n := &Net{dev: d, rxBufs: map[uint16]Buffer{}, txBufs: map[uint16]Buffer{}, txDone: make(chan struct{}, 1)}
 	if feats&netFeatureMAC != 0 {
 		for i := range n.MAC {
 			n.MAC[i] = readConfig8(d, netConfigMAC+uintptr(i))
@@ -79,26 +82,43 @@ func OpenNet(base uintptr, irq int) (*Net, error) {
 	return n, nil
 }
 
-// Send transmits one Ethernet frame, waiting while the transmit queue is
-// full as a driver stops its queue (netif_stop_queue): a frame dropped
-// here would be a loss to TCP, and a burst of them stalls connections for
-// seconds of retransmission timeouts. It reports false only when the
-// device has taken no buffer back for txStall.
+// Send transmits one Ethernet frame. While every transmit buffer is in
+// flight it waits for the device to finish one, as a NIC's full queue
+// stops the stack rather than drop what it is given: dropped segments
+// cost TCP a retransmission timeout each, and with several harts feeding
+// the queue it was full often enough that connections backed off for
+// tens of seconds. It reports false, dropping the frame, only when no
+// buffer came back within txWait.
 func (n *Net) Send(frame []byte) (bool, error) {
 	if len(frame) > MaxFrame {
 		return false, fmt.Errorf("virtio-net: %d-byte frame exceeds %d", len(frame), MaxFrame)
 	}
+	var timeout <-chan time.Time
+	for {
+		ok, err := n.trySend(frame)
+		if ok || err != nil {
+			return ok, err
+		}
+		if timeout == nil {
+			t := time.NewTimer(txWait)
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-n.txDone:
+		case <-timeout:
+			return false, nil
+		}
+	}
+}
+
+// trySend queues frame if a transmit buffer is free.
+func (n *Net) trySend(frame []byte) (bool, error) {
 	n.txMu.Lock()
 	defer n.txMu.Unlock()
 	n.reclaimTx()
-	for waited := time.Duration(0); len(n.txFree) == 0; waited += txPoll {
-		if waited >= txStall {
-			return false, nil
-		}
-		n.txMu.Unlock()
-		time.Sleep(txPoll) // QEMU sends from its own thread meanwhile
-		n.txMu.Lock()
-		n.reclaimTx()
+	if len(n.txFree) == 0 {
+		return false, nil
 	}
 	b := n.txFree[len(n.txFree)-1]
 	n.txFree = n.txFree[:len(n.txFree)-1]
@@ -155,6 +175,10 @@ func (n *Net) Receive(deliver func(frame []byte)) {
 		n.txMu.Lock()
 		n.reclaimTx()
 		n.txMu.Unlock()
+		select {
+		case n.txDone <- struct{}{}:
+		default:
+		}
 		n.dev.WaitInterrupt()
 	}
 }

@@ -26,11 +26,11 @@ func New(t testing.TB, pages int) *Memory {
 	return m
 }
 
-func (m *Memory) AllocFrame() uintptr     { return m.Frames.Alloc() }
-func (m *Memory) FreeFrame(pa uintptr)    { m.Frames.Free(pa) }
-func (m *Memory) FreeTables(root uintptr) { mm.FreeTables(root, true, m.Frames) }
-func (m *Memory) Flush()                  {}
-func (m *Memory) FlushPage(uintptr)       {}
+func (m *Memory) AllocFrame() uintptr        { return m.Frames.Alloc() }
+func (m *Memory) FreeFrame(pa uintptr)       { m.Frames.Free(pa) }
+func (m *Memory) FreeTables(root uintptr)    { mm.FreeTables(root, true, m.Frames.Free) }
+func (m *Memory) Flush(uintptr)              {}
+func (m *Memory) FlushPage(uintptr, uintptr) {}
 
 // Map maps a user page, as the kernel's implementation does.
 func (m *Memory) Map(root, va, pa uintptr, perm uint64) bool {

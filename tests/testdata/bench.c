@@ -3,10 +3,15 @@
  * with CLOCK_MONOTONIC, three rounds, and the best round's ns per operation
  * printed as "bench NAME NS". Run as "/init exit" it exits at once (the
  * program that fork+exec+wait executes). */
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -102,6 +107,53 @@ static void socketpair_ping_pong(int n) {
 	close(s[0]), close(s[1]);
 }
 
+/* loopback_up brings lo up: Linux starts /init with it down. */
+static void loopback_up(void) {
+	int s = socket(AF_INET, SOCK_DGRAM, 0);
+	if (s < 0)
+		die("socket");
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof ifr);
+	strcpy(ifr.ifr_name, "lo");
+	if (ioctl(s, SIOCGIFFLAGS, &ifr))
+		die("SIOCGIFFLAGS lo");
+	if (!(ifr.ifr_flags & IFF_UP)) {
+		ifr.ifr_flags |= IFF_UP;
+		if (ioctl(s, SIOCSIFFLAGS, &ifr))
+			die("SIOCSIFFLAGS lo");
+	}
+	close(s);
+}
+
+/* tcp_ping_pong sends one byte back and forth over a TCP connection on
+ * 127.0.0.1 (TCP_NODELAY on both ends). */
+static void tcp_ping_pong(int n) {
+	int l = socket(AF_INET, SOCK_STREAM, 0), c = socket(AF_INET, SOCK_STREAM, 0);
+	if (l < 0 || c < 0)
+		die("socket");
+	struct sockaddr_in a;
+	memset(&a, 0, sizeof a);
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	socklen_t len = sizeof a;
+	if (bind(l, (struct sockaddr *)&a, sizeof a) || listen(l, 1) ||
+	    getsockname(l, (struct sockaddr *)&a, &len))
+		die("listen");
+	if (connect(c, (struct sockaddr *)&a, sizeof a))
+		die("connect");
+	int s = accept(l, NULL, NULL);
+	if (s < 0)
+		die("accept");
+	int one = 1;
+	if (setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) ||
+	    setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one))
+		die("TCP_NODELAY");
+	/* The parent writes and reads c, the child s. */
+	int to_child[2] = {s, c}, to_parent[2] = {c, s};
+	ping_pong(n, to_child, to_parent);
+	close(s), close(c), close(l);
+}
+
 static void run(const char *name, void (*fn)(int), int n) {
 	fn(n / 10 + 1); /* warm up */
 	int64_t best = INT64_MAX;
@@ -125,6 +177,8 @@ int main(int argc, char **argv) {
 	run("fork_exec_wait", fork_exec_wait, 30);
 	run("pipe_ping_pong", pipe_ping_pong, 500);
 	run("socketpair_ping_pong", socketpair_ping_pong, 500);
+	loopback_up();
+	run("tcp_ping_pong", tcp_ping_pong, 500);
 	printf("bench done\n");
 	return 0;
 }

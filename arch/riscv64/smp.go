@@ -1,0 +1,204 @@
+//go:build riscv64
+
+package riscv64
+
+import (
+	"math/bits"
+	"sync/atomic"
+	"unsafe"
+)
+
+// Several harts. Every hart runs the same trap handler on its own trap
+// stack; the state that handler shares (threads, deadlines, futex and poll
+// waiters, interrupt records, the kernel page table) is guarded by one
+// spinlock, the kernel lock, taken with interrupts off for a whole trap.
+// The frame allocator has its own spinlock (mm.Frames), so ordinary Go
+// code that allocates frames never waits for a trap on another hart.
+//
+// A hart with nothing to run waits in wfi with the lock released and is
+// woken by a software interrupt (CLINT msip) when a thread becomes
+// runnable, by its timer or by a device.
+
+const clintMsip = 0x0 // + 4 * hart: software interrupt pending
+
+// lockSpins is how often a hart tries for the kernel lock before it
+// sleeps in wfi until the holder lets go. Under QEMU the harts are host
+// threads: a hart that spins keeps the host processor from the hart it
+// waits for.
+const lockSpins = 64
+
+var (
+	kernelLock     uint32 // guards the trap handler's shared state
+	lockWaiters    uint32 // harts asleep waiting for kernelLock, one bit each
+	shootdownOwner int    // the hart waiting in kernelShootdown (kernel lock held)
+)
+
+// lockKernel takes the kernel lock with interrupts off: it spins a while,
+// then sleeps in wfi until unlockKernel sends it a software interrupt.
+// While it waits it answers TLB flush requests: the holder may be waiting
+// for them. Its timer is set a quantum ahead, so that no lost wake-up
+// keeps it asleep (resume sets the timer again).
+//
+//go:nosplit
+func lockKernel(h *hart) {
+	for spins := 0; !atomic.CompareAndSwapUint32(&kernelLock, 0, 1); spins++ {
+		ackFlush(h)
+		if spins < lockSpins {
+			continue
+		}
+		atomic.OrUint32(&lockWaiters, 1<<h.id)
+		clearSoft(h)
+		setTimer(h, readTime()+quantumTicks)
+		if atomic.LoadUint32(&kernelLock) != 0 && atomic.LoadUint32(&h.flushReq) == 0 {
+			wfi()
+		}
+		atomic.AndUint32(&lockWaiters, ^uint32(1<<h.id))
+	}
+}
+
+// unlockKernel releases the kernel lock and wakes one hart asleep for it.
+//
+//go:nosplit
+func unlockKernel() {
+	atomic.StoreUint32(&kernelLock, 0)
+	if w := atomic.LoadUint32(&lockWaiters); w != 0 {
+		sendSoft(bits.TrailingZeros32(w))
+	}
+}
+
+//go:nosplit
+func sendSoft(id int) { Write32(clintBase+clintMsip+4*uintptr(id), 1) }
+
+//go:nosplit
+func clearSoft(h *hart) { Write32(clintBase+clintMsip+4*uintptr(h.id), 0) }
+
+// kickIdle wakes one idle hart other than h to pick up a thread that just
+// became runnable. The kernel lock is held.
+//
+//go:nosplit
+func kickIdle(h *hart) {
+	for i := 0; i < nHarts; i++ {
+		if i != h.id && harts[i].idle {
+			// No longer counted as idle, so that the next wake-up goes to
+			// another hart; it answers flush requests while it waits for
+			// the lock.
+			harts[i].idle = false
+			sendSoft(i)
+			return
+		}
+	}
+}
+
+// ackFlush flushes this hart's TLB if another hart asked for it, and
+// wakes the asking hart.
+//
+//go:nosplit
+func ackFlush(h *hart) {
+	if atomic.LoadUint32(&h.flushReq) != 0 {
+		sfenceVMA()
+		atomic.StoreUint32(&h.flushReq, 0)
+		sendSoft(shootdownOwner)
+	}
+}
+
+// kernelShootdown makes every hart forget the kernel table's old
+// translations after h changed it (the runtime's munmap and madvise), and
+// returns once the harts that may use them have: the freed frames may be
+// handed out as soon as the kernel lock is released.
+//
+//go:nosplit
+func kernelShootdown(h *hart) { shootdown(h, kernelSatp) }
+
+// shootdown makes every hart forget the translations of the table in satp
+// (without ASID) after h changed it; the kernel lock is held. A hart
+// running that table now is asked to flush and waited for: the software
+// interrupt brings it to trap, which flushes before it takes the lock, or
+// it is spinning for the lock, which flushes too. Every other hart may
+// still hold translations under the table's ASID (switching satp does not
+// fence, asid.go), so its record of the ASID is cleared: it fences before
+// it runs the table again. Idle harts fence when they leave wfi anyway.
+// h sleeps in wfi while it waits; each flush wakes it.
+//
+//go:nosplit
+func shootdown(h *hart, satp uint64) {
+	loaded := withASID(satp)
+	if h.satp == loaded {
+		sfenceVMA()
+	} else {
+		forgetASID(h.id, satp)
+	}
+	shootdownOwner = h.id
+	for i := 0; i < nHarts; i++ {
+		if o := &harts[i]; i != h.id {
+			if !o.idle && o.satp == loaded {
+				atomic.StoreUint32(&o.flushReq, 1)
+				sendSoft(i)
+			} else {
+				forgetASID(i, satp)
+			}
+		}
+	}
+	for i := 0; i < nHarts; i++ {
+		for atomic.LoadUint32(&harts[i].flushReq) != 0 {
+			clearSoft(h)
+			setTimer(h, readTime()+quantumTicks)
+			if atomic.LoadUint32(&harts[i].flushReq) != 0 {
+				wfi()
+			}
+		}
+	}
+}
+
+// userShootdown makes every hart forget the old translations of the user
+// page table rooted at root; called from Go code after changing it. With
+// one hart a local fence does (it covers every ASID); with several, the
+// shootdown runs in the trap handler, under the kernel lock, so that no
+// hart switches tables meanwhile.
+func userShootdown(root uintptr) {
+	if nHarts == 1 {
+		sfenceVMA()
+		return
+	}
+	ecall2(sysShootdown, root, 0)
+}
+
+// secondaryInit is where a secondary hart enters Go code, on its trap
+// stack with mscratch set, once the boot hart has released it. It
+// programs what is per hart (PMP, interrupt enables, its timer) and picks
+// a thread; trapReturn then runs it.
+//
+//go:nosplit
+func secondaryInit() {
+	h := thisHart()
+	h.current = noThread
+	writePMP0(^uint64(0)>>10, 0x18|0x7)
+	setTimer(h, ^uint64(0))
+	clearSoft(h)
+	writeMie(1<<irqSoft | 1<<irqTimer | 1<<irqExternal)
+	h.satp = kernelSatp // Entry loaded it
+	lockKernel(h)
+	h.inTrap = true
+	resume(h)
+	h.inTrap = false
+	unlockKernel()
+}
+
+// initHarts prepares every hart's trap stack and identity; the boot hart
+// calls it before it releases the others.
+//
+//go:nosplit
+func initHarts(dtb uintptr) {
+	nHarts = min(max(fdtCount(dtb, "cpu@"), 1), maxHarts)
+	for i := range harts {
+		harts[i].id = i
+		harts[i].current = noThread
+		harts[i].stackTop = uintptr(unsafe.Pointer(&trapStacks[i][trapStackSize-16]))
+	}
+}
+
+// Harts returns the number of harts the kernel runs on.
+func Harts() int { return nHarts }
+
+// CurrentHart returns the hart the caller was running on when it asked;
+// the goroutine may be on another by the time it looks.
+func CurrentHart() int { return thisHart().id }
