@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* RET prints a call's result: its value, or -1 and the errno's name. */
@@ -33,3 +34,14 @@
  * from proving the pointer bad at compile time. */
 static void *volatile bad_address_ = (void *)8;
 #define BAD (bad_address_)
+
+/* deadline_ms is clock's time ms milliseconds from now: an absolute
+ * timeout for futexes, condition variables and semaphores. */
+static inline struct timespec deadline_ms(clockid_t clock, long ms) {
+	struct timespec t;
+	clock_gettime(clock, &t);
+	t.tv_nsec += ms * 1000000;
+	t.tv_sec += t.tv_nsec / 1000000000;
+	t.tv_nsec %= 1000000000;
+	return t;
+}

@@ -20,15 +20,6 @@ static long elapsed_ms(struct timespec a) {
 	return (b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000;
 }
 
-static struct timespec after(clockid_t clock, long ms) {
-	struct timespec t;
-	clock_gettime(clock, &t);
-	t.tv_nsec += ms * 1000000;
-	t.tv_sec += t.tv_nsec / 1000000000;
-	t.tv_nsec %= 1000000000;
-	return t;
-}
-
 /* Waiters: each waits on its word with its op and bitset, then records the
  * result. ready counts those about to wait. */
 struct waiter {
@@ -108,11 +99,11 @@ int main(void) {
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	RET("wait.realtime.relative.30ms", futex(&a, FUTEX_WAIT | FUTEX_CLOCK_REALTIME, 1, &ms30, NULL, 0));
 	SHOW("wait.realtime.relative.30ms.waited", "%d", elapsed_ms(t0) >= 30);
-	struct timespec dl = after(CLOCK_MONOTONIC, 30);
+	struct timespec dl = deadline_ms(CLOCK_MONOTONIC, 30);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	RET("wait_bitset.monotonic.deadline", futex(&a, FUTEX_WAIT_BITSET, 1, &dl, NULL, FUTEX_BITSET_MATCH_ANY));
 	SHOW("wait_bitset.monotonic.deadline.waited", "%d", elapsed_ms(t0) >= 29);
-	dl = after(CLOCK_REALTIME, 30);
+	dl = deadline_ms(CLOCK_REALTIME, 30);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	RET("wait_bitset.realtime.deadline",
 	    futex(&a, FUTEX_WAIT_BITSET_PRIVATE | FUTEX_CLOCK_REALTIME, 1, &dl, NULL, FUTEX_BITSET_MATCH_ANY));

@@ -19,15 +19,6 @@ static long futex(void *addr, int op, uint32_t val, const struct timespec *timeo
 	return syscall(SYS_futex, addr, op, val, timeout, NULL, 0);
 }
 
-static struct timespec after_ms(long ms) {
-	struct timespec t;
-	clock_gettime(CLOCK_REALTIME, &t);
-	t.tv_nsec += ms * 1000000;
-	t.tv_sec += t.tv_nsec / 1000000000;
-	t.tv_nsec %= 1000000000;
-	return t;
-}
-
 static int child_status(pid_t pid) {
 	int status;
 	waitpid(pid, &status, 0);
@@ -58,7 +49,7 @@ int main(void) {
 	RET("sem_init pshared", sem_init(&s->sem, 1, 0));
 	pid_t pid = fork();
 	if (pid == 0) {
-		struct timespec t = after_ms(10000);
+		struct timespec t = deadline_ms(CLOCK_REALTIME, 10000);
 		_exit(sem_timedwait(&s->sem, &t) == 0 ? 0 : errno);
 	}
 	usleep(50000);
@@ -75,7 +66,7 @@ int main(void) {
 	pthread_cond_init(&s->cond, &ca);
 	pid = fork();
 	if (pid == 0) {
-		struct timespec t = after_ms(10000);
+		struct timespec t = deadline_ms(CLOCK_REALTIME, 10000);
 		int err = 0;
 		pthread_mutex_lock(&s->mu);
 		while (!s->ready && err == 0)

@@ -7,15 +7,6 @@
 #include <stdlib.h>
 #include <time.h>
 
-static struct timespec in_ms(clockid_t clock, long ms) {
-	struct timespec t;
-	clock_gettime(clock, &t);
-	t.tv_nsec += ms * 1000000;
-	t.tv_sec += t.tv_nsec / 1000000000;
-	t.tv_nsec %= 1000000000;
-	return t;
-}
-
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
@@ -58,10 +49,10 @@ static void *signal_later(void *arg) {
 
 int main(void) {
 	/* Timed waits that time out, on CLOCK_REALTIME and CLOCK_MONOTONIC. */
-	struct timespec t = in_ms(CLOCK_REALTIME, 30);
+	struct timespec t = deadline_ms(CLOCK_REALTIME, 30);
 	pthread_mutex_lock(&mu);
 	SHOW("cond_timedwait.realtime", "%s", strerrorname_np(pthread_cond_timedwait(&cond, &mu, &t)));
-	t = in_ms(CLOCK_MONOTONIC, 30);
+	t = deadline_ms(CLOCK_MONOTONIC, 30);
 	SHOW("cond_clockwait.monotonic", "%s", strerrorname_np(pthread_cond_clockwait(&cond, &mu, CLOCK_MONOTONIC, &t)));
 	pthread_mutex_unlock(&mu);
 
@@ -69,7 +60,7 @@ int main(void) {
 	int flag = 0;
 	pthread_t th;
 	pthread_create(&th, NULL, signal_later, &flag);
-	t = in_ms(CLOCK_REALTIME, 10000);
+	t = deadline_ms(CLOCK_REALTIME, 10000);
 	pthread_mutex_lock(&mu);
 	int r = 0;
 	while (!flag && r == 0)
@@ -81,7 +72,7 @@ int main(void) {
 	/* A mutex held by another thread times out; an error-checking one
 	 * reports relocking and foreign unlocks. */
 	pthread_mutex_lock(&mu);
-	t = in_ms(CLOCK_REALTIME, 20);
+	t = deadline_ms(CLOCK_REALTIME, 20);
 	SHOW("mutex_timedlock.self.normal", "%s", strerrorname_np(pthread_mutex_timedlock(&mu, &t)));
 	pthread_mutex_unlock(&mu);
 	pthread_mutexattr_t attr;
@@ -99,7 +90,7 @@ int main(void) {
 
 	/* Semaphores: a timed wait times out, then a post lets it through. */
 	sem_init(&sem, 0, 0);
-	t = in_ms(CLOCK_REALTIME, 20);
+	t = deadline_ms(CLOCK_REALTIME, 20);
 	RET("sem_timedwait.timeout", sem_timedwait(&sem, &t));
 	RET("sem_trywait.empty", sem_trywait(&sem));
 	sem_post(&sem);
