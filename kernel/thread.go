@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"encoding/binary"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -86,10 +87,22 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 		if f&unix.CLONE_VM != 0 {
 			vm.users++
 		} else {
-			var err error
-			if as, err = p.AS.Clone(); err != nil {
+			// A fork that finds no memory has the OOM killer make some and
+			// tries again, as Linux's page allocator does, a few rounds at
+			// most: it fails with ENOMEM only when nothing else can go.
+			for round := 0; ; round++ {
+				var err error
+				if as, err = p.AS.Clone(); err == nil {
+					break
+				}
 				p.Unlock()
-				return nil, unix.ENOMEM
+				if round == 3 || !errors.Is(err, mm.ErrNoMemory) {
+					return nil, unix.ENOMEM
+				}
+				if v := oomKill(p); v == nil || v == p {
+					return nil, unix.ENOMEM
+				}
+				p.Lock()
 			}
 			vm = &sharedVM{users: 1}
 		}
