@@ -36,6 +36,10 @@ type FIFOOpen struct {
 
 // OpenFIFO opens the named pipe n for reading, writing or both. A writer
 // that must not wait (nonblock) and finds no reader gets ENXIO.
+//
+// The pipe is chosen and joined under fifoMu in one step: two openers
+// that each found no end open and made a pipe of their own would wait
+// for each other forever, one on each pipe.
 func OpenFIFO(n *Node, read, write, nonblock bool) (*FIFOOpen, error) {
 	fifoMu.Lock()
 	p, _ := n.Bound.(*pipe)
@@ -44,8 +48,12 @@ func OpenFIFO(n *Node, read, write, nonblock bool) (*FIFOOpen, error) {
 		p = &pipe{slots: PipeDefaultSize / pipePage, ino: n.Ino}
 		n.Bound = p
 	}
+	p.mu.Lock()
+	o, fns, err := p.openLocked(read, write, nonblock)
+	p.mu.Unlock()
 	fifoMu.Unlock()
-	return p.open(read, write, nonblock)
+	Notify(fns)
+	return o, err
 }
 
 // Reopen opens the pipe of this end anew, as opening /proc/PID/fd/N (or
@@ -61,9 +69,17 @@ func (f *fifoRW) Reopen(read, write bool) File { return f.r.Reopen(read, write) 
 
 func (p *pipe) open(read, write, nonblock bool) (*FIFOOpen, error) {
 	p.mu.Lock()
+	o, fns, err := p.openLocked(read, write, nonblock)
+	p.mu.Unlock()
+	Notify(fns)
+	return o, err
+}
+
+// openLocked adds an end to the pipe and returns the watchers to notify
+// once p.mu is released. p.mu is held.
+func (p *pipe) openLocked(read, write, nonblock bool) (*FIFOOpen, []func(), error) {
 	if write && !read && nonblock && p.readers == 0 {
-		p.mu.Unlock()
-		return nil, unix.ENXIO
+		return nil, nil, unix.ENXIO
 	}
 	o := &FIFOOpen{p: p, reader: read && !write, writer: write && !read}
 	if read {
@@ -84,10 +100,7 @@ func (p *pipe) open(read, write, nonblock bool) (*FIFOOpen, error) {
 		o.File = &PipeEnd{p: p}
 		o.start, o.present = p.wOpens, p.writers > 0
 	}
-	fns := p.notifier.Changed()
-	p.mu.Unlock()
-	Notify(fns)
-	return o, nil
+	return o, p.notifier.Changed(), nil
 }
 
 // Partnered reports whether open may return, as Linux's fifo_open: a
