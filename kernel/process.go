@@ -41,7 +41,7 @@ type Process struct {
 	nprocExceeded bool
 
 	start      time.Duration // Uptime when it was made
-	vm         *sharedVM     // the lock over AS and its users, shared under CLONE_VM (thread.go)
+	vm         atomic.Pointer[sharedVM] // the lock over AS and its users, shared under CLONE_VM (thread.go)
 	filesRefs  *atomic.Int32 // processes sharing Files (CLONE_FILES)
 	ExitSignal int           // sent to the parent at exit: clone's exit signal, SIGCHLD for fork
 
@@ -104,11 +104,24 @@ var bootNano = nanotime()
 func Uptime() time.Duration { return time.Duration(nanotime() - bootNano) }
 
 // Lock locks the process's address space (shared by its threads and by
-// processes cloned with CLONE_VM).
-func (p *Process) Lock() { p.vm.mu.Lock() }
+// processes cloned with CLONE_VM). execve replaces the address space while
+// holding the old one's lock, so the lock taken is checked to be still
+// the process's: another process (reading /proc/PID) may be waiting for
+// it across an execve.
+func (p *Process) Lock() {
+	for {
+		vm := p.vm.Load()
+		vm.mu.Lock()
+		if p.vm.Load() == vm {
+			return
+		}
+		vm.mu.Unlock()
+	}
+}
 
-// Unlock unlocks what Lock locked.
-func (p *Process) Unlock() { p.vm.mu.Unlock() }
+// Unlock unlocks what Lock locked: the address space cannot have been
+// replaced while it was held.
+func (p *Process) Unlock() { p.vm.Load().mu.Unlock() }
 
 // Exited is closed when the process has exited.
 func (p *Process) Exited() <-chan struct{} { return p.exited }
@@ -171,11 +184,12 @@ var (
 // newChild makes a child process of p with an address space and a file
 // table (Clone decides what is shared) and adds it to p's children.
 func (p *Process) newChild(pid int, as *mm.AddressSpace, vm *sharedVM, files *fs.FDTable, filesRefs *atomic.Int32) *Process {
-	c := &Process{PID: pid, AS: as, vm: vm, Files: files, filesRefs: filesRefs, Root: p.Root, Cwd: p.Cwd, Exe: p.Exe, Umask: p.Umask,
+	c := &Process{PID: pid, AS: as, Files: files, filesRefs: filesRefs, Root: p.Root, Cwd: p.Cwd, Exe: p.Exe, Umask: p.Umask,
 		Cmdline: p.Cmdline, start: Uptime(),
 		UID: p.UID, GID: p.GID, EUID: p.EUID, EGID: p.EGID, SUID: p.SUID, SGID: p.SGID,
 		Groups: append([]uint32(nil), p.Groups...), limits: p.Limits(),
 		exited: make(chan struct{}), threads: 1, parent: p, childEvent: make(chan struct{})}
+	c.vm.Store(vm)
 	p.mu.Lock()
 	if p.children == nil {
 		p.children = map[int]*Process{}
@@ -297,9 +311,10 @@ func Exec(mem mm.Memory, tree *fs.Tree, cred *fs.Cred, file string, argv, envp [
 // NewProcess makes a process with one task around an exec'd address space.
 func NewProcess(tree *fs.Tree, as *mm.AddressSpace, files *fs.FDTable, exe string, argv []string, regs *arch.Frame) *Task {
 	pid := int(lastPID.Add(1))
-	p := &Process{PID: pid, AS: as, vm: &sharedVM{users: 1}, Files: files, filesRefs: newRefs(),
+	p := &Process{PID: pid, AS: as, Files: files, filesRefs: newRefs(),
 		Root: tree, Cwd: "/", Exe: path.Clean(exe), Cmdline: argv, Umask: 0o022, start: Uptime(), limits: initLimits(),
 		exited: make(chan struct{}), threads: 1, childEvent: make(chan struct{})}
+	p.vm.Store(&sharedVM{users: 1})
 	files.SetLimit(int(p.limits[unix.RLIMIT_NOFILE].Cur))
 	t := &Task{TID: pid, Proc: p, Regs: regs}
 	addTask(t)

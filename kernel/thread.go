@@ -82,7 +82,7 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 		p.mu.Unlock()
 		child = &Task{TID: tid, Proc: p, Regs: regs}
 	} else {
-		as, vm := p.AS, p.vm
+		as, vm := p.AS, p.vm.Load()
 		p.Lock()
 		if f&unix.CLONE_VM != 0 {
 			vm.users++
@@ -180,19 +180,36 @@ func (p *Process) VforkDone() {
 // ReplaceAddressSpace gives p an address space of its own (execve, with
 // p's other threads gone): the old one is released unless another process
 // (a vfork parent) still uses it, and a vfork parent resumes.
+// The swap happens under the old address space's lock, the new one
+// published last, so that Lock never returns holding a lock that is no
+// longer p's, nor finds the new lock with the old AS.
 func (p *Process) ReplaceAddressSpace(as *mm.AddressSpace) {
-	p.dropVM()
-	p.vm = &sharedVM{users: 1}
+	old := p.vm.Load()
+	old.mu.Lock()
+	oldAS := p.AS
 	p.AS = as
+	p.vm.Store(&sharedVM{users: 1})
+	old.releaseLocked(oldAS)
+	old.mu.Unlock()
 	p.VforkDone()
 }
 
 // dropVM gives up p's use of its address space, releasing it with the last.
-func (p *Process) dropVM() { p.vm.drop(p.AS) }
+func (p *Process) dropVM() {
+	p.Lock()
+	p.vm.Load().releaseLocked(p.AS)
+	p.Unlock()
+}
 
+// drop gives up one user's use of as, releasing it with the last.
 func (vm *sharedVM) drop(as *mm.AddressSpace) {
 	vm.mu.Lock()
-	defer vm.mu.Unlock()
+	vm.releaseLocked(as)
+	vm.mu.Unlock()
+}
+
+// releaseLocked is drop with vm.mu held.
+func (vm *sharedVM) releaseLocked(as *mm.AddressSpace) {
 	vm.users--
 	if vm.users == 0 {
 		as.Release()

@@ -3,6 +3,7 @@ package kernel
 import (
 	"encoding/binary"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -284,4 +285,41 @@ func TestFutexWaitTimesOutAndWakes(t *testing.T) {
 	if err := <-done; !errors.Is(err, unix.EINTR) {
 		t.Fatalf("after exit_group: %v", err)
 	}
+}
+
+// TestLockAcrossExec: while execve replaces a process's address space
+// again and again, other goroutines (a reader of /proc/PID) lock and
+// unlock it: each must unlock the lock it took, and find the address
+// space of the lock it holds. (One once unlocked the new address space's
+// lock, which nobody held, and the kernel died.)
+func TestLockAcrossExec(t *testing.T) {
+	task, mem, _ := newThreadTask(t)
+	p := task.Proc
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				p.Lock()
+				_ = p.AS.VMAs()
+				p.Unlock()
+			}
+		}()
+	}
+	for range 2000 {
+		as, err := mm.NewAddressSpace(mem)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.ReplaceAddressSpace(as)
+	}
+	close(done)
+	wg.Wait()
 }

@@ -111,7 +111,9 @@ func TestVDSOMappedAndDataPage(t *testing.T) {
 	if len(perms) != 2 || perms[0] != mm.PTERead || perms[1] != mm.PTERead|mm.PTEExec {
 		t.Fatalf("VMAs %v", as.VMAs())
 	}
-	m := string(maps(&Process{AS: as, vm: &sharedVM{}}))
+	p := &Process{AS: as}
+	p.vm.Store(&sharedVM{})
+	m := string(maps(p))
 	if !strings.Contains(m, fmt.Sprintf("%08x-%08x r--p 00000000 00:00 0 [vvar]\n", VvarAddr, VDSOAddr)) ||
 		!strings.Contains(m, fmt.Sprintf("%08x-%08x r-xp 00000000 00:00 0 [vdso]\n", VDSOAddr, VDSOAddr+mm.PageSize)) {
 		t.Errorf("/proc/PID/maps names neither [vvar] nor [vdso]:\n%s", m)
