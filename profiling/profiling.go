@@ -117,6 +117,29 @@ func Tick(hart int, now, pc uint64, pid uint32) {
 	Ring.Samples[i%RingSamples] = Sample{PC: pc, PID: pid, Hart: uint32(hart)}
 }
 
+// maxIdleSamples bounds the samples one Idle call records, so that a
+// long sleep does not wrap the ring over what came before it.
+const maxIdleSamples = 1000
+
+// Idle accounts for the time the hart slept (in wfi, no thread to run)
+// until now: a sample of pc, the kernel's idle loop, for every sampling
+// time that passed meanwhile. Without it the sleep would show as one
+// sample of whatever pc the hart resumed, the first interrupt after
+// waking being overdue. It runs in the trap handler, as Tick.
+//
+//go:nosplit
+func Idle(hart int, now, pc uint64) {
+	if period == 0 || uint(hart) >= MaxHarts || now < next[hart] {
+		return
+	}
+	n := (now-next[hart])/period + 1
+	next[hart] += n * period
+	for i := uint64(0); i < min(n, maxIdleSamples); i++ {
+		j := atomic.AddUint64(&Ring.Head, 1) - 1
+		Ring.Samples[j%RingSamples] = Sample{PC: pc, Hart: uint32(hart)}
+	}
+}
+
 // RecordMapping adds an executable mapping to the table unless it is
 // full. The kernel calls it from one goroutine (mappings are looked up
 // before they are recorded), so it takes no lock.

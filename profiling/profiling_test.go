@@ -32,3 +32,33 @@ func TestTick(t *testing.T) {
 		t.Errorf("next: hart 0 %d, hart 1 %d; want 210000, 70400", Next(0), Next(1))
 	}
 }
+
+// TestIdle: a hart that slept is charged a sample of the idle pc for
+// every sampling time that passed, and its schedule moves past them.
+func TestIdle(t *testing.T) {
+	Ring.Head = 0
+	Idle(0, 50_000, 0x900)
+	if Ring.Head != 0 {
+		t.Fatalf("off: head %d", Ring.Head)
+	}
+	Enable(1000, 10_000_000) // a period of 10000 ticks
+	defer func() { period, next = 0, [MaxHarts]uint64{} }()
+	Tick(0, 50_000, 0x100, 0) // next due at 60000
+	Idle(0, 55_000, 0x900)    // woke before it: nothing
+	Idle(0, 85_000, 0x900)    // 60000, 70000 and 80000 passed asleep
+	Tick(0, 86_000, 0x104, 0) // not due until 90000
+	Tick(0, 90_000, 0x108, 0)
+	want := []Sample{{0x100, 0, 0}, {0x900, 0, 0}, {0x900, 0, 0}, {0x900, 0, 0}, {0x108, 0, 0}}
+	if Ring.Head != uint64(len(want)) {
+		t.Fatalf("head %d, want %d", Ring.Head, len(want))
+	}
+	for i, w := range want {
+		if Ring.Samples[i] != w {
+			t.Errorf("sample %d: %+v, want %+v", i, Ring.Samples[i], w)
+		}
+	}
+	Idle(0, 100_000+10_000*5000, 0x900) // a long sleep: bounded
+	if got := Ring.Head - uint64(len(want)); got != maxIdleSamples {
+		t.Errorf("a long sleep recorded %d samples, want %d", got, maxIdleSamples)
+	}
+}

@@ -363,6 +363,12 @@ func TestJiegeBadInput(t *testing.T) {
 			t.Errorf("exit %d: %s", r.code, r.stderr)
 		}
 	})
+	t.Run("two loads for the profiler", func(t *testing.T) {
+		r := jiege(t, time.Minute, nil, "profile", "ours", "--fresh", "--transfer", "--out", filepath.Join(t.TempDir(), "p.pb.gz"))
+		if r.code != 2 || !strings.Contains(r.stderr, "choose the load: give one") {
+			t.Errorf("exit %d: %s", r.code, r.stderr)
+		}
+	})
 	t.Run("failing build", func(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "v.json")
 		r := jiege(t, time.Minute, nil, "verify", "--attempt", t.TempDir(), "--build", "echo compiling; exit 3", "--json", out)

@@ -66,3 +66,40 @@ func TestProfileNginx(t *testing.T) {
 		t.Errorf("no user sample in nginx or libc: files %v", files)
 	}
 }
+
+// TestProfileIdle runs `jiege profile ours --initrd` on an init that
+// only sleeps: the hart has nothing to run, and its sleep must show as
+// samples of the kernel's idle instruction (arch/riscv64.wfi), one per
+// sampling period slept, not as one sample of whatever pc the hart
+// resumed after each sleep. The samples cover the run.
+func TestProfileIdle(t *testing.T) {
+	initrd := initramfs(t, crossCompile(t, "sleeper.c"), nil)
+	out := filepath.Join(t.TempDir(), "cpu.pb.gz")
+	r := jiege(t, 5*time.Minute, nil, "profile", "ours", "--initrd", initrd, "--duration", "3s", "--rate", "1000", "--out", out)
+	if r.code != 0 {
+		t.Fatalf("jiege profile --initrd: exit %d\nstderr:\n%s", r.code, r.stderr)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := profile.Parse(f)
+	if err != nil {
+		t.Fatalf("the profile does not parse: %v", err)
+	}
+	idle := 0
+	for _, s := range p.Sample {
+		if s.Location[0].Line[0].Function.Name == "github.com/jiege-go/jiege/arch/riscv64.wfi" {
+			idle++
+		}
+	}
+	d := time.Duration(p.DurationNanos)
+	t.Logf("%d samples over %v, %d of them idle", len(p.Sample), d, idle)
+	if min := int(d / time.Millisecond * 8 / 10); len(p.Sample) < min {
+		t.Errorf("%d samples over %v at 1000 Hz, want at least %d", len(p.Sample), d, min)
+	}
+	if idle < len(p.Sample)*9/10 {
+		t.Errorf("%d of %d samples in arch/riscv64.wfi, want nine in ten or more: the hart only sleeps", idle, len(p.Sample))
+	}
+}

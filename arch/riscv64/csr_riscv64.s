@@ -49,6 +49,11 @@ TEXT ·wfi(SB),NOSPLIT,$0
 	WORD	$0x10500073	// wfi
 	RET
 
+TEXT ·wfiPC(SB),NOSPLIT,$0-8
+	MOV	$·wfi(SB), T0
+	MOV	T0, ret+0(FP)
+	RET
+
 // disableInterrupts clears mstatus.MIE and returns its previous mstatus.
 TEXT ·disableInterrupts(SB),NOSPLIT,$0-8
 	MOV	$8, T0

@@ -86,6 +86,9 @@ func sfenceVMA()
 func writeMie(v uint64)
 func writePMP0(addr, cfg uint64)
 func wfi()
+
+// wfiPC is wfi's address: the profiler charges a hart's sleep to it.
+func wfiPC() uint64
 func trapReturn()
 func disableInterrupts() uint64
 func restoreInterrupts(old uint64)

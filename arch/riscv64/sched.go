@@ -175,7 +175,8 @@ func pickThread(h *hart) int {
 }
 
 // idle releases the kernel lock and waits, interrupts masked, until an
-// interrupt is pending, then takes the lock and serves it. WFI wakes on a
+// interrupt is pending, then takes the lock, charges the sleep to the
+// profiler, and serves the interrupt. WFI wakes on a
 // pending interrupt enabled in mie even while mstatus.MIE is clear.
 //
 //go:nosplit
@@ -186,6 +187,7 @@ func idle(h *hart) {
 	wfi()
 	lockKernel(h)
 	h.idle = false
+	profiling.Idle(h.id, readTime(), wfiPC())
 	mip := readMip()
 	if mip&(1<<irqSoft) != 0 {
 		clearSoft(h)

@@ -19,6 +19,7 @@ import (
 	"github.com/jiege-go/jiege/tools/jiege/internal/load"
 	"github.com/jiege-go/jiege/tools/jiege/internal/probe"
 	"github.com/jiege-go/jiege/tools/jiege/internal/report"
+	"github.com/jiege-go/jiege/tools/jiege/internal/rootfs"
 )
 
 // bencher measures targets.
@@ -152,26 +153,33 @@ func (b *bencher) once(ctx context.Context, t *target) (runFigures, error) {
 	add(res)
 	r.fresh = res.ReqPerSec
 
-	if t.image != nil {
-		for _, f := range t.image.Files {
-			if f.Size != bigFile {
-				continue
-			}
-			res, err = load.Run(ctx, load.Config{Addr: addr, Conns: 1, KeepAlive: true,
-				Requests:    []load.Request{{Path: f.URLPath, Size: f.Size, SHA256: f.SHA256}},
-				MaxRequests: 1, Duration: 2 * time.Minute, IOTimeout: time.Minute})
-			if err != nil {
-				return r, err
-			}
-			add(res)
-			r.mbps = res.MBPerSec
+	if big, ok := transferRequest(t.image); ok {
+		res, err = load.Run(ctx, load.Config{Addr: addr, Conns: 1, KeepAlive: true,
+			Requests: []load.Request{big}, MaxRequests: 1, Duration: 2 * time.Minute, IOTimeout: time.Minute})
+		if err != nil {
+			return r, err
 		}
+		add(res)
+		r.mbps = res.MBPerSec
 	}
 
 	if !b.noWrk {
 		r.wrk = wrkRPS(ctx, addr, b.conns, b.duration)
 	}
 	return r, nil
+}
+
+// transferRequest is the request for the root filesystem's 64 MiB
+// transfer file; false when img has none (an attempt, or -m 128M).
+func transferRequest(img *rootfs.Image) (load.Request, bool) {
+	if img != nil {
+		for _, f := range img.Files {
+			if f.Size == bigFile {
+				return load.Request{Path: f.URLPath, Size: f.Size, SHA256: f.SHA256}, true
+			}
+		}
+	}
+	return load.Request{}, false
 }
 
 // first200 returns when GET / first answered 200. Before the guest's network

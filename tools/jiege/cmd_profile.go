@@ -26,12 +26,13 @@ func cmdProfile(ctx context.Context, args []string) error {
 	var out, initrd, root string
 	var duration time.Duration
 	var rate, conns int
-	var fresh bool
+	var fresh, transfer bool
 	fs.StringVar(&out, "out", "cpu.pb.gz", "where the profile goes (gzipped pprof)")
 	fs.DurationVar(&duration, "duration", 10*time.Second, "how long the load runs while sampling")
 	fs.IntVar(&rate, "rate", 1000, "samples per second per hart (the kernel's profile=)")
 	fs.IntVar(&conns, "conns", 8, "concurrent connections of the load")
 	fs.BoolVar(&fresh, "fresh", false, "a fresh connection per request instead of keep-alive")
+	fs.BoolVar(&transfer, "transfer", false, "the bench's 64 MiB transfer over one connection, repeated, instead of small requests")
 	fs.StringVar(&initrd, "initrd", "", "boot this initramfs instead of nginx's and sample its /init for --duration, without load")
 	fs.StringVar(&root, "root", "", "with --initrd: the tree its user programs are named from")
 	if help, err := parse(fs, args); help || err != nil {
@@ -42,6 +43,9 @@ func cmdProfile(ctx context.Context, args []string) error {
 	}
 	if duration <= 0 || rate <= 0 || rate > 10000 || conns < 1 {
 		return usageErr("profile: --duration and --conns must be positive, --rate 1 to 10000")
+	}
+	if fresh && transfer || initrd != "" && (fresh || transfer) {
+		return usageErr("profile: --fresh, --transfer and --initrd choose the load: give one")
 	}
 	if root != "" && initrd == "" {
 		return usageErr("profile: --root goes with --initrd")
@@ -134,12 +138,22 @@ func cmdProfile(ctx context.Context, args []string) error {
 	t0 := time.Now()
 	loadSummary := ""
 	if initrd == "" {
-		fmt.Fprintf(os.Stderr, "jiege: load for %v (%d %s connections) ...\n", duration, conns, map[bool]string{true: "fresh", false: "keep-alive"}[fresh])
-		res, err := load.Run(ctx, load.Config{Addr: g.Addr(), Conns: conns, KeepAlive: !fresh, Duration: duration})
+		cfg := load.Config{Addr: g.Addr(), Conns: conns, KeepAlive: !fresh, Duration: duration}
+		if transfer {
+			big, ok := transferRequest(t.image)
+			if !ok {
+				return &exitError{exitFail, fmt.Errorf("profile: the root filesystem has no %d-byte transfer file", bigFile)}
+			}
+			cfg.Conns, cfg.IOTimeout, cfg.Requests = 1, time.Minute, []load.Request{big}
+			fmt.Fprintf(os.Stderr, "jiege: load for %v (%s, repeated, one connection) ...\n", duration, big.Path)
+		} else {
+			fmt.Fprintf(os.Stderr, "jiege: load for %v (%d %s connections) ...\n", duration, conns, map[bool]string{true: "fresh", false: "keep-alive"}[fresh])
+		}
+		res, err := load.Run(ctx, cfg)
 		if err != nil {
 			return &exitError{exitFail, err}
 		}
-		loadSummary = fmt.Sprintf("%.0f req/s, %d errors; ", res.ReqPerSec, res.Errors.Total())
+		loadSummary = fmt.Sprintf("%.0f req/s, %.1f MB/s, %d errors; ", res.ReqPerSec, res.MBPerSec, res.Errors.Total())
 		root = t.image.Dir
 	} else {
 		fmt.Fprintf(os.Stderr, "jiege: sampling for %v ...\n", duration)
