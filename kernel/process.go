@@ -40,10 +40,10 @@ type Process struct {
 	// RLIMIT_NPROC (UserChanged).
 	nprocExceeded bool
 
-	start      time.Duration // Uptime when it was made
+	start      time.Duration            // Uptime when it was made
 	vm         atomic.Pointer[sharedVM] // the lock over AS and its users, shared under CLONE_VM (thread.go)
-	filesRefs  *atomic.Int32 // processes sharing Files (CLONE_FILES)
-	ExitSignal int           // sent to the parent at exit: clone's exit signal, SIGCHLD for fork
+	filesRefs  *atomic.Int32            // processes sharing Files (CLONE_FILES)
+	ExitSignal int                      // sent to the parent at exit: clone's exit signal, SIGCHLD for fork
 
 	mu       sync.Mutex // guards Exe, Cmdline and the fields below
 	exited   chan struct{}
