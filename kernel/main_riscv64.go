@@ -144,7 +144,9 @@ func Main(syscalls SyscallLayer) {
 	}
 	if m.InitrdEnd > m.InitrdStart {
 		image := unsafe.Slice((*byte)(mm.Ptr(uintptr(m.InitrdStart))), m.InitrdEnd-m.InitrdStart)
+		unpackStart := time.Now()
 		tree, err := fs.Unpack(image)
+		unpackTime := time.Since(unpackStart)
 		if err != nil {
 			fmt.Printf("kernel: %v\n", err)
 			arch.PowerOff(3)
@@ -170,6 +172,8 @@ func Main(syscalls SyscallLayer) {
 		if cmd.Stats > 0 {
 			go printStats(time.Duration(cmd.Stats) * time.Second)
 		}
+		fmt.Printf("boot: initramfs unpacked in %d ms; init starts %d ms after machine start\n",
+			unpackTime.Milliseconds(), arch.TicksToNs(arch.Ticks())/1e6)
 		fmt.Printf("initramfs: %d KiB unpacked\n", len(image)>>10)
 		if _, err := tree.Lookup(nil, cmd.Init, true); err == nil {
 			status := runInit(tree, syscalls, cmd.Init, cmd.InitArgs, startConsole(m))
