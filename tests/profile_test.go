@@ -17,20 +17,7 @@ import (
 // the kernel's own packages, and user samples of nginx named from the
 // root filesystem's files.
 func TestProfileNginx(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "cpu.pb.gz")
-	r := jiege(t, 10*time.Minute, nil, "profile", "ours", "--duration", "4s", "--rate", "1000", "--out", out)
-	if r.code != 0 {
-		t.Fatalf("jiege profile: exit %d\nstderr:\n%s", r.code, r.stderr)
-	}
-	f, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	p, err := profile.Parse(f)
-	if err != nil {
-		t.Fatalf("the profile does not parse: %v", err)
-	}
+	p := runProfile(t, 10*time.Minute, "--duration", "4s", "--rate", "1000")
 	if p.Period != 1_000_000 || len(p.SampleType) != 2 || p.SampleType[1].Type != "cpu" {
 		t.Errorf("period %d ns, sample types %v; want 1 ms and samples/cpu", p.Period, p.SampleType)
 	}
@@ -74,20 +61,7 @@ func TestProfileNginx(t *testing.T) {
 // resumed after each sleep. The samples cover the run.
 func TestProfileIdle(t *testing.T) {
 	initrd := initramfs(t, crossCompile(t, "sleeper.c"), nil)
-	out := filepath.Join(t.TempDir(), "cpu.pb.gz")
-	r := jiege(t, 5*time.Minute, nil, "profile", "ours", "--initrd", initrd, "--duration", "3s", "--rate", "1000", "--out", out)
-	if r.code != 0 {
-		t.Fatalf("jiege profile --initrd: exit %d\nstderr:\n%s", r.code, r.stderr)
-	}
-	f, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	p, err := profile.Parse(f)
-	if err != nil {
-		t.Fatalf("the profile does not parse: %v", err)
-	}
+	p := runProfile(t, 5*time.Minute, "--initrd", initrd, "--duration", "3s", "--rate", "1000")
 	idle := 0
 	for _, s := range p.Sample {
 		if s.Location[0].Line[0].Function.Name == "github.com/jiege-go/jiege/arch/riscv64.wfi" {
@@ -102,4 +76,25 @@ func TestProfileIdle(t *testing.T) {
 	if idle < len(p.Sample)*9/10 {
 		t.Errorf("%d of %d samples in arch/riscv64.wfi, want nine in ten or more: the hart only sleeps", idle, len(p.Sample))
 	}
+}
+
+// runProfile runs `jiege profile ours` with args and returns the parsed
+// profile it wrote.
+func runProfile(t *testing.T, limit time.Duration, args ...string) *profile.Profile {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "cpu.pb.gz")
+	r := jiege(t, limit, nil, append([]string{"profile", "ours", "--out", out}, args...)...)
+	if r.code != 0 {
+		t.Fatalf("jiege profile %v: exit %d\nstderr:\n%s", args, r.code, r.stderr)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := profile.Parse(f)
+	if err != nil {
+		t.Fatalf("the profile does not parse: %v", err)
+	}
+	return p
 }
