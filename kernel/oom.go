@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -11,11 +12,11 @@ import (
 // oomKill ends the process holding the most resident user memory, as
 // Linux's OOM killer does, when a page fault of p found no frame (user
 // memory has reached the kernel's reserve). init is never chosen. A
-// process that has already ended but whose threads have not yet released
-// its memory (one still leaving a long system call, or running on another
-// hart) is waited for, not killed again; so is a victim that killed itself
-// earlier and may be reaped already. oomKill returns the process it
-// chose, after giving it a moment to free its memory, or nil.
+// victim that has not released its memory yet (a thread still leaving a
+// long system call, or running on another hart; its parent may have
+// reaped it already, as a SIGKILL ends the process at once) is waited
+// for, not followed by another. oomKill returns the process it chose,
+// after waiting for it to release its memory, or nil.
 func oomKill(p *Process) *Process {
 	if v := waitForVictim(p); v != nil {
 		return v
@@ -37,62 +38,59 @@ func oomKill(p *Process) *Process {
 	case <-victim.exited:
 	default:
 		fmt.Printf("kernel: out of memory: killed pid %d (%s), %d KiB resident\n", victim.PID, victim.Exe, best*4)
-		if victim == p {
-			// Listed before the kill: the kill ends the process at once,
-			// and its parent, woken on another hart, may fault before p
-			// leaves.
-			oomVictims.Lock()
-			oomVictims.dying = append(oomVictims.dying, victim)
-			oomVictims.Unlock()
-		}
+		// Listed before the kill: faults on other harts wait for it.
+		oomVictims.Lock()
+		oomVictims.dying = append(oomVictims.dying, victim)
+		oomVictims.Unlock()
 		victim.Signal(unix.SIGKILL, nil)
 	}
 	if victim != p {
-		waitForThreads(victim)
+		waitForRelease(victim)
 	}
 	return victim
 }
 
-// oomVictims are processes that killed themselves by faulting with no
-// memory left, until another fault has waited for their memory.
+// oomVictims are the processes the OOM killer ended, until their memory
+// is released or a fault has waited a second for it.
 var oomVictims struct {
 	sync.Mutex
 	dying []*Process
 }
 
-// waitForVictim waits for an earlier victim other than p to let go of its
+// waitForVictim waits for an earlier victim other than p to release its
 // memory and returns it, or returns nil when there is none.
 func waitForVictim(p *Process) *Process {
 	oomVictims.Lock()
 	var v *Process
-	for i, q := range oomVictims.dying {
-		if q != p {
-			v = q
-			oomVictims.dying = append(oomVictims.dying[:i], oomVictims.dying[i+1:]...)
-			break
+	oomVictims.dying = slices.DeleteFunc(oomVictims.dying, func(q *Process) bool {
+		select {
+		case <-q.released:
+			return true
+		default:
 		}
-	}
+		if v == nil && q != p {
+			v = q
+		}
+		return false
+	})
 	oomVictims.Unlock()
-	if v != nil {
-		waitForThreads(v)
+	if v != nil && !waitForRelease(v) {
+		oomVictims.Lock()
+		oomVictims.dying = slices.DeleteFunc(oomVictims.dying, func(q *Process) bool { return q == v })
+		oomVictims.Unlock()
 	}
 	return v
 }
 
-// waitForThreads gives a killed process a second at most for its threads
-// to leave, and the last one a moment to release the memory.
-func waitForThreads(v *Process) {
-	for deadline := time.Now().Add(time.Second); v.liveThreads() > 0 && time.Now().Before(deadline); {
-		time.Sleep(5 * time.Millisecond)
+// waitForRelease gives a killed process a second at most for its last
+// thread to leave and release its memory, and reports whether it did.
+func waitForRelease(v *Process) bool {
+	select {
+	case <-v.released:
+		return true
+	case <-time.After(time.Second):
+		return false
 	}
-	time.Sleep(10 * time.Millisecond)
-}
-
-// liveThreads counts p's threads that have not left yet.
-func (p *Process) liveThreads() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.threads
 }
 
 // residentPages counts the user pages p has frames for.

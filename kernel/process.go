@@ -45,8 +45,11 @@ type Process struct {
 	filesRefs  *atomic.Int32            // processes sharing Files (CLONE_FILES)
 	ExitSignal int                      // sent to the parent at exit: clone's exit signal, SIGCHLD for fork
 
-	mu       sync.Mutex // guards Exe, Cmdline and the fields below
-	exited   chan struct{}
+	mu     sync.Mutex // guards Exe, Cmdline and the fields below
+	exited chan struct{}
+	// released is closed when the last thread has dropped the address
+	// space (Task.leave), which a SIGKILL's exit comes before.
+	released chan struct{}
 	status   int
 	threads  int
 	exitOnce sync.Once
@@ -188,7 +191,7 @@ func (p *Process) newChild(pid int, as *mm.AddressSpace, vm *sharedVM, files *fs
 		Cmdline: p.Cmdline, start: Uptime(),
 		UID: p.UID, GID: p.GID, EUID: p.EUID, EGID: p.EGID, SUID: p.SUID, SGID: p.SGID,
 		Groups: append([]uint32(nil), p.Groups...), limits: p.Limits(),
-		exited: make(chan struct{}), threads: 1, parent: p, childEvent: make(chan struct{})}
+		exited: make(chan struct{}), released: make(chan struct{}), threads: 1, parent: p, childEvent: make(chan struct{})}
 	c.vm.Store(vm)
 	p.mu.Lock()
 	if p.children == nil {
@@ -313,7 +316,7 @@ func NewProcess(tree *fs.Tree, as *mm.AddressSpace, files *fs.FDTable, exe strin
 	pid := int(lastPID.Add(1))
 	p := &Process{PID: pid, AS: as, Files: files, filesRefs: newRefs(),
 		Root: tree, Cwd: "/", Exe: path.Clean(exe), Cmdline: argv, Umask: 0o022, start: Uptime(), limits: initLimits(),
-		exited: make(chan struct{}), threads: 1, childEvent: make(chan struct{})}
+		exited: make(chan struct{}), released: make(chan struct{}), threads: 1, childEvent: make(chan struct{})}
 	p.vm.Store(&sharedVM{users: 1})
 	files.SetLimit(int(p.limits[unix.RLIMIT_NOFILE].Cur))
 	t := &Task{TID: pid, Proc: p, Regs: regs}

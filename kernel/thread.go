@@ -199,6 +199,7 @@ func (p *Process) dropVM() {
 	p.Lock()
 	p.vm.Load().releaseLocked(p.AS)
 	p.Unlock()
+	close(p.released)
 }
 
 // drop gives up one user's use of as, releasing it with the last.
@@ -225,8 +226,11 @@ func (t *Task) ExitThread(code int) {
 
 // leave is a task's last act (Task.Run): the futexes it holds in its
 // robust list are marked dead, its CLONE_CHILD_CLEARTID word is cleared and
-// woken (pthread_join waits on it), and the last thread to leave ends the
-// process and drops its address space.
+// woken (pthread_join waits on it), and the last thread to leave drops the
+// process's address space and then ends it, in that order as Linux's
+// exit_mm comes before exit_notify: once the parent can see the exit and
+// reap, the memory is free. (A SIGKILL ends the process at once; the OOM
+// killer waits for Process.released.)
 func (t *Task) leave() {
 	p := t.Proc
 	t.releaseRobustList()
@@ -243,8 +247,8 @@ func (t *Task) leave() {
 	last, status := p.threads == 0, p.leaderStatus
 	p.mu.Unlock()
 	if last {
-		p.Exit(status)
 		p.dropVM()
+		p.Exit(status)
 	}
 }
 
