@@ -32,19 +32,24 @@ func startProfiling(hz int) {
 	}()
 }
 
-// mappingKey identifies a recorded mapping; file is the address of the
-// file's data, which a file keeps for its life.
+// mappingKey identifies a recorded mapping; file identifies the file for
+// its life: the address of an executable's data as exec loaded it, or
+// the mm.FileSource of a file that mmap mapped.
 type mappingKey struct {
 	pid, start, end, offset uintptr
-	file                    *byte
+	file                    any
 }
 
 type mappingRecorder struct {
 	seen   map[mappingKey]bool
 	images map[imageKey]bool // executables whose segments are recorded
-	hashes map[*byte]uint64
+	hashes map[any]hashedFile
 	full   bool
 }
+
+// hashedFile is how the host names a file: its size and the hash of its
+// first 4 KiB.
+type hashedFile struct{ size, hash uint64 }
 
 type imageKey struct {
 	pid  int
@@ -52,12 +57,13 @@ type imageKey struct {
 }
 
 func newMappingRecorder() *mappingRecorder {
-	return &mappingRecorder{seen: map[mappingKey]bool{}, images: map[imageKey]bool{}, hashes: map[*byte]uint64{}}
+	return &mappingRecorder{seen: map[mappingKey]bool{}, images: map[imageKey]bool{}, hashes: map[any]hashedFile{}}
 }
 
 // scan records every executable file mapping not recorded yet: those
-// that mmap made (the VMA names its file), and the executable and its
-// interpreter, which exec copied in at fixed biases.
+// that mmap made (the VMA holds its file's memory, mm.VMA.Cache or
+// Shared), and the executable and its interpreter, which exec copied in
+// at fixed biases.
 func (r *mappingRecorder) scan() {
 	for _, p := range Processes() {
 		p.Lock()
@@ -67,8 +73,16 @@ func (r *mappingRecorder) scan() {
 		}
 		p.Unlock()
 		for _, v := range vmas {
-			if v.Perm&mm.PTEExec != 0 && len(v.File) > 0 {
+			if v.Perm&mm.PTEExec == 0 {
+				continue
+			}
+			switch {
+			case len(v.File) > 0:
 				r.record(p.PID, v.Start, v.End, v.Offset, v.File)
+			case v.Cache != nil && v.Cache.Source() != nil:
+				r.recordFile(p.PID, v.Start, v.End, v.Offset, v.Cache.Source())
+			case v.Shared != nil && v.Shared.Source() != nil:
+				r.recordFile(p.PID, v.Start, v.End, v.Offset, v.Shared.Source())
 			}
 		}
 		p.mu.Lock()
@@ -111,19 +125,40 @@ func (r *mappingRecorder) recordImage(p *Process, data []byte, bias uintptr, wit
 	}
 }
 
-// record adds one mapping of file to the profiler's table once.
+// record adds one mapping of an executable's data, as exec loaded it, to
+// the profiler's table once.
 func (r *mappingRecorder) record(pid int, start, end, offset uintptr, file []byte) {
-	k := mappingKey{uintptr(pid), start, end, offset, unsafe.SliceData(file)}
+	r.add(mappingKey{uintptr(pid), start, end, offset, unsafe.SliceData(file)}, func() (int64, []byte) { return int64(len(file)), file })
+}
+
+// recordFile adds one mapping of a file that mmap mapped to the
+// profiler's table once; the file is read under its lock.
+func (r *mappingRecorder) recordFile(pid int, start, end, offset uintptr, file mm.FileSource) {
+	r.add(mappingKey{uintptr(pid), start, end, offset, file}, func() (int64, []byte) {
+		head := make([]byte, mm.PageSize)
+		file.Lock()
+		defer file.Unlock()
+		size := file.Size()
+		file.ReadPage(0, head)
+		return size, head[:min(size, mm.PageSize)]
+	})
+}
+
+// add records the mapping k once; contents gives the file's size and
+// its first bytes (at least its first 4 KiB, for profiling.FileHash)
+// the first time the file is seen. The host names the file by both.
+func (r *mappingRecorder) add(k mappingKey, contents func() (size int64, head []byte)) {
 	if r.seen[k] || r.full {
 		return
 	}
-	h, ok := r.hashes[k.file]
+	sum, ok := r.hashes[k.file]
 	if !ok {
-		h = profiling.FileHash(file)
-		r.hashes[k.file] = h
+		size, head := contents()
+		sum = hashedFile{uint64(size), profiling.FileHash(head)}
+		r.hashes[k.file] = sum
 	}
-	m := profiling.Mapping{PID: uint64(pid), Start: uint64(start), End: uint64(end),
-		Offset: uint64(offset), FileSize: uint64(len(file)), FileHash: h}
+	m := profiling.Mapping{PID: uint64(k.pid), Start: uint64(k.start), End: uint64(k.end),
+		Offset: uint64(k.offset), FileSize: sum.size, FileHash: sum.hash}
 	if !profiling.RecordMapping(m) {
 		fmt.Printf("profiling: the mapping table is full (%d); later mappings go unnamed\n", profiling.MaxMappings)
 		r.full = true

@@ -35,6 +35,9 @@ func (as *AddressSpace) NewFileMemory(file FileSource) *SharedMemory {
 	return &SharedMemory{mem: as.mem, pages: map[uintptr]uintptr{}, file: file}
 }
 
+// Source is the file whose pages s holds, or nil for anonymous memory.
+func (s *SharedMemory) Source() FileSource { return s.file }
+
 // HoldLocked adds a shared mapping's reference; the file's lock is held.
 func (s *SharedMemory) HoldLocked() { s.hold() }
 
