@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/mm"
 )
 
@@ -27,9 +28,13 @@ type Image struct {
 
 // LoadELF maps the PT_LOAD segments of an ELF executable or shared object
 // into as. An ET_DYN file is placed at bias; an ET_EXEC file at its own
-// addresses. Segment contents are copied in; the rest of each segment reads
+// addresses. data is the file's contents; file, when not nil, is the file
+// itself, whose pages each segment then maps privately as Linux does
+// (mapSegment): programs share their code and copy a page when they write
+// it. Otherwise, and for a segment laid out so that its pages cannot be
+// the file's, the contents are copied in. The rest of each segment reads
 // as zeros. Malformed files return an error wrapping ErrNoExec.
-func LoadELF(as *mm.AddressSpace, data []byte, bias uintptr) (*Image, error) {
+func LoadELF(as *mm.AddressSpace, data []byte, bias uintptr, file *fs.Node) (*Image, error) {
 	f, err := elf.NewFile(bytes.NewReader(data))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoExec, err)
@@ -59,7 +64,7 @@ func LoadELF(as *mm.AddressSpace, data []byte, bias uintptr) (*Image, error) {
 			}
 			img.Interp = string(bytes.TrimRight(data[p.Off:p.Off+p.Filesz], "\x00"))
 		case elf.PT_LOAD:
-			if err := loadSegment(as, data, p, bias, &mappedEnd); err != nil {
+			if err := loadSegment(as, data, file, p, bias, &mappedEnd); err != nil {
 				return nil, err
 			}
 			if phoff >= p.Off && phoff < p.Off+p.Filesz {
@@ -75,7 +80,7 @@ func LoadELF(as *mm.AddressSpace, data []byte, bias uintptr) (*Image, error) {
 	return img, nil
 }
 
-func loadSegment(as *mm.AddressSpace, data []byte, p *elf.Prog, bias uintptr, mappedEnd *uintptr) error {
+func loadSegment(as *mm.AddressSpace, data []byte, file *fs.Node, p *elf.Prog, bias uintptr, mappedEnd *uintptr) error {
 	if p.Filesz > p.Memsz || p.Off+p.Filesz > uint64(len(data)) || p.Off+p.Filesz < p.Off {
 		return fmt.Errorf("%w: segment at %#x exceeds the file", ErrNoExec, p.Vaddr)
 	}
@@ -86,6 +91,10 @@ func loadSegment(as *mm.AddressSpace, data []byte, p *elf.Prog, bias uintptr, ma
 	}
 	perm := segmentPerm(p.Flags)
 	lo, hi := start&^(mm.PageSize-1), (end+mm.PageSize-1)&^(mm.PageSize-1)
+	if file != nil && p.Filesz > 0 && lo >= *mappedEnd && uintptr(p.Vaddr)%mm.PageSize == uintptr(p.Off)%mm.PageSize {
+		*mappedEnd = hi
+		return mapSegment(as, file, uintptr(p.Off), start, start+uintptr(p.Filesz), end, perm)
+	}
 	if lo < *mappedEnd {
 		// The segment shares its first page with the previous one: that page
 		// gets both segments' permissions.
@@ -105,6 +114,34 @@ func loadSegment(as *mm.AddressSpace, data []byte, p *elf.Prog, bias uintptr, ma
 	}
 	*mappedEnd = max(*mappedEnd, hi)
 	return as.Populate(start, data[p.Off:p.Off+p.Filesz])
+}
+
+// mapSegment maps a segment whose file bytes [off, off+fileEnd-start)
+// belong at [start, fileEnd) and whose zeros follow up to end: the file's
+// pages privately (each mapped now, so that the program does not trap for
+// them), the rest of the last file page zeroed when zeros follow (a copy
+// of that page), and whole pages of zeros anonymous, as Linux's ELF
+// loader maps them.
+func mapSegment(as *mm.AddressSpace, file *fs.Node, off, start, fileEnd, end uintptr, perm uint64) error {
+	lo, fileHi := start&^(mm.PageSize-1), (fileEnd+mm.PageSize-1)&^(mm.PageSize-1)
+	hi := (end + mm.PageSize - 1) &^ (mm.PageSize - 1)
+	fm := file.Map(func(src fs.MappedNode) fs.FileMapping { return as.NewFileMemory(src) }, false).(*mm.SharedMemory)
+	if _, err := as.Mmap(lo, fileHi-lo, mm.Mapping{Perm: perm, Fixed: true, FilePrivate: fm, Offset: off &^ (mm.PageSize - 1)}); err != nil {
+		fm.ReleasePrivate()
+		return err
+	}
+	if err := as.MapFilePages(lo, fileHi); err != nil {
+		return err
+	}
+	if hi > fileHi {
+		if _, err := as.Map(fileHi, hi-fileHi, perm, true); err != nil {
+			return err
+		}
+	}
+	if end > fileEnd && fileHi > fileEnd {
+		return as.Populate(fileEnd, make([]byte, fileHi-fileEnd))
+	}
+	return nil
 }
 
 func vmaPermAt(as *mm.AddressSpace, va uintptr) uint64 {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/mm"
 	"github.com/jiege-go/jiege/mm/mmtest"
 )
@@ -94,7 +95,7 @@ func TestLoadELFExec(t *testing.T) {
 		{ptLoad, pfR | pfW, 0x12000, 0x3000, data},
 	})
 	as := newAS(t)
-	img, err := LoadELF(as, file, 0x5555_0000)
+	img, err := LoadELF(as, file, 0x5555_0000, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +121,7 @@ func TestLoadELFExec(t *testing.T) {
 func TestLoadELFDynBias(t *testing.T) {
 	file := makeELF(etDyn, emRISCV, 0x100, []testSeg{{ptLoad, pfR | pfX, 0, 0x1000, nil}})
 	as := newAS(t)
-	img, err := LoadELF(as, file, 0x40_0000)
+	img, err := LoadELF(as, file, 0x40_0000, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +146,7 @@ func TestLoadELFRejectsMalformed(t *testing.T) {
 		"filesz>mem": makeELF(etExec, emRISCV, 0x10000, []testSeg{{ptLoad, pfR, 0x10000, 1, []byte{1, 2}}}),
 	}
 	for name, file := range cases {
-		if _, err := LoadELF(newAS(t), file, 0); !errors.Is(err, ErrNoExec) {
+		if _, err := LoadELF(newAS(t), file, 0, nil); !errors.Is(err, ErrNoExec) {
 			t.Errorf("%s: err = %v, want ErrNoExec", name, err)
 		}
 	}
@@ -203,5 +204,72 @@ func TestBuildStack(t *testing.T) {
 	}
 	if str(aux[atExecfn]) != "/sbin/nginx" {
 		t.Fatal("AT_EXECFN")
+	}
+}
+
+// TestLoadELFMapsTheFile: given the file, the loader maps its pages as
+// Linux does instead of copying them: a second load of a program shares
+// its code page with the first (one frame fewer than a copy), each page
+// is mapped at once (no fault to come), the bytes of the file past the
+// data segment's end read as the zeros of its bss, a write to data stays
+// in its address space, and the file's frames go with the last mapping.
+func TestLoadELFMapsTheFile(t *testing.T) {
+	code := []byte{0x13, 0, 0, 0, 0x73, 0, 0, 0}
+	data := []byte("initialised data")
+	img := makeELF(etExec, emRISCV, 0x10000, []testSeg{
+		{ptLoad, pfR | pfX, 0x10000, uint64(len(code)), code},
+		{ptLoad, pfR | pfW, 0x12000, 0x3000, data},
+	})
+	img = append(img, "not bss"...) // on the data segment's last page, past its end
+	node := &fs.Node{Mode: 0o755, Data: img}
+	mem := mmtest.New(t, 2048)
+	start, _ := mem.Frames.Stats()
+	load := func(file *fs.Node) (*mm.AddressSpace, uint64) {
+		t.Helper()
+		before, _ := mem.Frames.Stats()
+		as, err := mm.NewAddressSpace(mem)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := LoadELF(as, img, 0, file); err != nil {
+			t.Fatal(err)
+		}
+		after, _ := mem.Frames.Stats()
+		return as, after - before
+	}
+	a, _ := load(node)
+	b, mapped := load(node)
+	c, copied := load(nil)
+	if copied != mapped+1 {
+		t.Errorf("a second load took %d frames mapping the file, %d copying it: want one fewer (the code page)", mapped, copied)
+	}
+	for _, as := range []*mm.AddressSpace{a, b} {
+		if r, err := as.Resident(0x10000, mm.PageSize); err != nil || r[0]&1 == 0 {
+			t.Errorf("code page not mapped at load: %v %v", r, err)
+		}
+		got := make([]byte, len(code))
+		if err := as.CopyIn(0x10000, got); err != nil || !bytes.Equal(got, code) {
+			t.Errorf("code %x %v", got, err)
+		}
+		got = make([]byte, len(data)+16)
+		if err := as.CopyIn(0x12000, got); err != nil || !bytes.Equal(got, append(append([]byte{}, data...), make([]byte, 16)...)) {
+			t.Errorf("data and bss %q %v", got, err)
+		}
+	}
+	if err := a.CopyOut(0x12000, []byte("I")); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 1)
+	if err := b.CopyIn(0x12000, got); err != nil || got[0] != 'i' {
+		t.Errorf("another load reads %q after a write to data", got)
+	}
+	if n := node.ReadAt(got, int64(bytes.Index(img, data))); n != 1 || got[0] != 'i' {
+		t.Errorf("the file reads %q after a write to data", got)
+	}
+	for _, as := range []*mm.AddressSpace{a, b, c} {
+		as.Release()
+	}
+	if now, _ := mem.Frames.Stats(); now != start {
+		t.Errorf("%d frames in use after releasing every load, %d before", now, start)
 	}
 }

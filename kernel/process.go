@@ -271,7 +271,7 @@ func Exec(mem mm.Memory, tree *fs.Tree, cred *fs.Cred, file string, argv, envp [
 	if err != nil {
 		return fail(execErr(err.(unix.Errno), "%s: %v", file, err))
 	}
-	exe, err := LoadELF(as, exeData, pieBias)
+	exe, err := LoadELF(as, exeData, pieBias, exeNode)
 	if err != nil {
 		return fail(err)
 	}
@@ -289,7 +289,7 @@ func Exec(mem mm.Memory, tree *fs.Tree, cred *fs.Cred, file string, argv, envp [
 		if err != nil {
 			return fail(execErr(err.(unix.Errno), "%s: interpreter %s: %v", file, exe.Interp, err))
 		}
-		if interp, err = LoadELF(as, interpData, interpBias); err != nil {
+		if interp, err = LoadELF(as, interpData, interpBias, n); err != nil {
 			return fail(fmt.Errorf("interpreter %s: %w", exe.Interp, err))
 		}
 		if interp.Interp != "" {

@@ -63,13 +63,11 @@ type VMA struct {
 	// Shared is the memory of an anonymous MAP_SHARED mapping; nil for
 	// private memory, whose frames fork shares copy-on-write.
 	Shared *SharedMemory
-	// File is what a private mapping's pages are first filled from (the
-	// loader's copy of a program), or Cache, the frames of the file itself
+	// Cache is the memory of the file a private mapping maps
 	// (NewFileMemory): its pages are mapped read-only (pteFilePage) and
 	// see the file's changes until the mapping writes one and gets a copy.
-	File  []byte
 	Cache *SharedMemory
-	// Offset is where Start lies in Shared or File, in bytes.
+	// Offset is where Start lies in Shared or Cache, in bytes.
 	Offset uintptr
 }
 
@@ -83,7 +81,6 @@ func (v *VMA) slice(start, end uintptr) VMA {
 // mergeable reports whether b continues a seamlessly.
 func mergeable(a, b *VMA) bool {
 	return a.End == b.Start && a.Perm == b.Perm && a.Shared == b.Shared && a.Cache == b.Cache &&
-		a.File == nil && b.File == nil &&
 		(a.Shared == nil && a.Cache == nil || b.Offset == a.Offset+(a.End-a.Start))
 }
 
@@ -408,7 +405,6 @@ type Mapping struct {
 	// FilePrivate is a file's memory too, held for this private mapping
 	// (HoldPrivateLocked), which takes that reference.
 	FilePrivate *SharedMemory
-	File        []byte
 	Offset      uintptr // of the mapping in the file
 }
 
@@ -461,7 +457,7 @@ func (as *AddressSpace) Mmap(addr, length uintptr, m Mapping) (uintptr, error) {
 		}
 		addr = start
 	}
-	v := VMA{Start: addr, End: addr + size, Perm: m.Perm, File: m.File, Cache: m.FilePrivate, Offset: m.Offset, Shared: m.FileShared}
+	v := VMA{Start: addr, End: addr + size, Perm: m.Perm, Cache: m.FilePrivate, Offset: m.Offset, Shared: m.FileShared}
 	if m.Shared {
 		v.Shared = newSharedMemory(as.mem)
 	}
@@ -768,7 +764,7 @@ func (as *AddressSpace) remapTo(old, oldLen, newLen uintptr, flags int, newAddr 
 	if v == nil || oldLen > v.End-old {
 		return 0, ErrFault
 	}
-	if flags&RemapDontUnmap != 0 && (v.Shared != nil || v.File != nil || v.Cache != nil) {
+	if flags&RemapDontUnmap != 0 && (v.Shared != nil || v.Cache != nil) {
 		return 0, ErrInvalid
 	}
 	if flags&RemapFixed == 0 {
@@ -968,9 +964,6 @@ func (as *AddressSpace) back(v *VMA, va uintptr) error {
 		if pa = as.mem.AllocFrame(); pa == 0 {
 			return ErrNoMemory
 		}
-		if v.File != nil && off < uintptr(len(v.File)) {
-			copy((*[PageSize]byte)(Ptr(pa))[:], v.File[off:])
-		}
 	}
 	if !as.mapPage(va, pa, as.leafBits(v, pa, v.Cache != nil)) {
 		if v.Shared == nil && v.Cache == nil {
@@ -1021,7 +1014,7 @@ func (as *AddressSpace) pageFor(va uintptr, access Access, force bool) (*[PageSi
 	page := pageDown(va)
 	e := as.pte(page)
 	if e == nil {
-		if access == Read && v.Shared == nil && v.File == nil && v.Cache == nil {
+		if access == Read && v.Shared == nil && v.Cache == nil {
 			return &zeroPage, nil
 		}
 		if err := as.back(v, page); errors.Is(err, ErrBus) {

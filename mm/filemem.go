@@ -11,6 +11,8 @@ package mm
 // and get a copy of their own (copy on write, as Linux maps its page
 // cache).
 
+import "errors"
+
 // FileSource is the file behind file mappings.
 type FileSource interface {
 	// Lock and Unlock are the file's lock, held whenever data moves
@@ -92,4 +94,32 @@ func (s *SharedMemory) Push(from, to int64) {
 		}
 		s.file.ReadPage(i, (*[PageSize]byte)(Ptr(pa))[:])
 	}
+}
+
+// MapFilePages maps every page of the private file mapping over
+// [start, end) to the file's cached frame, as a read fault would, with
+// one flush: the loader spares a new program a trap for each page of its
+// code. Pages past the end of the file stay unmapped.
+func (as *AddressSpace) MapFilePages(start, end uintptr) error {
+	defer as.mem.Flush(as.root)
+	for va := pageDown(start); va < end; va += PageSize {
+		v := as.vmas.find(va)
+		if v == nil || v.Cache == nil {
+			return ErrFault
+		}
+		if as.pte(va) != nil {
+			continue
+		}
+		pa, err := v.Cache.frame((v.Offset + va - v.Start) / PageSize)
+		if errors.Is(err, ErrBus) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if !as.mapPage(va, pa, as.leafBits(v, pa, true)) {
+			return ErrNoMemory
+		}
+	}
+	return nil
 }

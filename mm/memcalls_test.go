@@ -315,12 +315,16 @@ func TestDontNeedZeroesPrivate(t *testing.T) {
 	if inUse(f) != before-1 || get(t, as, addr, 4) != "\x00\x00\x00\x00" || get(t, as, addr+PageSize, 4) != "kept" {
 		t.Fatal("MADV_DONTNEED did not drop exactly the first page")
 	}
-	file := bytes.Repeat([]byte("F"), 2*PageSize)
-	fa, err := as.Mmap(0, PageSize, Mapping{Perm: rw, File: file, Offset: PageSize})
+	file := &testFile{data: bytes.Repeat([]byte("F"), 2*PageSize)}
+	file.Lock()
+	file.shared = as.NewFileMemory(file)
+	file.shared.HoldPrivateLocked()
+	file.Unlock()
+	fa, err := as.Mmap(0, PageSize, Mapping{Perm: rw, FilePrivate: file.shared, Offset: PageSize})
 	must(t, err)
 	put(t, as, fa, "w")
 	must(t, as.Advise(fa, PageSize, true))
-	if get(t, as, fa, 1) != "F" || file[PageSize] != 'F' {
+	if get(t, as, fa, 1) != "F" || file.read(PageSize, 1) != "F" {
 		t.Fatal("private file page not refilled from the file, or the file was written")
 	}
 }
