@@ -145,17 +145,22 @@ func (p *Process) checkNprocAtExec() error {
 }
 
 // Usage is CPU time spent: in U-mode (User) and in the kernel on the
-// process's behalf (System), without the time it waited.
-type Usage struct{ User, System time.Duration }
+// process's behalf (System), without the time it waited; and the page
+// faults taken (getrusage's ru_minflt).
+type Usage struct {
+	User, System time.Duration
+	MinorFaults  uint64
+}
 
 func (u *Usage) add(v Usage) {
 	u.User += v.User
 	u.System += v.System
+	u.MinorFaults += v.MinorFaults
 }
 
-// Usage returns the task's own CPU time (RUSAGE_THREAD).
+// Usage returns the task's own CPU time and faults (RUSAGE_THREAD).
 func (t *Task) Usage() Usage {
-	return Usage{time.Duration(t.userNs.Load()), time.Duration(t.sysNs.Load())}
+	return Usage{time.Duration(t.userNs.Load()), time.Duration(t.sysNs.Load()), t.minorFaults.Load()}
 }
 
 // Usage returns the CPU time of the process's threads, those still

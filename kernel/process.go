@@ -82,7 +82,8 @@ type Task struct {
 	// CPU time in U-mode and in the kernel (Run), in nanoseconds; blockedNs
 	// is the time spent waiting in Block, which is not CPU time.
 	userNs, sysNs atomic.Int64
-	sleeping      atomic.Bool // waiting in Block: ps shows S
+	minorFaults   atomic.Uint64 // page faults taken (each a minor fault: there is no disk)
+	sleeping      atomic.Bool   // waiting in Block: ps shows S
 	blockedNs     int64
 
 	sig taskSignals // signal.go

@@ -220,7 +220,7 @@ func pidStat(p *Process) []byte {
 	self, children := p.Usage(), p.ChildUsage()
 	f := []string{strconv.Itoa(p.PID), "(" + comm(p) + ")", state(p), strconv.Itoa(p.ParentPID()),
 		strconv.Itoa(p.PGID()), strconv.Itoa(p.SID()), "0", "-1", "4194560",
-		"0", "0", "0", "0", // minflt, cminflt, majflt, cmajflt
+		strconv.FormatUint(self.MinorFaults, 10), strconv.FormatUint(children.MinorFaults, 10), "0", "0", // minflt, cminflt, majflt, cmajflt
 		ticks(self.User), ticks(self.System), ticks(children.User), ticks(children.System),
 		"20", "0", strconv.Itoa(max(p.threads, 1)), "0", ticks(p.start),
 		strconv.FormatUint(mapped(p)*mm.PageSize, 10), strconv.Itoa(residentPages(p))}

@@ -48,6 +48,7 @@ func (t *Task) Run(dispatch func(*Task)) {
 			t.Regs.PC += 4
 			t.syscall(dispatch)
 		case cause == arch.CauseLoadPageFault || cause == arch.CauseStorePageFault || cause == arch.CauseInstrPageFault:
+			t.minorFaults.Add(1)
 			access := mm.Read
 			if cause == arch.CauseStorePageFault {
 				access = mm.Write

@@ -921,10 +921,14 @@ func (as *AddressSpace) Fault(va uintptr, access Access) error {
 	page := pageDown(va)
 	e := as.pte(page)
 	if e == nil {
-		// A private file mapping's write copies the file's page it maps.
-		if err := as.back(v, page); err != nil || access != Write || v.Cache == nil {
+		if err := as.back(v, page); err != nil || v.Cache == nil {
 			return err
 		}
+		if access != Write {
+			as.mapAround(v, page)
+			return nil
+		}
+		// A private file mapping's write copies the file's page it maps.
 		e = as.pte(page)
 	}
 	if access == Write && v.Shared == nil {

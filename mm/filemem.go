@@ -123,3 +123,29 @@ func (as *AddressSpace) MapFilePages(start, end uintptr) error {
 	}
 	return nil
 }
+
+// faultAround is how many pages, in an aligned window, a read fault of a
+// private file mapping maps at once, as Linux's fault_around_bytes
+// (64 KiB): a program's first pass over a library's code then traps once
+// per window, not once per page. Linux maps what its page cache holds,
+// which for files in memory is every page; here the file's frames are
+// filled for them (a copy costs less than a trap).
+const faultAround = 16
+
+// mapAround maps the pages of the window around va, in v and in the file,
+// that va's fault did not map, while frames are to be had. No fence: a
+// hart that cached one of them as missing faults once more, and Fault
+// finds it mapped (Linux's spurious-fault fix does the same).
+func (as *AddressSpace) mapAround(v *VMA, va uintptr) {
+	lo := max(v.Start, va&^(faultAround*PageSize-1))
+	hi := min(v.End, va&^(faultAround*PageSize-1)+faultAround*PageSize)
+	for page := lo; page < hi; page += PageSize {
+		if page == va || as.pte(page) != nil {
+			continue
+		}
+		pa, err := v.Cache.frame((v.Offset + page - v.Start) / PageSize)
+		if err != nil || !as.mapPage(page, pa, as.leafBits(v, pa, true)) {
+			return
+		}
+	}
+}

@@ -226,3 +226,58 @@ func TestFileTruncateDropsPages(t *testing.T) {
 		t.Error("the file's frames outlived its mappings")
 	}
 }
+
+// TestFaultAround: a read fault of a private file mapping maps, with its
+// page, the other pages of its 16-page window, never one past the end of
+// the file or outside the mapping; a write fault maps only its page.
+func TestFaultAround(t *testing.T) {
+	as, frames := newTestAS(t, 256)
+	file := &testFile{data: make([]byte, 20*PageSize+100)} // pages 0-20
+	file.Lock()
+	file.shared = as.NewFileMemory(file)
+	file.shared.HoldPrivateLocked()
+	file.shared.HoldPrivateLocked()
+	file.Unlock()
+	resident := func(va uintptr, pages int) string {
+		t.Helper()
+		r, err := as.Resident(va, uintptr(pages)*PageSize)
+		must(t, err)
+		s := ""
+		for _, b := range r {
+			s += string("01"[b&1])
+		}
+		return s
+	}
+	m, err := as.Mmap(0x40_0000, 24*PageSize, Mapping{Perm: PTERead, FilePrivate: file.shared})
+	must(t, err)
+	if m != 0x40_0000 {
+		t.Fatalf("mapped at %#x", m)
+	}
+	before := inUse(frames)
+	must(t, as.Fault(m+17*PageSize, Read))
+	// Page 17's window is 16-31: pages 21-23 lie past the end of the file.
+	if got, want := resident(m, 24), "000000000000000011111000"; got != want {
+		t.Errorf("after a read fault of page 17: resident %s, want %s", got, want)
+	}
+	if n := inUse(frames) - before; n < 5 {
+		t.Errorf("%d frames taken for the 5 pages", n)
+	}
+	must(t, as.Fault(m+3*PageSize, Read))
+	if got, want := resident(m, 24), "111111111111111111111000"; got != want {
+		t.Errorf("after a read fault of page 3: resident %s, want %s", got, want)
+	}
+	w, err := as.Mmap(0x80_0000, 4*PageSize, Mapping{Perm: rw, FilePrivate: file.shared, Offset: 2 * PageSize})
+	must(t, err)
+	must(t, as.Fault(w+PageSize, Write))
+	if got, want := resident(w, 4), "0100"; got != want {
+		t.Errorf("after a write fault: resident %s, want %s", got, want)
+	}
+	put(t, as, w+PageSize, "w")
+	must(t, as.Fault(w, Read))
+	if got, want := resident(w, 4), "1111"; got != want {
+		t.Errorf("after a read fault of a 4-page mapping: resident %s, want %s", got, want)
+	}
+	if got := get(t, as, w+PageSize, 1) + get(t, as, m+3*PageSize, 1); got != "w\x00" {
+		t.Errorf("read %q: the private copy, and the file", got)
+	}
+}

@@ -95,7 +95,9 @@ type linuxStatfs struct {
 type linuxRusage struct {
 	Utime, Stime linuxTimeval
 	Maxrss       int64
-	_            [13]int64 // ixrss ... nivcsw: not counted
+	_            [3]int64 // ixrss, idrss, isrss: not counted
+	Minflt       int64
+	_            [9]int64 // majflt ... nivcsw: not counted
 }
 
 // linuxTms is struct tms, in clock ticks.

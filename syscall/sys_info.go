@@ -99,9 +99,9 @@ const (
 	rusageThread   = 1
 )
 
-// sysGetrusage implements getrusage(2): the user and system CPU time of
-// the process, of its waited-for children, or of the thread; the other
-// counters are not kept and read 0.
+// sysGetrusage implements getrusage(2): the user and system CPU time and
+// the page faults of the process, of its waited-for children, or of the
+// thread; the other counters are not kept and read 0.
 func sysGetrusage(t *kernel.Task, a Args) (uint64, error) {
 	var u kernel.Usage
 	switch a[0] {
@@ -114,7 +114,7 @@ func sysGetrusage(t *kernel.Task, a Args) (uint64, error) {
 	default:
 		return 0, unix.EINVAL
 	}
-	return 0, copyOutStruct(t, a[1], linuxRusage{Utime: durationTimeval(u.User), Stime: durationTimeval(u.System)})
+	return 0, copyOutStruct(t, a[1], linuxRusage{Utime: durationTimeval(u.User), Stime: durationTimeval(u.System), Minflt: int64(u.MinorFaults)})
 }
 
 // clockTicks is USER_HZ, the unit of times(2).
