@@ -6,14 +6,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/jiege-go/jiege/tools/jiege/internal/load"
@@ -125,9 +122,9 @@ func (b *bencher) once(ctx context.Context, t *target) (runFigures, error) {
 	if s := b.bootStage(ctx, g); !s.Passed() {
 		return r, fmt.Errorf("boot: %s (console %s)", s.Detail, logPath)
 	}
-	at, err := first200(ctx, g.Addr(), b.bootTimeout+probe.First200Timeout)
-	if err != nil {
-		return r, fmt.Errorf("first 200: %v (console %s)", err, logPath)
+	s, at := probe.First200(ctx, g.Addr())
+	if !s.Passed() {
+		return r, fmt.Errorf("first 200: %s (console %s)", s.Detail, logPath)
 	}
 	r.boot = at.Sub(g.Started()).Seconds()
 	addr := g.Addr()
@@ -180,54 +177,6 @@ func transferRequest(img *rootfs.Image) (load.Request, bool) {
 		}
 	}
 	return load.Request{}, false
-}
-
-// first200 returns when GET / first answered 200. Before the guest's network
-// is up, QEMU's hostfwd accepts and then holds a connection for seconds, so
-// a new attempt starts every pollEvery while earlier ones still wait: the
-// time is accurate to pollEvery, not to one attempt's timeout.
-func first200(ctx context.Context, addr string, timeout time.Duration) (time.Time, error) {
-	const pollEvery = 250 * time.Millisecond
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true, Proxy: nil}, Timeout: 5 * time.Second}
-	got := make(chan time.Time, 1)
-	var last atomic.Value
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	tick := time.NewTicker(pollEvery)
-	defer tick.Stop()
-	for {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+addr+"/", nil)
-			resp, err := client.Do(req)
-			if err != nil {
-				last.Store(err.Error())
-				return
-			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				last.Store(resp.Status)
-				return
-			}
-			select {
-			case got <- time.Now():
-			default:
-			}
-		}()
-		select {
-		case at := <-got:
-			cancel()
-			return at, nil
-		case <-ctx.Done():
-			msg, _ := last.Load().(string)
-			return time.Time{}, fmt.Errorf("no 200 within %v (last: %s)", timeout, msg)
-		case <-tick.C:
-		}
-	}
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

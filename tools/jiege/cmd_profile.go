@@ -12,6 +12,7 @@ import (
 	"github.com/jiege-go/jiege/profiling"
 	"github.com/jiege-go/jiege/tools/jiege/internal/kprof"
 	"github.com/jiege-go/jiege/tools/jiege/internal/load"
+	"github.com/jiege-go/jiege/tools/jiege/internal/probe"
 )
 
 // cmdProfile boots our kernel with its sampling profiler on, puts the
@@ -116,8 +117,8 @@ func cmdProfile(ctx context.Context, args []string) error {
 		return &exitError{exitFail, fmt.Errorf("boot: %s", s.Detail)}
 	}
 	if initrd == "" {
-		if _, err := first200(ctx, g.Addr(), c.bootTimeout+time.Minute); err != nil {
-			return &exitError{exitFail, fmt.Errorf("first 200: %v (console %s)", err, logPath)}
+		if s, _ := probe.First200(ctx, g.Addr()); !s.Passed() {
+			return &exitError{exitFail, fmt.Errorf("first 200: %s (console %s)", s.Detail, logPath)}
 		}
 	}
 	q, err := kprof.DialQMP(socket, 10*time.Second)

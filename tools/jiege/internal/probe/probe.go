@@ -58,8 +58,13 @@ const (
 	SurvivalTimeout    = 15 * time.Second
 )
 
-// pollEvery is how often polling stages start a new attempt.
-const pollEvery = 250 * time.Millisecond
+// pollEvery is how often polling stages start a new attempt; once an
+// attempt has ended within quickAnswer, every fastPollEvery.
+const (
+	pollEvery     = 250 * time.Millisecond
+	quickAnswer   = 100 * time.Millisecond
+	fastPollEvery = 10 * time.Millisecond
+)
 
 // attemptTimeout bounds one poll attempt's wait for response bytes.
 const attemptTimeout = 5 * time.Second
@@ -70,8 +75,12 @@ const maxInFlight = 2 * int(attemptTimeout/pollEvery)
 // poll starts attempt every pollEvery without waiting for earlier attempts
 // to end: before the guest's network is up, QEMU's hostfwd accepts and then
 // holds a connection for seconds, and the time of the first success must
-// not depend on that. It returns when an attempt first succeeded (zero if
-// none did before ctx ended), how many attempts started, and the last error.
+// not depend on that. Once an attempt ends quickly (the guest answered,
+// if only with a reset because nothing listens yet), attempts no longer
+// pile up and start every fastPollEvery, so that the first success is
+// seen within that of the server's readiness, not within pollEvery. It
+// returns when an attempt first succeeded (zero if none did before ctx
+// ended), how many attempts started, and the last error.
 func poll(ctx context.Context, attempt func(context.Context) error) (time.Time, int, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -79,10 +88,14 @@ func poll(ctx context.Context, attempt func(context.Context) error) (time.Time, 
 		cancel() // ends the attempts still running
 		wg.Wait()
 	}()
-	results := make(chan error, maxInFlight)
+	type result struct {
+		err  error
+		took time.Duration
+	}
+	results := make(chan result, maxInFlight)
 	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
-	started, inFlight := 0, 0
+	started, inFlight, fast := 0, 0, false
 	var last error
 	start := func() {
 		started++
@@ -92,16 +105,23 @@ func poll(ctx context.Context, attempt func(context.Context) error) (time.Time, 
 			defer wg.Done()
 			actx, acancel := context.WithTimeout(ctx, attemptTimeout)
 			defer acancel()
-			results <- attempt(actx)
+			t0 := time.Now()
+			err := attempt(actx)
+			results <- result{err, time.Since(t0)}
 		}()
 	}
 	start()
 	for {
 		select {
-		case err := <-results:
+		case r := <-results:
 			inFlight--
+			err := r.err
 			if err == nil {
 				return time.Now(), started, nil
+			}
+			if !fast && r.took < quickAnswer {
+				fast = true
+				tick.Reset(fastPollEvery)
 			}
 			// An attempt cut short by the deadline says less than an
 			// earlier answer did.
@@ -192,7 +212,7 @@ func get(ctx context.Context, addr, path string) (*response, error) {
 
 // First200 polls GET / until it answers 200 or the deadline passes, and
 // returns the time the first 200 arrived (zero on failure), accurate to
-// pollEvery: attempts overlap (see poll).
+// fastPollEvery once the guest answers connections (see poll).
 func First200(ctx context.Context, addr string) (report.Stage, time.Time) {
 	ctx, cancel := context.WithTimeout(ctx, First200Timeout)
 	defer cancel()

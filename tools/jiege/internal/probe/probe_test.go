@@ -178,6 +178,45 @@ func TestFirst200NotDelayedByHeldConnections(t *testing.T) {
 	}
 }
 
+// Once the guest's network is up, a connection to a port with no
+// listener is reset at once: polling then speeds up, and the first 200
+// is seen within fastPollEvery of the server's readiness, not at the
+// next pollEvery.
+func TestFirst200PollsFastOnceAnswered(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	begin := time.Now()
+	netUp, ready := begin.Add(300*time.Millisecond), begin.Add(820*time.Millisecond)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				switch now := time.Now(); {
+				case now.Before(netUp):
+					time.Sleep(4 * time.Second) // held, then dropped
+				case now.Before(ready): // reset: nothing listens yet
+				default:
+					http.ReadRequest(bufio.NewReader(c))
+					c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"))
+				}
+			}()
+		}
+	}()
+	s, at := First200(ctxFor(t, 10*time.Second), ln.Addr().String())
+	wantStage(t, s, report.Pass, "")
+	// Every pollEvery, the first attempt after 820ms would start at 1000ms.
+	if d := at.Sub(begin); d < 820*time.Millisecond || d > 950*time.Millisecond {
+		t.Errorf("first 200 seen after %v; the server answered from 820ms", d)
+	}
+}
+
 func TestFingerprintNginx(t *testing.T) {
 	tg, files := fixture(t)
 	srv := start(t, fakehttp.Options{Files: files})
