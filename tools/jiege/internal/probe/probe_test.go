@@ -140,16 +140,15 @@ func TestFirst200(t *testing.T) {
 	}
 }
 
-// Before the guest listens, QEMU's hostfwd accepts and holds connections
-// for seconds; the first 200 must be seen when the server is ready, not when
-// such a held attempt gives up.
-func TestFirst200NotDelayedByHeldConnections(t *testing.T) {
+// serveConns listens on the loopback and hands every connection to
+// handle, which the connection's close follows; it returns the address.
+func serveConns(t *testing.T, handle func(c net.Conn)) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	ready := time.Now().Add(700 * time.Millisecond)
+	t.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -158,17 +157,33 @@ func TestFirst200NotDelayedByHeldConnections(t *testing.T) {
 			}
 			go func() {
 				defer c.Close()
-				if time.Now().Before(ready) {
-					time.Sleep(4 * time.Second) // held, then dropped
-					return
-				}
-				http.ReadRequest(bufio.NewReader(c))
-				c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"))
+				handle(c)
 			}()
 		}
 	}()
+	return ln.Addr().String()
+}
+
+// answer200 reads a request and answers 200.
+func answer200(c net.Conn) {
+	http.ReadRequest(bufio.NewReader(c))
+	c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"))
+}
+
+// Before the guest listens, QEMU's hostfwd accepts and holds connections
+// for seconds; the first 200 must be seen when the server is ready, not when
+// such a held attempt gives up.
+func TestFirst200NotDelayedByHeldConnections(t *testing.T) {
+	ready := time.Now().Add(700 * time.Millisecond)
+	addr := serveConns(t, func(c net.Conn) {
+		if time.Now().Before(ready) {
+			time.Sleep(4 * time.Second) // held, then dropped
+			return
+		}
+		answer200(c)
+	})
 	start := time.Now()
-	s, at := First200(ctxFor(t, 10*time.Second), ln.Addr().String())
+	s, at := First200(ctxFor(t, 10*time.Second), addr)
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("returned after %v: the held attempts were not cut short", d)
 	}
@@ -183,33 +198,18 @@ func TestFirst200NotDelayedByHeldConnections(t *testing.T) {
 // is seen within fastPollEvery of the server's readiness, not at the
 // next pollEvery.
 func TestFirst200PollsFastOnceAnswered(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
 	begin := time.Now()
 	netUp, ready := begin.Add(300*time.Millisecond), begin.Add(820*time.Millisecond)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				switch now := time.Now(); {
-				case now.Before(netUp):
-					time.Sleep(4 * time.Second) // held, then dropped
-				case now.Before(ready): // reset: nothing listens yet
-				default:
-					http.ReadRequest(bufio.NewReader(c))
-					c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"))
-				}
-			}()
+	addr := serveConns(t, func(c net.Conn) {
+		switch now := time.Now(); {
+		case now.Before(netUp):
+			time.Sleep(4 * time.Second) // held, then dropped
+		case now.Before(ready): // reset: nothing listens yet
+		default:
+			answer200(c)
 		}
-	}()
-	s, at := First200(ctxFor(t, 10*time.Second), ln.Addr().String())
+	})
+	s, at := First200(ctxFor(t, 10*time.Second), addr)
 	wantStage(t, s, report.Pass, "")
 	// Every pollEvery, the first attempt after 820ms would start at 1000ms.
 	if d := at.Sub(begin); d < 820*time.Millisecond || d > 950*time.Millisecond {
