@@ -58,6 +58,10 @@ type Options struct {
 // bodyTimeout bounds the wait for a request body.
 const bodyTimeout = 300 * time.Millisecond
 
+// lingerTime bounds how long a closing connection reads and drops what
+// the client still sends (nginx's lingering close).
+const lingerTime = 2 * time.Second
+
 // Server is a running imitation.
 type Server struct {
 	Addr string // 127.0.0.1:port
@@ -141,10 +145,10 @@ func (s *Server) accept() {
 		go func() {
 			defer s.wg.Done()
 			s.serve(c)
+			lingeringClose(c) // listed meanwhile: Close ends it at once
 			s.mu.Lock()
 			delete(s.conns, c)
 			s.mu.Unlock()
-			c.Close()
 		}()
 	}
 }
@@ -188,6 +192,21 @@ func (s *Server) serve(c net.Conn) {
 			return
 		}
 	}
+}
+
+// lingeringClose closes c as nginx does: the write side first, then
+// what the client still sends (pipelined requests after the last answer)
+// is read and dropped until it closes or lingerTime passes. A close with
+// unread data would reset the connection, and the client could lose the
+// end of the last answer still in flight.
+func lingeringClose(c net.Conn) {
+	defer c.Close()
+	tc, ok := c.(*net.TCPConn)
+	if !ok || tc.CloseWrite() != nil {
+		return
+	}
+	c.SetReadDeadline(time.Now().Add(lingerTime))
+	io.Copy(io.Discard, c)
 }
 
 func (s *Server) lookup(p string) ([]byte, bool) {
