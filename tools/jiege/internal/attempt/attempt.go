@@ -150,7 +150,6 @@ type Running struct {
 
 	mu      sync.Mutex
 	found   map[int]Launch // QEMUs found without the shim, by pid
-	starts  map[int]uint64 // start times of the shim's QEMUs, by pid
 	scanned time.Time      // the last look through /proc for them
 }
 
@@ -202,7 +201,7 @@ func (a *Attempt) Start(ctx context.Context, logPath string, console io.Writer) 
 		"PATH="+shimDir+string(os.PathListSeparator)+os.Getenv("PATH"),
 		envReal+"="+real, envPort+"="+strconv.Itoa(port), envGuest+"="+strconv.Itoa(guest), envDir+"="+shimDir,
 		envExtra+"="+extraJSON(a.QEMUArgs), envCapture+"="+capture)
-	r := &Running{shimDir: shimDir, guestPort: guest, found: map[int]Launch{}, starts: map[int]uint64{}}
+	r := &Running{shimDir: shimDir, guestPort: guest, found: map[int]Launch{}}
 	in, err := qemu.StartCommand(ctx, cmd, port, logPath, console, r.serving)
 	if err != nil {
 		os.RemoveAll(shimDir)
@@ -255,11 +254,14 @@ func (r *Running) Launches() []Launch {
 			continue
 		}
 		b, _ := os.ReadFile(filepath.Join(r.shimDir, e.Name()))
-		l := Launch{PID: pid, Args0: qemu.DefaultBinary, Args: strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00"), Shimmed: true}
+		start, args, ok := parseRecord(b)
+		if !ok {
+			continue
+		}
+		l := Launch{PID: pid, Args0: qemu.DefaultBinary, Args: args, Shimmed: true, start: start}
 		if c := captureFile(r.shimDir, pid); slices.ContainsFunc(l.Args, func(a string) bool { return strings.HasSuffix(a, ",file="+c) }) {
 			l.Capture = c
 		}
-		l.start = r.shimStart(pid)
 		shimmed[pid] = true
 		ls = append(ls, l)
 	}
@@ -316,32 +318,10 @@ func (r *Running) findUnshimmed(shimmed map[int]bool) {
 	}
 }
 
-// Alive reports whether l's process still runs (a reused pid does not count).
-//
-// A shimmed QEMU is known by its start time once seen (reading its
-// environment can fail for a moment while the shim execs QEMU, which
-// must not look like an exit), else by this run's shim directory in its
-// environment.
+// Alive reports whether l's process still runs (a reused pid does not
+// count: the start time the shim recorded, or /proc gave, must match).
 func (r *Running) Alive(l Launch) bool {
-	if l.Shimmed && l.start == 0 {
-		return r.ours(l.PID)
-	}
 	return liveSince(l.PID, l.start)
-}
-
-// shimStart is the start time of the process the shim recorded as pid,
-// taken the first time it is seen as this run's (0 before).
-func (r *Running) shimStart(pid int) uint64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if st, ok := r.starts[pid]; ok {
-		return st
-	}
-	if p, ok := readStat(pid); ok && r.ours(pid) {
-		r.starts[pid] = p.start
-		return p.start
-	}
-	return 0
 }
 
 // Serving is the QEMU that serves the attempt now: of the live ones, the
@@ -409,13 +389,6 @@ func (r *Running) QEMUAlive() bool {
 	return ok
 }
 
-// ours reports whether pid is a live process launched by this run's shim:
-// its environment carries this run's shim directory (pids get reused).
-func (r *Running) ours(pid int) bool {
-	p, ok := readStat(pid)
-	return ok && p.state != "Z" && hasEnv(pid, envDir+"="+r.shimDir)
-}
-
 // Stop ends the run command's process group and then any QEMU the shim
 // started that escaped it (a run command may daemonize or setsid).
 func (r *Running) Stop() error {
@@ -465,12 +438,39 @@ func Shim(args []string) error {
 			out, _ = WithCapture(out, guest, captureFile(dir, os.Getpid()))
 		}
 	}
-	rec := filepath.Join(dir, "qemu."+strconv.Itoa(os.Getpid()))
-	if err := os.WriteFile(rec, []byte(strings.Join(out, "\x00")), 0o644); err != nil {
+	if err := writeRecord(dir, out); err != nil {
 		return fmt.Errorf("qemu shim: %w", err)
 	}
 	fmt.Fprintf(os.Stderr, "%s%s\n", ShimLine, strings.Join(out, " "))
 	return syscall.Exec(real, append([]string{real}, out...), os.Environ())
+}
+
+// writeRecord leaves in dir the shim's record of this process: its start
+// time (which exec keeps, and which tells a reused pid apart) on the
+// first line, then QEMU's arguments separated by NULs. It appears whole,
+// by a rename, so a reader never sees half of it.
+func writeRecord(dir string, args []string) error {
+	self, ok := readStat(os.Getpid())
+	if !ok {
+		return errors.New("cannot read /proc/self/stat")
+	}
+	name := "qemu." + strconv.Itoa(os.Getpid())
+	tmp := filepath.Join(dir, "."+name)
+	body := strconv.FormatUint(self.start, 10) + "\n" + strings.Join(args, "\x00")
+	if err := os.WriteFile(tmp, []byte(body), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(dir, name))
+}
+
+// parseRecord reads what writeRecord wrote.
+func parseRecord(b []byte) (start uint64, args []string, ok bool) {
+	head, rest, found := strings.Cut(string(b), "\n")
+	start, err := strconv.ParseUint(head, 10, 64)
+	if !found || err != nil || start == 0 {
+		return 0, nil, false
+	}
+	return start, strings.Split(rest, "\x00"), true
 }
 
 func captureFile(dir string, pid int) string {
