@@ -15,7 +15,9 @@ KERNEL    := $(BUILD)/kernel.elf
 ROOTFS    := $(BUILD)/rootfs-ours.cpio
 TRAMP     := $(BUILD)/tramp.bin
 ENTRY     := github.com/jiege-go/jiege/arch/riscv64.Entry
-KERNEL_LDFLAGS := -T 0x80010000 -R 0x1000 -E $(ENTRY)
+# Linked in the kernel's direct map (mm.KernelDirectMap + the physical
+# address 0x80010000); cmd/kimage gives the ELF its physical load addresses.
+KERNEL_LDFLAGS := -T 0x2080010000 -R 0x1000 -E $(ENTRY)
 
 .PHONY: all kernel qemu qemu-kernel qemu-gdb test vet jiege rootfs clean deps-qemu deps-test
 
@@ -23,8 +25,8 @@ all: kernel jiege
 
 kernel: $(KERNEL) $(TRAMP)
 
-# The kernel is a linux/riscv64 Go program linked at physical addresses; it
-# serves its own runtime's Linux system calls (see DESIGN.md).
+# The kernel is a linux/riscv64 Go program; it serves its own runtime's
+# Linux system calls (see DESIGN.md).
 $(KERNEL): FORCE
 	@mkdir -p $(BUILD)
 	GOOS=linux GOARCH=riscv64 CGO_ENABLED=0 $(GO) build -trimpath \

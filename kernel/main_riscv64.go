@@ -61,7 +61,7 @@ func Main(syscalls SyscallLayer) {
 	heapLimit := int64(m.RAMSize / goHeapShare)
 	debug.SetMemoryLimit(heapLimit)
 
-	fmt.Printf("Jiege-Go %s (%s) riscv64, M-mode, %d of %d harts running\n", Version, runtime.Version(), arch.Harts(), m.Harts)
+	fmt.Printf("Jiege-Go %s (%s) riscv64, S-mode, %d of %d harts running\n", Version, runtime.Version(), arch.Harts(), m.Harts)
 	fmt.Printf("machine: %s, timebase %d Hz\n", m.Model, m.Timebase)
 	fmt.Printf("memory: %#x-%#x (%d MiB)\n", m.RAMBase, m.RAMBase+m.RAMSize, m.RAMSize>>20)
 	imageSize := b.KernelEnd - 0x8001_0000
@@ -75,6 +75,8 @@ func Main(syscalls SyscallLayer) {
 		}
 	}
 	residentImage = uint64(imageSize)
+	fmt.Printf("  virtual: user 0-%#x; kernel in every table: direct map at %#x, runtime heap %#x-%#x\n",
+		mm.MaxUserVA, b.DirectMap, b.HeapStart, b.HeapEnd)
 	fmt.Printf("  %#x-%#x device tree\n", b.DTB, b.DTB+uintptr(dtSize))
 	if m.InitrdEnd > m.InitrdStart {
 		fmt.Printf("  %#x-%#x initrd (%d KiB)\n", m.InitrdStart, m.InitrdEnd, (m.InitrdEnd-m.InitrdStart)>>10)

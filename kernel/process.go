@@ -203,10 +203,11 @@ func (p *Process) newChild(pid int, as *mm.AddressSpace, vm *sharedVM, files *fs
 	return c
 }
 
-// Interpreter and PIE placement (Sv39 user space is 256 GiB).
+// Interpreter and PIE placement in the 128 GiB of user space: a PIE at
+// two thirds of it, as Linux's ELF_ET_DYN_BASE.
 const (
-	pieBias    = 0x2a_aaaa_a000
-	interpBias = 0x3e_0000_0000
+	pieBias    = 0x15_5555_5000
+	interpBias = 0x1e_0000_0000
 )
 
 // Cred is who the process is for permission checks: its effective ids

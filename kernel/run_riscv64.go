@@ -24,6 +24,10 @@ func (t *Task) Run(dispatch func(*Task)) {
 		t.leave()
 		arch.FreeUserFrame(t.Regs)
 	}()
+	// One clock read per trap: where a trap's handling ends, the next
+	// stretch of user time begins (what runs between is kernel time
+	// charged as user time, a few instructions).
+	userStart := arch.Ticks()
 	for !t.Exiting {
 		t.HandleSignals()
 		select {
@@ -36,7 +40,6 @@ func (t *Task) Run(dispatch func(*Task)) {
 			as.DropTruncated()
 			t.Proc.Unlock()
 		}
-		userStart := arch.Ticks()
 		t.Regs.Owner = uint64(t.Proc.PID) // exec replaces the registers
 		cause := arch.RunUser(t.Regs)
 		kernelStart, blocked := arch.Ticks(), t.blockedNs
@@ -90,8 +93,9 @@ func (t *Task) Run(dispatch func(*Task)) {
 		default:
 			t.Fault(unix.SIGSEGV, SegvMapErr, t.Regs.Tval, cause)
 		}
+		userStart = arch.Ticks()
 		if !arch.IsInterrupt(cause) {
-			spent := arch.TicksToNs(arch.Ticks()-kernelStart) - (t.blockedNs - blocked)
+			spent := arch.TicksToNs(userStart-kernelStart) - (t.blockedNs - blocked)
 			t.sysNs.Add(max(spent, 0))
 		}
 	}

@@ -270,7 +270,7 @@ const (
 )
 
 func newUserSpace(code []uint32, data string) (*userSpace, error) {
-	u := &userSpace{root: arch.AllocFrame()}
+	u := &userSpace{root: arch.NewUserRoot()}
 	cp, dp := arch.AllocFrame(), arch.AllocFrame()
 	if u.root == 0 || cp == 0 || dp == 0 {
 		return nil, fmt.Errorf("out of frames")
@@ -400,7 +400,8 @@ func checkUserMode() (string, error) {
 		return "", fmt.Errorf("spin program: %d interrupts, other goroutine progressed %d times", interrupts, progress.Load())
 	}
 
-	const kernelAddr = 0x8001_0000
+	// The kernel's image, mapped in every address space, without the U bit.
+	const kernelAddr = uint64(mm.DirectMap + 0x8001_0000)
 	if u, err = newUserSpace([]uint32{rvLD(regA0, regA1, 0), rvJ0()}, ""); err != nil {
 		return "", err
 	}

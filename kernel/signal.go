@@ -3,6 +3,7 @@ package kernel
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -126,6 +127,7 @@ type taskSignals struct {
 	hasSavedMask bool
 
 	restart   Restart // how an interrupted system call resumes
+	seenGen   uint64  // sigMu's count when HandleSignals last ran to the end
 	restartA0 uint64
 	// restartBlock continues an interrupted sleep with the time left,
 	// through restart_syscall (Linux's restart_block).
@@ -134,7 +136,23 @@ type taskSignals struct {
 
 // sigMu guards every process's and task's signal state, process groups and
 // sessions: senders touch several processes at once.
-var sigMu sync.Mutex
+var sigMu signalLock
+
+// signalLock is a mutex that counts its critical sections: every change
+// to signal state happens under it, so a task that saw the count it saw
+// when it last handled its signals has nothing new to handle, and the
+// return to user mode skips the lock (Linux's TIF_SIGPENDING test).
+type signalLock struct {
+	mu  sync.Mutex
+	gen atomic.Uint64
+}
+
+func (l *signalLock) Lock() { l.mu.Lock() }
+
+func (l *signalLock) Unlock() {
+	l.gen.Add(1)
+	l.mu.Unlock()
+}
 
 // defaultAction is what SIG_DFL does with a signal.
 type defaultAction int
@@ -499,9 +517,15 @@ func (t *Task) TakeRestartBlock() func(*Task) (uint64, error) {
 // for the deliverable pending signals, and decides whether an interrupted
 // system call is re-executed.
 func (t *Task) HandleSignals() {
+	if t.sig.seenGen != 0 && sigMu.gen.Load() == t.sig.seenGen && t.sig.restart == RestartNever && !t.sig.hasSavedMask {
+		return
+	}
 	p := t.Proc
 	sigMu.Lock()
-	defer sigMu.Unlock()
+	defer func() {
+		t.sig.seenGen = sigMu.gen.Load() + 1 // the count after this Unlock
+		sigMu.Unlock()
+	}()
 	for {
 		select {
 		case <-p.exited:

@@ -11,6 +11,9 @@ import (
 // it shares with the trap handler; tests use a Frames over a Go buffer.
 type Memory interface {
 	AllocFrame() uintptr
+	// NewRoot returns a zeroed root table for an address space, holding
+	// whatever the platform maps above MaxUserVA (the kernel's half).
+	NewRoot() uintptr
 	FreeFrame(pa uintptr)
 	Map(root, va, pa uintptr, perm uint64) bool
 	// FreeTables frees a page table; the address space has unmapped
@@ -43,10 +46,11 @@ const (
 	Execute
 )
 
-// User address-space layout (Sv39 lower half).
+// User address-space layout (the lower half of Sv39's lower half; the
+// kernel is mapped above MaxUserVA).
 const (
-	UserMmapTop  = uintptr(0x3f_0000_0000) // non-fixed mmaps grow down from here
-	UserStackTop = uintptr(0x3f_8000_0000)
+	UserMmapTop  = uintptr(0x1f_0000_0000) // non-fixed mmaps grow down from here
+	UserStackTop = uintptr(0x1f_8000_0000)
 	UserMin      = uintptr(0x10000) // nothing is mapped below: null pointers fault
 
 	// MaxMapCount is Linux's default vm.max_map_count: more VMAs than
@@ -138,7 +142,7 @@ type truncation struct {
 
 // NewAddressSpace returns an empty address space.
 func NewAddressSpace(mem Memory) (*AddressSpace, error) {
-	root := mem.AllocFrame()
+	root := mem.NewRoot()
 	if root == 0 {
 		return nil, ErrNoMemory
 	}
@@ -274,7 +278,7 @@ func (as *AddressSpace) flush() {
 // private pages shared copy-on-write (read-only in both until one writes),
 // shared memory shared.
 func (as *AddressSpace) Clone() (*AddressSpace, error) {
-	root := as.mem.AllocFrame()
+	root := as.mem.NewRoot()
 	if root == 0 {
 		return nil, ErrNoMemory
 	}

@@ -115,8 +115,18 @@ func Zero(pa, n uintptr) {
 	}
 }
 
-// Ptr turns a physical address into a pointer. Physical memory is outside
-// the Go heap, so the garbage collector ignores such pointers.
+// Ptr turns a physical address into a pointer through the kernel's direct
+// map of physical memory. Physical memory is outside the Go heap, so the
+// garbage collector ignores such pointers.
 //
 //go:nosplit
-func Ptr(pa uintptr) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&pa)) }
+func Ptr(pa uintptr) unsafe.Pointer {
+	va := pa + DirectMap
+	return *(*unsafe.Pointer)(unsafe.Pointer(&va))
+}
+
+// PhysOf is the physical address behind a pointer into the direct map
+// (or the kernel image, which lies in it).
+//
+//go:nosplit
+func PhysOf(p unsafe.Pointer) uintptr { return uintptr(p) - DirectMap }

@@ -115,3 +115,37 @@ func TestFreeTables(t *testing.T) {
 	}
 	_ = buf
 }
+
+// A user table holds the kernel's half (root entries above MaxUserVA,
+// copied from the kernel's table, whose lower tables every address space
+// shares): FreeTables frees the user part and leaves the kernel's.
+func TestFreeTablesLeavesTheKernelHalf(t *testing.T) {
+	start, end, buf := ram(t, 64)
+	var f Frames
+	f.AddRange(start, end)
+	kernel := f.Alloc()
+	const window = KernelDirectMap + 64*GigaPageSize
+	MapGiga(kernel, KernelDirectMap, 0, PTERead|PTEWrite)
+	MapTable(kernel, window, f.Alloc())
+	kernelPage := f.Alloc()
+	Map(kernel, window+5*PageSize, kernelPage, PTERead|PTEWrite, &f)
+	kernelFrames, _ := f.Stats()
+
+	user := f.Alloc()
+	CopyRootEntries(user, kernel, KernelDirectMap, 2*KernelDirectMap)
+	Map(user, 0x1_0000, f.Alloc(), PTERead|PTEUser, &f)
+	if pa, _, ok := Translate(user, window+5*PageSize); !ok || pa != kernelPage {
+		t.Fatalf("the kernel's page through the user table: %#x %v, want %#x", pa, ok, kernelPage)
+	}
+	if pa, _, ok := Translate(user, KernelDirectMap+0x1234); !ok || pa != 0x1234 {
+		t.Fatalf("the direct map through the user table: %#x %v", pa, ok)
+	}
+	FreeTables(user, true, f.Free)
+	if inUse, _ := f.Stats(); inUse != kernelFrames {
+		t.Fatalf("%d frames in use after freeing the user table, want the kernel's %d", inUse, kernelFrames)
+	}
+	if pa, _, ok := Translate(kernel, window+5*PageSize); !ok || pa != kernelPage {
+		t.Fatalf("the kernel's page after the user table went: %#x %v", pa, ok)
+	}
+	_ = buf
+}

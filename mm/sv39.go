@@ -1,7 +1,5 @@
 package mm
 
-import "unsafe"
-
 // PTE bits of the RISC-V Sv39 format (privileged spec, "Sv39").
 const (
 	PTEValid    = 1 << 0
@@ -18,12 +16,19 @@ const (
 
 // Sv39 geometry: three levels of 512 entries, 39-bit virtual addresses.
 const (
-	levels       = 3
-	entryBits    = 9
-	MaxUserVA    = uintptr(1) << 38 // lower half of the Sv39 space
+	levels    = 3
+	entryBits = 9
+	// MaxUserVA is the top of user memory: the lower half of Sv39's lower
+	// half. The kernel maps itself into every address space above it.
+	MaxUserVA    = uintptr(1) << 37
 	GigaPageSize = uintptr(1) << 30
 	MegaPageSize = uintptr(1) << 21
 )
+
+// KernelDirectMap is where the riscv64 kernel maps physical memory (and
+// its own image, linked there): just above user memory, in the kernel's
+// half of every address space.
+const KernelDirectMap = MaxUserVA
 
 // SatpSv39 is the satp value that selects Sv39 with root table root.
 //
@@ -44,7 +49,7 @@ func entry(table uintptr, idx uintptr) *uint64 {
 	return (*uint64)(Ptr(table + idx*8))
 }
 
-// Walk returns the address of the level-0 entry that maps va in the table
+// Walk returns the physical address of the level-0 entry that maps va in the table
 // rooted at root, creating intermediate tables from frames when it is not
 // nil. It returns 0 when a table is missing and frames is nil or empty, or
 // when va lies under a superpage.
@@ -68,7 +73,7 @@ func Walk(root, va uintptr, frames *Frames) uintptr {
 		}
 		table = pteAddr(*e)
 	}
-	return uintptr(unsafe.Pointer(entry(table, vpn(va, 0))))
+	return table + vpn(va, 0)*8
 }
 
 // Map maps the page at va to the frame pa with the permission bits perm.
@@ -89,6 +94,24 @@ func Map(root, va, pa uintptr, perm uint64, frames *Frames) bool {
 //go:nosplit
 func MapGiga(root, va, pa uintptr, perm uint64) {
 	*entry(root, vpn(va, 2)) = makePTE(pa, perm)
+}
+
+// MapTable points root's entry for the gigabyte holding va at the
+// next-level table at pa.
+//
+//go:nosplit
+func MapTable(root, va, pa uintptr) {
+	*entry(root, vpn(va, 2)) = makePTE(pa, 0)
+}
+
+// CopyRootEntries copies root entries [from, to) of src into dst: the
+// kernel's half of every user table.
+//
+//go:nosplit
+func CopyRootEntries(dst, src, from, to uintptr) {
+	for i := vpn(from, levels-1); i < vpn(to-1, levels-1)+1; i++ {
+		*entry(dst, i) = *entry(src, i)
+	}
 }
 
 // Translate returns the physical address that va maps to and the PTE's
@@ -182,12 +205,18 @@ func eachLeaf(root, start, end uintptr, free *Frames, op int) (count int) {
 // FreeTables gives every page-table frame below root, and root itself, to
 // free; leaf frames too when leaves is true. Superpage leaves are never
 // freed (they map memory the tables do not own).
+// Only the user part of root is walked: the kernel's entries above
+// MaxUserVA are shared by every address space.
 func FreeTables(root uintptr, leaves bool, free func(pa uintptr)) {
 	freeTable(root, levels-1, leaves, free)
 }
 
 func freeTable(table uintptr, level int, leaves bool, free func(pa uintptr)) {
-	for i := uintptr(0); i < 512; i++ {
+	n := uintptr(512)
+	if level == levels-1 {
+		n = vpn(MaxUserVA, levels-1)
+	}
+	for i := uintptr(0); i < n; i++ {
 		e := *entry(table, i)
 		if e&PTEValid == 0 {
 			continue

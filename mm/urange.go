@@ -14,7 +14,7 @@ var (
 // UserRange checks the user range [addr, addr+length) before any arithmetic
 // on it, as every memory call does: addr must be page aligned, length is
 // rounded up to whole pages without wrapping, and the range must end at or
-// below MaxUserVA (the top of Sv39's lower half, Linux's TASK_SIZE). A zero
+// below MaxUserVA (the kernel lies above it; Linux's TASK_SIZE). A zero
 // length gives the empty range at addr; callers decide what that means.
 func UserRange(addr, length uintptr) (start, end uintptr, err error) {
 	if addr%PageSize != 0 {

@@ -128,7 +128,7 @@ func TestKernelSelftest(t *testing.T) {
 	hostEnd := time.Now()
 	assertSelftestPassed(t, r, "entropy")
 	for _, want := range []string{
-		"Jiege-Go ", "riscv64, M-mode",
+		"Jiege-Go ", "riscv64, S-mode",
 		"memory: 0x80000000-0x90000000 (256 MiB)",
 		"kernel image", "device tree",
 		"uart", "clint", "plic", "rtc", "test",
@@ -174,7 +174,7 @@ func TestKernelSelftestSMP(t *testing.T) {
 				"-global", "virtio-mmio.force-legacy=false", "-device", "virtio-rng-device")
 			assertSelftestPassed(t, r, "entropy")
 			for _, want := range []string{
-				fmt.Sprintf("M-mode, %d of %d harts running", n, n),
+				fmt.Sprintf("S-mode, %d of %d harts running", n, n),
 				fmt.Sprintf("selftest: harts: ok (%d harts, GOMAXPROCS %d, goroutines ran on every hart", n, n),
 			} {
 				if !strings.Contains(r.console, want) {

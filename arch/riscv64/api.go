@@ -27,14 +27,18 @@ type BootInfo struct {
 	KernelEnd  uintptr
 	BootTicks  uint64 // time CSR at Entry
 	Timebase   uint64 // time CSR ticks per second
+	// The kernel's half of every address space: the direct map of
+	// physical memory at DirectMap, the runtime's window [HeapStart, HeapEnd).
+	DirectMap, HeapStart, HeapEnd uintptr
 }
 
 // Boot returns what the boot code found.
 func Boot() BootInfo {
 	return BootInfo{
 		DTB: bootDTB, InitrdBase: initrdBase, InitrdEnd: initrdEnd,
-		RAMBase: ramBase, RAMSize: ramSize, KernelEnd: kernelEnd(),
+		RAMBase: ramBase, RAMSize: ramSize, KernelEnd: kernelEnd() - directMap,
 		BootTicks: bootTicks, Timebase: timebase,
+		DirectMap: directMap, HeapStart: kvaBase, HeapEnd: kvaLimit,
 	}
 }
 
@@ -104,25 +108,38 @@ func MapUserPage(root, va, pa uintptr, perm uint64) bool {
 // preempt: a goroutine switched in with interrupts off would keep them
 // off); each frame is freed with them off.
 func FreePageTable(root uintptr) {
+	ecall2(sysRetire, root, 0)
 	forgetRoot(root)
 	mm.FreeTables(root, true, FreeFrame)
 }
 
-// NewUserFrame returns a zeroed user context on a frame of its own (the trap
-// path stores registers to it by physical address), or nil.
+// NewUserFrame returns a zeroed user context on a frame of its own (outside
+// the Go heap: the trap path stores registers to it), or nil.
 func NewUserFrame() *Frame {
 	pa := AllocFrame()
 	if pa == 0 {
 		return nil
 	}
-	return frameAt(pa)
+	return (*Frame)(mm.Ptr(pa))
 }
 
 // FreeUserFrame releases a context from NewUserFrame.
-func FreeUserFrame(f *Frame) { FreeFrame(uintptr(unsafe.Pointer(f))) }
+func FreeUserFrame(f *Frame) { FreeFrame(mm.PhysOf(unsafe.Pointer(f))) }
+
+// NewUserRoot returns a root table for a user address space, holding the
+// kernel's half (every address space maps the kernel), or 0.
+func NewUserRoot() uintptr { return withKernelHalf(AllocFrame()) }
+
+// withKernelHalf copies the kernel's root entries into a zeroed root.
+func withKernelHalf(root uintptr) uintptr {
+	if root != 0 {
+		mm.CopyRootEntries(root, kernelRoot, kernelHalf, kernelHalfEnd)
+	}
+	return root
+}
 
 // EnableIRQ gives PLIC interrupt irq a priority and opens every hart's
-// M-mode threshold; the source itself is unmasked by IRQ.Wait.
+// S-mode threshold; the source itself is unmasked by IRQ.Wait.
 func EnableIRQ(irq int) {
 	Write32(plicBase+uintptr(4*irq), 1)
 	for i := 0; i < nHarts; i++ {

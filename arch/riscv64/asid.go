@@ -38,14 +38,15 @@ var (
 	asidRoot [maxHarts][userASIDs + 1]uint32
 )
 
-// probeASIDs checks that satp keeps the ASID bits the kernel uses; it
-// runs in earlyInit, while M-mode accesses are not translated.
+// probeASIDs checks that satp keeps the ASID bits the kernel uses, then
+// loads the kernel table (ASID 0); it runs in earlyInit. The boot table
+// and the kernel table map the kernel's half alike.
 //
 //go:nosplit
 func probeASIDs() {
 	writeSatpOnly(kernelSatp | userASIDs<<satpASID)
 	asidsOn = readSatp()>>satpASID&userASIDs == userASIDs
-	writeSatpOnly(0)
+	writeSatpOnly(kernelSatp)
 }
 
 // asidOf returns the ASID that the table in satp (without ASID) runs as.

@@ -1,21 +1,39 @@
 // CSR and MMIO accessors for Go code. Each is a leaf: it uses only its
-// arguments, T0, and its result slot.
+// arguments, T0, T1, and its result slot. The MMIO accessors take physical
+// addresses and add the direct map's base.
 
 #include "textflag.h"
+#include "go_asm.h"
 
 TEXT ·readTime(SB),NOSPLIT,$0-8
 	WORD	$0xc01022f3	// csrr t0, time
 	MOV	T0, ret+0(FP)
 	RET
 
-TEXT ·readMscratch(SB),NOSPLIT,$0-8
-	WORD	$0x340022f3	// csrr t0, mscratch
+TEXT ·readSscratch(SB),NOSPLIT,$0-8
+	WORD	$0x140022f3	// csrr t0, sscratch
 	MOV	T0, ret+0(FP)
 	RET
 
-TEXT ·readMip(SB),NOSPLIT,$0-8
-	WORD	$0x344022f3	// csrr t0, mip
+// standInG returns g, which in the trap handler is &hart.standInG.
+TEXT ·standInG(SB),NOSPLIT,$0-8
+	MOV	g, ret+0(FP)
+	RET
+
+TEXT ·readSip(SB),NOSPLIT,$0-8
+	WORD	$0x144022f3	// csrr t0, sip
 	MOV	T0, ret+0(FP)
+	RET
+
+// clearSoftPending clears sip.SSIP, which machineTrap set.
+TEXT ·clearSoftPending(SB),NOSPLIT,$0
+	MOV	$2, T0
+	WORD	$0x1442b073	// csrc sip, t0
+	RET
+
+TEXT ·writeStimecmp(SB),NOSPLIT,$0-8
+	MOV	v+0(FP), T0
+	WORD	$0x14d29073	// csrw stimecmp, t0
 	RET
 
 // writeSatpOnly writes satp without a fence: see asid.go.
@@ -33,16 +51,9 @@ TEXT ·sfenceVMA(SB),NOSPLIT,$0
 	WORD	$0x12000073	// sfence.vma
 	RET
 
-TEXT ·writeMie(SB),NOSPLIT,$0-8
+TEXT ·writeSie(SB),NOSPLIT,$0-8
 	MOV	v+0(FP), T0
-	WORD	$0x30429073	// csrw mie, t0
-	RET
-
-TEXT ·writePMP0(SB),NOSPLIT,$0-16
-	MOV	addr+0(FP), T0
-	WORD	$0x3b029073	// csrw pmpaddr0, t0
-	MOV	cfg+8(FP), T0
-	WORD	$0x3a029073	// csrw pmpcfg0, t0
+	WORD	$0x10429073	// csrw sie, t0
 	RET
 
 TEXT ·wfi(SB),NOSPLIT,$0
@@ -54,52 +65,64 @@ TEXT ·wfiPC(SB),NOSPLIT,$0-8
 	MOV	T0, ret+0(FP)
 	RET
 
-// disableInterrupts clears mstatus.MIE and returns its previous mstatus.
+// disableInterrupts clears sstatus.SIE and returns its previous sstatus.
 TEXT ·disableInterrupts(SB),NOSPLIT,$0-8
-	MOV	$8, T0
-	WORD	$0x3002b2f3	// csrrc t0, mstatus, t0
+	MOV	$2, T0
+	WORD	$0x1002b2f3	// csrrc t0, sstatus, t0
 	MOV	T0, ret+0(FP)
 	RET
 
-// restoreInterrupts sets mstatus.MIE again if it was set in old.
+// restoreInterrupts sets sstatus.SIE again if it was set in old.
 TEXT ·restoreInterrupts(SB),NOSPLIT,$0-8
 	MOV	old+0(FP), T0
-	AND	$8, T0
-	WORD	$0x3002a073	// csrs mstatus, t0
+	AND	$2, T0
+	WORD	$0x1002a073	// csrs sstatus, t0
 	RET
 
 TEXT ·Read8(SB),NOSPLIT,$0-9
 	MOV	addr+0(FP), T0
+	MOV	$const_directMap, T1
+	ADD	T1, T0
 	MOVBU	(T0), T0
 	MOVB	T0, ret+8(FP)
 	RET
 
 TEXT ·Write8(SB),NOSPLIT,$0-9
 	MOV	addr+0(FP), T0
+	MOV	$const_directMap, T1
+	ADD	T1, T0
 	MOVBU	v+8(FP), A0
 	MOVB	A0, (T0)
 	RET
 
 TEXT ·Read32(SB),NOSPLIT,$0-12
 	MOV	addr+0(FP), T0
+	MOV	$const_directMap, T1
+	ADD	T1, T0
 	MOVWU	(T0), T0
 	MOVW	T0, ret+8(FP)
 	RET
 
 TEXT ·Write32(SB),NOSPLIT,$0-12
 	MOV	addr+0(FP), T0
+	MOV	$const_directMap, T1
+	ADD	T1, T0
 	MOVWU	v+8(FP), A0
 	MOVW	A0, (T0)
 	RET
 
 TEXT ·Read64(SB),NOSPLIT,$0-16
 	MOV	addr+0(FP), T0
+	MOV	$const_directMap, T1
+	ADD	T1, T0
 	MOV	(T0), T0
 	MOV	T0, ret+8(FP)
 	RET
 
 TEXT ·Write64(SB),NOSPLIT,$0-16
 	MOV	addr+0(FP), T0
+	MOV	$const_directMap, T1
+	ADD	T1, T0
 	MOV	v+8(FP), A0
 	MOV	A0, (T0)
 	RET

@@ -2,11 +2,12 @@
 
 package riscv64
 
-// The CLINT timer, the PLIC and the power-off device: the hardware the trap
-// handler itself drives. Addresses come from the device tree at boot.
+// The timer (Sstc's stimecmp), the CLINT's software interrupts, the PLIC
+// and the power-off device: the hardware the trap handler itself drives.
+// Addresses come from the device tree at boot.
 
 const (
-	clintMtimecmp   = 0x4000 // + 8 * hart
+	clintMtimecmp   = 0x4000 // + 8 * hart: M-mode timer, set to never by Entry
 	plicPendingBase = 0x1000
 	plicEnableBase  = 0x2000 // + 0x80 * context
 	plicContext     = 0x200000
@@ -29,14 +30,14 @@ var (
 //go:nosplit
 func setTimer(h *hart, when uint64) {
 	h.timerAt = when
-	Write64(clintBase+clintMtimecmp+8*uintptr(h.id), when)
+	writeStimecmp(when)
 }
 
-// plicContextOf is the PLIC context of a hart's M-mode on QEMU's virt
+// plicContextOf is the PLIC context of a hart's S-mode on QEMU's virt
 // machine: two contexts per hart, M-mode first.
 //
 //go:nosplit
-func plicContextOf(h *hart) uintptr { return uintptr(2 * h.id) }
+func plicContextOf(h *hart) uintptr { return uintptr(2*h.id + 1) }
 
 //go:nosplit
 func ticksToNs(t uint64) int64 {

@@ -18,7 +18,7 @@ const (
 	RegA7 = 17
 )
 
-// Trap causes (mcause).
+// Trap causes (scause).
 const (
 	causeInterrupt       = 1 << 63
 	CauseInstrMisaligned = 0
@@ -28,7 +28,7 @@ const (
 	CauseLoadAccess      = 5
 	CauseStoreAccess     = 7
 	CauseEcallU          = 8
-	causeEcallM          = 11
+	causeEcallS          = 9
 	CauseInstrPageFault  = 12
 	CauseLoadPageFault   = 13
 	CauseStorePageFault  = 15
@@ -37,14 +37,14 @@ const (
 // IsInterrupt reports whether a trap cause is an interrupt rather than an exception.
 func IsInterrupt(cause uint64) bool { return cause&causeInterrupt != 0 }
 
-// Frame is a saved register set: a kernel thread's M-mode context or a user
+// Frame is a saved register set: a kernel thread's S-mode context or a user
 // thread's U-mode context. trap_riscv64.s knows its layout.
 type Frame struct {
 	X      [32]uint64 // X[i] holds xi; X[0] is unused
 	F      [32]uint64
 	FCSR   uint64
 	PC     uint64
-	Status uint64 // mstatus at the trap; the mstatus image to resume with
+	Status uint64 // sstatus at the trap; the sstatus image to resume with
 	Cause  uint64
 	Tval   uint64
 	Satp   uint64 // user frames: the address space (satp value) to run in

@@ -2,7 +2,11 @@
 
 package riscv64
 
-import "github.com/jiege-go/jiege/mm"
+import (
+	"unsafe"
+
+	"github.com/jiege-go/jiege/mm"
+)
 
 const (
 	maxHarts      = 8
@@ -14,29 +18,34 @@ const (
 	hwcapIMAFDC = 1<<('I'-'A') | 1<<('M'-'A') | 1<<('A'-'A') | 1<<('F'-'A') | 1<<('D'-'A') | 1<<('C'-'A')
 )
 
-// mstatus bits.
+// sstatus bits.
 const (
-	mstatusMIE   = 1 << 3
-	mstatusMPIE  = 1 << 7
-	mstatusMPPM  = 3 << 11
-	mstatusFS    = 3 << 13 // FS = dirty: the F registers are always saved
-	mstatusMPRV  = 1 << 17
-	kernelStatus = mstatusMPPM | mstatusFS | mstatusMPRV
-	userStatus   = mstatusMPIE | mstatusFS
+	sstatusSIE   = 1 << 1
+	sstatusSPIE  = 1 << 5
+	sstatusSPP   = 1 << 8
+	fsClean      = 2 << 13 // resumed clean, a context's FS says whether it wrote F registers
+	kernelStatus = sstatusSPP | fsClean
+	// resumeKernelStatus resumes a kernel thread with interrupts on.
+	resumeKernelStatus = kernelStatus | sstatusSPIE
+	userStatus         = sstatusSPIE | fsClean
 )
 
-// Interrupt numbers (mcause without the interrupt bit).
+// Interrupt numbers (scause without the interrupt bit).
 const (
-	irqSoft     = 3
-	irqTimer    = 7
-	irqExternal = 11
+	irqSoft     = 1
+	irqTimer    = 5
+	irqExternal = 9
 )
+
+// directMap is mm.DirectMap for the assembly: where physical memory, the
+// devices and the kernel image appear in every address space.
+const directMap = mm.DirectMap
 
 // noThread is hart.current while a hart has no thread (a secondary hart
 // before its first one, or any hart idling).
 const noThread = -1
 
-// hart is the per-hart state that mscratch points at. trap_riscv64.s reads
+// hart is the per-hart state that sscratch points at. trap_riscv64.s reads
 // its first fields.
 type hart struct {
 	save     uintptr   // the Frame the next trap saves into
@@ -46,11 +55,17 @@ type hart struct {
 	id       int
 	current  int    // index of the thread running on this hart, or noThread
 	satp     uint64 // satp value currently loaded, with its ASID (guarded by the kernel lock)
-	timerAt  uint64 // time CSR value the timer is set to fire at (mtimecmp)
+	timerAt  uint64 // time CSR value the timer is set to fire at (stimecmp)
+	newSlice bool   // the timer fired, or the hart idled: resume starts a slice
+	fcsr     uint64 // what fcsr holds (trap entry and resume keep it)
+	setFCSR  uint64 // 1: trapReturn loads fcsr from the Frame it resumes
 	// flushReq is set by a hart that changed a page table this hart may
 	// be using and waits for this hart to flush its TLB and clear it
 	// (shootdown).
 	flushReq uint32
+	// retiring is the table (satp without ASID) whose retire asked this
+	// hart to flush: it moves to the kernel table first if it has it loaded.
+	retiring uint64
 	idle     bool // waiting in wfi with no thread (guarded by the kernel lock)
 	inTrap   bool
 }
@@ -63,28 +78,50 @@ var (
 	bootStack  [bootStackSize]byte
 	bootTicks  uint64  // time CSR at Entry
 	bootDTB    uintptr // device tree address from the boot loader
-	argv0      = [8]byte{'j', 'i', 'e', 'g', 'e'}
+	// bootTable is the page table Entry builds to reach S-mode: the
+	// direct map's first 16 GiB in gigapages. Page-aligned inside.
+	bootTable [2 * mm.PageSize]byte
+	// machineSave is each hart's spill area for the M-mode handler.
+	machineSave [maxHarts][2]uint64
+	argv0       = [8]byte{'j', 'i', 'e', 'g', 'e'}
 	// godebugEnv is the runtime's environment. Asynchronous preemption
 	// needs signals, which the kernel's runtime does not get.
 	godebugEnv = [32]byte{'G', 'O', 'D', 'E', 'B', 'U', 'G', '=', 'a', 's', 'y', 'n', 'c', 'p', 'r', 'e', 'e', 'm', 'p', 't', 'o', 'f', 'f', '=', '1'}
 )
 
 //go:nosplit
-func thisHart() *hart { return (*hart)(mm.Ptr(uintptr(readMscratch()))) }
+func thisHart() *hart { return (*hart)(kernelPtr(uintptr(readSscratch()))) }
 
+// trapHart is thisHart for the trap handler, which runs with g = the
+// hart's stand-in g: it reads no CSR (each CSR access costs QEMU a trip
+// through its main loop).
+//
 //go:nosplit
-func frameAt(pa uintptr) *Frame { return (*Frame)(mm.Ptr(pa)) }
+func trapHart() *hart { return (*hart)(kernelPtr(standInG() - unsafe.Offsetof(hart{}.standInG))) }
+
+// frameAt is the Frame at a kernel address (hart.save, thread.user).
+//
+//go:nosplit
+func frameAt(va uintptr) *Frame { return (*Frame)(kernelPtr(va)) }
+
+// kernelPtr turns a kernel virtual address kept as an integer into a pointer.
+//
+//go:nosplit
+func kernelPtr(va uintptr) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&va)) }
 
 // Implemented in assembly.
 func trapEntry()
+func machineTrap()
 func readTime() uint64
-func readMscratch() uint64
-func readMip() uint64
+func readSscratch() uint64
+func standInG() uintptr
+func readSip() uint64
+func clearSoftPending()
+func writeStimecmp(v uint64)
 func writeSatpOnly(v uint64)
 func readSatp() uint64
 func sfenceVMA()
-func writeMie(v uint64)
-func writePMP0(addr, cfg uint64)
+func writeSie(v uint64)
 func wfi()
 
 // wfiPC is wfi's address: the profiler charges a hart's sleep to it.
@@ -95,7 +132,8 @@ func restoreInterrupts(old uint64)
 func kernelEnd() uintptr
 func ecall2(nr, a0, a1 uintptr) uintptr
 
-// Read8 reads a byte-wide device register.
+// Read8 reads a byte-wide device register; the device accessors take
+// physical addresses and reach them through the direct map.
 func Read8(addr uintptr) uint8
 
 // Write8 writes a byte-wide device register.

@@ -11,19 +11,25 @@ import (
 	"github.com/jiege-go/jiege/mm"
 )
 
-// The kernel's address space. Kernel threads see RAM and devices at their
-// physical addresses (gigapage identity mappings) and the runtime's mmap
-// window, demand-paged, above them. The runtime reserves far more address
-// space than it touches (a 32 MiB arena index, page-allocator summaries of
-// hundreds of MiB), so the window hands out address space freely and a
-// frame backs a page only when the page is first touched.
+// The kernel's half of every address space, [kernelHalf, kernelHalfEnd)
+// of Sv39's lower half (user memory lies below, mm.MaxUserVA): the direct
+// map of RAM and devices (gigapages at directMap + physical address, the
+// kernel image among them, linked there), then the runtime's mmap window,
+// demand-paged. The runtime reserves far more address space than it
+// touches (a 32 MiB arena index, page-allocator summaries of hundreds of
+// MiB), so the window hands out address space freely and a frame backs a
+// page only when the page is first touched. Every root entry of the half
+// exists from boot (the window's next-level tables are made then), so a
+// user table copies them once and sees every later kernel mapping. No
+// entry has the U bit: U-mode cannot touch them.
 const (
-	kvaBase        = 0x10_0000_0000 // start of the runtime's mmap window
-	kvaLimit       = 0x40_0000_0000 // end of Sv39's lower half
-	kernelPagePerm = mm.PTERead | mm.PTEWrite | mm.PTEUser | mm.PTEAccessed | mm.PTEDirty
-	// Identity mappings carry the U bit: kernel threads access data with
-	// mstatus.MPP = U. User page tables never contain them.
-	identityPerm = kernelPagePerm | mm.PTEExec
+	kernelHalf     = mm.KernelDirectMap
+	kernelHalfEnd  = 0x40_0000_0000
+	directMapSize  = 0x10_0000_0000             // 64 GiB of physical addresses
+	kvaBase        = kernelHalf + directMapSize // start of the runtime's mmap window
+	kvaLimit       = kvaBase + 0x8_0000_0000    // 32 GiB of it
+	kernelPagePerm = mm.PTERead | mm.PTEWrite | mm.PTEAccessed | mm.PTEDirty | mm.PTEGlobal
+	directMapPerm  = kernelPagePerm | mm.PTEExec
 )
 
 var (
@@ -37,9 +43,10 @@ var (
 	initrdEnd  uintptr
 )
 
-// earlyInit runs on the boot stack before the Go runtime: it reads the
-// device tree, gives free RAM to the frame allocator, builds the kernel page
-// table, programs PMP and interrupt enables, and makes the boot code thread 0.
+// earlyInit runs on the boot stack before the Go runtime, in S-mode on
+// Entry's boot table: it reads the device tree, gives free RAM to the frame
+// allocator, builds the kernel page table and switches to it, enables
+// interrupts, and makes the boot code thread 0.
 //
 //go:nosplit
 func earlyInit() {
@@ -78,28 +85,34 @@ func earlyInit() {
 	}
 
 	// Free RAM: after the kernel image, minus the device tree and the initrd.
-	addFreeRAM(kernelEnd(), ramBase+ramSize, dtb, dtb+fdtSize(dtb), initrdBase, initrdEnd)
+	addFreeRAM(kernelEnd()-directMap, ramBase+ramSize, dtb, dtb+fdtSize(dtb), initrdBase, initrdEnd)
 
 	kernelRoot = frames.Alloc()
-	mm.MapGiga(kernelRoot, 0, 0, identityPerm) // devices
-	for pa := ramBase &^ (mm.GigaPageSize - 1); pa < ramBase+ramSize; pa += mm.GigaPageSize {
-		mm.MapGiga(kernelRoot, pa, pa, identityPerm)
+	mm.MapGiga(kernelRoot, directMap, 0, directMapPerm) // devices
+	for pa := ramBase &^ (mm.GigaPageSize - 1); pa < ramBase+ramSize && pa < directMapSize; pa += mm.GigaPageSize {
+		mm.MapGiga(kernelRoot, directMap+pa, pa, directMapPerm)
+	}
+	for va := uintptr(kvaBase); va < kvaLimit; va += mm.GigaPageSize {
+		t := frames.Alloc()
+		if t == 0 {
+			fatal("out of memory for the kernel page table")
+		}
+		mm.MapTable(kernelRoot, va, t)
 	}
 	kernelSatp = mm.SatpSv39(kernelRoot)
-	probeASIDs()
+	probeASIDs() // leaves the kernel table loaded
+	sfenceVMA()
 	kvaNext = kvaBase
 
-	// One PMP entry, NAPOT over the whole address space, RWX: U-mode (and
-	// M-mode accesses made with MPP = U) may touch what the page tables allow.
-	writePMP0(^uint64(0)>>10, 0x18|0x7)
 	setTimer(h, ^uint64(0))
+	h.newSlice = true
 	clearSoft(h)
-	writeMie(1<<irqSoft | 1<<irqTimer | 1<<irqExternal)
+	writeSie(1<<irqSoft | 1<<irqTimer | 1<<irqExternal)
 
 	t := &threads[0]
 	t.state = threadRunning
 	t.tid = 1
-	t.frame.Status = kernelStatus | mstatusMPIE
+	t.frame.Status = kernelStatus | sstatusSPIE
 	h.save = uintptr(unsafe.Pointer(&t.frame))
 	h.satp = kernelSatp
 	nextTID = 2
@@ -174,8 +187,8 @@ func kernelFault(va uintptr) bool {
 //go:nosplit
 func kva(va uintptr) uintptr {
 	if va < kvaBase {
-		if va >= ramBase && va < ramBase+ramSize {
-			return va
+		if va >= directMap+ramBase && va < directMap+ramBase+ramSize {
+			return va - directMap
 		}
 		return 0
 	}
@@ -270,9 +283,9 @@ var unusedImage = [3]uint64{0x6567_616d_6964_6e75, 0, 0}
 // allocator and returns how many bytes it gave. The caller must know that
 // FIPS 140-3 mode is off: after this, the range's frames hold other data.
 func ReleaseUnusedImage() uintptr {
-	start := (uintptr(unusedImage[1]) + pageMask) &^ pageMask
-	end := uintptr(unusedImage[2]) &^ pageMask
-	if end <= start || start < ramBase || end > kernelEnd() {
+	start := (uintptr(unusedImage[1]) - directMap + pageMask) &^ pageMask
+	end := (uintptr(unusedImage[2]) - directMap) &^ pageMask
+	if end <= start || start < ramBase || end > kernelEnd()-directMap {
 		return 0
 	}
 	old := disableInterrupts()

@@ -15,7 +15,7 @@ import (
 func profileTick(h *hart) {
 	f := frameAt(h.save)
 	var pid uint32
-	if f.Status&mstatusMPPM == 0 { // the trap came from U-mode
+	if f.Status&sstatusSPP == 0 { // the trap came from U-mode
 		pid = uint32(f.Owner)
 	}
 	profiling.Tick(h.id, readTime(), f.PC, pid)
@@ -30,9 +30,9 @@ func EnableProfiling(rateHz uint64) {
 	old := disableInterrupts()
 	profiling.Enable(rateHz, timebase)
 	for i := range threads {
-		threads[i].frame.Status |= mstatusMPIE
+		threads[i].frame.Status |= sstatusSPIE
 	}
-	restoreInterrupts(old | mstatusMIE)
+	restoreInterrupts(old | sstatusSIE)
 }
 
 // ReleaseProfiler gives the whole pages of the profiler's tables to the
@@ -44,7 +44,8 @@ func ReleaseProfiler() uintptr {
 		{uintptr(unsafe.Pointer(&profiling.Ring)), unsafe.Sizeof(profiling.Ring)},
 		{uintptr(unsafe.Pointer(&profiling.Mappings)), unsafe.Sizeof(profiling.Mappings)},
 	} {
-		start, end := (t[0]+pageMask)&^pageMask, (t[0]+t[1])&^pageMask
+		pa := t[0] - directMap
+		start, end := (pa+pageMask)&^pageMask, (pa+t[1])&^pageMask
 		if end <= start {
 			continue
 		}

@@ -26,8 +26,8 @@ const (
 
 // Kernel-private calls, numbered far above Linux's.
 const (
-	sysEnterUser = 0x4a00 + iota
-	sysShootdown // a0: root of a user page table that changed (userShootdown)
+	sysShootdown = 0x4a00 + iota // a0: root of a user page table that changed (userShootdown)
+	sysRetire                    // a0: root of a user page table about to be freed (FreePageTable)
 )
 
 const (
@@ -151,11 +151,10 @@ func runtimeSyscall(h *hart, t *thread, f *Frame) {
 		}
 	case unix.SYS_GETRANDOM:
 		r = rtGetrandom(uintptr(a[RegA0]), uintptr(a[RegA1]))
-	case sysEnterUser:
-		t.user = uintptr(a[RegA0])
-		return
 	case sysShootdown:
 		shootdown(h, mm.SatpSv39(uintptr(a[RegA0])))
+	case sysRetire:
+		retire(h, mm.SatpSv39(uintptr(a[RegA0])))
 	default:
 		print("\nkernel: the kernel's runtime made syscall ")
 		printDec(int64(nr))

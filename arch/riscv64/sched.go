@@ -21,8 +21,8 @@ const (
 )
 
 type thread struct {
-	frame     Frame   // M-mode context
-	user      uintptr // physical address of the U-mode Frame while the thread runs user code
+	frame     Frame   // S-mode context
+	user      uintptr // address of the U-mode Frame while the thread runs user code
 	state     int32
 	tid       int32
 	waitKey   uintptr // futex word's physical address, or an IRQ number; 0 when none
@@ -132,23 +132,36 @@ func resume(h *hart) {
 		h.current = pickThread(h)
 	}
 	t := &threads[h.current]
-	satp := kernelSatp
 	if t.user != 0 {
 		uf := frameAt(t.user)
 		uf.Status = userStatus
-		satp = uf.Satp
+		switchSatp(h, uf.Satp)
 		h.save = t.user
 	} else {
-		t.frame.Status = t.frame.Status&mstatusMPIE | kernelStatus
+		// A kernel thread runs on whatever table the hart has loaded:
+		// every one maps the kernel's half. A system call thus switches
+		// no table (under QEMU a satp write flushes its whole TLB).
+		// retire takes a table away from the harts before it is freed.
+		t.frame.Status = t.frame.Status&sstatusSPIE | kernelStatus
 		h.save = uintptr(unsafe.Pointer(&t.frame))
 	}
-	switchSatp(h, satp)
-	now := readTime()
-	if want := min(now+quantumTicks, earliest, profiling.Next(h.id)); want < h.timerAt || h.timerAt <= now {
-		// Reprogramming the timer is a device write that costs QEMU a
-		// wakeup of its main loop: keep one that fires soon enough (the
-		// slice then ends a little early).
-		setTimer(h, want)
+	if fcsr := frameAt(h.save).FCSR; fcsr != h.fcsr {
+		h.fcsr, h.setFCSR = fcsr, 1
+	} else {
+		h.setFCSR = 0
+	}
+	// The timer is set for the end of the slice or earlier, unless it has
+	// fired (or the hart idled with it set for the earliest deadline):
+	// then the clock is read and a new slice begins. Otherwise it is
+	// rewritten only to fire earlier. Reading the clock and writing the
+	// timer each cost QEMU a trip through its main loop; a slice may end
+	// a little early.
+	if h.newSlice || min(earliest, profiling.Next(h.id)) < h.timerAt {
+		now := readTime()
+		if want := min(now+quantumTicks, earliest, profiling.Next(h.id)); want < h.timerAt || h.timerAt <= now {
+			setTimer(h, want)
+		}
+		h.newSlice = false
 	}
 }
 
@@ -166,6 +179,7 @@ func pickThread(h *hart) int {
 			if idled {
 				// Page tables changed while this hart idled asked it for no flush.
 				sfenceVMA()
+				h.newSlice = true
 			}
 			return n
 		}
@@ -177,7 +191,7 @@ func pickThread(h *hart) int {
 // idle releases the kernel lock and waits, interrupts masked, until an
 // interrupt is pending, then takes the lock, charges the sleep to the
 // profiler, and serves the interrupt. WFI wakes on a
-// pending interrupt enabled in mie even while mstatus.MIE is clear.
+// pending interrupt enabled in sie even while sstatus.SIE is clear.
 //
 //go:nosplit
 func idle(h *hart) {
@@ -188,7 +202,7 @@ func idle(h *hart) {
 	lockKernel(h)
 	h.idle = false
 	profiling.Idle(h.id, readTime(), wfiPC())
-	mip := readMip()
+	mip := readSip()
 	if mip&(1<<irqSoft) != 0 {
 		clearSoft(h)
 	}
@@ -207,6 +221,7 @@ func idle(h *hart) {
 func interrupt(h *hart, cause uint64) {
 	switch cause &^ causeInterrupt {
 	case irqTimer:
+		h.newSlice = true
 		profileTick(h)
 		expire(readTime())
 		if t := &threads[h.current]; t.state == threadRunning {

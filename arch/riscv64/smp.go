@@ -16,8 +16,10 @@ import (
 // code that allocates frames never waits for a trap on another hart.
 //
 // A hart with nothing to run waits in wfi with the lock released and is
-// woken by a software interrupt (CLINT msip) when a thread becomes
-// runnable, by its timer or by a device.
+// woken by a software interrupt when a thread becomes runnable, by its
+// timer or by a device. A hart sends one by writing the target's CLINT
+// msip; the target's M-mode handler (machineTrap) turns it into the
+// supervisor software interrupt.
 
 const clintMsip = 0x0 // + 4 * hart: software interrupt pending
 
@@ -70,7 +72,7 @@ func unlockKernel() {
 func sendSoft(id int) { Write32(clintBase+clintMsip+4*uintptr(id), 1) }
 
 //go:nosplit
-func clearSoft(h *hart) { Write32(clintBase+clintMsip+4*uintptr(h.id), 0) }
+func clearSoft(h *hart) { clearSoftPending() }
 
 // kickIdle wakes one idle hart other than h to pick up a thread that just
 // became runnable. The kernel lock is held.
@@ -90,24 +92,78 @@ func kickIdle(h *hart) {
 }
 
 // ackFlush flushes this hart's TLB if another hart asked for it, and
-// wakes the asking hart.
+// wakes the asking hart; first it moves to the kernel table if the asking
+// hart is retiring the table this hart has loaded.
 //
 //go:nosplit
 func ackFlush(h *hart) {
 	if atomic.LoadUint32(&h.flushReq) != 0 {
+		if h.retiring != 0 && h.satp == withASID(h.retiring) {
+			switchSatp(h, kernelSatp)
+		}
+		h.retiring = 0
 		sfenceVMA()
 		atomic.StoreUint32(&h.flushReq, 0)
 		sendSoft(shootdownOwner)
 	}
 }
 
-// kernelShootdown makes every hart forget the kernel table's old
-// translations after h changed it (the runtime's munmap and madvise), and
-// returns once the harts that may use them have: the freed frames may be
-// handed out as soon as the kernel lock is released.
+// kernelShootdown makes every hart forget the kernel's old translations
+// after h changed them (the runtime's munmap and madvise), and returns
+// once every hart that is not idle has: the freed frames may be handed out
+// as soon as the kernel lock is released. The kernel's half is mapped in
+// every table, so every running hart flushes whatever it has loaded; an
+// idle hart fences when it leaves wfi.
 //
 //go:nosplit
-func kernelShootdown(h *hart) { shootdown(h, kernelSatp) }
+func kernelShootdown(h *hart) {
+	sfenceVMA()
+	shootdownOwner = h.id
+	for i := 0; i < nHarts; i++ {
+		if o := &harts[i]; i != h.id && !o.idle {
+			atomic.StoreUint32(&o.flushReq, 1)
+			sendSoft(i)
+		}
+	}
+	waitFlushes(h)
+}
+
+// retire makes every hart that has the user table in satp (without ASID)
+// loaded move to the kernel table, before the table is freed; a hart that
+// runs kernel threads keeps the last table it loaded (resume). The kernel
+// lock is held.
+//
+//go:nosplit
+func retire(h *hart, satp uint64) {
+	loaded := withASID(satp)
+	if h.satp == loaded {
+		switchSatp(h, kernelSatp)
+	}
+	shootdownOwner = h.id
+	for i := 0; i < nHarts; i++ {
+		if o := &harts[i]; i != h.id && o.satp == loaded {
+			o.retiring = satp
+			atomic.StoreUint32(&o.flushReq, 1)
+			sendSoft(i)
+		}
+	}
+	waitFlushes(h)
+}
+
+// waitFlushes waits, asleep in wfi, until every flush request is answered.
+//
+//go:nosplit
+func waitFlushes(h *hart) {
+	for i := 0; i < nHarts; i++ {
+		for atomic.LoadUint32(&harts[i].flushReq) != 0 {
+			clearSoft(h)
+			setTimer(h, readTime()+quantumTicks)
+			if atomic.LoadUint32(&harts[i].flushReq) != 0 {
+				wfi()
+			}
+		}
+	}
+}
 
 // shootdown makes every hart forget the translations of the table in satp
 // (without ASID) after h changed it; the kernel lock is held. A hart
@@ -138,15 +194,7 @@ func shootdown(h *hart, satp uint64) {
 			}
 		}
 	}
-	for i := 0; i < nHarts; i++ {
-		for atomic.LoadUint32(&harts[i].flushReq) != 0 {
-			clearSoft(h)
-			setTimer(h, readTime()+quantumTicks)
-			if atomic.LoadUint32(&harts[i].flushReq) != 0 {
-				wfi()
-			}
-		}
-	}
+	waitFlushes(h)
 }
 
 // userShootdown makes every hart forget the old translations of the user
@@ -163,18 +211,18 @@ func userShootdown(root uintptr) {
 }
 
 // secondaryInit is where a secondary hart enters Go code, on its trap
-// stack with mscratch set, once the boot hart has released it. It
-// programs what is per hart (PMP, interrupt enables, its timer) and picks
+// stack with sscratch set, once the boot hart has released it. It
+// programs what is per hart (interrupt enables, its timer) and picks
 // a thread; trapReturn then runs it.
 //
 //go:nosplit
 func secondaryInit() {
 	h := thisHart()
 	h.current = noThread
-	writePMP0(^uint64(0)>>10, 0x18|0x7)
 	setTimer(h, ^uint64(0))
+	h.newSlice = true
 	clearSoft(h)
-	writeMie(1<<irqSoft | 1<<irqTimer | 1<<irqExternal)
+	writeSie(1<<irqSoft | 1<<irqTimer | 1<<irqExternal)
 	h.satp = kernelSatp // Entry loaded it
 	lockKernel(h)
 	h.inTrap = true

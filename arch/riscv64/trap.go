@@ -2,14 +2,12 @@
 
 package riscv64
 
-import "unsafe"
-
 // trap is called by trapEntry on the hart's trap stack with the interrupted
 // registers saved in the Frame that hart.save pointed at.
 //
 //go:nosplit
 func trap() {
-	h := thisHart()
+	h := trapHart()
 	if h.inTrap {
 		fatalFrame("trap inside the trap handler", frameAt(h.save))
 	}
@@ -31,7 +29,7 @@ func trap() {
 		switch cause := f.Cause; {
 		case cause&causeInterrupt != 0:
 			interrupt(h, cause)
-		case cause == causeEcallM:
+		case cause == causeEcallS:
 			f.PC += 4
 			runtimeSyscall(h, t, f)
 		case cause == CauseLoadPageFault || cause == CauseStorePageFault:
@@ -80,7 +78,29 @@ func fatalFrame(msg string, f *Frame) {
 // RunUser runs the user context f (a Frame from NewUserFrame) in U-mode
 // until it traps, and returns the trap cause; f then holds the user
 // registers, PC, Cause and Tval. An interrupt taken in U-mode returns too, so
-// that the calling goroutine can yield.
-func RunUser(f *Frame) uint64 {
-	return uint64(ecall2(sysEnterUser, uintptr(unsafe.Pointer(f)), 0))
+// that the calling goroutine can yield. It is enterUser in assembly: the
+// calling thread leaves its context in its Frame and the hart goes to U-mode
+// from the trap stack, without a trap; the user program's next trap
+// resumes the thread at runUserReturn with the cause.
+func RunUser(f *Frame) uint64
+
+// runUserReturn is where a thread that called RunUser resumes.
+func runUserReturn()
+
+// enterUser is RunUser's half on the trap stack: it does what the trap
+// handler does for a thread entering U-mode, with the kernel lock.
+//
+//go:nosplit
+func enterUser(f uintptr) {
+	h := trapHart()
+	if h.inTrap {
+		fatal("RunUser inside the trap handler")
+	}
+	h.inTrap = true
+	ackFlush(h)
+	lockKernel(h)
+	threads[h.current].user = f
+	resume(h)
+	h.inTrap = false
+	unlockKernel()
 }

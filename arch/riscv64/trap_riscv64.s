@@ -1,25 +1,31 @@
 // Trap entry and return: the one path by which every trap (ECALL, fault,
-// interrupt; from the kernel's own threads in M-mode or from user programs in
+// interrupt; from the kernel's own threads in S-mode or from user programs in
 // U-mode) reaches the kernel, and by which the kernel resumes a thread.
+// satp stays as the trap found it: every address space maps the kernel.
 //
 // Register contract
-//   on entry:  every register belongs to the interrupted context; mscratch
-//              holds the address of this hart's hart struct; mstatus.MIE is 0.
+//   on entry:  every register belongs to the interrupted context; sscratch
+//              holds the address of this hart's hart struct; sstatus.SIE is 0.
 //   hart.save: the Frame that receives the interrupted registers. The
 //              scheduler sets it to the running thread's kernel Frame, or to
 //              its user Frame while it runs user code.
 //   trap():    Go code on the hart's trap stack, g = the hart's stand-in g
 //              (stack guard 0, so no stack-growth check ever fires). It picks
 //              the Frame to resume and leaves it in hart.save, with the
-//              mstatus image (MPP, MPIE, MPRV, FS) in Frame.Status.
-//   on mret:   every register, mepc and mstatus come from that Frame.
+//              sstatus image (SPP, SPIE, FS = clean) in Frame.Status, and
+//              sets hart.setFCSR when fcsr must change.
+//   on sret:   every register, sepc and sstatus come from that Frame.
+// Every CSR access ends QEMU's translation block and goes through its main
+// loop, so the path makes as few as it can: sscratch is swapped twice at
+// entry and not read at return (g gives the hart), stval is read only for
+// faults, fcsr and the F registers are saved only when dirty.
 // Register slot i of Frame.X holds xi; slot 0 is unused (x0 is zero).
 
 #include "textflag.h"
 #include "go_asm.h"
 
 TEXT ·trapEntry(SB),NOSPLIT|NOFRAME,$0
-	WORD	$0x340f9ff3	// csrrw t6, mscratch, t6: t6 = &hart, mscratch = interrupted t6
+	WORD	$0x140f9ff3	// csrrw t6, sscratch, t6: t6 = &hart, sscratch = interrupted t6
 	MOV	T5, hart_scratch(T6)
 	MOV	hart_save(T6), T5
 	MOV	RA, 8(T5)
@@ -51,19 +57,39 @@ TEXT ·trapEntry(SB),NOSPLIT|NOFRAME,$0
 	MOV	g, 216(T5)
 	MOV	X28, 224(T5)
 	MOV	X29, 232(T5)
-	MOV	hart_scratch(T6), T0
-	MOV	T0, 240(T5)	// x30 (t5)
-	WORD	$0x340022f3	// csrr t0, mscratch
-	MOV	T0, 248(T5)	// x31 (t6)
-	WORD	$0x340f9073	// csrw mscratch, t6
-	WORD	$0x341022f3	// csrr t0, mepc
+	MOV	T6, T0		// &hart
+	WORD	$0x140f9ff3	// csrrw t6, sscratch, t6: t6 = interrupted t6, sscratch = &hart
+	MOV	T6, 248(T5)	// x31 (t6)
+	MOV	hart_scratch(T0), T1
+	MOV	T1, 240(T5)	// x30 (t5)
+	MOV	T0, T6
+	WORD	$0x141022f3	// csrr t0, sepc
 	MOV	T0, Frame_PC(T5)
-	WORD	$0x342022f3	// csrr t0, mcause
+	WORD	$0x142022f3	// csrr t0, scause
 	MOV	T0, Frame_Cause(T5)
-	WORD	$0x343022f3	// csrr t0, mtval
-	MOV	T0, Frame_Tval(T5)
-	WORD	$0x300022f3	// csrr t0, mstatus
+	MOV	T0, T1
+	WORD	$0x100022f3	// csrr t0, sstatus
 	MOV	T0, Frame_Status(T5)
+
+	// stval means something only for the exceptions other than ECALL.
+	MOV	ZERO, Frame_Tval(T5)
+	BLTZ	T1, notval
+	MOV	$8, T2
+	BEQ	T1, T2, notval
+	MOV	$9, T2
+	BEQ	T1, T2, notval
+	WORD	$0x143022f3	// csrr t0, stval
+	MOV	T0, Frame_Tval(T5)
+notval:
+
+	// The F registers and fcsr changed only if the context dirtied them
+	// (sstatus.FS = 3): resume leaves FS clean, and the Frame then holds
+	// what the registers hold.
+	MOV	Frame_Status(T5), T0
+	SRL	$13, T0
+	AND	$3, T0
+	MOV	$3, T2
+	BNE	T0, T2, fpclean
 	MOVD	F0, 256(T5)
 	MOVD	F1, 264(T5)
 	MOVD	F2, 272(T5)
@@ -98,22 +124,66 @@ TEXT ·trapEntry(SB),NOSPLIT|NOFRAME,$0
 	MOVD	F31, 504(T5)
 	WORD	$0x003022f3	// csrr t0, fcsr
 	MOV	T0, Frame_FCSR(T5)
+	MOV	T0, hart_fcsr(T6)
+fpclean:
 
 	MOV	hart_stackTop(T6), X2
 	ADD	$hart_standInG, T6, g
 	CALL	·trap(SB)
 	JMP	·trapReturn(SB)
 
-// trapReturn resumes the Frame in hart.save: every register, mepc and mstatus.
-TEXT ·trapReturn(SB),NOSPLIT|NOFRAME,$0
-	WORD	$0x34002ff3	// csrr t6, mscratch
+// RunUser(f *Frame) uint64, from a kernel thread with interrupts on:
+// interrupts off; the thread's context goes to its Frame (hart.save) as a
+// call leaves it: every other register is the caller's to lose (Go's ABI
+// keeps none across a call but SP and g); then on the trap stack with the
+// stand-in g, enterUser makes f the hart's next Frame, and trapReturn goes
+// to U-mode. The thread resumes at runUserReturn with a0 = the trap cause.
+TEXT ·RunUser(SB),NOSPLIT|NOFRAME,$0-16
+	MOV	$2, T0
+	WORD	$0x1002b373	// csrrc t1, sstatus, t0 (SIE off; t1 = sstatus before)
+	WORD	$0x14002ff3	// csrr t6, sscratch
+	// A thread that dirtied its F state may have changed fcsr's flags:
+	// hart.fcsr no longer says what fcsr holds, and resume must write it.
+	SRL	$13, T1
+	AND	$3, T1
+	MOV	$3, T0
+	BNE	T1, T0, fcsrknown
+	MOV	$-1, T0
+	MOV	T0, hart_fcsr(T6)
+fcsrknown:
 	MOV	hart_save(T6), T5
-	MOV	Frame_Status(T5), T0
-	WORD	$0x30029073	// csrw mstatus, t0
-	MOV	Frame_PC(T5), T0
-	WORD	$0x34129073	// csrw mepc, t0
+	MOV	RA, 8(T5)
+	MOV	X2, 16(T5)
+	MOV	g, 216(T5)
+	MOV	$·runUserReturn(SB), T0
+	MOV	T0, Frame_PC(T5)
+	MOV	$const_resumeKernelStatus, T0
+	MOV	T0, Frame_Status(T5)
+	MOV	f+0(FP), A0
+	MOV	hart_stackTop(T6), X2
+	ADD	$hart_standInG, T6, g
+	MOV	A0, 8(X2)	// enterUser's argument (ABI0: on the stack)
+	CALL	·enterUser(SB)
+	JMP	·trapReturn(SB)
+
+// runUserReturn: RunUser's caller's stack and RA are back; a0 holds the
+// cause, RunUser's result.
+TEXT ·runUserReturn(SB),NOSPLIT|NOFRAME,$0
+	MOV	A0, 16(X2)
+	RET
+
+// trapReturn resumes the Frame in hart.save: every register, sepc and sstatus.
+TEXT ·trapReturn(SB),NOSPLIT|NOFRAME,$0
+	MOV	g, T6		// the hart's stand-in g
+	SUB	$hart_standInG, T6
+	MOV	hart_save(T6), T5
+	// fcsr and the F registers first: writing them makes FS dirty, and
+	// the context resumes with the clean FS of its sstatus image.
+	MOV	hart_setFCSR(T6), T0
+	BEQ	T0, ZERO, fcsrset
 	MOV	Frame_FCSR(T5), T0
 	WORD	$0x00329073	// csrw fcsr, t0
+fcsrset:
 	MOVD	256(T5), F0
 	MOVD	264(T5), F1
 	MOVD	272(T5), F2
@@ -146,6 +216,10 @@ TEXT ·trapReturn(SB),NOSPLIT|NOFRAME,$0
 	MOVD	488(T5), F29
 	MOVD	496(T5), F30
 	MOVD	504(T5), F31
+	MOV	Frame_Status(T5), T0
+	WORD	$0x10029073	// csrw sstatus, t0
+	MOV	Frame_PC(T5), T0
+	WORD	$0x14129073	// csrw sepc, t0
 	MOV	8(T5), RA
 	MOV	16(T5), X2
 	MOV	24(T5), GP
@@ -177,4 +251,4 @@ TEXT ·trapReturn(SB),NOSPLIT|NOFRAME,$0
 	MOV	232(T5), X29
 	MOV	248(T5), T6
 	MOV	240(T5), T5
-	WORD	$0x30200073	// mret
+	WORD	$0x10200073	// sret

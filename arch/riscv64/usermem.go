@@ -27,6 +27,7 @@ func (userMemory) AllocFrame() uintptr {
 	return pa
 }
 func (userMemory) FreeFrame(pa uintptr) { FreeFrame(pa) }
+func (m userMemory) NewRoot() uintptr   { return withKernelHalf(m.AllocFrame()) }
 func (userMemory) FreeTables(root uintptr) {
 	FreePageTable(root)
 }

@@ -1,6 +1,7 @@
-// Command kimage records in a linked kernel ELF the BSS range the kernel may
-// give back to its frame allocator at boot, and the vDSO image of the
-// kernel's own runtime (see internal/kimage).
+// Command kimage gives a linked kernel ELF its physical load addresses, and
+// records in it the BSS range the kernel may give back to its frame
+// allocator at boot and the vDSO image of the kernel's own runtime (see
+// internal/kimage).
 package main
 
 import (
@@ -9,12 +10,17 @@ import (
 
 	"github.com/jiege-go/jiege/internal/kimage"
 	"github.com/jiege-go/jiege/kernel"
+	"github.com/jiege-go/jiege/mm"
 )
 
 func main() {
 	if len(os.Args) != 2 {
 		fmt.Fprintln(os.Stderr, "usage: kimage KERNEL.elf")
 		os.Exit(2)
+	}
+	if err := kimage.LoadPhysical(os.Args[1], uint64(mm.KernelDirectMap)); err != nil {
+		fmt.Fprintln(os.Stderr, "kimage:", err)
+		os.Exit(1)
 	}
 	if err := kimage.RecordUnused(os.Args[1]); err != nil {
 		fmt.Fprintln(os.Stderr, "kimage:", err)

@@ -84,6 +84,37 @@ func RecordUnused(path string) error {
 	return os.WriteFile(path, data, 0o755)
 }
 
+// LoadPhysical makes the ELF file at path load at physical addresses: the
+// kernel is linked at offset + its physical address (the direct map), and
+// QEMU loads each segment at its p_paddr and starts at e_entry with paging
+// off. Segments and an entry below offset are left alone, so a second run
+// changes nothing.
+func LoadPhysical(path string, offset uint64) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	f, err := elf.NewFile(bytes.NewReader(data))
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if f.Class != elf.ELFCLASS64 || f.Data != elf.ELFDATA2LSB {
+		return fmt.Errorf("%s: not a little-endian 64-bit ELF file", path)
+	}
+	le := binary.LittleEndian
+	if f.Entry >= offset {
+		le.PutUint64(data[24:], f.Entry-offset)
+	}
+	phoff, phentsize := le.Uint64(data[32:]), uint64(le.Uint16(data[54:]))
+	for i, p := range f.Progs {
+		at := phoff + uint64(i)*phentsize
+		if p.Type == elf.PT_LOAD && p.Paddr >= offset && at+32 <= uint64(len(data)) {
+			le.PutUint64(data[at+24:], p.Paddr-offset)
+		}
+	}
+	return os.WriteFile(path, data, 0o755)
+}
+
 // fileOffset returns where the byte at virtual address va is stored in the file.
 func fileOffset(path string, va uint64) (uint64, error) {
 	f, err := elf.Open(path)

@@ -125,3 +125,39 @@ func TestRecordVDSO(t *testing.T) {
 		t.Errorf("a kernel without the record: %v", err)
 	}
 }
+
+// A kernel linked in the direct map loads at its physical addresses:
+// LoadPhysical moves p_paddr and e_entry down by the offset, leaves
+// p_vaddr, and a second run changes nothing.
+func TestLoadPhysical(t *testing.T) {
+	const offset = 0x20_0000_0000
+	path := writeELF(t, VDSOSymbol)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	le := binary.LittleEndian
+	le.PutUint64(b[24:], offset+loadAddr+0x40) // e_entry
+	le.PutUint64(b[64+16:], offset+loadAddr)   // p_vaddr
+	le.PutUint64(b[64+24:], offset+loadAddr)   // p_paddr
+	if err := os.WriteFile(path, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for run := 1; run <= 2; run++ {
+		if err := LoadPhysical(path, offset); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		entry, vaddr, paddr := le.Uint64(b[24:]), le.Uint64(b[64+16:]), le.Uint64(b[64+24:])
+		if entry != loadAddr+0x40 || vaddr != offset+loadAddr || paddr != loadAddr {
+			t.Errorf("run %d: entry %#x, vaddr %#x, paddr %#x; want %#x, %#x, %#x",
+				run, entry, vaddr, paddr, loadAddr+0x40, offset+loadAddr, loadAddr)
+		}
+	}
+	if err := LoadPhysical(filepath.Join(t.TempDir(), "missing"), offset); err == nil {
+		t.Error("a missing file was accepted")
+	}
+}

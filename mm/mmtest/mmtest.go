@@ -27,6 +27,7 @@ func New(t testing.TB, pages int) *Memory {
 }
 
 func (m *Memory) AllocFrame() uintptr        { return m.Frames.Alloc() }
+func (m *Memory) NewRoot() uintptr           { return m.Frames.Alloc() }
 func (m *Memory) FreeFrame(pa uintptr)       { m.Frames.Free(pa) }
 func (m *Memory) FreeTables(root uintptr)    { mm.FreeTables(root, true, m.Frames.Free) }
 func (m *Memory) Flush(uintptr)              {}

@@ -270,7 +270,15 @@ int main(void) {
 	}
 	newworkers(NULL, 0, workers);
 	list(names, sizeof names, workers, WORKERS);
-	say("nginxctl: master %d workers %s uid %d", master, names, uid(workers[0]));
+	/* A worker drops root early in its initialisation, which may not have
+	 * run yet when it first appears: give it up to 5 s. */
+	int wuid = uid(workers[0]);
+	for (int i = 0; i < 50 && wuid == 0; i++) {
+		struct timespec ts = {0, 100 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+		wuid = uid(workers[0]);
+	}
+	say("nginxctl: master %d workers %s uid %d", master, names, wuid);
 
 	/* Reload: new workers read the new configuration; the old ones finish
 	 * what they serve (the host holds a download open) and exit. */

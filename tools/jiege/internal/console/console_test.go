@@ -84,7 +84,7 @@ func TestFromKernel(t *testing.T) {
 		}
 	}
 	for _, l := range []string{
-		"Jiege-Go 0.1.0 (go1.26.8) riscv64, M-mode, 1 of 1 harts running",
+		"Jiege-Go 0.1.0 (go1.26.8) riscv64, S-mode, 1 of 1 harts running",
 		"init: eth0 10.0.2.15/24, starting nginx",
 		"[    0.000000] Linux version 6.12.107+deb13-riscv64",
 		"[kernel] Hello, world!",
@@ -120,7 +120,7 @@ func TestPanic(t *testing.T) {
 		"Kernel command line: console=ttyS0 panic=10",
 		"sysctl: kernel.panic_on_oops = 1",
 		`2026/11/30 19:59:20 [error] 2#2: *4 open() "/var/www/html/panic" failed (2: No such file or directory), client: 10.0.2.2, server: _, request: "GET /panic HTTP/1.1"`,
-		"Jiege-Go 0.1.0 (go1.26.8) riscv64, M-mode, 1 of 1 harts running",
+		"Jiege-Go 0.1.0 (go1.26.8) riscv64, S-mode, 1 of 1 harts running",
 		"devices: plic@c000000 plic",
 		"boot: since machine start: entry 0 ms, main.main 43 ms, now 71 ms",
 		"init: eth0 10.0.2.15/24, starting nginx",

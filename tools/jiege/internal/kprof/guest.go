@@ -13,8 +13,9 @@ const (
 	mappingsSymbol = "github.com/jiege-go/jiege/profiling.Mappings"
 )
 
-// Tables are the physical addresses and sizes of the profiler's tables
-// (kernel addresses equal physical ones).
+// Tables are the physical addresses and sizes of the profiler's tables:
+// their symbols' addresses moved to the physical load address of the
+// segment that holds them.
 type Tables struct {
 	Ring, RingSize         uint64
 	Mappings, MappingsSize uint64
@@ -43,10 +44,21 @@ func FindTables(kernel string) (Tables, error) {
 	if t.Ring == 0 || t.Mappings == 0 {
 		return t, fmt.Errorf("%s: no profiler (symbols %s and %s)", kernel, ringSymbol, mappingsSymbol)
 	}
+	t.Ring, t.Mappings = physical(f, t.Ring), physical(f, t.Mappings)
 	if want := uint64(profiling.HeaderSize + profiling.RingSamples*profiling.SampleSize); t.RingSize != want {
 		return t, fmt.Errorf("%s: profiler ring of %d bytes, this jiege reads %d: rebuild one or the other", kernel, t.RingSize, want)
 	}
 	return t, nil
+}
+
+// physical is where the loadable segment holding va puts it in memory.
+func physical(f *elf.File, va uint64) uint64 {
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD && va >= p.Vaddr && va < p.Vaddr+p.Memsz {
+			return va - p.Vaddr + p.Paddr
+		}
+	}
+	return va
 }
 
 // Head reads the ring's header: where the next sample goes.

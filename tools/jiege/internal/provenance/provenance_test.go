@@ -136,7 +136,7 @@ func TestScanConsole(t *testing.T) {
 	if len(s) != 1 || s[0].Linux || !strings.Contains(s[0].What, "Zephyr") {
 		t.Errorf("Zephyr console: %+v", s)
 	}
-	if s := ScanConsole("Jiege-Go 0.1.0 (go1.26.8) riscv64, M-mode\nmachine: riscv-virtio,qemu\nLinux ABI for user programs\n"); len(s) != 0 {
+	if s := ScanConsole("Jiege-Go 0.1.0 (go1.26.8) riscv64, S-mode\nmachine: riscv-virtio,qemu\nLinux ABI for user programs\n"); len(s) != 0 {
 		t.Errorf("our console: %+v", s)
 	}
 	if LinuxBanner("  "+debianBanner) == "" || LinuxBanner("Linux version unknown") != "" {
