@@ -75,14 +75,14 @@ func Main(syscalls SyscallLayer) {
 		}
 	}
 	residentImage = uint64(imageSize)
-	fmt.Printf("  virtual: user 0-%#x; kernel in every table: direct map at %#x, runtime heap %#x-%#x\n",
-		mm.MaxUserVA, b.DirectMap, b.HeapStart, b.HeapEnd)
 	fmt.Printf("  %#x-%#x device tree\n", b.DTB, b.DTB+uintptr(dtSize))
 	if m.InitrdEnd > m.InitrdStart {
 		fmt.Printf("  %#x-%#x initrd (%d KiB)\n", m.InitrdStart, m.InitrdEnd, (m.InitrdEnd-m.InitrdStart)>>10)
 	}
 	inUse, total := arch.MemoryStats()
 	fmt.Printf("  %d MiB in frames, %d KiB in use; Go heap soft limit %d MiB\n", total>>20, inUse>>10, heapLimit>>20)
+	fmt.Printf("virtual: user 0-%#x; kernel in every table: direct map at %#x, runtime heap %#x-%#x\n",
+		mm.MaxUserVA, b.DirectMap, b.HeapStart, b.HeapEnd)
 	if lo, err := jnet.NewLoopback(); err != nil {
 		fmt.Printf("kernel: network: %v\n", err)
 	} else {
