@@ -5,10 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -192,6 +194,7 @@ func TestREADMEProgramTable(t *testing.T) {
 
 func TestMain(m *testing.M) {
 	flag.Parse()
+	defaultSignalsForChildren()
 	code := m.Run()
 	if err := checkProgramTable(); err != nil {
 		fmt.Fprintln(os.Stderr, "FAIL:", err)
@@ -200,4 +203,19 @@ func TestMain(m *testing.M) {
 		}
 	}
 	os.Exit(code)
+}
+
+// defaultSignalsForChildren makes the programs the tests start on the
+// host (the qemu-riscv64 oracles) begin with every signal at its default
+// action, as init on the kernel does. A signal ignored when the tests
+// start (nohup ignores SIGHUP) stays ignored in every child, and a shell
+// cannot trap a signal ignored on entry: the shell script's HUP trap
+// then differs from the kernel's. Handling a signal in this process
+// instead makes exec reset it to the default in children.
+func defaultSignalsForChildren() {
+	for _, sig := range []os.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGPIPE} {
+		if signal.Ignored(sig) {
+			signal.Notify(make(chan os.Signal, 1), sig)
+		}
+	}
 }

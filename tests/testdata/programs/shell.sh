@@ -99,7 +99,7 @@ trap 'echo "got TERM"; term=1' TERM
 kill -TERM $$
 echo "term=$term"
 trap - USR1
-(trap 'echo "subshell HUP"; exit 9' HUP; busybox sh -c 'kill -HUP $PPID'; echo not-reached)
+(trap 'echo "subshell HUP"; exit 9' HUP; kill -HUP $(busybox sh -c 'echo $PPID'); echo not-reached)
 echo "subshell trap status: $?"
 
 echo "== functions and loops"
