@@ -70,16 +70,22 @@ func main() {
 		close(quit)
 	})
 	srv.Handler = mux
+	// ListenAndServe returns as soon as Shutdown starts; Shutdown itself
+	// returns once /quit's answer is complete. Exiting before that cut the
+	// answer short (its final chunk unsent) now and then.
+	shutDown := make(chan struct{})
 	go func() {
 		<-quit
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		srv.Shutdown(ctx)
+		close(shutDown)
 	}()
 	log.SetFlags(0)
 	log.Printf("gohttp: listening on %s", *addr)
 	if err := srv.ListenAndServe(); err != http.ErrServerClosed {
 		log.Fatal(err)
 	}
+	<-shutDown
 	log.Print("gohttp: shut down")
 }
