@@ -1,7 +1,6 @@
 package kernel
 
 import (
-	"context"
 	"crypto/fips140"
 	"fmt"
 	"golang.org/x/sys/unix"
@@ -224,7 +223,7 @@ func openNetwork(d Device) {
 		return
 	}
 	c := jnet.QEMUUser(nic.MAC)
-	if err := Network.AddEthernet(context.Background(), c, nic.Send); err != nil {
+	if err := Network.AddEthernet(c, nic); err != nil {
 		fmt.Printf("  %-22s not used: %v\n", "", err)
 		return
 	}

@@ -3,6 +3,7 @@ package net
 import (
 	"bytes"
 	"errors"
+	"io"
 	"net/netip"
 	"sync/atomic"
 	"time"
@@ -421,6 +422,26 @@ func (so *Socket) Write(p []byte) (int, error) {
 	}
 	return 0, Errno(err)
 }
+
+// WriteFrom sends what fits of the n bytes r holds, read straight into
+// the stack's buffers (sendfile's path: no copy between the file and the
+// socket); EAGAIN when nothing fits. r must yield its n bytes or fail:
+// the stack reads until it has them.
+func (so *Socket) WriteFrom(r io.Reader, n int) (int, error) {
+	w, err := so.ep.Write(sizedReader{r, n}, tcpip.WriteOptions{})
+	if w > 0 {
+		return int(w), nil
+	}
+	return 0, Errno(err)
+}
+
+// sizedReader is a reader that says how much it holds (tcpip.Payloader).
+type sizedReader struct {
+	io.Reader
+	n int
+}
+
+func (r sizedReader) Len() int { return r.n }
 
 // Readiness returns the poll events in mask that hold now (netstack's
 // waiter masks are Linux's poll bits).

@@ -7,12 +7,10 @@
 package net
 
 import (
-	"context"
 	"fmt"
 
 	"gvisor.dev/gvisor/pkg/buffer"
 	"gvisor.dev/gvisor/pkg/tcpip"
-	"gvisor.dev/gvisor/pkg/tcpip/link/channel"
 	"gvisor.dev/gvisor/pkg/tcpip/link/ethernet"
 	"gvisor.dev/gvisor/pkg/tcpip/link/loopback"
 	"gvisor.dev/gvisor/pkg/tcpip/network/arp"
@@ -49,8 +47,8 @@ const (
 // run, one Ethernet interface.
 type Stack struct {
 	Stack *stack.Stack
-	link  *channel.Endpoint // nil until AddEthernet
-	mtu   uint32            // the Ethernet interface's MTU, without its header
+	link  *link  // nil until AddEthernet
+	mtu   uint32 // the Ethernet interface's MTU, without its header
 }
 
 // NewLoopback starts a stack with only the loopback interface: 127.0.0.1/8
@@ -93,26 +91,24 @@ func NewLoopback() (*Stack, error) {
 }
 
 // New starts a stack with the loopback interface and an Ethernet interface
-// whose outgoing frames go to send.
-func New(ctx context.Context, c Config, send func(frame []byte) (bool, error)) (*Stack, error) {
+// on dev.
+func New(c Config, dev Device) (*Stack, error) {
 	s, err := NewLoopback()
 	if err != nil {
 		return nil, err
 	}
-	return s, s.AddEthernet(ctx, c, send)
+	return s, s.AddEthernet(c, dev)
 }
 
 // HasEthernet reports whether the stack has its Ethernet interface.
 func (s *Stack) HasEthernet() bool { return s.link != nil }
 
-// AddEthernet adds the Ethernet interface, configured by c, whose outgoing
-// frames go to send. A frame send cannot take (it returns false) is
-// dropped, as a full NIC queue drops it.
-func (s *Stack) AddEthernet(ctx context.Context, c Config, send func(frame []byte) (bool, error)) error {
+// AddEthernet adds the Ethernet interface, configured by c, on dev.
+func (s *Stack) AddEthernet(c Config, dev Device) error {
 	if s.link != nil {
 		return fmt.Errorf("netstack: Ethernet interface already added")
 	}
-	link := channel.New(512, c.MTU, tcpip.LinkAddress(c.MAC[:]))
+	link := newLink(dev, c.MTU, tcpip.LinkAddress(c.MAC[:]))
 	if err := s.Stack.CreateNICWithOptions(ethernetNIC, ethernet.New(link), stack.NICOptions{Name: nicName(ethernetNIC)}); err != nil {
 		return fmt.Errorf("netstack: create NIC: %v", err)
 	}
@@ -129,7 +125,6 @@ func (s *Stack) AddEthernet(ctx context.Context, c Config, send func(frame []byt
 		tcpip.Route{Destination: header0(), Gateway: tcpip.AddrFrom4(c.Gateway), NIC: ethernetNIC})
 	s.Stack.SetRouteTable(routes)
 	s.link, s.mtu = link, c.MTU
-	go s.transmit(ctx, send)
 	return nil
 }
 
@@ -139,22 +134,9 @@ func header0() tcpip.Subnet {
 	return s
 }
 
-func (s *Stack) transmit(ctx context.Context, send func([]byte) (bool, error)) {
-	for {
-		pkt := s.link.ReadContext(ctx)
-		if pkt == nil {
-			return
-		}
-		v := pkt.ToView()
-		send(v.AsSlice())
-		v.Release()
-		pkt.DecRef()
-	}
-}
-
 // Deliver hands a received Ethernet frame to the stack; the stack copies it.
 func (s *Stack) Deliver(frame []byte) {
 	pkt := stack.NewPacketBuffer(stack.PacketBufferOptions{Payload: buffer.MakeWithData(frame)})
-	s.link.InjectInbound(0, pkt)
+	s.link.deliver(pkt)
 	pkt.DecRef()
 }

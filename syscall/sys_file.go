@@ -2,6 +2,8 @@ package syscall
 
 import (
 	"encoding/binary"
+	"errors"
+	"io"
 	iofs "io/fs"
 	"path"
 	"regexp"
@@ -589,6 +591,25 @@ func sysSendfile(t *kernel.Task, a Args) (uint64, error) {
 		}
 	}
 	count := min(a[3], maxIO)
+	var sent int64
+	if so, ok := out.File.(readerWriter); ok {
+		sent, err = sendFileTo(t, out, so, in, off, count)
+	} else {
+		sent, err = sendFileCopy(t, out, in, off, count)
+	}
+	if err != nil {
+		return 0, err
+	}
+	if a[2] != 0 {
+		return uint64(sent), copyOut(t, a[2], words(uint64(off+sent)))
+	}
+	in.SetOffset(off + sent)
+	return uint64(sent), nil
+}
+
+// sendFileCopy sends count bytes of in from off to out through a chunk.
+// An error is returned only when nothing was sent.
+func sendFileCopy(t *kernel.Task, out *fs.Description, in *fs.NodeFile, off int64, count uint64) (int64, error) {
 	buf := chunks.Get().(*[ioChunk]byte)
 	defer chunks.Put(buf)
 	sent := int64(0)
@@ -609,11 +630,72 @@ func sysSendfile(t *kernel.Task, a Args) (uint64, error) {
 			break
 		}
 	}
-	if a[2] != 0 {
-		return uint64(sent), copyOut(t, a[2], words(uint64(off+sent)))
+	return sent, nil
+}
+
+// readerWriter is a file that writes what it reads from a reader (a TCP
+// socket, whose stack copies the file's bytes into its buffers itself).
+type readerWriter interface {
+	WriteFrom(r io.Reader, n int) (int, error)
+}
+
+// sendFileTo sends count bytes of in from off to out, which reads them
+// itself. An error is returned only when nothing was sent.
+func sendFileTo(t *kernel.Task, out *fs.Description, w readerWriter, in *fs.NodeFile, off int64, count uint64) (int64, error) {
+	size := in.Stat().Size
+	if off >= size {
+		return 0, nil
 	}
-	in.SetOffset(off + sent)
-	return uint64(sent), nil
+	count = min(count, uint64(size-off))
+	sent := int64(0)
+	for uint64(sent) < count && (sent == 0 || t.Preempt()) {
+		// A chunk at a time, as sendFileCopy writes: one datagram each
+		// for a UDP socket.
+		span := &fileSpan{f: in, off: off + sent, end: off + sent + int64(min(ioChunk, count-uint64(sent)))}
+		n, err := w.WriteFrom(span, int(span.end-span.off))
+		sent += int64(n)
+		if span.shrank {
+			break // truncated meanwhile: what was there is sent
+		}
+		if err == unix.EAGAIN && !out.Nonblock() {
+			if err = waitReady(t, out, unix.EPOLLOUT); err == nil {
+				continue
+			}
+		}
+		if err != nil {
+			if sent == 0 {
+				return 0, err
+			}
+			break
+		}
+	}
+	return sent, nil
+}
+
+// fileSpan reads the bytes [off, end) of a file; it fails, and says so,
+// when the file ends before end.
+type fileSpan struct {
+	f        *fs.NodeFile
+	off, end int64
+	shrank   bool
+}
+
+var errFileShrank = errors.New("file truncated while sent")
+
+func (s *fileSpan) Read(p []byte) (int, error) {
+	if s.off >= s.end {
+		return 0, io.EOF
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	p = p[:min(int64(len(p)), s.end-s.off)]
+	n, err := s.f.ReadAt(p, s.off)
+	s.off += int64(n)
+	if err == nil && n == 0 {
+		s.shrank, err = true, errFileShrank
+	}
+	return n, err
 }
 
 func direntType(n *fs.Node) byte {

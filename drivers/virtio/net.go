@@ -27,11 +27,11 @@ type Net struct {
 	MAC [6]byte
 
 	rx     *Queue
-	rxBufs map[uint16]Buffer // descriptor id -> buffer the device owns
+	rxBufs [queueSize]Buffer // descriptor id -> buffer the device owns
 
 	txMu   sync.Mutex
 	tx     *Queue
-	txBufs map[uint16]Buffer
+	txBufs [queueSize]Buffer
 	txFree []Buffer
 	// txDone receives a token each time Receive has taken back sent
 	// buffers: Send waits on it while every buffer is in flight.
@@ -48,7 +48,7 @@ func OpenNet(base uintptr, irq int) (*Net, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &Net{dev: d, rxBufs: map[uint16]Buffer{}, txBufs: map[uint16]Buffer{}, txDone: make(chan struct{}, 1)}
+	n := &Net{dev: d, txDone: make(chan struct{}, 1)}
 	if feats&netFeatureMAC != 0 {
 		for i := range n.MAC {
 			n.MAC[i] = readConfig8(d, netConfigMAC+uintptr(i))
@@ -82,38 +82,58 @@ func OpenNet(base uintptr, irq int) (*Net, error) {
 	return n, nil
 }
 
-// Send transmits one Ethernet frame. While every transmit buffer is in
-// flight it waits for the device to finish one, as a NIC's full queue
-// stops the stack rather than drop what it is given: dropped segments
-// cost TCP a retransmission timeout each, and with several harts feeding
-// the queue it was full often enough that connections backed off for
-// tens of seconds. It reports false, dropping the frame, only when no
+// Send queues one Ethernet frame, the concatenation of parts, copied
+// into a transmit buffer; Flush tells the device. While every transmit
+// buffer is in flight it waits for the device to finish one, as a NIC's
+// full queue stops the stack rather than drop what it is given: dropped
+// segments cost TCP a retransmission timeout each, and with several harts
+// feeding the queue it was full often enough that connections backed off
+// for tens of seconds. It reports false, dropping the frame, only when no
 // buffer came back within txWait.
-func (n *Net) Send(frame []byte) (bool, error) {
-	if len(frame) > MaxFrame {
-		return false, fmt.Errorf("virtio-net: %d-byte frame exceeds %d", len(frame), MaxFrame)
+func (n *Net) Send(parts [][]byte) (bool, error) {
+	size := 0
+	for _, p := range parts {
+		size += len(p)
+	}
+	if size > MaxFrame {
+		return false, fmt.Errorf("virtio-net: %d-byte frame exceeds %d", size, MaxFrame)
 	}
 	var timeout <-chan time.Time
+	var poll *time.Ticker
 	for {
-		ok, err := n.trySend(frame)
+		ok, err := n.trySend(parts, size)
 		if ok || err != nil {
 			return ok, err
 		}
 		if timeout == nil {
+			// The device sends only what it was told of.
+			n.Flush()
 			t := time.NewTimer(txWait)
 			defer t.Stop()
 			timeout = t.C
+			// Receive's goroutine signals txDone; the sender may be that
+			// goroutine (a reply made while a frame is delivered).
+			poll = time.NewTicker(time.Millisecond)
+			defer poll.Stop()
 		}
 		select {
 		case <-n.txDone:
+		case <-poll.C:
 		case <-timeout:
 			return false, nil
 		}
 	}
 }
 
-// trySend queues frame if a transmit buffer is free.
-func (n *Net) trySend(frame []byte) (bool, error) {
+// Flush notifies the device of the frames Send queued.
+func (n *Net) Flush() {
+	n.txMu.Lock()
+	n.tx.Notify()
+	n.txMu.Unlock()
+}
+
+// trySend queues the frame if a transmit buffer is free.
+func (n *Net) trySend(parts [][]byte, size int) (bool, error) {
 	n.txMu.Lock()
 	defer n.txMu.Unlock()
 	n.reclaimTx()
@@ -124,8 +144,11 @@ func (n *Net) trySend(frame []byte) (bool, error) {
 	n.txFree = n.txFree[:len(n.txFree)-1]
 	mem := b.Bytes()
 	clear(mem[:netHeaderLen])
-	copy(mem[netHeaderLen:], frame)
-	id, err := n.tx.Submit(b, netHeaderLen+len(frame), false)
+	off := netHeaderLen
+	for _, p := range parts {
+		off += copy(mem[off:], p)
+	}
+	id, err := n.tx.Add(b, netHeaderLen+size, false)
 	if err != nil {
 		n.txFree = append(n.txFree, b)
 		return false, err
@@ -142,7 +165,6 @@ func (n *Net) reclaimTx() {
 			return
 		}
 		n.txFree = append(n.txFree, n.txBufs[id])
-		delete(n.txBufs, id)
 	}
 }
 
@@ -158,7 +180,6 @@ func (n *Net) Receive(deliver func(frame []byte)) {
 				break
 			}
 			b := n.rxBufs[id]
-			delete(n.rxBufs, id)
 			if length > netHeaderLen && length <= b.Size {
 				deliver(b.Bytes()[netHeaderLen:length])
 			}
