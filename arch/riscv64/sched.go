@@ -150,12 +150,18 @@ func resume(h *hart) {
 	} else {
 		h.setFCSR = 0
 	}
-	// The timer is set for the end of the slice or earlier, unless it has
-	// fired (or the hart idled with it set for the earliest deadline):
-	// then the clock is read and a new slice begins. Otherwise it is
-	// rewritten only to fire earlier. Reading the clock and writing the
-	// timer each cost QEMU a trip through its main loop; a slice may end
-	// a little early.
+	rearmTimer(h)
+}
+
+// rearmTimer sets h's timer for the end of the slice or earlier, unless
+// it has fired (or the hart idled with it set for the earliest deadline):
+// then the clock is read and a new slice begins. Otherwise it is
+// rewritten only to fire earlier. Reading the clock and writing the timer
+// each cost QEMU a trip through its main loop; a slice may end a little
+// early.
+//
+//go:nosplit
+func rearmTimer(h *hart) {
 	if h.newSlice || min(earliest, profiling.Next(h.id)) < h.timerAt {
 		now := readTime()
 		if want := min(now+quantumTicks, earliest, profiling.Next(h.id)); want < h.timerAt || h.timerAt <= now {

@@ -240,7 +240,7 @@ func initHarts(dtb uintptr) {
 	for i := range harts {
 		harts[i].id = i
 		harts[i].current = noThread
-		harts[i].stackTop = uintptr(unsafe.Pointer(&trapStacks[i][trapStackSize-16]))
+		harts[i].stackTop = uintptr(unsafe.Pointer(&trapStacks[i][trapStackSize-32])) // ABI0 argument and result slots above it
 	}
 }
 

@@ -2,6 +2,8 @@
 
 package riscv64
 
+import "unsafe"
+
 // trap is called by trapEntry on the hart's trap stack with the interrupted
 // registers saved in the Frame that hart.save pointed at.
 //
@@ -86,6 +88,33 @@ func RunUser(f *Frame) uint64
 
 // runUserReturn is where a thread that called RunUser resumes.
 func runUserReturn()
+
+// fastSyscall is trapEntry's way back from a system call (ECALL from
+// U-mode) to the thread that called RunUser, on this hart, without the
+// kernel lock or a trap return: trapEntry continues the thread at
+// runUserReturn itself, with interrupts on (each CSR access and sret is
+// a trip through QEMU's main loop, and the lock an atomic each way). It
+// touches this hart's state and its running thread's, which no other
+// hart changes while the thread runs, and it returns the thread's Frame;
+// or 0, for trap's full path, when the thread must not simply continue:
+// its state changed, or its rounding mode differs from the program's
+// (fcsr is left as the program set it; its flags do not matter to Go).
+//
+//go:nosplit
+func fastSyscall(h *hart) uintptr {
+	t := &threads[h.current]
+	if t.state != threadRunning || (t.frame.FCSR^h.fcsr)&^fcsrFlags != 0 {
+		return 0
+	}
+	ackFlush(h)
+	t.user = 0
+	h.save = uintptr(unsafe.Pointer(&t.frame))
+	rearmTimer(h)
+	return h.save
+}
+
+// fcsrFlags are fcsr's accrued exception flags (fflags).
+const fcsrFlags = 0x1f
 
 // enterUser is RunUser's half on the trap stack: it does what the trap
 // handler does for a thread entering U-mode, with the kernel lock.

@@ -15,6 +15,9 @@
 //              sstatus image (SPP, SPIE, FS = clean) in Frame.Status, and
 //              sets hart.setFCSR when fcsr must change.
 //   on sret:   every register, sepc and sstatus come from that Frame.
+//   but:       an ECALL from U-mode that fastSyscall lets through resumes
+//              the thread that called RunUser without sret: its SP, RA
+//              and g from its Frame, a0 = 8 (the cause), sstatus.SIE set.
 // Every CSR access ends QEMU's translation block and goes through its main
 // loop, so the path makes as few as it can: sscratch is swapped twice at
 // entry and not read at return (g gives the hart), stval is read only for
@@ -129,6 +132,24 @@ fpclean:
 
 	MOV	hart_stackTop(T6), X2
 	ADD	$hart_standInG, T6, g
+	// A system call from U-mode goes straight back to the thread that
+	// called RunUser when fastSyscall allows: its SP, RA and g from its
+	// Frame, a0 = the cause, interrupts on, at runUserReturn.
+	MOV	Frame_Cause(T5), T0
+	MOV	$8, T1
+	BNE	T0, T1, fulltrap
+	MOV	T6, 8(X2)	// fastSyscall's argument (ABI0)
+	CALL	·fastSyscall(SB)
+	MOV	16(X2), T5	// its result
+	BEQ	T5, ZERO, fulltrap
+	MOV	8(T5), RA
+	MOV	216(T5), g
+	MOV	16(T5), X2
+	MOV	$8, A0
+	MOV	$2, T0
+	WORD	$0x1002a073	// csrs sstatus, t0 (SIE)
+	JMP	·runUserReturn(SB)
+fulltrap:
 	CALL	·trap(SB)
 	JMP	·trapReturn(SB)
 
