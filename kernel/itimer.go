@@ -19,7 +19,7 @@ type realTimer struct {
 // interval.
 func (p *Process) RealTimer() (left, interval time.Duration) {
 	sigMu.Lock()
-	defer sigMu.Unlock()
+	defer sigMu.unlockUnchanged()
 	return p.realTimerLocked()
 }
 

@@ -33,9 +33,11 @@ const goHeapShare = 4
 
 // SyscallLayer is the system call layer (package syscall), passed in by
 // the kernel's main package: it depends on this package, not the reverse.
-type SyscallLayer interface {
-	Dispatch(t *Task)
-	SetTrace(w io.Writer)
+// Functions, not an interface: a task calls Dispatch at every system
+// call, and under QEMU each extra call level costs a lookup.
+type SyscallLayer struct {
+	Dispatch func(t *Task)
+	SetTrace func(w io.Writer)
 }
 
 // Main is the kernel's main.main: the boot sequence after the runtime is up.

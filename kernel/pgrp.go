@@ -21,14 +21,14 @@ var forkMu sync.RWMutex
 // PGID returns the process group id.
 func (p *Process) PGID() int {
 	sigMu.Lock()
-	defer sigMu.Unlock()
+	defer sigMu.unlockUnchanged()
 	return p.sig.pgid
 }
 
 // SID returns the session id.
 func (p *Process) SID() int {
 	sigMu.Lock()
-	defer sigMu.Unlock()
+	defer sigMu.unlockUnchanged()
 	return p.sig.sid
 }
 

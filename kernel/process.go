@@ -47,6 +47,9 @@ type Process struct {
 
 	mu     sync.Mutex // guards Exe, Cmdline and the fields below
 	exited chan struct{}
+	// gone is set just before exited is closed: what a thread checks at
+	// every return to user mode, without a channel operation.
+	gone atomic.Bool
 	// released is closed when the last thread has dropped the address
 	// space (Task.leave), which a SIGKILL's exit comes before.
 	released chan struct{}
@@ -161,6 +164,7 @@ func (p *Process) Exit(status int) {
 		}
 		p.stopRealTimer()
 		fs.ReleaseOwner(p)
+		p.gone.Store(true)
 		close(p.exited)
 		p.VforkDone()
 		p.reparentChildren()
@@ -171,7 +175,7 @@ func (p *Process) Exit(status int) {
 // ParentPID is the parent's pid, 0 for init.
 func (p *Process) ParentPID() int {
 	sigMu.Lock() // reparenting changes parent
-	defer sigMu.Unlock()
+	defer sigMu.unlockUnchanged()
 	if p.parent == nil {
 		return 0
 	}

@@ -20,7 +20,20 @@ import (
 // brings a thread in U-mode back to see its process exit), anything else
 // kills the process with the signal Linux would send.
 func (t *Task) Run(dispatch func(*Task)) {
+	var cause uint64 // the trap being handled
 	defer func() {
+		// A panic in a handler is a kernel bug: it is reported with its
+		// stack and kills the calling process, not the kernel. (Recovered
+		// here, not around each call: a deferred recover at every system
+		// call costs QEMU a few lookups each.)
+		if r := recover(); r != nil {
+			if cause == arch.CauseEcallU {
+				fmt.Printf("kernel: BUG in system call %d of pid %d: %v\n%s", t.Regs.X[arch.RegA7], t.Proc.PID, r, debug.Stack())
+			} else {
+				fmt.Printf("kernel: BUG in trap %d of pid %d: %v\n%s", cause, t.Proc.PID, r, debug.Stack())
+			}
+			t.kill(unix.SIGKILL, cause)
+		}
 		t.leave()
 		arch.FreeUserFrame(t.Regs)
 	}()
@@ -30,10 +43,8 @@ func (t *Task) Run(dispatch func(*Task)) {
 	userStart := arch.Ticks()
 	for !t.Exiting {
 		t.HandleSignals()
-		select {
-		case <-t.Proc.exited:
+		if t.Proc.gone.Load() {
 			return
-		default:
 		}
 		if as := t.Proc.AS; as.TruncationPending() { // a mapped file shrank
 			t.Proc.Lock()
@@ -41,7 +52,7 @@ func (t *Task) Run(dispatch func(*Task)) {
 			t.Proc.Unlock()
 		}
 		t.Regs.Owner = uint64(t.Proc.PID) // exec replaces the registers
-		cause := arch.RunUser(t.Regs)
+		cause = arch.RunUser(t.Regs)
 		kernelStart, blocked := arch.Ticks(), t.blockedNs
 		t.userNs.Add(arch.TicksToNs(kernelStart - userStart))
 		switch {
@@ -49,7 +60,7 @@ func (t *Task) Run(dispatch func(*Task)) {
 			runtime.Gosched()
 		case cause == arch.CauseEcallU:
 			t.Regs.PC += 4
-			t.syscall(dispatch)
+			dispatch(t)
 		case cause == arch.CauseLoadPageFault || cause == arch.CauseStorePageFault || cause == arch.CauseInstrPageFault:
 			t.minorFaults.Add(1)
 			access := mm.Read
@@ -99,18 +110,6 @@ func (t *Task) Run(dispatch func(*Task)) {
 			t.sysNs.Add(max(spent, 0))
 		}
 	}
-}
-
-// syscall runs one system call. A panic in its handler is a kernel bug: it
-// is reported with its stack and kills the calling process, not the kernel.
-func (t *Task) syscall(dispatch func(*Task)) {
-	defer func() {
-		if r := recover(); r != nil {
-			fmt.Printf("kernel: BUG in system call %d of pid %d: %v\n%s", t.Regs.X[arch.RegA7], t.Proc.PID, r, debug.Stack())
-			t.kill(unix.SIGKILL, arch.CauseEcallU)
-		}
-	}()
-	dispatch(t)
 }
 
 // kill ends the process with a fatal signal and reports it on the console.

@@ -154,6 +154,10 @@ func (l *signalLock) Unlock() {
 	l.mu.Unlock()
 }
 
+// unlockUnchanged ends a critical section that only read: the count
+// stays, and no task's next return to user mode takes the lock for it.
+func (l *signalLock) unlockUnchanged() { l.mu.Unlock() }
+
 // defaultAction is what SIG_DFL does with a signal.
 type defaultAction int
 
@@ -484,6 +488,7 @@ const (
 // re-executed as kind says, with a0 as it was at the call.
 func (t *Task) Interrupted(kind Restart, a0 uint64) {
 	t.sig.restart, t.sig.restartA0 = kind, a0
+	t.sig.seenGen = 0 // HandleSignals must look
 }
 
 // sysRestartSyscall is restart_syscall's number on riscv64.
@@ -517,9 +522,16 @@ func (t *Task) TakeRestartBlock() func(*Task) (uint64, error) {
 // for the deliverable pending signals, and decides whether an interrupted
 // system call is re-executed.
 func (t *Task) HandleSignals() {
-	if t.sig.seenGen != 0 && sigMu.gen.Load() == t.sig.seenGen && t.sig.restart == RestartNever && !t.sig.hasSavedMask {
+	// Inlined at every return to user mode: nothing new since the last
+	// time (a restart or saved mask pending zeroes seenGen: Interrupted,
+	// and BeginMaskedWait's critical section).
+	if t.sig.seenGen != 0 && sigMu.gen.Load() == t.sig.seenGen {
 		return
 	}
+	t.handleSignals()
+}
+
+func (t *Task) handleSignals() {
 	p := t.Proc
 	sigMu.Lock()
 	defer func() {
@@ -646,7 +658,7 @@ func (t *Task) Fault(sig unix.Signal, code int32, addr uint64, cause uint64) {
 // Action returns the disposition of sig.
 func (p *Process) Action(sig unix.Signal) SigAction {
 	sigMu.Lock()
-	defer sigMu.Unlock()
+	defer sigMu.unlockUnchanged()
 	return p.sig.actions[sig-1]
 }
 
@@ -669,7 +681,7 @@ func (p *Process) SetAction(sig unix.Signal, a SigAction) SigAction {
 // Mask returns the task's blocked set.
 func (t *Task) Mask() SigSet {
 	sigMu.Lock()
-	defer sigMu.Unlock()
+	defer sigMu.unlockUnchanged()
 	return t.sig.mask
 }
 
@@ -691,7 +703,7 @@ func (t *Task) setMaskLocked(m SigSet) {
 // process's.
 func (t *Task) Pending() SigSet {
 	sigMu.Lock()
-	defer sigMu.Unlock()
+	defer sigMu.unlockUnchanged()
 	return t.sig.pending | t.Proc.sig.pending
 }
 
@@ -766,7 +778,7 @@ func (t *Task) TakeSignal(set SigSet, deadline time.Time) (SigInfo, error) {
 // AltStack returns the alternate signal stack (sigaltstack's stack_t).
 func (t *Task) AltStack() (sp, size uint64, flags int32) {
 	sigMu.Lock()
-	defer sigMu.Unlock()
+	defer sigMu.unlockUnchanged()
 	return t.altStack()
 }
 

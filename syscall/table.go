@@ -94,13 +94,8 @@ func errnoOf(err error) unix.Errno {
 	return memErrno(err)
 }
 
-// Layer is this package as the kernel's system call layer.
-var Layer layer
-
-type layer struct{}
-
-func (layer) Dispatch(t *kernel.Task) { Dispatch(t) }
-func (layer) SetTrace(w io.Writer)    { Trace = w }
+// SetTrace sends a line per system call to w (nil: none).
+func SetTrace(w io.Writer) { Trace = w }
 
 // Entry is one implemented system call: its number, name and the file of
 // its handler (its family).

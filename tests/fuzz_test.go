@@ -42,7 +42,7 @@ func TestSyscallFuzz(t *testing.T) {
 		switch {
 		case r.timedOut:
 			t.Errorf("seed %d: the kernel did not finish in %v (a hang); console tail:\n%s", seed, timeout, tail)
-		case strings.Contains(r.console, "kernel panic") || strings.Contains(r.console, "BUG in system call"):
+		case strings.Contains(r.console, "kernel panic") || strings.Contains(r.console, "kernel: BUG"):
 			t.Errorf("seed %d: kernel panic or handler bug:\n%s", seed, bugLines(r.console))
 		case r.exitCode != 0:
 			t.Errorf("seed %d: fuzzer exit %d:\n%s", seed, r.exitCode, bugLines(r.console)+tail)

@@ -94,6 +94,17 @@ func switchSatp(h *hart, satp uint64) {
 	}
 }
 
+// satpLoaded reports whether h runs the table in satp (without ASID)
+// already, such that switchSatp would neither write satp nor fence.
+//
+//go:nosplit
+func satpLoaded(h *hart, satp uint64) bool {
+	if withASID(satp) != h.satp {
+		return false
+	}
+	return !asidsOn || atomic.LoadUint32(&asidRoot[h.id][asidOf(satp)]) == uint32(satp&satpPPN)
+}
+
 // forgetASID makes hart i fence before it next runs the table in satp
 // (without ASID), if that table last ran under its ASID there.
 //

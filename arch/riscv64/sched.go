@@ -133,18 +133,33 @@ func resume(h *hart) {
 	}
 	t := &threads[h.current]
 	if t.user != 0 {
-		uf := frameAt(t.user)
-		uf.Status = userStatus
-		switchSatp(h, uf.Satp)
-		h.save = t.user
-	} else {
-		// A kernel thread runs on whatever table the hart has loaded:
-		// every one maps the kernel's half. A system call thus switches
-		// no table (under QEMU a satp write flushes its whole TLB).
-		// retire takes a table away from the harts before it is freed.
-		t.frame.Status = t.frame.Status&sstatusSPIE | kernelStatus
-		h.save = uintptr(unsafe.Pointer(&t.frame))
+		switchSatp(h, frameAt(t.user).Satp)
+		resumeUser(h, t)
+		return
 	}
+	// A kernel thread runs on whatever table the hart has loaded: every
+	// one maps the kernel's half. A system call thus switches no table
+	// (under QEMU a satp write flushes its whole TLB). retire takes a
+	// table away from the harts before it is freed.
+	t.frame.Status = t.frame.Status&sstatusSPIE | kernelStatus
+	h.save = uintptr(unsafe.Pointer(&t.frame))
+	resumeFrame(h)
+}
+
+// resumeUser makes the user Frame of t, running on h with its table
+// loaded, the one trapReturn restores.
+//
+//go:nosplit
+func resumeUser(h *hart, t *thread) {
+	frameAt(t.user).Status = userStatus
+	h.save = t.user
+	resumeFrame(h)
+}
+
+// resumeFrame finishes the choice of h.save: fcsr and the timer.
+//
+//go:nosplit
+func resumeFrame(h *hart) {
 	if fcsr := frameAt(h.save).FCSR; fcsr != h.fcsr {
 		h.fcsr, h.setFCSR = fcsr, 1
 	} else {
@@ -163,12 +178,17 @@ func resume(h *hart) {
 //go:nosplit
 func rearmTimer(h *hart) {
 	if h.newSlice || min(earliest, profiling.Next(h.id)) < h.timerAt {
-		now := readTime()
-		if want := min(now+quantumTicks, earliest, profiling.Next(h.id)); want < h.timerAt || h.timerAt <= now {
-			setTimer(h, want)
-		}
-		h.newSlice = false
+		newTimer(h)
 	}
+}
+
+//go:nosplit
+func newTimer(h *hart) {
+	now := readTime()
+	if want := min(now+quantumTicks, earliest, profiling.Next(h.id)); want < h.timerAt || h.timerAt <= now {
+		setTimer(h, want)
+	}
+	h.newSlice = false
 }
 
 // pickThread returns the next runnable thread after h's last one, now

@@ -97,15 +97,20 @@ func kickIdle(h *hart) {
 //
 //go:nosplit
 func ackFlush(h *hart) {
-	if atomic.LoadUint32(&h.flushReq) != 0 {
-		if h.retiring != 0 && h.satp == withASID(h.retiring) {
-			switchSatp(h, kernelSatp)
-		}
-		h.retiring = 0
-		sfenceVMA()
-		atomic.StoreUint32(&h.flushReq, 0)
-		sendSoft(shootdownOwner)
+	if atomic.LoadUint32(&h.flushReq) != 0 { // inlined: at every trap
+		answerFlush(h)
 	}
+}
+
+//go:nosplit
+func answerFlush(h *hart) {
+	if h.retiring != 0 && h.satp == withASID(h.retiring) {
+		switchSatp(h, kernelSatp)
+	}
+	h.retiring = 0
+	sfenceVMA()
+	atomic.StoreUint32(&h.flushReq, 0)
+	sendSoft(shootdownOwner)
 }
 
 // kernelShootdown makes every hart forget the kernel's old translations

@@ -117,7 +117,8 @@ func fastSyscall(h *hart) uintptr {
 const fcsrFlags = 0x1f
 
 // enterUser is RunUser's half on the trap stack: it does what the trap
-// handler does for a thread entering U-mode, with the kernel lock.
+// handler does for a thread entering U-mode, with the kernel lock unless
+// the hart has the program's table loaded.
 //
 //go:nosplit
 func enterUser(f uintptr) {
@@ -127,9 +128,18 @@ func enterUser(f uintptr) {
 	}
 	h.inTrap = true
 	ackFlush(h)
-	lockKernel(h)
-	threads[h.current].user = f
-	resume(h)
+	t := &threads[h.current]
+	if t.state == threadRunning && satpLoaded(h, frameAt(f).Satp) {
+		// The hart runs the program's table already (the thread left it
+		// for a system call): nothing another hart reads changes, and a
+		// shootdown that finds the table here sends its request anyway.
+		t.user = f
+		resumeUser(h, t)
+	} else {
+		lockKernel(h)
+		t.user = f
+		resume(h)
+		unlockKernel()
+	}
 	h.inTrap = false
-	unlockKernel()
 }

@@ -10,4 +10,6 @@ import (
 	"github.com/jiege-go/jiege/syscall"
 )
 
-func main() { kernel.Main(syscall.Layer) }
+func main() {
+	kernel.Main(kernel.SyscallLayer{Dispatch: syscall.Dispatch, SetTrace: syscall.SetTrace})
+}
