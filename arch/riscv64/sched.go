@@ -31,15 +31,19 @@ type thread struct {
 }
 
 var (
-	threads  [maxThreads]thread
-	nextTID  int32
-	earliest uint64 = ^uint64(0) // no blocked thread's deadline is earlier
+	threads [maxThreads]thread
+	// threadsUsed bounds the slots ever used (the boot thread is slot 0):
+	// the scheduler's scans stop there, not at maxThreads.
+	threadsUsed = 1
+	nextTID     int32
+	earliest    uint64 = ^uint64(0) // no blocked thread's deadline is earlier
 )
 
 //go:nosplit
 func allocThread() int {
 	for i := range threads {
 		if threads[i].state == threadFree {
+			threadsUsed = max(threadsUsed, i+1)
 			return i
 		}
 	}
@@ -77,7 +81,7 @@ func wake(t *thread) {
 //go:nosplit
 func wakeKey(key uintptr, n int) int {
 	woken := 0
-	for i := range threads {
+	for i := range threads[:threadsUsed] {
 		if woken >= n {
 			break
 		}
@@ -96,7 +100,7 @@ func wakeKey(key uintptr, n int) int {
 //go:nosplit
 func expire(now uint64) {
 	earliest = ^uint64(0)
-	for i := range threads {
+	for i := range threads[:threadsUsed] {
 		t := &threads[i]
 		if t.state != threadBlocked || t.deadline == 0 {
 			continue
@@ -112,8 +116,8 @@ func expire(now uint64) {
 
 //go:nosplit
 func pickNext(from int) int {
-	for i := 1; i <= maxThreads; i++ {
-		j := (from + i) % maxThreads
+	for i := 1; i <= threadsUsed; i++ {
+		j := (from + i) % threadsUsed
 		if threads[j].state == threadRunnable {
 			return j
 		}
