@@ -32,6 +32,9 @@ type Epoll struct {
 	order []epollKey // registration order, for fair reporting
 	wake  chan struct{}
 	ino   uint64
+	// waiting counts the Wait calls blocked now: an EPOLLEXCLUSIVE
+	// event goes to an instance someone waits on.
+	waiting atomic.Int32
 	// watchers are those watching this instance itself, guarded by watchMu.
 	watchMu  sync.Mutex
 	watchers Notifier
@@ -95,7 +98,11 @@ func (e *Epoll) ctl(op, fd int, d *Description, w Waitable, events uint32, data 
 		}
 		it = &epollItem{file: w, events: events, data: data, armed: true}
 		it.pending.Store(true)
-		it.cancel = w.Watch(func() { e.notify(it) })
+		if events&unix.EPOLLEXCLUSIVE != 0 {
+			it.cancel = joinExclusive(w, e, it)
+		} else {
+			it.cancel = w.Watch(func() { e.notify(it) })
+		}
 		e.items[key] = it
 		e.order = append(e.order, key)
 		d.watchedBy(e)
@@ -194,7 +201,10 @@ func (e *Epoll) Wait(max int, block func(<-chan struct{}) error) ([]Event, error
 		if len(out) > 0 || block == nil {
 			return out, nil
 		}
-		if err := block(e.wake); err != nil {
+		e.waiting.Add(1)
+		err := block(e.wake)
+		e.waiting.Add(-1)
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -233,4 +243,93 @@ func (e *Epoll) Close() error {
 		key.desc.unwatchedBy(e)
 	}
 	return nil
+}
+
+// EPOLLEXCLUSIVE: the instances that watch one file exclusively share
+// one watch on it, and a change of its readiness wakes one of them that
+// has a waiter (in turn), not all: nginx's workers each watch the
+// listening socket so, and each new connection wakes one worker, as on
+// Linux. When none has a waiter every one is told, as Linux queues the
+// event on each instance it visits.
+var (
+	exclusiveMu     sync.Mutex // a leaf lock: taken in notifications
+	exclusiveGroups = map[Waitable]*exclusiveGroup{}
+)
+
+type exclusiveGroup struct {
+	members []exclusiveMember
+	next    int // where the next notification starts looking
+	cancel  func()
+}
+
+type exclusiveMember struct {
+	e  *Epoll
+	it *epollItem
+}
+
+// joinExclusive adds it, of e, to w's exclusive watchers and returns
+// what takes it out.
+func joinExclusive(w Waitable, e *Epoll, it *epollItem) func() {
+	exclusiveMu.Lock()
+	g := exclusiveGroups[w]
+	if g == nil {
+		g = &exclusiveGroup{}
+		exclusiveGroups[w] = g
+	}
+	g.members = append(g.members, exclusiveMember{e, it})
+	first := len(g.members) == 1
+	exclusiveMu.Unlock()
+	if first {
+		// Watch takes the file's locks, which a notification holds when
+		// it takes exclusiveMu: not under exclusiveMu.
+		cancel := w.Watch(func() { g.notify() })
+		exclusiveMu.Lock()
+		abandoned := len(g.members) == 0 // every member left meanwhile
+		if !abandoned {
+			g.cancel = cancel
+		}
+		exclusiveMu.Unlock()
+		if abandoned {
+			cancel()
+		}
+	}
+	return func() {
+		exclusiveMu.Lock()
+		for i, m := range g.members {
+			if m.it == it {
+				g.members = append(g.members[:i], g.members[i+1:]...)
+				break
+			}
+		}
+		var cancel func()
+		if len(g.members) == 0 {
+			delete(exclusiveGroups, w)
+			cancel, g.cancel = g.cancel, nil
+		}
+		exclusiveMu.Unlock()
+		if cancel != nil {
+			cancel()
+		}
+	}
+}
+
+// notify tells the first member, from g.next on, whose instance has a
+// waiter; every member when none has.
+func (g *exclusiveGroup) notify() {
+	exclusiveMu.Lock()
+	var chosen []exclusiveMember
+	for k := range g.members {
+		i := (g.next + k) % len(g.members)
+		if m := g.members[i]; m.e.waiting.Load() > 0 {
+			chosen, g.next = []exclusiveMember{m}, i+1
+			break
+		}
+	}
+	if chosen == nil {
+		chosen = append(chosen, g.members...)
+	}
+	exclusiveMu.Unlock()
+	for _, m := range chosen {
+		m.e.notify(m.it)
+	}
 }
