@@ -560,9 +560,10 @@ func sysGetdents64(t *kernel.Task, a Args) (uint64, error) {
 	return uint64(len(out)), copyOut(t, a[1], out)
 }
 
-// sysSendfile implements sendfile(2) from a tree file to any file: the
-// data is copied in chunks, and the offset (or the file position) advances
-// by what was sent.
+// sysSendfile implements sendfile(2) from a tree file to any file, a
+// chunk at a time: a TCP socket reads the file straight into its buffers,
+// other files are written from a buffer. The offset (or the file
+// position) advances by what was sent.
 func sysSendfile(t *kernel.Task, a Args) (uint64, error) {
 	out, err := t.Proc.Files.Get(int(int32(a[0])))
 	if err != nil {
@@ -591,14 +592,47 @@ func sysSendfile(t *kernel.Task, a Args) (uint64, error) {
 		}
 	}
 	count := min(a[3], maxIO)
-	var sent int64
-	if so, ok := out.File.(readerWriter); ok {
-		sent, err = sendFileTo(t, out, so, in, off, count)
+	var send func(done int64, n int) (int, bool, error)
+	if w, ok := out.File.(readerWriter); ok {
+		// The socket reads the file itself, so the count must not pass
+		// the file's end.
+		size := in.Stat().Size
+		count = min(count, uint64(max(size-off, 0)))
+		send = func(done int64, n int) (int, bool, error) {
+			for {
+				span := &fileSpan{f: in, off: off + done, end: off + done + int64(n)}
+				sent, err := w.WriteFrom(span, n)
+				if err == unix.EAGAIN && !out.Nonblock() {
+					if err = waitReady(t, out, unix.EPOLLOUT); err == nil {
+						continue
+					}
+				}
+				return sent, !span.shrank, err // a file truncated meanwhile ends it
+			}
+		}
 	} else {
-		sent, err = sendFileCopy(t, out, in, off, count)
+		buf := chunks.Get().(*[ioChunk]byte)
+		defer chunks.Put(buf)
+		send = func(done int64, n int) (int, bool, error) {
+			r, err := in.ReadAt(buf[:n], off+done)
+			if r == 0 || err != nil {
+				return 0, false, err
+			}
+			sent, err := writeAll(t, out, buf[:r], out.File.Write, modeOf(out))
+			return sent, true, err
+		}
 	}
-	if err != nil {
-		return 0, err
+	sent := int64(0)
+	for uint64(sent) < count && (sent == 0 || t.Preempt()) {
+		// A chunk at a time: one datagram each for a UDP socket.
+		n, more, err := send(sent, int(min(ioChunk, count-uint64(sent))))
+		sent += int64(n)
+		if err != nil && sent == 0 {
+			return 0, err
+		}
+		if err != nil || !more {
+			break
+		}
 	}
 	if a[2] != 0 {
 		return uint64(sent), copyOut(t, a[2], words(uint64(off+sent)))
@@ -607,69 +641,10 @@ func sysSendfile(t *kernel.Task, a Args) (uint64, error) {
 	return uint64(sent), nil
 }
 
-// sendFileCopy sends count bytes of in from off to out through a chunk.
-// An error is returned only when nothing was sent.
-func sendFileCopy(t *kernel.Task, out *fs.Description, in *fs.NodeFile, off int64, count uint64) (int64, error) {
-	buf := chunks.Get().(*[ioChunk]byte)
-	defer chunks.Put(buf)
-	sent := int64(0)
-	for uint64(sent) < count && (sent == 0 || t.Preempt()) {
-		n, err := in.ReadAt(buf[:min(ioChunk, count-uint64(sent))], off+sent)
-		if n == 0 || err != nil {
-			if sent == 0 && err != nil {
-				return 0, err
-			}
-			break
-		}
-		w, err := writeAll(t, out, buf[:n], out.File.Write, modeOf(out))
-		sent += int64(w)
-		if err != nil {
-			if sent == 0 {
-				return 0, err
-			}
-			break
-		}
-	}
-	return sent, nil
-}
-
 // readerWriter is a file that writes what it reads from a reader (a TCP
 // socket, whose stack copies the file's bytes into its buffers itself).
 type readerWriter interface {
 	WriteFrom(r io.Reader, n int) (int, error)
-}
-
-// sendFileTo sends count bytes of in from off to out, which reads them
-// itself. An error is returned only when nothing was sent.
-func sendFileTo(t *kernel.Task, out *fs.Description, w readerWriter, in *fs.NodeFile, off int64, count uint64) (int64, error) {
-	size := in.Stat().Size
-	if off >= size {
-		return 0, nil
-	}
-	count = min(count, uint64(size-off))
-	sent := int64(0)
-	for uint64(sent) < count && (sent == 0 || t.Preempt()) {
-		// A chunk at a time, as sendFileCopy writes: one datagram each
-		// for a UDP socket.
-		span := &fileSpan{f: in, off: off + sent, end: off + sent + int64(min(ioChunk, count-uint64(sent)))}
-		n, err := w.WriteFrom(span, int(span.end-span.off))
-		sent += int64(n)
-		if span.shrank {
-			break // truncated meanwhile: what was there is sent
-		}
-		if err == unix.EAGAIN && !out.Nonblock() {
-			if err = waitReady(t, out, unix.EPOLLOUT); err == nil {
-				continue
-			}
-		}
-		if err != nil {
-			if sent == 0 {
-				return 0, err
-			}
-			break
-		}
-	}
-	return sent, nil
 }
 
 // fileSpan reads the bytes [off, end) of a file; it fails, and says so,

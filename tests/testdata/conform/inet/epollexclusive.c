@@ -2,10 +2,8 @@
  * one listening socket and blocked in epoll_wait; one connection wakes one
  * of them (nginx's workers), where without the flag it wakes both. */
 #include "../conform.h"
-#include <arpa/inet.h>
-#include <netinet/in.h>
+#include "listen.h"
 #include <sys/epoll.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 
 /* woken runs two waiters on ls with the given epoll flags, connects once,
@@ -39,14 +37,8 @@ static int woken(int ls, struct sockaddr_in *a, unsigned flags) {
 }
 
 int main(void) {
-	int ls = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = {0};
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	bind(ls, (struct sockaddr *)&a, sizeof a);
-	listen(ls, 8);
-	socklen_t len = sizeof a;
-	getsockname(ls, (struct sockaddr *)&a, &len);
+	struct sockaddr_in a;
+	int ls = listenLoopback(&a, 8);
 	SHOW("woken without EPOLLEXCLUSIVE", "%d", woken(ls, &a, 0));
 	SHOW("woken with EPOLLEXCLUSIVE", "%d", woken(ls, &a, EPOLLEXCLUSIVE));
 	return 0;

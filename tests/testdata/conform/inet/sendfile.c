@@ -3,22 +3,14 @@
  * file position, a large file in several calls, and the bytes the peer
  * reads (a checksum). */
 #include "../conform.h"
-#include <arpa/inet.h>
+#include "listen.h"
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <sys/sendfile.h>
-#include <sys/socket.h>
 
 /* connected makes a TCP connection over 127.0.0.1: *w writes, *r reads. */
 static void connected(int *w, int *r) {
-	int ls = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = {0};
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	bind(ls, (struct sockaddr *)&a, sizeof a);
-	listen(ls, 1);
-	socklen_t len = sizeof a;
-	getsockname(ls, (struct sockaddr *)&a, &len);
+	struct sockaddr_in a;
+	int ls = listenLoopback(&a, 1);
 	*w = socket(AF_INET, SOCK_STREAM, 0);
 	connect(*w, (struct sockaddr *)&a, sizeof a);
 	*r = accept(ls, NULL, NULL);
