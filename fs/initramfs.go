@@ -30,20 +30,47 @@ const (
 // devices are kept; block devices, FIFOs and sockets are skipped. File
 // data aliases the image, which must stay unchanged (a write copies it).
 func Unpack(image []byte) (*Tree, error) {
+	return unpack(bytes.NewReader(image), int64(len(image)), func(off, size int64) fileData {
+		return fileData{mem: image[off : off+size : off+size]}
+	})
+}
+
+// UnpackDisk builds a tree as Unpack does from the same archives on a
+// device (a root image on a disk), reading only their headers: the files'
+// data is read from the device when they are (disk.go). The device must
+// stay unchanged.
+func UnpackDisk(dev io.ReaderAt, size int64) (*Tree, error) {
+	img := newDiskImage(dev, size)
+	return unpack(img, size, func(off, size int64) fileData {
+		return fileData{disk: &diskFile{img: img, off: off, size: size}}
+	})
+}
+
+// fileData is where a regular file's data is: in memory or on a disk.
+type fileData struct {
+	mem  []byte
+	disk *diskFile
+}
+
+func (d fileData) empty() bool { return len(d.mem) == 0 && (d.disk == nil || d.disk.size == 0) }
+
+// unpack reads the archives in src; data locates a file's bytes.
+func unpack(src io.ReaderAt, size int64, data func(off, size int64) fileData) (*Tree, error) {
 	t := &Tree{Root: NewDir(0o755)}
 	links := map[[3]uint64]*Node{}
-	off := 0
+	var off int64
 	for {
-		for off < len(image) && image[off] == 0 {
-			off++
+		var err error
+		if off, err = skipZeros(src, off, size); err != nil {
+			return nil, err
 		}
-		if off >= len(image) {
+		if off >= size {
 			return t, nil
 		}
-		if !bytes.HasPrefix(image[off:], []byte(newcMagic)) {
+		if !hasAt(src, off, newcMagic) {
 			return nil, fmt.Errorf("initramfs: no newc cpio archive at offset %d", off)
 		}
-		end, err := unpackArchive(t, links, image, off)
+		end, err := unpackArchive(t, links, src, size, off, data)
 		if err != nil {
 			return nil, err
 		}
@@ -51,9 +78,35 @@ func Unpack(image []byte) (*Tree, error) {
 	}
 }
 
+// skipZeros returns the offset of the first byte at or after off that is
+// not zero, or size.
+func skipZeros(src io.ReaderAt, off, size int64) (int64, error) {
+	var buf [512]byte
+	for off < size {
+		k, err := src.ReadAt(buf[:min(int64(len(buf)), size-off)], off)
+		if k == 0 {
+			return 0, fmt.Errorf("initramfs: read at offset %d: %w", off, err)
+		}
+		for _, b := range buf[:k] {
+			if b != 0 {
+				return off, nil
+			}
+			off++
+		}
+	}
+	return off, nil
+}
+
+// hasAt reports whether src holds s at off.
+func hasAt(src io.ReaderAt, off int64, s string) bool {
+	buf := make([]byte, len(s))
+	k, _ := src.ReadAt(buf, off)
+	return k == len(s) && string(buf) == s
+}
+
 // unpackArchive adds one archive's records and returns the offset after its trailer.
-func unpackArchive(t *Tree, links map[[3]uint64]*Node, image []byte, start int) (int, error) {
-	r := cpio.Newc.Reader(bytes.NewReader(image[start:]))
+func unpackArchive(t *Tree, links map[[3]uint64]*Node, src io.ReaderAt, size, start int64, data func(off, size int64) fileData) (int64, error) {
+	r := cpio.Newc.Reader(io.NewSectionReader(src, start, size-start))
 	// The EOFReader hides the trailer; find it after the last record.
 	next := start
 	for {
@@ -64,27 +117,30 @@ func unpackArchive(t *Tree, links map[[3]uint64]*Node, image []byte, start int) 
 		if err != nil {
 			return 0, fmt.Errorf("initramfs: archive at offset %d: %w", start, err)
 		}
-		fileEnd := start + int(rec.FilePos) + int(rec.FileSize)
-		if fileEnd > len(image) {
+		fileStart := start + int64(rec.FilePos)
+		if rec.FileSize > uint64(size) || fileStart+int64(rec.FileSize) > size {
 			return 0, fmt.Errorf("initramfs: %s: data runs past the image", rec.Name)
 		}
+		fileEnd := fileStart + int64(rec.FileSize)
 		next = (fileEnd + 3) &^ 3
-		if err := add(t, links, rec, image[start+int(rec.FilePos):fileEnd]); err != nil {
+		if err := add(t, links, rec, src, data(fileStart, int64(rec.FileSize)), fileStart); err != nil {
 			return 0, err
 		}
 	}
 	trailer := next
-	if trailer+newcHeader > len(image) || !bytes.HasPrefix(image[trailer:], []byte(newcMagic)) ||
-		!bytes.HasPrefix(image[trailer+newcHeader:], []byte(trailerName)) {
+	if !hasAt(src, trailer, newcMagic) || !hasAt(src, trailer+newcHeader, trailerName) {
 		return 0, fmt.Errorf("initramfs: archive at offset %d has no trailer", start)
 	}
-	return (trailer + newcHeader + len(trailerName) + 1 + 3) &^ 3, nil
+	return (trailer + newcHeader + int64(len(trailerName)) + 1 + 3) &^ 3, nil
 }
+
+// maxLinkTarget bounds a symbolic link's target (PATH_MAX).
+const maxLinkTarget = 4096
 
 // add puts one record in the tree; links maps a hard-linked file's
 // device and inode numbers to its node (newc gives the data to the last
-// of its names).
-func add(t *Tree, links map[[3]uint64]*Node, rec cpio.Record, data []byte) error {
+// of its names). A symbolic link's target is read from src at off.
+func add(t *Tree, links map[[3]uint64]*Node, rec cpio.Record, src io.ReaderAt, data fileData, off int64) error {
 	name := path.Clean("/" + rec.Name)
 	if name == "/" || name == "/." {
 		return nil
@@ -94,8 +150,8 @@ func add(t *Tree, links map[[3]uint64]*Node, rec cpio.Record, data []byte) error
 	linkKey := [3]uint64{rec.Major, rec.Minor, rec.Ino}
 	if rec.Mode&sIFMT == sIFREG && rec.NLink > 1 {
 		if shared, ok := links[linkKey]; ok {
-			if len(data) > 0 {
-				shared.Data = data[:len(data):len(data)]
+			if !data.empty() {
+				shared.Data, shared.disk = data.mem, data.disk
 			}
 			return link(t, name, shared)
 		}
@@ -110,10 +166,17 @@ func add(t *Tree, links map[[3]uint64]*Node, rec cpio.Record, data []byte) error
 		n.Mode |= fs.ModeDir
 		n.Children = map[string]*Node{}
 	case sIFREG:
-		n.Data = data[:len(data):len(data)]
+		n.Data, n.disk = data.mem, data.disk
 	case sIFLNK:
+		if rec.FileSize > maxLinkTarget {
+			return fmt.Errorf("initramfs: %s: symbolic link target of %d bytes", rec.Name, rec.FileSize)
+		}
+		target := make([]byte, rec.FileSize)
+		if k, err := src.ReadAt(target, off); k < len(target) {
+			return fmt.Errorf("initramfs: %s: %w", rec.Name, err)
+		}
 		n.Mode |= fs.ModeSymlink
-		n.Link = string(data)
+		n.Link = string(target)
 	case sIFCHR:
 		n.Mode |= fs.ModeDevice | fs.ModeCharDevice
 		n.Rdev = Mkdev(uint32(rec.Rmajor), uint32(rec.Rminor))

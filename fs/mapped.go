@@ -39,10 +39,15 @@ func (m MappedNode) Unlock() { m.n.mu.Unlock() }
 // Size is the file's length.
 func (m MappedNode) Size() int64 { return m.n.sizeLocked() }
 
-// ReadPage copies page i of the file into p, zeros past its end.
+// ReadPage copies page i of the file into p, zeros past its end. A page
+// of a root disk's file comes from the disk's cache or the disk itself:
+// the mapping keeps the page, a second copy in the cache would be waste.
 func (m MappedNode) ReadPage(i uintptr, p []byte) {
 	k := 0
-	if off := int64(i * pageSize); off >= 0 {
+	if off := int64(i * pageSize); off < 0 {
+	} else if m.n.written == nil && m.n.disk != nil {
+		k = m.n.disk.readThrough(p, off)
+	} else {
 		k = m.n.readAtLocked(p, off)
 	}
 	clear(p[k:])
@@ -66,10 +71,20 @@ func (m MappedNode) WritePage(i uintptr, p []byte) {
 		if allZero(p) {
 			return
 		}
-	} else if bytes.Equal(p, m.n.Data[off:off+int64(len(p))]) {
+	} else if m.n.imageHolds(p, off) {
 		return // a page of the image only read
 	}
 	m.n.writeAtLocked(p, off)
+}
+
+// imageHolds reports whether the file's image (in memory or on disk) has
+// p at off. n.mu is held.
+func (n *Node) imageHolds(p []byte, off int64) bool {
+	if n.disk == nil {
+		return bytes.Equal(p, n.Data[off:off+int64(len(p))])
+	}
+	var image page
+	return n.disk.readAt(image[:len(p)], off) == len(p) && bytes.Equal(p, image[:len(p)])
 }
 
 func allZero(p []byte) bool {
@@ -131,19 +146,26 @@ func (n *Node) truncateLocked(size int64) error {
 }
 
 // Contents returns the file's data with what shared mappings stored in
-// it, as exec reads programs: in place when the file was never written,
-// else a copy; ENOMEM for a file larger than maxContents.
+// it, as exec reads programs: in place when the file was never written
+// (from the disk cache for a root image's file), else a copy; ENOMEM for a
+// file larger than maxContents.
 func (n *Node) Contents() ([]byte, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.pullMapped()
-	if n.written == nil {
+	if n.written == nil && n.disk == nil {
 		return n.Data, nil
 	}
-	if n.written.size > maxContents {
+	if n.written == nil {
+		if data := n.disk.load(); data != nil {
+			return data, nil
+		}
+	}
+	size := n.sizeLocked()
+	if size > maxContents {
 		return nil, unix.ENOMEM
 	}
-	data := make([]byte, n.written.size)
+	data := make([]byte, size)
 	n.readAtLocked(data, 0)
 	return data, nil
 }

@@ -31,6 +31,7 @@ type Node struct {
 	Links               int        // names in the tree (regular files)
 	charged             int64      // bytes of pages charged to the tree's size limit
 	Data                []byte     // a regular file's contents until written (usage.go)
+	disk                *diskFile  // or its contents on a root image's disk, until written
 	written             *filePages // a regular file's own pages, once written
 	opens               int        // open descriptions of a regular file
 	Link                string     // symbolic links

@@ -8,8 +8,9 @@ import (
 )
 
 // A regular file's contents. A file given bytes when it is made (the
-// initramfs image's, a synthetic file's) reads them in place until its
-// first write or truncate; from then on its contents are pages of its own,
+// initramfs image's, a synthetic file's) reads them in place, and a file
+// of a root image on a disk reads the disk (disk.go), until its first
+// write or truncate; from then on its contents are pages of its own,
 // allocated as they are written, so that a hole (never written, or beyond
 // a truncate) reads as zeros and takes no memory, as on Linux's tmpfs.
 // The pages are kernel memory: each is charged against the tree's limit
@@ -40,6 +41,9 @@ func (n *Node) sizeLocked() int64 {
 	if n.written != nil {
 		return n.written.size
 	}
+	if n.disk != nil {
+		return n.disk.size
+	}
 	return int64(len(n.Data))
 }
 
@@ -47,6 +51,9 @@ func (n *Node) sizeLocked() int64 {
 // n.mu is held (for reading).
 func (n *Node) readAtLocked(p []byte, off int64) int {
 	w := n.written
+	if w == nil && n.disk != nil {
+		return n.disk.readAt(p, off)
+	}
 	if w == nil {
 		if off >= int64(len(n.Data)) {
 			return 0
@@ -77,14 +84,26 @@ func (n *Node) ownPagesLocked(keep int64) error {
 	if n.written != nil {
 		return nil
 	}
-	image := n.Data
+	image, disk := n.Data, n.disk
+	keep = min(keep, n.sizeLocked())
 	n.written = &filePages{pages: map[int64]*page{}}
-	n.Data = nil
-	if err := n.writeAtLocked(image[:min(keep, int64(len(image)))], 0); err != nil {
-		n.written, n.Data = nil, image // nothing was charged
-		return err
+	n.Data, n.disk = nil, nil
+	var err error
+	if disk == nil {
+		err = n.writeAtLocked(image[:keep], 0)
+	} else {
+		buf := make([]byte, min(keep, diskWindow))
+		for off := int64(0); off < keep && err == nil; off += int64(len(buf)) {
+			chunk := buf[:min(int64(len(buf)), keep-off)]
+			clear(chunk[disk.readAt(chunk, off):])
+			err = n.writeAtLocked(chunk, off)
+		}
 	}
-	return nil
+	if err != nil {
+		n.releaseLocked()
+		n.written, n.Data, n.disk = nil, image, disk
+	}
+	return err
 }
 
 // writeAtLocked stores p at off, allocating the pages it touches; ENOSPC

@@ -19,6 +19,7 @@ type Machine struct {
 	Kernel    string // -kernel: an ELF (with a trampoline BIOS) or a Linux Image
 	BIOS      string // -bios: a trampoline blob, "default" (OpenSBI) or "none"
 	Initrd    string // -initrd, optional
+	Disk      string // a file attached read-only as a virtio block device, optional
 	Append    string // -append, optional
 	Mem       string // -m, default "512M"
 	SMP       int    // -smp, default 1
@@ -77,6 +78,10 @@ func (m Machine) Args() []string {
 	}
 	if m.Append != "" {
 		args = append(args, "-append", m.Append)
+	}
+	if m.Disk != "" {
+		args = append(args, "-drive", "file="+strings.ReplaceAll(m.Disk, ",", ",,")+",format=raw,if=none,id=disk0,readonly=on",
+			"-device", "virtio-blk-device,drive=disk0")
 	}
 	// Modern (version 2) virtio-mmio: our kernel drives no legacy devices,
 	// and Linux drives both, so every kernel meets the same machine.

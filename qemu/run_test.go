@@ -41,6 +41,13 @@ func TestArgs(t *testing.T) {
 	if !slices.Contains(d, "user,id=n0,hostfwd=tcp:127.0.0.1:1-:8000") {
 		t.Errorf("guest port: %v", d)
 	}
+	if slices.Contains(d, "-drive") {
+		t.Errorf("no disk given, one attached: %v", d)
+	}
+	disk := strings.Join(Machine{Disk: "/tmp/a,b.cpio"}.Args(), " ")
+	if !strings.Contains(disk, "-drive file=/tmp/a,,b.cpio,format=raw,if=none,id=disk0,readonly=on -device virtio-blk-device,drive=disk0") {
+		t.Errorf("disk: %s", disk)
+	}
 }
 
 // fakeQEMU puts an executable qemu-system-riscv64 shell script first on PATH.

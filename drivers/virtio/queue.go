@@ -109,13 +109,52 @@ func (q *Queue) Add(b Buffer, length int, write bool) (uint16, error) {
 		flags = descFlagWrite
 	}
 	q.descs[id] = desc{addr: uint64(b.PA), len: uint32(length), flags: flags}
+	q.publish(id)
+	return id, nil
+}
+
+// publish puts the chain starting at head in the available ring.
+func (q *Queue) publish(head uint16) {
 	ring := (*[queueSize]uint16)(mm.Ptr(q.avail + 4))
-	ring[q.availIdx%queueSize] = id
+	ring[q.availIdx%queueSize] = head
 	q.availIdx++
 	// The ring entry must be visible before the index that publishes it:
 	// the atomic store orders them (RISC-V AMO with release semantics).
 	atomic.StoreUint32((*uint32)(mm.Ptr(q.avail)), uint32(q.availIdx)<<16)
-	return id, nil
+}
+
+// Segment is one part of a descriptor chain: a physically contiguous
+// range the device reads, or writes when Write is set.
+type Segment struct {
+	PA    uintptr
+	Len   int
+	Write bool
+}
+
+// AddChain offers one request made of several segments (a virtio-blk
+// request: header, data, status) without notifying the device, and
+// returns the id of its first descriptor, which Used reports.
+func (q *Queue) AddChain(segs []Segment) (uint16, error) {
+	if len(segs) == 0 || len(q.free) < len(segs) {
+		return 0, fmt.Errorf("virtio: queue %d has no room for %d descriptors", q.index, len(segs))
+	}
+	var next uint16
+	for i := len(segs) - 1; i >= 0; i-- {
+		id := q.free[len(q.free)-1]
+		q.free = q.free[:len(q.free)-1]
+		d := desc{addr: uint64(segs[i].PA), len: uint32(segs[i].Len)}
+		if segs[i].Write {
+			d.flags = descFlagWrite
+		}
+		if i < len(segs)-1 {
+			d.flags |= descFlagNext
+			d.next = next
+		}
+		q.descs[id] = d
+		next = id
+	}
+	q.publish(next)
+	return next, nil
 }
 
 // Notify tells the device that buffers were added. A notification is an
@@ -129,8 +168,8 @@ func (q *Queue) Notify() {
 }
 
 // Used returns the next buffer the device has finished with, if any: its
-// descriptor id and the number of bytes the device wrote. The descriptor
-// becomes free again.
+// (first) descriptor id and the number of bytes the device wrote. Its
+// descriptors become free again.
 func (q *Queue) Used() (id uint16, n int, ok bool) {
 	idx := uint16(atomic.LoadUint32((*uint32)(mm.Ptr(q.used))) >> 16)
 	if idx == q.lastUsed {
@@ -140,6 +179,11 @@ func (q *Queue) Used() (id uint16, n int, ok bool) {
 	id = uint16(*(*uint32)(mm.Ptr(elem)))
 	n = int(*(*uint32)(mm.Ptr(elem + 4)))
 	q.lastUsed++
-	q.free = append(q.free, id)
+	for d := id; ; d = q.descs[d].next {
+		q.free = append(q.free, d)
+		if q.descs[d].flags&descFlagNext == 0 {
+			break
+		}
+	}
 	return id, n, true
 }

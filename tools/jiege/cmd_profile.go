@@ -102,7 +102,7 @@ func cmdProfile(ctx context.Context, args []string) error {
 	socket := filepath.Join(tmp, "qmp.sock")
 	t.machine.Append = "profile=" + strconv.Itoa(rate)
 	if initrd != "" {
-		t.machine.Initrd = initrd
+		t.machine.Initrd, t.machine.Disk = initrd, ""
 	}
 	t.machine.ExtraArgs = append(t.machine.ExtraArgs, "-qmp", "unix:"+socket+",server=on,wait=off")
 

@@ -204,7 +204,9 @@ func (c *common) build(ctx context.Context, t *target, log io.Writer) report.Sta
 		}
 		m.Kernel = filepath.Join(c.repo, "build", "kernel.elf")
 		m.BIOS = filepath.Join(c.repo, "build", "tramp.bin")
-		m.Initrd, t.image = img.CPIO, img
+		// Our kernel reads its root from a disk on demand; QEMU would copy
+		// an initrd into RAM before the first instruction.
+		m.Disk, t.image = img.CPIO, img
 		if t.kind == kindOursAttempt {
 			dir, err := filepath.Abs(filepath.Join(c.buildDir, "controls", kindOursAttempt))
 			if err == nil {
@@ -282,6 +284,9 @@ func (c *common) build(ctx context.Context, t *target, log io.Writer) report.Sta
 	}
 	t.machine = m
 	detail := fmt.Sprintf("kernel %s, initrd %s", m.Kernel, m.Initrd)
+	if m.Disk != "" {
+		detail = fmt.Sprintf("kernel %s, root disk %s", m.Kernel, m.Disk)
+	}
 	return report.Passf(report.StageBuild, time.Since(t0), "%s", detail)
 }
 

@@ -165,7 +165,10 @@ func finish(p *packer, bw *bufio.Writer, f *os.File) error {
 const nonceIno = 1 << 30
 
 // appendNonce writes base followed by a small second archive holding the
-// nonce file. Linux unpacks concatenated newc archives in order.
+// nonce file, and zeros up to a whole 512-byte sector: Linux unpacks
+// concatenated newc archives in order and skips zero padding, and a
+// virtio disk made of the file (our kernel's root disk) drops a partial
+// last sector.
 func appendNonce(dst, base string, n File) error {
 	if err := copyFile(dst, base); err != nil {
 		return err
@@ -181,5 +184,15 @@ func appendNonce(dst, base string, n File) error {
 		f.Close()
 		return err
 	}
-	return finish(p, bw, f)
+	if err := finish(p, bw, f); err != nil {
+		return err
+	}
+	st, err := os.Stat(dst)
+	if err != nil {
+		return err
+	}
+	return os.Truncate(dst, (st.Size()+sectorSize-1)/sectorSize*sectorSize)
 }
+
+// sectorSize is a disk's unit.
+const sectorSize = 512

@@ -138,6 +138,9 @@ func TestPackTree(t *testing.T) {
 	if !bytes.Equal(nb[:len(a)], a) {
 		t.Error("base archive changed by appending")
 	}
+	if len(nb)%512 != 0 {
+		t.Errorf("%d bytes: not whole 512-byte sectors (a disk would drop the tail)", len(nb))
+	}
 	if len(nb)-len(a) > 4096+len(n.Content) {
 		t.Errorf("nonce archive is %d bytes, not small", len(nb)-len(a))
 	}

@@ -1,0 +1,135 @@
+package fs
+
+import (
+	"bytes"
+	"io"
+	"math/rand"
+	"sync/atomic"
+	"testing"
+
+	"github.com/u-root/u-root/pkg/cpio"
+)
+
+// countingDisk is a device over an image that counts the bytes read.
+type countingDisk struct {
+	image []byte
+	read  atomic.Int64
+}
+
+func (d *countingDisk) ReadAt(p []byte, off int64) (int, error) {
+	if off >= int64(len(d.image)) {
+		return 0, io.EOF
+	}
+	n := copy(p, d.image[off:])
+	d.read.Add(int64(n))
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+func readAll(t *testing.T, tr *Tree, name string) []byte {
+	t.Helper()
+	n, err := tr.Lookup(nil, name, true)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	f := &NodeFile{node: n}
+	out := make([]byte, 0, 1<<20)
+	buf := make([]byte, 3000) // reads that straddle windows and pages
+	for off := int64(0); ; {
+		k, err := f.ReadAt(buf, off)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if k == 0 {
+			return out
+		}
+		out = append(out, buf[:k]...)
+		off += int64(k)
+	}
+}
+
+func TestUnpackDiskReadsDataOnDemand(t *testing.T) {
+	big := make([]byte, 3<<20) // larger than the cache allows to keep
+	rand.New(rand.NewSource(1)).Read(big)
+	image := archive(t,
+		cpio.Directory("etc", 0o755),
+		cpio.StaticFile("etc/motd", "hi", 0o644),
+		cpio.StaticFile("big", string(big), 0o644),
+		cpio.Symlink("motd", "etc/motd"),
+		cpio.StaticFile("small", "small file", 0o755),
+	)
+	image = append(image, make([]byte, 1000)...) // a disk's padding
+	d := &countingDisk{image: image}
+	SetDiskCacheLimit(1 << 20)
+	tr, err := UnpackDisk(d, int64(len(image)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := d.read.Load(); got > 2*diskWindow {
+		t.Errorf("unpacking read %d bytes of a %d-byte image", got, len(image))
+	}
+	if got := readAll(t, tr, "/motd"); string(got) != "hi" {
+		t.Errorf("/motd: %q", got)
+	}
+	if got := readAll(t, tr, "/small"); string(got) != "small file" {
+		t.Errorf("/small: %q", got)
+	}
+	for range 2 {
+		before := d.read.Load()
+		if got := readAll(t, tr, "/big"); !bytes.Equal(got, big) {
+			t.Fatalf("/big: %d bytes differ from the %d written", len(got), len(big))
+		}
+		if n := d.read.Load() - before; n < int64(len(big))/2 {
+			t.Errorf("/big read %d bytes from the device: cached, though over the limit", n)
+		}
+	}
+	before := d.read.Load()
+	readAll(t, tr, "/small")
+	if n := d.read.Load() - before; n != 0 {
+		t.Errorf("a second read of /small read %d bytes from the device", n)
+	}
+	// A write makes the file's own pages, from the disk's data.
+	n, _ := tr.Lookup(nil, "/big", true)
+	f := &NodeFile{node: n}
+	if _, err := f.WriteAt([]byte("XY"), 5); err != nil {
+		t.Fatal(err)
+	}
+	want := append(append(append([]byte{}, big[:5]...), "XY"...), big[7:]...)
+	if got := readAll(t, tr, "/big"); !bytes.Equal(got, want) {
+		t.Error("/big after a write differs")
+	}
+	if err := f.Truncate(0); err != nil { // its pages leave the tree's limit
+		t.Fatal(err)
+	}
+}
+
+func TestDiskCacheDropsOldestFiles(t *testing.T) {
+	var recs []cpio.Record
+	for _, name := range []string{"a", "b", "c", "d", "e"} {
+		recs = append(recs, cpio.StaticFile(name, string(bytes.Repeat([]byte(name), 256<<10)), 0o644))
+	}
+	image := archive(t, recs...)
+	d := &countingDisk{image: image}
+	SetDiskCacheLimit(1 << 20) // four of the five files fit
+	tr, err := UnpackDisk(d, int64(len(image)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"/a", "/b", "/c", "/d", "/e", "/a"} {
+		readAll(t, tr, name)
+	}
+	readFrom := func(name string) int64 {
+		before := d.read.Load()
+		readAll(t, tr, name)
+		return d.read.Load() - before
+	}
+	// e pushed a out, a coming back pushed b out; c stays.
+	if n := readFrom("/c"); n != 0 {
+		t.Errorf("/c read %d bytes from the device again", n)
+	}
+	if n := readFrom("/b"); n == 0 {
+		t.Error("/b still cached: the cache holds more than its limit")
+	}
+}
