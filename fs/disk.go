@@ -5,6 +5,8 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+
+	"golang.org/x/sys/unix"
 )
 
 // A root image on a block device: the same newc archives as an initramfs
@@ -130,34 +132,35 @@ func SetDiskCacheLimit(bytes int64) {
 }
 
 // readAt copies the data at off into p and returns how much, keeping the
-// file in the cache when it fits; an error of the device ends the copy
-// short (it is reported on the console).
-func (f *diskFile) readAt(p []byte, off int64) int {
+// file in the cache when it fits. A failed read of the device is EIO (and
+// reported on the console).
+func (f *diskFile) readAt(p []byte, off int64) (int, error) {
 	if off >= f.size {
-		return 0
+		return 0, nil
 	}
 	if f.size <= diskCacheFile {
 		if w := f.load(); w != nil {
-			return copy(p, w[off:])
+			return copy(p, w[off:]), nil
 		}
 	}
 	return f.readThrough(p, off)
 }
 
 // readThrough is readAt without adding the file to the cache.
-func (f *diskFile) readThrough(p []byte, off int64) int {
+func (f *diskFile) readThrough(p []byte, off int64) (int, error) {
 	if off >= f.size {
-		return 0
+		return 0, nil
 	}
 	p = p[:min(int64(len(p)), f.size-off)]
 	if w := f.whole.Load(); w != nil {
-		return copy(p, (*w)[off:])
+		return copy(p, (*w)[off:]), nil
 	}
 	n, err := f.img.ReadAt(p, f.off+off)
-	if err != nil && n < len(p) {
+	if n < len(p) {
 		fmt.Printf("kernel: %v\n", err)
+		return n, unix.EIO
 	}
-	return n
+	return n, nil
 }
 
 // load returns the whole data, reading it into the cache when it fits

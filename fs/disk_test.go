@@ -2,21 +2,27 @@ package fs
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"math/rand"
 	"sync/atomic"
 	"testing"
 
 	"github.com/u-root/u-root/pkg/cpio"
+	"golang.org/x/sys/unix"
 )
 
 // countingDisk is a device over an image that counts the bytes read.
 type countingDisk struct {
 	image []byte
 	read  atomic.Int64
+	fail  atomic.Bool
 }
 
 func (d *countingDisk) ReadAt(p []byte, off int64) (int, error) {
+	if d.fail.Load() {
+		return 0, errors.New("device failed")
+	}
 	if off >= int64(len(d.image)) {
 		return 0, io.EOF
 	}
@@ -131,5 +137,25 @@ func TestDiskCacheDropsOldestFiles(t *testing.T) {
 	}
 	if n := readFrom("/b"); n == 0 {
 		t.Error("/b still cached: the cache holds more than its limit")
+	}
+}
+
+func TestDiskFailureIsEIO(t *testing.T) {
+	image := archive(t, cpio.StaticFile("big", string(make([]byte, 1<<20)), 0o644))
+	d := &countingDisk{image: image}
+	SetDiskCacheLimit(1 << 20)
+	tr, err := UnpackDisk(d, int64(len(image)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.fail.Store(true)
+	// Past what the unpacking windows hold.
+	n, _ := tr.Lookup(nil, "/big", true)
+	f := &NodeFile{node: n}
+	if k, err := f.ReadAt(make([]byte, 100), 900<<10); err != unix.EIO {
+		t.Errorf("a read on a failed disk: %d bytes, %v; want EIO", k, err)
+	}
+	if _, err := n.Contents(); err != unix.EIO {
+		t.Errorf("exec's read on a failed disk: %v; want EIO", err)
 	}
 }

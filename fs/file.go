@@ -167,7 +167,7 @@ func (f *NodeFile) ReadAt(p []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, unix.EINVAL
 	}
-	return f.node.readAtLocked(p, off), nil
+	return f.node.readAtLocked(p, off)
 }
 
 func (f *NodeFile) Write(p []byte) (int, error) {

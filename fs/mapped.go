@@ -39,16 +39,17 @@ func (m MappedNode) Unlock() { m.n.mu.Unlock() }
 // Size is the file's length.
 func (m MappedNode) Size() int64 { return m.n.sizeLocked() }
 
-// ReadPage copies page i of the file into p, zeros past its end. A page
-// of a root disk's file comes from the disk's cache or the disk itself:
-// the mapping keeps the page, a second copy in the cache would be waste.
+// ReadPage copies page i of the file into p, zeros past its end (and
+// where a root disk failed: the console says so). A page of a root disk's
+// file comes from the disk's cache or the disk itself: the mapping keeps
+// the page, a second copy in the cache would be waste.
 func (m MappedNode) ReadPage(i uintptr, p []byte) {
 	k := 0
 	if off := int64(i * pageSize); off < 0 {
 	} else if m.n.written == nil && m.n.disk != nil {
-		k = m.n.disk.readThrough(p, off)
+		k, _ = m.n.disk.readThrough(p, off)
 	} else {
-		k = m.n.readAtLocked(p, off)
+		k, _ = m.n.readAtLocked(p, off)
 	}
 	clear(p[k:])
 }
@@ -84,7 +85,8 @@ func (n *Node) imageHolds(p []byte, off int64) bool {
 		return bytes.Equal(p, n.Data[off:off+int64(len(p))])
 	}
 	var image page
-	return n.disk.readAt(image[:len(p)], off) == len(p) && bytes.Equal(p, image[:len(p)])
+	k, err := n.disk.readAt(image[:len(p)], off)
+	return err == nil && k == len(p) && bytes.Equal(p, image[:len(p)])
 }
 
 func allZero(p []byte) bool {
@@ -166,7 +168,9 @@ func (n *Node) Contents() ([]byte, error) {
 		return nil, unix.ENOMEM
 	}
 	data := make([]byte, size)
-	n.readAtLocked(data, 0)
+	if _, err := n.readAtLocked(data, 0); err != nil {
+		return nil, err
+	}
 	return data, nil
 }
 
@@ -176,7 +180,7 @@ const maxContents = 256 << 20
 
 // ReadAt reads the file's data at off, with what shared mappings stored
 // in it.
-func (n *Node) ReadAt(p []byte, off int64) int {
+func (n *Node) ReadAt(p []byte, off int64) (int, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.pullMapped()

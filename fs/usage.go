@@ -48,20 +48,20 @@ func (n *Node) sizeLocked() int64 {
 }
 
 // readAtLocked copies the contents at off into p and returns how much;
-// n.mu is held (for reading).
-func (n *Node) readAtLocked(p []byte, off int64) int {
+// EIO when a root disk fails. n.mu is held (for reading).
+func (n *Node) readAtLocked(p []byte, off int64) (int, error) {
 	w := n.written
 	if w == nil && n.disk != nil {
 		return n.disk.readAt(p, off)
 	}
 	if w == nil {
 		if off >= int64(len(n.Data)) {
-			return 0
+			return 0, nil
 		}
-		return copy(p, n.Data[off:])
+		return copy(p, n.Data[off:]), nil
 	}
 	if off >= w.size {
-		return 0
+		return 0, nil
 	}
 	p = p[:min(int64(len(p)), w.size-off)]
 	for done := 0; done < len(p); {
@@ -75,7 +75,7 @@ func (n *Node) readAtLocked(p []byte, off int64) int {
 		}
 		done += k
 	}
-	return len(p)
+	return len(p), nil
 }
 
 // ownPagesLocked gives n pages of its own, copying the bytes it was made
@@ -95,8 +95,9 @@ func (n *Node) ownPagesLocked(keep int64) error {
 		buf := make([]byte, min(keep, diskWindow))
 		for off := int64(0); off < keep && err == nil; off += int64(len(buf)) {
 			chunk := buf[:min(int64(len(buf)), keep-off)]
-			clear(chunk[disk.readAt(chunk, off):])
-			err = n.writeAtLocked(chunk, off)
+			if _, err = disk.readAt(chunk, off); err == nil {
+				err = n.writeAtLocked(chunk, off)
+			}
 		}
 	}
 	if err != nil {

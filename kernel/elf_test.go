@@ -263,7 +263,7 @@ func TestLoadELFMapsTheFile(t *testing.T) {
 	if err := b.CopyIn(0x12000, got); err != nil || got[0] != 'i' {
 		t.Errorf("another load reads %q after a write to data", got)
 	}
-	if n := node.ReadAt(got, int64(bytes.Index(img, data))); n != 1 || got[0] != 'i' {
+	if n, err := node.ReadAt(got, int64(bytes.Index(img, data))); err != nil || n != 1 || got[0] != 'i' {
 		t.Errorf("the file reads %q after a write to data", got)
 	}
 	for _, as := range []*mm.AddressSpace{a, b, c} {

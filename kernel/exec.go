@@ -49,7 +49,11 @@ func (t *Task) Execve(file, name string, argv, envp []string) error {
 			return err
 		}
 		var head [shebangMax]byte
-		interp, arg, ok := shebang(head[:n.ReadAt(head[:], 0)])
+		k, err := n.ReadAt(head[:], 0)
+		if err != nil {
+			return err
+		}
+		interp, arg, ok := shebang(head[:k])
 		if !ok {
 			break
 		}
