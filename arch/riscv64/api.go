@@ -147,6 +147,36 @@ func EnableIRQ(irq int) {
 	}
 }
 
+// EnableIRQAcked is EnableIRQ for a device whose interrupt the trap
+// handler acknowledges itself, writing the bits it reads at status to ack
+// (virtio-mmio's InterruptStatus and InterruptACK). The device then lowers
+// its line at once, so the source stays unmasked: an interrupt costs no
+// PLIC masking and unmasking, and IRQ.Wait no PLIC access at all.
+func EnableIRQAcked(irq int, status, ack uintptr) {
+	EnableIRQ(irq)
+	old := disableInterrupts()
+	lockKernel(thisHart())
+	irqAcks[irq].status, irqAcks[irq].ack = status, ack
+	plicEnable(uint32(irq), true)
+	unlockKernel()
+	restoreInterrupts(old)
+}
+
+// QuietOnIRQ names a 16-bit word of kernel memory that the trap handler
+// sets to 1 when irq (EnableIRQAcked) fires: a virtqueue's available-ring
+// flags, where 1 (VRING_AVAIL_F_NO_INTERRUPT) tells the device not to
+// interrupt for it until the driver, having worked through the queue,
+// clears it again, as Linux's interrupt handler leaves a queue to NAPI.
+// Without it every buffer the device used between the interrupt and the
+// driver's goroutine running would interrupt again.
+func QuietOnIRQ(irq int, word unsafe.Pointer) {
+	old := disableInterrupts()
+	lockKernel(thisHart())
+	irqAcks[irq].quiet = (*uint16)(word)
+	unlockKernel()
+	restoreInterrupts(old)
+}
+
 // SeedRandom mixes seed into the generator behind the runtime's getrandom.
 func SeedRandom(seed []byte) {
 	old := disableInterrupts()
@@ -180,8 +210,9 @@ func OpenIRQ(irq int) (*IRQ, error) {
 	return &IRQ{f: f, rc: rc}, nil
 }
 
-// Wait unmasks the interrupt and blocks the calling goroutine until it
-// fires; the trap handler masks it again then.
+// Wait blocks the calling goroutine until the interrupt fires, unmasking
+// it first unless the trap handler acknowledges it (EnableIRQAcked); the
+// trap handler masks it again then.
 func (q *IRQ) Wait() {
 	q.rc.Read(func(fd uintptr) bool {
 		r, _, errno := syscall.RawSyscall(syscall.SYS_READ, fd, 0, 0)

@@ -27,6 +27,14 @@ var (
 	wallClockSeen bool
 )
 
+// irqAcks are the registers through which the trap handler
+// acknowledges a device's interrupt itself (EnableIRQAcked), and the
+// word it sets to quieten the device (QuietOnIRQ).
+var irqAcks [64]struct {
+	status, ack uintptr
+	quiet       *uint16
+}
+
 //go:nosplit
 func setTimer(h *hart, when uint64) {
 	h.timerAt = when

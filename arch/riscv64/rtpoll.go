@@ -119,13 +119,14 @@ func irqEpollCtl(irq uint32, op, event uintptr) int64 {
 	return 0
 }
 
-// rtIRQRead consumes a recorded interrupt (1), or unmasks the source and
-// reports EAGAIN: the caller then waits in the netpoller.
+// rtIRQRead consumes a recorded interrupt (1), or unmasks the source (one
+// the trap handler masked) and reports EAGAIN: the caller then waits in
+// the netpoller.
 //
 //go:nosplit
 func rtIRQRead(h *hart, irq uint32) int64 {
 	bit := uint64(1) << irq
-	if irqPending&bit == 0 {
+	if irqPending&bit == 0 && irqAcks[irq].ack == 0 {
 		plicEnable(irq, true)
 		// QEMU's PLIC does not re-evaluate its output when a source is
 		// enabled, so an interrupt that became pending while masked is

@@ -276,11 +276,21 @@ func external(h *hart) {
 		if irq == 0 {
 			return
 		}
-		// Complete first (the PLIC ignores completions for disabled
-		// sources), then mask the source until its driver waits again:
-		// the device holds its line high until the driver acknowledges it.
-		Write32(claim, irq)
-		plicEnable(irq, false)
+		if irq < 64 && irqAcks[irq].ack != 0 {
+			// The device lowers its line when acknowledged; then the
+			// completion lets the PLIC take its next interrupt.
+			if q := irqAcks[irq].quiet; q != nil {
+				*q = 1
+			}
+			Write32(irqAcks[irq].ack, Read32(irqAcks[irq].status))
+			Write32(claim, irq)
+		} else {
+			// Complete first (the PLIC ignores completions for disabled
+			// sources), then mask the source until its driver waits again:
+			// the device holds its line high until the driver acknowledges it.
+			Write32(claim, irq)
+			plicEnable(irq, false)
+		}
 		if irq < 64 {
 			irqPending |= 1 << irq
 			irqEdge |= 1 << irq

@@ -6,8 +6,8 @@
 //
 // Queues and buffers live in physical frames, which the kernel reaches at
 // their physical addresses, so the device and the driver see one address.
-// Interrupts arrive through arch.IRQ: the trap handler masks the source
-// at the PLIC when it fires, and IRQ.Wait unmasks it again.
+// Interrupts arrive through arch.IRQ; the trap handler acknowledges them
+// at the device (arch.EnableIRQAcked), so a driver only waits.
 package virtio
 
 import (
@@ -85,15 +85,16 @@ func DeviceName(id uint32) string {
 
 // Device is an initialised virtio-mmio device.
 type Device struct {
-	base uintptr
-	irq  *arch.IRQ
+	base   uintptr
+	irq    *arch.IRQ
+	irqNum int
 }
 
 // Open resets the device at base and negotiates features: VERSION_1 plus
 // those of want (a bit mask over feature bits 0-31) that the device offers.
 // Queues are set up with Queue before Start.
 func Open(base uintptr, irq int, want uint32) (d *Device, features uint32, err error) {
-	d = &Device{base: base}
+	d = &Device{base: base, irqNum: irq}
 	if arch.Read32(base+regMagic) != magicValue {
 		return nil, 0, fmt.Errorf("virtio-mmio@%#x: no device", base)
 	}
@@ -117,7 +118,7 @@ func Open(base uintptr, irq int, want uint32) (d *Device, features uint32, err e
 	if d.read(regStatus)&statusFeaturesOK == 0 {
 		return nil, 0, fmt.Errorf("virtio-mmio@%#x: device refused features %#x", base, got)
 	}
-	arch.EnableIRQ(irq)
+	arch.EnableIRQAcked(irq, base+regInterruptStatus, base+regInterruptACK)
 	if d.irq, err = arch.OpenIRQ(irq); err != nil {
 		return nil, 0, fmt.Errorf("virtio-mmio@%#x: %w", base, err)
 	}
@@ -129,11 +130,9 @@ func (d *Device) Start() {
 	d.write(regStatus, statusAcknowledge|statusDriver|statusFeaturesOK|statusDriverOK)
 }
 
-// WaitInterrupt blocks until the device interrupts, then acknowledges it.
-func (d *Device) WaitInterrupt() {
-	d.irq.Wait()
-	d.write(regInterruptACK, d.read(regInterruptStatus))
-}
+// WaitInterrupt blocks until the device interrupts (the trap handler has
+// acknowledged it).
+func (d *Device) WaitInterrupt() { d.irq.Wait() }
 
 func readConfig8(d *Device, off uintptr) byte { return arch.Read8(d.base + off) }
 

@@ -33,6 +33,9 @@ type Net struct {
 	tx     *Queue
 	txBufs [queueSize]Buffer
 	txFree []Buffer
+	// txWaiters are the senders waiting for a transmit buffer: only
+	// while there are some does the device interrupt for sent frames.
+	txWaiters int
 	// txDone receives a token each time Receive has taken back sent
 	// buffers: Send waits on it while every buffer is in flight.
 	txDone chan struct{}
@@ -62,6 +65,8 @@ func OpenNet(base uintptr, irq int) (*Net, error) {
 	if n.tx, err = d.Queue(netTxQueue); err != nil {
 		return nil, err
 	}
+	n.tx.SuppressInterrupts(true) // until a sender waits (waitForTx)
+	n.rx.QuietOnInterrupt()
 	for i := 0; i < queueSize; i++ {
 		b, err := NewBuffer()
 		if err != nil {
@@ -108,6 +113,8 @@ func (n *Net) Send(parts [][]byte) (bool, error) {
 		if timeout == nil {
 			// The device sends only what it was told of.
 			n.Flush()
+			n.waitForTx(true)
+			defer n.waitForTx(false)
 			t := time.NewTimer(txWait)
 			defer t.Stop()
 			timeout = t.C
@@ -115,6 +122,7 @@ func (n *Net) Send(parts [][]byte) (bool, error) {
 			// goroutine (a reply made while a frame is delivered).
 			poll = time.NewTicker(time.Millisecond)
 			defer poll.Stop()
+			continue // a buffer sent before interrupts were on has none
 		}
 		select {
 		case <-n.txDone:
@@ -123,6 +131,19 @@ func (n *Net) Send(parts [][]byte) (bool, error) {
 			return false, nil
 		}
 	}
+}
+
+// waitForTx counts a sender that starts (or stops) waiting for a transmit
+// buffer; the device interrupts for sent frames only while one waits.
+func (n *Net) waitForTx(start bool) {
+	n.txMu.Lock()
+	defer n.txMu.Unlock()
+	if start {
+		n.txWaiters++
+	} else {
+		n.txWaiters--
+	}
+	n.tx.SuppressInterrupts(n.txWaiters == 0)
 }
 
 // Flush notifies the device of the frames Send queued.
@@ -170,9 +191,12 @@ func (n *Net) reclaimTx() {
 
 // Receive runs forever in its own goroutine: it waits for the device's
 // interrupt, hands every received frame to deliver (which must copy it),
-// and gives the buffer back to the device.
+// and gives the buffer back to the device. While it works through the
+// received frames the device does not interrupt for more (as Linux's NAPI
+// polls): each interrupt is a trap and several device accesses.
 func (n *Net) Receive(deliver func(frame []byte)) {
 	for {
+		n.rx.SuppressInterrupts(true)
 		reposted := false
 		for {
 			id, length, ok := n.rx.Used()
@@ -200,6 +224,9 @@ func (n *Net) Receive(deliver func(frame []byte)) {
 		case n.txDone <- struct{}{}:
 		default:
 		}
-		n.dev.WaitInterrupt()
+		n.rx.SuppressInterrupts(false)
+		if !n.rx.HasUsed() { // else a frame came before interrupts were on
+			n.dev.WaitInterrupt()
+		}
 	}
 }

@@ -20,6 +20,9 @@ const (
 	// a notification now (it is working through the queue, or has buffers
 	// enough); section 2.7.10, without VIRTIO_F_EVENT_IDX.
 	usedFlagNoNotify = 1
+	// availFlagNoInterrupt in the available ring's flags: the driver does
+	// not need an interrupt when the device uses a buffer (section 2.7.7).
+	availFlagNoInterrupt = 1
 )
 
 type desc struct {
@@ -51,14 +54,15 @@ func NewBuffer() (Buffer, error) {
 // Submit and comes back from Used; it is never touched in between, and
 // Queue never reuses a descriptor the device still owns.
 type Queue struct {
-	dev      *Device
-	index    int
-	descs    *[queueSize]desc
-	avail    uintptr // flags u16, idx u16, ring [queueSize]u16
-	used     uintptr // flags u16, idx u16, ring [queueSize]{id, len u32}
-	free     []uint16
-	availIdx uint16
-	lastUsed uint16
+	dev        *Device
+	index      int
+	descs      *[queueSize]desc
+	avail      uintptr // flags u16, idx u16, ring [queueSize]u16
+	used       uintptr // flags u16, idx u16, ring [queueSize]{id, len u32}
+	free       []uint16
+	availIdx   uint16
+	availFlags uint16
+	lastUsed   uint16
 }
 
 // Queue sets up virtqueue index.
@@ -120,7 +124,38 @@ func (q *Queue) publish(head uint16) {
 	q.availIdx++
 	// The ring entry must be visible before the index that publishes it:
 	// the atomic store orders them (RISC-V AMO with release semantics).
-	atomic.StoreUint32((*uint32)(mm.Ptr(q.avail)), uint32(q.availIdx)<<16)
+	q.storeAvail()
+}
+
+// storeAvail writes the available ring's flags and index (one word).
+func (q *Queue) storeAvail() {
+	atomic.StoreUint32((*uint32)(mm.Ptr(q.avail)), uint32(q.availIdx)<<16|uint32(q.availFlags))
+}
+
+// SuppressInterrupts asks the device not to interrupt when it uses a
+// buffer (on), or to interrupt again. The device may still interrupt
+// once: the flag is a hint. After turning interrupts back on, a driver
+// checks HasUsed before it waits: a buffer used just before is not
+// announced. Only the queue's one writer may call it (as Add).
+func (q *Queue) SuppressInterrupts(on bool) {
+	q.availFlags = 0
+	if on {
+		q.availFlags = availFlagNoInterrupt
+	}
+	q.storeAvail()
+}
+
+// QuietOnInterrupt has the device's interrupt suppress the queue's
+// interrupts (arch.QuietOnIRQ) until the driver calls
+// SuppressInterrupts(false): for a queue the driver works through after
+// each interrupt.
+func (q *Queue) QuietOnInterrupt() { arch.QuietOnIRQ(q.dev.irqNum, mm.Ptr(q.avail)) }
+
+// HasUsed reports whether the device has finished with a buffer that Used
+// has not returned yet. The load is ordered after SuppressInterrupts'
+// store: Go's atomics are sequentially consistent.
+func (q *Queue) HasUsed() bool {
+	return uint16(atomic.LoadUint32((*uint32)(mm.Ptr(q.used)))>>16) != q.lastUsed
 }
 
 // Segment is one part of a descriptor chain: a physically contiguous
