@@ -265,37 +265,38 @@ func interrupt(h *hart, cause uint64) {
 	}
 }
 
-// external claims every pending PLIC interrupt, records it and wakes the
-// threads waiting for it; the drivers do the device work in Go code.
+// external claims a pending PLIC interrupt, records it and wakes the
+// threads waiting for it; the drivers do the device work in Go code. It
+// claims one: another pending source keeps the hart's external interrupt
+// raised and is taken next (a second claim that finds none costs an MMIO
+// exit into QEMU, where almost every interrupt comes alone).
 //
 //go:nosplit
 func external(h *hart) {
 	claim := plicBase + plicContext + 0x1000*plicContextOf(h) + plicClaim
-	for {
-		irq := Read32(claim)
-		if irq == 0 {
-			return
+	irq := Read32(claim)
+	if irq == 0 {
+		return
+	}
+	if irq < 64 && irqAcks[irq].ack != 0 {
+		// The device lowers its line when acknowledged; then the
+		// completion lets the PLIC take its next interrupt.
+		if q := irqAcks[irq].quiet; q != nil {
+			*q = 1
 		}
-		if irq < 64 && irqAcks[irq].ack != 0 {
-			// The device lowers its line when acknowledged; then the
-			// completion lets the PLIC take its next interrupt.
-			if q := irqAcks[irq].quiet; q != nil {
-				*q = 1
-			}
-			Write32(irqAcks[irq].ack, Read32(irqAcks[irq].status))
-			Write32(claim, irq)
-		} else {
-			// Complete first (the PLIC ignores completions for disabled
-			// sources), then mask the source until its driver waits again:
-			// the device holds its line high until the driver acknowledges it.
-			Write32(claim, irq)
-			plicEnable(irq, false)
-		}
-		if irq < 64 {
-			irqPending |= 1 << irq
-			irqEdge |= 1 << irq
-			wakeKey(rtPollKey, maxThreads)
-		}
+		Write32(irqAcks[irq].ack, Read32(irqAcks[irq].status))
+		Write32(claim, irq)
+	} else {
+		// Complete first (the PLIC ignores completions for disabled
+		// sources), then mask the source until its driver waits again:
+		// the device holds its line high until the driver acknowledges it.
+		Write32(claim, irq)
+		plicEnable(irq, false)
+	}
+	if irq < 64 {
+		irqPending |= 1 << irq
+		irqEdge |= 1 << irq
+		wakeKey(rtPollKey, maxThreads)
 	}
 }
 
