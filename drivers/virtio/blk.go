@@ -40,11 +40,7 @@ type Block struct {
 
 // OpenBlock initialises the block device at base.
 func OpenBlock(base uintptr, irq int) (*Block, error) {
-	d, _, err := Open(base, irq, 0)
-	if err != nil {
-		return nil, err
-	}
-	q, err := d.Queue(0)
+	d, q, err := openOneQueue(base, irq)
 	if err != nil {
 		return nil, err
 	}

@@ -125,6 +125,20 @@ func Open(base uintptr, irq int, want uint32) (d *Device, features uint32, err e
 	return d, got, nil
 }
 
+// openOneQueue opens a device that has one request queue (block,
+// entropy) with no optional features, and sets up that queue.
+func openOneQueue(base uintptr, irq int) (*Device, *Queue, error) {
+	d, _, err := Open(base, irq, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	q, err := d.Queue(0)
+	if err != nil {
+		return nil, nil, err
+	}
+	return d, q, nil
+}
+
 // Start tells the device the driver is ready.
 func (d *Device) Start() {
 	d.write(regStatus, statusAcknowledge|statusDriver|statusFeaturesOK|statusDriverOK)

@@ -14,11 +14,7 @@ type RNG struct {
 
 // OpenRNG initialises the entropy device at base.
 func OpenRNG(base uintptr, irq int) (*RNG, error) {
-	d, _, err := Open(base, irq, 0)
-	if err != nil {
-		return nil, err
-	}
-	q, err := d.Queue(0)
+	d, q, err := openOneQueue(base, irq)
 	if err != nil {
 		return nil, err
 	}
