@@ -8,6 +8,10 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // DefaultBinary is the system emulator every machine runs under.
@@ -80,8 +84,7 @@ func (m Machine) Args() []string {
 		args = append(args, "-append", m.Append)
 	}
 	if m.Disk != "" {
-		args = append(args, "-drive", "file="+strings.ReplaceAll(m.Disk, ",", ",,")+",format=raw,if=none,id=disk0,readonly=on",
-			"-device", "virtio-blk-device,drive=disk0")
+		args = append(args, "-drive", diskOption(m.Disk), "-device", "virtio-blk-device,drive=disk0")
 	}
 	// Modern (version 2) virtio-mmio: our kernel drives no legacy devices,
 	// and Linux drives both, so every kernel meets the same machine.
@@ -93,6 +96,31 @@ func (m Machine) Args() []string {
 	)
 	return append(args, m.ExtraArgs...)
 }
+
+// diskOption is the -drive option of a read-only raw disk. QEMU's default
+// AIO hands each request to a pool thread that it must wake; on a busy
+// 2-core host the 238 requests of nginx's start from its root disk waited
+// 240-370 ms in all with it, 45-60 ms with io_uring, which the disk uses
+// when the host allows it.
+func diskOption(path string) string {
+	opt := "file=" + strings.ReplaceAll(path, ",", ",,") + ",format=raw,if=none,id=disk0,readonly=on"
+	if ioURingWorks() {
+		opt += ",aio=io_uring"
+	}
+	return opt
+}
+
+// ioURingWorks reports whether this host lets a process use io_uring (a
+// kernel may disable it, a sandbox filter it out).
+var ioURingWorks = sync.OnceValue(func() bool {
+	var params [120]byte // struct io_uring_params, zeroed
+	fd, _, errno := unix.Syscall(unix.SYS_IO_URING_SETUP, 1, uintptr(unsafe.Pointer(&params)), 0)
+	if errno != 0 {
+		return false
+	}
+	unix.Close(int(fd))
+	return true
+})
 
 func (m Machine) guestPort() int {
 	if m.GuestPort == 0 {

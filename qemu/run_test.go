@@ -45,7 +45,11 @@ func TestArgs(t *testing.T) {
 		t.Errorf("no disk given, one attached: %v", d)
 	}
 	disk := strings.Join(Machine{Disk: "/tmp/a,b.cpio"}.Args(), " ")
-	if !strings.Contains(disk, "-drive file=/tmp/a,,b.cpio,format=raw,if=none,id=disk0,readonly=on -device virtio-blk-device,drive=disk0") {
+	aio := ""
+	if ioURingWorks() {
+		aio = ",aio=io_uring"
+	}
+	if !strings.Contains(disk, "-drive file=/tmp/a,,b.cpio,format=raw,if=none,id=disk0,readonly=on"+aio+" -device virtio-blk-device,drive=disk0") {
 		t.Errorf("disk: %s", disk)
 	}
 }
