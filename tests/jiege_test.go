@@ -213,12 +213,14 @@ func TestJiegeVerifyLinux(t *testing.T) {
 }
 
 // TestJiegeVerifyOursIn128M: nginx on our kernel passes every stage with
-// 128 MiB of RAM (issue 9). jiege leaves the 64 MiB file out of the root
-// filesystem below 256 MiB; the stability stage's 100 concurrent 1 MiB
-// downloads need the kernel's TCP buffers sized as Linux's (netstack's
-// 1 MiB each ran the kernel out of memory) and a transmit queue that waits
-// instead of dropping (drops stalled connections for longer than the
-// stage's timeout, at any memory size).
+// 128 MiB of RAM (issue 9), serving the 64 MiB transfer file among the
+// others: the kernel reads its root from a virtio disk, so the file never
+// has to fit in RAM (for Linux, whose initramfs does, jiege leaves it out
+// below 256 MiB). The stability stage's 100 concurrent 1 MiB downloads
+// need the kernel's TCP buffers sized as Linux's (netstack's 1 MiB each
+// ran the kernel out of memory) and a transmit queue that waits instead of
+// dropping (drops stalled connections for longer than the stage's
+// timeout, at any memory size).
 func TestJiegeVerifyOursIn128M(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "ours.json")
 	r := jiege(t, 6*time.Minute, nil, "verify", "ours", "--mem", "128M", "--json", out)
@@ -230,16 +232,24 @@ func TestJiegeVerifyOursIn128M(t *testing.T) {
 	if !slices.ContainsFunc(v.QEMUCommand, func(a string) bool { return a == "128M" }) {
 		t.Errorf("QEMU ran without -m 128M: %q", v.QEMUCommand)
 	}
+	if slices.Contains(v.QEMUCommand, "-initrd") || !slices.Contains(v.QEMUCommand, "virtio-blk-device,drive=disk0") {
+		t.Errorf("QEMU ran without the root disk: %q", v.QEMUCommand)
+	}
+	checked := false
 	for _, s := range v.Stages {
-		m := regexp.MustCompile(`(\d+) bytes`).FindStringSubmatch(s.Detail)
 		if s.Name != "content" {
 			continue
 		}
+		checked = true
+		m := regexp.MustCompile(`(\d+) bytes`).FindStringSubmatch(s.Detail)
 		if m == nil {
 			t.Errorf("the content stage gives no byte count: %s", s.Detail)
-		} else if n, _ := strconv.Atoi(m[1]); n >= 64<<20 {
-			t.Errorf("content checked the 64 MiB file: %s", s.Detail)
+		} else if n, _ := strconv.Atoi(m[1]); n < 64<<20 {
+			t.Errorf("content did not check the 64 MiB file: %s", s.Detail)
 		}
+	}
+	if !checked {
+		t.Error("no content stage")
 	}
 	noQEMUFor(t, v.QEMUCommand)
 }

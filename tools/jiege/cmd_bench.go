@@ -167,7 +167,8 @@ func (b *bencher) once(ctx context.Context, t *target) (runFigures, error) {
 }
 
 // transferRequest is the request for the root filesystem's 64 MiB
-// transfer file; false when img has none (an attempt, or -m 128M).
+// transfer file; false when img has none (an attempt, or Linux below
+// rootfs.SmallMemoryBelow).
 func transferRequest(img *rootfs.Image) (load.Request, bool) {
 	if img != nil {
 		for _, f := range img.Files {

@@ -197,6 +197,10 @@ func (c *common) build(ctx context.Context, t *target, log io.Writer) report.Sta
 		o := c.rootfsOptions(rootfs.Ours, log)
 		if t.kind == kindOursAttempt {
 			o.Nonce = false // an attempt brings its own root filesystem
+		} else {
+			// Our kernel reads its root from a disk: the 64 MiB file takes
+			// no RAM, so the tree keeps it at any guest memory.
+			o.SmallMemory = false
 		}
 		img, err := rootfs.Build(ctx, o)
 		if err != nil {
