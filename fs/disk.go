@@ -131,6 +131,13 @@ func SetDiskCacheLimit(bytes int64) {
 	diskCache.mu.Unlock()
 }
 
+// diskCacheLimit is the most the disk cache holds.
+func diskCacheLimit() int64 {
+	diskCache.mu.Lock()
+	defer diskCache.mu.Unlock()
+	return diskCache.limit
+}
+
 // readAt copies the data at off into p and returns how much, keeping the
 // file in the cache when it fits. A failed read of the device is EIO (and
 // reported on the console).

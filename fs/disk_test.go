@@ -140,6 +140,26 @@ func TestDiskCacheDropsOldestFiles(t *testing.T) {
 	}
 }
 
+func TestExecOfALargeDiskFileIsRefused(t *testing.T) {
+	image := archive(t, cpio.StaticFile("big", string(make([]byte, 2<<20)), 0o755),
+		cpio.StaticFile("mid", string(make([]byte, 600<<10)), 0o755))
+	d := &countingDisk{image: image}
+	SetDiskCacheLimit(1 << 20)
+	tr, err := UnpackDisk(d, int64(len(image)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	big, _ := tr.Lookup(nil, "/big", true)
+	if _, err := big.Contents(); err != unix.ENOMEM {
+		t.Errorf("exec's read of a 2 MiB disk file with a 1 MiB cache: %v; want ENOMEM", err)
+	}
+	// Over a quarter of the cache (not kept), within the cache: copied.
+	mid, _ := tr.Lookup(nil, "/mid", true)
+	if data, err := mid.Contents(); err != nil || len(data) != 600<<10 {
+		t.Errorf("exec's read of a 600 KiB disk file: %d bytes, %v", len(data), err)
+	}
+}
+
 func TestDiskFailureIsEIO(t *testing.T) {
 	image := archive(t, cpio.StaticFile("big", string(make([]byte, 1<<20)), 0o644))
 	d := &countingDisk{image: image}

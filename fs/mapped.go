@@ -150,7 +150,9 @@ func (n *Node) truncateLocked(size int64) error {
 // Contents returns the file's data with what shared mappings stored in
 // it, as exec reads programs: in place when the file was never written
 // (from the disk cache for a root image's file), else a copy; ENOMEM for a
-// file larger than maxContents.
+// file larger than maxContents, or a root disk's file larger than the
+// disk cache may hold (exec of a 64 MiB file on a disk must not cost the
+// kernel 64 MiB at -m 128M).
 func (n *Node) Contents() ([]byte, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -161,6 +163,9 @@ func (n *Node) Contents() ([]byte, error) {
 	if n.written == nil {
 		if data := n.disk.load(); data != nil {
 			return data, nil
+		}
+		if n.disk.size > diskCacheLimit() {
+			return nil, unix.ENOMEM
 		}
 	}
 	size := n.sizeLocked()
