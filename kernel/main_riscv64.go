@@ -256,7 +256,7 @@ func openNetwork(d Device) {
 		fmt.Printf("  %-22s not used: %v\n", "", err)
 		return
 	}
-	go nic.Receive(Network.Deliver)
+	go nic.Receive(Network.Deliver, Network.EndOfBatch)
 	fmt.Printf("  %-22s eth0 %x, %d.%d.%d.%d/%d via %d.%d.%d.%d\n", "", nic.MAC,
 		c.Addr[0], c.Addr[1], c.Addr[2], c.Addr[3], c.Prefix, c.Gateway[0], c.Gateway[1], c.Gateway[2], c.Gateway[3])
 }

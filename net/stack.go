@@ -49,6 +49,7 @@ type Stack struct {
 	Stack *stack.Stack
 	link  *link  // nil until AddEthernet
 	mtu   uint32 // the Ethernet interface's MTU, without its header
+	acks  ackMerger
 }
 
 // NewLoopback starts a stack with only the loopback interface: 127.0.0.1/8
@@ -134,8 +135,16 @@ func header0() tcpip.Subnet {
 	return s
 }
 
-// Deliver hands a received Ethernet frame to the stack; the stack copies it.
-func (s *Stack) Deliver(frame []byte) {
+// Deliver hands a received Ethernet frame to the stack, which copies it;
+// a pure ACK may be held until the next frame or EndOfBatch (ackmerge.go).
+// The frames of one card come from one goroutine.
+func (s *Stack) Deliver(frame []byte) { s.acks.add(frame, s.deliverNow) }
+
+// EndOfBatch is called when the card has no more frames for now: the
+// ACK held goes up.
+func (s *Stack) EndOfBatch() { s.acks.flush(s.deliverNow) }
+
+func (s *Stack) deliverNow(frame []byte) {
 	pkt := stack.NewPacketBuffer(stack.PacketBufferOptions{Payload: buffer.MakeWithData(frame)})
 	s.link.deliver(pkt)
 	pkt.DecRef()

@@ -52,7 +52,17 @@ func (c *cable) plug(s *Stack) {
 		for {
 			select {
 			case f := <-c.frames:
+				// The frames queued by now are one batch, as a card's ring.
 				s.Deliver(f)
+				for more := true; more; {
+					select {
+					case f := <-c.frames:
+						s.Deliver(f)
+					default:
+						more = false
+					}
+				}
+				s.EndOfBatch()
 			case <-done:
 				return
 			}

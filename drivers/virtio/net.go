@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"time"
+	"unsafe"
 )
 
 // virtio-net (virtio 1.2, section 5.1): one receive and one transmit queue,
@@ -161,20 +162,32 @@ func (n *Net) trySend(parts [][]byte, size int) (bool, error) {
 	if len(n.txFree) == 0 {
 		return false, nil
 	}
-	b := n.txFree[len(n.txFree)-1]
+	whole := n.txFree[len(n.txFree)-1]
 	n.txFree = n.txFree[:len(n.txFree)-1]
+	// The frame starts where its largest part (a segment's payload) lands
+	// on the same offset in a word as its source: Go's memmove copies a
+	// byte at a time between buffers whose offsets in a word differ.
+	shift, off, largest := 0, netHeaderLen, 0
+	for _, p := range parts {
+		if len(p) > largest {
+			largest = len(p)
+			shift = int(uintptr(unsafe.Pointer(unsafe.SliceData(p)))-uintptr(off)) & 7
+		}
+		off += len(p)
+	}
+	b := Buffer{PA: whole.PA + uintptr(shift), Size: whole.Size - shift}
 	mem := b.Bytes()
 	clear(mem[:netHeaderLen])
-	off := netHeaderLen
+	off = netHeaderLen
 	for _, p := range parts {
 		off += copy(mem[off:], p)
 	}
 	id, err := n.tx.Add(b, netHeaderLen+size, false)
 	if err != nil {
-		n.txFree = append(n.txFree, b)
+		n.txFree = append(n.txFree, whole)
 		return false, err
 	}
-	n.txBufs[id] = b
+	n.txBufs[id] = whole
 	return true, nil
 }
 
@@ -191,10 +204,12 @@ func (n *Net) reclaimTx() {
 
 // Receive runs forever in its own goroutine: it waits for the device's
 // interrupt, hands every received frame to deliver (which must copy it),
-// and gives the buffer back to the device. While it works through the
-// received frames the device does not interrupt for more (as Linux's NAPI
-// polls): each interrupt is a trap and several device accesses.
-func (n *Net) Receive(deliver func(frame []byte)) {
+// gives the buffer back to the device, and calls endOfBatch when the
+// device has none left (the stack may hold a frame back until then).
+// While it works through the received frames the device does not
+// interrupt for more (as Linux's NAPI polls): each interrupt is a trap
+// and several device accesses.
+func (n *Net) Receive(deliver func(frame []byte), endOfBatch func()) {
 	for {
 		n.rx.SuppressInterrupts(true)
 		reposted := false
@@ -217,6 +232,7 @@ func (n *Net) Receive(deliver func(frame []byte)) {
 		if reposted { // one notification for the batch: each is a trap into QEMU
 			n.rx.Notify()
 		}
+		endOfBatch()
 		n.txMu.Lock()
 		n.reclaimTx()
 		n.txMu.Unlock()
