@@ -305,17 +305,18 @@ func plicIsPending(irq uint32) bool {
 	return Read32(plicBase+plicPendingBase+uintptr(irq/32*4))&(1<<(irq%32)) != 0
 }
 
-// plicEnable unmasks or masks irq for every hart: whichever hart takes
-// the interrupt first claims it, and the others' claims find nothing.
+// plicEnable unmasks or masks irq in hart 0's context only, as Linux's
+// PLIC driver gives each interrupt one hart: QEMU raises a source enabled
+// for several harts on each of them, so every interrupt took every hart
+// out of what it ran (a cross-thread kick in QEMU), and all but the first
+// trapped to claim nothing.
 //
 //go:nosplit
 func plicEnable(irq uint32, on bool) {
-	for i := 0; i < nHarts; i++ {
-		en := plicBase + plicEnableBase + 0x80*plicContextOf(&harts[i]) + uintptr(irq/32*4)
-		if on {
-			Write32(en, Read32(en)|1<<(irq%32))
-		} else {
-			Write32(en, Read32(en)&^(1<<(irq%32)))
-		}
+	en := plicBase + plicEnableBase + 0x80*plicContextOf(&harts[0]) + uintptr(irq/32*4)
+	if on {
+		Write32(en, Read32(en)|1<<(irq%32))
+	} else {
+		Write32(en, Read32(en)&^(1<<(irq%32)))
 	}
 }
