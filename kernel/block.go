@@ -30,11 +30,11 @@ func (t *Task) Block(ready <-chan struct{}, deadline time.Time) error {
 		defer timer.Stop()
 		expired = timer.C
 	}
-	start := time.Now()
+	t.cpu.stop(time.Now())
 	t.sleeping.Store(true)
 	defer func() {
 		t.sleeping.Store(false)
-		t.blockedNs += int64(time.Since(start))
+		t.cpu.start(time.Now())
 	}()
 	for {
 		sigMu.Lock()

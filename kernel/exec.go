@@ -99,7 +99,7 @@ func (t *Task) Execve(file, name string, argv, envp []string) error {
 	}
 	p.Files.CloseOnExec()
 	t.ResetSignalsForExec()
-	*t.Regs = *regs
+	t.Regs.SetContext(regs)
 	return nil
 }
 

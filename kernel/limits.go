@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -160,7 +161,8 @@ func (u *Usage) add(v Usage) {
 
 // Usage returns the task's own CPU time and faults (RUSAGE_THREAD).
 func (t *Task) Usage() Usage {
-	return Usage{time.Duration(t.userNs.Load()), time.Duration(t.sysNs.Load()), t.minorFaults.Load()}
+	user, sys := t.cpu.split(atomic.LoadUint64(&t.Regs.UserTicks), atomic.LoadUint64(&t.Regs.SysTicks))
+	return Usage{user, sys, t.minorFaults.Load()}
 }
 
 // Usage returns the CPU time of the process's threads, those still

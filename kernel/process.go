@@ -82,12 +82,9 @@ type Task struct {
 	RobustList uintptr // set_robust_list
 	exitCode   int     // exit(2)'s code
 
-	// CPU time in U-mode and in the kernel (Run), in nanoseconds; blockedNs
-	// is the time spent waiting in Block, which is not CPU time.
-	userNs, sysNs atomic.Int64
-	minorFaults   atomic.Uint64 // page faults taken (each a minor fault: there is no disk)
-	sleeping      atomic.Bool   // waiting in Block: ps shows S
-	blockedNs     int64
+	cpu         cpuClock      // CPU time, user and system (cputime.go)
+	minorFaults atomic.Uint64 // page faults taken (each a minor fault: there is no disk)
+	sleeping    atomic.Bool   // waiting in Block: ps shows S
 
 	sig taskSignals // signal.go
 }

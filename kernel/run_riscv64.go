@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -34,13 +35,11 @@ func (t *Task) Run(dispatch func(*Task)) {
 			}
 			t.kill(unix.SIGKILL, cause)
 		}
+		t.cpu.stop(time.Now())
 		t.leave()
 		arch.FreeUserFrame(t.Regs)
 	}()
-	// One clock read per trap: where a trap's handling ends, the next
-	// stretch of user time begins (what runs between is kernel time
-	// charged as user time, a few instructions).
-	userStart := arch.Ticks()
+	t.cpu.start(time.Now())
 	for !t.Exiting {
 		t.HandleSignals()
 		if t.Proc.gone.Load() {
@@ -53,11 +52,12 @@ func (t *Task) Run(dispatch func(*Task)) {
 		}
 		t.Regs.Owner = uint64(t.Proc.PID) // exec replaces the registers
 		cause = arch.RunUser(t.Regs)
-		kernelStart, blocked := arch.Ticks(), t.blockedNs
-		t.userNs.Add(arch.TicksToNs(kernelStart - userStart))
 		switch {
 		case arch.IsInterrupt(cause):
+			// Waiting for the processor is not CPU time.
+			t.cpu.stop(time.Now())
 			runtime.Gosched()
+			t.cpu.start(time.Now())
 		case cause == arch.CauseEcallU:
 			t.Regs.PC += 4
 			dispatch(t)
@@ -103,11 +103,6 @@ func (t *Task) Run(dispatch func(*Task)) {
 			t.Fault(unix.SIGBUS, BusAdrAln, t.Regs.Tval, cause)
 		default:
 			t.Fault(unix.SIGSEGV, SegvMapErr, t.Regs.Tval, cause)
-		}
-		userStart = arch.Ticks()
-		if !arch.IsInterrupt(cause) {
-			spent := arch.TicksToNs(userStart-kernelStart) - (t.blockedNs - blocked)
-			t.sysNs.Add(max(spent, 0))
 		}
 	}
 }

@@ -125,7 +125,7 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 		}
 		child = &Task{TID: tid, Proc: c, Regs: regs}
 	}
-	*child.Regs = *t.Regs
+	child.Regs.SetContext(t.Regs)
 	child.Regs.Satp = child.Proc.AS.Satp()
 	child.Regs.X[arch.RegA0] = 0
 	if a.Stack != 0 {

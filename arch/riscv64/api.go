@@ -123,8 +123,20 @@ func NewUserFrame() *Frame {
 	return (*Frame)(mm.Ptr(pa))
 }
 
-// FreeUserFrame releases a context from NewUserFrame.
-func FreeUserFrame(f *Frame) { FreeFrame(mm.PhysOf(unsafe.Pointer(f))) }
+// FreeUserFrame releases a context from NewUserFrame. The kernel threads
+// that ran it forget it first: the timer charges a thread's time there.
+func FreeUserFrame(f *Frame) {
+	old := disableInterrupts()
+	lockKernel(thisHart())
+	for i := range threads[:threadsUsed] {
+		if threads[i].lastUser == uintptr(unsafe.Pointer(f)) {
+			threads[i].lastUser = 0
+		}
+	}
+	unlockKernel()
+	restoreInterrupts(old)
+	FreeFrame(mm.PhysOf(unsafe.Pointer(f)))
+}
 
 // NewUserRoot returns a root table for a user address space, holding the
 // kernel's half (every address space maps the kernel), or 0.

@@ -49,4 +49,21 @@ type Frame struct {
 	Tval   uint64
 	Satp   uint64 // user frames: the address space (satp value) to run in
 	Owner  uint64 // user frames: the process id, which the profiler records
+
+	// User frames: the time CSR's ticks that timer interrupts found the
+	// thread in U-mode (UserTicks) or in one of its system calls
+	// (SysTicks), counted since the interrupt before on the same hart.
+	// They weigh how the task's CPU time splits between user and system
+	// time, as Linux's tick accounting does. kernelG is the goroutine
+	// that runs the thread's system calls (the g RunUser was called on).
+	UserTicks, SysTicks uint64
+	kernelG             uint64
+}
+
+// SetContext gives f the registers and state of from (clone's copy,
+// exec's new program), keeping f's own CPU-time samples.
+func (f *Frame) SetContext(from *Frame) {
+	user, sys := f.UserTicks, f.SysTicks
+	*f = *from
+	f.UserTicks, f.SysTicks = user, sys
 }

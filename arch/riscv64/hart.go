@@ -68,6 +68,9 @@ type hart struct {
 	retiring uint64
 	idle     bool // waiting in wfi with no thread (guarded by the kernel lock)
 	inTrap   bool
+	// sampledAt is the time CSR value up to which chargeTick has given
+	// this hart's time to a user thread, or that the hart left wfi.
+	sampledAt uint64
 }
 
 var (

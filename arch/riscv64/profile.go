@@ -12,13 +12,13 @@ import (
 // a user program's (with its process id, Frame.Owner) or the kernel's.
 //
 //go:nosplit
-func profileTick(h *hart) {
+func profileTick(h *hart, now uint64) {
 	f := frameAt(h.save)
 	var pid uint32
 	if f.Status&sstatusSPP == 0 { // the trap came from U-mode
 		pid = uint32(f.Owner)
 	}
-	profiling.Tick(h.id, readTime(), f.PC, pid)
+	profiling.Tick(h.id, now, f.PC, pid)
 }
 
 // EnableProfiling starts the timer sampling pcs rateHz times a second on

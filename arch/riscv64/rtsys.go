@@ -199,7 +199,7 @@ func rtClone(f *Frame) int64 {
 	c.frame = *f
 	c.frame.X[RegSP] = f.X[RegA1]
 	c.frame.X[RegA0] = 0
-	c.user = 0
+	c.user, c.lastUser = 0, 0
 	c.tid = nextTID
 	nextTID++
 	c.waitKey, c.deadline = 0, 0

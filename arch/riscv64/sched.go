@@ -23,6 +23,7 @@ const (
 type thread struct {
 	frame     Frame   // S-mode context
 	user      uintptr // address of the U-mode Frame while the thread runs user code
+	lastUser  uintptr // the U-mode Frame the thread ran last (its system calls' CPU time goes there)
 	state     int32
 	tid       int32
 	waitKey   uintptr // futex word's physical address, or an IRQ number; 0 when none
@@ -231,7 +232,8 @@ func idle(h *hart) {
 	wfi()
 	lockKernel(h)
 	h.idle = false
-	profiling.Idle(h.id, readTime(), wfiPC())
+	h.sampledAt = readTime()
+	profiling.Idle(h.id, h.sampledAt, wfiPC())
 	mip := readSip()
 	if mip&(1<<irqSoft) != 0 {
 		clearSoft(h)
@@ -252,8 +254,10 @@ func interrupt(h *hart, cause uint64) {
 	switch cause &^ causeInterrupt {
 	case irqTimer:
 		h.newSlice = true
-		profileTick(h)
-		expire(readTime())
+		now := readTime()
+		profileTick(h, now)
+		chargeTick(h, now)
+		expire(now)
 		if t := &threads[h.current]; t.state == threadRunning {
 			t.state = threadRunnable // round robin: the next runnable thread goes first
 		}
@@ -262,6 +266,26 @@ func interrupt(h *hart, cause uint64) {
 	case irqSoft:
 		// A TLB flush request (answered at trap entry) or a wake-up.
 		clearSoft(h)
+	}
+}
+
+// chargeTick gives the hart's time since the last timer interrupt (or
+// since it left wfi) to the user thread the timer found running: to its
+// user time if it was in U-mode, to its system time if it was in one of
+// its system calls (the kernel thread that last ran it runs its
+// goroutine). Time in other kernel code is no task's, as Linux charges
+// its own threads'.
+//
+//go:nosplit
+func chargeTick(h *hart, now uint64) {
+	elapsed := now - h.sampledAt
+	h.sampledAt = now
+	f := frameAt(h.save)
+	t := &threads[h.current]
+	if f.Status&sstatusSPP == 0 { // from U-mode: the user Frame
+		f.UserTicks += elapsed
+	} else if u := t.lastUser; u != 0 && frameAt(u).kernelG == f.X[27] {
+		frameAt(u).SysTicks += elapsed
 	}
 }
 

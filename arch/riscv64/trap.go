@@ -133,11 +133,11 @@ func enterUser(f uintptr) {
 		// The hart runs the program's table already (the thread left it
 		// for a system call): nothing another hart reads changes, and a
 		// shootdown that finds the table here sends its request anyway.
-		t.user = f
+		t.user, t.lastUser = f, f
 		resumeUser(h, t)
 	} else {
 		lockKernel(h)
-		t.user = f
+		t.user, t.lastUser = f, f
 		resume(h)
 		unlockKernel()
 	}

@@ -181,6 +181,7 @@ fcsrknown:
 	MOV	$const_resumeKernelStatus, T0
 	MOV	T0, Frame_Status(T5)
 	MOV	f+0(FP), A0
+	MOV	g, Frame_kernelG(A0)	// the goroutine that runs its system calls
 	MOV	hart_stackTop(T6), X2
 	ADD	$hart_standInG, T6, g
 	MOV	A0, 8(X2)	// enterUser's argument (ABI0: on the stack)
