@@ -165,12 +165,20 @@ func resumeUser(h *hart, t *thread) {
 //
 //go:nosplit
 func resumeFrame(h *hart) {
+	chooseFCSR(h)
+	rearmTimer(h)
+}
+
+// chooseFCSR has trapReturn load fcsr when h.save's differs from the
+// hart's.
+//
+//go:nosplit
+func chooseFCSR(h *hart) {
 	if fcsr := frameAt(h.save).FCSR; fcsr != h.fcsr {
 		h.fcsr, h.setFCSR = fcsr, 1
 	} else {
 		h.setFCSR = 0
 	}
-	rearmTimer(h)
 }
 
 // rearmTimer sets h's timer for the end of the slice or earlier, unless
@@ -178,7 +186,11 @@ func resumeFrame(h *hart) {
 // then the clock is read and a new slice begins. Otherwise it is
 // rewritten only to fire earlier. Reading the clock and writing the timer
 // each cost QEMU a trip through its main loop; a slice may end a little
-// early.
+// early. Every trap's resume calls it; a system call's two halves
+// (fastSyscall, enterUser's way back) do not: what it looks at changes
+// only in a trap (a timer interrupt, an idle spell, a deadline set by a
+// runtime call on this hart) or on another hart, whose own resume sets
+// its timer for the earliest deadline.
 //
 //go:nosplit
 func rearmTimer(h *hart) {

@@ -109,7 +109,6 @@ func fastSyscall(h *hart) uintptr {
 	ackFlush(h)
 	t.user = 0
 	h.save = uintptr(unsafe.Pointer(&t.frame))
-	rearmTimer(h)
 	return h.save
 }
 
@@ -134,7 +133,9 @@ func enterUser(f uintptr) {
 		// for a system call): nothing another hart reads changes, and a
 		// shootdown that finds the table here sends its request anyway.
 		t.user, t.lastUser = f, f
-		resumeUser(h, t)
+		frameAt(f).Status = userStatus
+		h.save = f
+		chooseFCSR(h) // the timer stands: see rearmTimer
 	} else {
 		lockKernel(h)
 		t.user, t.lastUser = f, f
