@@ -25,25 +25,93 @@ const (
 	diskWindows = 4
 )
 
+// PageDevice is a device that reads whole sectors straight into pages of
+// memory it hands out (a block device's DMA buffers): the windows are
+// such pages, so a read through them copies the data once, out of the
+// window, not twice. Another device is read into pages of the heap.
+type PageDevice interface {
+	// NewPages returns n pages that ReadPages reads into.
+	NewPages(n int) ([][]byte, error)
+	// ReadPages reads n bytes at off, a multiple of 512, into pages from
+	// NewPages; n may end in a partial sector at the device's end.
+	ReadPages(pages [][]byte, off int64, n int) error
+}
+
+// heapPages reads a device without PageDevice into pages of the heap.
+type heapPages struct{ io.ReaderAt }
+
+func (h heapPages) NewPages(n int) ([][]byte, error) {
+	pages := make([][]byte, n)
+	for i := range pages {
+		pages[i] = make([]byte, pageSize)
+	}
+	return pages, nil
+}
+
+func (h heapPages) ReadPages(pages [][]byte, off int64, n int) error {
+	for i := 0; i*pageSize < n; i++ {
+		want := min(pageSize, n-i*pageSize)
+		if got, err := h.ReadAt(pages[i][:want], off+int64(i*pageSize)); got < want {
+			if err == nil {
+				err = io.ErrUnexpectedEOF
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// diskWindowPages is a window's size in pages.
+const diskWindowPages = diskWindow / pageSize
+
+// diskWindowBuf holds diskWindow bytes of the device from off, n of them
+// valid.
+type diskWindowBuf struct {
+	off   int64
+	n     int
+	pages [][]byte
+}
+
+// holds reports whether the window holds [off, off+n).
+func (w *diskWindowBuf) holds(off, n int64) bool {
+	return off >= w.off && off+n <= w.off+int64(w.n)
+}
+
+// copyOut copies the window's bytes from off (inside it) into p.
+func (w *diskWindowBuf) copyOut(p []byte, off int64) {
+	pos := int(off - w.off)
+	for done := 0; done < len(p); {
+		k := copy(p[done:], w.pages[pos/pageSize][pos%pageSize:])
+		done += k
+		pos += k
+	}
+}
+
 // diskImage reads the device through its windows.
 type diskImage struct {
 	dev  io.ReaderAt
 	size int64
 
 	mu      sync.Mutex
-	windows [diskWindows]struct {
-		off int64
-		buf []byte
-	}
-	victim int // the window refilled next
+	pages   PageDevice
+	windows [diskWindows]diskWindowBuf
+	victim  int // the window refilled next
 }
 
-func newDiskImage(dev io.ReaderAt, size int64) *diskImage {
+func newDiskImage(dev io.ReaderAt, size int64) (*diskImage, error) {
 	d := &diskImage{dev: dev, size: size}
-	for i := range d.windows {
-		d.windows[i].buf = make([]byte, 0, diskWindow)
+	var ok bool
+	if d.pages, ok = dev.(PageDevice); !ok {
+		d.pages = heapPages{dev}
 	}
-	return d
+	for i := range d.windows {
+		pages, err := d.pages.NewPages(diskWindowPages)
+		if err != nil {
+			return nil, fmt.Errorf("root image: %w", err)
+		}
+		d.windows[i].pages = pages
+	}
+	return d, nil
 }
 
 // ReadAt reads p at off; io.EOF past the end. A read larger than half a
@@ -71,16 +139,18 @@ func (d *diskImage) ReadAt(p []byte, off int64) (int, error) {
 	w := d.window(off, int64(len(p)))
 	if w == nil {
 		start := off &^ (pageSize - 1)
-		v := &d.windows[d.victim]
+		w = &d.windows[d.victim]
 		d.victim = (d.victim + 1) % diskWindows
-		v.off, v.buf = start, v.buf[:min(diskWindow, d.size-start)]
-		if n, err := d.dev.ReadAt(v.buf, start); n < len(v.buf) {
-			v.buf = v.buf[:0]
+		w.off, w.n = start, int(min(diskWindow, d.size-start))
+		if err := d.pages.ReadPages(w.pages, start, w.n); err != nil {
+			w.n = 0
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
 			return 0, fmt.Errorf("root image: read at %d: %w", start, err)
 		}
-		w = v
 	}
-	copy(p, w.buf[off-w.off:])
+	w.copyOut(p, off)
 	if short {
 		return len(p), io.EOF
 	}
@@ -88,13 +158,9 @@ func (d *diskImage) ReadAt(p []byte, off int64) (int, error) {
 }
 
 // window finds a window holding [off, off+n); d.mu is held.
-func (d *diskImage) window(off, n int64) *struct {
-	off int64
-	buf []byte
-} {
+func (d *diskImage) window(off, n int64) *diskWindowBuf {
 	for i := range d.windows {
-		w := &d.windows[i]
-		if off >= w.off && off+n <= w.off+int64(len(w.buf)) {
+		if w := &d.windows[i]; w.holds(off, n) {
 			return w
 		}
 	}

@@ -3,6 +3,7 @@ package fs
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand"
 	"sync/atomic"
@@ -177,5 +178,57 @@ func TestDiskFailureIsEIO(t *testing.T) {
 	}
 	if _, err := n.Contents(); err != unix.EIO {
 		t.Errorf("exec's read on a failed disk: %v; want EIO", err)
+	}
+}
+
+// pageDisk is a countingDisk that reads into pages it hands out, as a
+// block device's DMA does (PageDevice).
+type pageDisk struct {
+	countingDisk
+	mine      map[*byte]bool
+	pageReads atomic.Int64
+}
+
+func (d *pageDisk) NewPages(n int) ([][]byte, error) {
+	pages := make([][]byte, n)
+	for i := range pages {
+		pages[i] = make([]byte, pageSize)
+		d.mine[&pages[i][0]] = true
+	}
+	return pages, nil
+}
+
+func (d *pageDisk) ReadPages(pages [][]byte, off int64, n int) error {
+	if off%512 != 0 || n > len(pages)*pageSize {
+		return fmt.Errorf("a read of %d bytes at %d", n, off)
+	}
+	d.pageReads.Add(1)
+	for i := 0; i*pageSize < n; i++ {
+		if !d.mine[&pages[i][0]] {
+			return errors.New("a page the device did not hand out")
+		}
+		copy(pages[i][:min(pageSize, n-i*pageSize)], d.image[off+int64(i*pageSize):])
+	}
+	return nil
+}
+
+func TestDiskWindowsAreTheDevicesPages(t *testing.T) {
+	big := make([]byte, 1<<20+123)
+	rand.New(rand.NewSource(2)).Read(big)
+	image := append(archive(t, cpio.StaticFile("big", string(big), 0o644)), make([]byte, 700)...)
+	d := &pageDisk{countingDisk: countingDisk{image: image}, mine: map[*byte]bool{}}
+	SetDiskCacheLimit(1 << 20)
+	tr, err := UnpackDisk(d, int64(len(image)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, tr, "/big"); !bytes.Equal(got, big) {
+		t.Fatalf("/big: %d bytes differ from the %d written", len(got), len(big))
+	}
+	if n := d.read.Load(); n != 0 {
+		t.Errorf("%d bytes read with ReadAt: the windows did not use the device's pages", n)
+	}
+	if n := d.pageReads.Load(); n < int64(len(big)/diskWindow) {
+		t.Errorf("%d window reads for a %d-byte file", n, len(big))
 	}
 }

@@ -40,7 +40,10 @@ func Unpack(image []byte) (*Tree, error) {
 // data is read from the device when they are (disk.go). The device must
 // stay unchanged.
 func UnpackDisk(dev io.ReaderAt, size int64) (*Tree, error) {
-	img := newDiskImage(dev, size)
+	img, err := newDiskImage(dev, size)
+	if err != nil {
+		return nil, err
+	}
 	return unpack(img, size, func(off, size int64) fileData {
 		return fileData{disk: &diskFile{img: img, off: off, size: size}}
 	})

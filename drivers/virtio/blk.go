@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"unsafe"
 
 	arch "github.com/jiege-go/jiege/arch/riscv64"
 	"github.com/jiege-go/jiege/mm"
@@ -77,7 +78,7 @@ func (b *Block) ReadAt(p []byte, off int64) (int, error) {
 		skip := int(at % blkSectorSize)
 		want := min(int64(skip+len(p)-done), b.size-sector*blkSectorSize, blkPages*mm.PageSize)
 		span := int((want + blkSectorSize - 1) &^ (blkSectorSize - 1))
-		if err := b.read(sector, span); err != nil {
+		if err := b.read(sector, span, b.data[:]); err != nil {
 			return done, err
 		}
 		for pos := skip; pos < int(want); {
@@ -90,8 +91,45 @@ func (b *Block) ReadAt(p []byte, off int64) (int, error) {
 	return done, nil
 }
 
-// read fills the first span bytes of b.data from sector on; b.mu is held.
-func (b *Block) read(sector int64, span int) error {
+// NewPages returns n pages for ReadPages (fs.PageDevice).
+func (b *Block) NewPages(n int) ([][]byte, error) {
+	pages := make([][]byte, n)
+	for i := range pages {
+		buf, err := NewBuffer()
+		if err != nil {
+			return nil, err
+		}
+		pages[i] = buf.Bytes()
+	}
+	return pages, nil
+}
+
+// ReadPages reads n bytes at off, a multiple of the sector size, straight
+// into pages from NewPages (fs.PageDevice): no bounce through b.data.
+func (b *Block) ReadPages(pages [][]byte, off int64, n int) error {
+	if off < 0 || off%blkSectorSize != 0 || n < 0 || n > len(pages)*mm.PageSize || off+int64(n) > b.size {
+		return fmt.Errorf("virtio-blk: a read of %d bytes at %d", n, off)
+	}
+	bufs := make([]Buffer, 0, blkPages)
+	for i := 0; i*mm.PageSize < n; i++ {
+		bufs = append(bufs, Buffer{PA: mm.PhysOf(unsafe.Pointer(unsafe.SliceData(pages[i]))), Size: mm.PageSize})
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for done := 0; done < n; done += blkPages * mm.PageSize {
+		span := min(n-done, blkPages*mm.PageSize)
+		span = (span + blkSectorSize - 1) &^ (blkSectorSize - 1)
+		first := done / mm.PageSize
+		if err := b.read((off+int64(done))/blkSectorSize, span, bufs[first:]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// read fills the first span bytes of the pages data from sector on; b.mu
+// is held.
+func (b *Block) read(sector int64, span int, data []Buffer) error {
 	hdr := b.hdr.Bytes()
 	binary.LittleEndian.PutUint32(hdr[0:], blkRequestIn)
 	binary.LittleEndian.PutUint32(hdr[4:], 0)
@@ -100,7 +138,7 @@ func (b *Block) read(sector int64, span int) error {
 	segs := make([]Segment, 0, blkPages+2)
 	segs = append(segs, Segment{PA: b.hdr.PA, Len: 16})
 	for i := 0; i*mm.PageSize < span; i++ {
-		segs = append(segs, Segment{PA: b.data[i].PA, Len: min(mm.PageSize, span-i*mm.PageSize), Write: true})
+		segs = append(segs, Segment{PA: data[i].PA, Len: min(mm.PageSize, span-i*mm.PageSize), Write: true})
 	}
 	segs = append(segs, Segment{PA: b.hdr.PA + 16, Len: 1, Write: true})
 	if _, err := b.q.AddChain(segs); err != nil {
