@@ -76,9 +76,11 @@ func withASID(satp uint64) uint64 {
 //go:nosplit
 func switchSatp(h *hart, satp uint64) {
 	fence := !asidsOn && satp != h.satp
+	table, asid := satp, uint64(0)
 	if asidsOn {
 		root := uint32(satp & satpPPN)
-		r := &asidRoot[h.id][asidOf(satp)]
+		asid = asidOf(satp)
+		r := &asidRoot[h.id][asid]
 		if atomic.LoadUint32(r) != root {
 			atomic.StoreUint32(r, root)
 			fence = true
@@ -87,7 +89,7 @@ func switchSatp(h *hart, satp uint64) {
 	}
 	if satp != h.satp {
 		writeSatpOnly(satp)
-		h.satp = satp
+		h.satp, h.table, h.tableASID = satp, table, asid
 	}
 	if fence {
 		sfenceVMA()
@@ -99,10 +101,14 @@ func switchSatp(h *hart, satp uint64) {
 //
 //go:nosplit
 func satpLoaded(h *hart, satp uint64) bool {
-	if withASID(satp) != h.satp {
-		return false
-	}
-	return !asidsOn || atomic.LoadUint32(&asidRoot[h.id][asidOf(satp)]) == uint32(satp&satpPPN)
+	return satp == h.table && (!asidsOn || atomic.LoadUint32(&asidRoot[h.id][h.tableASID]) == uint32(satp&satpPPN))
+}
+
+// kernelTableLoaded records on h that the kernel table (ASID 0) is in satp.
+//
+//go:nosplit
+func kernelTableLoaded(h *hart) {
+	h.satp, h.table, h.tableASID = kernelSatp, kernelSatp, 0
 }
 
 // forgetASID makes hart i fence before it next runs the table in satp

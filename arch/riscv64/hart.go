@@ -55,10 +55,14 @@ type hart struct {
 	id       int
 	current  int    // index of the thread running on this hart, or noThread
 	satp     uint64 // satp value currently loaded, with its ASID (guarded by the kernel lock)
-	timerAt  uint64 // time CSR value the timer is set to fire at (stimecmp)
-	newSlice bool   // the timer fired, or the hart idled: resume starts a slice
-	fcsr     uint64 // what fcsr holds (trap entry and resume keep it)
-	setFCSR  uint64 // 1: trapReturn loads fcsr from the Frame it resumes
+	// table is satp without its ASID, and tableASID that ASID: satpLoaded's
+	// test on every system call's way back, without working it out.
+	table     uint64
+	tableASID uint64
+	timerAt   uint64 // time CSR value the timer is set to fire at (stimecmp)
+	newSlice  bool   // the timer fired, or the hart idled: resume starts a slice
+	fcsr      uint64 // what fcsr holds (trap entry and resume keep it)
+	setFCSR   uint64 // 1: trapReturn loads fcsr from the Frame it resumes
 	// flushReq is set by a hart that changed a page table this hart may
 	// be using and waits for this hart to flush its TLB and clear it
 	// (shootdown).

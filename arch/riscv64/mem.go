@@ -114,7 +114,7 @@ func earlyInit() {
 	t.tid = 1
 	t.frame.Status = kernelStatus | sstatusSPIE
 	h.save = uintptr(unsafe.Pointer(&t.frame))
-	h.satp = kernelSatp
+	kernelTableLoaded(h)
 	nextTID = 2
 	// The other harts may start: they need the kernel page table, the
 	// trap stacks and the device addresses found above.

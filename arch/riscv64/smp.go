@@ -228,7 +228,7 @@ func secondaryInit() {
 	h.newSlice = true
 	clearSoft(h)
 	writeSie(1<<irqSoft | 1<<irqTimer | 1<<irqExternal)
-	h.satp = kernelSatp // Entry loaded it
+	kernelTableLoaded(h) // Entry loaded it
 	lockKernel(h)
 	h.inTrap = true
 	resume(h)

@@ -115,13 +115,12 @@ func fastSyscall(h *hart) uintptr {
 // fcsrFlags are fcsr's accrued exception flags (fflags).
 const fcsrFlags = 0x1f
 
-// enterUser is RunUser's half on the trap stack: it does what the trap
-// handler does for a thread entering U-mode, with the kernel lock unless
-// the hart has the program's table loaded.
+// enterUser is RunUser's half on the trap stack, on hart h: it does what
+// the trap handler does for a thread entering U-mode, with the kernel
+// lock unless the hart has the program's table loaded.
 //
 //go:nosplit
-func enterUser(f uintptr) {
-	h := trapHart()
+func enterUser(f uintptr, h *hart) {
 	if h.inTrap {
 		fatal("RunUser inside the trap handler")
 	}

@@ -184,7 +184,8 @@ fcsrknown:
 	MOV	g, Frame_kernelG(A0)	// the goroutine that runs its system calls
 	MOV	hart_stackTop(T6), X2
 	ADD	$hart_standInG, T6, g
-	MOV	A0, 8(X2)	// enterUser's argument (ABI0: on the stack)
+	MOV	A0, 8(X2)	// enterUser's arguments (ABI0: on the stack)
+	MOV	T6, 16(X2)	// this hart
 	CALL	·enterUser(SB)
 	JMP	·trapReturn(SB)
 
