@@ -202,6 +202,7 @@ TEXT bootSupervisor(SB),NOSPLIT|NOFRAME,$0
 	// them off would take no timer tick and answer no TLB shootdown.
 	MOV	$2, T0
 	WORD	$0x1002a073		// csrs sstatus, t0 (SIE)
+	MOV	$·harts(SB), TP		// a kernel thread's TP is its hart (trap_riscv64.s)
 	JMP	_rt0_riscv64_linux(SB)
 
 // secondarySupervisor: another hart in S-mode, A0 = its id.

@@ -147,6 +147,7 @@ func resume(h *hart) {
 	// (under QEMU a satp write flushes its whole TLB). retire takes a
 	// table away from the harts before it is freed.
 	t.frame.Status = t.frame.Status&sstatusSPIE | kernelStatus
+	t.frame.X[RegTP] = uint64(uintptr(unsafe.Pointer(h))) // RunUser finds its hart there
 	h.save = uintptr(unsafe.Pointer(&t.frame))
 	resumeFrame(h)
 }

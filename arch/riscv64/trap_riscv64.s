@@ -18,6 +18,10 @@
 //   but:       an ECALL from U-mode that fastSyscall lets through resumes
 //              the thread that called RunUser without sret: its SP, RA
 //              and g from its Frame, a0 = 8 (the cause), sstatus.SIE set.
+//   TP:        a kernel thread runs with TP = its hart (Go code never uses
+//              TP without cgo): resume writes it into the Frame, the
+//              fast way back sets it, and RunUser reads it instead of
+//              sscratch (every CSR access is a trip through QEMU's loop).
 // Every CSR access ends QEMU's translation block and goes through its main
 // loop, so the path makes as few as it can: sscratch is swapped twice at
 // entry and not read at return (g gives the hart), stval is read only for
@@ -142,6 +146,8 @@ fpclean:
 	CALL	·fastSyscall(SB)
 	MOV	16(X2), T5	// its result
 	BEQ	T5, ZERO, fulltrap
+	MOV	g, TP		// the hart: g is its stand-in still
+	SUB	$hart_standInG, TP
 	MOV	8(T5), RA
 	MOV	216(T5), g
 	MOV	16(T5), X2
@@ -162,7 +168,7 @@ fulltrap:
 TEXT ·RunUser(SB),NOSPLIT|NOFRAME,$0-16
 	MOV	$2, T0
 	WORD	$0x1002b373	// csrrc t1, sstatus, t0 (SIE off; t1 = sstatus before)
-	WORD	$0x14002ff3	// csrr t6, sscratch
+	MOV	TP, T6		// this hart
 	// A thread that dirtied its F state may have changed fcsr's flags:
 	// hart.fcsr no longer says what fcsr holds, and resume must write it.
 	SRL	$13, T1
