@@ -73,8 +73,10 @@ int main(void) {
 	static volatile pid_t settid = 0;
 	tid = clone(raw_thread, top, CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |
 		    CLONE_SYSVSEM | CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID, NULL, NULL, NULL, &settid);
-	while (settid != 0) /* set to the tid, then cleared at exit */
-		syscall(SYS_futex, &settid, FUTEX_WAIT, settid, NULL, NULL, 0);
+	/* Set to the tid, then cleared at exit. Read once per wait: a second
+	 * read can see the cleared 0 after the wake and wait for 0 forever. */
+	for (pid_t v; (v = settid) != 0;)
+		syscall(SYS_futex, &settid, FUTEX_WAIT, v, NULL, NULL, 0);
 	SHOW("thread.child_settid.then.cleared", "%d", tid > 0);
 
 	/* Invalid combinations. */
