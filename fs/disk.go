@@ -18,11 +18,14 @@ import (
 // served. QEMU then loads nothing before the guest runs, where an
 // initramfs is copied into RAM first.
 
-// diskWindows small windows of the device serve reads of headers and
-// read-through files.
+// diskWindows windows of the device, each diskWindow bytes at a multiple
+// of diskWindow, serve reads of headers and read-through files (mapped
+// libraries' pages). Aligned, a stretch of the device is in one window or
+// none, so a library's pages faulted in any order read each stretch once
+// while it stays; the least recently used window is refilled.
 const (
 	diskWindow  = 128 << 10
-	diskWindows = 4
+	diskWindows = 16
 )
 
 // PageDevice is a device that reads whole sectors straight into pages of
@@ -67,24 +70,10 @@ const diskWindowPages = diskWindow / pageSize
 // diskWindowBuf holds diskWindow bytes of the device from off, n of them
 // valid.
 type diskWindowBuf struct {
-	off   int64
-	n     int
-	pages [][]byte
-}
-
-// holds reports whether the window holds [off, off+n).
-func (w *diskWindowBuf) holds(off, n int64) bool {
-	return off >= w.off && off+n <= w.off+int64(w.n)
-}
-
-// copyOut copies the window's bytes from off (inside it) into p.
-func (w *diskWindowBuf) copyOut(p []byte, off int64) {
-	pos := int(off - w.off)
-	for done := 0; done < len(p); {
-		k := copy(p[done:], w.pages[pos/pageSize][pos%pageSize:])
-		done += k
-		pos += k
-	}
+	off     int64
+	n       int
+	pages   [][]byte
+	lastUse uint64 // diskImage.uses when last read
 }
 
 // diskImage reads the device through its windows.
@@ -95,7 +84,7 @@ type diskImage struct {
 	mu      sync.Mutex
 	pages   PageDevice
 	windows [diskWindows]diskWindowBuf
-	victim  int // the window refilled next
+	uses    uint64 // reads through the windows so far
 }
 
 func newDiskImage(dev io.ReaderAt, size int64) (*diskImage, error) {
@@ -136,35 +125,52 @@ func (d *diskImage) ReadAt(p []byte, off int64) (int, error) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	w := d.window(off, int64(len(p)))
-	if w == nil {
-		start := off &^ (pageSize - 1)
-		w = &d.windows[d.victim]
-		d.victim = (d.victim + 1) % diskWindows
-		w.off, w.n = start, int(min(diskWindow, d.size-start))
-		if err := d.pages.ReadPages(w.pages, start, w.n); err != nil {
-			w.n = 0
-			if err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
-			return 0, fmt.Errorf("root image: read at %d: %w", start, err)
+	for done := 0; done < len(p); {
+		at := off + int64(done)
+		w, err := d.window(at &^ (diskWindow - 1))
+		if err != nil {
+			return done, err
 		}
+		done += copy(p[done:], w.bytesFrom(at))
 	}
-	w.copyOut(p, off)
 	if short {
 		return len(p), io.EOF
 	}
 	return len(p), nil
 }
 
-// window finds a window holding [off, off+n); d.mu is held.
-func (d *diskImage) window(off, n int64) *diskWindowBuf {
+// bytesFrom returns the window's bytes from off (inside it) to the end
+// of its page.
+func (w *diskWindowBuf) bytesFrom(off int64) []byte {
+	pos := int(off - w.off)
+	return w.pages[pos/pageSize][pos%pageSize : min(pageSize, w.n-pos/pageSize*pageSize)]
+}
+
+// window returns the window at start (a multiple of diskWindow), filling
+// the least recently used one from the device when none holds it; d.mu
+// is held.
+func (d *diskImage) window(start int64) (*diskWindowBuf, error) {
+	d.uses++
+	victim := &d.windows[0]
 	for i := range d.windows {
-		if w := &d.windows[i]; w.holds(off, n) {
-			return w
+		w := &d.windows[i]
+		if w.n > 0 && w.off == start {
+			w.lastUse = d.uses
+			return w, nil
+		}
+		if w.lastUse < victim.lastUse {
+			victim = w
 		}
 	}
-	return nil
+	victim.off, victim.n, victim.lastUse = start, int(min(diskWindow, d.size-start)), d.uses
+	if err := d.pages.ReadPages(victim.pages, start, victim.n); err != nil {
+		victim.n = 0
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, fmt.Errorf("root image: read at %d: %w", start, err)
+	}
+	return victim, nil
 }
 
 // diskFile is a regular file's data on the device.

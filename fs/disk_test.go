@@ -112,6 +112,39 @@ func TestUnpackDiskReadsDataOnDemand(t *testing.T) {
 	}
 }
 
+// A mapped library's pages come through the windows in the order the
+// program faults them in: each stretch of the device is read once while
+// the windows can hold the file.
+func TestDiskPagesInAnyOrderReadOnce(t *testing.T) {
+	lib := make([]byte, diskWindows*diskWindow/2+1234)
+	rand.New(rand.NewSource(2)).Read(lib)
+	image := archive(t, cpio.StaticFile("odd", "x", 0o644), cpio.StaticFile("lib", string(lib), 0o644))
+	d := &countingDisk{image: image}
+	SetDiskCacheLimit(1 << 20) // too small to keep lib whole
+	tr, err := UnpackDisk(d, int64(len(image)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := tr.Lookup(nil, "/lib", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := (len(lib) + pageSize - 1) / pageSize
+	before := d.read.Load()
+	page := make([]byte, pageSize)
+	for _, i := range rand.New(rand.NewSource(3)).Perm(pages) {
+		clear(page)
+		MappedNode{n}.ReadPage(uintptr(i), page)
+		want := lib[i*pageSize : min(len(lib), (i+1)*pageSize)]
+		if !bytes.Equal(page[:len(want)], want) {
+			t.Fatalf("page %d differs", i)
+		}
+	}
+	if got, most := d.read.Load()-before, int64(len(lib)+2*diskWindow); got > most {
+		t.Errorf("%d pages in random order read %d bytes from the device, more than %d", pages, got, most)
+	}
+}
+
 func TestDiskCacheDropsOldestFiles(t *testing.T) {
 	var recs []cpio.Record
 	for _, name := range []string{"a", "b", "c", "d", "e"} {

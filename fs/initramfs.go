@@ -59,8 +59,7 @@ func (d fileData) empty() bool { return len(d.mem) == 0 && (d.disk == nil || d.d
 
 // unpack reads the archives in src; data locates a file's bytes.
 func unpack(src io.ReaderAt, size int64, data func(off, size int64) fileData) (*Tree, error) {
-	t := &Tree{Root: NewDir(0o755)}
-	links := map[[3]uint64]*Node{}
+	u := &unpacker{t: &Tree{Root: NewDir(0o755)}, links: map[[3]uint64]*Node{}}
 	var off int64
 	for {
 		var err error
@@ -68,12 +67,12 @@ func unpack(src io.ReaderAt, size int64, data func(off, size int64) fileData) (*
 			return nil, err
 		}
 		if off >= size {
-			return t, nil
+			return u.t, nil
 		}
 		if !hasAt(src, off, newcMagic) {
 			return nil, fmt.Errorf("initramfs: no newc cpio archive at offset %d", off)
 		}
-		end, err := unpackArchive(t, links, src, size, off, data)
+		end, err := u.archive(src, size, off, data)
 		if err != nil {
 			return nil, err
 		}
@@ -107,8 +106,23 @@ func hasAt(src io.ReaderAt, off int64, s string) bool {
 	return k == len(s) && string(buf) == s
 }
 
-// unpackArchive adds one archive's records and returns the offset after its trailer.
-func unpackArchive(t *Tree, links map[[3]uint64]*Node, src io.ReaderAt, size, start int64, data func(off, size int64) fileData) (int64, error) {
+// unpacker builds a tree from archives, record by record.
+type unpacker struct {
+	t *Tree
+	// links maps a hard-linked file's device and inode numbers to its
+	// node (newc gives the data to the last of its names).
+	links map[[3]uint64]*Node
+	// dir names the directory the last record went into, parent is its
+	// node: an archive lists a directory's entries together. A new entry
+	// never changes where a path leads; a replaced one may (a path can
+	// lead through its own directory's entries by a symbolic link), and
+	// clears them.
+	dir    string
+	parent *Node
+}
+
+// archive adds one archive's records and returns the offset after its trailer.
+func (u *unpacker) archive(src io.ReaderAt, size, start int64, data func(off, size int64) fileData) (int64, error) {
 	r := cpio.Newc.Reader(io.NewSectionReader(src, start, size-start))
 	// The EOFReader hides the trailer; find it after the last record.
 	next := start
@@ -126,7 +140,7 @@ func unpackArchive(t *Tree, links map[[3]uint64]*Node, src io.ReaderAt, size, st
 		}
 		fileEnd := fileStart + int64(rec.FileSize)
 		next = (fileEnd + 3) &^ 3
-		if err := add(t, links, rec, src, data(fileStart, int64(rec.FileSize)), fileStart); err != nil {
+		if err := u.add(rec, src, data(fileStart, int64(rec.FileSize)), fileStart); err != nil {
 			return 0, err
 		}
 	}
@@ -140,10 +154,9 @@ func unpackArchive(t *Tree, links map[[3]uint64]*Node, src io.ReaderAt, size, st
 // maxLinkTarget bounds a symbolic link's target (PATH_MAX).
 const maxLinkTarget = 4096
 
-// add puts one record in the tree; links maps a hard-linked file's
-// device and inode numbers to its node (newc gives the data to the last
-// of its names). A symbolic link's target is read from src at off.
-func add(t *Tree, links map[[3]uint64]*Node, rec cpio.Record, src io.ReaderAt, data fileData, off int64) error {
+// add puts one record in the tree. A symbolic link's target is read from
+// src at off.
+func (u *unpacker) add(rec cpio.Record, src io.ReaderAt, data fileData, off int64) error {
 	name := path.Clean("/" + rec.Name)
 	if name == "/" || name == "/." {
 		return nil
@@ -152,17 +165,17 @@ func add(t *Tree, links map[[3]uint64]*Node, rec cpio.Record, src io.ReaderAt, d
 	n := &Node{Mode: ModeFromUnix(uint32(rec.Mode)), UID: uint32(rec.UID), GID: uint32(rec.GID), ATime: mtime, MTime: mtime, CTime: mtime}
 	linkKey := [3]uint64{rec.Major, rec.Minor, rec.Ino}
 	if rec.Mode&sIFMT == sIFREG && rec.NLink > 1 {
-		if shared, ok := links[linkKey]; ok {
+		if shared, ok := u.links[linkKey]; ok {
 			if !data.empty() {
 				shared.Data, shared.disk = data.mem, data.disk
 			}
-			return link(t, name, shared)
+			return u.link(name, shared)
 		}
-		links[linkKey] = n
+		u.links[linkKey] = n
 	}
 	switch rec.Mode & sIFMT {
 	case sIFDIR:
-		if old, err := t.Lookup(nil, name, false); err == nil && old.IsDir() {
+		if old, err := u.t.Lookup(nil, name, false); err == nil && old.IsDir() {
 			old.Mode = fs.ModeDir | n.Mode
 			return nil
 		}
@@ -187,18 +200,24 @@ func add(t *Tree, links map[[3]uint64]*Node, rec cpio.Record, src io.ReaderAt, d
 		return nil
 	}
 	n.Ino = nextIno.Add(1)
-	return link(t, name, n)
+	return u.link(name, n)
 }
 
 // link names n at name, whose parent directory must exist.
-func link(t *Tree, name string, n *Node) error {
-	if dir, _ := path.Split(name); dir != "/" {
-		if p, err := t.Lookup(nil, dir, true); err != nil || !p.IsDir() {
+func (u *unpacker) link(name string, n *Node) error {
+	dir, base := path.Split(name)
+	if dir != u.dir || u.parent == nil {
+		p, err := u.t.Lookup(nil, dir, true)
+		if err != nil || !p.IsDir() {
 			return fmt.Errorf("initramfs: %s: parent directory missing", strings.TrimPrefix(name, "/"))
 		}
+		u.dir, u.parent = dir, p
 	}
-	parent, _ := t.Lookup(nil, path.Dir(name), true)
-	parent.putChild(path.Base(name), n)
+	_, replaced := u.parent.Children[base]
+	u.parent.putChild(base, n)
 	n.Links++
+	if replaced {
+		u.dir, u.parent = "", nil
+	}
 	return nil
 }

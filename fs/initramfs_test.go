@@ -2,6 +2,7 @@ package fs
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -54,6 +55,42 @@ func TestUnpackConcatenatedArchives(t *testing.T) {
 	}
 	if _, err := tr.Lookup(nil, "/etc/motd/x", true); err != ErrNotDir {
 		t.Fatalf("file as dir: %v", err)
+	}
+}
+
+// Each record is linked into the directory its parent path leads to, as
+// a walk of the whole name would find it, even when the record before it
+// went into the same parent path and changed where that path leads: /s
+// leads to /p through /p/c/up, and a record replaces /p/c with a file.
+func TestUnpackFollowsChangedPaths(t *testing.T) {
+	records := func(last ...cpio.Record) []byte {
+		var buf bytes.Buffer
+		w := cpio.Newc.Writer(&buf)
+		recs := append([]cpio.Record{
+			cpio.Directory("p", 0o755),
+			cpio.Directory("p/c", 0o755),
+			cpio.Symlink("p/c/up", ".."),
+			cpio.Symlink("s", "p/c/up"),
+			cpio.StaticFile("s/x", "x", 0o644),
+		}, last...)
+		if err := cpio.WriteRecords(w, recs); err != nil { // no parents added
+			t.Fatal(err)
+		}
+		if err := cpio.WriteTrailer(w); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	tr, err := Unpack(records(cpio.StaticFile("s/y", "y", 0o644)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := tr.Lookup(nil, "/p/y", true); err != nil || string(n.Data) != "y" {
+		t.Fatalf("/p/y: %v", err)
+	}
+	_, err = Unpack(records(cpio.StaticFile("s/c", "c is a file now", 0o644), cpio.StaticFile("s/y", "y", 0o644)))
+	if err == nil || !strings.Contains(err.Error(), "s/y: parent directory missing") {
+		t.Fatalf("s/y after /p/c became a file: %v, want its parent missing", err)
 	}
 }
 

@@ -82,6 +82,28 @@ func TestProfileIdle(t *testing.T) {
 	}
 }
 
+// TestProfileBoot runs `jiege profile ours --boot`: the samples from the
+// profiler's start to the first 200, no load. They must hold the boot's
+// own work, which a load never shows: the kernel unpacking the root
+// file system (fs) and the dynamic loader mapping nginx's libraries.
+func TestProfileBoot(t *testing.T) {
+	p := runProfile(t, 5*time.Minute, "--boot", "--rate", "1000")
+	unpack, loader := 0, 0
+	for _, s := range p.Sample {
+		loc := s.Location[0]
+		if s.Label["pid"][0] == "kernel" && strings.HasPrefix(loc.Line[0].Function.Name, "github.com/jiege-go/jiege/fs.") {
+			unpack++
+		}
+		if loc.Mapping != nil && filepath.Base(loc.Mapping.File) == "ld-linux-riscv64-lp64d.so.1" {
+			loader++
+		}
+	}
+	t.Logf("%d samples over %v: %d in the kernel's fs, %d in the dynamic loader", len(p.Sample), time.Duration(p.DurationNanos), unpack, loader)
+	if unpack == 0 || loader == 0 {
+		t.Errorf("want samples of the kernel's fs package and of ld.so in a boot's profile")
+	}
+}
+
 // runProfile runs `jiege profile ours` with args and returns the parsed
 // profile it wrote.
 func runProfile(t *testing.T, limit time.Duration, args ...string) *profile.Profile {

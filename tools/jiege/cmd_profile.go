@@ -16,24 +16,25 @@ import (
 )
 
 // cmdProfile boots our kernel with its sampling profiler on, puts the
-// bench's keep-alive load on nginx (or, with --initrd, lets that
-// initramfs's /init run), and writes what the profiler saw as a pprof CPU
-// profile. The samples are read from the stopped guest's memory over QMP:
+// bench's keep-alive load on nginx (or, with --boot, takes the boot up to
+// the first 200; with --initrd, lets that initramfs's /init run), and
+// writes what the profiler saw as a pprof CPU profile. The samples are read from the stopped guest's memory over QMP:
 // the guest does nothing to hand them over.
 func cmdProfile(ctx context.Context, args []string) error {
-	fs := newFlags("profile", "ours --out FILE [--duration D] [--rate HZ] [--initrd CPIO --root DIR]")
+	fs := newFlags("profile", "ours --out FILE [--duration D] [--rate HZ] [--fresh|--transfer|--boot|--initrd CPIO --root DIR]")
 	c := &common{}
 	c.flags(fs)
 	var out, initrd, root string
 	var duration time.Duration
 	var rate, conns int
-	var fresh, transfer bool
+	var fresh, transfer, boot bool
 	fs.StringVar(&out, "out", "cpu.pb.gz", "where the profile goes (gzipped pprof)")
 	fs.DurationVar(&duration, "duration", 10*time.Second, "how long the load runs while sampling")
 	fs.IntVar(&rate, "rate", 1000, "samples per second per hart (the kernel's profile=)")
 	fs.IntVar(&conns, "conns", 8, "concurrent connections of the load")
 	fs.BoolVar(&fresh, "fresh", false, "a fresh connection per request instead of keep-alive")
 	fs.BoolVar(&transfer, "transfer", false, "the bench's 64 MiB transfer over one connection, repeated, instead of small requests")
+	fs.BoolVar(&boot, "boot", false, "sample the boot instead of a load: from the profiler's start (once the kernel has read its command line) to the first 200")
 	fs.StringVar(&initrd, "initrd", "", "boot this initramfs instead of nginx's and sample its /init for --duration, without load")
 	fs.StringVar(&root, "root", "", "with --initrd: the tree its user programs are named from")
 	if help, err := parse(fs, args); help || err != nil {
@@ -45,8 +46,8 @@ func cmdProfile(ctx context.Context, args []string) error {
 	if duration <= 0 || rate <= 0 || rate > 10000 || conns < 1 {
 		return usageErr("profile: --duration and --conns must be positive, --rate 1 to 10000")
 	}
-	if fresh && transfer || initrd != "" && (fresh || transfer) {
-		return usageErr("profile: --fresh, --transfer and --initrd choose the load: give one")
+	if countTrue(fresh, transfer, boot, initrd != "") > 1 {
+		return usageErr("profile: --fresh, --transfer, --boot and --initrd choose the load: give one")
 	}
 	if root != "" && initrd == "" {
 		return usageErr("profile: --root goes with --initrd")
@@ -138,7 +139,12 @@ func cmdProfile(ctx context.Context, args []string) error {
 	}
 	t0 := time.Now()
 	loadSummary := ""
-	if initrd == "" {
+	if boot {
+		// Every sample since the profiler started, which the ring holds
+		// whole: the boot takes seconds, the ring RingSamples/rate.
+		start.Head, t0 = 0, g.Started()
+		root = t.image.Dir
+	} else if initrd == "" {
 		cfg := load.Config{Addr: g.Addr(), Conns: conns, KeepAlive: !fresh, Duration: duration}
 		if transfer {
 			big, ok := transferRequest(t.image)
@@ -211,6 +217,16 @@ func cmdProfile(ctx context.Context, args []string) error {
 	fmt.Printf("%s\n", out)
 	fmt.Fprintf(os.Stderr, "jiege: go tool pprof -top %s\n", out)
 	return nil
+}
+
+func countTrue(bs ...bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
 }
 
 func percent(n, of int) string {
