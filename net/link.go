@@ -40,6 +40,7 @@ type link struct {
 	dispatcher stack.NetworkDispatcher
 
 	txMu  sync.Mutex
+	fin   finMerge // a data frame held for its FIN (finmerge.go)
 	parts [][]byte // the frame being sent, as slices of a packet
 	hdr   []byte   // a segment's headers
 	data  [][]byte // a packet's payload
@@ -106,7 +107,7 @@ func (l *link) WritePackets(pkts stack.PacketBufferList) (int, tcpip.Error) {
 		case stack.GSOTCPv4, stack.GSOTCPv6:
 			err = l.segment(pkt)
 		default:
-			_, err = l.dev.Send(l.parts)
+			_, err = l.send(l.parts)
 		}
 		if err != nil {
 			l.dev.Flush()
@@ -200,7 +201,7 @@ func (l *link) segment(pkt *stack.PacketBuffer) error {
 		xsum := header.PseudoHeaderChecksum(header.TCPProtocolNumber, src, dst, uint16(tcpLen+n))
 		xsum = checksum.Checksum(tcp[:tcpLen], xsum)
 		tcp.SetChecksum(^checksum.Combine(xsum, sum.Checksum()))
-		if _, err := l.dev.Send(l.parts); err != nil {
+		if _, err := l.send(l.parts); err != nil {
 			return err
 		}
 		done += n

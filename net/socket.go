@@ -33,7 +33,9 @@ type Socket struct {
 
 	deferAccept atomic.Int32 // TCP_DEFER_ACCEPT in seconds, as Linux rounds it
 
-	corked atomic.Bool // TCP_CORK as set; see SetCork
+	corked atomic.Bool // TCP_CORK as set
+	cork   cork        // what TCP_CORK holds (cork.go)
+	link   *link       // the Ethernet link, if the stack has one (finmerge.go)
 }
 
 var socketIno atomic.Uint64
@@ -59,7 +61,7 @@ func (s *Stack) NewSocket(dgram, v6 bool) (*Socket, error) {
 		return nil, Errno(err)
 	}
 	so := newSocket(ep, wq)
-	so.dgram, so.v6 = dgram, v6
+	so.dgram, so.v6, so.link = dgram, v6, s.link
 	if v6 {
 		// Linux's net.ipv6.bindv6only is 0: IPv6 sockets take IPv4 too.
 		ep.SocketOptions().SetV6Only(false)
@@ -180,6 +182,7 @@ func (so *Socket) Accept() (*Socket, netip.Addr, uint16, error) {
 		return nil, netip.Addr{}, 0, Errno(err)
 	}
 	conn := newSocket(ep, wq)
+	conn.link = so.link
 	conn.v6 = so.v6
 	return conn, so.fromNetstack(peer.Addr), peer.Port, nil
 }
@@ -360,16 +363,6 @@ func (so *Socket) Linger() (on bool, seconds int) {
 	return l.Enabled, int(l.Timeout / time.Second)
 }
 
-// SetCork records TCP_CORK, which getsockopt reports; the data is not
-// held. netstack's cork, which nginx's tcp_nopush turns on, broke
-// connections when many answered at once: in a packet capture a
-// connection's first full segments after a corked partial one were never
-// sent and its retransmission timer resent a later one, so it stalled for
-// good, and other bodies arrived whole in length but with wrong bytes
-// (TestNginxConcurrentDownloadsSMP; at one hart too). Linux holds corked
-// partial segments 200 ms at most, an optimisation no program can rely on.
-func (so *Socket) SetCork(v bool) { so.corked.Store(v) }
-
 // Shutdown shuts down reading, writing or both (SHUT_RD, SHUT_WR, SHUT_RDWR).
 func (so *Socket) Shutdown(how int) error {
 	var f tcpip.ShutdownFlags
@@ -383,7 +376,7 @@ func (so *Socket) Shutdown(how int) error {
 	default:
 		return unix.EINVAL
 	}
-	return Errno(so.ep.Shutdown(f))
+	return Errno(so.shutdown(f))
 }
 
 // Read receives into p; 0 at end of stream, EAGAIN when nothing is there.
@@ -416,6 +409,9 @@ func (so *Socket) Peek(p []byte) (int, error) {
 
 // Write sends what fits of p; EAGAIN when nothing does.
 func (so *Socket) Write(p []byte) (int, error) {
+	if !so.dgram {
+		return so.write(bytes.NewReader(p), len(p))
+	}
 	n, err := so.ep.Write(bytes.NewReader(p), tcpip.WriteOptions{})
 	if n > 0 {
 		return int(n), nil
@@ -428,6 +424,9 @@ func (so *Socket) Write(p []byte) (int, error) {
 // socket); EAGAIN when nothing fits. r must yield its n bytes or fail:
 // the stack reads until it has them.
 func (so *Socket) WriteFrom(r io.Reader, n int) (int, error) {
+	if !so.dgram {
+		return so.write(r, n)
+	}
 	w, err := so.ep.Write(sizedReader{r, n}, tcpip.WriteOptions{})
 	if w > 0 {
 		return int(w), nil
@@ -457,9 +456,10 @@ func (so *Socket) Watch(notify func()) func() {
 	return func() { so.wq.EventUnregister(&e) }
 }
 
-// Close closes the endpoint; a connection is shut down gracefully.
+// Close closes the endpoint; a connection is shut down gracefully, after
+// what TCP_CORK held.
 func (so *Socket) Close() error {
-	so.ep.Close()
+	so.close()
 	return nil
 }
 

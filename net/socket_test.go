@@ -1,7 +1,10 @@
 package net
 
 import (
+	"bytes"
+	"gvisor.dev/gvisor/pkg/tcpip/header"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -123,10 +126,9 @@ func connect(t *testing.T, so *Socket, port uint16) error {
 }
 
 // TestCorkedDataLeavesWithin200ms: as on Linux, data written under
-// TCP_CORK goes out within 200 ms even if the cork stays on (here at once:
-// SetCork holds nothing). nginx (tcp_nopush) corks while it answers and
-// uncorks only once the request is done; a request whose body is still to
-// come leaves its answer corked.
+// TCP_CORK goes out within 200 ms even if the cork stays on. nginx
+// (tcp_nopush) corks while it answers and uncorks only once the request
+// is done; a request whose body is still to come leaves its answer corked.
 func TestCorkedDataLeavesWithin200ms(t *testing.T) {
 	srvStack, cliStack := pair(t)
 	ln, err := srvStack.NewTCP()
@@ -178,5 +180,179 @@ func waitPending(t *testing.T, so *Socket, n int) {
 	}
 	if got != n {
 		t.Fatalf("%d bytes readable, want %d", got, n)
+	}
+}
+
+// acceptedPair connects a client Socket on one stack to a server on the
+// other and returns the server's end, the client's, and the cable from
+// the server to the client.
+func acceptedPair(t *testing.T) (conn, cli *Socket, toClient *cable) {
+	t.Helper()
+	srvStack, cliStack, toClient := pairWithCable(t)
+	ln, err := srvStack.NewTCP()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ln.Bind(netip.Addr{}, 80); err != nil {
+		t.Fatal(err)
+	}
+	if err := ln.Listen(8); err != nil {
+		t.Fatal(err)
+	}
+	cli, _ = cliStack.NewTCP()
+	if err := connect(t, cli, 80); err != nil {
+		t.Fatal(err)
+	}
+	waitReadable(t, ln)
+	if conn, _, _, err = ln.Accept(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(); cli.Close(); ln.Close() })
+	return conn, cli, toClient
+}
+
+// readAll reads so until end of stream, waiting up to 5 s.
+func readAll(t *testing.T, so *Socket) []byte {
+	t.Helper()
+	var got []byte
+	buf := make([]byte, 4096)
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); {
+		n, err := so.Read(buf)
+		if err == nil && n == 0 {
+			return got
+		}
+		got = append(got, buf[:n]...)
+		if err == unix.EAGAIN {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	t.Fatalf("no end of stream after 5 s; %d bytes read", len(got))
+	return nil
+}
+
+// dataSegments returns the payload sizes of the data segments among segs.
+func dataSegments(segs []tcpSegment) []int {
+	var sizes []int
+	for _, s := range segs {
+		if s.payload > 0 {
+			sizes = append(sizes, s.payload)
+		}
+	}
+	return sizes
+}
+
+// TestCorkJoinsAResponse answers as nginx does with tcp_nopush: cork,
+// write the headers, send the body from a file, close still corked. The
+// headers, the body and the FIN leave in one segment, as on Linux, and
+// arrive whole before the end of the stream.
+func TestCorkJoinsAResponse(t *testing.T) {
+	conn, cli, toClient := acceptedPair(t)
+	before := len(toClient.segments())
+	headers, body := strings.Repeat("h", 233), strings.Repeat("b", 256)
+	conn.SetCork(true)
+	if n, err := conn.Write([]byte(headers)); n != len(headers) || err != nil {
+		t.Fatalf("Write = %d %v", n, err)
+	}
+	if n, err := conn.WriteFrom(strings.NewReader(body), len(body)); n != len(body) || err != nil {
+		t.Fatalf("WriteFrom = %d %v", n, err)
+	}
+	conn.Close()
+	if got := string(readAll(t, cli)); got != headers+body {
+		t.Fatalf("read %d bytes, want the %d written", len(got), len(headers+body))
+	}
+	segs := toClient.segments()[before:]
+	if sizes := dataSegments(segs); len(sizes) != 1 || sizes[0] != len(headers+body) {
+		t.Errorf("data segments %v, want one of %d bytes", sizes, len(headers+body))
+	}
+	for _, s := range segs {
+		if s.flags&header.TCPFlagFin != 0 && s.payload != len(headers+body) {
+			t.Errorf("a FIN with %d bytes: want it on the data (segments %+v)", s.payload, segs)
+		}
+	}
+}
+
+// TestCorkHoldsUntilCleared: small writes under TCP_CORK wait for the
+// cork's removal (or its 200 ms), then leave together; a write larger
+// than what the cork holds goes at once, with what was held before it.
+func TestCorkHoldsUntilCleared(t *testing.T) {
+	conn, cli, toClient := acceptedPair(t)
+	before := len(toClient.segments())
+	conn.SetCork(true)
+	for _, s := range []string{"one ", "two ", "three"} {
+		if n, err := conn.Write([]byte(s)); n != len(s) || err != nil {
+			t.Fatalf("Write(%q) = %d %v", s, n, err)
+		}
+	}
+	time.Sleep(20 * time.Millisecond)
+	if n, _ := cli.Pending(); n != 0 {
+		t.Fatalf("%d bytes arrived while corked", n)
+	}
+	conn.SetCork(false)
+	waitPending(t, cli, 13)
+	buf := make([]byte, 64<<10)
+	if n, _ := cli.Read(buf); string(buf[:n]) != "one two three" {
+		t.Fatalf("read %q", buf[:n])
+	}
+	conn.SetCork(true)
+	conn.Write([]byte("held "))
+	big := strings.Repeat("x", corkHold)
+	if n, err := conn.Write([]byte(big)); n != len(big) || err != nil {
+		t.Fatalf("Write of %d bytes = %d %v", len(big), n, err)
+	}
+	waitPending(t, cli, 5+len(big))
+	if n, _ := cli.Read(buf); string(buf[:n]) != "held "+big {
+		t.Fatalf("read %d bytes, not what was written", n)
+	}
+	if sizes := dataSegments(toClient.segments()[before:]); len(sizes) != 1+(5+len(big)+1447)/1448 {
+		t.Errorf("data segments %v: want the three words in one, then the held and the large write together", sizes)
+	}
+}
+
+// TestCorkDoesNotHoldFailingWrites: a write that cannot be sent fails
+// under TCP_CORK too, rather than waiting in the socket.
+func TestCorkDoesNotHoldFailingWrites(t *testing.T) {
+	conn, _, _ := acceptedPair(t)
+	conn.SetCork(true)
+	if err := conn.Shutdown(unix.SHUT_WR); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := conn.Write([]byte("late")); err != unix.EPIPE {
+		t.Fatalf("Write after SHUT_WR = %d %v, want EPIPE", n, err)
+	}
+	s, _ := pair(t)
+	unconnected, err := s.NewTCP()
+	if err != nil {
+		t.Fatal(err)
+	}
+	unconnected.SetCork(true)
+	if n, err := unconnected.Write([]byte("x")); err == nil {
+		t.Fatalf("Write on an unconnected socket = %d, nil", n)
+	}
+}
+
+// TestCorkedCloseWaitsForRoom: data held under TCP_CORK when the stack's
+// send buffer is full still goes, before the FIN, after a close.
+func TestCorkedCloseWaitsForRoom(t *testing.T) {
+	conn, cli, _ := acceptedPair(t)
+	var want []byte
+	chunk := []byte(strings.Repeat("f", 16<<10))
+	for {
+		n, err := conn.Write(chunk)
+		want = append(want, chunk[:n]...)
+		if err == unix.EAGAIN {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn.SetCork(true)
+	if n, err := conn.Write([]byte("tail")); n != 4 || err != nil {
+		t.Fatalf("corked Write with the buffer full = %d %v", n, err)
+	}
+	conn.Close()
+	want = append(want, "tail"...)
+	if got := readAll(t, cli); !bytes.Equal(got, want) {
+		t.Fatalf("read %d bytes, want the %d written ending in %q", len(got), len(want), "tail")
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"gvisor.dev/gvisor/pkg/tcpip"
 	"gvisor.dev/gvisor/pkg/tcpip/adapters/gonet"
+	"gvisor.dev/gvisor/pkg/tcpip/header"
 	"gvisor.dev/gvisor/pkg/tcpip/network/ipv4"
 )
 
@@ -23,6 +24,15 @@ type cable struct {
 	t      *testing.T
 	frames chan []byte
 	sent   atomic.Int64
+
+	mu  sync.Mutex
+	tcp []tcpSegment // what the TCP frames sent carried, in order
+}
+
+// tcpSegment is what a TCP frame carried.
+type tcpSegment struct {
+	flags   header.TCPFlags
+	payload int
 }
 
 func newCable(t *testing.T) *cable {
@@ -38,11 +48,26 @@ func (c *cable) Send(parts [][]byte) (bool, error) {
 		c.t.Errorf("a %d-byte frame: larger than Ethernet's 1514", len(f))
 	}
 	c.sent.Add(1)
+	if eth := header.Ethernet(f); len(f) > header.EthernetMinimumSize && eth.Type() == header.IPv4ProtocolNumber {
+		if ip := header.IPv4(f[header.EthernetMinimumSize:]); ip.IsValid(len(ip)) && ip.TransportProtocol() == header.TCPProtocolNumber {
+			tcp := header.TCP(ip.Payload())
+			c.mu.Lock()
+			c.tcp = append(c.tcp, tcpSegment{tcp.Flags(), len(tcp) - int(tcp.DataOffset())})
+			c.mu.Unlock()
+		}
+	}
 	c.frames <- f
 	return true, nil
 }
 
 func (c *cable) Flush() {}
+
+// segments returns what the TCP frames sent so far carried.
+func (c *cable) segments() []tcpSegment {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]tcpSegment(nil), c.tcp...)
+}
 
 // plug delivers the cable's frames to s until the test ends.
 func (c *cable) plug(s *Stack) {

@@ -63,6 +63,7 @@ type Queue struct {
 	availIdx   uint16
 	availFlags uint16
 	lastUsed   uint16
+	notified   uint16 // availIdx at the last Notify
 }
 
 // Queue sets up virtqueue index.
@@ -193,10 +194,15 @@ func (q *Queue) AddChain(segs []Segment) (uint16, error) {
 }
 
 // Notify tells the device that buffers were added. A notification is an
-// MMIO write that QEMU serves under its big lock: it is skipped when the
-// device says it does not need one. The atomic store of Add and this load
-// are ordered (store, then load), as the suppression protocol requires.
+// MMIO write that QEMU serves under its big lock: it is skipped when no
+// buffer was added since the last, and when the device says it does not
+// need one. The atomic store of Add and this load are ordered (store,
+// then load), as the suppression protocol requires.
 func (q *Queue) Notify() {
+	if q.notified == q.availIdx {
+		return
+	}
+	q.notified = q.availIdx
 	if atomic.LoadUint32((*uint32)(mm.Ptr(q.used)))&usedFlagNoNotify == 0 {
 		q.dev.write(regQueueNotify, uint32(q.index))
 	}

@@ -1,0 +1,193 @@
+package net
+
+import (
+	"bytes"
+	"io"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+	"gvisor.dev/gvisor/pkg/tcpip"
+	"gvisor.dev/gvisor/pkg/tcpip/transport/tcp"
+)
+
+// TCP_CORK, kept here rather than by netstack, whose cork lost and
+// corrupted segments under nginx's tcp_nopush: in a packet capture a
+// connection's first full segments after a corked partial one were never
+// sent and its retransmission timer resent a later one, so it stalled for
+// good, and other bodies arrived whole in length but with wrong bytes
+// (TestNginxConcurrentDownloadsSMP; at one hart too). While a connected
+// socket is corked, small writes wait in the socket, up to corkHold
+// bytes, and go to netstack as one write with what follows: a response's
+// headers and body (nginx's writev and sendfile) leave in one segment,
+// not two (a fresh connection's frames are QEMU's work and ours), and
+// when the program closes the socket still corked, they go with the
+// close. Linux holds partial segments the same way; after corkTimeout, as
+// on Linux, what waits is sent anyway.
+const (
+	corkHold    = 4096
+	corkTimeout = 200 * time.Millisecond
+	// corkRetry is how soon held bytes that the stack had no room for
+	// are offered again.
+	corkRetry = 5 * time.Millisecond
+)
+
+// cork is a socket's held data.
+type cork struct {
+	mu    sync.Mutex
+	held  []byte
+	timer *time.Timer // sends held after corkTimeout
+	// A shutdown for writing or a close that came while the stack had
+	// no room for held: done once held is sent, so that the data goes
+	// before the FIN, as Linux sends what it queued before a close.
+	shutdownAfter tcpip.ShutdownFlags
+	closeAfter    bool
+}
+
+// SetCork sets TCP_CORK; clearing it sends what the socket holds.
+func (so *Socket) SetCork(v bool) {
+	so.corked.Store(v)
+	if !v {
+		so.sendHeld()
+	}
+}
+
+// write sends n bytes that r yields, after what the socket holds, or
+// holds them too; it returns how many of r's bytes were taken.
+func (so *Socket) write(r io.Reader, n int) (int, error) {
+	c := &so.cork
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closeAfter || c.shutdownAfter&tcpip.ShutdownWrite != 0 {
+		return 0, unix.EPIPE
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	if so.corked.Load() && len(c.held)+n <= corkHold && (len(c.held) > 0 || so.maySend()) {
+		start := len(c.held)
+		c.held = append(c.held, make([]byte, n)...)
+		if k, err := io.ReadFull(r, c.held[start:]); err != nil {
+			c.held = c.held[:start+k]
+			if k == 0 {
+				return 0, err
+			}
+			n = k
+		}
+		if c.timer == nil {
+			c.timer = time.AfterFunc(corkTimeout, so.sendHeld)
+		} else if start == 0 {
+			c.timer.Reset(corkTimeout)
+		}
+		return n, nil
+	}
+	held := len(c.held)
+	var p tcpip.Payloader = sizedReader{r, n}
+	if held > 0 {
+		p = sizedReader{io.MultiReader(bytes.NewReader(c.held), r), held + n}
+	}
+	w, terr := so.ep.Write(p, tcpip.WriteOptions{})
+	sent := int(w)
+	if sent <= held {
+		// The stack took none of r's bytes, and maybe not all held.
+		c.held = c.held[:copy(c.held, c.held[sent:])]
+		return 0, errorOr(terr, unix.EAGAIN)
+	}
+	c.held = c.held[:0]
+	return sent - held, nil
+}
+
+// sendHeld sends what the socket holds (on TCP_CORK's removal, its
+// timeout, or a retry), then the shutdown or close that waited for it.
+func (so *Socket) sendHeld() {
+	c := &so.cork
+	c.mu.Lock()
+	so.sendHeldLocked()
+	var shutdown tcpip.ShutdownFlags
+	var closing bool
+	if len(c.held) == 0 {
+		shutdown, closing = c.shutdownAfter, c.closeAfter
+		c.shutdownAfter, c.closeAfter = 0, false
+	}
+	c.mu.Unlock()
+	if shutdown != 0 {
+		so.ep.Shutdown(shutdown)
+	}
+	if closing {
+		so.ep.Close()
+	}
+}
+
+// sendHeldLocked gives the held bytes to netstack; what it has no room
+// for now is offered again after corkRetry. A write that fails for good
+// (the connection reset) drops them, as a reset drops what Linux queued.
+func (so *Socket) sendHeldLocked() {
+	c := &so.cork
+	if len(c.held) == 0 {
+		return
+	}
+	w, err := so.ep.Write(bytes.NewReader(c.held), tcpip.WriteOptions{})
+	c.held = c.held[:copy(c.held, c.held[w:])]
+	if _, full := err.(*tcpip.ErrWouldBlock); full && len(c.held) > 0 {
+		c.timer.Reset(corkRetry)
+		return
+	}
+	if err != nil {
+		c.held = c.held[:0]
+	}
+}
+
+// maySend reports whether the socket is a connection that may send: a
+// write that would fail (not connected, shut down) is not held but fails.
+func (so *Socket) maySend() bool {
+	switch tcp.EndpointState(so.ep.State()) {
+	case tcp.StateEstablished, tcp.StateCloseWait:
+		return true
+	}
+	return false
+}
+
+// shutdown shuts the endpoint down after what the socket holds, at once
+// when the stack takes it all now.
+func (so *Socket) shutdown(f tcpip.ShutdownFlags) tcpip.Error {
+	c := &so.cork
+	c.mu.Lock()
+	so.sendHeldLocked()
+	if len(c.held) > 0 && f&tcpip.ShutdownWrite != 0 {
+		c.shutdownAfter |= f
+		c.mu.Unlock()
+		return nil
+	}
+	c.mu.Unlock()
+	return so.ep.Shutdown(f)
+}
+
+// close closes the endpoint after what the socket holds, which leaves
+// with the FIN in one frame when the stack sends both now.
+func (so *Socket) close() {
+	c := &so.cork
+	c.mu.Lock()
+	if l := so.link; l != nil && len(c.held) > 0 {
+		l.hold()
+		defer l.release()
+	}
+	so.sendHeldLocked()
+	if len(c.held) > 0 {
+		c.closeAfter = true
+		c.mu.Unlock()
+		return
+	}
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+	c.mu.Unlock()
+	so.ep.Close()
+}
+
+// errorOr returns err's errno, or alt when netstack gave none.
+func errorOr(err tcpip.Error, alt error) error {
+	if err != nil {
+		return Errno(err)
+	}
+	return alt
+}
