@@ -2,6 +2,7 @@ package net
 
 import (
 	"bytes"
+	"encoding/binary"
 	"io"
 	"sync"
 	"time"
@@ -93,7 +94,7 @@ func (so *Socket) write(r io.Reader, n int) (int, error) {
 		c.held = c.held[:copy(c.held, c.held[sent:])]
 		return 0, errorOr(terr, unix.EAGAIN)
 	}
-	c.held = c.held[:0]
+	c.held = nil // an idle connection keeps no buffer
 	return sent - held, nil
 }
 
@@ -132,8 +133,8 @@ func (so *Socket) sendHeldLocked() {
 		c.timer.Reset(corkRetry)
 		return
 	}
-	if err != nil {
-		c.held = c.held[:0]
+	if err != nil || len(c.held) == 0 {
+		c.held = nil
 	}
 }
 
@@ -167,9 +168,9 @@ func (so *Socket) shutdown(f tcpip.ShutdownFlags) tcpip.Error {
 func (so *Socket) close() {
 	c := &so.cork
 	c.mu.Lock()
-	if l := so.link; l != nil && len(c.held) > 0 {
-		l.hold()
-		defer l.release()
+	if key, ok := so.connKey(); ok && so.link != nil && len(c.held) > 0 {
+		so.link.hold(key)
+		defer so.link.release(key)
 	}
 	so.sendHeldLocked()
 	if len(c.held) > 0 {
@@ -182,6 +183,25 @@ func (so *Socket) close() {
 	}
 	c.mu.Unlock()
 	so.ep.Close()
+}
+
+// connKey names the connection as its IPv4 frames out do; false for
+// IPv6 and an unconnected socket.
+func (so *Socket) connKey() (connKey, bool) {
+	local, err := so.ep.GetLocalAddress()
+	if err != nil {
+		return connKey{}, false
+	}
+	remote, err := so.ep.GetRemoteAddress()
+	if err != nil || local.Addr.Len() != 4 || remote.Addr.Len() != 4 {
+		return connKey{}, false
+	}
+	var k connKey
+	copy(k[0:], local.Addr.AsSlice())
+	copy(k[4:], remote.Addr.AsSlice())
+	binary.BigEndian.PutUint16(k[8:], local.Port)
+	binary.BigEndian.PutUint16(k[10:], remote.Port)
+	return k, true
 }
 
 // errorOr returns err's errno, or alt when netstack gave none.

@@ -21,10 +21,20 @@ import (
 
 // finMerge is the link's frame held back; the link's txMu guards it.
 type finMerge struct {
-	holds   int    // Socket.close calls under way
-	pending []byte // the data frame held, whole; empty: none
-	buf     []byte // pending's storage
-	scratch []byte // a frame flattened
+	holds   map[connKey]int // connections whose Socket.close is under way
+	pending []byte          // the data frame held, whole; empty: none
+	buf     []byte          // pending's storage
+	scratch []byte          // a frame flattened
+}
+
+// connKey names a connection as its frames do: the IPv4 source and
+// destination addresses, then the ports (an IPv4 frame's bytes 26-37).
+type connKey [12]byte
+
+// frameConn returns frame's connKey.
+func frameConn(frame []byte) connKey {
+	const addrs = header.EthernetMinimumSize + 12
+	return connKey(frame[addrs : addrs+12])
 }
 
 // tcpSeg is what finMerge reads of an IPv4 TCP frame without IP
@@ -54,18 +64,25 @@ func parseTCPSeg(frame []byte) (tcpSeg, bool) {
 	return tcpSeg{seq: binary.BigEndian.Uint32(tcp[4:]), flags: header.TCPFlags(tcp[13]), payload: total - ipLen - tcpLen}, true
 }
 
-// hold starts holding data frames back (Socket.close).
-func (l *link) hold() {
+// hold starts holding c's data frames back (Socket.close).
+func (l *link) hold(c connKey) {
 	l.txMu.Lock()
-	l.fin.holds++
+	if l.fin.holds == nil {
+		l.fin.holds = map[connKey]int{}
+	}
+	l.fin.holds[c]++
 	l.txMu.Unlock()
 }
 
-// release ends a hold: a data frame still held leaves.
-func (l *link) release() {
+// release ends a hold: c's data frame, if still held, leaves.
+func (l *link) release(c connKey) {
 	l.txMu.Lock()
 	defer l.txMu.Unlock()
-	if l.fin.holds--; l.fin.holds == 0 && len(l.fin.pending) > 0 {
+	if l.fin.holds[c]--; l.fin.holds[c] > 0 {
+		return
+	}
+	delete(l.fin.holds, c)
+	if len(l.fin.pending) > 0 && frameConn(l.fin.pending) == c {
 		l.sendPending()
 		l.dev.Flush()
 	}
@@ -77,11 +94,11 @@ func (l *link) sendPending() {
 	l.fin.pending = l.fin.pending[:0]
 }
 
-// send queues one frame on the device. While a hold is on, a data
-// frame may wait for its connection's FIN to join it.
+// send queues one frame on the device. While its connection is held, a
+// data frame may wait for the connection's FIN to join it.
 func (l *link) send(parts [][]byte) (bool, error) {
 	m := &l.fin
-	if m.holds == 0 {
+	if len(m.holds) == 0 {
 		return l.dev.Send(parts)
 	}
 	m.scratch = m.scratch[:0]
@@ -90,7 +107,10 @@ func (l *link) send(parts [][]byte) (bool, error) {
 	}
 	frame := m.scratch
 	seg, ok := parseTCPSeg(frame)
-	if len(m.pending) > 0 && ok && sameConnection(frame, m.pending) {
+	if !ok || m.holds[frameConn(frame)] == 0 {
+		return l.dev.Send([][]byte{frame})
+	}
+	if len(m.pending) > 0 && sameConnection(frame, m.pending) {
 		held, _ := parseTCPSeg(m.pending)
 		if seg.flags == header.TCPFlagFin|header.TCPFlagAck && seg.payload == 0 && seg.seq == held.seq+uint32(held.payload) {
 			joinFIN(m.pending, frame)
@@ -101,7 +121,7 @@ func (l *link) send(parts [][]byte) (bool, error) {
 		l.sendPending()
 	}
 	const dataFlags = header.TCPFlagAck | header.TCPFlagPsh
-	if ok && seg.payload > 0 && seg.flags&^dataFlags == 0 && len(m.pending) == 0 {
+	if seg.payload > 0 && seg.flags&^dataFlags == 0 && len(m.pending) == 0 {
 		m.buf = append(m.buf[:0], frame...)
 		m.pending = m.buf
 		return true, nil

@@ -81,13 +81,14 @@ func TestFINJoinsHeldData(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dev := &recorder{}
 			l := newLink(dev, 1500, "")
-			l.hold()
+			held := frameConn(c.frames[0])
+			l.hold(held)
 			for _, f := range c.frames {
 				l.txMu.Lock()
 				l.send([][]byte{f[:20], f[20:]})
 				l.txMu.Unlock()
 			}
-			l.release()
+			l.release(held)
 			var got []string
 			for _, f := range dev.frames {
 				tcp := header.TCP(header.IPv4(f[header.EthernetMinimumSize:]).Payload())
@@ -109,25 +110,28 @@ func TestFINJoinsHeldData(t *testing.T) {
 	// The joined frame takes the FIN's acknowledgement and window.
 	dev := &recorder{}
 	l := newLink(dev, 1500, "")
-	l.hold()
+	held := frameConn(segmentFrom(1000, 0, 0, 0, 0, ""))
+	l.hold(held)
 	l.txMu.Lock()
 	l.send([][]byte{segmentFrom(1000, 100, 7, data, 500, "hello")})
 	l.send([][]byte{segmentFrom(1000, 105, 9, fin, 600, "")})
 	l.txMu.Unlock()
-	l.release()
+	l.release(held)
 	tcp := header.TCP(header.IPv4(dev.frames[0][header.EthernetMinimumSize:]).Payload())
 	if tcp.AckNumber() != 9 || tcp.WindowSize() != 600 || string(tcp.Payload()) != "hello" {
 		t.Errorf("joined frame: ack %d window %d payload %q", tcp.AckNumber(), tcp.WindowSize(), tcp.Payload())
 	}
-	// Without a hold nothing waits.
+	// Without a hold on its connection nothing waits.
 	dev = &recorder{}
 	l = newLink(dev, 1500, "")
+	l.hold(held)
 	l.txMu.Lock()
-	l.send([][]byte{segmentFrom(1000, 100, 7, data, 500, "hello")})
+	l.send([][]byte{segmentFrom(2000, 100, 7, data, 500, "hello")})
 	l.txMu.Unlock()
 	if len(dev.frames) != 1 {
-		t.Errorf("%d frames sent without a hold, want 1", len(dev.frames))
+		t.Errorf("%d frames of another connection sent during a hold, want 1", len(dev.frames))
 	}
+	l.release(held)
 }
 
 // fmtSegment is "port:flags:payload".
