@@ -130,28 +130,7 @@ func connect(t *testing.T, so *Socket, port uint16) error {
 // (tcp_nopush) corks while it answers and uncorks only once the request
 // is done; a request whose body is still to come leaves its answer corked.
 func TestCorkedDataLeavesWithin200ms(t *testing.T) {
-	srvStack, cliStack := pair(t)
-	ln, err := srvStack.NewTCP()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ln.Bind(netip.Addr{}, 80); err != nil {
-		t.Fatal(err)
-	}
-	if err := ln.Listen(8); err != nil {
-		t.Fatal(err)
-	}
-	cli, _ := cliStack.NewTCP()
-	if err := connect(t, cli, 80); err != nil {
-		t.Fatal(err)
-	}
-	waitReadable(t, ln)
-	conn, _, _, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	defer cli.Close()
+	conn, cli, _ := acceptedPair(t)
 	// A first segment in flight, so that the next one would wait.
 	if _, err := conn.Write([]byte("first")); err != nil {
 		t.Fatal(err)
