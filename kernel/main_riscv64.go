@@ -88,6 +88,8 @@ func Main(syscalls SyscallLayer) {
 		fmt.Printf("kernel: network: %v\n", err)
 	} else {
 		Network = lo
+		// Linux's tcp_max_tw_buckets: about one per 256 KiB of RAM.
+		Network.SetMaxTimeWait(int(m.RAMSize / (256 << 10)))
 	}
 	fmt.Println("devices:")
 	for _, d := range m.Devices {

@@ -115,7 +115,7 @@ func (so *Socket) sendHeld() {
 		so.ep.Shutdown(shutdown)
 	}
 	if closing {
-		so.ep.Close()
+		so.closeEndpoint()
 	}
 }
 
@@ -168,7 +168,7 @@ func (so *Socket) shutdown(f tcpip.ShutdownFlags) tcpip.Error {
 func (so *Socket) close() {
 	c := &so.cork
 	c.mu.Lock()
-	if key, ok := so.connKey(); ok && so.link != nil && len(c.held) > 0 {
+	if key, ok := endpointConnKey(so.ep); ok && so.link != nil && len(c.held) > 0 {
 		so.link.hold(key)
 		defer so.link.release(key)
 	}
@@ -182,17 +182,26 @@ func (so *Socket) close() {
 		c.timer.Stop()
 	}
 	c.mu.Unlock()
-	so.ep.Close()
+	so.closeEndpoint()
 }
 
-// connKey names the connection as its IPv4 frames out do; false for
-// IPv6 and an unconnected socket.
-func (so *Socket) connKey() (connKey, bool) {
-	local, err := so.ep.GetLocalAddress()
+// closeEndpoint closes the socket's endpoint, which may then wait in
+// TIME-WAIT (timewait.go).
+func (so *Socket) closeEndpoint() {
+	so.ep.Close()
+	if ep, ok := so.ep.(*tcp.Endpoint); ok && so.tw != nil {
+		so.tw.add(ep, so.link)
+	}
+}
+
+// endpointConnKey names ep's connection as its IPv4 frames out do; false
+// for IPv6 and an unconnected endpoint.
+func endpointConnKey(ep tcpip.Endpoint) (connKey, bool) {
+	local, err := ep.GetLocalAddress()
 	if err != nil {
 		return connKey{}, false
 	}
-	remote, err := so.ep.GetRemoteAddress()
+	remote, err := ep.GetRemoteAddress()
 	if err != nil || local.Addr.Len() != 4 || remote.Addr.Len() != 4 {
 		return connKey{}, false
 	}

@@ -98,7 +98,7 @@ func (l *link) sendPending() {
 // data frame may wait for the connection's FIN to join it.
 func (l *link) send(parts [][]byte) (bool, error) {
 	m := &l.fin
-	if len(m.holds) == 0 {
+	if len(m.holds) == 0 && !l.silent {
 		return l.dev.Send(parts)
 	}
 	m.scratch = m.scratch[:0]
@@ -107,6 +107,9 @@ func (l *link) send(parts [][]byte) (bool, error) {
 	}
 	frame := m.scratch
 	seg, ok := parseTCPSeg(frame)
+	if ok && l.silentRST(frame, seg) {
+		return true, nil
+	}
 	if !ok || m.holds[frameConn(frame)] == 0 {
 		return l.dev.Send([][]byte{frame})
 	}

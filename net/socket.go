@@ -36,6 +36,7 @@ type Socket struct {
 	corked atomic.Bool // TCP_CORK as set
 	cork   cork        // what TCP_CORK holds (cork.go)
 	link   *link       // the Ethernet link, if the stack has one (finmerge.go)
+	tw     *timeWaits  // the stack's (timewait.go)
 }
 
 var socketIno atomic.Uint64
@@ -61,7 +62,7 @@ func (s *Stack) NewSocket(dgram, v6 bool) (*Socket, error) {
 		return nil, Errno(err)
 	}
 	so := newSocket(ep, wq)
-	so.dgram, so.v6, so.link = dgram, v6, s.link
+	so.dgram, so.v6, so.link, so.tw = dgram, v6, s.link, &s.tw
 	if v6 {
 		// Linux's net.ipv6.bindv6only is 0: IPv6 sockets take IPv4 too.
 		ep.SocketOptions().SetV6Only(false)
@@ -182,7 +183,7 @@ func (so *Socket) Accept() (*Socket, netip.Addr, uint16, error) {
 		return nil, netip.Addr{}, 0, Errno(err)
 	}
 	conn := newSocket(ep, wq)
-	conn.link = so.link
+	conn.link, conn.tw = so.link, so.tw
 	conn.v6 = so.v6
 	return conn, so.fromNetstack(peer.Addr), peer.Port, nil
 }

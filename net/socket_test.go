@@ -101,7 +101,7 @@ func TestSocketServerAndClient(t *testing.T) {
 
 // connect connects so to 10.0.2.15:port as a blocking connect(2) does:
 // start, wait until writable (up to 10 s), take the result.
-func connect(t *testing.T, so *Socket, port uint16) error {
+func connect(t testing.TB, so *Socket, port uint16) error {
 	t.Helper()
 	if err := so.Connect(netip.AddrFrom4([4]byte{10, 0, 2, 15}), port); err != unix.EINPROGRESS {
 		return err
@@ -191,7 +191,7 @@ func acceptedPair(t *testing.T) (conn, cli *Socket, toClient *cable) {
 }
 
 // readAll reads so until end of stream, waiting up to 5 s.
-func readAll(t *testing.T, so *Socket) []byte {
+func readAll(t testing.TB, so *Socket) []byte {
 	t.Helper()
 	var got []byte
 	buf := make([]byte, 4096)

@@ -50,6 +50,7 @@ type Stack struct {
 	link  *link  // nil until AddEthernet
 	mtu   uint32 // the Ethernet interface's MTU, without its header
 	acks  ackMerger
+	tw    timeWaits
 }
 
 // NewLoopback starts a stack with only the loopback interface: 127.0.0.1/8

@@ -21,7 +21,7 @@ import (
 // its own as a card's interrupt would. It fails the test on a frame
 // larger than Ethernet allows.
 type cable struct {
-	t      *testing.T
+	t      testing.TB
 	frames chan []byte
 	sent   atomic.Int64
 
@@ -35,7 +35,7 @@ type tcpSegment struct {
 	payload int
 }
 
-func newCable(t *testing.T) *cable {
+func newCable(t testing.TB) *cable {
 	return &cable{t: t, frames: make(chan []byte, 1024)}
 }
 
@@ -96,13 +96,13 @@ func (c *cable) plug(s *Stack) {
 }
 
 // pair wires two stacks back to back, as a cable would.
-func pair(t *testing.T) (a, b *Stack) {
+func pair(t testing.TB) (a, b *Stack) {
 	a, b, _ = pairWithCable(t)
 	return a, b
 }
 
 // pairWithCable is pair, with the cable from a to b.
-func pairWithCable(t *testing.T) (a, b *Stack, ab *cable) {
+func pairWithCable(t testing.TB) (a, b *Stack, ab *cable) {
 	t.Helper()
 	ab, ba := newCable(t), newCable(t)
 	var err error

@@ -45,7 +45,7 @@ func TestSocketPair(t *testing.T) {
 }
 
 // waitReadable waits, up to 10 s, until w is readable or hung up.
-func waitReadable(t *testing.T, w fs.Waitable) {
+func waitReadable(t testing.TB, w fs.Waitable) {
 	t.Helper()
 	changed := make(chan struct{}, 1)
 	cancel := w.Watch(func() {

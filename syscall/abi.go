@@ -1,8 +1,8 @@
 package syscall
 
 import (
-	"encoding/binary"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -111,23 +111,26 @@ type linuxEpollEvent struct {
 	Data   uint64
 }
 
+// The kernel runs on riscv64, where Go lays out a structure of fixed-size
+// integer fields without implicit padding exactly as C does, so an ABI
+// structure is copied as its own memory (encoding/binary's reflection cost
+// a fstat more than the rest of it). TestABIStructsAreCLayout checks every
+// type these functions are called with.
+
 // copyOutStruct writes an ABI structure to user memory.
-func copyOutStruct(t *kernel.Task, addr uint64, v any) error {
-	b, err := binary.Append(nil, binary.LittleEndian, v)
-	if err != nil {
-		panic(err) // a structure above with a field binary cannot encode
-	}
-	return copyOut(t, addr, b)
+func copyOutStruct[T any](t *kernel.Task, addr uint64, v T) error {
+	return copyOut(t, addr, unsafe.Slice((*byte)(unsafe.Pointer(&v)), unsafe.Sizeof(v)))
 }
 
-// copyInStruct reads an ABI structure from user memory into v (a pointer).
-func copyInStruct(t *kernel.Task, addr uint64, v any) error {
-	b := make([]byte, binary.Size(v))
-	if err := copyIn(t, addr, b); err != nil {
-		return err
-	}
-	_, err := binary.Decode(b, binary.LittleEndian, v)
-	return err
+// copyOutStructs writes an array of ABI structures to user memory.
+func copyOutStructs[T any](t *kernel.Task, addr uint64, v []T) error {
+	var one T
+	return copyOut(t, addr, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), uintptr(len(v))*unsafe.Sizeof(one)))
+}
+
+// copyInStruct reads an ABI structure from user memory into v.
+func copyInStruct[T any](t *kernel.Task, addr uint64, v *T) error {
+	return copyIn(t, addr, unsafe.Slice((*byte)(unsafe.Pointer(v)), unsafe.Sizeof(*v)))
 }
 
 func toTimespec(t time.Time) linuxTimespec {

@@ -102,7 +102,7 @@ func sysEpollPwait(t *kernel.Task, a Args) (uint64, error) {
 	for i, ev := range evs {
 		out[i] = linuxEpollEvent{Events: ev.Events, Data: ev.Data}
 	}
-	return uint64(len(evs)), copyOutStruct(t, a[1], out)
+	return uint64(len(evs)), copyOutStructs(t, a[1], out)
 }
 
 // sysEventfd2 implements eventfd2(2).

@@ -6,7 +6,6 @@ import (
 	"io"
 	iofs "io/fs"
 	"path"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -237,18 +236,13 @@ var selfLinks = []struct{ from, to string }{
 	{"/dev/stdout", "/proc/self/fd/1"}, {"/dev/stderr", "/proc/self/fd/2"},
 }
 
-// fdPath matches /proc/PID/fd/N.
-var fdPath = regexp.MustCompile(`^/proc/([0-9]+)/fd/([0-9]+)$`)
-
 // pipeOfFD returns the pipe end that /proc/PID/fd/N names, if it names
 // one: opening it opens that pipe anew, as Linux's magic link does.
 func pipeOfFD(p string) (reopener, bool) {
-	m := fdPath.FindStringSubmatch(p)
-	if m == nil {
+	pid, fd, ok := procFD(p)
+	if !ok {
 		return nil, false
 	}
-	pid, _ := strconv.Atoi(m[1])
-	fd, _ := strconv.Atoi(m[2])
 	proc := kernel.ProcessByID(pid)
 	if proc == nil {
 		return nil, false
@@ -259,6 +253,34 @@ func pipeOfFD(p string) (reopener, bool) {
 	}
 	r, ok := d.File.(reopener)
 	return r, ok
+}
+
+// procFD parses /proc/PID/fd/N (every open's path passes here).
+func procFD(p string) (pid, fd int, ok bool) {
+	rest, ok := strings.CutPrefix(p, "/proc/")
+	if !ok {
+		return 0, 0, false
+	}
+	pidPart, fdPart, ok := strings.Cut(rest, "/fd/")
+	if !ok || !allDigits(pidPart) || !allDigits(fdPart) {
+		return 0, 0, false
+	}
+	pid, err1 := strconv.Atoi(pidPart)
+	fd, err2 := strconv.Atoi(fdPart)
+	if err1 != nil || err2 != nil {
+		return 0, 0, false
+	}
+	return pid, fd, true
+}
+
+// allDigits says whether s is one or more decimal digits.
+func allDigits(s string) bool {
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // reopener is a pipe end, which a path in /proc/PID/fd opens anew.

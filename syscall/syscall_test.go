@@ -334,3 +334,29 @@ func TestMemoryCallErrnos(t *testing.T) {
 		t.Fatalf("heap after brk(-1): %q, %v", got, err)
 	}
 }
+
+// TestProcFD: only /proc/PID/fd/N, with decimal numbers, names a
+// descriptor of another process.
+func TestProcFD(t *testing.T) {
+	for _, c := range []struct {
+		path    string
+		pid, fd int
+		ok      bool
+	}{
+		{"/proc/12/fd/3", 12, 3, true},
+		{"/proc/1/fd/0", 1, 0, true},
+		{"/proc/self/fd/3", 0, 0, false},
+		{"/proc/12/fd/", 0, 0, false},
+		{"/proc//fd/3", 0, 0, false},
+		{"/proc/12/fd/3/x", 0, 0, false},
+		{"/proc/12/fdinfo/3", 0, 0, false},
+		{"/proc/12/fd/-3", 0, 0, false},
+		{"/proc/99999999999999999999/fd/3", 0, 0, false},
+		{"/var/www/html/index.html", 0, 0, false},
+	} {
+		pid, fd, ok := procFD(c.path)
+		if pid != c.pid || fd != c.fd || ok != c.ok {
+			t.Errorf("procFD(%q) = %d, %d, %v; want %d, %d, %v", c.path, pid, fd, ok, c.pid, c.fd, c.ok)
+		}
+	}
+}
