@@ -12,6 +12,7 @@ import (
 // answer and close, the client reading to the end and closing.
 func BenchmarkFreshConnection(b *testing.B) {
 	srvStack, cliStack := pair(b)
+	srvStack.SetMaxTimeWait(2048)
 	b.ResetTimer()
 	freshConnections(b, srvStack, cliStack, b.N)
 }
@@ -63,5 +64,30 @@ func freshConnections(b testing.TB, srvStack, cliStack *Stack, n int) {
 			b.Fatalf("%d bytes, want %d", got, len(answer))
 		}
 		cli.Close()
+	}
+}
+
+// BenchmarkKeepAliveRequest is nginx's answer to a request on a
+// connection kept alive: the request in, the answer out under TCP_CORK.
+func BenchmarkKeepAliveRequest(b *testing.B) {
+	conn, cli, _ := acceptedPair(b)
+	request := []byte("GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n")
+	answer := make([]byte, 489)
+	buf := make([]byte, 4096)
+	for b.Loop() {
+		cli.Write(request)
+		waitReadable(b, conn)
+		conn.Read(buf)
+		conn.SetIntOption(unix.IPPROTO_TCP, unix.TCP_CORK, 1)
+		conn.Write(answer)
+		conn.SetIntOption(unix.IPPROTO_TCP, unix.TCP_CORK, 0)
+		for got := 0; got < len(answer); {
+			waitReadable(b, cli)
+			n, err := cli.Read(buf)
+			if err != nil || n == 0 {
+				b.Fatalf("read: %d %v", n, err)
+			}
+			got += n
+		}
 	}
 }

@@ -39,14 +39,14 @@ type link struct {
 	mu         sync.RWMutex
 	dispatcher stack.NetworkDispatcher
 
-	txMu sync.Mutex
-	fin  finMerge // a data frame held for its FIN (finmerge.go)
+	txMu  sync.Mutex
+	fin   finMerge // a data frame held for its FIN (finmerge.go)
+	parts [][]byte // the frame being sent, as slices of a packet
+	hdr   []byte   // a segment's headers
+	data  [][]byte // a packet's payload
 
 	silenced connKey // while silent, its RST frames are dropped (timewait.go)
 	silent   bool
-	parts    [][]byte // the frame being sent, as slices of a packet
-	hdr      []byte   // a segment's headers
-	data     [][]byte // a packet's payload
 }
 
 var (

@@ -165,7 +165,7 @@ func waitPending(t *testing.T, so *Socket, n int) {
 // acceptedPair connects a client Socket on one stack to a server on the
 // other and returns the server's end, the client's, and the cable from
 // the server to the client.
-func acceptedPair(t *testing.T) (conn, cli *Socket, toClient *cable) {
+func acceptedPair(t testing.TB) (conn, cli *Socket, toClient *cable) {
 	t.Helper()
 	srvStack, cliStack, toClient := pairWithCable(t)
 	ln, err := srvStack.NewTCP()

@@ -10,7 +10,8 @@ import (
 
 // benchOps are the operations testdata/bench.c times, in its order.
 var benchOps = []string{"null_syscall", "clock_gettime", "fork_exit_wait", "fork_exec_wait",
-	"pipe_ping_pong", "socketpair_ping_pong", "tcp_ping_pong"}
+	"pipe_ping_pong", "socketpair_ping_pong", "tcp_ping_pong", "open_fstat_close", "epoll_ready",
+	"tcp_connect_close"}
 
 var benchLine = regexp.MustCompile(`(?m)^bench (\S+) ([0-9.]+)\r?$`)
 

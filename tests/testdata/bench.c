@@ -11,7 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -66,6 +70,32 @@ static void fork_exec_wait(int n) {
 		if (waitpid(p, &status, 0) != p || status != 0)
 			die("fork+exec");
 	}
+}
+
+/* open_fstat_close is what nginx does with the file of each request. */
+static void open_fstat_close(int n) {
+	struct stat st;
+	for (int i = 0; i < n; i++) {
+		int fd = open("/init", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0 || fstat(fd, &st))
+			die("open+fstat");
+		close(fd);
+	}
+}
+
+/* epoll_ready waits on an epoll instance with one descriptor ready. */
+static void epoll_ready(int n) {
+	int ep = epoll_create1(0), ev = eventfd(1, 0);
+	if (ep < 0 || ev < 0)
+		die("epoll_create1/eventfd");
+	struct epoll_event e = {.events = EPOLLIN}, out[8];
+	if (epoll_ctl(ep, EPOLL_CTL_ADD, ev, &e))
+		die("epoll_ctl");
+	for (int i = 0; i < n; i++) {
+		if (epoll_wait(ep, out, 8, -1) != 1)
+			die("epoll_wait");
+	}
+	close(ev), close(ep);
 }
 
 /* ping_pong sends one byte back and forth n times between this process and
@@ -154,6 +184,32 @@ static void tcp_ping_pong(int n) {
 	close(s), close(c), close(l);
 }
 
+/* tcp_connect_close opens a TCP connection on 127.0.0.1, accepts it and
+ * closes both ends, the accepted one first (as nginx does). */
+static void tcp_connect_close(int n) {
+	int l = socket(AF_INET, SOCK_STREAM, 0);
+	if (l < 0)
+		die("socket");
+	struct sockaddr_in a;
+	memset(&a, 0, sizeof a);
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	socklen_t len = sizeof a;
+	if (bind(l, (struct sockaddr *)&a, sizeof a) || listen(l, 128) ||
+	    getsockname(l, (struct sockaddr *)&a, &len))
+		die("listen");
+	for (int i = 0; i < n; i++) {
+		int c = socket(AF_INET, SOCK_STREAM, 0);
+		if (c < 0 || connect(c, (struct sockaddr *)&a, sizeof a))
+			die("connect");
+		int s = accept(l, NULL, NULL);
+		if (s < 0)
+			die("accept");
+		close(s), close(c);
+	}
+	close(l);
+}
+
 static void run(const char *name, void (*fn)(int), int n) {
 	fn(n / 10 + 1); /* warm up */
 	int64_t best = INT64_MAX;
@@ -179,6 +235,9 @@ int main(int argc, char **argv) {
 	run("socketpair_ping_pong", socketpair_ping_pong, 500);
 	loopback_up();
 	run("tcp_ping_pong", tcp_ping_pong, 500);
+	run("open_fstat_close", open_fstat_close, 2000);
+	run("epoll_ready", epoll_ready, 2000);
+	run("tcp_connect_close", tcp_connect_close, 200);
 	printf("bench done\n");
 	return 0;
 }
