@@ -31,6 +31,9 @@ const Version = "0.1.0"
 // within (a soft limit); the rest is for user memory.
 const goHeapShare = 4
 
+// gcPercent is the kernel's GOGC (see Main).
+const gcPercent = 400
+
 // SyscallLayer is the system call layer (package syscall), passed in by
 // the kernel's main package: it depends on this package, not the reverse.
 // Functions, not an interface: a task calls Dispatch at every system
@@ -61,6 +64,11 @@ func Main(syscalls SyscallLayer) {
 	SetVDSOClock(arch.Boot().Timebase, arch.WallClockOffset(), -bootNano)
 	heapLimit := int64(m.RAMSize / goHeapShare)
 	debug.SetMemoryLimit(heapLimit)
+	// Under load most of the heap is live (sockets, TIME-WAIT endpoints,
+	// cached files) and each collection marks all of it: collecting at 5x
+	// the live heap rather than 2x, the soft limit still holding, cut the
+	// instructions per fresh connection to nginx by 4-7%.
+	debug.SetGCPercent(gcPercent)
 
 	fmt.Printf("Jiege-Go %s (%s) riscv64, S-mode, %d of %d harts running\n", Version, runtime.Version(), arch.Harts(), m.Harts)
 	fmt.Printf("machine: %s, timebase %d Hz\n", m.Model, m.Timebase)

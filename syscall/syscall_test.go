@@ -21,7 +21,7 @@ const scratch = 0x100000 // a read-write page for arguments
 
 // newTask returns a task with a console on fds 0-2, a small tree, and a
 // scratch mapping; console output collects in out.
-func newTask(t *testing.T) (*kernel.Task, *bytes.Buffer) {
+func newTask(t testing.TB) (*kernel.Task, *bytes.Buffer) {
 	t.Helper()
 	as, err := mm.NewAddressSpace(mmtest.New(t, 1024))
 	if err != nil {
@@ -61,7 +61,7 @@ func call(t *kernel.Task, nr uint64, args ...uint64) int64 {
 	return int64(t.Regs.X[arch.RegA0])
 }
 
-func put(t *testing.T, task *kernel.Task, addr uint64, b []byte) {
+func put(t testing.TB, task *kernel.Task, addr uint64, b []byte) {
 	t.Helper()
 	if err := copyOut(task, addr, b); err != nil {
 		t.Fatal(err)
