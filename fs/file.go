@@ -377,12 +377,14 @@ func (t *FDTable) InstallAt(d *Description, fd int, cloexec bool) error {
 
 // Get returns the description open on fd.
 func (t *FDTable) Get(fd int) (*Description, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	t.mu.Lock() // no defer: every system call on a descriptor comes here
 	if fd < 0 || fd >= len(t.files) || t.files[fd] == nil {
+		t.mu.Unlock()
 		return nil, unix.EBADF
 	}
-	return t.files[fd].Desc, nil
+	d := t.files[fd].Desc
+	t.mu.Unlock()
+	return d, nil
 }
 
 // SetCloExec sets or clears FD_CLOEXEC on fd.

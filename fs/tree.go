@@ -143,6 +143,26 @@ func (t *Tree) LookupPath(c *Cred, p string) (*Node, string, error) {
 	return t.walk(c, p, true, 0)
 }
 
+// CleanPath is path.Clean of p made absolute, without path.Clean's cost
+// when p is clean already (as the system call layer's paths are: both
+// clean every open's path).
+func CleanPath(p string) string {
+	if !strings.HasPrefix(p, "/") {
+		return path.Clean("/" + p)
+	}
+	start := 1
+	for i := 1; i <= len(p); i++ {
+		if i < len(p) && p[i] != '/' {
+			continue
+		}
+		if seg := p[start:i]; (seg == "" && len(p) > 1) || seg == "." || seg == ".." {
+			return path.Clean(p)
+		}
+		start = i + 1
+	}
+	return p
+}
+
 // walk resolves p for c and returns the node and its canonical path.
 // Cleaning a rooted path leaves no "." or ".." in it, so until a link
 // changes the way, the canonical path is a prefix of the clean one (every
@@ -151,10 +171,7 @@ func (t *Tree) walk(c *Cred, p string, follow bool, depth int) (*Node, string, e
 	if depth > maxSymlinks {
 		return nil, "", ErrLoop
 	}
-	if !strings.HasPrefix(p, "/") {
-		p = "/" + p
-	}
-	clean := path.Clean(p)
+	clean := CleanPath(p)
 	cur := t.Root
 	for start := 1; start < len(clean); {
 		end := strings.IndexByte(clean[start:], '/')

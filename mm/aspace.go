@@ -1,6 +1,7 @@
 package mm
 
 import (
+	"bytes"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -1032,7 +1033,9 @@ func (as *AddressSpace) pageFor(va uintptr, access Access, force bool) (*[PageSi
 		}
 		e = as.pte(page)
 	}
-	if access == Write && v.Shared == nil && (filePage(*e) || as.refs.shared(pteAddr(*e))) {
+	// A writable entry maps a frame of this address space's own (a shared
+	// or file frame is mapped read-only), as it is for the program's stores.
+	if access == Write && v.Shared == nil && *e&PTEWrite == 0 && (filePage(*e) || as.refs.shared(pteAddr(*e))) {
 		if err := as.unshare(v, page, e); err != nil {
 			return nil, err
 		}
@@ -1082,13 +1085,16 @@ func (as *AddressSpace) CopyInString(va uintptr, max int) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		for off := va % PageSize; off < PageSize && len(out) < max; off++ {
-			if page[off] == 0 {
-				return string(out), nil
+		off := va % PageSize
+		chunk := page[off:min(PageSize, off+uintptr(max-len(out)))]
+		if end := bytes.IndexByte(chunk, 0); end >= 0 {
+			if out == nil { // the whole string in one page: one copy
+				return string(chunk[:end]), nil
 			}
-			out = append(out, page[off])
-			va++
+			return string(append(out, chunk[:end]...)), nil
 		}
+		out = append(out, chunk...)
+		va += uintptr(len(chunk))
 	}
 	return "", ErrInvalid
 }

@@ -220,3 +220,42 @@ func TestAddressSpaceClone(t *testing.T) {
 		t.Fatalf("%d frames leaked", inUse)
 	}
 }
+
+// TestCopyInStringLimits: the NUL must come within max bytes; a string
+// that runs into an unmapped page is a fault; one across two pages reads
+// whole.
+func TestCopyInStringLimits(t *testing.T) {
+	as, _ := newTestAS(t, 64)
+	addr, err := as.Map(0x40_0000, PageSize, PTERead|PTEWrite, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := as.CopyOut(addr, []byte("hello\x00")); err != nil {
+		t.Fatal(err)
+	}
+	for max, want := range map[int]error{5: ErrInvalid, 6: nil, 100: nil} {
+		s, err := as.CopyInString(addr, max)
+		if !errors.Is(err, want) || (want == nil && s != "hello") {
+			t.Errorf("CopyInString(max %d) = %q, %v; want %v", max, s, err, want)
+		}
+	}
+	end := addr + PageSize - 3
+	if err := as.CopyOut(end, []byte("abc")); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := as.CopyInString(end, 100); !errors.Is(err, ErrFault) {
+		t.Errorf("a string into an unmapped page = %q, %v; want a fault", s, err)
+	}
+	if _, err := as.Map(addr+PageSize, PageSize, PTERead|PTEWrite, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := as.CopyOut(addr+PageSize, []byte("def\x00")); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := as.CopyInString(end, 100); err != nil || s != "abcdef" {
+		t.Errorf("a string across two pages = %q, %v", s, err)
+	}
+	if s, err := as.CopyInString(end, 5); !errors.Is(err, ErrInvalid) {
+		t.Errorf("a string across two pages, max 5 = %q, %v", s, err)
+	}
+}

@@ -197,7 +197,7 @@ func resolve(t *kernel.Task, dirfd int32, p string) (string, error) {
 	}
 	switch {
 	case strings.HasPrefix(p, "/"):
-		p = path.Clean(p)
+		p = fs.CleanPath(p)
 	case dirfd == unix.AT_FDCWD:
 		p = path.Join(t.Proc.Cwd, p)
 	default:
