@@ -157,18 +157,26 @@ static void loopback_up(void) {
 
 /* tcp_ping_pong sends one byte back and forth over a TCP connection on
  * 127.0.0.1 (TCP_NODELAY on both ends). */
-static void tcp_ping_pong(int n) {
-	int l = socket(AF_INET, SOCK_STREAM, 0), c = socket(AF_INET, SOCK_STREAM, 0);
-	if (l < 0 || c < 0)
+/* loopback_listener listens on a free port of 127.0.0.1; a is its address. */
+static int loopback_listener(int backlog, struct sockaddr_in *a) {
+	int l = socket(AF_INET, SOCK_STREAM, 0);
+	if (l < 0)
 		die("socket");
-	struct sockaddr_in a;
-	memset(&a, 0, sizeof a);
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	socklen_t len = sizeof a;
-	if (bind(l, (struct sockaddr *)&a, sizeof a) || listen(l, 1) ||
-	    getsockname(l, (struct sockaddr *)&a, &len))
+	memset(a, 0, sizeof *a);
+	a->sin_family = AF_INET;
+	a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	socklen_t len = sizeof *a;
+	if (bind(l, (struct sockaddr *)a, sizeof *a) || listen(l, backlog) ||
+	    getsockname(l, (struct sockaddr *)a, &len))
 		die("listen");
+	return l;
+}
+
+static void tcp_ping_pong(int n) {
+	struct sockaddr_in a;
+	int l = loopback_listener(1, &a), c = socket(AF_INET, SOCK_STREAM, 0);
+	if (c < 0)
+		die("socket");
 	if (connect(c, (struct sockaddr *)&a, sizeof a))
 		die("connect");
 	int s = accept(l, NULL, NULL);
@@ -187,17 +195,8 @@ static void tcp_ping_pong(int n) {
 /* tcp_connect_close opens a TCP connection on 127.0.0.1, accepts it and
  * closes both ends, the accepted one first (as nginx does). */
 static void tcp_connect_close(int n) {
-	int l = socket(AF_INET, SOCK_STREAM, 0);
-	if (l < 0)
-		die("socket");
 	struct sockaddr_in a;
-	memset(&a, 0, sizeof a);
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	socklen_t len = sizeof a;
-	if (bind(l, (struct sockaddr *)&a, sizeof a) || listen(l, 128) ||
-	    getsockname(l, (struct sockaddr *)&a, &len))
-		die("listen");
+	int l = loopback_listener(128, &a);
 	for (int i = 0; i < n; i++) {
 		int c = socket(AF_INET, SOCK_STREAM, 0);
 		if (c < 0 || connect(c, (struct sockaddr *)&a, sizeof a))
