@@ -131,7 +131,7 @@ func (d *diskImage) ReadAt(p []byte, off int64) (int, error) {
 		if err != nil {
 			return done, err
 		}
-		done += copy(p[done:], w.bytesFrom(at))
+		done += copyBytes(p[done:], w.bytesFrom(at))
 	}
 	if short {
 		return len(p), io.EOF
@@ -219,7 +219,7 @@ func (f *diskFile) readAt(p []byte, off int64) (int, error) {
 	}
 	if f.size <= diskCacheFile {
 		if w := f.load(); w != nil {
-			return copy(p, w[off:]), nil
+			return copyBytes(p, w[off:]), nil
 		}
 	}
 	return f.readThrough(p, off)
@@ -232,7 +232,7 @@ func (f *diskFile) readThrough(p []byte, off int64) (int, error) {
 	}
 	p = p[:min(int64(len(p)), f.size-off)]
 	if w := f.whole.Load(); w != nil {
-		return copy(p, (*w)[off:]), nil
+		return copyBytes(p, (*w)[off:]), nil
 	}
 	n, err := f.img.ReadAt(p, f.off+off)
 	if n < len(p) {
