@@ -107,12 +107,13 @@ func (f *Frames) acquire() {
 func (f *Frames) release() { atomic.StoreUint32(&f.lock, 0) }
 
 // Zero clears n bytes at physical address pa; n is a multiple of 8.
+// clear is the runtime's memclr, eight stores a loop: a word-by-word loop
+// here took seven instructions a word, and zeroing frames was a quarter of
+// the instructions of a boot to nginx's first answer.
 //
 //go:nosplit
 func Zero(pa, n uintptr) {
-	for off := uintptr(0); off < n; off += 8 {
-		*(*uint64)(Ptr(pa + off)) = 0
-	}
+	clear(unsafe.Slice((*uint64)(Ptr(pa)), n/8))
 }
 
 // Ptr turns a physical address into a pointer through the kernel's direct
