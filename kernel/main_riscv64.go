@@ -32,7 +32,7 @@ const Version = "0.1.0"
 const goHeapShare = 4
 
 // gcPercent is the kernel's GOGC (see Main).
-const gcPercent = 400
+const gcPercent = 1000
 
 // SyscallLayer is the system call layer (package syscall), passed in by
 // the kernel's main package: it depends on this package, not the reverse.
