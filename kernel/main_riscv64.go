@@ -92,6 +92,21 @@ func Main(syscalls SyscallLayer) {
 	fmt.Printf("  %d MiB in frames, %d KiB in use; Go heap soft limit %d MiB\n", total>>20, inUse>>10, heapLimit>>20)
 	fmt.Printf("virtual: user 0-%#x; kernel in every table: direct map at %#x, runtime heap %#x-%#x\n",
 		mm.MaxUserVA, b.DirectMap, b.HeapStart, b.HeapEnd)
+	// The netstack draws its secrets (the keys of initial sequence numbers
+	// and timestamp offsets, its hash seeds) from the runtime's getrandom
+	// when it is made: seed that from the entropy device first, not from
+	// the time CSR alone.
+	var entropyBase uint64
+	var entropyNote string
+	for _, d := range m.Devices {
+		if d.Kind != "virtio-mmio" {
+			continue
+		}
+		if id, ok := virtio.Probe(uintptr(d.Base)); ok && id == virtio.DeviceRNG {
+			entropyBase, entropyNote = d.Base, openEntropy(d)
+			break
+		}
+	}
 	if lo, err := jnet.NewLoopback(); err != nil {
 		fmt.Printf("kernel: network: %v\n", err)
 	} else {
@@ -106,8 +121,8 @@ func Main(syscalls SyscallLayer) {
 			if id, ok := virtio.Probe(uintptr(d.Base)); ok && id != 0 {
 				fmt.Printf("  %-22s virtio %s, irq %d\n", d.Node, virtio.DeviceName(id), d.IRQ)
 				switch {
-				case id == virtio.DeviceRNG && entropy == nil:
-					openEntropy(d)
+				case id == virtio.DeviceRNG && d.Base == entropyBase:
+					fmt.Printf("  %-22s %s\n", "", entropyNote)
 				case id == virtio.DeviceNet && Network != nil && !Network.HasEthernet():
 					openNetwork(d)
 				case id == virtio.DeviceBlock && rootDisk == nil:
@@ -302,21 +317,19 @@ var entropy *virtio.RNG
 
 // openEntropy starts the virtio-rng device and reseeds the generator behind
 // the kernel runtime's getrandom from it.
-func openEntropy(d Device) {
+func openEntropy(d Device) string {
 	rng, err := virtio.OpenRNG(uintptr(d.Base), int(d.IRQ))
 	if err != nil {
-		fmt.Printf("  %-22s not used: %v\n", "", err)
-		return
+		return fmt.Sprintf("not used: %v", err)
 	}
 	seed := make([]byte, 32)
 	if _, err := rng.Read(seed); err != nil {
-		fmt.Printf("  %-22s not used: %v\n", "", err)
-		return
+		return fmt.Sprintf("not used: %v", err)
 	}
 	arch.SeedRandom(seed)
 	SeedRandom([32]byte(seed))
 	entropy = rng
-	fmt.Printf("  %-22s seeded the kernel's generators with %d bytes\n", "", len(seed))
+	return fmt.Sprintf("seeded the kernel's generators with %d bytes", len(seed))
 }
 
 // runInit runs the first program as process 1 with the console on

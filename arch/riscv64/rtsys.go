@@ -282,15 +282,18 @@ func rtGetrandom(buf, n uintptr) int64 {
 	if randState == 0 {
 		randState = readTime() | 1
 	}
-	for i := uintptr(0); i < n; i++ {
-		randState ^= randState << 13
-		randState ^= randState >> 7
-		randState ^= randState << 17
+	for i := uintptr(0); i < n; {
 		pa := kva(buf + i)
 		if pa == 0 {
 			return -errEFAULT
 		}
-		*(*byte)(mm.Ptr(pa)) = byte(randState)
+		// One translation serves the rest of the page.
+		for end := min(n, i+mm.PageSize-(buf+i)&pageMask); i < end; i, pa = i+1, pa+1 {
+			randState ^= randState << 13
+			randState ^= randState >> 7
+			randState ^= randState << 17
+			*(*byte)(mm.Ptr(pa)) = byte(randState)
+		}
 	}
 	return int64(n)
 }
