@@ -94,13 +94,15 @@ func (caller *Process) MayChangeLimits(p *Process) bool {
 
 // tasksOfUser counts the running tasks (threads included) whose process has
 // the real user id uid, as RLIMIT_NPROC counts them, leaving out those of
-// the process except (nil: none).
+// the process except (nil: none). A process that has exited counts no
+// more: exit_group tells the parent before the task leaves the table, and
+// a parent that has reaped its child must not find it counted.
 func tasksOfUser(uid uint32, except *Process) uint64 {
 	tablesMu.RLock()
 	defer tablesMu.RUnlock()
 	n := uint64(0)
 	for _, t := range tasks {
-		if t.Proc.UID == uid && t.Proc != except {
+		if t.Proc.UID == uid && t.Proc != except && !t.Proc.gone.Load() {
 			n++
 		}
 	}

@@ -137,3 +137,26 @@ func TestSetIDsOnExec(t *testing.T) {
 		}
 	}
 }
+
+// TestNprocLeavesOutExitedProcesses: exit_group tells the parent (Exit)
+// before the task leaves the table (Task.leave), so RLIMIT_NPROC's count
+// must not see a process that has exited: its parent may have reaped it and
+// gone on to setuid and execve (conform/limits/rlimit.c failed so, once in
+// a loaded run).
+func TestNprocLeavesOutExitedProcesses(t *testing.T) {
+	const uid = 54321
+	p := &Process{PID: 1 << 30, UID: uid, EUID: uid, SUID: uid}
+	task := &Task{TID: p.PID, Proc: p}
+	addTask(task)
+	defer func() {
+		removeTask(task)
+		removeProcess(p)
+	}()
+	if n := tasksOfUser(uid, nil); n != 1 {
+		t.Fatalf("running: %d tasks of uid %d counted, want 1", n, uid)
+	}
+	p.gone.Store(true) // what Exit sets before it tells the parent
+	if n := tasksOfUser(uid, nil); n != 0 {
+		t.Errorf("exited, still in the task table: %d tasks counted, want 0", n)
+	}
+}
