@@ -71,6 +71,9 @@ type hart struct {
 	// hart to flush: it moves to the kernel table first if it has it loaded.
 	retiring uint64
 	idle     bool // waiting in wfi with no thread (guarded by the kernel lock)
+	// staleTLB: a shootdown passed this hart by while it idled, so it
+	// fences before it runs a thread again (guarded by the kernel lock).
+	staleTLB bool
 	inTrap   bool
 	// sampledAt is the time CSR value up to which chargeTick has given
 	// this hart's time to a user thread, or that the hart left wfi.

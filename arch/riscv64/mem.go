@@ -166,7 +166,8 @@ func kernelFault(va uintptr) bool {
 		return false
 	}
 	if _, _, ok := mm.Translate(kernelRoot, va); ok {
-		// Another hart faulted on the same page first.
+		// Another hart faulted on the same page first, or this hart's
+		// translation cache kept the entry invalid (below).
 		sfenceVMA()
 		return true
 	}
@@ -177,7 +178,11 @@ func kernelFault(va uintptr) bool {
 	if !mm.Map(kernelRoot, va&^(mm.PageSize-1), pa, kernelPagePerm, &frames) {
 		fatal("out of memory for kernel page tables")
 	}
-	sfenceVMA()
+	// No fence: an implementation that caches invalid entries faults
+	// again and fences above (Linux's flush_tlb_fix_spurious_fault). QEMU
+	// caches none, and its sfence.vma, whatever its operands, empties the
+	// hart's whole TLB and its cache of jump targets; the heap grows by a
+	// page or two per fresh connection until it reaches its goal.
 	return true
 }
 

@@ -221,8 +221,12 @@ func pickThread(h *hart) int {
 		if n := pickNext(from); n >= 0 {
 			threads[n].state = threadRunning
 			if idled {
-				// Page tables changed while this hart idled asked it for no flush.
-				sfenceVMA()
+				// A fence empties QEMU's TLB and its cache of jump
+				// targets: only when a shootdown passed this hart by.
+				if h.staleTLB {
+					sfenceVMA()
+					h.staleTLB = false
+				}
 				h.newSlice = true
 			}
 			return n

@@ -118,7 +118,7 @@ func answerFlush(h *hart) {
 // once every hart that is not idle has: the freed frames may be handed out
 // as soon as the kernel lock is released. The kernel's half is mapped in
 // every table, so every running hart flushes whatever it has loaded; an
-// idle hart fences when it leaves wfi.
+// idle hart fences when it leaves wfi (staleTLB).
 //
 //go:nosplit
 func kernelShootdown(h *hart) {
@@ -128,6 +128,8 @@ func kernelShootdown(h *hart) {
 		if o := &harts[i]; i != h.id && !o.idle {
 			atomic.StoreUint32(&o.flushReq, 1)
 			sendSoft(i)
+		} else if i != h.id {
+			o.staleTLB = true
 		}
 	}
 	waitFlushes(h)
@@ -177,7 +179,8 @@ func waitFlushes(h *hart) {
 // it is spinning for the lock, which flushes too. Every other hart may
 // still hold translations under the table's ASID (switching satp does not
 // fence, asid.go), so its record of the ASID is cleared: it fences before
-// it runs the table again. Idle harts fence when they leave wfi anyway.
+// it runs the table again. An idle hart, which may have the table loaded,
+// fences when it leaves wfi (staleTLB).
 // h sleeps in wfi while it waits; each flush wakes it.
 //
 //go:nosplit
@@ -196,6 +199,7 @@ func shootdown(h *hart, satp uint64) {
 				sendSoft(i)
 			} else {
 				forgetASID(i, satp)
+				o.staleTLB = o.staleTLB || o.idle
 			}
 		}
 	}
