@@ -980,7 +980,10 @@ func (as *AddressSpace) back(v *VMA, va uintptr) error {
 		}
 		return ErrNoMemory
 	}
-	as.mem.FlushPage(as.root, va)
+	// An absent page became present: no fence. A processor that cached
+	// the entry as invalid faults again, and Fault refreshes the entry
+	// and fences then (Linux's flush_tlb_fix_spurious_fault); under QEMU
+	// a fence empties the hart's whole TLB and its cache of jump targets.
 	return nil
 }
 
