@@ -157,7 +157,7 @@ const maxLinkTarget = 4096
 // add puts one record in the tree. A symbolic link's target is read from
 // src at off.
 func (u *unpacker) add(rec cpio.Record, src io.ReaderAt, data fileData, off int64) error {
-	name := path.Clean("/" + rec.Name)
+	name := CleanPath("/" + rec.Name) // u-root cleaned it already
 	if name == "/" || name == "/." {
 		return nil
 	}
