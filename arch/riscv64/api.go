@@ -193,11 +193,8 @@ func QuietOnIRQ(irq int, word unsafe.Pointer) {
 func SeedRandom(seed []byte) {
 	old := disableInterrupts()
 	lockKernel(thisHart())
-	for i, b := range seed {
-		randState ^= uint64(b) << (8 * (i % 8))
-		randState = randState*6364136223846793005 + 1442695040888963407
-	}
-	randState |= 1
+	randStream.seed(seed)
+	randSeeded = true
 	unlockKernel()
 	restoreInterrupts(old)
 }

@@ -40,7 +40,11 @@ const (
 )
 
 var (
-	randState    uint64
+	// randStream is the kernel's own getrandom; seeded from the time CSR
+	// at first use and from virtio-rng at boot (SeedRandom), under the
+	// kernel lock.
+	randStream   keystream
+	randSeeded   bool
 	rtClockTraps uint64 // clock_gettime calls that trapped: none once the runtime uses its vDSO
 )
 
@@ -272,15 +276,14 @@ func rtClockGettime(clock int, tp uintptr) int64 {
 	return 0
 }
 
-// rtGetrandom fills the buffer from a xorshift generator seeded with the
-// time CSR, and reseeded from virtio-rng at boot when that device is
-// present (SeedRandom). It is not cryptographic: the kernel's runtime uses
-// getrandom only to seed its hash functions and scheduler.
+// rtGetrandom fills the buffer from randStream (ChaCha20, chacha.go).
 //
 //go:nosplit
 func rtGetrandom(buf, n uintptr) int64 {
-	if randState == 0 {
-		randState = readTime() | 1
+	if !randSeeded {
+		t := readTime()
+		randStream.seed([]byte{byte(t), byte(t >> 8), byte(t >> 16), byte(t >> 24), byte(t >> 32), byte(t >> 40), byte(t >> 48), byte(t >> 56)})
+		randSeeded = true
 	}
 	for i := uintptr(0); i < n; {
 		pa := kva(buf + i)
@@ -289,10 +292,7 @@ func rtGetrandom(buf, n uintptr) int64 {
 		}
 		// One translation serves the rest of the page.
 		for end := min(n, i+mm.PageSize-(buf+i)&pageMask); i < end; i, pa = i+1, pa+1 {
-			randState ^= randState << 13
-			randState ^= randState >> 7
-			randState ^= randState << 17
-			*(*byte)(mm.Ptr(pa)) = byte(randState)
+			*(*byte)(mm.Ptr(pa)) = randStream.byte()
 		}
 	}
 	return int64(n)
