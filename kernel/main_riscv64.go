@@ -315,8 +315,9 @@ func serveEcho() error {
 // entropy is the virtio-rng device, when the machine has one.
 var entropy *virtio.RNG
 
-// openEntropy starts the virtio-rng device and reseeds the generator behind
-// the kernel runtime's getrandom from it.
+// openEntropy starts the virtio-rng device and reseeds the generators
+// behind the kernel runtime's getrandom and behind getrandom(2) from it;
+// it returns what the device listing says of it.
 func openEntropy(d Device) string {
 	rng, err := virtio.OpenRNG(uintptr(d.Base), int(d.IRQ))
 	if err != nil {
