@@ -2,7 +2,11 @@
 
 package riscv64
 
-import "golang.org/x/sys/unix"
+import (
+	"math/bits"
+
+	"golang.org/x/sys/unix"
+)
 
 // The runtime's network poller, reduced to what the kernel's runtime uses
 // it for: waking an M that sleeps in epoll_pwait until the next timer, and
@@ -75,11 +79,9 @@ func rtEpollPwait(h *hart, epfd, events, maxEvents uintptr, timeoutMs int64) int
 		}
 		n++
 	}
-	for irq := uint32(1); irq < 64 && n < maxEvents; irq++ {
+	for ready := irqEdge & irqPolled &^ 1; ready != 0 && n < maxEvents; ready &= ready - 1 {
+		irq := bits.TrailingZeros64(ready)
 		bit := uint64(1) << irq
-		if irqEdge&irqPolled&bit == 0 {
-			continue
-		}
 		if !storeU64(events+16*n, unix.EPOLLIN) || !storeU64(events+16*n+8, irqPollData[irq]) {
 			return -errEFAULT
 		}
