@@ -26,6 +26,10 @@ func main() {
 		fmt.Fprintln(os.Stderr, "kimage:", err)
 		os.Exit(1)
 	}
+	if err := kimage.TrimUnused(os.Args[1]); err != nil {
+		fmt.Fprintln(os.Stderr, "kimage:", err)
+		os.Exit(1)
+	}
 	if err := kimage.RecordVDSO(os.Args[1], kernel.VDSOImage()); err != nil {
 		fmt.Fprintln(os.Stderr, "kimage:", err)
 		os.Exit(1)

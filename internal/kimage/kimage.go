@@ -115,6 +115,54 @@ func LoadPhysical(path string, offset uint64) error {
 	return os.WriteFile(path, data, 0o755)
 }
 
+// TrimUnused ends the PT_LOAD segment whose zero-filled tail is
+// UnusedSymbol where the symbol starts, so that the boot loader does not
+// zero 32 MiB that nothing reads as zero: the buffer's contents do not
+// matter to crypto (crypto/internal/entropy), and the kernel gives its
+// frames to the frame allocator, which zeroes every frame it hands out.
+// (QEMU zeroed it in guest RAM at every start, 10-15 ms of its start on
+// the 2-core machine.) A kernel whose symbol is elsewhere is left as it
+// is, and so is a trimmed one.
+func TrimUnused(path string) error {
+	f, err := elf.Open(path)
+	if err != nil {
+		return err
+	}
+	syms, err := f.Symbols()
+	progs := f.Progs
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	var unused *elf.Symbol
+	for i := range syms {
+		if syms[i].Name == UnusedSymbol {
+			unused = &syms[i]
+		}
+	}
+	if unused == nil {
+		return nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	le := binary.LittleEndian
+	phoff, phentsize := le.Uint64(data[32:]), uint64(le.Uint16(data[54:]))
+	for i, p := range progs {
+		if p.Type != elf.PT_LOAD || p.Vaddr+p.Memsz != unused.Value+unused.Size || unused.Value < p.Vaddr+p.Filesz {
+			continue
+		}
+		at := phoff + uint64(i)*phentsize
+		if at+48 > uint64(len(data)) {
+			return fmt.Errorf("%s: program header %d lies past the end of the file", path, i)
+		}
+		le.PutUint64(data[at+40:], unused.Value-p.Vaddr)
+		return os.WriteFile(path, data, 0o755)
+	}
+	return nil
+}
+
 // fileOffset returns where the byte at virtual address va is stored in the file.
 func fileOffset(path string, va uint64) (uint64, error) {
 	f, err := elf.Open(path)

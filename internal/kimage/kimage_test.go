@@ -161,3 +161,63 @@ func TestLoadPhysical(t *testing.T) {
 		t.Error("a missing file was accepted")
 	}
 }
+
+// setSegment sets the one PT_LOAD's file and memory sizes of an ELF from
+// writeELF.
+func setSegment(t *testing.T, path string, filesz, memsz uint64) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	binary.LittleEndian.PutUint64(b[64+32:], filesz)
+	binary.LittleEndian.PutUint64(b[64+40:], memsz)
+	if err := os.WriteFile(path, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func memsz(t *testing.T, path string) uint64 {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return binary.LittleEndian.Uint64(b[64+40:])
+}
+
+// The unused buffer at the end of the segment's zero-filled part leaves
+// the segment: its memory size ends where the buffer starts, once.
+func TestTrimUnused(t *testing.T) {
+	const symOff, symSize = symAddr - loadAddr, 2 * vdsoPage
+	path := writeELF(t, UnusedSymbol)
+	setSegment(t, path, symOff, symOff+symSize)
+	for run := 1; run <= 2; run++ {
+		if err := TrimUnused(path); err != nil {
+			t.Fatal(err)
+		}
+		if got := memsz(t, path); got != symOff {
+			t.Errorf("run %d: memsz %#x, want %#x", run, got, symOff)
+		}
+	}
+	// Not at the segment's end, or stored in the file: left alone.
+	for _, c := range []struct{ filesz, memsz uint64 }{
+		{symOff, symOff + symSize + vdsoPage},
+		{symOff + 8, symOff + symSize},
+	} {
+		path := writeELF(t, UnusedSymbol)
+		setSegment(t, path, c.filesz, c.memsz)
+		if err := TrimUnused(path); err != nil {
+			t.Fatal(err)
+		}
+		if got := memsz(t, path); got != c.memsz {
+			t.Errorf("filesz %#x, memsz %#x: trimmed to %#x", c.filesz, c.memsz, got)
+		}
+	}
+	// A kernel without the buffer is left alone.
+	path = writeELF(t, "other.symbol")
+	setSegment(t, path, symOff, symOff+symSize)
+	if err := TrimUnused(path); err != nil || memsz(t, path) != symOff+symSize {
+		t.Errorf("without the buffer: %v, memsz %#x", err, memsz(t, path))
+	}
+}
