@@ -32,24 +32,11 @@ const (
 // It fails when the record is missing or does not hold Marker (a kernel
 // built from other sources, or patched twice with different ranges).
 func RecordUnused(path string) error {
-	f, err := elf.Open(path)
+	syms, _, err := readELF(path)
 	if err != nil {
 		return err
 	}
-	syms, err := f.Symbols()
-	f.Close()
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	var unused, record *elf.Symbol
-	for i := range syms {
-		switch syms[i].Name {
-		case UnusedSymbol:
-			unused = &syms[i]
-		case RecordSymbol:
-			record = &syms[i]
-		}
-	}
+	unused, record := symbol(syms, UnusedSymbol), symbol(syms, RecordSymbol)
 	if record == nil || record.Size != 24 {
 		return fmt.Errorf("%s: no 24-byte %s", path, RecordSymbol)
 	}
@@ -124,22 +111,11 @@ func LoadPhysical(path string, offset uint64) error {
 // the 2-core machine.) A kernel whose symbol is elsewhere is left as it
 // is, and so is a trimmed one.
 func TrimUnused(path string) error {
-	f, err := elf.Open(path)
+	syms, progs, err := readELF(path)
 	if err != nil {
 		return err
 	}
-	syms, err := f.Symbols()
-	progs := f.Progs
-	f.Close()
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	var unused *elf.Symbol
-	for i := range syms {
-		if syms[i].Name == UnusedSymbol {
-			unused = &syms[i]
-		}
-	}
+	unused := symbol(syms, UnusedSymbol)
 	if unused == nil {
 		return nil
 	}
@@ -159,6 +135,30 @@ func TrimUnused(path string) error {
 		}
 		le.PutUint64(data[at+40:], unused.Value-p.Vaddr)
 		return os.WriteFile(path, data, 0o755)
+	}
+	return nil
+}
+
+// readELF returns the symbols and program headers of the ELF file at path.
+func readELF(path string) ([]elf.Symbol, []*elf.Prog, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	syms, err := f.Symbols()
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return syms, f.Progs, nil
+}
+
+// symbol returns the symbol called name, or nil.
+func symbol(syms []elf.Symbol, name string) *elf.Symbol {
+	for i := range syms {
+		if syms[i].Name == name {
+			return &syms[i]
+		}
 	}
 	return nil
 }
@@ -191,21 +191,11 @@ const (
 // ELF file at path, where the source leaves VDSOMarker; writing the same
 // image again changes nothing.
 func RecordVDSO(path string, image []byte) error {
-	f, err := elf.Open(path)
+	syms, _, err := readELF(path)
 	if err != nil {
 		return err
 	}
-	syms, err := f.Symbols()
-	f.Close()
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	var sym *elf.Symbol
-	for i := range syms {
-		if syms[i].Name == VDSOSymbol {
-			sym = &syms[i]
-		}
-	}
+	sym := symbol(syms, VDSOSymbol)
 	if sym == nil || sym.Size != 2*vdsoPage {
 		return fmt.Errorf("%s: no %d-byte %s", path, 2*vdsoPage, VDSOSymbol)
 	}
