@@ -78,7 +78,15 @@ type hart struct {
 	// sampledAt is the time CSR value up to which chargeTick has given
 	// this hart's time to a user thread, or that the hart left wfi.
 	sampledAt uint64
+	// Every trap writes its hart's fields: padding keeps the next hart's
+	// off this one's cache lines, wherever the linker puts harts (Go
+	// cannot align a variable to a line).
+	_ [cacheLine]byte
 }
+
+// cacheLine is the size of a cache line: under QEMU, a line that two
+// harts write goes back and forth between the host's cores.
+const cacheLine = 64
 
 var (
 	harts      [maxHarts]hart

@@ -26,9 +26,10 @@ type thread struct {
 	lastUser  uintptr // the U-mode Frame the thread ran last (its system calls' CPU time goes there)
 	state     int32
 	tid       int32
-	waitKey   uintptr // futex word's physical address, or an IRQ number; 0 when none
-	deadline  uint64  // time CSR value at which a blocked thread wakes; 0 when none
-	onTimeout int64   // the result (a0) of the blocking call if the deadline passes
+	waitKey   uintptr         // futex word's physical address, or an IRQ number; 0 when none
+	deadline  uint64          // time CSR value at which a blocked thread wakes; 0 when none
+	onTimeout int64           // the result (a0) of the blocking call if the deadline passes
+	_         [cacheLine]byte // the next thread's Frame off this one's lines (as hart)
 }
 
 var (
