@@ -61,9 +61,12 @@ type Process struct {
 	vforkDone    chan struct{} // closed when a vfork child execs or exits (VforkDone)
 	vforkOnce    sync.Once
 
-	parent   *Process
-	children map[int]*Process
-	reaped   bool
+	parent *Process // guarded by sigMu
+	// parentPID is parent's pid, stored with it: getppid reads it without
+	// sigMu, a lock every process's signals share (Linux reads it under RCU).
+	parentPID atomic.Int64
+	children  map[int]*Process
+	reaped    bool
 	// childEvent is closed and replaced when a child exits, stops or
 	// continues.
 	childEvent chan struct{}
@@ -170,14 +173,7 @@ func (p *Process) Exit(status int) {
 }
 
 // ParentPID is the parent's pid, 0 for init.
-func (p *Process) ParentPID() int {
-	sigMu.Lock() // reparenting changes parent
-	defer sigMu.unlockUnchanged()
-	if p.parent == nil {
-		return 0
-	}
-	return p.parent.PID
-}
+func (p *Process) ParentPID() int { return int(p.parentPID.Load()) }
 
 // Platform hooks, set by the kernel's main on riscv64 and by host tests:
 // where a new task's register frame comes from, and how a task starts.
@@ -195,6 +191,7 @@ func (p *Process) newChild(pid int, as *mm.AddressSpace, vm *sharedVM, files *fs
 		Groups: append([]uint32(nil), p.Groups...), limits: p.Limits(),
 		exited: make(chan struct{}), released: make(chan struct{}), threads: 1, parent: p, childEvent: make(chan struct{})}
 	c.vm.Store(vm)
+	c.parentPID.Store(int64(p.PID))
 	p.mu.Lock()
 	if p.children == nil {
 		p.children = map[int]*Process{}

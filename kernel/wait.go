@@ -207,6 +207,7 @@ func (p *Process) reparentChildren() {
 	sigMu.Lock()
 	for _, c := range kids {
 		c.parent = init
+		c.parentPID.Store(int64(init.PID))
 	}
 	sigMu.Unlock()
 	init.mu.Lock()
