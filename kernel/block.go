@@ -44,7 +44,7 @@ func (t *Task) Block(ready <-chan struct{}, deadline time.Time) error {
 		default:
 		}
 		interrupted := t.mustHandle()
-		sigMu.Unlock()
+		sigMu.unlockUnchanged() // it only read signal state
 		if interrupted {
 			return unix.EINTR
 		}

@@ -534,9 +534,18 @@ func (t *Task) HandleSignals() {
 func (t *Task) handleSignals() {
 	p := t.Proc
 	sigMu.Lock()
+	// Only a pass that changed signal state counts: one that found nothing
+	// to do left other tasks nothing new, and counting it would send each
+	// task that runs next through this lock in turn, for good.
+	changed := false
 	defer func() {
-		t.sig.seenGen = sigMu.gen.Load() + 1 // the count after this Unlock
-		sigMu.Unlock()
+		if changed {
+			t.sig.seenGen = sigMu.gen.Load() + 1 // the count after this Unlock
+			sigMu.Unlock()
+		} else {
+			t.sig.seenGen = sigMu.gen.Load()
+			sigMu.unlockUnchanged()
+		}
 	}()
 	for {
 		select {
@@ -545,6 +554,7 @@ func (t *Task) handleSignals() {
 		default:
 		}
 		if p.sig.stopped {
+			changed = true
 			cont := p.sig.continued
 			sigMu.Unlock()
 			select {
@@ -558,6 +568,7 @@ func (t *Task) handleSignals() {
 		if !ok {
 			break
 		}
+		changed = true
 		sig := info.Signo
 		act := p.sig.actions[sig-1]
 		if act.Handler == SigIgnore {
@@ -604,9 +615,11 @@ func (t *Task) handleSignals() {
 		}
 	}
 	if t.sig.restart != RestartNever {
+		changed = true
 		t.restartSyscall()
 	}
 	if t.sig.hasSavedMask {
+		changed = true
 		t.sig.mask, t.sig.hasSavedMask = t.sig.savedMask, false
 	}
 }
