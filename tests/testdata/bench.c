@@ -7,6 +7,7 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -36,6 +38,28 @@ static void die(const char *what) {
 static void null_syscall(int n) {
 	for (int i = 0; i < n; i++)
 		syscall(SYS_getppid);
+}
+
+/* null_syscall_2threads: two threads make n null system calls each at
+ * once, on two harts when the machine has them. Its figure is the time
+ * per call of each thread: null_syscall's when calls on two harts do not
+ * slow each other down, twice that when they run one at a time. */
+static int calls_per_thread;
+
+static void *null_syscall_thread(void *arg) {
+	(void)arg;
+	null_syscall(calls_per_thread);
+	return NULL;
+}
+
+static void null_syscall_2threads(int n) {
+	pthread_t t[2];
+	calls_per_thread = n;
+	for (int i = 0; i < 2; i++)
+		if (pthread_create(&t[i], NULL, null_syscall_thread, NULL))
+			die("pthread_create");
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
 }
 
 static void clock_read(int n) {
@@ -227,6 +251,8 @@ int main(int argc, char **argv) {
 	if (argc > 1 && strcmp(argv[1], "exit") == 0)
 		return 0;
 	run("null_syscall", null_syscall, 2000);
+	if (sysconf(_SC_NPROCESSORS_ONLN) >= 2)
+		run("null_syscall_2threads", null_syscall_2threads, 20000);
 	run("clock_gettime", clock_read, 20000);
 	run("fork_exit_wait", fork_exit_wait, 50);
 	run("fork_exec_wait", fork_exec_wait, 30);
@@ -238,5 +264,9 @@ int main(int argc, char **argv) {
 	run("epoll_ready", epoll_ready, 2000);
 	run("tcp_connect_close", tcp_connect_close, 200);
 	printf("bench done\n");
+	/* Linux prints its panic at init's exit at once, and the console's
+	 * pending output after it: wait until it is out. */
+	fflush(stdout);
+	tcdrain(STDOUT_FILENO);
 	return 0;
 }
