@@ -315,7 +315,7 @@ type guest struct {
 	attDir       string            // an attempt's directory
 	follow       *console.Follower // the console, once QEMU runs (follower)
 	watch        *watch            // set by watchConsole
-	scanFiles    bool              // provenance applies: scan the files QEMU loads
+	scanFiles    bool              // verify checks provenance: scan the files QEMU loads (startScan)
 	scan         chan fileScan     // the scan's result (startScan)
 }
 
@@ -417,7 +417,7 @@ func (c *common) start(ctx context.Context, t *target, logPath string) (*guest, 
 		runsMu.Lock()
 		runs[r] = true
 		runsMu.Unlock()
-		return &guest{Instance: r.Instance, run: r, attDir: t.att.Dir, scanFiles: t.provenanceExempt() == ""}, nil
+		return &guest{Instance: r.Instance, run: r, attDir: t.att.Dir}, nil
 	}
 	m := t.machine
 	m.LogPath = logPath
@@ -426,7 +426,7 @@ func (c *common) start(ctx context.Context, t *target, logPath string) (*guest, 
 		return nil, err
 	}
 	m.HostPort = in.Port()
-	g := &guest{Instance: in, machine: m, scanFiles: t.provenanceExempt() == ""}
+	g := &guest{Instance: in, machine: m}
 	if t.image != nil {
 		g.nginxVersion = t.image.NginxVersion
 	}

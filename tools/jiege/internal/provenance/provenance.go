@@ -132,38 +132,94 @@ var otherKernels = []struct{ name, marker string }{
 // maxScan bounds how much of a file (or a decompressed payload) is read.
 const maxScan = 512 << 20
 
+// A file is scanned a window at a time, each window holding the last
+// scanOverlap bytes of the one before: no file is held whole (jiege scans
+// while the guest boots, and reading a 100 MB disk image into one growing
+// buffer took a host core for a second of that boot). scanOverlap covers
+// a banner's prefix with the 220 bytes findBanner looks at after it, and
+// every marker.
+const (
+	scanWindow  = 1 << 20
+	scanOverlap = 256
+)
+
 // ScanFile inspects one file QEMU loads. For Code files, a Linux Image
 // header or Linux's banner is a Linux sign, and other kernels' markers are
 // reported; in Data files (an initrd, a disk) a Linux header or banner is
 // only reported. A gzip file is scanned decompressed.
 func ScanFile(f File) ([]Sign, error) {
-	b, err := readBounded(f.Path)
-	if err != nil {
-		return nil, err
-	}
-	name := fmt.Sprintf("%s %s", f.Option, f.Path)
-	if len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b {
-		if z, err := gzip.NewReader(bytes.NewReader(b)); err == nil {
-			if d, err := io.ReadAll(io.LimitReader(z, maxScan)); err == nil || len(d) > 0 {
-				name += " (gzip payload)"
-				b = d
-			}
-		}
-	}
-	return scanBytes(name, b, f.Role), nil
-}
-
-func readBounded(path string) ([]byte, error) {
-	fh, err := os.Open(path)
+	fh, err := os.Open(f.Path)
 	if err != nil {
 		return nil, err
 	}
 	defer fh.Close()
-	return io.ReadAll(io.LimitReader(fh, maxScan))
+	name := fmt.Sprintf("%s %s", f.Option, f.Path)
+	var magic [2]byte
+	if n, _ := io.ReadFull(fh, magic[:]); n == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		if _, err := fh.Seek(0, io.SeekStart); err != nil {
+			return nil, err
+		}
+		if z, err := gzip.NewReader(fh); err == nil {
+			// A payload that fails part way is scanned as far as it
+			// came; one that yields nothing leaves the file's own bytes.
+			if signs, n, _ := scanStream(name+" (gzip payload)", z, f.Role); n > 0 {
+				return signs, nil
+			}
+		}
+	}
+	if _, err := fh.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	signs, _, err := scanStream(name, fh, f.Role)
+	return signs, err
 }
 
-// scanBytes looks for Linux and other kernels in a file's bytes.
-func scanBytes(name string, b []byte, role Role) []Sign {
+// scanStream looks for Linux and other kernels in the first maxScan bytes
+// r yields, and returns what it found and how many bytes it read.
+func scanStream(name string, r io.Reader, role Role) ([]Sign, int64, error) {
+	r = io.LimitReader(r, maxScan)
+	buf := make([]byte, scanOverlap+scanWindow)
+	var (
+		head    []Sign
+		elf     bool
+		banner  []byte
+		markers = make([]bool, len(otherKernels))
+		total   int64
+		kept    int
+	)
+	for first := true; ; first = false {
+		n, err := io.ReadFull(r, buf[kept:])
+		total += int64(n)
+		w := buf[:kept+n]
+		last := err != nil
+		if first {
+			head, elf = headerSigns(name, w, role), bytes.HasPrefix(w, []byte("\x7fELF"))
+		}
+		// A banner starting in the overlap is looked at in the next
+		// window, which holds all of its 220 bytes.
+		limit := len(w)
+		if !last {
+			limit -= scanOverlap
+		}
+		if banner == nil {
+			banner = findBanner(w, limit)
+		}
+		for i, k := range otherKernels {
+			markers[i] = markers[i] || role == Code && bytes.Contains(w, []byte(k.marker))
+		}
+		if last {
+			if err == io.EOF || err == io.ErrUnexpectedEOF {
+				err = nil
+			}
+			return kernelSigns(name, head, elf, banner, markers, role), total, err
+		}
+		kept = copy(buf, w[len(w)-scanOverlap:])
+	}
+}
+
+// headerSigns reads a Linux Image's or EFI zboot image's header at the
+// start of a file.
+func headerSigns(name string, b []byte, role Role) []Sign {
 	var out []Sign
 	if len(b) >= imageMagicOff+len(imageMagic) && bytes.Equal(b[imageMagicOff:imageMagicOff+len(imageMagic)], imageMagic) {
 		what := "a RISC-V Linux Image header (magic \"RSC\\x05\" at 0x38)"
@@ -176,38 +232,47 @@ func scanBytes(name string, b []byte, role Role) []Sign {
 		comp, _, _ := bytes.Cut(b[zbootTypeOff:zbootTypeOff+8], []byte{0})
 		out = append(out, Sign{Linux: role == Code, What: fmt.Sprintf("%s is an EFI zboot Linux image (\"zimg\" at 4, its payload compressed with %q)", name, comp)})
 	}
-	if m := findBanner(b); m != nil {
+	return out
+}
+
+// kernelSigns adds to a file's header signs its banner and, for Code, the
+// other kernels' markers it holds.
+func kernelSigns(name string, out []Sign, elf bool, banner []byte, markers []bool, role Role) []Sign {
+	if banner != nil {
 		kind := "holds"
-		if bytes.HasPrefix(b, []byte("\x7fELF")) {
+		if elf {
 			kind = "is an ELF that holds"
 		}
-		out = append(out, Sign{Linux: role == Code, What: fmt.Sprintf("%s %s Linux's banner %q", name, kind, shorten(string(m)))})
+		out = append(out, Sign{Linux: role == Code, What: fmt.Sprintf("%s %s Linux's banner %q", name, kind, shorten(string(banner)))})
 	}
 	if role != Code {
 		return out // libraries in an initrd carry other systems' names
 	}
-	for _, k := range otherKernels {
-		if bytes.Contains(b, []byte(k.marker)) {
+	for i, k := range otherKernels {
+		if markers[i] {
 			out = append(out, Sign{What: fmt.Sprintf("%s holds %s's marker %q", name, k.name, k.marker)})
 		}
 	}
 	return out
 }
 
-// findBanner returns Linux's banner in b, or nil. It looks for the fixed
-// prefix first: the regexp alone is slow over a 100 MB initrd.
-func findBanner(b []byte) []byte {
+// findBanner returns Linux's banner starting before limit in b, or nil.
+// It looks for the fixed prefix first: the regexp alone is slow over a
+// 100 MB initrd.
+func findBanner(b []byte, limit int) []byte {
 	prefix := []byte("Linux version ")
-	for {
-		i := bytes.Index(b, prefix)
-		if i < 0 {
+	for off := 0; off < limit; {
+		i := bytes.Index(b[off:], prefix)
+		if i < 0 || off+i >= limit {
 			return nil
 		}
+		i += off
 		if m := linuxBanner.Find(b[i:min(len(b), i+len(prefix)+220)]); m != nil {
 			return m
 		}
-		b = b[i+len(prefix):]
+		off = i + len(prefix)
 	}
+	return nil
 }
 
 // ScanConsole inspects console text: Linux's banner there is a Linux sign,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -124,6 +125,47 @@ func TestScanFile(t *testing.T) {
 	}
 	if _, err := ScanFile(File{Path: filepath.Join(t.TempDir(), "missing")}); err == nil {
 		t.Error("a missing file must be an error")
+	}
+}
+
+// TestScanFileAcrossWindows puts a banner and a marker across and near
+// the seams between the windows ScanFile reads, and far into a file: each
+// is found once, the banner whole.
+func TestScanFileAcrossWindows(t *testing.T) {
+	loop := controls.LoopELF(0x80200000)
+	seam := scanOverlap + scanWindow // the first window's end
+	marker := "xv6 kernel is booting"
+	for _, at := range []int{
+		seam - len(debianBanner)/2,
+		seam - scanOverlap - 3,
+		seam - scanOverlap,
+		seam,
+		seam + scanWindow - 7,
+		3*scanWindow + 12345,
+	} {
+		b := make([]byte, at+4*scanOverlap)
+		copy(b, loop)
+		copy(b[at:], debianBanner)
+		copy(b[at+len(debianBanner)+scanOverlap:], marker)
+		// A second banner further on is not a second sign: the first is
+		// the one reported.
+		later := "Linux version 9.9.9-later (x) #1\n"
+		copy(b[len(b)-len(later):], later)
+		p := write(t, "big", b)
+		signs, err := ScanFile(File{Path: p, Option: "-kernel", Role: Code})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"is an ELF that holds Linux's banner " + fmt.Sprintf("%q", shorten(debianBanner)), "holds xv6's marker"}
+		if len(signs) != len(want) {
+			t.Errorf("banner at %d: signs %q, want %q", at, signs, want)
+			continue
+		}
+		for i, s := range signs {
+			if !strings.Contains(s.What, want[i]) {
+				t.Errorf("banner at %d: sign %q, want it to say %q", at, s.What, want[i])
+			}
+		}
 	}
 }
 
