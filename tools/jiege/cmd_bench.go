@@ -40,35 +40,72 @@ const benchSMP = 2
 // bigFile is the 64 MiB transfer file of the root filesystem.
 const bigFile = 64 << 20
 
-// measure benchmarks one target: it is built once, then booted afresh for
-// every run, so boot-to-first-200 is measured each time.
-func (b *bencher) measure(ctx context.Context, t *target) report.BenchTarget {
+// buildTarget builds a target for the bench.
+func (b *bencher) buildTarget(ctx context.Context, t *target) error {
 	blog, err := createLog(b.logPath(t) + ".build")
 	if err != nil {
-		return report.BenchTarget{Target: t.name, KernelKind: t.kind, Error: err.Error()}
+		return err
 	}
 	b.progress("%s: building", t.name)
 	s := b.build(ctx, t, blog)
 	blog.Close()
 	if !s.Passed() {
-		return report.BenchTarget{Target: t.name, KernelKind: t.kind, Error: "build: " + s.Detail}
+		return fmt.Errorf("build: %s", s.Detail)
 	}
-	return b.measureBuilt(ctx, t)
+	return nil
 }
 
 // measureBuilt benchmarks a target whose build stage has passed.
 func (b *bencher) measureBuilt(ctx context.Context, t *target) report.BenchTarget {
-	bt := report.BenchTarget{Target: t.name, KernelKind: t.kind}
-	var ka, fresh, p50, p99, mbps, boot, wrk []float64
+	return b.measureInterleaved(ctx, []*target{t}, b.once)[0].result()
+}
+
+// measureInterleaved benchmarks built targets in rounds, one run of each
+// per round, each run a fresh boot (so boot-to-first-200 is measured
+// each time): the host's speed drifts over minutes on a shared machine,
+// and the ratios then compare runs made side by side rather than one
+// target's block of runs with the next one's.
+func (b *bencher) measureInterleaved(ctx context.Context, ts []*target, once func(context.Context, *target) (runFigures, error)) []*series {
+	ss := make([]*series, len(ts))
+	for i, t := range ts {
+		ss[i] = &series{t: t}
+	}
 	for run := 1; run <= b.runs && ctx.Err() == nil; run++ {
-		r, err := b.once(ctx, t)
-		if err != nil {
-			bt.Error = fmt.Sprintf("run %d: %v", run, err)
-			b.progress("%s: %s", t.name, bt.Error)
-			break
+		for _, s := range ss {
+			if s.err == "" && ctx.Err() == nil {
+				b.add(ctx, s, run, once)
+			}
 		}
-		b.progress("%s run %d/%d: keep-alive %.0f req/s, fresh %.0f req/s, p50 %.2f ms, p99 %.2f ms, %.1f MB/s, first 200 %.2f s%s",
-			t.name, run, b.runs, r.ka, r.fresh, r.p50, r.p99, r.mbps, r.boot, r.wrkText())
+	}
+	return ss
+}
+
+// add makes run number run of s's target with once and adds its figures.
+func (b *bencher) add(ctx context.Context, s *series, run int, once func(context.Context, *target) (runFigures, error)) {
+	r, err := once(ctx, s.t)
+	if err != nil {
+		s.err = fmt.Sprintf("run %d: %v", run, err)
+		b.progress("%s: %s", s.t.name, s.err)
+		return
+	}
+	b.progress("%s run %d/%d: keep-alive %.0f req/s, fresh %.0f req/s, p50 %.2f ms, p99 %.2f ms, %.1f MB/s, first 200 %.2f s%s",
+		s.t.name, run, b.runs, r.ka, r.fresh, r.p50, r.p99, r.mbps, r.boot, r.wrkText())
+	s.runs = append(s.runs, r)
+}
+
+// series is one target's runs.
+type series struct {
+	t    *target
+	runs []runFigures
+	err  string // why the runs stopped early, or ""
+}
+
+// result sums s's runs up.
+func (s *series) result() report.BenchTarget {
+	t := s.t
+	bt := report.BenchTarget{Target: t.name, KernelKind: t.kind, Error: s.err}
+	var ka, fresh, p50, p99, mbps, boot, wrk []float64
+	for _, r := range s.runs {
 		ka, fresh, p50, p99 = append(ka, r.ka), append(fresh, r.fresh), append(p50, r.p50), append(p99, r.p99)
 		boot = append(boot, r.boot)
 		if r.mbps > 0 {
@@ -258,10 +295,26 @@ func cmdBench(ctx context.Context, args []string) error {
 	res := report.NewBench(b.runs, b.conns, b.duration)
 	res.Host = hostDescription()
 	failed := false
+	var built []*target
+	buildErr := map[*target]string{}
 	for _, t := range targets {
-		bt := b.measure(ctx, t)
-		if ctx.Err() != nil {
-			return ctx.Err()
+		if err := b.buildTarget(ctx, t); err != nil {
+			buildErr[t] = err.Error()
+			continue
+		}
+		built = append(built, t)
+	}
+	measured := map[*target]report.BenchTarget{}
+	for _, s := range b.measureInterleaved(ctx, built, b.once) {
+		measured[s.t] = s.result()
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	for _, t := range targets {
+		bt, ok := measured[t]
+		if !ok {
+			bt = report.BenchTarget{Target: t.name, KernelKind: t.kind, Error: buildErr[t]}
 		}
 		if bt.Error != "" || bt.Errors > 0 {
 			failed = true
