@@ -202,7 +202,7 @@ func scanStream(name string, r io.Reader, role Role) ([]Sign, int64, error) {
 			limit -= scanOverlap
 		}
 		if banner == nil {
-			banner = findBanner(w, limit)
+			banner = bytes.Clone(findBanner(w, limit)) // buf is read into again
 		}
 		for i, k := range otherKernels {
 			markers[i] = markers[i] || role == Code && bytes.Contains(w, []byte(k.marker))
