@@ -40,8 +40,9 @@
 #define INTERRUPTS_TO_S 0x222
 
 TEXT ·Entry(SB),NOSPLIT|NOFRAME,$0
-	// FP on (mstatus.FS = initial): Go code uses the F registers.
-	MOV	$(1<<13), T0
+	// FP on (mstatus.FS = dirty, as kernel code always runs: see
+	// trap_riscv64.s): Go code uses the F registers.
+	MOV	$const_fsDirty, T0
 	WORD	$0x3002a073		// csrs mstatus, t0
 	WORD	$0x00301073		// csrw fcsr, zero
 

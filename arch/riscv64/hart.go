@@ -23,8 +23,9 @@ const (
 	sstatusSIE   = 1 << 1
 	sstatusSPIE  = 1 << 5
 	sstatusSPP   = 1 << 8
-	fsClean      = 2 << 13 // resumed clean, a context's FS says whether it wrote F registers
-	kernelStatus = sstatusSPP | fsClean
+	fsClean      = 2 << 13 // a user context resumes clean: its FS says whether it wrote F registers
+	fsDirty      = 3 << 13 // kernel code always runs dirty (trapEntry sets it)
+	kernelStatus = sstatusSPP | fsDirty
 	// resumeKernelStatus resumes a kernel thread with interrupts on.
 	resumeKernelStatus = kernelStatus | sstatusSPIE
 	userStatus         = sstatusSPIE | fsClean

@@ -10,10 +10,15 @@
 //              scheduler sets it to the running thread's kernel Frame, or to
 //              its user Frame while it runs user code.
 //   trap():    Go code on the hart's trap stack, g = the hart's stand-in g
-//              (stack guard 0, so no stack-growth check ever fires). It picks
-//              the Frame to resume and leaves it in hart.save, with the
-//              sstatus image (SPP, SPIE, FS = clean) in Frame.Status, and
-//              sets hart.setFCSR when fcsr must change.
+//              (stack guard 0, so no stack-growth check ever fires), with
+//              sstatus.FS dirty. It picks the Frame to resume and leaves it
+//              in hart.save, with the sstatus image (SPP, SPIE, FS) in
+//              Frame.Status, and sets hart.setFCSR when fcsr must change.
+//   FS:        kernel code always runs with FS dirty: entry sets it, and
+//              kernel threads resume with it. QEMU keys translated code on
+//              FS, so code that ran both clean and dirty (the netstack's
+//              float maths dirties it) was translated, and looked up,
+//              twice. User contexts resume clean.
 //   on sret:   every register, sepc and sstatus come from that Frame.
 //   but:       an ECALL from U-mode that fastSyscall lets through resumes
 //              the thread that called RunUser without sret: its SP, RA
@@ -75,7 +80,8 @@ TEXT ·trapEntry(SB),NOSPLIT|NOFRAME,$0
 	WORD	$0x142022f3	// csrr t0, scause
 	MOV	T0, Frame_Cause(T5)
 	MOV	T0, T1
-	WORD	$0x100022f3	// csrr t0, sstatus
+	MOV	$const_fsDirty, T2
+	WORD	$0x1003a2f3	// csrrs t0, sstatus, t2: t0 = sstatus, FS dirty from here
 	MOV	T0, Frame_Status(T5)
 
 	// stval means something only for the exceptions other than ECALL.
@@ -90,8 +96,8 @@ TEXT ·trapEntry(SB),NOSPLIT|NOFRAME,$0
 notval:
 
 	// The F registers and fcsr changed only if the context dirtied them
-	// (sstatus.FS = 3): resume leaves FS clean, and the Frame then holds
-	// what the registers hold.
+	// (sstatus.FS = 3, as kernel code always is): a user context resumes
+	// clean, and its Frame then holds what the registers hold.
 	MOV	Frame_Status(T5), T0
 	SRL	$13, T0
 	AND	$3, T0
@@ -167,17 +173,12 @@ fulltrap:
 // to U-mode. The thread resumes at runUserReturn with a0 = the trap cause.
 TEXT ·RunUser(SB),NOSPLIT|NOFRAME,$0-16
 	MOV	$2, T0
-	WORD	$0x1002b373	// csrrc t1, sstatus, t0 (SIE off; t1 = sstatus before)
+	WORD	$0x1002b073	// csrc sstatus, t0 (SIE off)
 	MOV	TP, T6		// this hart
-	// A thread that dirtied its F state may have changed fcsr's flags:
-	// hart.fcsr no longer says what fcsr holds, and resume must write it.
-	SRL	$13, T1
-	AND	$3, T1
-	MOV	$3, T0
-	BNE	T1, T0, fcsrknown
+	// Kernel code may have changed fcsr's flags: hart.fcsr no longer says
+	// what fcsr holds, and resume must write the program's.
 	MOV	$-1, T0
 	MOV	T0, hart_fcsr(T6)
-fcsrknown:
 	MOV	hart_save(T6), T5
 	MOV	RA, 8(T5)
 	MOV	X2, 16(T5)
@@ -207,7 +208,8 @@ TEXT ·trapReturn(SB),NOSPLIT|NOFRAME,$0
 	SUB	$hart_standInG, T6
 	MOV	hart_save(T6), T5
 	// fcsr and the F registers first: writing them makes FS dirty, and
-	// the context resumes with the clean FS of its sstatus image.
+	// the context resumes with the FS of its sstatus image (clean for a
+	// user context).
 	MOV	hart_setFCSR(T6), T0
 	BEQ	T0, ZERO, fcsrset
 	MOV	Frame_FCSR(T5), T0
