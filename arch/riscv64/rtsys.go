@@ -254,11 +254,22 @@ func rtFutex(h *hart, addr uintptr, op int, val uint32, timeout uintptr) int64 {
 	return -errENOSYS
 }
 
+// rtNanosleep sleeps for the duration, in time CSR ticks; one shorter
+// than 10 µs is a yield. The runtime sleeps 3 µs (runqgrab) to give a P
+// running on another hart the moment to run the goroutine it has just
+// readied; under QEMU setting a timer that near and taking its interrupt
+// costs more than that, and the runtime yields instead on its own where
+// timers are coarse (osHasLowResTimer).
+//
 //go:nosplit
 func rtNanosleep(h *hart, req uintptr) int64 {
 	d, ok := readTimespec(req)
 	if !ok {
 		return -errEFAULT
+	}
+	if d < timebase/100_000 {
+		threads[h.current].state = threadRunnable
+		return 0
 	}
 	block(h, 0, readTime()+max(d, 1), 0)
 	return 0
