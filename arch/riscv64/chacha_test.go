@@ -29,13 +29,17 @@ func TestChachaBlock(t *testing.T) {
 }
 
 // TestKeystream: the stream depends on every byte of the seed and on what
-// was mixed in before, and it erases its key (a block's second half is
-// output, its first the next key, so no output block repeats the key).
+// was mixed in before; each draw erases the key it was made under (its
+// first block's first half is the next key, not output), and what follows
+// its first 32 bytes are that key's blocks 1, 2, ... (RFC 8439).
 func TestKeystream(t *testing.T) {
 	read := func(k *keystream, n int) []byte {
+		var d draw
+		k.start(&d)
+		defer d.end()
 		b := make([]byte, n)
-		for i := range b {
-			b[i] = k.byte()
+		for i := 0; i < n; i += 7 { // pieces across the blocks' edges
+			d.read(b[i:min(n, i+7)])
 		}
 		return b
 	}
@@ -64,15 +68,36 @@ func TestKeystream(t *testing.T) {
 	if bytes.Equal(read(&e, 32), read(&f, 32)) {
 		t.Error("a second seed erased the first")
 	}
+	keyBytes := func(key [8]uint32) []byte {
+		b := make([]byte, 32)
+		for i, w := range key {
+			binary.LittleEndian.PutUint32(b[4*i:], w)
+		}
+		return b
+	}
 	var g keystream
 	g.seed(seed)
 	key := g.key
-	out := read(&g, 64)
-	var keyBytes [32]byte
-	for i, w := range key {
-		binary.LittleEndian.PutUint32(keyBytes[4*i:], w)
+	out := read(&g, 32+3*64)
+	next := g.key
+	if key == next {
+		t.Fatal("a draw kept the key")
 	}
-	if bytes.Contains(out, keyBytes[:]) {
-		t.Error("the output holds the key it was made with")
+	if bytes.Contains(out, keyBytes(key)) || bytes.Contains(out, keyBytes(next)) {
+		t.Error("the output holds a key")
+	}
+	for blk := 1; blk <= 3; blk++ {
+		var x [16]uint32
+		chachaBlock(&x, &key, uint32(blk), [3]uint32{})
+		want := make([]byte, 64)
+		for i, w := range x {
+			binary.LittleEndian.PutUint32(want[4*i:], w)
+		}
+		if got := out[32+64*(blk-1) : 32+64*blk]; !bytes.Equal(got, want) {
+			t.Errorf("block %d of the draw:\n got %x\nwant %x", blk, got, want)
+		}
+	}
+	if bytes.Equal(read(&g, 64), out[:64]) {
+		t.Error("two draws gave the same bytes")
 	}
 }

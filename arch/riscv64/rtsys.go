@@ -3,6 +3,8 @@
 package riscv64
 
 import (
+	"unsafe"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/jiege-go/jiege/mm"
@@ -301,10 +303,13 @@ func rtGetrandom(buf, n uintptr) int64 {
 		if pa == 0 {
 			return -errEFAULT
 		}
-		// One translation serves the rest of the page.
-		for end := min(n, i+mm.PageSize-(buf+i)&pageMask); i < end; i, pa = i+1, pa+1 {
-			*(*byte)(mm.Ptr(pa)) = randStream.byte()
-		}
+		// One translation and one draw serve the rest of the page.
+		var d draw
+		randStream.start(&d)
+		chunk := min(n-i, mm.PageSize-(buf+i)&pageMask)
+		d.read(unsafe.Slice((*byte)(mm.Ptr(pa)), chunk))
+		d.end()
+		i += chunk
 	}
 	return int64(n)
 }
