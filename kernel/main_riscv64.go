@@ -92,20 +92,30 @@ func Main(syscalls SyscallLayer) {
 	fmt.Printf("  %d MiB in frames, %d KiB in use; Go heap soft limit %d MiB\n", total>>20, inUse>>10, heapLimit>>20)
 	fmt.Printf("virtual: user 0-%#x; kernel in every table: direct map at %#x, runtime heap %#x-%#x\n",
 		mm.MaxUserVA, b.DirectMap, b.HeapStart, b.HeapEnd)
+	cmd, cmdErr := ParseCmdline(m.Bootargs) // printed after the devices
 	// The netstack draws its secrets (the keys of initial sequence numbers
 	// and timestamp offsets, its hash seeds) from the runtime's getrandom
 	// when it is made: seed that from the entropy device first, not from
 	// the time CSR alone.
-	var entropyBase uint64
-	var entropyNote string
+	var entropyBase, diskBase uint64
+	var entropyNote, diskNote string
 	for _, d := range m.Devices {
 		if d.Kind != "virtio-mmio" {
 			continue
 		}
-		if id, ok := virtio.Probe(uintptr(d.Base)); ok && id == virtio.DeviceRNG {
+		switch id, _ := virtio.Probe(uintptr(d.Base)); {
+		case id == virtio.DeviceRNG && entropyBase == 0:
 			entropyBase, entropyNote = d.Base, openEntropy(d)
-			break
+		case id == virtio.DeviceBlock && diskBase == 0:
+			diskBase, diskNote = d.Base, openRootDisk(d)
 		}
+	}
+	// The root is unpacked while the netstack is made: on two harts or
+	// more both run at once (each mostly code run once, whose translation
+	// is QEMU's cost). Not beside the selftest, which counts memory.
+	var root <-chan unpackedRoot
+	if (m.InitrdEnd > m.InitrdStart || rootDisk != nil) && cmdErr == nil && !cmd.Selftest {
+		root = startUnpack(m)
 	}
 	if lo, err := jnet.NewLoopback(); err != nil {
 		fmt.Printf("kernel: network: %v\n", err)
@@ -125,8 +135,8 @@ func Main(syscalls SyscallLayer) {
 					fmt.Printf("  %-22s %s\n", "", entropyNote)
 				case id == virtio.DeviceNet && Network != nil && !Network.HasEthernet():
 					openNetwork(d)
-				case id == virtio.DeviceBlock && rootDisk == nil:
-					openRootDisk(d)
+				case id == virtio.DeviceBlock && d.Base == diskBase:
+					fmt.Printf("  %-22s %s\n", "", diskNote)
 				}
 			}
 		default:
@@ -137,10 +147,9 @@ func Main(syscalls SyscallLayer) {
 			fmt.Println()
 		}
 	}
-	cmd, err := ParseCmdline(m.Bootargs)
 	fmt.Printf("command line: %q\n", m.Bootargs)
-	if err != nil {
-		fmt.Printf("kernel: command line: %v\n", err)
+	if cmdErr != nil {
+		fmt.Printf("kernel: command line: %v\n", cmdErr)
 		arch.PowerOff(2)
 	}
 	if cmd.Trace["syscall"] {
@@ -172,26 +181,14 @@ func Main(syscalls SyscallLayer) {
 		}
 		arch.PowerOff(1)
 	}
-	if m.InitrdEnd > m.InitrdStart || rootDisk != nil {
-		_, frames := arch.MemoryStats()
-		// Files read from a root disk stay cached within an eighth of RAM.
-		fs.SetDiskCacheLimit(int64(frames / 8))
-		unpackStart := time.Now()
-		var tree *fs.Tree
-		var rootSource string
-		if m.InitrdEnd > m.InitrdStart {
-			image := unsafe.Slice((*byte)(mm.Ptr(uintptr(m.InitrdStart))), m.InitrdEnd-m.InitrdStart)
-			tree, err = fs.Unpack(image)
-			rootSource = fmt.Sprintf("initramfs: %d KiB unpacked", len(image)>>10) // the tests find programs' output after this line
-		} else {
-			tree, err = fs.UnpackDisk(rootDisk, rootDisk.Size())
-			rootSource = fmt.Sprintf("root: the archives on the %d KiB disk, read on demand", rootDisk.Size()>>10)
-		}
-		unpackTime := time.Since(unpackStart)
-		if err != nil {
-			fmt.Printf("kernel: %v\n", err)
+	if root != nil {
+		r := <-root
+		if r.err != nil {
+			fmt.Printf("kernel: %v\n", r.err)
 			arch.PowerOff(3)
 		}
+		tree := r.tree
+		_, frames := arch.MemoryStats()
 		CPUs, MemoryStats = arch.Harts(), arch.MemoryStats
 		// Half of RAM is tmpfs's default; the files live in the kernel's
 		// heap here, within the quarter of RAM user memory leaves it.
@@ -213,8 +210,8 @@ func Main(syscalls SyscallLayer) {
 			go printStats(time.Duration(cmd.Stats) * time.Second)
 		}
 		fmt.Printf("boot: root file system unpacked in %d ms; init starts %d ms after machine start\n",
-			unpackTime.Milliseconds(), arch.TicksToNs(arch.Ticks())/1e6)
-		fmt.Println(rootSource)
+			r.took.Milliseconds(), arch.TicksToNs(arch.Ticks())/1e6)
+		fmt.Println(r.source)
 		if _, err := tree.Lookup(nil, cmd.Init, true); err == nil {
 			status := runInit(tree, syscalls, cmd.Init, cmd.InitArgs, startConsole(m))
 			fmt.Printf("kernel: init exited with status %d; powering off\n", status)
@@ -258,15 +255,47 @@ func residentLine() string {
 // initramfs is given.
 var rootDisk *virtio.Block
 
-// openRootDisk starts the block device that may hold the root.
-func openRootDisk(d Device) {
+// openRootDisk starts the block device that may hold the root and
+// describes it for the boot log.
+func openRootDisk(d Device) string {
 	b, err := virtio.OpenBlock(uintptr(d.Base), int(d.IRQ))
 	if err != nil {
-		fmt.Printf("  %-22s not used: %v\n", "", err)
-		return
+		return fmt.Sprintf("not used: %v", err)
 	}
 	rootDisk = b
-	fmt.Printf("  %-22s vda, %d KiB, read-only\n", "", b.Size()>>10)
+	return fmt.Sprintf("vda, %d KiB, read-only", b.Size()>>10)
+}
+
+// unpackedRoot is the root file system's tree, or why there is none.
+type unpackedRoot struct {
+	tree   *fs.Tree
+	source string // the boot log's line on where it came from
+	took   time.Duration
+	err    error
+}
+
+// startUnpack builds the root tree from the initramfs, or else from the
+// archives on the root disk, in a goroutine of its own.
+func startUnpack(m *Machine) <-chan unpackedRoot {
+	_, frames := arch.MemoryStats()
+	// Files read from a root disk stay cached within an eighth of RAM.
+	fs.SetDiskCacheLimit(int64(frames / 8))
+	done := make(chan unpackedRoot, 1)
+	go func() {
+		start := time.Now()
+		var r unpackedRoot
+		if m.InitrdEnd > m.InitrdStart {
+			image := unsafe.Slice((*byte)(mm.Ptr(uintptr(m.InitrdStart))), m.InitrdEnd-m.InitrdStart)
+			r.tree, r.err = fs.Unpack(image)
+			r.source = fmt.Sprintf("initramfs: %d KiB unpacked", len(image)>>10) // the tests find programs' output after this line
+		} else {
+			r.tree, r.err = fs.UnpackDisk(rootDisk, rootDisk.Size())
+			r.source = fmt.Sprintf("root: the archives on the %d KiB disk, read on demand", rootDisk.Size()>>10)
+		}
+		r.took = time.Since(start)
+		done <- r
+	}()
+	return done
 }
 
 // openNetwork starts the network device and the netstack on it.
