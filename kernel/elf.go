@@ -2,7 +2,6 @@ package kernel
 
 import (
 	"bytes"
-	"debug/elf"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -35,42 +34,32 @@ type Image struct {
 // the file's, the contents are copied in. The rest of each segment reads
 // as zeros. Malformed files return an error wrapping ErrNoExec.
 func LoadELF(as *mm.AddressSpace, data []byte, bias uintptr, file *fs.Node) (*Image, error) {
-	f, err := elf.NewFile(bytes.NewReader(data))
+	f, err := parseELF(data)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrNoExec, err)
+		return nil, err
 	}
-	if f.Class != elf.ELFCLASS64 || f.Data != elf.ELFDATA2LSB || f.Machine != elf.EM_RISCV {
-		return nil, fmt.Errorf("%w: %v %v %v, want RISC-V 64-bit little-endian", ErrNoExec, f.Class, f.Data, f.Machine)
-	}
-	switch f.Type {
-	case elf.ET_EXEC:
+	if f.typ == elfETExec {
 		bias = 0
-	case elf.ET_DYN:
-	default:
-		return nil, fmt.Errorf("%w: ELF type %v", ErrNoExec, f.Type)
 	}
-	img := &Image{Entry: uintptr(f.Entry) + bias, Bias: bias, Phent: 56, Phnum: len(f.Progs)}
-	phoff := uint64(0)
-	if len(data) >= 64 {
-		phoff = binary.LittleEndian.Uint64(data[32:40]) // e_phoff
-	}
+	img := &Image{Entry: uintptr(f.entry) + bias, Bias: bias, Phent: elfPhdrSize, Phnum: len(f.progs)}
 	var mappedEnd uintptr
 	loads := 0
-	for _, p := range f.Progs {
-		switch p.Type {
-		case elf.PT_INTERP:
-			if p.Off+p.Filesz > uint64(len(data)) || p.Filesz == 0 {
+	for i := range f.progs {
+		p := &f.progs[i]
+		switch p.typ {
+		case elfPTInterp:
+			if p.off+p.filesz > uint64(len(data)) || p.off+p.filesz < p.off || p.filesz == 0 {
 				return nil, fmt.Errorf("%w: PT_INTERP out of the file", ErrNoExec)
 			}
-			img.Interp = string(bytes.TrimRight(data[p.Off:p.Off+p.Filesz], "\x00"))
-		case elf.PT_LOAD:
+			img.Interp = string(bytes.TrimRight(data[p.off:p.off+p.filesz], "\x00"))
+		case elfPTLoad:
 			if err := loadSegment(as, data, file, p, bias, &mappedEnd); err != nil {
 				return nil, err
 			}
-			if phoff >= p.Off && phoff < p.Off+p.Filesz {
-				img.Phdr = uintptr(p.Vaddr+phoff-p.Off) + bias
+			if f.phoff >= p.off && f.phoff < p.off+p.filesz {
+				img.Phdr = uintptr(p.vaddr+f.phoff-p.off) + bias
 			}
-			img.End = max(img.End, uintptr(p.Vaddr+p.Memsz)+bias)
+			img.End = max(img.End, uintptr(p.vaddr+p.memsz)+bias)
 			loads++
 		}
 	}
@@ -80,20 +69,114 @@ func LoadELF(as *mm.AddressSpace, data []byte, bias uintptr, file *fs.Node) (*Im
 	return img, nil
 }
 
-func loadSegment(as *mm.AddressSpace, data []byte, file *fs.Node, p *elf.Prog, bias uintptr, mappedEnd *uintptr) error {
-	if p.Filesz > p.Memsz || p.Off+p.Filesz > uint64(len(data)) || p.Off+p.Filesz < p.Off {
-		return fmt.Errorf("%w: segment at %#x exceeds the file", ErrNoExec, p.Vaddr)
+// ELF constants (Linux include/uapi/linux/elf.h) of exec and the vDSO.
+// debug/elf has them too, but would bring the package inits of its DWARF
+// reader and decompressors into the kernel's boot.
+const (
+	elfHeaderSize   = 64    // Elf64_Ehdr
+	elfPhdrSize     = 56    // Elf64_Phdr
+	elfMaxPhdrBytes = 65536 // Linux's bound on a file's program headers
+	elfClass64      = 2     // EI_CLASS
+	elfDataLSB      = 1     // EI_DATA: little-endian
+	elfETExec       = 2
+	elfETDyn        = 3
+	elfPTLoad       = 1
+	elfPTDynamic    = 2
+	elfPTInterp     = 3
+	elfPFX          = 1
+	elfPFW          = 2
+	elfPFR          = 4
+	elfSHTStrtab    = 3
+	elfSHTHash      = 5
+	elfSHTDynamic   = 6
+	elfSHTProgbits  = 1
+	elfSHTDynsym    = 11
+	elfSHTVerdef    = 0x6ffffffd
+	elfSHTVersym    = 0x6fffffff
+	elfSHFAlloc     = 2
+	elfSHFExec      = 4
+	elfDTNull       = 0
+	elfDTHash       = 4
+	elfDTStrtab     = 5
+	elfDTSymtab     = 6
+	elfDTStrsz      = 10
+	elfDTSyment     = 11
+	elfDTSoname     = 14
+	elfDTVersym     = 0x6ffffff0
+	elfDTVerdef     = 0x6ffffffc
+	elfDTVerdefnum  = 0x6ffffffd
+	elfVerFlagBase  = 1
+	elfEMRISCV      = 243
+	elfRISCVFlags   = 0x5 // EF_RISCV_RVC | EF_RISCV_FLOAT_ABI_DOUBLE
+	elfSymFuncGlobl = 1<<4 | 2
+)
+
+// elfFile is what exec reads of an ELF file: the header's fields it uses
+// and the program headers.
+type elfFile struct {
+	typ   uint16
+	entry uint64
+	phoff uint64
+	progs []elfProg
+}
+
+// elfProg is an Elf64_Phdr.
+type elfProg struct {
+	typ, flags                uint32
+	off, vaddr, filesz, memsz uint64
+}
+
+// parseELF reads the ELF header and the program headers of data and checks
+// them as Linux's binfmt_elf does: the magic, a RISC-V 64-bit
+// little-endian executable or shared object, program headers of the
+// native size that lie in the file. Section headers, which a program
+// does not need to run, are not read.
+func parseELF(data []byte) (*elfFile, error) {
+	if len(data) < elfHeaderSize || string(data[:4]) != "\x7fELF" {
+		return nil, fmt.Errorf("%w: not an ELF file", ErrNoExec)
 	}
-	start := uintptr(p.Vaddr) + bias
-	end := start + uintptr(p.Memsz)
+	le := binary.LittleEndian
+	class, order, machine := data[4], data[5], le.Uint16(data[18:])
+	if class != elfClass64 || order != elfDataLSB || machine != elfEMRISCV {
+		return nil, fmt.Errorf("%w: class %d, data %d, machine %d, want RISC-V 64-bit little-endian", ErrNoExec, class, order, machine)
+	}
+	f := &elfFile{typ: le.Uint16(data[16:]), entry: le.Uint64(data[24:]), phoff: le.Uint64(data[32:])}
+	if f.typ != elfETExec && f.typ != elfETDyn {
+		return nil, fmt.Errorf("%w: ELF type %d", ErrNoExec, f.typ)
+	}
+	phentsize, phnum := le.Uint16(data[54:]), uint64(le.Uint16(data[56:]))
+	size := phnum * elfPhdrSize
+	if phentsize != elfPhdrSize || size == 0 || size > elfMaxPhdrBytes {
+		return nil, fmt.Errorf("%w: %d program headers of %d bytes", ErrNoExec, phnum, phentsize)
+	}
+	if f.phoff > uint64(len(data)) || size > uint64(len(data))-f.phoff {
+		return nil, fmt.Errorf("%w: program headers out of the file", ErrNoExec)
+	}
+	f.progs = make([]elfProg, phnum)
+	for i := range f.progs {
+		b := data[f.phoff+uint64(i)*elfPhdrSize:]
+		f.progs[i] = elfProg{
+			typ: le.Uint32(b[0:]), flags: le.Uint32(b[4:]),
+			off: le.Uint64(b[8:]), vaddr: le.Uint64(b[16:]), filesz: le.Uint64(b[32:]), memsz: le.Uint64(b[40:]),
+		}
+	}
+	return f, nil
+}
+
+func loadSegment(as *mm.AddressSpace, data []byte, file *fs.Node, p *elfProg, bias uintptr, mappedEnd *uintptr) error {
+	if p.filesz > p.memsz || p.off+p.filesz > uint64(len(data)) || p.off+p.filesz < p.off {
+		return fmt.Errorf("%w: segment at %#x exceeds the file", ErrNoExec, p.vaddr)
+	}
+	start := uintptr(p.vaddr) + bias
+	end := start + uintptr(p.memsz)
 	if end < start || start < mm.UserMin || end > mm.UserMmapTop {
 		return fmt.Errorf("%w: segment %#x-%#x outside user memory", ErrNoExec, start, end)
 	}
-	perm := segmentPerm(p.Flags)
+	perm := segmentPerm(p.flags)
 	lo, hi := start&^(mm.PageSize-1), (end+mm.PageSize-1)&^(mm.PageSize-1)
-	if file != nil && p.Filesz > 0 && lo >= *mappedEnd && uintptr(p.Vaddr)%mm.PageSize == uintptr(p.Off)%mm.PageSize {
+	if file != nil && p.filesz > 0 && lo >= *mappedEnd && uintptr(p.vaddr)%mm.PageSize == uintptr(p.off)%mm.PageSize {
 		*mappedEnd = hi
-		return mapSegment(as, file, uintptr(p.Off), start, start+uintptr(p.Filesz), end, perm)
+		return mapSegment(as, file, uintptr(p.off), start, start+uintptr(p.filesz), end, perm)
 	}
 	if lo < *mappedEnd {
 		// The segment shares its first page with the previous one: that page
@@ -113,7 +196,7 @@ func loadSegment(as *mm.AddressSpace, data []byte, file *fs.Node, p *elf.Prog, b
 		}
 	}
 	*mappedEnd = max(*mappedEnd, hi)
-	return as.Populate(start, data[p.Off:p.Off+p.Filesz])
+	return as.Populate(start, data[p.off:p.off+p.filesz])
 }
 
 // mapSegment maps a segment whose file bytes [off, off+fileEnd-start)
@@ -153,6 +236,6 @@ func vmaPermAt(as *mm.AddressSpace, va uintptr) uint64 {
 	return 0
 }
 
-func segmentPerm(f elf.ProgFlag) uint64 {
-	return mm.Perm(f&elf.PF_R != 0, f&elf.PF_W != 0, f&elf.PF_X != 0)
+func segmentPerm(flags uint32) uint64 {
+	return mm.Perm(flags&elfPFR != 0, flags&elfPFW != 0, flags&elfPFX != 0)
 }

@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"bytes"
+	"debug/elf"
 	"encoding/binary"
 	"errors"
 	"testing"
@@ -67,17 +68,6 @@ func makeELF(typ uint16, machine uint16, entry uint64, segs []testSeg) []byte {
 	return b
 }
 
-const (
-	ptLoad   = 1
-	ptInterp = 3
-	pfX      = 1
-	pfW      = 2
-	pfR      = 4
-	emRISCV  = 243
-	etExec   = 2
-	etDyn    = 3
-)
-
 func newAS(t *testing.T) *mm.AddressSpace {
 	as, err := mm.NewAddressSpace(mmtest.New(t, 2048))
 	if err != nil {
@@ -89,10 +79,10 @@ func newAS(t *testing.T) *mm.AddressSpace {
 func TestLoadELFExec(t *testing.T) {
 	code := []byte{0x13, 0, 0, 0, 0x73, 0, 0, 0}
 	data := []byte("initialised data")
-	file := makeELF(etExec, emRISCV, 0x10000, []testSeg{
-		{ptInterp, pfR, 0, 0, []byte("/lib/ld-linux-riscv64-lp64d.so.1\x00")},
-		{ptLoad, pfR | pfX, 0x10000, uint64(len(code)), code},
-		{ptLoad, pfR | pfW, 0x12000, 0x3000, data},
+	file := makeELF(elfETExec, elfEMRISCV, 0x10000, []testSeg{
+		{elfPTInterp, elfPFR, 0, 0, []byte("/lib/ld-linux-riscv64-lp64d.so.1\x00")},
+		{elfPTLoad, elfPFR | elfPFX, 0x10000, uint64(len(code)), code},
+		{elfPTLoad, elfPFR | elfPFW, 0x12000, 0x3000, data},
 	})
 	as := newAS(t)
 	img, err := LoadELF(as, file, 0x5555_0000, nil)
@@ -119,7 +109,7 @@ func TestLoadELFExec(t *testing.T) {
 }
 
 func TestLoadELFDynBias(t *testing.T) {
-	file := makeELF(etDyn, emRISCV, 0x100, []testSeg{{ptLoad, pfR | pfX, 0, 0x1000, nil}})
+	file := makeELF(elfETDyn, elfEMRISCV, 0x100, []testSeg{{elfPTLoad, elfPFR | elfPFX, 0, 0x1000, nil}})
 	as := newAS(t)
 	img, err := LoadELF(as, file, 0x40_0000, nil)
 	if err != nil {
@@ -135,21 +125,84 @@ func TestLoadELFDynBias(t *testing.T) {
 }
 
 func TestLoadELFRejectsMalformed(t *testing.T) {
-	good := []testSeg{{ptLoad, pfR | pfX, 0x10000, 0x1000, []byte{1, 2, 3}}}
+	good := []testSeg{{elfPTLoad, elfPFR | elfPFX, 0x10000, 0x1000, []byte{1, 2, 3}}}
 	cases := map[string][]byte{
-		"x86-64":     makeELF(etExec, 62, 0x10000, good),
-		"no loads":   makeELF(etExec, emRISCV, 0x10000, []testSeg{{ptInterp, pfR, 0, 0, []byte("/x\x00")}}),
-		"garbage":    []byte("#!/bin/sh\necho not an ELF\n"),
-		"truncated":  makeELF(etExec, emRISCV, 0x10000, good)[:70],
-		"null page":  makeELF(etExec, emRISCV, 0, []testSeg{{ptLoad, pfR, 0, 0x1000, []byte{1}}}),
-		"kernel va":  makeELF(etExec, emRISCV, 0x10000, []testSeg{{ptLoad, pfR, 0x3f_8000_0000, 0x1000, []byte{1}}}),
-		"filesz>mem": makeELF(etExec, emRISCV, 0x10000, []testSeg{{ptLoad, pfR, 0x10000, 1, []byte{1, 2}}}),
+		"x86-64":             makeELF(elfETExec, 62, 0x10000, good),
+		"no loads":           makeELF(elfETExec, elfEMRISCV, 0x10000, []testSeg{{elfPTInterp, elfPFR, 0, 0, []byte("/x\x00")}}),
+		"garbage":            []byte("#!/bin/sh\necho not an ELF\n"),
+		"truncated":          makeELF(elfETExec, elfEMRISCV, 0x10000, good)[:70],
+		"null page":          makeELF(elfETExec, elfEMRISCV, 0, []testSeg{{elfPTLoad, elfPFR, 0, 0x1000, []byte{1}}}),
+		"kernel va":          makeELF(elfETExec, elfEMRISCV, 0x10000, []testSeg{{elfPTLoad, elfPFR, 0x3f_8000_0000, 0x1000, []byte{1}}}),
+		"filesz>mem":         makeELF(elfETExec, elfEMRISCV, 0x10000, []testSeg{{elfPTLoad, elfPFR, 0x10000, 1, []byte{1, 2}}}),
+		"phentsize":          patchELF(makeELF(elfETExec, elfEMRISCV, 0x10000, good), 54, 32),
+		"phnum 0":            patchELF(makeELF(elfETExec, elfEMRISCV, 0x10000, good), 56, 0),
+		"phdrs past the end": patchELF(makeELF(elfETExec, elfEMRISCV, 0x10000, good), 32, 1<<40),
+		"32-bit":             patchELF(makeELF(elfETExec, elfEMRISCV, 0x10000, good), 4, 1),
+		"big-endian":         patchELF(makeELF(elfETExec, elfEMRISCV, 0x10000, good), 5, 2),
+		"core file":          patchELF(makeELF(elfETExec, elfEMRISCV, 0x10000, good), 16, 4),
 	}
 	for name, file := range cases {
 		if _, err := LoadELF(newAS(t), file, 0, nil); !errors.Is(err, ErrNoExec) {
 			t.Errorf("%s: err = %v, want ErrNoExec", name, err)
 		}
 	}
+}
+
+// patchELF writes v at off of an ELF file made by makeELF: a byte at
+// e_ident, a half word in the header, a word for e_phoff.
+func patchELF(b []byte, off int, v uint64) []byte {
+	switch {
+	case off < 16:
+		b[off] = byte(v)
+	case off == 32:
+		binary.LittleEndian.PutUint64(b[off:], v)
+	default:
+		binary.LittleEndian.PutUint16(b[off:], uint16(v))
+	}
+	return b
+}
+
+// FuzzParseELF checks the kernel's reading of ELF and program headers
+// against debug/elf: a file debug/elf reads as a RISC-V 64-bit executable
+// or shared object with program headers of the native size, the kernel
+// reads too, with the same entry point and program headers; and a file the
+// kernel reads, debug/elf reads the same way whenever it reads it at all
+// (it also reads section headers, which the kernel, as Linux, ignores).
+func FuzzParseELF(f *testing.F) {
+	f.Add(makeELF(elfETExec, elfEMRISCV, 0x10000, []testSeg{
+		{elfPTInterp, elfPFR, 0, 0, []byte("/lib/ld.so\x00")},
+		{elfPTLoad, elfPFR | elfPFX, 0x10000, 0x1000, []byte{1, 2, 3}},
+	}))
+	f.Add(makeELF(elfETDyn, elfEMRISCV, 0x100, []testSeg{{elfPTLoad, elfPFR | elfPFX, 0, 0x1000, nil}}))
+	f.Add(vdso.image)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ours, err := parseELF(data)
+		if err != nil && !errors.Is(err, ErrNoExec) {
+			t.Fatalf("error %v does not wrap ErrNoExec", err)
+		}
+		theirs, theirErr := elf.NewFile(bytes.NewReader(data))
+		if theirErr != nil {
+			return
+		}
+		runnable := theirs.Class == elf.ELFCLASS64 && theirs.Data == elf.ELFDATA2LSB && theirs.Machine == elf.EM_RISCV &&
+			(theirs.Type == elf.ET_EXEC || theirs.Type == elf.ET_DYN) && len(theirs.Progs) > 0 &&
+			binary.LittleEndian.Uint16(data[54:]) == elfPhdrSize
+		if runnable != (err == nil) {
+			t.Fatalf("parseELF: %v; debug/elf reads %v %v %v %v with %d program headers", err, theirs.Class, theirs.Data, theirs.Machine, theirs.Type, len(theirs.Progs))
+		}
+		if err != nil {
+			return
+		}
+		if ours.entry != theirs.Entry || uint16(ours.typ) != uint16(theirs.Type) || len(ours.progs) != len(theirs.Progs) {
+			t.Fatalf("entry %#x type %d, %d program headers; debug/elf: %#x %v, %d", ours.entry, ours.typ, len(ours.progs), theirs.Entry, theirs.Type, len(theirs.Progs))
+		}
+		for i, p := range theirs.Progs {
+			want := elfProg{uint32(p.Type), uint32(p.Flags), p.Off, p.Vaddr, p.Filesz, p.Memsz}
+			if ours.progs[i] != want {
+				t.Fatalf("program header %d: %+v, debug/elf %+v", i, ours.progs[i], want)
+			}
+		}
+	})
 }
 
 func TestBuildStack(t *testing.T) {
@@ -216,9 +269,9 @@ func TestBuildStack(t *testing.T) {
 func TestLoadELFMapsTheFile(t *testing.T) {
 	code := []byte{0x13, 0, 0, 0, 0x73, 0, 0, 0}
 	data := []byte("initialised data")
-	img := makeELF(etExec, emRISCV, 0x10000, []testSeg{
-		{ptLoad, pfR | pfX, 0x10000, uint64(len(code)), code},
-		{ptLoad, pfR | pfW, 0x12000, 0x3000, data},
+	img := makeELF(elfETExec, elfEMRISCV, 0x10000, []testSeg{
+		{elfPTLoad, elfPFR | elfPFX, 0x10000, uint64(len(code)), code},
+		{elfPTLoad, elfPFR | elfPFW, 0x12000, 0x3000, data},
 	})
 	img = append(img, "not bss"...) // on the data segment's last page, past its end
 	node := &fs.Node{Mode: 0o755, Data: img}

@@ -14,20 +14,20 @@ import (
 )
 
 func TestExecStaticAndDynamic(t *testing.T) {
-	static := makeELF(etExec, emRISCV, 0x10000, []testSeg{{ptLoad, pfR | pfX, 0x10000, 0x1000, []byte{0x13, 0, 0, 0}}})
-	dynamic := makeELF(etDyn, emRISCV, 0x200, []testSeg{
-		{ptLoad, pfR | pfX, 0, 0x1000, nil},
-		{ptInterp, pfR, 0, 0, []byte("/lib/ld.so\x00")},
+	static := makeELF(elfETExec, elfEMRISCV, 0x10000, []testSeg{{elfPTLoad, elfPFR | elfPFX, 0x10000, 0x1000, []byte{0x13, 0, 0, 0}}})
+	dynamic := makeELF(elfETDyn, elfEMRISCV, 0x200, []testSeg{
+		{elfPTLoad, elfPFR | elfPFX, 0, 0x1000, nil},
+		{elfPTInterp, elfPFR, 0, 0, []byte("/lib/ld.so\x00")},
 	})
-	ld := makeELF(etDyn, emRISCV, 0x80, []testSeg{{ptLoad, pfR | pfX, 0, 0x2000, nil}})
+	ld := makeELF(elfETDyn, elfEMRISCV, 0x80, []testSeg{{elfPTLoad, elfPFR | elfPFX, 0, 0x2000, nil}})
 	tree := &fs.Tree{Root: fs.NewDir(0o755)}
 	tree.Create(nil, "/lib", fs.NewDir(0o755))
 	tree.Create(nil, "/static", &fs.Node{Mode: 0o755, Data: static})
 	tree.Create(nil, "/dynamic", &fs.Node{Mode: 0o755, Data: dynamic})
 	tree.Create(nil, "/lib/ld.so", &fs.Node{Mode: 0o755, Data: ld})
 	tree.Create(nil, "/text", &fs.Node{Mode: 0o644, Data: []byte("hello")})
-	tree.Create(nil, "/badinterp", &fs.Node{Mode: 0o755, Data: makeELF(etDyn, emRISCV, 0, []testSeg{
-		{ptLoad, pfR, 0, 0x1000, nil}, {ptInterp, pfR, 0, 0, []byte("/nope\x00")}})})
+	tree.Create(nil, "/badinterp", &fs.Node{Mode: 0o755, Data: makeELF(elfETDyn, elfEMRISCV, 0, []testSeg{
+		{elfPTLoad, elfPFR, 0, 0x1000, nil}, {elfPTInterp, elfPFR, 0, 0, []byte("/nope\x00")}})})
 	mem := mmtest.New(t, 4096)
 	var regs arch.Frame
 
@@ -74,7 +74,7 @@ func TestExecStaticAndDynamic(t *testing.T) {
 // soft limit within its bounds, that arguments past a quarter of it fail
 // with E2BIG, and that exec refuses a program its caller may not execute.
 func TestExecStackLimit(t *testing.T) {
-	static := makeELF(etExec, emRISCV, 0x10000, []testSeg{{ptLoad, pfR | pfX, 0x10000, 0x1000, []byte{0x13, 0, 0, 0}}})
+	static := makeELF(elfETExec, elfEMRISCV, 0x10000, []testSeg{{elfPTLoad, elfPFR | elfPFX, 0x10000, 0x1000, []byte{0x13, 0, 0, 0}}})
 	tree := &fs.Tree{Root: fs.NewDir(0o755)}
 	tree.Create(nil, "/static", &fs.Node{Mode: 0o755, Data: static})
 	tree.Create(nil, "/owner-only", &fs.Node{Mode: 0o700, Data: static})

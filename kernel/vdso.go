@@ -220,37 +220,6 @@ func vdsoCode() ([]byte, map[string]uintptr) {
 	return a.bytes(), funcs
 }
 
-// ELF constants (Linux include/uapi/linux/elf.h).
-const (
-	elfPTLoad       = 1
-	elfPTDynamic    = 2
-	elfPFX          = 1
-	elfPFR          = 4
-	elfSHTStrtab    = 3
-	elfSHTHash      = 5
-	elfSHTDynamic   = 6
-	elfSHTProgbits  = 1
-	elfSHTDynsym    = 11
-	elfSHTVerdef    = 0x6ffffffd
-	elfSHTVersym    = 0x6fffffff
-	elfSHFAlloc     = 2
-	elfSHFExec      = 4
-	elfDTNull       = 0
-	elfDTHash       = 4
-	elfDTStrtab     = 5
-	elfDTSymtab     = 6
-	elfDTStrsz      = 10
-	elfDTSyment     = 11
-	elfDTSoname     = 14
-	elfDTVersym     = 0x6ffffff0
-	elfDTVerdef     = 0x6ffffffc
-	elfDTVerdefnum  = 0x6ffffffd
-	elfVerFlagBase  = 1
-	elfEMRISCV      = 243
-	elfRISCVFlags   = 0x5 // EF_RISCV_RVC | EF_RISCV_FLOAT_ABI_DOUBLE
-	elfSymFuncGlobl = 1<<4 | 2
-)
-
 // Section indices of the image.
 const (
 	vdsoSecHash = 1 + iota

@@ -33,6 +33,22 @@ static int run(char *const argv[], char *const envp[]) {
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+/* copy_self writes a copy of this program to path with the 8-byte field
+ * at off set to v. */
+static void copy_self(const char *path, long off, unsigned long long v) {
+	int in = open(self, O_RDONLY), out = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0755);
+	static char buf[1 << 16];
+	long n, at = 0;
+	while ((n = read(in, buf, sizeof buf)) > 0) {
+		if (off >= at && off + 8 <= at + n)
+			memcpy(buf + (off - at), &v, 8);
+		write(out, buf, n);
+		at += n;
+	}
+	close(in);
+	close(out);
+}
+
 int main(int argc, char **argv) {
 	if (argc > 1 && strncmp(argv[1], "child", 5) == 0)
 		child_mode(argc, argv);
@@ -58,6 +74,12 @@ int main(int argc, char **argv) {
 	chmod("script", 0755);
 	char *sargs[] = {"./script", "x", NULL};
 	SHOW("script.status", "%d", run(sargs, env));
+
+	/* Section headers past the end of the file: a loader reads only the
+	 * program headers (e_shoff is at 40), and the program runs. */
+	copy_self("noshdrs", 40, 1ULL << 40);
+	char *nsargs[] = {"./noshdrs", "child", NULL};
+	SHOW("exec.badshoff.status", "%d", run(nsargs, env));
 
 	/* Failures keep the old image and report the errno. */
 	char *missing[] = {"./missing", NULL};
