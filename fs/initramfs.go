@@ -2,15 +2,12 @@ package fs
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"path"
 	"strings"
 	"time"
-
-	"github.com/u-root/u-root/pkg/cpio"
 )
 
 const (
@@ -123,32 +120,93 @@ type unpacker struct {
 
 // archive adds one archive's records and returns the offset after its trailer.
 func (u *unpacker) archive(src io.ReaderAt, size, start int64, data func(off, size int64) fileData) (int64, error) {
-	r := cpio.Newc.Reader(io.NewSectionReader(src, start, size-start))
-	// The EOFReader hides the trailer; find it after the last record.
-	next := start
-	for {
-		rec, err := r.ReadRecord()
-		if errors.Is(err, io.EOF) {
-			break
-		}
+	for off := start; ; {
+		rec, fileStart, err := readNewc(src, off, size)
 		if err != nil {
 			return 0, fmt.Errorf("initramfs: archive at offset %d: %w", start, err)
 		}
-		fileStart := start + int64(rec.FilePos)
-		if rec.FileSize > uint64(size) || fileStart+int64(rec.FileSize) > size {
-			return 0, fmt.Errorf("initramfs: %s: data runs past the image", rec.Name)
+		if rec.size > uint64(size-fileStart) {
+			return 0, fmt.Errorf("initramfs: %s: data runs past the image", rec.name)
 		}
-		fileEnd := fileStart + int64(rec.FileSize)
-		next = (fileEnd + 3) &^ 3
-		if err := u.add(rec, src, data(fileStart, int64(rec.FileSize)), fileStart); err != nil {
+		next := (fileStart + int64(rec.size) + 3) &^ 3
+		if rec.name == trailerName {
+			return next, nil
+		}
+		if err := u.add(&rec, src, data(fileStart, int64(rec.size)), fileStart); err != nil {
 			return 0, err
 		}
+		off = next
 	}
-	trailer := next
-	if !hasAt(src, trailer, newcMagic) || !hasAt(src, trailer+newcHeader, trailerName) {
-		return 0, fmt.Errorf("initramfs: archive at offset %d has no trailer", start)
+}
+
+// newcRecord is a newc header: its fields in the archive's order, then
+// the name without its NUL.
+type newcRecord struct {
+	ino, mode, uid, gid, nlink, mtime, size       uint64
+	major, minor, rmajor, rminor, nameSize, check uint64 // check: the crc format's sum, unused
+	name                                          string
+}
+
+// maxNameSize bounds a record's name with its NUL (PATH_MAX, as Linux's
+// unpacker does).
+const maxNameSize = 4096
+
+// readNewc reads the record whose header is at off and returns it with the
+// offset of its data: after the name, at a multiple of 4. The fields are
+// eight hex digits each (the kernel reads them itself: a reader built on
+// reflection costs more at every boot than the rest of the unpacking).
+func readNewc(src io.ReaderAt, off, size int64) (newcRecord, int64, error) {
+	var rec newcRecord
+	var hdr [newcHeader]byte
+	if size-off < newcHeader {
+		return rec, 0, fmt.Errorf("no trailer (a header at %d runs past the image)", off)
 	}
-	return (trailer + newcHeader + int64(len(trailerName)) + 1 + 3) &^ 3, nil
+	if k, err := src.ReadAt(hdr[:], off); k < newcHeader {
+		return rec, 0, fmt.Errorf("header at %d: %w", off, err)
+	}
+	if string(hdr[:len(newcMagic)]) != newcMagic {
+		return rec, 0, fmt.Errorf("no newc header at %d", off)
+	}
+	fields := [...]*uint64{&rec.ino, &rec.mode, &rec.uid, &rec.gid, &rec.nlink, &rec.mtime, &rec.size,
+		&rec.major, &rec.minor, &rec.rmajor, &rec.rminor, &rec.nameSize, &rec.check}
+	for i, f := range fields {
+		v, ok := parseHex8(hdr[len(newcMagic)+8*i:][:8])
+		if !ok {
+			return rec, 0, fmt.Errorf("header at %d: field %d is not hexadecimal", off, i)
+		}
+		*f = v
+	}
+	if rec.nameSize == 0 || rec.nameSize > maxNameSize || int64(rec.nameSize) > size-off-newcHeader {
+		return rec, 0, fmt.Errorf("header at %d: name of %d bytes", off, rec.nameSize)
+	}
+	name := make([]byte, rec.nameSize)
+	if k, err := src.ReadAt(name, off+newcHeader); k < len(name) {
+		return rec, 0, fmt.Errorf("name at %d: %w", off+newcHeader, err)
+	}
+	if name[len(name)-1] != 0 {
+		return rec, 0, fmt.Errorf("name at %d does not end in NUL", off+newcHeader)
+	}
+	rec.name = string(name[:len(name)-1])
+	return rec, (off + newcHeader + int64(rec.nameSize) + 3) &^ 3, nil
+}
+
+// parseHex8 reads eight hex digits.
+func parseHex8(b []byte) (uint64, bool) {
+	var v uint64
+	for _, c := range b {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		v = v<<4 | uint64(c)
+	}
+	return v, true
 }
 
 // maxLinkTarget bounds a symbolic link's target (PATH_MAX).
@@ -156,15 +214,15 @@ const maxLinkTarget = 4096
 
 // add puts one record in the tree. A symbolic link's target is read from
 // src at off.
-func (u *unpacker) add(rec cpio.Record, src io.ReaderAt, data fileData, off int64) error {
-	name := CleanPath("/" + rec.Name) // u-root cleaned it already
+func (u *unpacker) add(rec *newcRecord, src io.ReaderAt, data fileData, off int64) error {
+	name := CleanPath("/" + rec.name)
 	if name == "/" || name == "/." {
 		return nil
 	}
-	mtime := time.Unix(int64(rec.MTime), 0)
-	n := &Node{Mode: ModeFromUnix(uint32(rec.Mode)), UID: uint32(rec.UID), GID: uint32(rec.GID), ATime: mtime, MTime: mtime, CTime: mtime}
-	linkKey := [3]uint64{rec.Major, rec.Minor, rec.Ino}
-	if rec.Mode&sIFMT == sIFREG && rec.NLink > 1 {
+	mtime := time.Unix(int64(rec.mtime), 0)
+	n := &Node{Mode: ModeFromUnix(uint32(rec.mode)), UID: uint32(rec.uid), GID: uint32(rec.gid), ATime: mtime, MTime: mtime, CTime: mtime}
+	linkKey := [3]uint64{rec.major, rec.minor, rec.ino}
+	if rec.mode&sIFMT == sIFREG && rec.nlink > 1 {
 		if shared, ok := u.links[linkKey]; ok {
 			if !data.empty() {
 				shared.Data, shared.disk = data.mem, data.disk
@@ -173,7 +231,7 @@ func (u *unpacker) add(rec cpio.Record, src io.ReaderAt, data fileData, off int6
 		}
 		u.links[linkKey] = n
 	}
-	switch rec.Mode & sIFMT {
+	switch rec.mode & sIFMT {
 	case sIFDIR:
 		if old, err := u.t.Lookup(nil, name, false); err == nil && old.IsDir() {
 			old.Mode = fs.ModeDir | n.Mode
@@ -184,18 +242,18 @@ func (u *unpacker) add(rec cpio.Record, src io.ReaderAt, data fileData, off int6
 	case sIFREG:
 		n.Data, n.disk = data.mem, data.disk
 	case sIFLNK:
-		if rec.FileSize > maxLinkTarget {
-			return fmt.Errorf("initramfs: %s: symbolic link target of %d bytes", rec.Name, rec.FileSize)
+		if rec.size > maxLinkTarget {
+			return fmt.Errorf("initramfs: %s: symbolic link target of %d bytes", rec.name, rec.size)
 		}
-		target := make([]byte, rec.FileSize)
+		target := make([]byte, rec.size)
 		if k, err := src.ReadAt(target, off); k < len(target) {
-			return fmt.Errorf("initramfs: %s: %w", rec.Name, err)
+			return fmt.Errorf("initramfs: %s: %w", rec.name, err)
 		}
 		n.Mode |= fs.ModeSymlink
 		n.Link = string(target)
 	case sIFCHR:
 		n.Mode |= fs.ModeDevice | fs.ModeCharDevice
-		n.Rdev = Mkdev(uint32(rec.Rmajor), uint32(rec.Rminor))
+		n.Rdev = Mkdev(uint32(rec.rmajor), uint32(rec.rminor))
 	default:
 		return nil
 	}

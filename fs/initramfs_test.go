@@ -10,7 +10,7 @@ import (
 	"github.com/u-root/u-root/pkg/cpio"
 )
 
-func archive(t *testing.T, recs ...cpio.Record) []byte {
+func archive(t testing.TB, recs ...cpio.Record) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	w := cpio.Newc.Writer(&buf)
@@ -160,4 +160,47 @@ func TestHardLinksShareData(t *testing.T) {
 	if x != y || string(x.Data) != "shared data" || StatNode(x).Nlink != 2 {
 		t.Fatalf("hard links: x %q y %q, nlink %d", x.Data, y.Data, StatNode(x).Nlink)
 	}
+}
+
+// FuzzReadNewc checks the kernel's reading of a newc header against
+// u-root's reader: a header u-root reads, the kernel reads with the same
+// fields, name and data offset, unless its name does not end in NUL or
+// is longer than PATH_MAX (Linux refuses both); and a header u-root
+// refuses, the kernel refuses too.
+func FuzzReadNewc(f *testing.F) {
+	f.Add(archive(f, cpio.StaticFile("etc/nginx/nginx.conf", "user www-data;\n", 0o644)))
+	f.Add(archive(f, cpio.Symlink("lib", "usr/lib"), cpio.CharDev("dev/null", 0o666, 1, 3)))
+	f.Add([]byte("070701zz"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rec, dataOff, err := readNewc(bytes.NewReader(data), 0, int64(len(data)))
+		if len(data) >= newcHeader {
+			// u-root allocates the name's stated size before reading it.
+			if size, ok := parseHex8(data[94:102]); ok && size > uint64(len(data)) {
+				if err == nil {
+					t.Fatalf("read %+v with a name past the end", rec)
+				}
+				return
+			}
+		}
+		theirs, theirErr := cpio.Newc.Reader(bytes.NewReader(data)).ReadRecord()
+		if theirErr != nil {
+			if err == nil {
+				t.Fatalf("read %+v; u-root: %v", rec, theirErr)
+			}
+			return
+		}
+		if err != nil {
+			size, _ := parseHex8(data[94:102])
+			if size > maxNameSize || data[newcHeader+size-1] != 0 {
+				return
+			}
+			t.Fatalf("%v; u-root read %+v", err, theirs.Info)
+		}
+		want := newcRecord{ino: theirs.Ino, mode: theirs.Mode, uid: theirs.UID, gid: theirs.GID, nlink: theirs.NLink,
+			mtime: theirs.MTime, size: theirs.FileSize, major: theirs.Major, minor: theirs.Minor,
+			rmajor: theirs.Rmajor, rminor: theirs.Rminor, nameSize: rec.nameSize, check: rec.check, name: rec.name}
+		if rec != want || CleanPath("/"+rec.name) != CleanPath("/"+theirs.Name) || dataOff != int64(theirs.FilePos) {
+			t.Fatalf("read %+v, data at %d; u-root %+v, data at %d", rec, dataOff, theirs.Info, theirs.FilePos)
+		}
+	})
 }
