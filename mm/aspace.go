@@ -24,6 +24,12 @@ type Memory interface {
 	// every processor that may use it; FlushPage does so for one page.
 	Flush(root uintptr)
 	FlushPage(root, va uintptr)
+	// SyncICache makes code written to memory for root's table (by the
+	// kernel or by a program that says so) visible to instruction fetch
+	// on every processor that may run it; called before the code is
+	// mapped executable, so that no processor running the table reaches
+	// it first.
+	SyncICache(root uintptr)
 }
 
 // Errors of address-space operations; the syscall layer turns them into errnos.
@@ -155,6 +161,10 @@ func (as *AddressSpace) Satp() uint64 { return SatpSv39(as.root) }
 
 // Root is the page table's physical address.
 func (as *AddressSpace) Root() uintptr { return as.root }
+
+// SyncICache makes the code the program wrote visible to instruction
+// fetch on every processor that runs or will run it (riscv_flush_icache).
+func (as *AddressSpace) SyncICache() { as.mem.SyncICache(as.root) }
 
 // VMAs returns a copy of the mappings in address order.
 func (as *AddressSpace) VMAs() []VMA {
@@ -566,6 +576,10 @@ func (as *AddressSpace) Protect(addr, length uintptr, perm uint64) error {
 	}
 	as.splitAt(start)
 	as.splitAt(stop)
+	if perm&PTEExec != 0 {
+		// The pages may hold code written as data (read(2), the loader).
+		as.mem.SyncICache(as.root)
+	}
 	for _, v := range as.vmas.cut(start, stop) {
 		v.Perm = perm
 		as.eachPage(v.Start, v.End, func(_ uintptr, e *uint64) { setLeaf(e, as.entryBits(&v, *e)) })
@@ -926,12 +940,11 @@ func (as *AddressSpace) Fault(va uintptr, access Access) error {
 	page := pageDown(va)
 	e := as.pte(page)
 	if e == nil {
+		if v.Cache != nil && access != Write {
+			return as.mapWindow(v, page)
+		}
 		if err := as.back(v, page); err != nil || v.Cache == nil {
 			return err
-		}
-		if access != Write {
-			as.mapAround(v, page)
-			return nil
 		}
 		// A private file mapping's write copies the file's page it maps.
 		e = as.pte(page)
@@ -974,6 +987,9 @@ func (as *AddressSpace) back(v *VMA, va uintptr) error {
 			return ErrNoMemory
 		}
 	}
+	if v.Perm&PTEExec != 0 {
+		as.mem.SyncICache(as.root)
+	}
 	if !as.mapPage(va, pa, as.leafBits(v, pa, v.Cache != nil)) {
 		if v.Shared == nil && v.Cache == nil {
 			as.mem.FreeFrame(pa)
@@ -996,6 +1012,9 @@ func (as *AddressSpace) unshare(v *VMA, va uintptr, e *uint64) error {
 			return ErrNoMemory
 		}
 		copy((*[PageSize]byte)(Ptr(n))[:], (*[PageSize]byte)(Ptr(pa))[:])
+		if v.Perm&PTEExec != 0 {
+			as.mem.SyncICache(as.root)
+		}
 		*e = makePTE(n, *e&0x3ff&^pteFilePage)
 		setLeaf(e, as.leafBits(v, n, false))
 		as.mem.FlushPage(as.root, va)
@@ -1059,7 +1078,9 @@ func (as *AddressSpace) CopyOut(va uintptr, data []byte) error {
 // Populate writes data at va whatever the protection: the loader fills
 // read-only and executable segments with it.
 func (as *AddressSpace) Populate(va uintptr, data []byte) error {
-	return as.copy(va, data, Write, true)
+	err := as.copy(va, data, Write, true)
+	as.mem.SyncICache(as.root) // the loader's code; no thread runs a new table yet
+	return err
 }
 
 func (as *AddressSpace) copy(va uintptr, buf []byte, access Access, force bool) error {

@@ -102,6 +102,9 @@ func (s *SharedMemory) Push(from, to int64) {
 // code. Pages past the end of the file stay unmapped.
 func (as *AddressSpace) MapFilePages(start, end uintptr) error {
 	defer as.mem.Flush(as.root)
+	// The loader's: no thread runs a new program's table yet, so its
+	// processors fence when they first enter it.
+	defer as.mem.SyncICache(as.root)
 	for va := pageDown(start); va < end; va += PageSize {
 		v := as.vmas.find(va)
 		if v == nil || v.Cache == nil {
@@ -132,20 +135,40 @@ func (as *AddressSpace) MapFilePages(start, end uintptr) error {
 // filled for them (a copy costs less than a trap).
 const faultAround = 16
 
-// mapAround maps the pages of the window around va, in v and in the file,
-// that va's fault did not map, while frames are to be had. No fence: a
-// hart that cached one of them as missing faults once more, and Fault
-// finds it mapped (Linux's spurious-fault fix does the same).
-func (as *AddressSpace) mapAround(v *VMA, va uintptr) {
+// mapWindow maps the file's page at va, which a read or execute fault
+// found absent, and the other absent pages of its window that are in v
+// and in the file, while frames are to be had; their frames are filled
+// first, so that code among them is synced once, before any is mapped.
+// No fence: a hart that cached one of them as missing faults once more,
+// and Fault finds it mapped (Linux's spurious-fault fix does the same).
+func (as *AddressSpace) mapWindow(v *VMA, va uintptr) error {
+	pa, err := v.Cache.frame((v.Offset + va - v.Start) / PageSize)
+	if err != nil {
+		return err
+	}
 	lo := max(v.Start, va&^(faultAround*PageSize-1))
 	hi := min(v.End, va&^(faultAround*PageSize-1)+faultAround*PageSize)
+	var around [faultAround]uintptr // the frames of the other pages to map, or 0
 	for page := lo; page < hi; page += PageSize {
 		if page == va || as.pte(page) != nil {
 			continue
 		}
-		pa, err := v.Cache.frame((v.Offset + page - v.Start) / PageSize)
-		if err != nil || !as.mapPage(page, pa, as.leafBits(v, pa, true)) {
-			return
+		f, err := v.Cache.frame((v.Offset + page - v.Start) / PageSize)
+		if err != nil {
+			break
+		}
+		around[(page-lo)/PageSize] = f
+	}
+	if v.Perm&PTEExec != 0 {
+		as.mem.SyncICache(as.root)
+	}
+	if !as.mapPage(va, pa, as.leafBits(v, pa, true)) {
+		return ErrNoMemory
+	}
+	for page := lo; page < hi; page += PageSize {
+		if f := around[(page-lo)/PageSize]; f != 0 && !as.mapPage(page, f, as.leafBits(v, f, true)) {
+			break
 		}
 	}
+	return nil
 }

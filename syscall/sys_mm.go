@@ -20,6 +20,7 @@ func init() {
 	register(sysno.Mremap, sysMremap)
 	register(sysno.Msync, sysMsync)
 	register(sysno.Mincore, sysMincore)
+	register(sysno.RiscvFlushIcache, sysRiscvFlushIcache)
 }
 
 // memErrno turns the memory manager's errors into errnos. The range
@@ -216,5 +217,26 @@ func sysMincore(t *kernel.Task, a Args) (uint64, error) {
 		}
 		addr, length, vec = addr+n, length-n, vec+uint64(len(pages))
 	}
+	return 0, nil
+}
+
+// riscvFlushICacheLocal is SYS_RISCV_FLUSH_ICACHE_LOCAL, the one flag
+// riscv_flush_icache takes.
+const riscvFlushICacheLocal = 1
+
+// sysRiscvFlushIcache implements riscv_flush_icache(2), which glibc's
+// __riscv_flush_icache (and so __builtin___clear_cache) calls after a
+// program wrote code: every hart that runs the program's threads now
+// fences before it goes on, any other before it next enters the program.
+// Like Linux, it ignores the range; with the LOCAL flag Linux leaves the
+// other harts until they next switch to the program, which only spares
+// work.
+func sysRiscvFlushIcache(t *kernel.Task, a Args) (uint64, error) {
+	if a[2]&^riscvFlushICacheLocal != 0 {
+		return 0, unix.EINVAL
+	}
+	t.Proc.Lock()
+	defer t.Proc.Unlock()
+	t.Proc.AS.SyncICache()
 	return 0, nil
 }

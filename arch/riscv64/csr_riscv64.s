@@ -51,6 +51,10 @@ TEXT ·sfenceVMA(SB),NOSPLIT,$0
 	WORD	$0x12000073	// sfence.vma
 	RET
 
+TEXT ·fenceI(SB),NOSPLIT,$0
+	WORD	$0x0000100f	// fence.i
+	RET
+
 TEXT ·writeSie(SB),NOSPLIT,$0-8
 	MOV	v+0(FP), T0
 	WORD	$0x10429073	// csrw sie, t0

@@ -65,9 +65,12 @@ type hart struct {
 	fcsr      uint64 // what fcsr holds (trap entry and resume keep it)
 	setFCSR   uint64 // 1: trapReturn loads fcsr from the Frame it resumes
 	// flushReq is set by a hart that changed a page table this hart may
-	// be using and waits for this hart to flush its TLB and clear it
-	// (shootdown).
+	// be using (flushTLB), or wrote code for it (flushCode), and waits for
+	// this hart to flush and clear it (shootdown, syncCode).
 	flushReq uint32
+	// codeGen is the count of code writes (codeGen) this hart had seen
+	// when it last ran fence.i (fetchCode).
+	codeGen uint64
 	// retiring is the table (satp without ASID) whose retire asked this
 	// hart to flush: it moves to the kernel table first if it has it loaded.
 	retiring uint64
@@ -140,6 +143,7 @@ func writeStimecmp(v uint64)
 func writeSatpOnly(v uint64)
 func readSatp() uint64
 func sfenceVMA()
+func fenceI()
 func writeSie(v uint64)
 func wfi()
 

@@ -30,6 +30,7 @@ const (
 const (
 	sysShootdown = 0x4a00 + iota // a0: root of a user page table that changed (userShootdown)
 	sysRetire                    // a0: root of a user page table about to be freed (FreePageTable)
+	sysSyncCode                  // a0: root of a user page table code was written for (SyncICache)
 )
 
 const (
@@ -161,6 +162,8 @@ func runtimeSyscall(h *hart, t *thread, f *Frame) {
 		shootdown(h, mm.SatpSv39(uintptr(a[RegA0])))
 	case sysRetire:
 		retire(h, mm.SatpSv39(uintptr(a[RegA0])))
+	case sysSyncCode:
+		syncCode(h, mm.SatpSv39(uintptr(a[RegA0])))
 	default:
 		print("\nkernel: the kernel's runtime made syscall ")
 		printDec(int64(nr))

@@ -158,6 +158,7 @@ func resume(h *hart) {
 //
 //go:nosplit
 func resumeUser(h *hart, t *thread) {
+	fetchCode(h)
 	frameAt(t.user).Status = userStatus
 	h.save = t.user
 	resumeFrame(h)

@@ -104,14 +104,26 @@ func ackFlush(h *hart) {
 
 //go:nosplit
 func answerFlush(h *hart) {
-	if h.retiring != 0 && h.satp == withASID(h.retiring) {
-		switchSatp(h, kernelSatp)
+	req := atomic.LoadUint32(&h.flushReq)
+	if req&flushTLB != 0 {
+		if h.retiring != 0 && h.satp == withASID(h.retiring) {
+			switchSatp(h, kernelSatp)
+		}
+		h.retiring = 0
+		sfenceVMA()
 	}
-	h.retiring = 0
-	sfenceVMA()
+	if req&flushCode != 0 {
+		fenceI()
+	}
 	atomic.StoreUint32(&h.flushReq, 0)
 	sendSoft(shootdownOwner)
 }
+
+// What a hart's flushReq asks of it.
+const (
+	flushTLB  = 1 << iota // sfence.vma: a page table it may use changed
+	flushCode             // fence.i: code was written for the table it runs
+)
 
 // kernelShootdown makes every hart forget the kernel's old translations
 // after h changed them (the runtime's munmap and madvise), and returns
@@ -126,7 +138,7 @@ func kernelShootdown(h *hart) {
 	shootdownOwner = h.id
 	for i := 0; i < nHarts; i++ {
 		if o := &harts[i]; i != h.id && !o.idle {
-			atomic.StoreUint32(&o.flushReq, 1)
+			atomic.StoreUint32(&o.flushReq, flushTLB)
 			sendSoft(i)
 		} else if i != h.id {
 			o.staleTLB = true
@@ -150,7 +162,7 @@ func retire(h *hart, satp uint64) {
 	for i := 0; i < nHarts; i++ {
 		if o := &harts[i]; i != h.id && o.satp == loaded {
 			o.retiring = satp
-			atomic.StoreUint32(&o.flushReq, 1)
+			atomic.StoreUint32(&o.flushReq, flushTLB)
 			sendSoft(i)
 		}
 	}
@@ -195,7 +207,7 @@ func shootdown(h *hart, satp uint64) {
 	for i := 0; i < nHarts; i++ {
 		if o := &harts[i]; i != h.id {
 			if !o.idle && o.satp == loaded {
-				atomic.StoreUint32(&o.flushReq, 1)
+				atomic.StoreUint32(&o.flushReq, flushTLB)
 				sendSoft(i)
 			} else {
 				forgetASID(i, satp)

@@ -134,6 +134,7 @@ func enterUser(f uintptr, h *hart) {
 		t.user, t.lastUser = f, f
 		frameAt(f).Status = userStatus
 		h.save = f
+		fetchCode(h)
 		chooseFCSR(h) // the timer stands: see rearmTimer
 	} else {
 		lockKernel(h)

@@ -12,7 +12,10 @@ import (
 // Memory implements mm.Memory over a Go buffer.
 type Memory struct {
 	Frames *mm.Frames
-	buf    []byte
+	// OnSyncICache, when set, is called by SyncICache: a test sees what
+	// the table maps at that moment.
+	OnSyncICache func(root uintptr)
+	buf          []byte
 }
 
 // New returns a memory of the given number of pages, kept alive until the
@@ -32,6 +35,12 @@ func (m *Memory) FreeFrame(pa uintptr)       { m.Frames.Free(pa) }
 func (m *Memory) FreeTables(root uintptr)    { mm.FreeTables(root, true, m.Frames.Free) }
 func (m *Memory) Flush(uintptr)              {}
 func (m *Memory) FlushPage(uintptr, uintptr) {}
+
+func (m *Memory) SyncICache(root uintptr) {
+	if m.OnSyncICache != nil {
+		m.OnSyncICache(root)
+	}
+}
 
 // Map maps a user page, as the kernel's implementation does.
 func (m *Memory) Map(root, va, pa uintptr, perm uint64) bool {
