@@ -52,6 +52,19 @@ func (f *testFile) write(off int, s string) {
 	}
 }
 
+// privateFile returns a file of size zero bytes held for n private
+// mappings of as.
+func privateFile(as *AddressSpace, size, n int) *testFile {
+	f := &testFile{data: make([]byte, size)}
+	f.Lock()
+	f.shared = as.NewFileMemory(f)
+	for range n {
+		f.shared.HoldPrivateLocked()
+	}
+	f.Unlock()
+	return f
+}
+
 func (f *testFile) read(off, n int) string {
 	f.Lock()
 	defer f.Unlock()
@@ -132,12 +145,8 @@ func TestFileSharedMapping(t *testing.T) {
 func TestFilePrivateMapping(t *testing.T) {
 	as, frames := newTestAS(t, 64)
 	before := inUse(frames)
-	file := &testFile{data: make([]byte, PageSize+100)}
+	file := privateFile(as, PageSize+100, 1)
 	copy(file.data, "original")
-	file.Lock()
-	file.shared = as.NewFileMemory(file)
-	file.shared.HoldPrivateLocked()
-	file.Unlock()
 	priv, err := as.Mmap(0, 3*PageSize, Mapping{Perm: rw, FilePrivate: file.shared})
 	must(t, err)
 	must(t, as.Fault(priv, Read))
@@ -232,12 +241,7 @@ func TestFileTruncateDropsPages(t *testing.T) {
 // the file or outside the mapping; a write fault maps only its page.
 func TestFaultAround(t *testing.T) {
 	as, frames := newTestAS(t, 256)
-	file := &testFile{data: make([]byte, 20*PageSize+100)} // pages 0-20
-	file.Lock()
-	file.shared = as.NewFileMemory(file)
-	file.shared.HoldPrivateLocked()
-	file.shared.HoldPrivateLocked()
-	file.Unlock()
+	file := privateFile(as, 20*PageSize+100, 2) // pages 0-20
 	resident := func(va uintptr, pages int) string {
 		t.Helper()
 		r, err := as.Resident(va, uintptr(pages)*PageSize)

@@ -40,12 +40,7 @@ func TestCodeIsSyncedBeforeItIsMapped(t *testing.T) {
 			t.Errorf("%s: %d syncs, want %d", what, syncs, want)
 		}
 	}
-	file := &testFile{data: make([]byte, 8*PageSize)}
-	file.Lock()
-	file.shared = as.NewFileMemory(file)
-	file.shared.HoldPrivateLocked()
-	file.shared.HoldPrivateLocked()
-	file.Unlock()
+	file := privateFile(as, 8*PageSize, 2)
 
 	code, err := as.Mmap(0x40_0000, 8*PageSize, Mapping{Perm: rx, FilePrivate: file.shared})
 	must(t, err)
