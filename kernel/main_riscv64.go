@@ -209,6 +209,7 @@ func Main(syscalls SyscallLayer) {
 		if cmd.Stats > 0 {
 			go printStats(time.Duration(cmd.Stats) * time.Second)
 		}
+		go reclaimWhenQuiet()
 		fmt.Printf("boot: root file system unpacked in %d ms; init starts %d ms after machine start\n",
 			r.took.Milliseconds(), arch.TicksToNs(arch.Ticks())/1e6)
 		fmt.Println(r.source)

@@ -1,7 +1,9 @@
 package net
 
 import (
+	"slices"
 	"sync"
+	"time"
 
 	"gvisor.dev/gvisor/pkg/tcpip/header"
 	"gvisor.dev/gvisor/pkg/tcpip/transport/tcp"
@@ -16,13 +18,16 @@ import (
 // slot per 128 KiB of RAM) and closes a connection past that without
 // TIME-WAIT. Here a closed socket's endpoint joins a queue, and the
 // oldest still in TIME-WAIT past the bound is aborted; netstack then
-// sends a RST, which the link drops, since Linux sends nothing.
+// sends a RST, which the link drops, since Linux sends nothing. A timer
+// forgets the endpoints that have closed, so that the last connections
+// of a load do not stay in the queue, and in the heap, once it ends.
 
 // timeWaits bounds the stack's closed TCP endpoints in TIME-WAIT.
 type timeWaits struct {
 	mu     sync.Mutex
 	max    int             // 0: no bound
 	closed []*tcp.Endpoint // endpoints closed by their sockets, oldest first
+	prune  *time.Timer     // set while endpoints are queued
 
 	abortMu sync.Mutex // one abort at a time: the link drops one RST
 }
@@ -34,6 +39,11 @@ func (s *Stack) SetMaxTimeWait(n int) {
 	s.tw.max = n
 	s.tw.mu.Unlock()
 }
+
+// pruneEvery is how often a stack with queued endpoints forgets those
+// that have closed: each is then forgotten at most this long after its
+// TIME-WAIT. A variable for the tests.
+var pruneEvery = 10 * time.Second
 
 // examined is how many endpoints at the queue's front a close looks at:
 // the queue is in the order of closing, so the front leaves TIME-WAIT
@@ -50,6 +60,9 @@ func (w *timeWaits) add(ep *tcp.Endpoint, l *link) {
 		return
 	}
 	w.closed = append(w.closed, ep)
+	if w.prune == nil {
+		w.prune = time.AfterFunc(pruneEvery, w.forgetClosed)
+	}
 	for i := 0; i < examined && len(w.closed) > 0; i++ {
 		front := w.closed[0]
 		switch front.EndpointState() {
@@ -70,6 +83,22 @@ func (w *timeWaits) add(ep *tcp.Endpoint, l *link) {
 	w.mu.Unlock()
 	for _, ep := range victims {
 		w.abort(ep, l)
+	}
+}
+
+// forgetClosed drops the endpoints that have closed from the queue, and
+// runs again while some are left.
+func (w *timeWaits) forgetClosed() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.closed = slices.DeleteFunc(w.closed, func(ep *tcp.Endpoint) bool {
+		st := ep.EndpointState()
+		return st == tcp.StateClose || st == tcp.StateError
+	})
+	if len(w.closed) > 0 {
+		w.prune.Reset(pruneEvery)
+	} else {
+		w.prune = nil
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"gvisor.dev/gvisor/pkg/tcpip"
 	"gvisor.dev/gvisor/pkg/tcpip/header"
 	"gvisor.dev/gvisor/pkg/tcpip/transport/tcp"
 )
@@ -52,5 +53,34 @@ func TestTimeWaitIsBounded(t *testing.T) {
 		if s.flags&header.TCPFlagRst != 0 {
 			t.Fatalf("the server sent a RST (%v)", s.flags)
 		}
+	}
+}
+
+// TestClosedEndpointsAreForgotten: once their TIME-WAIT is over, the
+// endpoints of the last connections leave the bound's queue, which would
+// otherwise keep them, and their memory, until later closes look at them.
+func TestClosedEndpointsAreForgotten(t *testing.T) {
+	defer func(d time.Duration) { pruneEvery = d }(pruneEvery)
+	pruneEvery = 100 * time.Millisecond
+	srv, cli, _ := pairWithCable(t)
+	wait := tcpip.TCPTimeWaitTimeoutOption(200 * time.Millisecond)
+	if err := srv.Stack.SetTransportProtocolOption(tcp.ProtocolNumber, &wait); err != nil {
+		t.Fatal(err)
+	}
+	srv.SetMaxTimeWait(16)
+	freshConnections(t, srv, cli, 10)
+	queued := func() int {
+		srv.tw.mu.Lock()
+		defer srv.tw.mu.Unlock()
+		return len(srv.tw.closed)
+	}
+	if n := queued(); n < 10 { // and the listener's
+		t.Fatalf("%d endpoints queued after 10 connections, want 10 or more", n)
+	}
+	for end := time.Now().Add(5 * time.Second); queued() > 0; {
+		if time.Now().After(end) {
+			t.Fatalf("%d endpoints still queued 5 s after their TIME-WAIT of 200 ms", queued())
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
