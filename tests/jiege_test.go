@@ -696,8 +696,8 @@ func writeELF(t *testing.T, addr uint64, code []byte) string {
 }
 
 // Verdicts that point at the cause: a panic printed while jiege waits for
-// the port, and a QEMU that exits meanwhile, fail the stage with what the
-// console showed (the class says so; a wait that ran out would be a
+// the port, a QEMU that exits meanwhile, and a trap register dump before
+// QEMU exits, fail the stage with what the console showed (the class says so; a wait that ran out would be a
 // timeout or no-http-response), not after the port timeout.
 func TestJiegePanicAndExitEndTheStage(t *testing.T) {
 	for _, c := range []struct {
@@ -707,6 +707,9 @@ func TestJiegePanicAndExitEndTheStage(t *testing.T) {
 		{"panic", "[PANIC] panicked at src/net/epoll.rs:118:25: called `Option::unwrap()` on a `None` value\n  sepc 0x80201234\n",
 			"kernel-panic", "the console shows a kernel panic: [PANIC] panicked at src/net/epoll.rs:118:25", false},
 		{"power off", "powering off\n", "qemu-exited", "QEMU exited", true},
+		// Trap registers with no words of a panic, and then QEMU stops.
+		{"dump, power off", "trap: scause=0x000000000000000d sepc=0x0000000080201234\n", "kernel-panic",
+			"trap register dump, then the kernel went silent (QEMU exited): trap: scause=0x000000000000000d", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			k := delayKernel(t, "jiege test kernel: up, waiting 2 s\n", c.then, c.powerOff)
@@ -731,7 +734,7 @@ func TestJiegePanicAndExitEndTheStage(t *testing.T) {
 			if failed.Class != c.class || !strings.Contains(failed.Detail, c.detail) {
 				t.Errorf("failed at %s: class %q detail %q; want %s with %q", v.FailedStage, failed.Class, failed.Detail, c.class, c.detail)
 			}
-			if c.powerOff && !strings.Contains(failed.Detail, "powering off") {
+			if c.class == "qemu-exited" && !strings.Contains(failed.Detail, "powering off") {
 				t.Errorf("the console tail is not in the detail: %q", failed.Detail)
 			}
 			noQEMUFor(t, v.QEMUCommand)

@@ -315,6 +315,7 @@ type guest struct {
 	attDir       string            // an attempt's directory
 	follow       *console.Follower // the console, once QEMU runs (follower)
 	watch        *watch            // set by watchConsole
+	notedDump    string            // the register dump dumpNote noted last
 	scanFiles    bool              // verify checks provenance: scan the files QEMU loads (startScan)
 	scan         chan fileScan     // the scan's result (startScan)
 }

@@ -32,6 +32,9 @@ const (
 	// relaunchSettle is how long an attempt's QEMUs must all stay up after
 	// a kernel line for the line to count as the serving kernel's.
 	relaunchSettle = 500 * time.Millisecond
+	// answerCheck is how long a failed stage's server is given to show it
+	// still answers, when a trap register dump is on the console.
+	answerCheck = 3 * time.Second
 )
 
 // watch is what the console watcher found that ends a stage at once.
@@ -123,6 +126,51 @@ func panicDetail(lines []string) string {
 		}
 	}
 	return "the console shows a kernel panic: " + clip(strings.Join(keep, " | "), 600)
+}
+
+// silentDump returns the console's last trap register dump when the
+// kernel went silent after it, else nil.
+func (g *guest) silentDump() []string {
+	if g.follow == nil {
+		return nil
+	}
+	g.follow.Poll()
+	if lines, silent := g.follow.Dump(); silent {
+		return lines
+	}
+	return nil
+}
+
+// dumpDetail quotes a trap register dump after which the kernel went
+// silent; why says how the kernel's end showed.
+func dumpDetail(lines []string, why string) string {
+	return fmt.Sprintf("the console shows a trap register dump, then the kernel went silent (%s): %s",
+		why, clip(strings.Join(lines, " | "), 600))
+}
+
+// dumpNote notes on s a trap register dump that came while the server
+// went on, once per dump: a kernel may print trap registers routinely.
+func (g *guest) dumpNote(s *report.Stage) {
+	if g.follow == nil {
+		return
+	}
+	g.follow.Poll()
+	lines, _ := g.follow.Dump()
+	if len(lines) == 0 || lines[0] == g.notedDump {
+		return
+	}
+	g.notedDump = lines[0]
+	s.Detail += "; console note (no verdict): trap registers printed while the server went on: " + clip(lines[0], 200)
+}
+
+// answers reports whether the guest's server still answers a request.
+func (g *guest) answers() bool {
+	if !g.alive() {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), answerCheck)
+	defer cancel()
+	return probe.PortOpen(ctx, g.Addr()).Passed()
 }
 
 func clip(s string, n int) string {
@@ -230,8 +278,11 @@ func (g *guest) watchConsole(ctx context.Context) (context.Context, context.Canc
 				missing = time.Now()
 			}
 			if !missing.IsZero() && g.gone(missing) {
-				f.Poll()
-				g.watch.set(report.ClassQEMUExited, "")
+				if d := g.silentDump(); d != nil {
+					g.watch.set(report.ClassKernelPanic, dumpDetail(d, "QEMU exited"))
+				} else {
+					g.watch.set(report.ClassQEMUExited, "")
+				}
 				cancel()
 				return
 			}
@@ -241,9 +292,11 @@ func (g *guest) watchConsole(ctx context.Context) (context.Context, context.Canc
 }
 
 // alive turns a stage's result into the verdict that points at the cause:
-// a panic or QEMU's exit seen on the console replaces it; a failed stage
-// with QEMU gone says so; a failed fingerprint says in plain words how
-// the server differs from stock nginx.
+// a panic or QEMU's exit seen on the console replaces it, and so does a
+// trap register dump after which the kernel went silent and the server
+// stopped answering; a failed stage with QEMU gone says so; a failed
+// fingerprint says in plain words how the server differs from stock
+// nginx. A register dump while the server went on is a note.
 func (v *verifier) alive(g *guest, s report.Stage) report.Stage {
 	if g.watch != nil {
 		switch class, detail := g.watch.get(); class {
@@ -253,6 +306,13 @@ func (v *verifier) alive(g *guest, s report.Stage) report.Stage {
 			return report.Failf(s.Name, class, s.Duration.D(), "%s", g.exitDetail(s.Name))
 		}
 	}
+	if !s.Passed() {
+		if d := g.silentDump(); d != nil && !g.answers() {
+			return report.Failf(s.Name, report.ClassKernelPanic, s.Duration.D(), "%s; the stage: %s",
+				dumpDetail(d, "the server stopped answering"), s.Detail)
+		}
+	}
+	g.dumpNote(&s)
 	if s.Passed() {
 		return s
 	}
@@ -352,6 +412,9 @@ func (c *common) bootStage(ctx context.Context, g *guest) report.Stage {
 			missing = time.Now()
 		}
 		if g.Exited() && g.gone(missing) {
+			if d := g.silentDump(); d != nil {
+				return report.Failf(report.StageBoot, report.ClassKernelPanic, time.Since(t0), "%s", dumpDetail(d, "QEMU exited"))
+			}
 			return report.Failf(report.StageBoot, report.ClassBootFailed, time.Since(t0),
 				"QEMU exited (%s) before the kernel printed a line; console tail: %s", exitStatus(g.Wait()), g.consoleTail())
 		}

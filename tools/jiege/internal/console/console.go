@@ -50,21 +50,30 @@ var (
 	// trapDump is a trap register with a value: "scause 0xd", "mcause=0x5",
 	// Linux's "badaddr: 0000000000000000".
 	trapDump = regexp.MustCompile(`(?i)\b(scause|mcause|sepc|mepc|stval|mtval|badaddr)\b\s*[:=]?\s*(0x)?[0-9a-f]{2,}`)
-	// oops is Linux's and others' words for a kernel fault.
-	oops = regexp.MustCompile(`Unable to handle kernel|\bOops\b|^(\[[ 0-9.]+\] )?BUG: |(?i:\bunhandled (exception|trap|interrupt)\b)`)
+	// oops is the words of a kernel fault: Linux's, Go's runtime's
+	// ("fatal error: "), a trap no handler took (OpenSBI's
+	// "sbi_trap_error", "unhandled exception", "unexpected trap").
+	oops = regexp.MustCompile(`Unable to handle kernel|\bOops\b|^(\[[ 0-9.]+\] )?BUG: |(?i:\bfatal error\b)|\bsbi_trap_error\b|(?i:\b(unhandled|unexpected|unknown) (exception|trap|interrupt|scause)\b)`)
 	// nginxLog is a line of nginx's error log, which quotes request URIs.
 	nginxLog = regexp.MustCompile(`^[0-9]{4}/[0-9]{2}/[0-9]{2} [0-9:]{8} \[[a-z]+\] `)
 )
 
-// Panic reports whether a console line shows a kernel panic, a fault or an
-// exception register dump (from the kernel or from the firmware it trapped
-// into).
+// Panic reports whether a console line's words say the kernel (or the
+// firmware it trapped into) panicked or faulted.
 func Panic(line string) bool {
 	line = strings.TrimSpace(line)
 	if nginxLog.MatchString(line) {
 		return false
 	}
-	return panicWord.MatchString(line) || trapDump.MatchString(line) || oops.MatchString(line)
+	return panicWord.MatchString(line) || oops.MatchString(line)
+}
+
+// TrapDump reports whether a console line shows a trap register with its
+// value ("sepc=0x80201234"). Alone that is no panic: some kernels print
+// sepc on every fork. It is one when the kernel went silent after it.
+func TrapDump(line string) bool {
+	line = strings.TrimSpace(line)
+	return !nginxLog.MatchString(line) && trapDump.MatchString(line)
 }
 
 // Follower reads a console log file as it grows and sorts its lines.
@@ -79,8 +88,13 @@ type Follower struct {
 	recent  []string
 	kernel  string   // the first line from the kernel
 	panic   []string // the first panic line and the lines after it
-	sawFW   bool
-	fw      string // the firmware's banner line, e.g. "OpenSBI v1.1"
+	// dump is the last trap register dump: its first line and the lines
+	// after it; sinceDump counts the kernel's lines after its last
+	// register line.
+	dump      []string
+	sinceDump int
+	sawFW     bool
+	fw        string // the firmware's banner line, e.g. "OpenSBI v1.1"
 	// continued says the last line added was flushed before its newline;
 	// its rest, when it comes, is sorted as its start was (contKernel).
 	continued, contKernel bool
@@ -91,6 +105,10 @@ const (
 	keepText   = 1 << 20
 	// panicContext is how many lines after a panic line are kept with it.
 	panicContext = 8
+	// dumpTrail is how many of the kernel's lines may follow a register
+	// dump (its backtrace, a last message) with the kernel still counted
+	// silent after it; a dump more lines back is a new dump's start.
+	dumpTrail = 32
 	// maxLine splits long lines, and flushes a line that never ends (a
 	// kernel printing without newlines) once it is this long.
 	maxLine = 256
@@ -166,6 +184,21 @@ func (f *Follower) addLine(raw string, fromKernel bool) {
 	if strings.TrimSpace(l) == "" {
 		return
 	}
+	switch {
+	case TrapDump(l):
+		if f.sinceDump > dumpTrail {
+			f.dump = nil
+		}
+		if len(f.dump) <= panicContext {
+			f.dump = append(f.dump, l)
+		}
+		f.sinceDump = 0
+	case f.dump != nil && fromKernel:
+		if len(f.dump) <= panicContext {
+			f.dump = append(f.dump, l)
+		}
+		f.sinceDump++
+	}
 	if !fromKernel {
 		f.sawFW = true
 		if f.fw == "" && openSBI.MatchString(l) {
@@ -216,6 +249,15 @@ func (f *Follower) Panic() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]string(nil), f.panic...)
+}
+
+// Dump returns the last trap register dump with the lines after it, or
+// nil, and whether the kernel went silent after it: at most dumpTrail of
+// its lines came after the dump's last register line.
+func (f *Follower) Dump() (lines []string, silent bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.dump...), f.dump != nil && f.sinceDump <= dumpTrail
 }
 
 // Tail returns up to n of the last non-blank lines.

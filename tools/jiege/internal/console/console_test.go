@@ -105,10 +105,10 @@ func TestPanic(t *testing.T) {
 		"panic: runtime error: index out of range [3] with length 3",
 		"[    3.104871] Kernel panic - not syncing: Attempted to kill init! exitcode=0x00000100",
 		"[    1.2] Unable to handle kernel NULL pointer dereference at virtual address 0000000000000000",
-		" status: 0000000200000120 badaddr: 0000000000000000 cause: 000000000000000d",
-		"scause: 0x000000000000000d, sepc: 0x0000000080201234, stval: 0x0",
 		"sbi_trap_error: hart0: mcause=0x0000000000000001 mtval=0x0000000000000000",
 		"Unhandled exception: LoadPageFault at 0x0",
+		"unexpected trap: scause=0xf",
+		"fatal error: all goroutines are asleep - deadlock!",
 		"[  12.5] BUG: kernel NULL pointer dereference, address: 0000000000000008",
 		"\x1b[31m[PANIC]\x1b[0m oops",
 	} {
@@ -124,10 +124,78 @@ func TestPanic(t *testing.T) {
 		"devices: plic@c000000 plic",
 		"boot: since machine start: entry 0 ms, main.main 43 ms, now 71 ms",
 		"init: eth0 10.0.2.15/24, starting nginx",
+		// Trap registers without words of a panic: a register dump, a
+		// panic only if the kernel goes silent after it (Follower.Dump).
+		" status: 0000000200000120 badaddr: 0000000000000000 cause: 000000000000000d",
+		"scause: 0x000000000000000d, sepc: 0x0000000080201234, stval: 0x0",
+		// An attempt's kernel prints this on every fork, and serves.
+		"[ERROR] [fork] pid=2: trap_cx_addr=0xfffffffffffde000 sepc=0x4003d880 sp=0x3fffffff50",
 	} {
 		if Panic(l) {
 			t.Errorf("recognised as a panic: %q", l)
 		}
+	}
+}
+
+func TestTrapDump(t *testing.T) {
+	for _, l := range []string{
+		" status: 0000000200000120 badaddr: 0000000000000000 cause: 000000000000000d",
+		"scause: 0x000000000000000d, sepc: 0x0000000080201234, stval: 0x0",
+		"[ERROR] [fork] pid=2: trap_cx_addr=0xfffffffffffde000 sepc=0x4003d880 sp=0x3fffffff50",
+	} {
+		if !TrapDump(l) {
+			t.Errorf("not recognised as a register dump: %q", l)
+		}
+	}
+	for _, l := range []string{
+		"[PANIC] panicked at src/main.rs:1:1: boom",
+		"init: eth0 10.0.2.15/24, starting nginx",
+		`2026/11/30 19:59:20 [error] 2#2: *4 open() "/sepc=0x1234" failed (2: No such file or directory)`,
+	} {
+		if TrapDump(l) {
+			t.Errorf("recognised as a register dump: %q", l)
+		}
+	}
+}
+
+// A routine line with trap registers is no panic; it is a dump the kernel
+// went silent after only while few of the kernel's lines follow it.
+func TestFollowerDump(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "console.log")
+	fh, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	f := Follow(p, 0)
+	const fork = "[ERROR] [fork] pid=2: trap_cx_addr=0xfffffffffffde000 sepc=0x4003d880 sp=0x3fffffff50"
+	fh.WriteString("kernel up\n" + fork + "\nnginx started\n")
+	f.Poll()
+	if p := f.Panic(); p != nil {
+		t.Fatalf("the fork line counted as a panic: %q", p)
+	}
+	lines, silent := f.Dump()
+	if len(lines) != 2 || lines[0] != fork || !silent {
+		t.Fatalf("dump %q silent %v, want the fork line and the line after it, silent", lines, silent)
+	}
+	// The kernel goes on printing: not silent after the dump. QEMU's own
+	// lines are not the kernel's.
+	for i := 0; i < dumpTrail+1; i++ {
+		fh.WriteString("serving\n")
+	}
+	f.Poll()
+	if lines, silent := f.Dump(); silent || lines[0] != fork || len(lines) != 1+panicContext {
+		t.Fatalf("after the kernel went on: dump %q silent %v", lines, silent)
+	}
+	// A later dump starts afresh, and the kernel went silent after it.
+	fh.WriteString("scause: 0x000000000000000d\nsepc: 0x80201234\n  0: 0x80201234\nqemu-system-riscv64: terminating on signal 15\n")
+	f.Poll()
+	lines, silent = f.Dump()
+	if want := []string{"scause: 0x000000000000000d", "sepc: 0x80201234", "  0: 0x80201234"}; !silent || strings.Join(lines, "|") != strings.Join(want, "|") {
+		t.Fatalf("the last dump: %q silent %v, want %q silent", lines, silent, want)
+	}
+	if f.Panic() != nil {
+		t.Errorf("a register dump counted as a panic by its words: %q", f.Panic())
 	}
 }
 

@@ -64,7 +64,7 @@ const (
 	ClassServerDied      = "server-died"      // the server stopped answering
 	ClassInternal        = "internal"         // a bug or misuse inside jiege itself
 	ClassNotFromScratch  = "not-from-scratch" // the booted kernel is Linux
-	ClassKernelPanic     = "kernel-panic"     // the console showed a panic or a trap dump
+	ClassKernelPanic     = "kernel-panic"     // a panic line, or a trap dump and then silence
 	ClassQEMUExited      = "qemu-exited"      // QEMU exited while the stage ran
 )
 
