@@ -6,6 +6,7 @@
 package probe
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -210,15 +211,50 @@ func get(ctx context.Context, addr, path string) (*response, error) {
 	return c.do("GET", path, "Connection: close\r\n", nil)
 }
 
+// getRecorded is get that also returns the first bytes that came, up to
+// quoteBytes, whether or not they made a response.
+func getRecorded(ctx context.Context, addr, path string) (*response, []byte, error) {
+	c, err := dial(ctx, addr)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer c.Close()
+	var first prefix
+	c.br = bufio.NewReaderSize(io.TeeReader(c.c, &first), 64<<10)
+	r, err := c.do("GET", path, "Connection: close\r\n", nil)
+	return r, first.b, err
+}
+
+// quoteBytes is how many of an answer's first bytes a detail quotes.
+const quoteBytes = 200
+
+// prefix keeps the first quoteBytes bytes written to it.
+type prefix struct{ b []byte }
+
+func (p *prefix) Write(b []byte) (int, error) {
+	if n := quoteBytes - len(p.b); n > 0 {
+		p.b = append(p.b, b[:min(n, len(b))]...)
+	}
+	return len(b), nil
+}
+
 // First200 polls GET / until it answers 200 or the deadline passes, and
 // returns the time the first 200 arrived (zero on failure), accurate to
-// fastPollEvery once the guest answers connections (see poll).
+// fastPollEvery once the guest answers connections (see poll). A failure
+// quotes the status line and the first bytes of the last answer that came.
 func First200(ctx context.Context, addr string) (report.Stage, time.Time) {
 	ctx, cancel := context.WithTimeout(ctx, First200Timeout)
 	defer cancel()
 	start := time.Now()
+	var mu sync.Mutex
+	var answer []byte // the first bytes of the last answer
 	at, tries, err := poll(ctx, func(ctx context.Context) error {
-		r, err := get(ctx, addr, "/")
+		r, first, err := getRecorded(ctx, addr, "/")
+		if len(first) > 0 {
+			mu.Lock()
+			answer = first
+			mu.Unlock()
+		}
 		if err == nil && r.Status != 200 {
 			err = perr(report.ClassBadStatus, "GET / answered %d", r.Status)
 		}
@@ -233,7 +269,16 @@ func First200(ctx context.Context, addr string) (report.Stage, time.Time) {
 	if class == report.ClassTimeout {
 		class = report.ClassNoHTTPResponse
 	}
-	return report.Failf(report.StageFirst200, class, time.Since(start), "no 200 from GET / in %d attempts; last: %v", tries, err), time.Time{}
+	s := report.Failf(report.StageFirst200, class, time.Since(start), "no 200 from GET / in %d attempts; last: %v", tries, err)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(answer) > 0 {
+		status, _, _ := strings.Cut(string(answer), "\n")
+		s.Detail += fmt.Sprintf("; the last answer's status line %q, its first bytes %q", strings.TrimSuffix(status, "\r"), answer)
+	} else {
+		s.Detail += "; no byte came in any attempt"
+	}
+	return s, time.Time{}
 }
 
 // Survival checks that the server still answers GET / with 200, polling

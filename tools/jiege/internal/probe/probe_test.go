@@ -135,8 +135,34 @@ func TestFirst200(t *testing.T) {
 	defer busy.Close()
 	s, at = First200(ctxFor(t, 1*time.Second), busy.Listener.Addr().String())
 	wantStage(t, s, report.Fail, report.ClassBadStatus)
-	if !at.IsZero() || !strings.Contains(s.Detail, "503") {
+	if !at.IsZero() || !strings.Contains(s.Detail, `status line "HTTP/1.1 503 Service Unavailable"`) {
 		t.Errorf("detail %q, time %v", s.Detail, at)
+	}
+}
+
+// A failed first-200 quotes what came: the status line and first bytes,
+// or that nothing came.
+func TestFirst200Quotes(t *testing.T) {
+	for _, c := range []struct {
+		name, answer, class, detail string
+	}{
+		{"not HTTP", "hello from a hand-written server\n", report.ClassBadResponse,
+			`status line "hello from a hand-written server", its first bytes "hello from a hand-written server\n"`},
+		{"404", "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", report.ClassBadStatus,
+			`status line "HTTP/1.1 404 Not Found", its first bytes "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n`},
+		{"silent", "", report.ClassNoHTTPResponse, "no byte came in any attempt"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			addr := serveConns(t, func(conn net.Conn) {
+				http.ReadRequest(bufio.NewReader(conn))
+				conn.Write([]byte(c.answer))
+			})
+			s, _ := First200(ctxFor(t, 800*time.Millisecond), addr)
+			wantStage(t, s, report.Fail, c.class)
+			if !strings.Contains(s.Detail, c.detail) {
+				t.Errorf("detail %q, want it to say %q", s.Detail, c.detail)
+			}
+		})
 	}
 }
 
