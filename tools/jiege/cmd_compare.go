@@ -65,6 +65,19 @@ func cmdCompare(ctx context.Context, args []string) error {
 		return err
 	}
 
+	// A manifest attempt without a run command is the manifest's error,
+	// found before any attempt runs.
+	for i, a := range m.Attempts {
+		if a.Dir != "" && (res.Shard == nil || res.Shard.Holds(i)) {
+			t, err := attemptTarget(a.Dir, a.Build, a.Run)
+			if err == nil {
+				err = runnable(t.att, "attempt "+a.Name)
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
 	res.Host = hostDescription()
 	allPass := true
 	for i, a := range m.Attempts {

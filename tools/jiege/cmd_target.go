@@ -150,10 +150,23 @@ func (a *attemptFlags) flags(fs *pflag.FlagSet) {
 
 func (a *attemptFlags) target() (*target, error) {
 	t, err := attemptTarget(a.dir, a.build, a.run)
-	if err == nil {
-		t.att.GuestPort, t.att.QEMUArgs = a.guestPort, a.qemuArgs
+	if err != nil {
+		return nil, err
 	}
-	return t, err
+	if err := runnable(t.att, "--attempt "+a.dir); err != nil {
+		return nil, err
+	}
+	t.att.GuestPort, t.att.QEMUArgs = a.guestPort, a.qemuArgs
+	return t, nil
+}
+
+// runnable is a usage error for an attempt without a run command: it
+// was given wrongly, it did not fail. what names it in the message.
+func runnable(att *attempt.Attempt, what string) error {
+	if att.RunCommand() == "" {
+		return usageErr("%s: %v (give a run command)", what, attempt.ErrNoRun)
+	}
+	return nil
 }
 
 func attemptTarget(dir, build, run string) (*target, error) {

@@ -47,6 +47,30 @@ func TestParseTarget(t *testing.T) {
 	}
 }
 
+// An attempt without a run command is a usage error, not a verdict; one
+// whose run target is in an included makefile has a run command.
+func TestAttemptWithoutRunCommand(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "Makefile"), []byte("build:\n\ttrue\n"), 0o644)
+	att := attemptFlags{dir: dir}
+	_, err := att.target()
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != exitUsage || !strings.Contains(err.Error(), "no run command") {
+		t.Fatalf("no run command: %v, want a usage error", err)
+	}
+	os.WriteFile(filepath.Join(dir, "Makefile"), []byte("build:\n\ttrue\ninclude mk/run.mk\n"), 0o644)
+	os.Mkdir(filepath.Join(dir, "mk"), 0o755)
+	os.WriteFile(filepath.Join(dir, "mk", "run.mk"), []byte("run:\n\tqemu-system-riscv64 -kernel k\n"), 0o644)
+	tg, err := att.target()
+	if err != nil || tg.att.RunCommand() != "make run" {
+		t.Fatalf("run target in an included file: %v", err)
+	}
+	att.run, att.dir = "./go.sh", t.TempDir()
+	if _, err := att.target(); err != nil {
+		t.Errorf("a given run command: %v", err)
+	}
+}
+
 func verifyFailingAt(stage string) *report.Verify {
 	v := report.NewVerify("x", "control")
 	for _, name := range report.StageOrder {

@@ -130,13 +130,55 @@ func (a *Attempt) RunCommand() string {
 	return ""
 }
 
-// makeTarget reports whether dir's makefile names target as a rule
-// (make's own lookup would run the makefile's shell commands).
+// makeTarget reports whether dir's makefile, or a file it includes,
+// names target as a rule (make's own lookup would run the makefile's
+// shell commands).
 func makeTarget(dir, target string) bool {
-	re := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(target) + `\s*::?([^=]|$)`)
+	rule := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(target) + `\s*::?([^=]|$)`)
 	for _, name := range []string{"GNUmakefile", "makefile", "Makefile"} {
-		if b, err := os.ReadFile(filepath.Join(dir, name)); err == nil {
-			return re.Match(b)
+		if p := filepath.Join(dir, name); fileExists(p) {
+			return makefileHas(dir, p, rule, map[string]bool{})
+		}
+	}
+	return false
+}
+
+// includeLine is make's include directive (include, -include, sinclude)
+// with its file names.
+var includeLine = regexp.MustCompile(`(?m)^[ ]*(?:-?include|sinclude)[ \t]+([^#\n]*)`)
+
+// maxMakefiles bounds the files one makefile scan reads.
+const maxMakefiles = 64
+
+// makefileHas reports whether the makefile at path, or one it includes,
+// holds rule. Included names are relative to dir, where make runs, and
+// may be globs, as make takes them; a name with a variable is skipped.
+func makefileHas(dir, path string, rule *regexp.Regexp, seen map[string]bool) bool {
+	if seen[path] || len(seen) >= maxMakefiles {
+		return false
+	}
+	seen[path] = true
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	if rule.Match(b) {
+		return true
+	}
+	for _, m := range includeLine.FindAllSubmatch(b, -1) {
+		for _, name := range strings.Fields(string(m[1])) {
+			if strings.Contains(name, "$") {
+				continue
+			}
+			if !filepath.IsAbs(name) {
+				name = filepath.Join(dir, name)
+			}
+			files, _ := filepath.Glob(name)
+			for _, f := range files {
+				if makefileHas(dir, f, rule, seen) {
+					return true
+				}
+			}
 		}
 	}
 	return false
@@ -162,6 +204,10 @@ func (a *Attempt) Start(ctx context.Context, logPath string, console io.Writer) 
 	if err := a.check(); err != nil {
 		return nil, err
 	}
+	run := a.RunCommand()
+	if run == "" {
+		return nil, fmt.Errorf("%w in %s (give a run command)", ErrNoRun, a.Dir)
+	}
 	real, err := exec.LookPath(qemu.DefaultBinary)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s not found on PATH", qemu.ErrNotInstalled, qemu.DefaultBinary)
@@ -185,11 +231,6 @@ func (a *Attempt) Start(ctx context.Context, logPath string, console io.Writer) 
 	script := fmt.Sprintf("#!/bin/sh\nexec %s %s \"$@\"\n", shellQuote(a.Self), ShimArg)
 	if err := os.WriteFile(filepath.Join(shimDir, qemu.DefaultBinary), []byte(script), 0o755); err != nil {
 		return nil, err
-	}
-	run := a.RunCommand()
-	if run == "" {
-		os.RemoveAll(shimDir)
-		return nil, fmt.Errorf("%w in %s (give a run command)", ErrNoRun, a.Dir)
 	}
 	capture := ""
 	if a.Capture {

@@ -335,3 +335,54 @@ func TestDefaultCommands(t *testing.T) {
 		t.Errorf("no run command: %v", err)
 	}
 }
+
+// A run target in a file the Makefile includes is a run target: include,
+// -include and sinclude, names relative to the attempt's directory, globs,
+// includes of includes; a name with a variable or a missing file is not
+// followed, and an include loop ends.
+func TestMakeTargetThroughInclude(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		files    map[string]string
+		hasRun   bool
+		hasBuild bool
+	}{
+		{"include", map[string]string{
+			"Makefile":  "build:\n\ttrue\ninclude mk/run.mk # the QEMU line\n",
+			"mk/run.mk": "run: build\n\tqemu-system-riscv64 -kernel k\n",
+		}, true, true},
+		{"-include glob", map[string]string{
+			"Makefile":   "-include mk/*.mk\n",
+			"mk/a.mk":    "X := 1\n",
+			"mk/run.mk":  "include mk/deep.mk\n",
+			"mk/deep.mk": "build::\n\ttrue\nrun:\n\ttrue\n",
+		}, true, true},
+		{"sinclude, several names", map[string]string{
+			"makefile": "sinclude missing.mk other.mk\n",
+			"other.mk": "run:\n\ttrue\n",
+		}, true, false},
+		{"variable and loop", map[string]string{
+			"Makefile": "include $(MK)/run.mk\ninclude self.mk\n",
+			"self.mk":  "include Makefile self.mk\nrunner:\n\ttrue\n",
+			"x/run.mk": "run:\n\ttrue\n",
+		}, false, false},
+		{"not a directive", map[string]string{
+			"Makefile": "# include run.mk\nINCLUDES := run.mk\n",
+			"run.mk":   "run:\n\ttrue\n",
+		}, false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, text := range c.files {
+				os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755)
+				os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644)
+			}
+			if got := makeTarget(dir, "run"); got != c.hasRun {
+				t.Errorf("run target %v, want %v", got, c.hasRun)
+			}
+			if got := makeTarget(dir, "build"); got != c.hasBuild {
+				t.Errorf("build target %v, want %v", got, c.hasBuild)
+			}
+		})
+	}
+}
