@@ -208,8 +208,12 @@ func start(ctx context.Context, cmd *exec.Cmd, port int, logPath string, console
 	cmd.Stderr = out
 	// Own process group so Stop reaches QEMU's children too (a make or
 	// shell wrapper); Pdeathsig kills it if this process dies without
-	// running its cleanup.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// running its cleanup. The caller's attributes (a cgroup to start
+	// in) stay.
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid, cmd.SysProcAttr.Pdeathsig = true, syscall.SIGKILL
 	in.started = time.Now()
 	if err := cmd.Start(); err != nil {
 		if in.log != nil {

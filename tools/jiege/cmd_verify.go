@@ -105,6 +105,9 @@ func (v *verifier) run(ctx context.Context, t *target) *report.Verify {
 	if u := g.unshimmed(); u != "" && s.Passed() {
 		s.Detail += "; " + u
 	}
+	if g.run != nil && g.run.Uncontained() != "" {
+		s.Detail += "; the run command is " + g.run.Uncontained()
+	}
 	if !v.stage(res, s) {
 		res.QEMUCommand = g.qemuCommand()
 		return res

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/jiege-go/jiege/qemu"
+	"github.com/jiege-go/jiege/tools/jiege/internal/contain"
 )
 
 // ShimLine starts the line the shim prints, with the QEMU arguments, just
@@ -70,7 +71,8 @@ func (a *Attempt) check() error {
 }
 
 // DoBuild runs the build command in the attempt's directory, output to log,
-// in its own process group, killed when ctx ends.
+// in its own process group and cgroup (contain), killed when ctx ends;
+// whatever it left running is killed when it ends.
 func (a *Attempt) DoBuild(ctx context.Context, log io.Writer) error {
 	if err := a.check(); err != nil {
 		return err
@@ -83,14 +85,24 @@ func (a *Attempt) DoBuild(ctx context.Context, log io.Writer) error {
 	cmd.Dir = a.Dir
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	// A process the build left running may hold its output open; the
+	// build has ended when its command has, and that process is killed.
+	cmd.WaitDelay = time.Second
+	group := contain.New()
+	defer group.Kill()
+	if err := group.Prepare(cmd); err != nil {
+		return err
+	}
+	err := cmd.Start()
+	group.Started()
+	if err != nil {
 		return err
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err := <-done:
-		if err != nil {
+		if err != nil && !errors.Is(err, exec.ErrWaitDelay) {
 			return fmt.Errorf("%q in %s: %w", build, a.Dir, err)
 		}
 		return nil
@@ -189,6 +201,7 @@ type Running struct {
 	*qemu.Instance
 	shimDir   string
 	guestPort int
+	group     *contain.Group // the run command and all it starts
 
 	mu      sync.Mutex
 	found   map[int]Launch // QEMUs found without the shim, by pid
@@ -242,9 +255,16 @@ func (a *Attempt) Start(ctx context.Context, logPath string, console io.Writer) 
 		"PATH="+shimDir+string(os.PathListSeparator)+os.Getenv("PATH"),
 		envReal+"="+real, envPort+"="+strconv.Itoa(port), envGuest+"="+strconv.Itoa(guest), envDir+"="+shimDir,
 		envExtra+"="+extraJSON(a.QEMUArgs), envCapture+"="+capture)
-	r := &Running{shimDir: shimDir, guestPort: guest, found: map[int]Launch{}}
+	r := &Running{shimDir: shimDir, guestPort: guest, found: map[int]Launch{}, group: contain.New()}
+	if err := r.group.Prepare(cmd); err != nil {
+		r.group.Kill()
+		os.RemoveAll(shimDir)
+		return nil, err
+	}
 	in, err := qemu.StartCommand(ctx, cmd, port, logPath, console, r.serving)
+	r.group.Started()
 	if err != nil {
+		r.group.Kill()
 		os.RemoveAll(shimDir)
 		return nil, err
 	}
@@ -324,9 +344,9 @@ func (r *Running) Launches() []Launch {
 }
 
 // findUnshimmed records the QEMUs among the run command's descendants,
-// and among processes that carry this run's shim directory in their
-// environment (escaped from the tree), that the shim did not start.
-// Called with r.mu held.
+// its cgroup's processes, and processes that carry this run's shim
+// directory in their environment (escaped from the tree, where there is
+// no cgroup), that the shim did not start. Called with r.mu held.
 func (r *Running) findUnshimmed(shimmed map[int]bool) {
 	if r.Instance == nil || time.Since(r.scanned) < scanEvery {
 		return
@@ -338,8 +358,12 @@ func (r *Running) findUnshimmed(shimmed map[int]bool) {
 	for _, p := range cands {
 		inTree[p.pid] = true
 	}
+	inGroup := map[int]bool{}
+	for _, pid := range r.group.PIDs() {
+		inGroup[pid] = true
+	}
 	for _, p := range procs {
-		if !inTree[p.pid] && isQEMU(p.pid) && hasEnv(p.pid, envDir+"="+r.shimDir) {
+		if !inTree[p.pid] && (inGroup[p.pid] || isQEMU(p.pid) && hasEnv(p.pid, envDir+"="+r.shimDir)) {
 			cands = append(cands, p)
 		}
 	}
@@ -430,11 +454,34 @@ func (r *Running) QEMUAlive() bool {
 	return ok
 }
 
-// Stop ends the run command's process group and then any QEMU the shim
-// started that escaped it (a run command may daemonize or setsid).
+// Uncontained says why the run command's processes are not held in a
+// cgroup of their own, "" when they are.
+func (r *Running) Uncontained() string { return r.group.Why() }
+
+// Stop ends the run command and every QEMU it started. In a cgroup: the
+// QEMUs get SIGTERM and StopTimeout to exit, then everything left in the
+// cgroup SIGKILL. Without one: the run command's process group, then any
+// QEMU the shim started that escaped it (a run command may daemonize or
+// setsid).
 func (r *Running) Stop() error {
 	ls := r.Launches() // before the tree goes
-	err := r.Instance.Stop()
+	var err error
+	if r.group.Contained() {
+		r.end(ls)
+		err = r.group.Kill()
+		if serr := r.Instance.Stop(); err == nil {
+			err = serr
+		}
+	} else {
+		err = r.Instance.Stop()
+		r.end(ls)
+	}
+	os.RemoveAll(r.shimDir)
+	return err
+}
+
+// end sends each live launch SIGTERM, and SIGKILL after StopTimeout.
+func (r *Running) end(ls []Launch) {
 	for _, l := range ls {
 		if !r.Alive(l) {
 			continue
@@ -448,8 +495,6 @@ func (r *Running) Stop() error {
 			syscall.Kill(l.PID, syscall.SIGKILL)
 		}
 	}
-	os.RemoveAll(r.shimDir)
-	return err
 }
 
 // Shim is the shim mode's main: rewrite the arguments, record this process

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/jiege-go/jiege/qemu"
+	"github.com/jiege-go/jiege/tools/jiege/internal/contain"
 )
 
 // The test binary doubles as the jiege binary in shim mode and, copied
@@ -186,6 +187,34 @@ func TestBuild(t *testing.T) {
 	}
 }
 
+// What a build leaves running, detached and with a cleared environment,
+// is ended with the build, even while it holds the build's output open.
+func TestBuildLeavesNothing(t *testing.T) {
+	g := contain.New()
+	g.Kill()
+	if why := g.Why(); why != "" {
+		t.Skip(why)
+	}
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	build := fmt.Sprintf(`env -i setsid -f sh -c 'echo $$ >%s; exec sleep 300'; echo built`, pidFile)
+	var out bytes.Buffer
+	t0 := time.Now()
+	if err := (&Attempt{Dir: t.TempDir(), Build: build}).DoBuild(context.Background(), &out); err != nil || !strings.Contains(out.String(), "built") {
+		t.Fatalf("%v %q", err, out.String())
+	}
+	if d := time.Since(t0); d > 10*time.Second {
+		t.Errorf("the build took %v", d)
+	}
+	b, _ := os.ReadFile(pidFile)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatalf("pid file: %q", b)
+	}
+	if isLive(pid) {
+		t.Errorf("the detached sleep %d outlived the build", pid)
+	}
+}
+
 func TestShimOutsideJiege(t *testing.T) {
 	t.Setenv(envReal, "")
 	if err := Shim([]string{"-kernel", "k"}); err == nil {
@@ -266,6 +295,49 @@ func TestQEMUBesideTheShim(t *testing.T) {
 				t.Error("unshimmed QEMU survived Stop")
 			}
 		})
+	}
+}
+
+// A run command that starts QEMU with a cleared environment, detached
+// into a session of its own (env -i setsid -f), and leaves a detached
+// process beside it: the QEMU is found in the run command's cgroup and
+// serves, and Stop ends both.
+func TestDetachedQEMUInCgroup(t *testing.T) {
+	other := fakeQEMUDir(t)
+	fakeQEMU(t)
+	port, err := qemu.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pidFile := filepath.Join(t.TempDir(), "sleep.pid")
+	args := fmt.Sprintf("-machine virt -netdev user,id=n,hostfwd=tcp::%d-:80 -device virtio-net-device,netdev=n", port)
+	run := fmt.Sprintf(`env -i setsid -f %s %s >/dev/null 2>&1; env -i setsid -f sh -c 'echo $$ >%s; exec sleep 300'`,
+		filepath.Join(other, qemu.DefaultBinary), args, pidFile)
+	a := &Attempt{Dir: t.TempDir(), Self: self(t), Run: run}
+	r, err := a.Start(context.Background(), "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	if why := r.Uncontained(); why != "" {
+		t.Skip(why)
+	}
+	waitFor(t, "qemu found", r.QEMUAlive)
+	l, addr, p, ok := r.Serving()
+	if !ok || l.Shimmed || p != port || addr != "127.0.0.1" {
+		t.Fatalf("serving %+v %s:%d %v, want the detached QEMU on port %d", l, addr, p, ok, port)
+	}
+	var sleeper int
+	waitFor(t, "the detached sleep", func() bool {
+		b, _ := os.ReadFile(pidFile)
+		sleeper, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		return sleeper != 0
+	})
+	if err := r.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if isLive(l.PID) || isLive(sleeper) {
+		t.Errorf("after Stop: qemu %d live %v, sleep %d live %v", l.PID, isLive(l.PID), sleeper, isLive(sleeper))
 	}
 }
 
