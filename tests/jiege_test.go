@@ -893,8 +893,9 @@ func TestJiegeAttemptWithKeepAliveOff(t *testing.T) {
 }
 
 // An attempt with only a run.sh that calls QEMU by absolute path, so the
-// shim never sees it: jiege finds that QEMU in the run command's process
-// tree, says it could not rewrite it, and serves through the host port
+// shim never sees it, or that detaches it with a cleared environment:
+// jiege finds that QEMU (in the run command's process tree or its
+// cgroup), says it could not rewrite it, and serves through the host port
 // the attempt forwards itself; Ctrl-C still stops it.
 func TestJiegeAttemptBesideTheShim(t *testing.T) {
 	if err := buildKernelOnce(); err != nil {
@@ -905,81 +906,91 @@ func TestJiegeAttemptBesideTheShim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	dir := t.TempDir()
-	marker := "jiege-e2e-beside-" + strconv.Itoa(os.Getpid())
-	sh := fmt.Sprintf("#!/bin/sh\nexec %s -machine virt -nographic -m 512M -bios %s -kernel %s -initrd %s -append %s "+
-		"-global virtio-mmio.force-legacy=false -netdev user,id=net0,hostfwd=tcp::%d-:80 -device virtio-net-device,netdev=net0\n",
-		real, filepath.Join(repoRoot, "build/tramp.bin"), filepath.Join(repoRoot, "build/kernel.elf"), archive, marker, port)
-	os.WriteFile(filepath.Join(dir, "run.sh"), []byte(sh), 0o755)
-
-	bin, err := jiegeBin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "run", "--attempt", dir)
-	stdout, _ := cmd.StdoutPipe()
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		cmd.Process.Kill()
-		for _, p := range qemuWith(marker) {
-			syscall.Kill(p, syscall.SIGKILL)
-		}
-	}()
-	done := make(chan error, 1)
-	urls := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if strings.HasPrefix(sc.Text(), "http://") {
-				urls <- sc.Text()
+	for _, c := range []struct{ name, how string }{
+		{"exec", "exec"},
+		// Detached, with a cleared environment: found in the run
+		// command's cgroup.
+		{"detached", "env -i setsid -f"},
+	} {
+		name, how := c.name, c.how
+		t.Run(name, func(t *testing.T) {
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		done <- cmd.Wait()
-	}()
-	var url string
-	select {
-	case url = <-urls:
-	case err := <-done:
-		t.Fatalf("jiege run exited early: %v\n%s", err, stderr.String())
-	case <-time.After(4 * time.Minute):
-		cmd.Process.Signal(syscall.SIGINT)
-		t.Fatalf("no URL printed\n%s", stderr.String())
+			port := l.Addr().(*net.TCPAddr).Port
+			l.Close()
+			dir := t.TempDir()
+			marker := "jiege-e2e-beside-" + strconv.Itoa(os.Getpid()) + "-" + name
+			sh := fmt.Sprintf("#!/bin/sh\n"+how+" %s -machine virt -nographic -m 512M -bios %s -kernel %s -initrd %s -append %s "+
+				"-global virtio-mmio.force-legacy=false -netdev user,id=net0,hostfwd=tcp::%d-:80 -device virtio-net-device,netdev=net0\n",
+				real, filepath.Join(repoRoot, "build/tramp.bin"), filepath.Join(repoRoot, "build/kernel.elf"), archive, marker, port)
+			os.WriteFile(filepath.Join(dir, "run.sh"), []byte(sh), 0o755)
+
+			bin, err := jiegeBin()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(bin, "run", "--attempt", dir)
+			stdout, _ := cmd.StdoutPipe()
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				cmd.Process.Kill()
+				for _, p := range qemuWith(marker) {
+					syscall.Kill(p, syscall.SIGKILL)
+				}
+			}()
+			done := make(chan error, 1)
+			urls := make(chan string, 1)
+			go func() {
+				sc := bufio.NewScanner(stdout)
+				for sc.Scan() {
+					if strings.HasPrefix(sc.Text(), "http://") {
+						urls <- sc.Text()
+					}
+				}
+				done <- cmd.Wait()
+			}()
+			var url string
+			select {
+			case url = <-urls:
+			case err := <-done:
+				t.Fatalf("jiege run exited early: %v\n%s", err, stderr.String())
+			case <-time.After(4 * time.Minute):
+				cmd.Process.Signal(syscall.SIGINT)
+				t.Fatalf("no URL printed\n%s", stderr.String())
+			}
+			if want := fmt.Sprintf("http://127.0.0.1:%d/", port); url != want {
+				t.Errorf("URL %s, want the attempt's own port: %s", url, want)
+			}
+			resp, err := (&http.Client{Timeout: 30 * time.Second}).Get(url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 200 || resp.Header.Get("Server") != "nginx/1.26.3" {
+				t.Errorf("GET %s: %d %q", url, resp.StatusCode, resp.Header.Get("Server"))
+			}
+			if pids := qemuWith(marker); len(pids) != 1 || !strings.Contains(stderr.String(), fmt.Sprintf("the attempt's QEMU (pid %d, %s) did not come through jiege's shim", pids[0], real)) ||
+				!strings.Contains(stderr.String(), fmt.Sprintf("jiege probes the host port it forwards itself, 127.0.0.1:%d", port)) {
+				t.Errorf("QEMUs %v; no warning about the unshimmed QEMU:\n%s", pids, stderr.String())
+			}
+			cmd.Process.Signal(syscall.SIGINT)
+			select {
+			case err := <-done:
+				if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
+					t.Errorf("after SIGINT: %v, want exit status 2", err)
+				}
+			case <-time.After(time.Minute):
+				t.Fatal("jiege run did not exit after SIGINT")
+			}
+			noQEMUWith(t, marker)
+		})
 	}
-	if want := fmt.Sprintf("http://127.0.0.1:%d/", port); url != want {
-		t.Errorf("URL %s, want the attempt's own port: %s", url, want)
-	}
-	resp, err := (&http.Client{Timeout: 30 * time.Second}).Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 200 || resp.Header.Get("Server") != "nginx/1.26.3" {
-		t.Errorf("GET %s: %d %q", url, resp.StatusCode, resp.Header.Get("Server"))
-	}
-	if pids := qemuWith(marker); len(pids) != 1 || !strings.Contains(stderr.String(), fmt.Sprintf("the attempt's QEMU (pid %d, %s) did not come through jiege's shim", pids[0], real)) ||
-		!strings.Contains(stderr.String(), fmt.Sprintf("jiege probes the host port it forwards itself, 127.0.0.1:%d", port)) {
-		t.Errorf("QEMUs %v; no warning about the unshimmed QEMU:\n%s", pids, stderr.String())
-	}
-	cmd.Process.Signal(syscall.SIGINT)
-	select {
-	case err := <-done:
-		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
-			t.Errorf("after SIGINT: %v, want exit status 2", err)
-		}
-	case <-time.After(time.Minute):
-		t.Fatal("jiege run did not exit after SIGINT")
-	}
-	noQEMUWith(t, marker)
 }
 
 // An attempt whose kernel boots but serves nothing on port 80 (ours
