@@ -1,10 +1,11 @@
-package kernel
+package boot
 
 import (
 	"fmt"
 	"time"
 
 	arch "github.com/jiege-go/jiege/arch/riscv64"
+	"github.com/jiege-go/jiege/kernel"
 	"github.com/jiege-go/jiege/mm"
 	"github.com/jiege-go/jiege/profiling"
 )
@@ -55,7 +56,7 @@ func newMappingRecorder() *mappingRecorder {
 // mapped (the dynamic loader's libraries); each VMA holds its file's
 // memory (mm.VMA.Cache, or Shared for a shared mapping).
 func (r *mappingRecorder) scan() {
-	for _, p := range Processes() {
+	for _, p := range kernel.Processes() {
 		p.Lock()
 		var vmas []mm.VMA
 		if p.AS != nil {
