@@ -109,7 +109,8 @@ var bootNano = nanotime()
 // Uptime is the monotonic time since boot: CLOCK_MONOTONIC.
 func Uptime() time.Duration { return time.Duration(nanotime() - bootNano) }
 
-// BootNano is bootNano: boot sets the vDSO's CLOCK_MONOTONIC offset from it.
+// BootNano is when the kernel package was initialised, in the runtime's
+// nanotime: boot sets the vDSO's CLOCK_MONOTONIC offset from it.
 func BootNano() int64 { return bootNano }
 
 // Lock locks the process's address space (shared by its threads and by

@@ -52,7 +52,7 @@ func newMappingRecorder() *mappingRecorder {
 }
 
 // scan records every executable file mapping not recorded yet: the
-// program and its interpreter, which exec maps (LoadELF), and what mmap
+// program and its interpreter, which exec maps (loader.LoadELF), and what mmap
 // mapped (the dynamic loader's libraries); each VMA holds its file's
 // memory (mm.VMA.Cache, or Shared for a shared mapping).
 func (r *mappingRecorder) scan() {
