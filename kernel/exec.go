@@ -1,26 +1,15 @@
 package kernel
 
 import (
-	"bytes"
 	iofs "io/fs"
 	"path"
-	"strings"
 
 	"golang.org/x/sys/unix"
 
 	arch "github.com/jiege-go/jiege/arch/riscv64"
 	"github.com/jiege-go/jiege/fs"
+	"github.com/jiege-go/jiege/kernel/loader"
 	"github.com/jiege-go/jiege/mm"
-)
-
-// Linux's limits on a new program's arguments: a quarter of the stack for
-// all strings and their pointers, 32 pages for one string (MAX_ARG_STRLEN);
-// a #! line is read from the first 256 bytes and nests at most 4 deep.
-const (
-	ArgMax        = StackSize / 4
-	ArgStringMax  = 32 * mm.PageSize
-	shebangMax    = 256
-	shebangNested = 4
 )
 
 // UserMemory is where user address spaces get their frames; set at boot
@@ -37,7 +26,7 @@ func (t *Task) Execve(file, name string, argv, envp []string) error {
 	if err := p.checkNprocAtExec(); err != nil {
 		return err
 	}
-	if err := argSize(argv, envp); err != nil {
+	if err := loader.CheckArgSize(argv, envp); err != nil {
 		return err
 	}
 	for depth := 0; ; depth++ {
@@ -45,19 +34,19 @@ func (t *Task) Execve(file, name string, argv, envp []string) error {
 		if err != nil {
 			return err
 		}
-		if err := mayExec(n, p.Cred()); err != nil {
+		if err := loader.MayExec(n, p.Cred()); err != nil {
 			return err
 		}
-		var head [shebangMax]byte
+		var head [loader.ShebangMax]byte
 		k, err := n.ReadAt(head[:], 0)
 		if err != nil {
 			return err
 		}
-		interp, arg, ok := shebang(head[:k])
+		interp, arg, ok := loader.Shebang(head[:k])
 		if !ok {
 			break
 		}
-		if depth == shebangNested {
+		if depth == loader.ShebangNested {
 			return unix.ELOOP
 		}
 		script := append([]string{interp}, arg...)
@@ -67,7 +56,7 @@ func (t *Task) Execve(file, name string, argv, envp []string) error {
 			file = path.Join(p.Cwd, file)
 		}
 	}
-	if err := argSize(argv, envp); err != nil {
+	if err := loader.CheckArgSize(argv, envp); err != nil {
 		return err
 	}
 	var random [16]byte
@@ -77,7 +66,7 @@ func (t *Task) Execve(file, name string, argv, envp []string) error {
 	if err != nil {
 		return err
 	}
-	as, err := Exec(UserMemory, p.Root, p.Cred(), file, argv, envp, p.Limit(unix.RLIMIT_STACK).Cur, random, regs)
+	as, err := loader.Exec(UserMemory, p.Root, p.Cred(), file, argv, envp, p.Limit(unix.RLIMIT_STACK).Cur, random, regs)
 	if err != nil {
 		return err
 	}
@@ -113,54 +102,4 @@ func (p *Process) setIDsOnExec(exe *fs.Node) {
 		p.EGID = exe.GID
 	}
 	p.SUID, p.SGID = p.EUID, p.EGID
-}
-
-// argSize checks the arguments against Linux's limits: E2BIG past them.
-func argSize(argv, envp []string) error {
-	for _, list := range [][]string{argv, envp} {
-		for _, s := range list {
-			if len(s)+1 > ArgStringMax {
-				return unix.E2BIG
-			}
-		}
-	}
-	if argBytes(argv, envp) > ArgMax {
-		return unix.E2BIG
-	}
-	return nil
-}
-
-// argBytes is the stack space the arguments take: strings and pointers.
-func argBytes(argv, envp []string) int {
-	size := 0
-	for _, list := range [][]string{argv, envp} {
-		for _, s := range list {
-			size += len(s) + 1 + 8
-		}
-	}
-	return size
-}
-
-// shebang parses a "#!interpreter [argument]" first line: the interpreter
-// and the rest of the line as one argument, as Linux does.
-func shebang(data []byte) (string, []string, bool) {
-	if !bytes.HasPrefix(data, []byte("#!")) {
-		return "", nil, false
-	}
-	line := data[2:min(len(data), shebangMax)]
-	if i := bytes.IndexByte(line, '\n'); i >= 0 {
-		line = line[:i]
-	}
-	fields := strings.Trim(string(line), " \t")
-	if fields == "" {
-		return "", nil, false
-	}
-	interp, rest := fields, ""
-	if i := strings.IndexAny(fields, " \t"); i >= 0 {
-		interp, rest = fields[:i], strings.Trim(fields[i:], " \t")
-	}
-	if rest != "" {
-		return interp, []string{rest}, true
-	}
-	return interp, nil, true
 }

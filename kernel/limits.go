@@ -7,6 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/jiege-go/jiege/fs"
+	"github.com/jiege-go/jiege/kernel/loader"
 )
 
 // Rlimit is one resource limit: the soft limit (Cur) that is enforced and
@@ -26,7 +27,7 @@ func initLimits() [RlimitCount]Rlimit {
 	for i := range l {
 		l[i] = Rlimit{RlimInfinity, RlimInfinity}
 	}
-	l[unix.RLIMIT_STACK] = Rlimit{StackSize, RlimInfinity}
+	l[unix.RLIMIT_STACK] = Rlimit{loader.StackSize, RlimInfinity}
 	l[unix.RLIMIT_CORE] = Rlimit{0, RlimInfinity}
 	l[unix.RLIMIT_NPROC] = Rlimit{maxThreads / 2, maxThreads / 2}
 	l[unix.RLIMIT_NOFILE] = Rlimit{fs.DefaultFDLimit, fs.MaxFDs}

@@ -1,7 +1,6 @@
 package kernel
 
 import (
-	"fmt"
 	"path"
 	"runtime"
 	"sync"
@@ -110,6 +109,10 @@ var bootNano = nanotime()
 // Uptime is the monotonic time since boot: CLOCK_MONOTONIC.
 func Uptime() time.Duration { return time.Duration(nanotime() - bootNano) }
 
+// BootNano is when the kernel package was initialised, in the runtime's
+// nanotime: boot sets the vDSO's CLOCK_MONOTONIC offset from it.
+func BootNano() int64 { return bootNano }
+
 // Lock locks the process's address space (shared by its threads and by
 // processes cloned with CLONE_VM). execve replaces the address space while
 // holding the old one's lock, so the lock taken is checked to be still
@@ -201,13 +204,6 @@ func (p *Process) newChild(pid int, as *mm.AddressSpace, vm *sharedVM, files *fs
 	return c
 }
 
-// Interpreter and PIE placement in the 128 GiB of user space: a PIE at
-// two thirds of it, as Linux's ELF_ET_DYN_BASE.
-const (
-	pieBias    = 0x15_5555_5000
-	interpBias = 0x1e_0000_0000
-)
-
 // Cred is who the process is for permission checks: its effective ids
 // (Linux's fsuid and fsgid follow them) and its groups.
 func (p *Process) Cred() *fs.Cred {
@@ -217,98 +213,6 @@ func (p *Process) Cred() *fs.Cred {
 // RealCred is the process with its real ids, as access(2) checks.
 func (p *Process) RealCred() *fs.Cred {
 	return &fs.Cred{UID: p.UID, GID: p.GID, Groups: p.Groups}
-}
-
-// mayExec checks that cred may execute n: a file with execute permission
-// (EACCES for a directory or anything else).
-func mayExec(n *fs.Node, cred *fs.Cred) error {
-	if !n.Mode.IsRegular() {
-		return unix.EACCES
-	}
-	return fs.Access(n, cred, fs.MayExec)
-}
-
-// ExecError is why exec failed, as a Linux errno.
-type ExecError struct {
-	Errno unix.Errno
-	Msg   string
-}
-
-func (e *ExecError) Error() string { return e.Msg }
-
-func execErr(errno unix.Errno, format string, args ...any) error {
-	return &ExecError{Errno: errno, Msg: fmt.Sprintf(format, args...)}
-}
-
-// Exec builds a new address space running the program at path (absolute,
-// in tree): its ELF image, its interpreter when it names one, the stack
-// with argv, envp and the auxiliary vector. It returns the address space
-// and the registers to start with (pc, sp, satp).
-func Exec(mem mm.Memory, tree *fs.Tree, cred *fs.Cred, file string, argv, envp []string, stackLimit uint64, random [16]byte, regs *arch.Frame) (*mm.AddressSpace, error) {
-	stack := stackMapping(stackLimit)
-	if err := argSize(argv, envp); err != nil || argBytes(argv, envp) > int(stack/4) {
-		return nil, execErr(unix.E2BIG, "%s: arguments past Linux's limits", file)
-	}
-	exeNode, err := tree.Lookup(cred, file, true)
-	if err != nil {
-		return nil, execErr(err.(unix.Errno), "%s: %v", file, err)
-	}
-	if err := mayExec(exeNode, cred); err != nil {
-		return nil, execErr(unix.EACCES, "%s: not executable", file)
-	}
-	as, err := mm.NewAddressSpace(mem)
-	if err != nil {
-		return nil, execErr(unix.ENOMEM, "%s: %v", file, err)
-	}
-	fail := func(err error) (*mm.AddressSpace, error) {
-		as.Release()
-		if _, ok := err.(*ExecError); ok {
-			return nil, err
-		}
-		return nil, execErr(unix.ENOEXEC, "%s: %v", file, err)
-	}
-	exeData, err := exeNode.Contents()
-	if err != nil {
-		return fail(execErr(err.(unix.Errno), "%s: %v", file, err))
-	}
-	exe, err := LoadELF(as, exeData, pieBias, exeNode)
-	if err != nil {
-		return fail(err)
-	}
-	entry := exe.Entry
-	var interp *Image
-	if exe.Interp != "" {
-		n, err := tree.Lookup(cred, exe.Interp, true)
-		if err != nil {
-			return fail(execErr(err.(unix.Errno), "%s: interpreter %s: %v", file, exe.Interp, err))
-		}
-		if mayExec(n, cred) != nil {
-			return fail(execErr(unix.EACCES, "%s: interpreter %s: not executable", file, exe.Interp))
-		}
-		interpData, err := n.Contents()
-		if err != nil {
-			return fail(execErr(err.(unix.Errno), "%s: interpreter %s: %v", file, exe.Interp, err))
-		}
-		if interp, err = LoadELF(as, interpData, interpBias, n); err != nil {
-			return fail(fmt.Errorf("interpreter %s: %w", exe.Interp, err))
-		}
-		if interp.Interp != "" {
-			return fail(execErr(unix.ELIBBAD, "%s: interpreter %s has an interpreter", file, exe.Interp))
-		}
-		entry = interp.Entry
-	}
-	sp, err := buildStack(as, argv, envp, exe, interp, file, stack, random)
-	if err != nil {
-		return fail(err)
-	}
-	if err := mapVDSO(mem, as); err != nil {
-		return fail(err)
-	}
-	as.BrkBase = (exe.End + mm.PageSize - 1) &^ (mm.PageSize - 1)
-	as.Brk = as.BrkBase
-	*regs = arch.Frame{PC: uint64(entry), Satp: as.Satp()}
-	regs.X[arch.RegSP] = uint64(sp)
-	return as, nil
 }
 
 // NewProcess makes a process with one task around an exec'd address space.

@@ -7,6 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	arch "github.com/jiege-go/jiege/arch/riscv64"
+	"github.com/jiege-go/jiege/kernel/loader"
 )
 
 // The riscv64 signal frame, laid out as Linux's struct rt_sigframe
@@ -109,7 +110,7 @@ func (t *Task) setupFrame(info SigInfo, act SigAction) bool {
 	}
 	t.sig.mask = mask &^ unblockable
 	r.PC = act.Handler
-	r.X[arch.RegRA] = uint64(SigreturnAddr)
+	r.X[arch.RegRA] = uint64(loader.SigreturnAddr)
 	r.X[arch.RegSP] = sp
 	r.X[arch.RegA0] = uint64(info.Signo)
 	r.X[arch.RegA1] = sp

@@ -7,6 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/jiege-go/jiege/kernel"
+	"github.com/jiege-go/jiege/kernel/loader"
 	"github.com/jiege-go/jiege/mm"
 	"github.com/jiege-go/jiege/syscall/sysno"
 )
@@ -35,7 +36,7 @@ func sysExecveat(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	budget := kernel.ArgMax
+	budget := loader.ArgMax
 	argv, err := stringArray(t, a[2], &budget)
 	if err != nil {
 		return 0, err
@@ -66,7 +67,7 @@ func stringArray(t *kernel.Task, addr uint64, budget *int) ([]string, error) {
 			return out, nil
 		}
 		t.Proc.Lock()
-		s, err := t.Proc.AS.CopyInString(uintptr(sp), kernel.ArgStringMax)
+		s, err := t.Proc.AS.CopyInString(uintptr(sp), loader.ArgStringMax)
 		t.Proc.Unlock()
 		if err != nil {
 			if errors.Is(err, mm.ErrInvalid) {

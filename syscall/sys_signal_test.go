@@ -8,6 +8,7 @@ import (
 
 	arch "github.com/jiege-go/jiege/arch/riscv64"
 	"github.com/jiege-go/jiege/kernel"
+	"github.com/jiege-go/jiege/kernel/loader"
 	"github.com/jiege-go/jiege/syscall/sysno"
 )
 
@@ -40,7 +41,7 @@ func TestSignalFrameRoundTrip(t *testing.T) {
 
 	sp := r.X[arch.RegSP]
 	if r.PC != handler || r.X[arch.RegA0] != uint64(unix.SIGUSR1) || r.X[arch.RegA1] != sp || r.X[arch.RegA2] != sp+128 ||
-		r.X[arch.RegRA] != uint64(kernel.SigreturnAddr) || sp%16 != 0 || sp > stackTop-1088 {
+		r.X[arch.RegRA] != uint64(loader.SigreturnAddr) || sp%16 != 0 || sp > stackTop-1088 {
 		t.Fatalf("handler entry: pc %#x a0 %d a1 %#x a2 %#x ra %#x sp %#x", r.PC, r.X[arch.RegA0], r.X[arch.RegA1], r.X[arch.RegA2], r.X[arch.RegRA], sp)
 	}
 	le := binary.LittleEndian

@@ -11,6 +11,7 @@ import (
 
 	arch "github.com/jiege-go/jiege/arch/riscv64"
 	"github.com/jiege-go/jiege/fs"
+	"github.com/jiege-go/jiege/fs/procfs"
 	"github.com/jiege-go/jiege/kernel"
 	"github.com/jiege-go/jiege/mm"
 	"github.com/jiege-go/jiege/mm/mmtest"
@@ -35,7 +36,7 @@ func newTask(t testing.TB) (*kernel.Task, *bytes.Buffer) {
 	tree.Create(nil, "/etc", fs.NewDir(0o755))
 	tree.Create(nil, "/etc/hostname", &fs.Node{Mode: 0o644, Data: []byte("jiege\n")})
 	tree.Create(nil, "/etc/link", &fs.Node{Mode: iofs.ModeSymlink | 0o777, Link: "hostname"})
-	if err := kernel.MountProc(tree); err != nil {
+	if err := procfs.Mount(tree, kernel.ProcfsSource{}); err != nil {
 		t.Fatal(err)
 	}
 	out := &bytes.Buffer{}

@@ -12,6 +12,7 @@ import (
 
 	arch "github.com/jiege-go/jiege/arch/riscv64"
 	"github.com/jiege-go/jiege/kernel"
+	"github.com/jiege-go/jiege/kernel/loader"
 	"github.com/jiege-go/jiege/syscall/sysno"
 )
 
@@ -88,7 +89,7 @@ func errnoOf(err error) unix.Errno {
 	switch e := err.(type) {
 	case unix.Errno:
 		return e
-	case *kernel.ExecError:
+	case *loader.ExecError:
 		return e.Errno
 	}
 	return memErrno(err)

@@ -10,13 +10,13 @@ import (
 // The kernel's own Go runtime reads the clock through a vDSO, as a program
 // on Linux does, instead of trapping for every nanotime: the runtime finds
 // it through AT_SYSINFO_EHDR in the auxiliary vector that Entry builds.
-// It is the user programs' vDSO (kernel/vdso.go builds it; cmd/kimage
+// It is the user programs' vDSO (kernel/loader/vdso.go builds it; cmd/kimage
 // writes it into the linked kernel, see internal/kimage), here preceded
 // by its own data page: the code reaches the page pc-relatively, one page
 // below the image. M-mode fetches the code at its physical address; its
 // loads of the data page go through the kernel's identity mapping.
 
-// Offsets in the data page, as kernel/vdso.go lays it out.
+// Offsets in the data page, as kernel/loader/vdso.go lays it out.
 const (
 	kvvarSeq      = 0
 	kvvarTimebase = 8

@@ -6,10 +6,10 @@
 package main
 
 import (
-	"github.com/jiege-go/jiege/kernel"
+	"github.com/jiege-go/jiege/kernel/boot"
 	"github.com/jiege-go/jiege/syscall"
 )
 
 func main() {
-	kernel.Main(kernel.SyscallLayer{Dispatch: syscall.Dispatch, SetTrace: syscall.SetTrace})
+	boot.Main(boot.SyscallLayer{Dispatch: syscall.Dispatch, SetTrace: syscall.SetTrace})
 }

@@ -9,7 +9,7 @@ import (
 	"os"
 
 	"github.com/jiege-go/jiege/internal/kimage"
-	"github.com/jiege-go/jiege/kernel"
+	"github.com/jiege-go/jiege/kernel/loader"
 	"github.com/jiege-go/jiege/mm"
 )
 
@@ -30,7 +30,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "kimage:", err)
 		os.Exit(1)
 	}
-	if err := kimage.RecordVDSO(os.Args[1], kernel.VDSOImage()); err != nil {
+	if err := kimage.RecordVDSO(os.Args[1], loader.VDSOImage()); err != nil {
 		fmt.Fprintln(os.Stderr, "kimage:", err)
 		os.Exit(1)
 	}

@@ -1,10 +1,11 @@
-package kernel
+package boot
 
 import (
 	"fmt"
 	"time"
 
 	arch "github.com/jiege-go/jiege/arch/riscv64"
+	"github.com/jiege-go/jiege/kernel"
 	"github.com/jiege-go/jiege/mm"
 	"github.com/jiege-go/jiege/profiling"
 )
@@ -51,11 +52,11 @@ func newMappingRecorder() *mappingRecorder {
 }
 
 // scan records every executable file mapping not recorded yet: the
-// program and its interpreter, which exec maps (LoadELF), and what mmap
+// program and its interpreter, which exec maps (loader.LoadELF), and what mmap
 // mapped (the dynamic loader's libraries); each VMA holds its file's
 // memory (mm.VMA.Cache, or Shared for a shared mapping).
 func (r *mappingRecorder) scan() {
-	for _, p := range Processes() {
+	for _, p := range kernel.Processes() {
 		p.Lock()
 		var vmas []mm.VMA
 		if p.AS != nil {

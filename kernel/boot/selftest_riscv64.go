@@ -1,4 +1,4 @@
-package kernel
+package boot
 
 import (
 	"fmt"
@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	arch "github.com/jiege-go/jiege/arch/riscv64"
+	"github.com/jiege-go/jiege/kernel/rvasm"
 	"github.com/jiege-go/jiege/mm"
 )
 
@@ -362,9 +363,9 @@ func checkUserMode() (string, error) {
 
 	const msg = "hello from U-mode\n"
 	u, err := newUserSpace([]uint32{
-		rvADDI(regA7, regZero, 64), rvADDI(regA0, regZero, 1), rvLUI(regA1, userData>>12),
-		rvADDI(regA2, regZero, int32(len(msg))), rvECALL(),
-		rvADDI(regA7, regZero, 93), rvADDI(regA0, regZero, 7), rvECALL(),
+		rvasm.ADDI(rvasm.A7, rvasm.Zero, 64), rvasm.ADDI(rvasm.A0, rvasm.Zero, 1), rvasm.LUI(rvasm.A1, userData>>12),
+		rvasm.ADDI(rvasm.A2, rvasm.Zero, int32(len(msg))), rvasm.ECALL(),
+		rvasm.ADDI(rvasm.A7, rvasm.Zero, 93), rvasm.ADDI(rvasm.A0, rvasm.Zero, 7), rvasm.ECALL(),
 	}, msg)
 	if err != nil {
 		return "", err
@@ -376,7 +377,7 @@ func checkUserMode() (string, error) {
 		return "", fmt.Errorf("write+exit program: exit %d (cause %d), wrote %q", code, cause, out.String())
 	}
 
-	if u, err = newUserSpace([]uint32{rvJ0()}, ""); err != nil {
+	if u, err = newUserSpace([]uint32{rvasm.J0()}, ""); err != nil {
 		return "", err
 	}
 	var progress atomic.Int64
@@ -402,7 +403,7 @@ func checkUserMode() (string, error) {
 
 	// The kernel's image, mapped in every address space, without the U bit.
 	const kernelAddr = uint64(mm.DirectMap + 0x8001_0000)
-	if u, err = newUserSpace([]uint32{rvLD(regA0, regA1, 0), rvJ0()}, ""); err != nil {
+	if u, err = newUserSpace([]uint32{rvasm.LD(rvasm.A0, rvasm.A1, 0), rvasm.J0()}, ""); err != nil {
 		return "", err
 	}
 	f.X[arch.RegA1] = kernelAddr

@@ -1,4 +1,4 @@
-package kernel
+package rvasm
 
 import (
 	"encoding/binary"
@@ -10,7 +10,7 @@ import (
 
 // TestEncodersAgainstObjdump decodes the encoders' output with GNU objdump.
 func TestEncodersAgainstObjdump(t *testing.T) {
-	prog := []uint32{rvADDI(regA7, regZero, 64), rvLUI(regA1, 0x11), rvLD(regA0, regA1, 8), rvECALL(), rvJ0(), rvADDI(regA0, regZero, -1)}
+	prog := []uint32{ADDI(A7, Zero, 64), LUI(A1, 0x11), LD(A0, A1, 8), ECALL(), J0(), ADDI(A0, Zero, -1)}
 	want := []string{"addi\ta7,zero,64", "lui\ta1,0x11", "ld\ta0,8(a1)", "ecall", "jal\tzero,", "addi\ta0,zero,-1"}
 	buf := make([]byte, 4*len(prog))
 	for i, w := range prog {

@@ -1,4 +1,4 @@
-package kernel
+package boot
 
 import (
 	"crypto/fips140"
@@ -20,6 +20,9 @@ import (
 	"github.com/jiege-go/jiege/drivers/uart"
 	"github.com/jiege-go/jiege/drivers/virtio"
 	"github.com/jiege-go/jiege/fs"
+	"github.com/jiege-go/jiege/fs/procfs"
+	"github.com/jiege-go/jiege/kernel"
+	"github.com/jiege-go/jiege/kernel/loader"
 	"github.com/jiege-go/jiege/mm"
 	jnet "github.com/jiege-go/jiege/net"
 )
@@ -39,7 +42,7 @@ const gcPercent = 1000
 // Functions, not an interface: a task calls Dispatch at every system
 // call, and under QEMU each extra call level costs a lookup.
 type SyscallLayer struct {
-	Dispatch func(t *Task)
+	Dispatch func(t *kernel.Task)
 	SetTrace func(w io.Writer)
 }
 
@@ -60,8 +63,8 @@ func Main(syscalls SyscallLayer) {
 		arch.SetWallClock(goldfish.ReadTime(uintptr(r[0].Base)))
 	}
 	// The kernel's runtime reads the monotonic clock as the time CSR in ns
-	// (nanotime), so CLOCK_MONOTONIC (Uptime) is that minus bootNano.
-	SetVDSOClock(arch.Boot().Timebase, arch.WallClockOffset(), -bootNano)
+	// (nanotime), so CLOCK_MONOTONIC (Uptime) is that minus kernel.BootNano.
+	loader.SetVDSOClock(arch.Boot().Timebase, arch.WallClockOffset(), -kernel.BootNano())
 	heapLimit := int64(m.RAMSize / goHeapShare)
 	debug.SetMemoryLimit(heapLimit)
 	// Under load most of the heap is live (sockets, TIME-WAIT endpoints,
@@ -120,9 +123,9 @@ func Main(syscalls SyscallLayer) {
 	if lo, err := jnet.NewLoopback(); err != nil {
 		fmt.Printf("kernel: network: %v\n", err)
 	} else {
-		Network = lo
+		kernel.Network = lo
 		// Linux's tcp_max_tw_buckets: about one per 256 KiB of RAM.
-		Network.SetMaxTimeWait(int(m.RAMSize / (256 << 10)))
+		kernel.Network.SetMaxTimeWait(int(m.RAMSize / (256 << 10)))
 	}
 	fmt.Println("devices:")
 	for _, d := range m.Devices {
@@ -133,7 +136,7 @@ func Main(syscalls SyscallLayer) {
 				switch {
 				case id == virtio.DeviceRNG && d.Base == entropyBase:
 					fmt.Printf("  %-22s %s\n", "", entropyNote)
-				case id == virtio.DeviceNet && Network != nil && !Network.HasEthernet():
+				case id == virtio.DeviceNet && kernel.Network != nil && !kernel.Network.HasEthernet():
 					openNetwork(d)
 				case id == virtio.DeviceBlock && d.Base == diskBase:
 					fmt.Printf("  %-22s %s\n", "", diskNote)
@@ -189,11 +192,11 @@ func Main(syscalls SyscallLayer) {
 		}
 		tree := r.tree
 		_, frames := arch.MemoryStats()
-		CPUs, MemoryStats = arch.Harts(), arch.MemoryStats
+		kernel.CPUs, kernel.MemoryStats = arch.Harts(), arch.MemoryStats
 		// Half of RAM is tmpfs's default; the files live in the kernel's
 		// heap here, within the quarter of RAM user memory leaves it.
 		fs.SetSizeLimit(int64(frames / 4))
-		if err := MountProc(tree); err != nil {
+		if err := procfs.Mount(tree, kernel.ProcfsSource{}); err != nil {
 			fmt.Printf("kernel: %v\n", err)
 			arch.PowerOff(3)
 		}
@@ -238,7 +241,7 @@ func printStats(period time.Duration) {
 		runtime.ReadMemStats(&ms)
 		used, _ := fs.Usage()
 		fmt.Printf("stats: %s; heap %d KiB; goroutines %d; processes %d; descriptions %d; files %d KiB\n",
-			residentLine(), ms.HeapAlloc>>10, runtime.NumGoroutine(), len(Processes()), fs.OpenDescriptions(), used>>10)
+			residentLine(), ms.HeapAlloc>>10, runtime.NumGoroutine(), len(kernel.Processes()), fs.OpenDescriptions(), used>>10)
 	}
 }
 
@@ -307,11 +310,11 @@ func openNetwork(d Device) {
 		return
 	}
 	c := jnet.QEMUUser(nic.MAC)
-	if err := Network.AddEthernet(c, nic); err != nil {
+	if err := kernel.Network.AddEthernet(c, nic); err != nil {
 		fmt.Printf("  %-22s not used: %v\n", "", err)
 		return
 	}
-	go nic.Receive(Network.Deliver, Network.EndOfBatch)
+	go nic.Receive(kernel.Network.Deliver, kernel.Network.EndOfBatch)
 	fmt.Printf("  %-22s eth0 %x, %d.%d.%d.%d/%d via %d.%d.%d.%d\n", "", nic.MAC,
 		c.Addr[0], c.Addr[1], c.Addr[2], c.Addr[3], c.Prefix, c.Gateway[0], c.Gateway[1], c.Gateway[2], c.Gateway[3])
 }
@@ -319,10 +322,10 @@ func openNetwork(d Device) {
 // serveEcho runs a TCP echo service on port 7: the network path, driver to
 // netstack, checked from the host before sockets reach user programs.
 func serveEcho() error {
-	if Network == nil || !Network.HasEthernet() {
+	if kernel.Network == nil || !kernel.Network.HasEthernet() {
 		return fmt.Errorf("no network device")
 	}
-	ln, err := gonet.ListenTCP(Network.Stack, tcpip.FullAddress{Port: 7}, ipv4.ProtocolNumber)
+	ln, err := gonet.ListenTCP(kernel.Network.Stack, tcpip.FullAddress{Port: 7}, ipv4.ProtocolNumber)
 	if err != nil {
 		return err
 	}
@@ -358,7 +361,7 @@ func openEntropy(d Device) string {
 		return fmt.Sprintf("not used: %v", err)
 	}
 	arch.SeedRandom(seed)
-	SeedRandom([32]byte(seed))
+	kernel.SeedRandom([32]byte(seed))
 	entropy = rng
 	return fmt.Sprintf("seeded the kernel's generators with %d bytes", len(seed))
 }
@@ -372,27 +375,27 @@ func runInit(tree *fs.Tree, syscalls SyscallLayer, path string, args []string, t
 		return 3
 	}
 	var random [16]byte
-	Random(random[:])
+	kernel.Random(random[:])
 	env := []string{"HOME=/", "TERM=linux", "PATH=/usr/sbin:/usr/bin:/sbin:/bin"}
-	as, err := Exec(arch.UserMemory, tree, nil, path, append([]string{path}, args...), env, StackSize, random, regs)
+	as, err := loader.Exec(arch.UserMemory, tree, nil, path, append([]string{path}, args...), env, loader.StackSize, random, regs)
 	if err != nil {
 		fmt.Printf("kernel: cannot run %s: %v\n", path, err)
 		arch.FreeUserFrame(regs)
 		return 3
 	}
 	files := &fs.FDTable{}
-	fs.RegisterMemoryDevices(Random)
+	fs.RegisterMemoryDevices(kernel.Random)
 	fs.RegisterDevice(5, 0, func() (fs.File, error) { return tty, nil })
 	fs.RegisterDevice(5, 1, func() (fs.File, error) { return tty, nil })
 	console := fs.NewDescription(tty, unix.O_RDWR)
 	for i := 0; i < 3; i++ {
 		files.Install(console, false, 0)
 	}
-	NewRegs = arch.NewUserFrame
-	UserMemory = arch.UserMemory
-	StartTask = func(t *Task) { go t.Run(syscalls.Dispatch) }
-	t := NewProcess(tree, as, files, path, append([]string{path}, args...), regs)
-	StartTask(t)
+	kernel.NewRegs = arch.NewUserFrame
+	kernel.UserMemory = arch.UserMemory
+	kernel.StartTask = func(t *kernel.Task) { go t.Run(syscalls.Dispatch) }
+	t := kernel.NewProcess(tree, as, files, path, append([]string{path}, args...), regs)
+	kernel.StartTask(t)
 	// While every user task waits (for a signal, say) the kernel idles; a
 	// sleeping goroutine keeps the runtime from calling that a deadlock.
 	go func() {
@@ -424,7 +427,7 @@ func consoleOut(p []byte) {
 // interrupt, goes through the line discipline; without an interrupt the
 // terminal has output only.
 func startConsole(m *Machine) *fs.TTY {
-	tty := fs.NewTTY(consoleOut, SignalGroup)
+	tty := fs.NewTTY(consoleOut, kernel.SignalGroup)
 	if u := m.DevicesOf("uart"); len(u) > 0 && u[0].IRQ > 0 {
 		if err := uart.Start(uintptr(u[0].Base), int(u[0].IRQ), tty.Input); err != nil {
 			fmt.Printf("kernel: console input: %v\n", err)

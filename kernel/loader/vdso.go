@@ -1,4 +1,4 @@
-package kernel
+package loader
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/jiege-go/jiege/kernel/rvasm"
 	"github.com/jiege-go/jiege/mm"
 )
 
@@ -18,7 +19,7 @@ import (
 // with the offsets the kernel keeps in the data page below the code.
 // Handlers of signals return to its __vdso_rt_sigreturn.
 //
-// The image is built here, instruction by instruction (rvasm.go): the
+// The image is built here, instruction by instruction (package rvasm): the
 // kernel's build needs no cross toolchain.
 
 // User addresses of the vDSO's data page and of its image, above the
@@ -133,68 +134,68 @@ func mapVDSO(mem mm.Memory, as *mm.AddressSpace) error {
 
 // vdsoCode assembles the functions; the code starts at vdsoTextOffset.
 func vdsoCode() ([]byte, map[string]uintptr) {
-	var a rvAsm
+	var a rvasm.Asm
 	funcs := map[string]uintptr{}
 	fn := func(name string) {
-		a.label(name)
-		funcs[name] = uintptr(vdsoTextOffset + a.pc())
+		a.Label(name)
+		funcs[name] = uintptr(vdsoTextOffset + a.PC())
 	}
 	// vvar puts the data page's address in t6, pc-relative.
 	vvar := func() {
-		off := int32(-mm.PageSize - (vdsoTextOffset + a.pc()))
+		off := int32(-mm.PageSize - (vdsoTextOffset + a.PC()))
 		hi := (off + 0x800) >> 12
-		a.emit(rvAUIPC(regT6, uint32(hi)&0xfffff), rvADDI(regT6, regT6, off-hi<<12))
+		a.Emit(rvasm.AUIPC(rvasm.T6, uint32(hi)&0xfffff), rvasm.ADDI(rvasm.T6, rvasm.T6, off-hi<<12))
 	}
-	ret := rvJALR(regZero, regRA, 0)
-	syscall := func(nr int32) { a.emit(rvADDI(regA7, regZero, nr), rvECALL(), ret) }
+	ret := rvasm.JALR(rvasm.Zero, rvasm.RA, 0)
+	syscall := func(nr int32) { a.Emit(rvasm.ADDI(rvasm.A7, rvasm.Zero, nr), rvasm.ECALL(), ret) }
 	const billion = 1_000_000_000
 
 	fn("__vdso_rt_sigreturn")
-	a.emit(rvADDI(regA7, regZero, 139), rvECALL())
+	a.Emit(rvasm.ADDI(rvasm.A7, rvasm.Zero, 139), rvasm.ECALL())
 
 	// clock_gettime(a0 = clock, a1 = timespec)
 	fn("__vdso_clock_gettime")
 	vvar()
-	a.emit(rvADDI(regT2, regZero, vvarRealtime))
-	a.beq(regA0, regZero, "gettime.read") // CLOCK_REALTIME
-	a.emit(rvADDI(regT0, regZero, 5))     // CLOCK_REALTIME_COARSE
-	a.beq(regA0, regT0, "gettime.read")
-	a.emit(rvADDI(regT2, regZero, vvarMonotone))
+	a.Emit(rvasm.ADDI(rvasm.T2, rvasm.Zero, vvarRealtime))
+	a.Beq(rvasm.A0, rvasm.Zero, "gettime.read") // CLOCK_REALTIME
+	a.Emit(rvasm.ADDI(rvasm.T0, rvasm.Zero, 5)) // CLOCK_REALTIME_COARSE
+	a.Beq(rvasm.A0, rvasm.T0, "gettime.read")
+	a.Emit(rvasm.ADDI(rvasm.T2, rvasm.Zero, vvarMonotone))
 	for _, clock := range []int32{1, 4, 6, 7} { // MONOTONIC, _RAW, _COARSE, BOOTTIME
-		a.emit(rvADDI(regT0, regZero, clock))
-		a.beq(regA0, regT0, "gettime.read")
+		a.Emit(rvasm.ADDI(rvasm.T0, rvasm.Zero, clock))
+		a.Beq(rvasm.A0, rvasm.T0, "gettime.read")
 	}
 	syscall(113) // other clocks: the system call answers
-	a.label("gettime.read")
-	a.jal(regA6, "clockns")
-	a.emit(rvDIVU(regA3, regA2, regA4), rvREMU(regA5, regA2, regA4),
-		rvSD(regA3, regA1, 0), rvSD(regA5, regA1, 8), rvADDI(regA0, regZero, 0), ret)
+	a.Label("gettime.read")
+	a.Jal(rvasm.A6, "clockns")
+	a.Emit(rvasm.DIVU(rvasm.A3, rvasm.A2, rvasm.A4), rvasm.REMU(rvasm.A5, rvasm.A2, rvasm.A4),
+		rvasm.SD(rvasm.A3, rvasm.A1, 0), rvasm.SD(rvasm.A5, rvasm.A1, 8), rvasm.ADDI(rvasm.A0, rvasm.Zero, 0), ret)
 
 	// gettimeofday(a0 = timeval, a1 = timezone)
 	fn("__vdso_gettimeofday")
 	vvar()
-	a.beq(regA0, regZero, "gettimeofday.tz")
-	a.emit(rvADDI(regT2, regZero, vvarRealtime))
-	a.jal(regA6, "clockns")
-	a.emit(rvDIVU(regA3, regA2, regA4), rvREMU(regA5, regA2, regA4),
-		rvADDI(regT0, regZero, 1000), rvDIVU(regA5, regA5, regT0),
-		rvSD(regA3, regA0, 0), rvSD(regA5, regA0, 8))
-	a.label("gettimeofday.tz")
-	a.beq(regA1, regZero, "gettimeofday.done")
-	a.emit(rvSD(regZero, regA1, 0)) // UTC, no DST
-	a.label("gettimeofday.done")
-	a.emit(rvADDI(regA0, regZero, 0), ret)
+	a.Beq(rvasm.A0, rvasm.Zero, "gettimeofday.tz")
+	a.Emit(rvasm.ADDI(rvasm.T2, rvasm.Zero, vvarRealtime))
+	a.Jal(rvasm.A6, "clockns")
+	a.Emit(rvasm.DIVU(rvasm.A3, rvasm.A2, rvasm.A4), rvasm.REMU(rvasm.A5, rvasm.A2, rvasm.A4),
+		rvasm.ADDI(rvasm.T0, rvasm.Zero, 1000), rvasm.DIVU(rvasm.A5, rvasm.A5, rvasm.T0),
+		rvasm.SD(rvasm.A3, rvasm.A0, 0), rvasm.SD(rvasm.A5, rvasm.A0, 8))
+	a.Label("gettimeofday.tz")
+	a.Beq(rvasm.A1, rvasm.Zero, "gettimeofday.done")
+	a.Emit(rvasm.SD(rvasm.Zero, rvasm.A1, 0)) // UTC, no DST
+	a.Label("gettimeofday.done")
+	a.Emit(rvasm.ADDI(rvasm.A0, rvasm.Zero, 0), ret)
 
 	// time(a0 = time_t *)
 	fn("__vdso_time")
 	vvar()
-	a.emit(rvADDI(regT2, regZero, vvarRealtime))
-	a.jal(regA6, "clockns")
-	a.emit(rvDIVU(regA3, regA2, regA4))
-	a.beq(regA0, regZero, "time.ret")
-	a.emit(rvSD(regA3, regA0, 0))
-	a.label("time.ret")
-	a.emit(rvADDI(regA0, regA3, 0), ret)
+	a.Emit(rvasm.ADDI(rvasm.T2, rvasm.Zero, vvarRealtime))
+	a.Jal(rvasm.A6, "clockns")
+	a.Emit(rvasm.DIVU(rvasm.A3, rvasm.A2, rvasm.A4))
+	a.Beq(rvasm.A0, rvasm.Zero, "time.ret")
+	a.Emit(rvasm.SD(rvasm.A3, rvasm.A0, 0))
+	a.Label("time.ret")
+	a.Emit(rvasm.ADDI(rvasm.A0, rvasm.A3, 0), ret)
 
 	// clock_getres(a0 = clock, a1 = timespec): the system call answers.
 	fn("__vdso_clock_getres")
@@ -202,22 +203,22 @@ func vdsoCode() ([]byte, map[string]uintptr) {
 
 	// clockns: a2 = the clock whose offset is at t2 in the data page (t6),
 	// in ns; a4 = 1e9. Returns to a6; uses t0-t5, a3.
-	a.label("clockns")
-	a.emit(rvADD(regT2, regT6, regT2))
-	a.label("clockns.retry")
-	a.emit(rvLD(regT3, regT6, vvarSeq), rvANDI(regT4, regT3, 1))
-	a.bne(regT4, regZero, "clockns.retry")
-	a.emit(rvFenceRR(), rvRDTIME(regT0), rvLD(regT1, regT6, vvarTimebase), rvLD(regT4, regT2, 0),
-		rvFenceRR(), rvLD(regT5, regT6, vvarSeq))
-	a.bne(regT5, regT3, "clockns.retry")
+	a.Label("clockns")
+	a.Emit(rvasm.ADD(rvasm.T2, rvasm.T6, rvasm.T2))
+	a.Label("clockns.retry")
+	a.Emit(rvasm.LD(rvasm.T3, rvasm.T6, vvarSeq), rvasm.ANDI(rvasm.T4, rvasm.T3, 1))
+	a.Bne(rvasm.T4, rvasm.Zero, "clockns.retry")
+	a.Emit(rvasm.FenceRR(), rvasm.RDTIME(rvasm.T0), rvasm.LD(rvasm.T1, rvasm.T6, vvarTimebase), rvasm.LD(rvasm.T4, rvasm.T2, 0),
+		rvasm.FenceRR(), rvasm.LD(rvasm.T5, rvasm.T6, vvarSeq))
+	a.Bne(rvasm.T5, rvasm.T3, "clockns.retry")
 	// ns = ticks/f*1e9 + ticks%f*1e9/f + offset, as the kernel converts.
 	hi := int32((billion + 0x800) >> 12)
-	a.emit(rvDIVU(regA2, regT0, regT1), rvREMU(regA3, regT0, regT1),
-		rvLUI(regA4, uint32(hi)), rvADDI(regA4, regA4, billion-hi<<12),
-		rvMUL(regA2, regA2, regA4), rvMUL(regA3, regA3, regA4), rvDIVU(regA3, regA3, regT1),
-		rvADD(regA2, regA2, regA3), rvADD(regA2, regA2, regT4),
-		rvJALR(regZero, regA6, 0))
-	return a.bytes(), funcs
+	a.Emit(rvasm.DIVU(rvasm.A2, rvasm.T0, rvasm.T1), rvasm.REMU(rvasm.A3, rvasm.T0, rvasm.T1),
+		rvasm.LUI(rvasm.A4, uint32(hi)), rvasm.ADDI(rvasm.A4, rvasm.A4, billion-hi<<12),
+		rvasm.MUL(rvasm.A2, rvasm.A2, rvasm.A4), rvasm.MUL(rvasm.A3, rvasm.A3, rvasm.A4), rvasm.DIVU(rvasm.A3, rvasm.A3, rvasm.T1),
+		rvasm.ADD(rvasm.A2, rvasm.A2, rvasm.A3), rvasm.ADD(rvasm.A2, rvasm.A2, rvasm.T4),
+		rvasm.JALR(rvasm.Zero, rvasm.A6, 0))
+	return a.Bytes(), funcs
 }
 
 // Section indices of the image.

@@ -1,4 +1,4 @@
-package kernel
+package procfs
 
 import (
 	"bytes"
@@ -16,12 +16,6 @@ import (
 // procfs and sysfs: synthetic directories of the tree whose files are
 // generated from the kernel's state when opened, in Linux's formats (what
 // ps, top, free, df and the C library read).
-
-// Machine facts procfs reports; set at boot.
-var (
-	CPUs        = 1
-	MemoryStats = func() (inUse, total uint64) { return 0, 0 }
-)
 
 func procFile(gen func() []byte) *fs.Node { return fs.NewGenerated(gen) }
 
@@ -46,11 +40,12 @@ func sysDir(children map[string]*fs.Node) *fs.Node {
 	return n
 }
 
-// MountProc registers procfs and sysfs as file system types and mounts
-// them at /proc and /sys of tree (made when the initramfs has none).
-func MountProc(tree *fs.Tree) error {
-	fs.RegisterFilesystem("proc", func(*fs.Cred, string) (*fs.Node, string, error) { return procRoot(tree), "", nil })
-	fs.RegisterFilesystem("sysfs", func(*fs.Cred, string) (*fs.Node, string, error) { return sysRoot(), "", nil })
+// Mount registers procfs and sysfs as file system types and mounts
+// them at /proc and /sys of tree (made when the initramfs has none); k
+// is what they show.
+func Mount(tree *fs.Tree, k Kernel) error {
+	fs.RegisterFilesystem("proc", func(*fs.Cred, string) (*fs.Node, string, error) { return procRoot(tree, k), "", nil })
+	fs.RegisterFilesystem("sysfs", func(*fs.Cred, string) (*fs.Node, string, error) { return sysRoot(k), "", nil })
 	for _, m := range []struct{ dir, fstype string }{{"/proc", "proc"}, {"/sys", "sysfs"}} {
 		if _, err := tree.Lookup(nil, m.dir, true); err != nil {
 			if err := tree.Mkdir(nil, m.dir, 0o555); err != nil {
@@ -64,40 +59,15 @@ func MountProc(tree *fs.Tree) error {
 	return nil
 }
 
-// MountTmpfs mounts devtmpfs at /dev (the tree's own, PopulateDev's) and
-// a tmpfs where Debian has one: /dev/shm (made here), /run and /tmp, each
-// only when the initramfs left the directory empty (files it put there
-// stay visible).
-func MountTmpfs(tree *fs.Tree) error {
-	if _, err := tree.Lookup(nil, "/dev/shm", true); err != nil {
-		if err := tree.Mkdir(nil, "/dev/shm", 0o1777); err != nil {
-			return err
-		}
-	}
-	if err := tree.Mount(nil, "devtmpfs", "/dev", "devtmpfs", unix.MS_NOSUID, ""); err != nil {
-		return fmt.Errorf("mount /dev: %v", err)
-	}
-	for _, m := range []struct{ dir, data string }{{"/dev/shm", ""}, {"/run", "mode=755"}, {"/tmp", ""}} {
-		d, err := tree.Lookup(nil, m.dir, true)
-		if err != nil || !d.IsDir() || len(tree.List(d)) > 0 {
-			continue
-		}
-		if err := tree.Mount(nil, "tmpfs", m.dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, m.data); err != nil {
-			return fmt.Errorf("mount %s: %v", m.dir, err)
-		}
-	}
-	return nil
-}
-
 // procRoot is a procfs instance's root directory.
-func procRoot(tree *fs.Tree) *fs.Node {
+func procRoot(tree *fs.Tree, k Kernel) *fs.Node {
 	static := map[string]*fs.Node{
-		"cpuinfo": procFile(cpuinfo),
-		"meminfo": procFile(meminfo),
-		"stat":    procFile(procStat),
-		"uptime":  procFile(uptime),
+		"cpuinfo": procFile(func() []byte { return cpuinfo(k) }),
+		"meminfo": procFile(func() []byte { return meminfo(k) }),
+		"stat":    procFile(func() []byte { return procStat(k) }),
+		"uptime":  procFile(func() []byte { return uptime(k) }),
 		"loadavg": procFile(func() []byte {
-			return []byte(fmt.Sprintf("0.00 0.00 0.00 1/%d %d\n", len(Processes()), lastPID.Load()))
+			return []byte(fmt.Sprintf("0.00 0.00 0.00 1/%d %d\n", len(k.Processes()), k.LastPID()))
 		}),
 		"mounts":    procFile(func() []byte { return mounts(tree) }),
 		"mountinfo": procFile(func() []byte { return mountinfo(tree) }),
@@ -105,10 +75,11 @@ func procRoot(tree *fs.Tree) *fs.Node {
 			return []byte("nodev\tsysfs\nnodev\ttmpfs\nnodev\tproc\nnodev\tdevtmpfs\n")
 		}),
 		"net": procDir(func() map[string]*fs.Node {
+			network := k.Network()
 			return map[string]*fs.Node{
-				"dev":      procFile(Network.ProcNetDev),
-				"route":    procFile(Network.ProcNetRoute),
-				"if_inet6": procFile(Network.ProcNetIfInet6),
+				"dev":      procFile(network.ProcNetDev),
+				"route":    procFile(network.ProcNetRoute),
+				"if_inet6": procFile(network.ProcNetIfInet6),
 			}
 		}),
 	}
@@ -117,34 +88,32 @@ func procRoot(tree *fs.Tree) *fs.Node {
 		for k, v := range static {
 			m[k] = v
 		}
-		for _, p := range Processes() {
-			m[strconv.Itoa(p.PID)] = procPID(p)
+		for _, p := range k.Processes() {
+			m[strconv.Itoa(p.PID())] = procPID(p)
 		}
 		return m
 	})
 }
 
 // sysRoot is a sysfs instance's root: the CPU list.
-func sysRoot() *fs.Node {
-	online := procFile(func() []byte { return []byte(cpuRange() + "\n") })
+func sysRoot(k Kernel) *fs.Node {
+	online := procFile(func() []byte { return []byte(cpuRange(k) + "\n") })
 	online.Dev = fs.DevSysfs
 	cpu := sysDir(map[string]*fs.Node{"online": online, "possible": online, "present": online})
 	return sysDir(map[string]*fs.Node{"devices": sysDir(map[string]*fs.Node{"system": sysDir(map[string]*fs.Node{"cpu": cpu})})})
 }
 
-func cpuRange() string {
-	if CPUs == 1 {
+func cpuRange(k Kernel) string {
+	if k.CPUs() == 1 {
 		return "0"
 	}
-	return fmt.Sprintf("0-%d", CPUs-1)
+	return fmt.Sprintf("0-%d", k.CPUs()-1)
 }
 
 // procPID is /proc/PID.
-func procPID(p *Process) *fs.Node {
+func procPID(p Process) *fs.Node {
 	d := procDir(func() map[string]*fs.Node {
-		p.Lock()
-		exe, cwd := p.Exe, p.Cwd
-		p.Unlock()
+		exe, cwd := p.Paths()
 		return map[string]*fs.Node{
 			"exe":       procLink(exe),
 			"cwd":       procLink(cwd),
@@ -154,20 +123,19 @@ func procPID(p *Process) *fs.Node {
 			"stat":      procFile(func() []byte { return pidStat(p) }),
 			"status":    procFile(func() []byte { return pidStatus(p) }),
 			"maps":      procFile(func() []byte { return maps(p) }),
-			"mounts":    procFile(func() []byte { return mounts(p.Root) }),
-			"mountinfo": procFile(func() []byte { return mountinfo(p.Root) }),
+			"mounts":    procFile(func() []byte { return mounts(p.Root()) }),
+			"mountinfo": procFile(func() []byte { return mountinfo(p.Root()) }),
 			"fd":        procDir(func() map[string]*fs.Node { return fdLinks(p) }),
 		}
 	})
-	d.UID, d.GID = p.UID, p.GID
+	ids := p.IDs()
+	d.UID, d.GID = ids.UID, ids.GID
 	return d
 }
 
-func cmdline(p *Process) []byte {
-	p.Lock()
-	defer p.Unlock()
+func cmdline(p Process) []byte {
 	var b bytes.Buffer
-	for _, a := range p.Cmdline {
+	for _, a := range p.Cmdline() {
 		b.WriteString(a)
 		b.WriteByte(0)
 	}
@@ -175,78 +143,64 @@ func cmdline(p *Process) []byte {
 }
 
 // comm is the process name: its executable's base name, at most 15 bytes.
-func comm(p *Process) string {
-	p.Lock()
-	exe := p.Exe
-	p.Unlock()
+func comm(p Process) string {
+	exe, _ := p.Paths()
 	name := exe[strings.LastIndexByte(exe, '/')+1:]
 	return name[:min(len(name), 15)]
 }
 
 // state is the one-letter state ps shows: Z once exited, S while every
 // thread waits in Block, R otherwise.
-func state(p *Process) string {
-	select {
-	case <-p.exited:
+func state(p Process) string {
+	switch {
+	case p.Exited():
 		return "Z"
-	default:
+	case p.Sleeping():
+		return "S"
 	}
-	ts := tasksOf(p)
-	for _, t := range ts {
-		if !t.sleeping.Load() {
-			return "R"
-		}
-	}
-	if len(ts) == 0 {
-		return "R"
-	}
-	return "S"
+	return "R"
 }
 
 // mapped is the process's virtual memory size in pages: its mappings.
-func mapped(p *Process) uint64 {
-	p.Lock()
-	defer p.Unlock()
+func mapped(p Process) uint64 {
 	pages := uint64(0)
-	for _, v := range p.AS.VMAs() {
+	for _, v := range p.Mappings() {
 		pages += uint64(v.End-v.Start) / mm.PageSize
 	}
 	return pages
 }
 
 // pidStat is /proc/PID/stat: 52 fields, those the kernel does not track 0.
-func pidStat(p *Process) []byte {
+func pidStat(p Process) []byte {
 	ticks := func(d time.Duration) string { return strconv.FormatInt(int64(d/(time.Second/100)), 10) }
-	self, children := p.Usage(), p.ChildUsage()
-	f := []string{strconv.Itoa(p.PID), "(" + comm(p) + ")", state(p), strconv.Itoa(p.ParentPID()),
+	self, children := p.Usage()
+	f := []string{strconv.Itoa(p.PID()), "(" + comm(p) + ")", state(p), strconv.Itoa(p.ParentPID()),
 		strconv.Itoa(p.PGID()), strconv.Itoa(p.SID()), "0", "-1", "4194560",
 		strconv.FormatUint(self.MinorFaults, 10), strconv.FormatUint(children.MinorFaults, 10), "0", "0", // minflt, cminflt, majflt, cmajflt
 		ticks(self.User), ticks(self.System), ticks(children.User), ticks(children.System),
-		"20", "0", strconv.Itoa(max(p.threads, 1)), "0", ticks(p.start),
-		strconv.FormatUint(mapped(p)*mm.PageSize, 10), strconv.Itoa(residentPages(p))}
+		"20", "0", strconv.Itoa(max(p.Threads(), 1)), "0", ticks(p.Start()),
+		strconv.FormatUint(mapped(p)*mm.PageSize, 10), strconv.Itoa(p.ResidentPages())}
 	for len(f) < 52 {
 		f = append(f, "0")
 	}
 	return []byte(strings.Join(f, " ") + "\n")
 }
 
-func pidStatus(p *Process) []byte {
+func pidStatus(p Process) []byte {
 	var b bytes.Buffer
 	name := map[string]string{"R": "R (running)", "S": "S (sleeping)", "Z": "Z (zombie)"}[state(p)]
+	ids := p.IDs()
 	fmt.Fprintf(&b, "Name:\t%s\nUmask:\t%04o\nState:\t%s\nTgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t%d\nTracerPid:\t0\n",
-		comm(p), p.Umask, name, p.PID, p.PID, p.ParentPID())
-	fmt.Fprintf(&b, "Uid:\t%d\t%d\t%d\t%d\nGid:\t%d\t%d\t%d\t%d\n", p.UID, p.EUID, p.SUID, p.EUID, p.GID, p.EGID, p.SGID, p.EGID)
-	fmt.Fprintf(&b, "FDSize:\t%d\nVmSize:\t%d kB\nVmRSS:\t%d kB\nThreads:\t%d\n", p.Files.Limit(),
-		mapped(p)*mm.PageSize>>10, residentPages(p)*mm.PageSize>>10, max(p.threads, 1))
+		comm(p), ids.Umask, name, p.PID(), p.PID(), p.ParentPID())
+	fmt.Fprintf(&b, "Uid:\t%d\t%d\t%d\t%d\nGid:\t%d\t%d\t%d\t%d\n", ids.UID, ids.EUID, ids.SUID, ids.EUID, ids.GID, ids.EGID, ids.SGID, ids.EGID)
+	fmt.Fprintf(&b, "FDSize:\t%d\nVmSize:\t%d kB\nVmRSS:\t%d kB\nThreads:\t%d\n", p.Files().Limit(),
+		mapped(p)*mm.PageSize>>10, p.ResidentPages()*mm.PageSize>>10, max(p.Threads(), 1))
 	return b.Bytes()
 }
 
-func maps(p *Process) []byte {
-	p.Lock()
-	vmas := p.AS.VMAs()
-	p.Unlock()
+func maps(p Process) []byte {
 	var b bytes.Buffer
-	for _, v := range vmas {
+	for _, v := range p.Mappings() {
 		perm := []byte("---p")
 		if v.Perm&mm.PTERead != 0 {
 			perm[0] = 'r'
@@ -257,26 +211,18 @@ func maps(p *Process) []byte {
 		if v.Perm&mm.PTEExec != 0 {
 			perm[2] = 'x'
 		}
-		name := ""
-		switch {
-		case v.End == mm.UserStackTop:
-			name = "[stack]"
-		case v.Start == VvarAddr && v.Shared != nil:
-			name = "[vvar]"
-		case v.Start == VDSOAddr && v.Perm == mm.PTERead|mm.PTEExec:
-			name = "[vdso]"
-		}
-		fmt.Fprintf(&b, "%08x-%08x %s 00000000 00:00 0 %s\n", v.Start, v.End, perm, name)
+		fmt.Fprintf(&b, "%08x-%08x %s 00000000 00:00 0 %s\n", v.Start, v.End, perm, v.Name)
 	}
 	return b.Bytes()
 }
 
 // fdLinks is /proc/PID/fd: a link per descriptor, named as Linux names
 // what it refers to.
-func fdLinks(p *Process) map[string]*fs.Node {
+func fdLinks(p Process) map[string]*fs.Node {
 	m := map[string]*fs.Node{}
-	for _, fd := range p.Files.Numbers() {
-		d, err := p.Files.Get(fd)
+	files := p.Files()
+	for _, fd := range files.Numbers() {
+		d, err := files.Get(fd)
 		if err != nil {
 			continue
 		}
@@ -302,16 +248,16 @@ func describe(f fs.File) string {
 	return fmt.Sprintf("anon_inode:[%d]", st.Ino)
 }
 
-func cpuinfo() []byte {
+func cpuinfo(k Kernel) []byte {
 	var b bytes.Buffer
-	for i := 0; i < CPUs; i++ {
+	for i := 0; i < k.CPUs(); i++ {
 		fmt.Fprintf(&b, "processor\t: %d\nhart\t\t: %d\nisa\t\t: rv64imafdc\nmmu\t\t: sv39\n\n", i, i)
 	}
 	return b.Bytes()
 }
 
-func meminfo() []byte {
-	inUse, total := MemoryStats()
+func meminfo(k Kernel) []byte {
+	inUse, total := k.MemoryStats()
 	free := (total - inUse) >> 10
 	return []byte(fmt.Sprintf("MemTotal:       %8d kB\nMemFree:        %8d kB\nMemAvailable:   %8d kB\n"+
 		"Buffers:               0 kB\nCached:                0 kB\nSwapCached:            0 kB\n"+
@@ -320,20 +266,20 @@ func meminfo() []byte {
 		total>>10, free, free))
 }
 
-func procStat() []byte {
-	up := Uptime() / (time.Second / 100)
+func procStat(k Kernel) []byte {
+	up := k.Uptime() / (time.Second / 100)
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "cpu  0 0 0 %d 0 0 0 0 0 0\n", up)
-	for i := 0; i < CPUs; i++ {
+	for i := 0; i < k.CPUs(); i++ {
 		fmt.Fprintf(&b, "cpu%d 0 0 0 %d 0 0 0 0 0 0\n", i, up)
 	}
 	fmt.Fprintf(&b, "intr 0\nctxt 0\nbtime %d\nprocesses %d\nprocs_running 1\nprocs_blocked 0\n",
-		time.Now().Add(-Uptime()).Unix(), lastPID.Load())
+		time.Now().Add(-k.Uptime()).Unix(), k.LastPID())
 	return b.Bytes()
 }
 
-func uptime() []byte {
-	up := Uptime().Seconds()
+func uptime(k Kernel) []byte {
+	up := k.Uptime().Seconds()
 	return []byte(fmt.Sprintf("%.2f %.2f\n", up, up))
 }
 

@@ -1,0 +1,69 @@
+package procfs
+
+import (
+	"time"
+
+	"github.com/jiege-go/jiege/fs"
+	"github.com/jiege-go/jiege/mm"
+)
+
+// Kernel is what procfs and sysfs read of the kernel: its processes, the
+// machine and the network stack. Package kernel provides it; procfs cannot
+// import kernel, which imports fs.
+type Kernel interface {
+	Processes() []Process  // every process (exited but not reaped included), by pid
+	LastPID() int64        // the last pid given out
+	Uptime() time.Duration // CLOCK_MONOTONIC
+	CPUs() int
+	MemoryStats() (inUse, total uint64) // RAM, in bytes
+	Network() Network
+}
+
+// Network is what /proc/net shows of the network stack, each file already
+// in Linux's format.
+type Network interface {
+	ProcNetDev() []byte
+	ProcNetRoute() []byte
+	ProcNetIfInet6() []byte
+}
+
+// Process is what /proc/PID reads of a process, as it is at the call.
+type Process interface {
+	PID() int
+	ParentPID() int // 0 for init
+	PGID() int
+	SID() int
+	Paths() (exe, cwd string) // read together, under the process's lock
+	Cmdline() []string        // argv of the program it runs
+	IDs() IDs
+	Exited() bool
+	Sleeping() bool // every thread waits (ps's S); false for a process without threads
+	Usage() (self, children Usage)
+	Threads() int
+	Start() time.Duration // Uptime when it was made
+	Mappings() []Mapping
+	ResidentPages() int // user pages it has frames for
+	Files() *fs.FDTable
+	Root() *fs.Tree
+}
+
+// IDs are a process's real, effective and saved user and group ids, and
+// its umask.
+type IDs struct {
+	UID, EUID, SUID, GID, EGID, SGID uint32
+	Umask                            uint32
+}
+
+// Usage is CPU time spent in U-mode and in the kernel, and the page faults
+// taken, as getrusage counts them.
+type Usage struct {
+	User, System time.Duration
+	MinorFaults  uint64
+}
+
+// Mapping is a mapping of a process's address space and the name maps
+// gives it: "[stack]", "[vvar]", "[vdso]" or none.
+type Mapping struct {
+	mm.VMA
+	Name string
+}

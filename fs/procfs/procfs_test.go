@@ -1,0 +1,97 @@
+package procfs
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jiege-go/jiege/fs"
+	"github.com/jiege-go/jiege/mm"
+)
+
+// fakeKernel is a kernel of one process.
+type fakeKernel struct{ p *fakeProcess }
+
+func (k fakeKernel) Processes() []Process             { return []Process{k.p} }
+func (fakeKernel) LastPID() int64                     { return 7 }
+func (fakeKernel) Uptime() time.Duration              { return 90 * time.Second }
+func (fakeKernel) CPUs() int                          { return 2 }
+func (fakeKernel) MemoryStats() (inUse, total uint64) { return 16 << 20, 64 << 20 }
+func (fakeKernel) Network() Network                   { return nil }
+
+type fakeProcess struct {
+	tree     *fs.Tree
+	files    *fs.FDTable
+	mappings []Mapping
+}
+
+func (*fakeProcess) PID() int                 { return 7 }
+func (*fakeProcess) ParentPID() int           { return 1 }
+func (*fakeProcess) PGID() int                { return 7 }
+func (*fakeProcess) SID() int                 { return 1 }
+func (*fakeProcess) Paths() (exe, cwd string) { return "/usr/sbin/a-long-program-name", "/tmp" }
+func (*fakeProcess) Cmdline() []string        { return []string{"prog", "-x"} }
+func (*fakeProcess) IDs() IDs {
+	return IDs{UID: 1000, EUID: 1001, SUID: 1002, GID: 100, EGID: 101, SGID: 102, Umask: 0o022}
+}
+func (*fakeProcess) Exited() bool                  { return false }
+func (*fakeProcess) Sleeping() bool                { return true }
+func (*fakeProcess) Usage() (self, children Usage) { return Usage{User: time.Second}, Usage{} }
+func (*fakeProcess) Threads() int                  { return 3 }
+func (*fakeProcess) Start() time.Duration          { return 2 * time.Second }
+func (p *fakeProcess) Mappings() []Mapping         { return p.mappings }
+func (*fakeProcess) ResidentPages() int            { return 2 }
+func (p *fakeProcess) Files() *fs.FDTable          { return p.files }
+func (p *fakeProcess) Root() *fs.Tree              { return p.tree }
+
+// read returns the generated contents of a file of tree.
+func read(t *testing.T, tree *fs.Tree, path string) string {
+	t.Helper()
+	n, err := tree.Lookup(nil, path, true)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return string(n.Generate())
+}
+
+// TestProcPIDFiles checks /proc/PID's files in Linux's formats from what
+// the kernel shows of a process.
+func TestProcPIDFiles(t *testing.T) {
+	tree := &fs.Tree{Root: fs.NewDir(0o755)}
+	p := &fakeProcess{tree: tree, files: &fs.FDTable{}, mappings: []Mapping{
+		{VMA: mm.VMA{Start: 0x10000, End: 0x12000, Perm: mm.PTERead | mm.PTEExec}},
+		{VMA: mm.VMA{Start: 0x20000, End: 0x21000, Perm: mm.PTERead}, Name: "[vvar]"},
+		{VMA: mm.VMA{Start: 0x21000, End: 0x22000, Perm: mm.PTERead | mm.PTEExec}, Name: "[vdso]"},
+	}}
+	if err := Mount(tree, fakeKernel{p}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := read(t, tree, "/proc/7/maps"), "00010000-00012000 r-xp 00000000 00:00 0 \n"+
+		"00020000-00021000 r--p 00000000 00:00 0 [vvar]\n00021000-00022000 r-xp 00000000 00:00 0 [vdso]\n"; got != want {
+		t.Errorf("maps:\n%s\nwant:\n%s", got, want)
+	}
+	if got := read(t, tree, "/proc/7/cmdline"); got != "prog\x00-x\x00" {
+		t.Errorf("cmdline %q", got)
+	}
+	if got := read(t, tree, "/proc/7/comm"); got != "a-long-program-\n" {
+		t.Errorf("comm %q: the executable's name, at most 15 bytes", got)
+	}
+	stat := strings.Fields(read(t, tree, "/proc/7/stat"))
+	if len(stat) != 52 || stat[0] != "7" || stat[1] != "(a-long-program-)" || stat[2] != "S" || stat[3] != "1" ||
+		stat[13] != "100" || stat[19] != "3" || stat[21] != "200" || stat[22] != "16384" || stat[23] != "2" {
+		t.Errorf("stat %q", stat)
+	}
+	status := read(t, tree, "/proc/7/status")
+	for _, line := range []string{"State:\tS (sleeping)\n", "Uid:\t1000\t1001\t1002\t1001\n", "Gid:\t100\t101\t102\t101\n",
+		"VmSize:\t16 kB\n", "VmRSS:\t8 kB\n", "Threads:\t3\n", "Umask:\t0022\n"} {
+		if !strings.Contains(status, line) {
+			t.Errorf("status lacks %q:\n%s", line, status)
+		}
+	}
+	if got := read(t, tree, "/sys/devices/system/cpu/online"); got != "0-1\n" {
+		t.Errorf("cpu online %q", got)
+	}
+	if got := read(t, tree, "/proc/loadavg"); got != "0.00 0.00 0.00 1/1 7\n" {
+		t.Errorf("loadavg %q", got)
+	}
+}

@@ -1,0 +1,111 @@
+package kernel
+
+import (
+	"time"
+
+	"github.com/jiege-go/jiege/fs"
+	"github.com/jiege-go/jiege/fs/procfs"
+	"github.com/jiege-go/jiege/kernel/loader"
+	"github.com/jiege-go/jiege/mm"
+)
+
+// Machine facts procfs reports; set at boot.
+var (
+	CPUs        = 1
+	MemoryStats = func() (inUse, total uint64) { return 0, 0 }
+)
+
+// ProcfsSource is the kernel as procfs shows it (procfs.Kernel): the
+// process table, the machine facts and the network stack.
+type ProcfsSource struct{}
+
+// Processes returns every process, by pid.
+func (ProcfsSource) Processes() []procfs.Process {
+	ps := Processes()
+	views := make([]procfs.Process, len(ps))
+	for i, p := range ps {
+		views[i] = procfsProcess{p}
+	}
+	return views
+}
+
+func (ProcfsSource) LastPID() int64                     { return lastPID.Load() }
+func (ProcfsSource) Uptime() time.Duration              { return Uptime() }
+func (ProcfsSource) CPUs() int                          { return CPUs }
+func (ProcfsSource) MemoryStats() (inUse, total uint64) { return MemoryStats() }
+func (ProcfsSource) Network() procfs.Network            { return Network }
+
+// procfsProcess is a process as /proc/PID reads it (procfs.Process).
+type procfsProcess struct{ p *Process }
+
+func (v procfsProcess) PID() int       { return v.p.PID }
+func (v procfsProcess) ParentPID() int { return v.p.ParentPID() }
+func (v procfsProcess) PGID() int      { return v.p.PGID() }
+func (v procfsProcess) SID() int       { return v.p.SID() }
+
+func (v procfsProcess) Paths() (exe, cwd string) {
+	v.p.Lock()
+	defer v.p.Unlock()
+	return v.p.Exe, v.p.Cwd
+}
+
+func (v procfsProcess) Cmdline() []string {
+	v.p.Lock()
+	defer v.p.Unlock()
+	return v.p.Cmdline
+}
+
+func (v procfsProcess) IDs() procfs.IDs {
+	p := v.p
+	return procfs.IDs{UID: p.UID, EUID: p.EUID, SUID: p.SUID, GID: p.GID, EGID: p.EGID, SGID: p.SGID, Umask: p.Umask}
+}
+
+func (v procfsProcess) Exited() bool {
+	select {
+	case <-v.p.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+// Sleeping reports whether every thread waits in Block.
+func (v procfsProcess) Sleeping() bool {
+	ts := tasksOf(v.p)
+	for _, t := range ts {
+		if !t.sleeping.Load() {
+			return false
+		}
+	}
+	return len(ts) > 0
+}
+
+func (v procfsProcess) Usage() (self, children procfs.Usage) {
+	return procfs.Usage(v.p.Usage()), procfs.Usage(v.p.ChildUsage())
+}
+
+func (v procfsProcess) Threads() int         { return v.p.threads }
+func (v procfsProcess) Start() time.Duration { return v.p.start }
+func (v procfsProcess) ResidentPages() int   { return residentPages(v.p) }
+func (v procfsProcess) Files() *fs.FDTable   { return v.p.Files }
+func (v procfsProcess) Root() *fs.Tree       { return v.p.Root }
+
+// Mappings names the stack's mapping and the vDSO's two, as Linux does.
+func (v procfsProcess) Mappings() []procfs.Mapping {
+	v.p.Lock()
+	vmas := v.p.AS.VMAs()
+	v.p.Unlock()
+	ms := make([]procfs.Mapping, len(vmas))
+	for i, vma := range vmas {
+		ms[i].VMA = vma
+		switch {
+		case vma.End == mm.UserStackTop:
+			ms[i].Name = "[stack]"
+		case vma.Start == loader.VvarAddr && vma.Shared != nil:
+			ms[i].Name = "[vvar]"
+		case vma.Start == loader.VDSOAddr && vma.Perm == mm.PTERead|mm.PTEExec:
+			ms[i].Name = "[vdso]"
+		}
+	}
+	return ms
+}
