@@ -133,6 +133,20 @@ func copyInStruct[T any](t *kernel.Task, addr uint64, v *T) error {
 	return copyIn(t, addr, unsafe.Slice((*byte)(unsafe.Pointer(v)), unsafe.Sizeof(*v)))
 }
 
+// copyInTimespec reads a struct timespec as a duration; EINVAL when it is
+// negative or its nanoseconds are out of range.
+func copyInTimespec(t *kernel.Task, addr uint64) (time.Duration, error) {
+	var ts linuxTimespec
+	if err := copyInStruct(t, addr, &ts); err != nil {
+		return 0, err
+	}
+	if ts.Sec < 0 || ts.Nsec < 0 || ts.Nsec >= 1e9 {
+		return 0, unix.EINVAL
+	}
+	// Beyond a century is as good as forever, and cannot overflow.
+	return time.Duration(min(ts.Sec, 100*365*24*3600))*time.Second + time.Duration(ts.Nsec), nil
+}
+
 func toTimespec(t time.Time) linuxTimespec {
 	if t.IsZero() {
 		return linuxTimespec{}

@@ -12,6 +12,8 @@ import (
 
 func init() {
 	register(sysno.Futex, sysFutex)
+	register(sysno.SetRobustList, sysSetRobustList)
+	register(sysno.GetRobustList, sysGetRobustList)
 }
 
 // futex(2) operations and flags (linux/futex.h).
@@ -134,4 +136,31 @@ func probeFutex(t *kernel.Task, addr uintptr) error {
 		return nil
 	}
 	return copyIn(t, uint64(addr), make([]byte, 4))
+}
+
+// robustListHeadSize is sizeof(struct robust_list_head).
+const robustListHeadSize = 24
+
+// sysSetRobustList implements set_robust_list(2); the list is walked when
+// the thread exits.
+func sysSetRobustList(t *kernel.Task, a Args) (uint64, error) {
+	if a[1] != robustListHeadSize {
+		return 0, unix.EINVAL
+	}
+	t.RobustList = uintptr(a[0])
+	return 0, nil
+}
+
+// sysGetRobustList implements get_robust_list(2) (tid 0: the caller).
+func sysGetRobustList(t *kernel.Task, a Args) (uint64, error) {
+	target := t
+	if tid := int(int32(a[0])); tid != 0 {
+		if target = kernel.TaskByID(tid); target == nil {
+			return 0, unix.ESRCH
+		}
+	}
+	if err := copyOut(t, a[1], words(uint64(target.RobustList))); err != nil {
+		return 0, err
+	}
+	return 0, copyOut(t, a[2], words(robustListHeadSize))
 }

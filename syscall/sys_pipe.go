@@ -12,8 +12,6 @@ import (
 
 func init() {
 	register(sysno.Pipe2, sysPipe2)
-	register(sysno.Dup, sysDup)
-	register(sysno.Dup3, sysDup3)
 }
 
 // sysPipe2 implements pipe2(2).
@@ -50,28 +48,4 @@ func installPair(t *kernel.Task, x, y fs.File, xflags, yflags uint32, cloexec bo
 		return err
 	}
 	return nil
-}
-
-// sysDup implements dup(2).
-func sysDup(t *kernel.Task, a Args) (uint64, error) {
-	d, err := t.Proc.Files.Get(int(int32(a[0])))
-	if err != nil {
-		return 0, err
-	}
-	fd, err := t.Proc.Files.Install(d, false, 0)
-	return uint64(fd), err
-}
-
-// sysDup3 implements dup3(2) (and dup2, which riscv64 has only through
-// the C library): EINVAL when both descriptors are the same.
-func sysDup3(t *kernel.Task, a Args) (uint64, error) {
-	oldfd, newfd := int(int32(a[0])), int(int32(a[1]))
-	if a[2]&^unix.O_CLOEXEC != 0 || oldfd == newfd {
-		return 0, unix.EINVAL
-	}
-	d, err := t.Proc.Files.Get(oldfd)
-	if err != nil {
-		return 0, err
-	}
-	return uint64(newfd), t.Proc.Files.InstallAt(d, newfd, a[2]&unix.O_CLOEXEC != 0)
 }

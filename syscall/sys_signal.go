@@ -23,12 +23,7 @@ func init() {
 	register(sysno.Tgkill, sysTgkill)
 	register(sysno.RtSigqueueinfo, sysRtSigqueueinfo)
 	register(sysno.RtTgsigqueueinfo, sysRtTgsigqueueinfo)
-	register(sysno.Setitimer, sysSetitimer)
-	register(sysno.Getitimer, sysGetitimer)
-	register(sysno.Setpgid, sysSetpgid)
-	register(sysno.Getpgid, sysGetpgid)
-	register(sysno.Getsid, sysGetsid)
-	register(sysno.Setsid, sysSetsid)
+	register(sysno.RestartSyscall, sysRestartSyscall)
 }
 
 // sigsetSize is sizeof(sigset_t) in the kernel ABI: 64 signals.
@@ -161,20 +156,6 @@ func sysRtSigtimedwait(t *kernel.Task, a Args) (uint64, error) {
 	return uint64(info.Signo), nil
 }
 
-// copyInTimespec reads a struct timespec as a duration; EINVAL when it is
-// negative or its nanoseconds are out of range.
-func copyInTimespec(t *kernel.Task, addr uint64) (time.Duration, error) {
-	var ts linuxTimespec
-	if err := copyInStruct(t, addr, &ts); err != nil {
-		return 0, err
-	}
-	if ts.Sec < 0 || ts.Nsec < 0 || ts.Nsec >= 1e9 {
-		return 0, unix.EINVAL
-	}
-	// Beyond a century is as good as forever, and cannot overflow.
-	return time.Duration(min(ts.Sec, 100*365*24*3600))*time.Second + time.Duration(ts.Nsec), nil
-}
-
 // sysRtSigreturn implements rt_sigreturn(2): a0 comes back with the other
 // registers, so it is the result.
 func sysRtSigreturn(t *kernel.Task, a Args) (uint64, error) {
@@ -259,76 +240,14 @@ func sysRtTgsigqueueinfo(t *kernel.Task, a Args) (uint64, error) {
 	return 0, t.Queue(int(int32(a[0])), int(int32(a[1])), info)
 }
 
-// itimerval is two timevals: interval, then value.
-func encodeItimerval(value, interval time.Duration) []byte {
-	us := func(d time.Duration) (uint64, uint64) {
-		d = (d + time.Microsecond - 1) / time.Microsecond * time.Microsecond
-		return uint64(d / time.Second), uint64(d % time.Second / time.Microsecond)
+// sysRestartSyscall implements restart_syscall(2): it continues the call
+// a signal without a handler interrupted.
+func sysRestartSyscall(t *kernel.Task, a Args) (uint64, error) {
+	fn := t.TakeRestartBlock()
+	if fn == nil {
+		return 0, unix.EINTR
 	}
-	is, iu := us(interval)
-	vs, vu := us(value)
-	return words(is, iu, vs, vu)
-}
-
-// sysSetitimer implements setitimer(2) for ITIMER_REAL; the CPU-time
-// timers need CPU accounting the kernel does not keep.
-func sysSetitimer(t *kernel.Task, a Args) (uint64, error) {
-	if a[0] != unix.ITIMER_REAL {
-		return 0, unix.EINVAL
-	}
-	var value, interval time.Duration
-	if a[1] != 0 {
-		b := make([]byte, 32)
-		if err := copyIn(t, a[1], b); err != nil {
-			return 0, err
-		}
-		var tv [4]int64
-		for i := range tv {
-			tv[i] = int64(binary.LittleEndian.Uint64(b[8*i:]))
-		}
-		if tv[0] < 0 || tv[1] < 0 || tv[1] >= 1e6 || tv[2] < 0 || tv[3] < 0 || tv[3] >= 1e6 {
-			return 0, unix.EINVAL
-		}
-		interval = time.Duration(tv[0])*time.Second + time.Duration(tv[1])*time.Microsecond
-		value = time.Duration(tv[2])*time.Second + time.Duration(tv[3])*time.Microsecond
-	}
-	oldValue, oldInterval := t.Proc.SetRealTimer(value, interval)
-	if a[2] != 0 {
-		return 0, copyOut(t, a[2], encodeItimerval(oldValue, oldInterval))
-	}
-	return 0, nil
-}
-
-// sysGetitimer implements getitimer(2) for ITIMER_REAL.
-func sysGetitimer(t *kernel.Task, a Args) (uint64, error) {
-	if a[0] != unix.ITIMER_REAL {
-		return 0, unix.EINVAL
-	}
-	value, interval := t.Proc.RealTimer()
-	return 0, copyOut(t, a[1], encodeItimerval(value, interval))
-}
-
-// sysSetpgid implements setpgid(2).
-func sysSetpgid(t *kernel.Task, a Args) (uint64, error) {
-	return 0, t.Setpgid(int(int32(a[0])), int(int32(a[1])))
-}
-
-// sysGetpgid implements getpgid(2).
-func sysGetpgid(t *kernel.Task, a Args) (uint64, error) {
-	pgid, err := t.Getpgid(int(int32(a[0])))
-	return uint64(pgid), err
-}
-
-// sysGetsid implements getsid(2).
-func sysGetsid(t *kernel.Task, a Args) (uint64, error) {
-	sid, err := t.Getsid(int(int32(a[0])))
-	return uint64(sid), err
-}
-
-// sysSetsid implements setsid(2).
-func sysSetsid(t *kernel.Task, a Args) (uint64, error) {
-	sid, err := t.Setsid()
-	return uint64(sid), err
+	return fn(t)
 }
 
 // restartOf says how a system call that failed with EINTR resumes, as

@@ -10,8 +10,10 @@ import (
 )
 
 func init() {
-	register(sysno.Clone, sysClone)
-	register(sysno.Clone3, sysClone3)
+	register(sysno.Getuid, func(t *kernel.Task, a Args) (uint64, error) { return uint64(t.Proc.UID), nil })
+	register(sysno.Geteuid, func(t *kernel.Task, a Args) (uint64, error) { return uint64(t.Proc.EUID), nil })
+	register(sysno.Getgid, func(t *kernel.Task, a Args) (uint64, error) { return uint64(t.Proc.GID), nil })
+	register(sysno.Getegid, func(t *kernel.Task, a Args) (uint64, error) { return uint64(t.Proc.EGID), nil })
 	register(sysno.Setuid, sysSetuid)
 	register(sysno.Setgid, sysSetgid)
 	register(sysno.Setgroups, sysSetgroups)
@@ -22,70 +24,6 @@ func init() {
 	register(sysno.Setregid, sysSetregid)
 	register(sysno.Getresuid, sysGetresuid)
 	register(sysno.Getresgid, sysGetresgid)
-	register(sysno.Prctl, sysPrctl)
-}
-
-// sysClone implements clone(2): new processes (fork, vfork, CLONE_VM) and
-// threads (CLONE_THREAD). Its riscv64 argument order is flags, stack,
-// parent_tid, tls, child_tid. Its flags are 32 bits, as on Linux: the
-// flags above them (CLONE_CLEAR_SIGHAND) are clone3's.
-func sysClone(t *kernel.Task, a Args) (uint64, error) {
-	flags := uint64(uint32(a[0]))
-	child, err := t.Clone(kernel.CloneArgs{Flags: flags &^ 0xff, ExitSignal: int(flags & 0xff),
-		Stack: uintptr(a[1]), ParentTID: uintptr(a[2]), TLS: uintptr(a[3]), ChildTID: uintptr(a[4])})
-	if err != nil {
-		return 0, err
-	}
-	return uint64(child.TID), nil
-}
-
-// struct clone_args sizes: the first version, and the last one known here
-// (set_tid, cgroup).
-const (
-	cloneArgsSize0   = 64
-	cloneArgsSizeMax = 88
-)
-
-// sysClone3 implements clone3(2) (glibc's pthread_create tries it first).
-// set_tid and cgroup placement need privileges this kernel does not model.
-// The pidfd field counts only with CLONE_PIDFD (refused: no pidfds here);
-// glibc's pthread_create fills it in anyway, as Linux allows.
-func sysClone3(t *kernel.Task, a Args) (uint64, error) {
-	size := a[1]
-	switch {
-	case size < cloneArgsSize0:
-		return 0, unix.EINVAL
-	case size > 4096:
-		return 0, unix.E2BIG
-	}
-	b := make([]byte, size)
-	if err := copyIn(t, a[0], b); err != nil {
-		return 0, err
-	}
-	for _, c := range b[min(size, cloneArgsSizeMax):] {
-		if c != 0 {
-			return 0, unix.E2BIG
-		}
-	}
-	b = append(b, make([]byte, cloneArgsSizeMax)...)
-	field := func(i int) uint64 { return binary.LittleEndian.Uint64(b[8*i:]) }
-	flags, exitSignal, stack, stackSize := field(0), field(4), field(5), field(6)
-	switch {
-	case flags&0xff != 0, exitSignal > 64, field(8) != 0 || field(9) != 0,
-		(stack == 0) != (stackSize == 0),
-		flags&unix.CLONE_THREAD != 0 && exitSignal != 0:
-		return 0, unix.EINVAL
-	}
-	sp := uintptr(0)
-	if stack != 0 {
-		sp = uintptr(stack + stackSize)
-	}
-	child, err := t.Clone(kernel.CloneArgs{Flags: flags, ExitSignal: int(exitSignal), Stack: sp,
-		ChildTID: uintptr(field(2)), ParentTID: uintptr(field(3)), TLS: uintptr(field(7))})
-	if err != nil {
-		return 0, err
-	}
-	return uint64(child.TID), nil
 }
 
 // Credentials follow Linux's rules, with "privileged" meaning an effective
@@ -259,16 +197,4 @@ func sysGetgroups(t *kernel.Task, a Args) (uint64, error) {
 		binary.LittleEndian.PutUint32(b[4*i:], v)
 	}
 	return uint64(len(g)), copyOut(t, a[1], b)
-}
-
-// sysPrctl implements prctl(2) for what servers set: dumpability, the
-// keep-capabilities flag and the process name.
-func sysPrctl(t *kernel.Task, a Args) (uint64, error) {
-	switch a[0] {
-	case unix.PR_SET_DUMPABLE, unix.PR_SET_KEEPCAPS, unix.PR_SET_NAME, unix.PR_SET_PDEATHSIG:
-		return 0, nil
-	case unix.PR_GET_DUMPABLE:
-		return 1, nil
-	}
-	return 0, unix.EINVAL
 }

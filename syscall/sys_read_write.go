@@ -1,0 +1,276 @@
+package syscall
+
+import (
+	"encoding/binary"
+	"errors"
+	"io"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jiege-go/jiege/fs"
+	"github.com/jiege-go/jiege/kernel"
+	"github.com/jiege-go/jiege/syscall/sysno"
+)
+
+func init() {
+	register(sysno.Read, sysRead)
+	register(sysno.Write, sysWrite)
+	register(sysno.Readv, sysReadv)
+	register(sysno.Writev, sysWritev)
+	register(sysno.Pread64, sysPread64)
+	register(sysno.Pwrite64, sysPwrite64)
+	register(sysno.Preadv, sysPreadv)
+	register(sysno.Pwritev, sysPwritev)
+	register(sysno.Lseek, sysLseek)
+	register(sysno.Sendfile, sysSendfile)
+}
+
+// sysRead implements read(2).
+func sysRead(t *kernel.Task, a Args) (uint64, error) {
+	d, err := t.Proc.Files.Get(int(int32(a[0])))
+	if err != nil {
+		return 0, err
+	}
+	return readTo(t, d, oneIovec(a[1], a[2]), d.File.Read, modeOf(d))
+}
+
+// sysWrite implements write(2).
+func sysWrite(t *kernel.Task, a Args) (uint64, error) {
+	d, err := t.Proc.Files.Get(int(int32(a[0])))
+	if err != nil {
+		return 0, err
+	}
+	return writeFrom(t, d, oneIovec(a[1], a[2]), d.File.Write, modeOf(d))
+}
+
+// sysReadv implements readv(2).
+func sysReadv(t *kernel.Task, a Args) (uint64, error) {
+	d, err := t.Proc.Files.Get(int(int32(a[0])))
+	if err != nil {
+		return 0, err
+	}
+	vs, err := readIovecs(t, a[1], a[2])
+	if err != nil {
+		return 0, err
+	}
+	return readTo(t, d, vs, d.File.Read, modeOf(d))
+}
+
+// sysWritev implements writev(2).
+func sysWritev(t *kernel.Task, a Args) (uint64, error) {
+	d, err := t.Proc.Files.Get(int(int32(a[0])))
+	if err != nil {
+		return 0, err
+	}
+	vs, err := readIovecs(t, a[1], a[2])
+	if err != nil {
+		return 0, err
+	}
+	return writeFrom(t, d, vs, d.File.Write, modeOf(d))
+}
+
+// positioned returns the regular file open on fd for pread and pwrite,
+// and checks the offset: ESPIPE for pipes and sockets, EINVAL when negative.
+func positioned(t *kernel.Task, fd, off uint64) (*fs.Description, *fs.NodeFile, error) {
+	d, err := t.Proc.Files.Get(int(int32(fd)))
+	if err != nil {
+		return nil, nil, err
+	}
+	nf, ok := d.File.(*fs.NodeFile)
+	if !ok {
+		return nil, nil, unix.ESPIPE
+	}
+	if int64(off) < 0 {
+		return nil, nil, unix.EINVAL
+	}
+	return d, nf, nil
+}
+
+// preadTo reads the file at off into vs.
+func preadTo(t *kernel.Task, fd, off uint64, vs []iovec) (uint64, error) {
+	d, nf, err := positioned(t, fd, off)
+	if err != nil {
+		return 0, err
+	}
+	if int64(off+iovecsLen(vs)) < 0 { // the range passes the largest offset
+		return 0, unix.EINVAL
+	}
+	pos := int64(off)
+	return readTo(t, d, vs, func(b []byte) (int, error) {
+		n, err := nf.ReadAt(b, pos)
+		pos += int64(n)
+		return n, err
+	}, modeOf(d))
+}
+
+// pwriteFrom writes vs to the file at off; EINVAL past the largest offset.
+func pwriteFrom(t *kernel.Task, fd, off uint64, vs []iovec) (uint64, error) {
+	d, nf, err := positioned(t, fd, off)
+	if err != nil {
+		return 0, err
+	}
+	if int64(off+iovecsLen(vs)) < 0 { // the range passes the largest offset
+		return 0, unix.EINVAL
+	}
+	pos := int64(off)
+	return writeFrom(t, d, vs, func(b []byte) (int, error) {
+		n, err := nf.WriteAt(b, pos)
+		pos += int64(n)
+		return n, err
+	}, modeOf(d))
+}
+
+// sysPread64 implements pread64(2).
+func sysPread64(t *kernel.Task, a Args) (uint64, error) {
+	return preadTo(t, a[0], a[3], oneIovec(a[1], a[2]))
+}
+
+// sysPwrite64 implements pwrite64(2).
+func sysPwrite64(t *kernel.Task, a Args) (uint64, error) {
+	return pwriteFrom(t, a[0], a[3], oneIovec(a[1], a[2]))
+}
+
+// sysPreadv implements preadv(2).
+func sysPreadv(t *kernel.Task, a Args) (uint64, error) {
+	vs, err := readIovecs(t, a[1], a[2])
+	if err != nil {
+		return 0, err
+	}
+	return preadTo(t, a[0], a[3], vs)
+}
+
+// sysPwritev implements pwritev(2).
+func sysPwritev(t *kernel.Task, a Args) (uint64, error) {
+	vs, err := readIovecs(t, a[1], a[2])
+	if err != nil {
+		return 0, err
+	}
+	return pwriteFrom(t, a[0], a[3], vs)
+}
+
+// sysLseek implements lseek(2).
+func sysLseek(t *kernel.Task, a Args) (uint64, error) {
+	d, err := t.Proc.Files.Get(int(int32(a[0])))
+	if err != nil {
+		return 0, err
+	}
+	s, ok := d.File.(fs.Seeker)
+	if !ok {
+		return 0, unix.ESPIPE
+	}
+	off, err := s.Seek(int64(a[1]), int(a[2]))
+	return uint64(off), err
+}
+
+// sysSendfile implements sendfile(2) from a tree file to any file, a
+// chunk at a time: a TCP socket reads the file straight into its buffers,
+// other files are written from a buffer. The offset (or the file
+// position) advances by what was sent.
+func sysSendfile(t *kernel.Task, a Args) (uint64, error) {
+	out, err := t.Proc.Files.Get(int(int32(a[0])))
+	if err != nil {
+		return 0, err
+	}
+	inDesc, err := t.Proc.Files.Get(int(int32(a[1])))
+	if err != nil {
+		return 0, err
+	}
+	in, ok := inDesc.File.(*fs.NodeFile)
+	if !ok || !inDesc.Readable() || !out.Writable() {
+		return 0, unix.EBADF
+	}
+	if of, ok := out.File.(*fs.NodeFile); ok && of.Node() == in.Node() {
+		return 0, unix.EINVAL // Linux splices no file into itself
+	}
+	off := in.Offset()
+	if a[2] != 0 {
+		b := make([]byte, 8)
+		if err := copyIn(t, a[2], b); err != nil {
+			return 0, err
+		}
+		off = int64(binary.LittleEndian.Uint64(b))
+		if off < 0 {
+			return 0, unix.EINVAL
+		}
+	}
+	count := min(a[3], maxIO)
+	var send func(done int64, n int) (int, bool, error)
+	if w, ok := out.File.(readerWriter); ok {
+		// The socket reads the file itself, so the count must not pass
+		// the file's end.
+		size := in.Stat().Size
+		count = min(count, uint64(max(size-off, 0)))
+		send = func(done int64, n int) (int, bool, error) {
+			for {
+				span := &fileSpan{f: in, off: off + done, end: off + done + int64(n)}
+				sent, err := w.WriteFrom(span, n)
+				if err == unix.EAGAIN && !out.Nonblock() {
+					if err = waitReady(t, out, unix.EPOLLOUT); err == nil {
+						continue
+					}
+				}
+				return sent, !span.shrank, err // a file truncated meanwhile ends it
+			}
+		}
+	} else {
+		buf := chunks.Get().(*[ioChunk]byte)
+		defer chunks.Put(buf)
+		send = func(done int64, n int) (int, bool, error) {
+			r, err := in.ReadAt(buf[:n], off+done)
+			if r == 0 || err != nil {
+				return 0, false, err
+			}
+			sent, err := writeAll(t, out, buf[:r], out.File.Write, modeOf(out))
+			return sent, true, err
+		}
+	}
+	sent := int64(0)
+	for uint64(sent) < count && (sent == 0 || t.Preempt()) {
+		// A chunk at a time: one datagram each for a UDP socket.
+		n, more, err := send(sent, int(min(ioChunk, count-uint64(sent))))
+		sent += int64(n)
+		if err != nil && sent == 0 {
+			return 0, err
+		}
+		if err != nil || !more {
+			break
+		}
+	}
+	if a[2] != 0 {
+		return uint64(sent), copyOut(t, a[2], words(uint64(off+sent)))
+	}
+	in.SetOffset(off + sent)
+	return uint64(sent), nil
+}
+
+// readerWriter is a file that writes what it reads from a reader (a TCP
+// socket, whose stack copies the file's bytes into its buffers itself).
+type readerWriter interface {
+	WriteFrom(r io.Reader, n int) (int, error)
+}
+
+// fileSpan reads the bytes [off, end) of a file; it fails, and says so,
+// when the file ends before end.
+type fileSpan struct {
+	f        *fs.NodeFile
+	off, end int64
+	shrank   bool
+}
+
+var errFileShrank = errors.New("file truncated while sent")
+
+func (s *fileSpan) Read(p []byte) (int, error) {
+	if s.off >= s.end {
+		return 0, io.EOF
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	p = p[:min(int64(len(p)), s.end-s.off)]
+	n, err := s.f.ReadAt(p, s.off)
+	s.off += int64(n)
+	if err == nil && n == 0 {
+		s.shrank, err = true, errFileShrank
+	}
+	return n, err
+}

@@ -1,0 +1,180 @@
+package syscall
+
+import (
+	"golang.org/x/sys/unix"
+
+	"github.com/jiege-go/jiege/fs"
+	"github.com/jiege-go/jiege/kernel"
+	"github.com/jiege-go/jiege/syscall/sysno"
+)
+
+func init() {
+	register(sysno.Fstat, sysFstat)
+	register(sysno.Newfstatat, sysNewfstatat)
+	register(sysno.Statx, sysStatx)
+	register(sysno.Faccessat, sysFaccessat)
+	register(sysno.Faccessat2, sysFaccessat2)
+	register(sysno.Statfs, sysStatfs)
+	register(sysno.Fstatfs, sysFstatfs)
+}
+
+// sysFstat implements fstat(2).
+func sysFstat(t *kernel.Task, a Args) (uint64, error) {
+	d, err := t.Proc.Files.Get(int(int32(a[0])))
+	if err != nil {
+		return 0, err
+	}
+	return 0, copyOutStruct(t, a[1], statOf(d.File.Stat()))
+}
+
+// sysNewfstatat implements newfstatat(2).
+func sysNewfstatat(t *kernel.Task, a Args) (uint64, error) {
+	name, err := copyInString(t, a[1])
+	if err != nil {
+		return 0, err
+	}
+	flags := a[3]
+	if name == "" && flags&unix.AT_EMPTY_PATH != 0 {
+		return sysFstat(t, Args{a[0], a[2]})
+	}
+	p, err := resolve(t, int32(a[0]), name)
+	if err != nil {
+		return 0, err
+	}
+	if pe, ok := pipeOfFD(p); ok && flags&unix.AT_SYMLINK_NOFOLLOW == 0 {
+		return 0, copyOutStruct(t, a[2], statOf(pe.Stat()))
+	}
+	n, err := t.Proc.Root.Lookup(t.Proc.Cred(), p, flags&unix.AT_SYMLINK_NOFOLLOW == 0)
+	if err != nil {
+		return 0, err
+	}
+	return 0, copyOutStruct(t, a[2], statOf(fs.StatNode(n)))
+}
+
+// statTarget finds what a *at call with AT_EMPTY_PATH and
+// AT_SYMLINK_NOFOLLOW names: the file open on dirfd for an empty path,
+// otherwise the path resolved against dirfd.
+func statTarget(t *kernel.Task, dirfd, pathAddr, flags uint64) (fs.Stat, *fs.Node, error) {
+	name, err := copyInString(t, pathAddr)
+	if err != nil {
+		return fs.Stat{}, nil, err
+	}
+	if name == "" && flags&unix.AT_EMPTY_PATH != 0 {
+		d, err := t.Proc.Files.Get(int(int32(dirfd)))
+		if err != nil {
+			return fs.Stat{}, nil, err
+		}
+		var n *fs.Node
+		if nf, ok := d.File.(*fs.NodeFile); ok {
+			n = nf.Node()
+		}
+		return d.File.Stat(), n, nil
+	}
+	p, err := resolve(t, int32(dirfd), name)
+	if err != nil {
+		return fs.Stat{}, nil, err
+	}
+	n, err := t.Proc.Root.Lookup(t.Proc.Cred(), p, flags&unix.AT_SYMLINK_NOFOLLOW == 0)
+	if err != nil {
+		return fs.Stat{}, nil, err
+	}
+	return fs.StatNode(n), n, nil
+}
+
+// sysStatx implements statx(2): every basic field, whatever the mask asks.
+func sysStatx(t *kernel.Task, a Args) (uint64, error) {
+	const syncType = 0x6000 // AT_STATX_SYNC_TYPE
+	const known = unix.AT_EMPTY_PATH | unix.AT_SYMLINK_NOFOLLOW | unix.AT_NO_AUTOMOUNT | syncType
+	if a[2]&^known != 0 || a[2]&syncType == syncType || uint32(a[3])&unix.STATX__RESERVED != 0 {
+		return 0, unix.EINVAL
+	}
+	st, _, err := statTarget(t, a[0], a[1], a[2])
+	if err != nil {
+		return 0, err
+	}
+	return 0, copyOutStruct(t, a[4], statxOf(st))
+}
+
+// sysFaccessat implements faccessat(2) (and access(2) through it).
+func sysFaccessat(t *kernel.Task, a Args) (uint64, error) {
+	return sysFaccessat2(t, Args{a[0], a[1], a[2], 0})
+}
+
+// sysFaccessat2 implements faccessat2(2): the check uses the real ids
+// unless AT_EACCESS asks for the effective ones, as a set-user-ID program
+// needs.
+func sysFaccessat2(t *kernel.Task, a Args) (uint64, error) {
+	flags := a[3]
+	if a[2]&^uint64(unix.R_OK|unix.W_OK|unix.X_OK) != 0 ||
+		flags&^uint64(unix.AT_EACCESS|unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH) != 0 {
+		return 0, unix.EINVAL
+	}
+	cred := t.Proc.RealCred()
+	if flags&unix.AT_EACCESS != 0 {
+		cred = t.Proc.Cred()
+	}
+	name, err := copyInString(t, a[1])
+	if err != nil {
+		return 0, err
+	}
+	var n *fs.Node
+	if name == "" && flags&unix.AT_EMPTY_PATH != 0 {
+		n, err = nodeOf(t, a[0])
+	} else {
+		var p string
+		if p, err = resolve(t, int32(a[0]), name); err == nil {
+			n, err = t.Proc.Root.Lookup(cred, p, flags&unix.AT_SYMLINK_NOFOLLOW == 0)
+		}
+	}
+	if err != nil {
+		return 0, err
+	}
+	return 0, fs.Access(n, cred, int(a[2]))
+}
+
+// statfsOf describes the file system a file of st is on: the tree as a
+// tmpfs (its size limit and what its files hold), procfs and sysfs as
+// Linux reports them.
+func statfsOf(st fs.Stat) linuxStatfs {
+	const (
+		tmpfsMagic = 0x01021994
+		procMagic  = 0x9fa0
+		sysfsMagic = 0x62656572
+	)
+	switch st.Dev {
+	case fs.DevProc:
+		return linuxStatfs{Type: procMagic, Bsize: 4096, Frsize: 4096, Namelen: 255}
+	case fs.DevSysfs:
+		return linuxStatfs{Type: sysfsMagic, Bsize: 4096, Frsize: 4096, Namelen: 255}
+	}
+	used, limit := fs.Usage()
+	if size, mntUsed, ok := fs.TmpfsUsage(st.Dev); ok && size > 0 {
+		limit, used = size, mntUsed // a mount with its own size=
+	}
+	blocks := uint64(limit) / 4096
+	free := blocks - min(blocks, uint64(used)/4096)
+	return linuxStatfs{Type: tmpfsMagic, Bsize: 4096, Frsize: 4096, Namelen: 255,
+		Blocks: blocks, Bfree: free, Bavail: free}
+}
+
+// sysStatfs implements statfs(2).
+func sysStatfs(t *kernel.Task, a Args) (uint64, error) {
+	p, err := pathArg(t, cwdFD, a[0])
+	if err != nil {
+		return 0, err
+	}
+	n, err := t.Proc.Root.Lookup(t.Proc.Cred(), p, true)
+	if err != nil {
+		return 0, err
+	}
+	return 0, copyOutStruct(t, a[1], statfsOf(fs.StatNode(n)))
+}
+
+// sysFstatfs implements fstatfs(2).
+func sysFstatfs(t *kernel.Task, a Args) (uint64, error) {
+	d, err := t.Proc.Files.Get(int(int32(a[0])))
+	if err != nil {
+		return 0, err
+	}
+	return 0, copyOutStruct(t, a[1], statfsOf(d.File.Stat()))
+}

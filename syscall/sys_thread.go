@@ -1,0 +1,173 @@
+package syscall
+
+import (
+	"encoding/binary"
+	"runtime"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jiege-go/jiege/kernel"
+	"github.com/jiege-go/jiege/syscall/sysno"
+)
+
+func init() {
+	register(sysno.Clone, sysClone)
+	register(sysno.Clone3, sysClone3)
+	register(sysno.Exit, sysExit)
+	register(sysno.ExitGroup, sysExitGroup)
+	register(sysno.SetTidAddress, sysSetTidAddress)
+	register(sysno.Getpid, sysGetpid)
+	register(sysno.Gettid, sysGettid)
+	register(sysno.Getppid, sysGetppid)
+	register(sysno.Setpgid, sysSetpgid)
+	register(sysno.Getpgid, sysGetpgid)
+	register(sysno.Getsid, sysGetsid)
+	register(sysno.Setsid, sysSetsid)
+	register(sysno.SchedYield, sysSchedYield)
+	register(sysno.SchedGetaffinity, sysSchedGetaffinity)
+	register(sysno.Prctl, sysPrctl)
+}
+
+// sysClone implements clone(2): new processes (fork, vfork, CLONE_VM) and
+// threads (CLONE_THREAD). Its riscv64 argument order is flags, stack,
+// parent_tid, tls, child_tid. Its flags are 32 bits, as on Linux: the
+// flags above them (CLONE_CLEAR_SIGHAND) are clone3's.
+func sysClone(t *kernel.Task, a Args) (uint64, error) {
+	flags := uint64(uint32(a[0]))
+	child, err := t.Clone(kernel.CloneArgs{Flags: flags &^ 0xff, ExitSignal: int(flags & 0xff),
+		Stack: uintptr(a[1]), ParentTID: uintptr(a[2]), TLS: uintptr(a[3]), ChildTID: uintptr(a[4])})
+	if err != nil {
+		return 0, err
+	}
+	return uint64(child.TID), nil
+}
+
+// struct clone_args sizes: the first version, and the last one known here
+// (set_tid, cgroup).
+const (
+	cloneArgsSize0   = 64
+	cloneArgsSizeMax = 88
+)
+
+// sysClone3 implements clone3(2) (glibc's pthread_create tries it first).
+// set_tid and cgroup placement need privileges this kernel does not model.
+// The pidfd field counts only with CLONE_PIDFD (refused: no pidfds here);
+// glibc's pthread_create fills it in anyway, as Linux allows.
+func sysClone3(t *kernel.Task, a Args) (uint64, error) {
+	size := a[1]
+	switch {
+	case size < cloneArgsSize0:
+		return 0, unix.EINVAL
+	case size > 4096:
+		return 0, unix.E2BIG
+	}
+	b := make([]byte, size)
+	if err := copyIn(t, a[0], b); err != nil {
+		return 0, err
+	}
+	for _, c := range b[min(size, cloneArgsSizeMax):] {
+		if c != 0 {
+			return 0, unix.E2BIG
+		}
+	}
+	b = append(b, make([]byte, cloneArgsSizeMax)...)
+	field := func(i int) uint64 { return binary.LittleEndian.Uint64(b[8*i:]) }
+	flags, exitSignal, stack, stackSize := field(0), field(4), field(5), field(6)
+	switch {
+	case flags&0xff != 0, exitSignal > 64, field(8) != 0 || field(9) != 0,
+		(stack == 0) != (stackSize == 0),
+		flags&unix.CLONE_THREAD != 0 && exitSignal != 0:
+		return 0, unix.EINVAL
+	}
+	sp := uintptr(0)
+	if stack != 0 {
+		sp = uintptr(stack + stackSize)
+	}
+	child, err := t.Clone(kernel.CloneArgs{Flags: flags, ExitSignal: int(exitSignal), Stack: sp,
+		ChildTID: uintptr(field(2)), ParentTID: uintptr(field(3)), TLS: uintptr(field(7))})
+	if err != nil {
+		return 0, err
+	}
+	return uint64(child.TID), nil
+}
+
+// sysExit implements exit(2): the thread ends, and the process with its
+// last thread.
+func sysExit(t *kernel.Task, a Args) (uint64, error) {
+	t.ExitThread(int(a[0] & 0xff))
+	return 0, nil
+}
+
+// sysExitGroup implements exit_group(2).
+func sysExitGroup(t *kernel.Task, a Args) (uint64, error) {
+	t.Exiting = true
+	t.Proc.Exit(int(a[0] & 0xff))
+	return 0, nil
+}
+
+// sysSetTidAddress implements set_tid_address(2).
+func sysSetTidAddress(t *kernel.Task, a Args) (uint64, error) {
+	t.ClearTID = uintptr(a[0])
+	return uint64(t.TID), nil
+}
+
+// sysGetpid implements getpid(2).
+func sysGetpid(t *kernel.Task, a Args) (uint64, error) { return uint64(t.Proc.PID), nil }
+
+// sysGettid implements gettid(2).
+func sysGettid(t *kernel.Task, a Args) (uint64, error) { return uint64(t.TID), nil }
+
+// sysGetppid implements getppid(2): init's parent is 0.
+func sysGetppid(t *kernel.Task, a Args) (uint64, error) { return uint64(t.Proc.ParentPID()), nil }
+
+// sysSetpgid implements setpgid(2).
+func sysSetpgid(t *kernel.Task, a Args) (uint64, error) {
+	return 0, t.Setpgid(int(int32(a[0])), int(int32(a[1])))
+}
+
+// sysGetpgid implements getpgid(2).
+func sysGetpgid(t *kernel.Task, a Args) (uint64, error) {
+	pgid, err := t.Getpgid(int(int32(a[0])))
+	return uint64(pgid), err
+}
+
+// sysGetsid implements getsid(2).
+func sysGetsid(t *kernel.Task, a Args) (uint64, error) {
+	sid, err := t.Getsid(int(int32(a[0])))
+	return uint64(sid), err
+}
+
+// sysSetsid implements setsid(2).
+func sysSetsid(t *kernel.Task, a Args) (uint64, error) {
+	sid, err := t.Setsid()
+	return uint64(sid), err
+}
+
+// yield lets other goroutines run; a variable so that tests can count calls.
+var yield = runtime.Gosched
+
+// sysSchedYield implements sched_yield(2).
+func sysSchedYield(t *kernel.Task, a Args) (uint64, error) {
+	yield()
+	return 0, nil
+}
+
+// sysSchedGetaffinity implements sched_getaffinity(2): every hart.
+func sysSchedGetaffinity(t *kernel.Task, a Args) (uint64, error) {
+	if a[1] < 8 {
+		return 0, unix.EINVAL
+	}
+	return 8, copyOut(t, a[2], words(1<<kernel.CPUs-1))
+}
+
+// sysPrctl implements prctl(2) for what servers set: dumpability, the
+// keep-capabilities flag and the process name.
+func sysPrctl(t *kernel.Task, a Args) (uint64, error) {
+	switch a[0] {
+	case unix.PR_SET_DUMPABLE, unix.PR_SET_KEEPCAPS, unix.PR_SET_NAME, unix.PR_SET_PDEATHSIG:
+		return 0, nil
+	case unix.PR_GET_DUMPABLE:
+		return 1, nil
+	}
+	return 0, unix.EINVAL
+}

@@ -1,0 +1,175 @@
+package syscall
+
+import (
+	"encoding/binary"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jiege-go/jiege/kernel"
+	"github.com/jiege-go/jiege/syscall/sysno"
+)
+
+func init() {
+	register(sysno.ClockGettime, sysClockGettime)
+	register(sysno.ClockGetres, sysClockGetres)
+	register(sysno.Gettimeofday, sysGettimeofday)
+	register(sysno.Nanosleep, sysNanosleep)
+	register(sysno.ClockNanosleep, sysClockNanosleep)
+	register(sysno.Setitimer, sysSetitimer)
+	register(sysno.Getitimer, sysGetitimer)
+}
+
+// sysClockGettime implements clock_gettime(2).
+func sysClockGettime(t *kernel.Task, a Args) (uint64, error) {
+	var d time.Duration
+	switch a[0] {
+	case unix.CLOCK_REALTIME, unix.CLOCK_REALTIME_COARSE:
+		d = time.Duration(time.Now().UnixNano())
+	case unix.CLOCK_MONOTONIC, unix.CLOCK_MONOTONIC_COARSE, unix.CLOCK_MONOTONIC_RAW, unix.CLOCK_BOOTTIME:
+		d = kernel.Uptime()
+	case unix.CLOCK_PROCESS_CPUTIME_ID:
+		u := t.Proc.Usage()
+		d = u.User + u.System
+	case unix.CLOCK_THREAD_CPUTIME_ID:
+		u := t.Usage()
+		d = u.User + u.System
+	default:
+		return 0, unix.EINVAL
+	}
+	return 0, copyOutStruct(t, a[1], durationTimespec(d))
+}
+
+// sysClockGetres implements clock_getres(2): every clock the kernel has
+// reports 1 ns, as Linux's high-resolution clocks do.
+func sysClockGetres(t *kernel.Task, a Args) (uint64, error) {
+	switch a[0] {
+	case unix.CLOCK_REALTIME, unix.CLOCK_REALTIME_COARSE, unix.CLOCK_MONOTONIC, unix.CLOCK_MONOTONIC_COARSE,
+		unix.CLOCK_MONOTONIC_RAW, unix.CLOCK_BOOTTIME, unix.CLOCK_PROCESS_CPUTIME_ID, unix.CLOCK_THREAD_CPUTIME_ID:
+	default:
+		return 0, unix.EINVAL
+	}
+	if a[1] == 0 {
+		return 0, nil
+	}
+	return 0, copyOutStruct(t, a[1], durationTimespec(time.Nanosecond))
+}
+
+// sysGettimeofday implements gettimeofday(2); the time zone is UTC (the
+// vDSO's __vdso_gettimeofday answers the same).
+func sysGettimeofday(t *kernel.Task, a Args) (uint64, error) {
+	if a[0] != 0 {
+		now := time.Now()
+		if err := copyOut(t, a[0], words(uint64(now.Unix()), uint64(now.Nanosecond()/1000))); err != nil {
+			return 0, err
+		}
+	}
+	if a[1] != 0 {
+		return 0, copyOut(t, a[1], make([]byte, 8))
+	}
+	return 0, nil
+}
+
+// sysNanosleep implements nanosleep(2).
+func sysNanosleep(t *kernel.Task, a Args) (uint64, error) {
+	return sysClockNanosleep(t, Args{unix.CLOCK_MONOTONIC, 0, a[0], a[1]})
+}
+
+// sysClockNanosleep implements clock_nanosleep(2) on the real-time and
+// monotonic clocks, relative or absolute (TIMER_ABSTIME); interrupted, a
+// relative sleep stores the time left in rem.
+func sysClockNanosleep(t *kernel.Task, a Args) (uint64, error) {
+	const timerAbstime = 1
+	if a[1]&^timerAbstime != 0 {
+		return 0, unix.EINVAL
+	}
+	d, err := copyInTimespec(t, a[2])
+	if err != nil {
+		return 0, err
+	}
+	deadline := time.Now().Add(d)
+	if a[1]&timerAbstime != 0 {
+		switch a[0] {
+		case unix.CLOCK_REALTIME:
+			deadline = time.Unix(0, int64(d))
+		case unix.CLOCK_MONOTONIC, unix.CLOCK_BOOTTIME:
+			deadline = time.Now().Add(d - kernel.Uptime())
+		default:
+			return 0, unix.EINVAL
+		}
+	} else if a[0] != unix.CLOCK_REALTIME && a[0] != unix.CLOCK_MONOTONIC && a[0] != unix.CLOCK_BOOTTIME {
+		return 0, unix.EINVAL
+	}
+	if a[1]&timerAbstime != 0 {
+		if err := t.Block(nil, deadline); err != unix.EINTR {
+			return 0, nil
+		}
+		return 0, unix.EINTR
+	}
+	return sleepUntil(t, deadline, a[3])
+}
+
+// sleepUntil sleeps until deadline; interrupted, it stores the time left
+// in rem and leaves itself as the continuation that restart_syscall runs
+// when no handler does.
+func sleepUntil(t *kernel.Task, deadline time.Time, rem uint64) (uint64, error) {
+	if err := t.Block(nil, deadline); err != unix.EINTR {
+		return 0, nil
+	}
+	if rem != 0 {
+		if err := copyOutStruct(t, rem, durationTimespec(max(time.Until(deadline), 0))); err != nil {
+			return 0, err
+		}
+	}
+	t.SetRestartBlock(func(t *kernel.Task) (uint64, error) { return sleepUntil(t, deadline, rem) })
+	return 0, unix.EINTR
+}
+
+// itimerval is two timevals: interval, then value.
+func encodeItimerval(value, interval time.Duration) []byte {
+	us := func(d time.Duration) (uint64, uint64) {
+		d = (d + time.Microsecond - 1) / time.Microsecond * time.Microsecond
+		return uint64(d / time.Second), uint64(d % time.Second / time.Microsecond)
+	}
+	is, iu := us(interval)
+	vs, vu := us(value)
+	return words(is, iu, vs, vu)
+}
+
+// sysSetitimer implements setitimer(2) for ITIMER_REAL; the CPU-time
+// timers need CPU accounting the kernel does not keep.
+func sysSetitimer(t *kernel.Task, a Args) (uint64, error) {
+	if a[0] != unix.ITIMER_REAL {
+		return 0, unix.EINVAL
+	}
+	var value, interval time.Duration
+	if a[1] != 0 {
+		b := make([]byte, 32)
+		if err := copyIn(t, a[1], b); err != nil {
+			return 0, err
+		}
+		var tv [4]int64
+		for i := range tv {
+			tv[i] = int64(binary.LittleEndian.Uint64(b[8*i:]))
+		}
+		if tv[0] < 0 || tv[1] < 0 || tv[1] >= 1e6 || tv[2] < 0 || tv[3] < 0 || tv[3] >= 1e6 {
+			return 0, unix.EINVAL
+		}
+		interval = time.Duration(tv[0])*time.Second + time.Duration(tv[1])*time.Microsecond
+		value = time.Duration(tv[2])*time.Second + time.Duration(tv[3])*time.Microsecond
+	}
+	oldValue, oldInterval := t.Proc.SetRealTimer(value, interval)
+	if a[2] != 0 {
+		return 0, copyOut(t, a[2], encodeItimerval(oldValue, oldInterval))
+	}
+	return 0, nil
+}
+
+// sysGetitimer implements getitimer(2) for ITIMER_REAL.
+func sysGetitimer(t *kernel.Task, a Args) (uint64, error) {
+	if a[0] != unix.ITIMER_REAL {
+		return 0, unix.EINVAL
+	}
+	value, interval := t.Proc.RealTimer()
+	return 0, copyOut(t, a[1], encodeItimerval(value, interval))
+}
