@@ -126,6 +126,15 @@ func (s Stat) cell(unit string, ratio bool) string {
 	return out
 }
 
+// compareCell is cell, marked "noisy" when the runs spread more than
+// NoisyFactor.
+func (s Stat) compareCell(unit string, ratio bool) string {
+	if s.Noisy() {
+		return s.cell(unit, ratio) + " noisy"
+	}
+	return s.cell(unit, ratio)
+}
+
 func (b *Bench) header() string {
 	return fmt.Sprintf("jiege bench: %d run(s) per target, %s load each, %d keep-alive connections",
 		b.Runs, b.Load.D().Round(time.Millisecond), b.Conns)
@@ -249,7 +258,7 @@ func compareRows(c *Compare) [][]string {
 			if r.Bench == nil {
 				row = append(row, "-")
 			} else {
-				row = append(row, m.Get(r.Bench).cell(m.Unit, c.Peer != ""))
+				row = append(row, m.Get(r.Bench).compareCell(m.Unit, c.Peer != ""))
 			}
 		}
 		rows = append(rows, row)
@@ -278,7 +287,7 @@ func CompareText(c *Compare) string {
 	}
 	tw.Flush()
 	if c.Peer != "" {
-		out.WriteString("cells: median (min-max) over runs" + c.ratioNote() + "\n")
+		out.WriteString("cells: median (min-max) over runs" + c.ratioNote() + noisyNote + "\n")
 	}
 	return out.String()
 }
@@ -306,7 +315,7 @@ func CompareMarkdown(c *Compare) string {
 			out.WriteString("|---:|---|---|---|---|---|---:" + strings.Repeat("|---:", len(compareMetrics)) + "|\n")
 		}
 	}
-	out.WriteString("\nCells: median (min-max) over runs" + c.ratioNote() + ". Ranked by verdict, stages passed, then keep-alive req/s.\n")
+	out.WriteString("\nCells: median (min-max) over runs" + c.ratioNote() + noisyNote + ". Ranked by verdict, stages passed, then keep-alive req/s.\n")
 	return out.String()
 }
 

@@ -543,3 +543,31 @@ func TestMergeCompare(t *testing.T) {
 		t.Errorf("shards of two manifests: %v", err)
 	}
 }
+
+// A figure whose runs spread more than NoisyFactor is marked noisy, with
+// its min-max, in the Markdown and on the page; a steady one is not.
+func TestNoisyFigures(t *testing.T) {
+	c := peerCompare()
+	var linux *BenchTarget
+	for i, r := range c.Rows {
+		if r.Name == "linux" {
+			own := *r.Bench // the sample's rows share their figures
+			linux, c.Rows[i].Bench = &own, &own
+		}
+	}
+	if linux.KeepAliveRPS.Noisy() {
+		t.Fatalf("900-1100 req/s marked noisy")
+	}
+	linux.KeepAliveRPS = NewStat([]float64{108, 1263, 1100})
+	c.ComputePeerRatios()
+	if !linux.KeepAliveRPS.Noisy() {
+		t.Fatal("108-1263 req/s not noisy")
+	}
+	if md := CompareMarkdown(c); !strings.Contains(md, "| 1100 (108-1263) x1.00 noisy |") || strings.Count(md, " noisy |") != 1 {
+		t.Errorf("markdown:\n%s", md)
+	}
+	page := CompareHTML(c)
+	if !strings.Contains(page, `<td class="n noisy">1100 (108-1263) x1.00 noisy</td>`) || strings.Count(page, `class="n noisy"`) != 1 {
+		t.Errorf("page lacks the one noisy cell:\n%s", page)
+	}
+}
