@@ -164,8 +164,8 @@ func TestJiegeShardsAndMerge(t *testing.T) {
 		}
 		img, err := png.Decode(f)
 		f.Close()
-		if err != nil || img.Bounds().Dx() != 1280 {
-			t.Errorf("screenshot: %v", err)
+		if err != nil || img.Bounds().Dx() < 1280 {
+			t.Errorf("screenshot: %v, %v (the whole page, at least 1280 px wide)", err, img.Bounds())
 		}
 	} else {
 		t.Log("no headless Chromium: the merged page's screenshot was not taken")

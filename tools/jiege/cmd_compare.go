@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/jiege-go/jiege/tools/jiege/internal/manifest"
@@ -79,7 +80,7 @@ func cmdCompare(ctx context.Context, args []string) error {
 		}
 	}
 	res.Host = hostDescription()
-	allPass := true
+	var entries []*compareEntry
 	for i, a := range m.Attempts {
 		if res.Shard != nil && !res.Shard.Holds(i) {
 			continue
@@ -97,24 +98,26 @@ func cmdCompare(ctx context.Context, args []string) error {
 			return err
 		}
 		t.name = a.Name
-		fmt.Fprintf(os.Stderr, "jiege: compare %s: verify\n", a.Name)
-		vr := v.run(ctx, t)
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		fmt.Fprintf(os.Stderr, "jiege: compare %s: %s\n", a.Name, verdictLine(vr))
-		var bt *report.BenchTarget
-		if vr.Pass && !noBench {
-			fmt.Fprintf(os.Stderr, "jiege: compare %s: bench\n", a.Name)
-			r := b.measureBuilt(ctx, t)
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			bt = &r
-		}
-		allPass = allPass && vr.Pass
-		row := report.RowFrom(a.Name, a.Metadata.Meta(), vr, bt)
-		row.ConsoleTail = consoleTail(vr.ConsoleLog)
+		entries = append(entries, &compareEntry{name: a.Name, meta: a.Metadata.Meta(), t: t})
+	}
+	verify := func(ctx context.Context, e *compareEntry) *report.Verify {
+		fmt.Fprintf(os.Stderr, "jiege: compare %s: verify\n", e.name)
+		vr := v.run(ctx, e.t)
+		fmt.Fprintf(os.Stderr, "jiege: compare %s: %s\n", e.name, verdictLine(vr))
+		return vr
+	}
+	once := b.once
+	if noBench {
+		once = nil
+	}
+	if err := b.verifyThenBench(ctx, entries, verify, once); err != nil {
+		return err
+	}
+	allPass := true
+	for _, e := range entries {
+		allPass = allPass && e.verify.Pass
+		row := report.RowFrom(e.name, e.meta, e.verify, e.bench)
+		row.ConsoleTail = consoleTail(e.verify.ConsoleLog)
 		res.Rows = append(res.Rows, row)
 	}
 	res.Rank()
@@ -129,6 +132,54 @@ func cmdCompare(ctx context.Context, args []string) error {
 		return errFailed
 	}
 	return nil
+}
+
+// compareEntry is one manifest entry of a compare: its target, then its
+// verdict and bench figures.
+type compareEntry struct {
+	name   string
+	meta   report.Meta
+	t      *target
+	verify *report.Verify
+	bench  *report.BenchTarget // nil when it did not pass or was not benched
+}
+
+// verifyThenBench verifies every entry, then benches the passing ones,
+// the Linux peer among them, in rounds (one run of each per round, as
+// bench does), so that every ratio compares runs made in the same
+// minutes, not one entry's runs with another's made minutes later on a
+// host whose load drifts. A nil once verifies only.
+func (b *bencher) verifyThenBench(ctx context.Context, entries []*compareEntry, verify func(context.Context, *compareEntry) *report.Verify,
+	once func(context.Context, *target) (runFigures, error)) error {
+	var passed []*target
+	byTarget := map[*target]*compareEntry{}
+	for _, e := range entries {
+		e.verify = verify(ctx, e)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if e.verify.Pass {
+			passed = append(passed, e.t)
+			byTarget[e.t] = e
+		}
+	}
+	if once == nil || len(passed) == 0 {
+		return nil
+	}
+	b.progress("compare: bench of %s in %d rounds", targetNames(passed), b.runs)
+	for _, s := range b.measureInterleaved(ctx, passed, once) {
+		r := s.result()
+		byTarget[s.t].bench = &r
+	}
+	return ctx.Err()
+}
+
+func targetNames(ts []*target) string {
+	names := make([]string, len(ts))
+	for i, t := range ts {
+		names[i] = t.name
+	}
+	return strings.Join(names, ", ")
 }
 
 func verdictLine(v *report.Verify) string {

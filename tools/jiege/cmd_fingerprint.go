@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/jiege-go/jiege/qemu"
 	"github.com/jiege-go/jiege/tools/jiege/internal/ownnginx"
@@ -26,7 +27,7 @@ func (v *verifier) fingerprint(ctx context.Context, t *target, g *guest, pt prob
 	res.FingerprintSeed = pt.Seed
 	var which string
 	if t.image == nil && !v.noOracle {
-		stop, addr, version, how, err := v.ownOracle(ctx, t, g)
+		stop, addr, version, how, err := v.ownOracle(ctx, t, g, pt.Addr)
 		if err != nil {
 			which = "oracle: jiege's nginx serving the attempt's \"/\" (the attempt's own nginx cannot be the oracle: " + err.Error() + "); "
 			if stop, addr, err = v.attemptOracle(ctx, pt.Addr); err != nil {
@@ -45,12 +46,13 @@ func (v *verifier) fingerprint(ctx context.Context, t *target, g *guest, pt prob
 
 // ownOracle starts the attempt's own nginx, found in the files its QEMUs
 // load, under qemu-riscv64 with the attempt's configuration; how says
-// which binary it is and whether it is Debian's official build.
-func (v *verifier) ownOracle(ctx context.Context, t *target, g *guest) (stop func() error, addr, version, how string, err error) {
+// which binary it is and whose build: Debian's, Alpine's or unknown. An
+// nginx carved out of a kernel image serves the attempt's "/" as the
+// guest at guestAddr does.
+func (v *verifier) ownOracle(ctx context.Context, t *target, g *guest, guestAddr string) (stop func() error, addr, version, how string, err error) {
 	var srcs []ownnginx.Source
 	for _, f := range g.bootFiles() {
-		// Disk images hold file systems jiege does not read.
-		if f.Option != "-drive" && f.Option != "-pflash" {
+		if f.Option != "-pflash" { // firmware
 			srcs = append(srcs, ownnginx.Source{Path: f.Path, Option: f.Option})
 		}
 	}
@@ -72,6 +74,11 @@ func (v *verifier) ownOracle(ctx context.Context, t *target, g *guest) (stop fun
 		deb = ownnginx.Debian{Version: img.NginxVersion, Binary: filepath.Join(img.Dir, "usr/sbin/nginx")}
 	}
 	official := tree.Official(b, deb)
+	if t.att != nil && !strings.HasPrefix(official, "the official Debian build") {
+		if alpine, ok := tree.Alpine(t.att.Dir); ok {
+			official = alpine
+		}
+	}
 	port, err := qemu.FreePort()
 	if err != nil {
 		return nil, "", "", "", err
@@ -79,6 +86,17 @@ func (v *verifier) ownOracle(ctx context.Context, t *target, g *guest) (stop fun
 	guestPort := 80
 	if t.att != nil && t.att.GuestPort != 0 {
 		guestPort = t.att.GuestPort
+	}
+	from := fmt.Sprintf("/%s from %s %s", tree.Nginx, tree.Source.Option, tree.Source.Path)
+	if tree.Carved {
+		from = fmt.Sprintf("carved with its loader and libraries out of %s %s", tree.Source.Option, tree.Source.Path)
+		body, mtime, err := probe.Index(ctx, guestAddr)
+		if err != nil {
+			return nil, "", "", "", fmt.Errorf("GET / from the attempt: %v", err)
+		}
+		if err := tree.PlaceIndex(b, guestPort, body, mtime); err != nil {
+			return nil, "", "", "", err
+		}
 	}
 	stopNginx, err := tree.Start(ctx, b, guestPort, port)
 	if err != nil {
@@ -89,8 +107,7 @@ func (v *verifier) ownOracle(ctx context.Context, t *target, g *guest) (stop fun
 		tree.Remove()
 		return err
 	}
-	how = fmt.Sprintf("the attempt's own nginx %s (/%s from %s %s; %s) with its own configuration %s", b.Version, tree.Nginx,
-		tree.Source.Option, tree.Source.Path, official, b.ConfPath)
+	how = fmt.Sprintf("the attempt's own nginx %s (%s; %s) with its own configuration %s", b.Version, from, official, b.ConfPath)
 	return stop, fmt.Sprintf("127.0.0.1:%d", port), b.Version, how, nil
 }
 

@@ -83,14 +83,15 @@ func writeLeaderboard(ctx context.Context, c *report.Compare, dir string, screen
 		return envErr(err)
 	}
 	png := base + ".png"
-	msgs, err := browser.Screenshot(ctx, bin, "file://"+abs, png, 1280, 1600)
+	// The whole page: at least 1280 px wide, wider when the table is.
+	msgs, w, h, err := browser.FullScreenshot(ctx, bin, "file://"+abs, png, 1280)
 	if err != nil {
 		return envErr(fmt.Errorf("--screenshot: %w", err))
 	}
 	for _, m := range msgs {
 		fmt.Fprintf(os.Stderr, "jiege: warning: the leaderboard page wrote to the browser console: %s\n", m)
 	}
-	fmt.Printf("screenshot: %s\n", png)
+	fmt.Printf("screenshot: %s (%dx%d, the whole page)\n", png, w, h)
 	return nil
 }
 

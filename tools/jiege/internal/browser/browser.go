@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -91,6 +92,46 @@ func Load(ctx context.Context, bin, url string) (Page, error) {
 		return Page{}, err
 	}
 	return Page{DOM: string(out), Console: console}, nil
+}
+
+// pageSize matches the root element's data-page-size="WxH", which a
+// page that wants to be shot whole sets to its scroll size.
+var pageSize = regexp.MustCompile(`<html[^>]* data-page-size="(\d+)x(\d+)"`)
+
+// size loads url in a window width pixels wide and returns the size the
+// page gives itself in data-page-size.
+func size(ctx context.Context, bin, url string, width int) (w, h int, err error) {
+	out, _, err := run(ctx, bin, "--dump-dom", fmt.Sprintf("--window-size=%d,%d", width, 1000), url)
+	if err != nil {
+		return 0, 0, err
+	}
+	m := pageSize.FindSubmatch(out)
+	if m == nil {
+		return 0, 0, fmt.Errorf("%s: the page sets no data-page-size", url)
+	}
+	w, _ = strconv.Atoi(string(m[1]))
+	h, _ = strconv.Atoi(string(m[2]))
+	return w, h, nil
+}
+
+// FullScreenshot writes a PNG of the whole of url, a page that sets its
+// size in data-page-size on its root element: at least minWidth wide, and
+// wider when its content (a wide table) needs it; as tall as the page is
+// at that width. It returns the console messages and the PNG's size.
+func FullScreenshot(ctx context.Context, bin, url, png string, minWidth int) (console []string, w, h int, err error) {
+	w, h, err = size(ctx, bin, url, minWidth)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	if w > minWidth {
+		// Wider, the page lays out again: less wraps, its height changes.
+		if _, h, err = size(ctx, bin, url, w); err != nil {
+			return nil, 0, 0, err
+		}
+	}
+	w = max(w, minWidth)
+	console, err = Screenshot(ctx, bin, url, png, w, h)
+	return console, w, h, err
 }
 
 // Screenshot writes a PNG of url, as a window width x height shows it.

@@ -2,6 +2,7 @@ package browser
 
 import (
 	"context"
+	"fmt"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -152,5 +153,64 @@ func TestLeaderboardInChromium(t *testing.T) {
 	}
 	if blue < 100 {
 		t.Errorf("only %d bar-coloured pixels in the screenshot", blue)
+	}
+}
+
+// The leaderboard's screenshot shows the whole page: a table wider than
+// the default window (long names, long causes) widens the shot, and the
+// shot is as tall as the page; the last column and the last chart's
+// bars are in it, and the failed attempts' causes are in their rows.
+func TestLeaderboardScreenshotWhole(t *testing.T) {
+	bin := browserOrSkip(t)
+	c := leaderboard()
+	for i := range c.Rows {
+		c.Rows[i].Name += "-with-a-long-name-as-agents-choose-" + strings.Repeat("x", 40)
+		c.Rows[i].Meta.Duration = "3 h 12 min of agent time"
+	}
+	for i := range 8 {
+		more := leaderboard().Rows[3]
+		more.Name = fmt.Sprintf("failed-attempt-%d", i)
+		c.Rows = append(c.Rows, more)
+	}
+	c.Rank()
+	dir := t.TempDir()
+	html := filepath.Join(dir, "leaderboard.html")
+	if err := os.WriteFile(html, []byte(report.CompareHTML(c)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	shot := filepath.Join(dir, "leaderboard.png")
+	console, w, h, err := FullScreenshot(ctx, bin, "file://"+html, shot, 1280)
+	if err != nil || len(console) > 0 {
+		t.Fatalf("screenshot: %v, console %q", err, console)
+	}
+	if w <= 1280 {
+		t.Errorf("a table wider than 1280 px shot %d px wide", w)
+	}
+	// The page at the shot's width: its size is the PNG's.
+	pw, ph, err := size(ctx, bin, "file://"+html, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := img.Bounds()
+	t.Logf("page %dx%d at %d px, screenshot %v", pw, ph, w, b)
+	if b.Dx() < pw || b.Dy() < ph || b.Dx() != w || b.Dy() != h {
+		t.Errorf("screenshot %dx%d does not cover the page's %dx%d", b.Dx(), b.Dy(), pw, ph)
+	}
+	page, err := Load(ctx, bin, "file://"+html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`<tr data-attempt="failed-attempt-7">.*<td class="cause">the booted kernel is Linux</td>`).MatchString(page.DOM) {
+		t.Error("a failed attempt's row lacks its cause")
 	}
 }

@@ -1,9 +1,10 @@
 // Package ownnginx owns an attempt's own nginx as its oracle: finding an
 // nginx ELF with its libraries in the files the attempt's QEMU loads (an
 // -initrd cpio archive, maybe gzip-compressed, a -device loader file, an
-// archive embedded in the kernel image), extracting that tree, running
-// that nginx under qemu-riscv64 with the attempt's own configuration, and
-// telling whether the binary is Debian's official build.
+// archive embedded in the kernel image, or ELFs carved out of any of
+// them, such as those a kernel carries in its sections), extracting or
+// building that tree, running that nginx under qemu-riscv64 with the
+// attempt's own configuration, and telling whose build the binary is.
 package ownnginx
 
 import (
@@ -43,6 +44,11 @@ type Tree struct {
 	Source Source // where it came from
 	// Offset is where the archive starts in the file (0 unless embedded).
 	Offset int64
+	// Carved says the tree was built from ELFs carved out of the boot
+	// files, not extracted from an archive; conf and mimeTypes are the
+	// configuration text carved with them ("" when none was found).
+	Carved          bool
+	conf, mimeTypes string
 }
 
 // Remove deletes the extracted tree.
@@ -53,7 +59,8 @@ var ErrNoNginx = errors.New("no riscv64 nginx ELF in the files QEMU loads")
 
 // Find extracts the first archive among sources that holds a riscv64
 // nginx ELF. The archive is the file itself (newc cpio, maybe gzip), or
-// one embedded in it (a kernel image that carries its initramfs).
+// one embedded in it (a kernel image that carries its initramfs). When
+// none does, it builds a tree from the ELFs carved out of the sources.
 func Find(sources []Source) (*Tree, error) {
 	var notes []string
 	for _, src := range sources {
@@ -64,6 +71,13 @@ func Find(sources []Source) (*Tree, error) {
 		if !errors.Is(err, ErrNoNginx) {
 			notes = append(notes, fmt.Sprintf("%s %s: %v", src.Option, src.Path, err))
 		}
+	}
+	t, err := findCarved(sources)
+	if err == nil {
+		return t, nil
+	}
+	if !errors.Is(err, ErrNoNginx) {
+		return nil, err
 	}
 	if len(notes) > 0 {
 		return nil, fmt.Errorf("%w (%s)", ErrNoNginx, strings.Join(notes, "; "))

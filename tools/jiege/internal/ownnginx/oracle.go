@@ -26,6 +26,7 @@ const startTimeout = 60 * time.Second
 // Build is what `nginx -V` says about a binary.
 type Build struct {
 	Version   string // e.g. "1.26.3"
+	Prefix    string // --prefix, else /usr/local/nginx
 	ConfPath  string // --conf-path, or the prefix's conf/nginx.conf
 	Without   map[string]bool
 	Configure string // the configure arguments
@@ -103,6 +104,7 @@ func (t *Tree) Inspect(ctx context.Context) (Build, error) {
 			b.Without[strings.TrimSuffix(strings.TrimPrefix(a, "--without-"), "_module")] = true
 		}
 	}
+	b.Prefix = prefix
 	if b.ConfPath == "" {
 		b.ConfPath = "conf/nginx.conf"
 	}
@@ -119,6 +121,11 @@ func (t *Tree) Start(ctx context.Context, b Build, guestPort, port int) (stop fu
 	qemu, err := exec.LookPath("qemu-riscv64")
 	if err != nil {
 		return nil, fmt.Errorf("the attempt's nginx needs qemu-riscv64 (Debian package qemu-user): %v", err)
+	}
+	if t.Carved {
+		if err := t.placeConf(b); err != nil {
+			return nil, err
+		}
 	}
 	confHost, err := resolve(t.Dir, strings.TrimPrefix(b.ConfPath, "/"), true)
 	if err != nil {

@@ -236,3 +236,71 @@ func TestOwnNginx(t *testing.T) {
 		t.Errorf("changed binary: %s", o)
 	}
 }
+
+// Debian's nginx, its loader and libraries, its configuration and mime
+// types, laid one after the other at odd offsets in a kernel image as
+// include_bytes! does: carved, named Debian's build, and serving the
+// attempt's "/" under qemu-riscv64 with that configuration.
+func TestOwnNginxCarved(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the root filesystem (cached) and runs nginx under qemu-riscv64")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	img, err := rootfs.Build(ctx, rootfs.Options{Flavor: rootfs.Ours})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kernel := make([]byte, 4097)
+	rand.Read(kernel)
+	for _, rel := range []string{"usr/sbin/nginx", "usr/lib/riscv64-linux-gnu/ld-linux-riscv64-lp64d.so.1", "usr/lib/riscv64-linux-gnu/libc.so.6",
+		"usr/lib/riscv64-linux-gnu/libcrypt.so.1", "usr/lib/riscv64-linux-gnu/libpcre2-8.so.0", "usr/lib/riscv64-linux-gnu/libssl.so.3",
+		"usr/lib/riscv64-linux-gnu/libcrypto.so.3", "usr/lib/riscv64-linux-gnu/libz.so.1", "usr/lib/riscv64-linux-gnu/libzstd.so.1", "etc/nginx/nginx.conf", "etc/nginx/mime.types"} {
+		b, err := os.ReadFile(filepath.Join(img.Dir, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		kernel = append(append(kernel, 0, 3, 5), b...)
+	}
+	path := filepath.Join(t.TempDir(), "kernel.bin")
+	os.WriteFile(path, kernel, 0o644)
+	tree, err := Find([]Source{{Path: path, Option: "-kernel"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tree.Remove()
+	if !tree.Carved {
+		t.Fatalf("not carved: %+v", tree)
+	}
+	b, err := tree.Inspect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deb := Debian{Version: img.NginxVersion, Binary: filepath.Join(img.Dir, "usr/sbin/nginx")}
+	if o := tree.Official(b, deb); !strings.HasPrefix(o, "the official Debian build (sha256 ") {
+		t.Errorf("official: %s", o)
+	}
+	index := []byte("<p>the attempt's own page</p>\n")
+	mtime := time.Unix(1700000000, 0)
+	if err := tree.PlaceIndex(b, 80, index, mtime); err != nil {
+		t.Fatal(err)
+	}
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop, err := tree.Start(ctx, b, 80, port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Get("http://127.0.0.1:" + strconv.Itoa(port) + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Server") != "nginx/"+img.NginxVersion || resp.Header.Get("Last-Modified") != mtime.UTC().Format(http.TimeFormat) || !bytes.Equal(body, index) {
+		t.Errorf("GET /: %d %q %q %q", resp.StatusCode, resp.Header.Get("Server"), resp.Header.Get("Last-Modified"), body)
+	}
+}

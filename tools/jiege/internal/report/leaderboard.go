@@ -53,6 +53,9 @@ func (c *Compare) ComputePeerRatios() {
 	}
 }
 
+// noisyNote explains the "noisy" mark in cells.
+var noisyNote = fmt.Sprintf("; noisy: its runs spread by more than a factor %.1f (largest over smallest), its ratio only as sure as its min-max", NoisyFactor)
+
 // ratioNote explains the xN in cells, when there are ratios.
 func (c *Compare) ratioNote() string {
 	if c.Peer == "" {
@@ -146,7 +149,8 @@ type lbRow struct {
 	Row
 	ID      string // the evidence element's id
 	Verdict string
-	Cells   []string // the figures
+	Cause   string
+	Cells   []htmlCell // the figures
 }
 
 type lbPage struct {
@@ -169,6 +173,8 @@ table{border-collapse:collapse;margin:1em 0}
 th,td{border:1px solid #ccc;padding:4px 8px;vertical-align:top}
 th{background:#f0f0f0}
 td.n,td.pass,td.fail{white-space:nowrap}td.n{text-align:right}
+td.noisy{background:#fff3cd}
+td.cause{min-width:16em;max-width:32em;overflow-wrap:anywhere}
 .pass{color:#17692b;font-weight:bold}.fail{color:#a11;font-weight:bold}.skip{color:#888}
 svg text{font-size:12px;font-family:system-ui,sans-serif}
 .charts{display:flex;flex-wrap:wrap;gap:0 2em}
@@ -183,7 +189,7 @@ dt{font-weight:bold;float:left;clear:left;width:11em}dd{margin-left:12em}
 {{end}}<table id="leaderboard">
 <thead><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr></thead>
 <tbody>{{range .Rows}}
-<tr data-attempt="{{.Name}}"><td class="n">{{.Rank}}</td><td><a href="#{{.ID}}">{{.Name}}</a></td><td>{{or .Meta.Model "-"}}</td><td>{{or .Meta.Duration "-"}}</td><td>{{or .Meta.Cost "-"}}</td><td class="{{if .Pass}}pass{{else}}fail{{end}}">{{.Verdict}}</td><td class="n">{{.StagesPassed}}/{{.StagesTotal}}</td>{{range .Cells}}<td class="n">{{.}}</td>{{end}}</tr>{{end}}
+<tr data-attempt="{{.Name}}"><td class="n">{{.Rank}}</td><td><a href="#{{.ID}}">{{.Name}}</a></td><td>{{or .Meta.Model "-"}}</td><td>{{or .Meta.Duration "-"}}</td><td>{{or .Meta.Cost "-"}}</td><td class="{{if .Pass}}pass{{else}}fail{{end}}">{{.Verdict}}</td><td class="cause">{{.Cause}}</td><td class="n">{{.StagesPassed}}/{{.StagesTotal}}</td>{{range .Cells}}<td class="{{.Class}}">{{.Text}}</td>{{end}}</tr>{{end}}
 </tbody></table>
 <h2>Charts</h2>
 <div class="charts">{{range .Charts}}{{template "chart" .}}
@@ -218,6 +224,9 @@ function openEvidence() {
 }
 window.addEventListener("hashchange", openEvidence);
 openEvidence();
+// The page's whole size, for a screenshot that shows all of it.
+var root = document.documentElement;
+root.setAttribute("data-page-size", root.scrollWidth + "x" + root.scrollHeight);
 </script>
 </body></html>
 `))
@@ -238,18 +247,22 @@ func CompareHTML(c *Compare) string {
 	if len(c.Merged) > 0 {
 		p.Notes = append(p.Notes, "Merged from: "+strings.Join(c.Merged, ", "))
 	}
-	p.Notes = append(p.Notes, "Ranked by verdict, stages passed, then keep-alive req/s. Cells: median (min-max) over runs"+c.ratioNote()+".")
+	p.Notes = append(p.Notes, "Ranked by verdict, stages passed, then keep-alive req/s. Cells: median (min-max) over runs"+c.ratioNote()+noisyNote+".")
 	head := compareRows(c)[0]
 	p.Head = head
 	stages := chart{Title: fmt.Sprintf("stages passed (of %d)", len(StageOrder))}
 	for _, r := range c.Rows {
-		lr := lbRow{Row: r, ID: evidenceID(r.Name), Verdict: r.verdict()}
+		lr := lbRow{Row: r, ID: evidenceID(r.Name), Verdict: r.verdict(), Cause: r.cause()}
 		for _, m := range compareMetrics {
-			if r.Bench == nil {
-				lr.Cells = append(lr.Cells, "-")
-			} else {
-				lr.Cells = append(lr.Cells, m.Get(r.Bench).cell(m.Unit, c.Peer != ""))
+			cell := htmlCell{Text: "-", Class: "n"}
+			if r.Bench != nil {
+				s := m.Get(r.Bench)
+				cell.Text = s.compareCell(m.Unit, c.Peer != "")
+				if s.Noisy() {
+					cell.Class = "n noisy"
+				}
 			}
+			lr.Cells = append(lr.Cells, cell)
 		}
 		p.Rows = append(p.Rows, lr)
 		stages.Bars = append(stages.Bars, bar{Label: fmt.Sprintf("%d. %s", r.Rank, r.Name), Value: float64(r.StagesPassed),

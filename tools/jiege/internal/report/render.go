@@ -126,6 +126,15 @@ func (s Stat) cell(unit string, ratio bool) string {
 	return out
 }
 
+// compareCell is cell, marked "noisy" when the runs spread more than
+// NoisyFactor.
+func (s Stat) compareCell(unit string, ratio bool) string {
+	if s.Noisy() {
+		return s.cell(unit, ratio) + " noisy"
+	}
+	return s.cell(unit, ratio)
+}
+
 func (b *Bench) header() string {
 	return fmt.Sprintf("jiege bench: %d run(s) per target, %s load each, %d keep-alive connections",
 		b.Runs, b.Load.D().Round(time.Millisecond), b.Conns)
@@ -232,11 +241,31 @@ func (r *Row) verdict() string {
 	return fmt.Sprintf("fail at %s (%s)", r.FailedStage, r.FailClass)
 }
 
+// maxCause is how much of a failed stage's detail a leaderboard row shows.
+const maxCause = 240
+
+// cause is why the row's attempt failed, in its row: the failed stage's
+// detail, on one line and clipped ("-" for a pass).
+func (r *Row) cause() string {
+	if r.Pass || r.Verify == nil {
+		return "-"
+	}
+	s, ok := r.Verify.Stage(r.FailedStage)
+	if !ok || s.Detail == "" {
+		return "-"
+	}
+	d := oneLine(s.Detail)
+	if len(d) > maxCause {
+		d = strings.ToValidUTF8(d[:maxCause], "") + "..."
+	}
+	return d
+}
+
 // compareMetrics are the bench figures shown on the leaderboard.
 var compareMetrics = []Metric{Metrics[0], Metrics[1], Metrics[3], Metrics[4], Metrics[5]}
 
 func compareRows(c *Compare) [][]string {
-	head := []string{"#", "attempt", "model", "duration", "cost", "verdict", "stages"}
+	head := []string{"#", "attempt", "model", "duration", "cost", "verdict", "cause", "stages"}
 	for _, m := range compareMetrics {
 		head = append(head, m.Label+" ("+m.Unit+")")
 	}
@@ -244,12 +273,12 @@ func compareRows(c *Compare) [][]string {
 	for i := range c.Rows {
 		r := &c.Rows[i]
 		row := []string{fmt.Sprint(r.Rank), r.Name, dash(r.Meta.Model), dash(r.Meta.Duration), dash(r.Meta.Cost),
-			r.verdict(), fmt.Sprintf("%d/%d", r.StagesPassed, r.StagesTotal)}
+			r.verdict(), r.cause(), fmt.Sprintf("%d/%d", r.StagesPassed, r.StagesTotal)}
 		for _, m := range compareMetrics {
 			if r.Bench == nil {
 				row = append(row, "-")
 			} else {
-				row = append(row, m.Get(r.Bench).cell(m.Unit, c.Peer != ""))
+				row = append(row, m.Get(r.Bench).compareCell(m.Unit, c.Peer != ""))
 			}
 		}
 		rows = append(rows, row)
@@ -278,7 +307,7 @@ func CompareText(c *Compare) string {
 	}
 	tw.Flush()
 	if c.Peer != "" {
-		out.WriteString("cells: median (min-max) over runs" + c.ratioNote() + "\n")
+		out.WriteString("cells: median (min-max) over runs" + c.ratioNote() + noisyNote + "\n")
 	}
 	return out.String()
 }
@@ -303,10 +332,10 @@ func CompareMarkdown(c *Compare) string {
 		}
 		out.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 		if i == 0 {
-			out.WriteString("|---:|---|---|---|---|---|---:" + strings.Repeat("|---:", len(compareMetrics)) + "|\n")
+			out.WriteString("|---:|---|---|---|---|---|---|---:" + strings.Repeat("|---:", len(compareMetrics)) + "|\n")
 		}
 	}
-	out.WriteString("\nCells: median (min-max) over runs" + c.ratioNote() + ". Ranked by verdict, stages passed, then keep-alive req/s.\n")
+	out.WriteString("\nCells: median (min-max) over runs" + c.ratioNote() + noisyNote + ". Ranked by verdict, stages passed, then keep-alive req/s.\n")
 	return out.String()
 }
 

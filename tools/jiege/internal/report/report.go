@@ -185,6 +185,14 @@ type Stat struct {
 	Ratio float64 `json:"ratio,omitempty"`
 }
 
+// NoisyFactor is how far a figure's runs may spread, the largest over the
+// smallest, before the leaderboard marks it noisy (README, "The
+// leaderboard page").
+const NoisyFactor = 1.5
+
+// Noisy says whether s's runs spread more than NoisyFactor.
+func (s Stat) Noisy() bool { return len(s.Runs) > 1 && s.Max > NoisyFactor*s.Min }
+
 // NewStat computes min, median and max of runs (the median of an even
 // count is the mean of the middle two).
 func NewStat(runs []float64) Stat {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
+	"html/template"
 	"io"
 	"net/url"
 	"regexp"
@@ -541,5 +542,67 @@ func TestMergeCompare(t *testing.T) {
 	if _, err := MergeCompare([]*Compare{parts[0], other[1], parts[2]}, []string{files[0], ofiles[1], files[2]}); err == nil ||
 		!strings.Contains(err.Error(), "another manifest") {
 		t.Errorf("shards of two manifests: %v", err)
+	}
+}
+
+// A figure whose runs spread more than NoisyFactor is marked noisy, with
+// its min-max, in the Markdown and on the page; a steady one is not.
+func TestNoisyFigures(t *testing.T) {
+	c := peerCompare()
+	var linux *BenchTarget
+	for i, r := range c.Rows {
+		if r.Name == "linux" {
+			own := *r.Bench // the sample's rows share their figures
+			linux, c.Rows[i].Bench = &own, &own
+		}
+	}
+	if linux.KeepAliveRPS.Noisy() {
+		t.Fatalf("900-1100 req/s marked noisy")
+	}
+	linux.KeepAliveRPS = NewStat([]float64{108, 1263, 1100})
+	c.ComputePeerRatios()
+	if !linux.KeepAliveRPS.Noisy() {
+		t.Fatal("108-1263 req/s not noisy")
+	}
+	if md := CompareMarkdown(c); !strings.Contains(md, "| 1100 (108-1263) x1.00 noisy |") || strings.Count(md, " noisy |") != 1 {
+		t.Errorf("markdown:\n%s", md)
+	}
+	page := CompareHTML(c)
+	if !strings.Contains(page, `<td class="n noisy">1100 (108-1263) x1.00 noisy</td>`) || strings.Count(page, `class="n noisy"`) != 1 {
+		t.Errorf("page lacks the one noisy cell:\n%s", page)
+	}
+}
+
+// A failed attempt's cause, its failed stage's detail, is in its row of
+// the table (Markdown and page), not only in the evidence below.
+func TestLeaderboardRowCause(t *testing.T) {
+	c := peerCompare()
+	var broken *Row
+	for i := range c.Rows {
+		if !c.Rows[i].Pass {
+			broken = &c.Rows[i]
+		}
+	}
+	s, _ := broken.Verify.Stage(broken.FailedStage)
+	if s.Detail == "" {
+		t.Fatal("the sample's failed stage has no detail")
+	}
+	cause := oneLine(s.Detail)
+	if md := CompareMarkdown(c); !strings.Contains(md, "| "+broken.verdict()+" | "+mdCell(cause)+" | ") {
+		t.Errorf("markdown row lacks the cause %q:\n%s", cause, md)
+	}
+	page := CompareHTML(c)
+	row := page[strings.Index(page, `<tr data-attempt="`+broken.Name+`">`):]
+	row = row[:strings.Index(row, "</tr>")]
+	if !strings.Contains(row, `<td class="cause">`+template.HTMLEscapeString(cause)+`</td>`) {
+		t.Errorf("page row lacks the cause %q:\n%s", cause, row)
+	}
+	for i := range broken.Verify.Stages {
+		if broken.Verify.Stages[i].Name == broken.FailedStage {
+			broken.Verify.Stages[i].Detail = strings.Repeat("long ", 100)
+		}
+	}
+	if got := broken.cause(); len(got) != maxCause+3 || !strings.HasSuffix(got, "...") {
+		t.Errorf("a long cause is not clipped: %d bytes", len(got))
 	}
 }
