@@ -548,7 +548,8 @@ func (s *UnixSocket) IntOption(level, name int) (int, error) {
 	return 0, unix.ENOPROTOOPT
 }
 
-// SetLinger is accepted and changes nothing: a close leaves nothing unsent.
+// SetLinger is accepted and changes nothing: what was sent stays for the
+// peer to read after a close.
 func (s *UnixSocket) SetLinger(Linger) error { return nil }
 
 // Linger is ENOPROTOOPT: SO_LINGER is not kept.
