@@ -1,7 +1,6 @@
 package net
 
 import (
-	"net/netip"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -26,7 +25,7 @@ func freshConnections(b testing.TB, srvStack, cliStack *Stack, n int) {
 	}
 	defer ln.Close()
 	ln.SetIntOption(unix.SOL_SOCKET, unix.SO_REUSEADDR, 1)
-	if err := ln.Bind(netip.Addr{}, 80); err != nil {
+	if err := ln.Bind(Addr{Family: unix.AF_INET, Port: 80}, nil); err != nil {
 		b.Fatal(err)
 	}
 	if err := ln.Listen(128); err != nil {
@@ -42,7 +41,7 @@ func freshConnections(b testing.TB, srvStack, cliStack *Stack, n int) {
 		}
 		cli.Write(request)
 		waitReadable(b, ln)
-		conn, _, _, err := ln.Accept()
+		conn, _, err := ln.accept()
 		if err != nil {
 			b.Fatal(err)
 		}

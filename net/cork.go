@@ -46,7 +46,7 @@ type cork struct {
 }
 
 // SetCork sets TCP_CORK; clearing it sends what the socket holds.
-func (so *Socket) SetCork(v bool) {
+func (so *InetSocket) SetCork(v bool) {
 	so.corked.Store(v)
 	if !v {
 		so.sendHeld()
@@ -55,7 +55,7 @@ func (so *Socket) SetCork(v bool) {
 
 // write sends n bytes that r yields, after what the socket holds, or
 // holds them too; it returns how many of r's bytes were taken.
-func (so *Socket) write(r io.Reader, n int) (int, error) {
+func (so *InetSocket) write(r io.Reader, n int) (int, error) {
 	c := &so.cork
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -100,7 +100,7 @@ func (so *Socket) write(r io.Reader, n int) (int, error) {
 
 // sendHeld sends what the socket holds (on TCP_CORK's removal, its
 // timeout, or a retry), then the shutdown or close that waited for it.
-func (so *Socket) sendHeld() {
+func (so *InetSocket) sendHeld() {
 	c := &so.cork
 	c.mu.Lock()
 	so.sendHeldLocked()
@@ -122,7 +122,7 @@ func (so *Socket) sendHeld() {
 // sendHeldLocked gives the held bytes to netstack; what it has no room
 // for now is offered again after corkRetry. A write that fails for good
 // (the connection reset) drops them, as a reset drops what Linux queued.
-func (so *Socket) sendHeldLocked() {
+func (so *InetSocket) sendHeldLocked() {
 	c := &so.cork
 	if len(c.held) == 0 {
 		return
@@ -140,7 +140,7 @@ func (so *Socket) sendHeldLocked() {
 
 // maySend reports whether the socket is a connection that may send: a
 // write that would fail (not connected, shut down) is not held but fails.
-func (so *Socket) maySend() bool {
+func (so *InetSocket) maySend() bool {
 	switch tcp.EndpointState(so.ep.State()) {
 	case tcp.StateEstablished, tcp.StateCloseWait:
 		return true
@@ -150,7 +150,7 @@ func (so *Socket) maySend() bool {
 
 // shutdown shuts the endpoint down after what the socket holds, at once
 // when the stack takes it all now.
-func (so *Socket) shutdown(f tcpip.ShutdownFlags) tcpip.Error {
+func (so *InetSocket) shutdown(f tcpip.ShutdownFlags) tcpip.Error {
 	c := &so.cork
 	c.mu.Lock()
 	so.sendHeldLocked()
@@ -165,7 +165,7 @@ func (so *Socket) shutdown(f tcpip.ShutdownFlags) tcpip.Error {
 
 // close closes the endpoint after what the socket holds, which leaves
 // with the FIN in one frame when the stack sends both now.
-func (so *Socket) close() {
+func (so *InetSocket) close() {
 	c := &so.cork
 	c.mu.Lock()
 	if key, ok := endpointConnKey(so.ep); ok && so.link != nil && len(c.held) > 0 {
@@ -187,7 +187,7 @@ func (so *Socket) close() {
 
 // closeEndpoint closes the socket's endpoint, which may then wait in
 // TIME-WAIT (timewait.go).
-func (so *Socket) closeEndpoint() {
+func (so *InetSocket) closeEndpoint() {
 	so.ep.Close()
 	if ep, ok := so.ep.(*tcp.Endpoint); ok && so.tw != nil {
 		so.tw.add(ep, so.link)

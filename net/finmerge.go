@@ -12,7 +12,7 @@ import (
 // closes before that segment left, as nginx does with tcp_nopush: it
 // corks, writes the headers, sends the file and closes, still corked. A
 // fresh connection's answer then takes four frames on Linux, five here.
-// While a corked socket sends what it held and closes (Socket.close),
+// While a corked socket sends what it held and closes (InetSocket.close),
 // the link holds the data frame back; when the next frame of that
 // connection is its FIN alone, continuing the data, the two leave as one
 // frame with the FIN on the data. The peer sees what Linux would send;
@@ -21,7 +21,7 @@ import (
 
 // finMerge is the link's frame held back; the link's txMu guards it.
 type finMerge struct {
-	holds   map[connKey]int // connections whose Socket.close is under way
+	holds   map[connKey]int // connections whose InetSocket.close is under way
 	pending []byte          // the data frame held, whole; empty: none
 	buf     []byte          // pending's storage
 	scratch []byte          // a frame flattened
@@ -64,7 +64,7 @@ func parseTCPSeg(frame []byte) (tcpSeg, bool) {
 	return tcpSeg{seq: binary.BigEndian.Uint32(tcp[4:]), flags: header.TCPFlags(tcp[13]), payload: total - ipLen - tcpLen}, true
 }
 
-// hold starts holding c's data frames back (Socket.close).
+// hold starts holding c's data frames back (InetSocket.close).
 func (l *link) hold(c connKey) {
 	l.txMu.Lock()
 	if l.fin.holds == nil {

@@ -1,7 +1,6 @@
 package net
 
 import (
-	"encoding/binary"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -29,7 +28,7 @@ type NetlinkSocket struct {
 	notifier fs.Notifier
 }
 
-var _ fs.Waitable = (*NetlinkSocket)(nil)
+var _ Socket = (*NetlinkSocket)(nil)
 
 // netlinkGoodSize is NLMSG_GOODSIZE on riscv64 (a page less the skb's
 // shared info): the most a dump puts in one datagram.
@@ -48,20 +47,38 @@ func NewNetlink(s *Stack, typ int, tgid uint32, privileged bool) *NetlinkSocket 
 	return &NetlinkSocket{stack: s, ino: socketIno.Add(1), typ: typ, tgid: tgid, privileged: privileged}
 }
 
-// Type is the socket type (SO_TYPE).
-func (so *NetlinkSocket) Type() int { return so.typ }
+// Family is AF_NETLINK.
+func (so *NetlinkSocket) Family() uint16 { return unix.AF_NETLINK }
 
-// Name returns the socket's port id and multicast groups (getsockname).
+// maxNetlinkSend bounds one request datagram (Linux's default sk_sndbuf).
+const maxNetlinkSend = 212992
+
+// MaxMessage bounds a request datagram, and what a receive takes of an
+// answer.
+func (so *NetlinkSocket) MaxMessage() int { return maxNetlinkSend }
+
+// Name returns the socket's port id and multicast groups.
 func (so *NetlinkSocket) Name() (port, groups uint32) {
 	so.mu.Lock()
 	defer so.mu.Unlock()
 	return so.port, so.groups
 }
 
-// Bind binds the socket to port (0: the process id if free, else a
-// negative id, as Linux's autobind) and joins groups. A bound socket may
-// only be bound again to its own port.
-func (so *NetlinkSocket) Bind(port, groups uint32) error {
+// LocalAddr is the socket's port id and multicast groups.
+func (so *NetlinkSocket) LocalAddr() (Addr, error) {
+	port, groups := so.Name()
+	return Addr{Family: unix.AF_NETLINK, NlPort: port, NlGroups: groups}, nil
+}
+
+// PeerAddr is the kernel's address: the only peer.
+func (so *NetlinkSocket) PeerAddr() (Addr, error) { return Addr{Family: unix.AF_NETLINK}, nil }
+
+// Bind binds the socket to a port id (0: the process id if free, else a
+// negative id, as Linux's autobind) and joins multicast groups. A bound
+// socket may only be bound again to its own port.
+func (so *NetlinkSocket) Bind(a Addr, _ Namespace) error { return so.bind(a.NlPort, a.NlGroups) }
+
+func (so *NetlinkSocket) bind(port, groups uint32) error {
 	so.mu.Lock()
 	defer so.mu.Unlock()
 	if so.port != 0 {
@@ -123,6 +140,49 @@ func (so *NetlinkSocket) SendTo(b []byte, port uint32) (int, error) {
 
 // Write sends requests (write(2) on the socket).
 func (so *NetlinkSocket) Write(b []byte) (int, error) { return so.SendTo(b, 0) }
+
+// CheckDestination lets a send name the port it goes to.
+func (so *NetlinkSocket) CheckDestination() error { return nil }
+
+// SendMsg sends requests, to the port to names (nil: the kernel).
+func (so *NetlinkSocket) SendMsg(b []byte, to *Addr, _ []*fs.Description) (int, error) {
+	var port uint32
+	if to != nil {
+		port = to.NlPort
+	}
+	return so.SendTo(b, port)
+}
+
+// RecvMsg receives one datagram of answers, whose sender is the kernel.
+func (so *NetlinkSocket) RecvMsg(b []byte, peek bool) (int, Received, error) {
+	n, total, err := so.RecvFrom(b, peek)
+	return n, Received{Total: total, From: Addr{Family: unix.AF_NETLINK}}, err
+}
+
+// Connect binds the socket: only the kernel can be the peer
+// (ECONNREFUSED for another port).
+func (so *NetlinkSocket) Connect(to Addr, _ Namespace) error {
+	if to.NlPort != 0 {
+		return unix.ECONNREFUSED
+	}
+	return so.bind(0, 0)
+}
+
+// UnspecDisconnects is false: AF_UNSPEC is refused as another family.
+func (so *NetlinkSocket) UnspecDisconnects() bool { return false }
+
+// ConnectResult is nil: a connect ends at once.
+func (so *NetlinkSocket) ConnectResult() error { return nil }
+
+// Listen is EOPNOTSUPP: a netlink socket has no connections.
+func (so *NetlinkSocket) Listen(int) error { return unix.EOPNOTSUPP }
+
+// Accept is ENOTSOCK, as this kernel has always answered it (Linux says
+// EOPNOTSUPP).
+func (so *NetlinkSocket) Accept() (Socket, Addr, error) { return nil, Addr{}, unix.ENOTSOCK }
+
+// Shutdown is EOPNOTSUPP: a netlink socket has no connection.
+func (so *NetlinkSocket) Shutdown(int) error { return unix.EOPNOTSUPP }
 
 // RecvFrom takes the next datagram into p (peek: leaves it queued) and
 // returns how much p got and the datagram's length; EAGAIN when none is
@@ -192,334 +252,65 @@ func (so *NetlinkSocket) Stat() fs.Stat {
 	return fs.Stat{Dev: devSockets, Ino: so.ino, Mode: unix.S_IFSOCK | 0o777, Nlink: 1, Blksize: 4096}
 }
 
-// serve answers each request in b, as netlink_rcv_skb walks them: a
-// malformed header ends the walk; messages without NLM_F_REQUEST and
-// control messages are only acknowledged when NLM_F_ACK asks for it.
-func (so *NetlinkSocket) serve(b []byte, port uint32) [][]byte {
-	var out [][]byte
-	for len(b) >= unix.NLMSG_HDRLEN {
-		h := parseNlmsghdr(b)
-		if h.Len < unix.NLMSG_HDRLEN || int(h.Len) > len(b) {
-			break
+// SetIntOption accepts the options programs set on route sockets: buffer
+// sizes and credentials at SOL_SOCKET, and SOL_NETLINK's flags (extended
+// acknowledgements, strict checking, group membership), which change
+// nothing here as no notification is ever sent.
+func (so *NetlinkSocket) SetIntOption(level, name, _ int) error {
+	switch level {
+	case unix.SOL_SOCKET:
+		switch name {
+		case unix.SO_RCVBUF, unix.SO_SNDBUF, unix.SO_RCVBUFFORCE, unix.SO_SNDBUFFORCE,
+			unix.SO_PASSCRED, unix.SO_TIMESTAMP, unix.SO_REUSEADDR, unix.SO_PRIORITY:
+			return nil
 		}
-		msg := b[:h.Len]
-		var err error
-		dumped := false
-		if h.Flags&unix.NLM_F_REQUEST != 0 && h.Type >= unix.NLMSG_MIN_TYPE {
-			var answers [][]byte
-			answers, dumped, err = so.route(h, msg[unix.NLMSG_HDRLEN:], port)
-			out = append(out, answers...)
+		return unix.ENOPROTOOPT
+	case unix.SOL_NETLINK:
+		switch name {
+		case unix.NETLINK_ADD_MEMBERSHIP, unix.NETLINK_DROP_MEMBERSHIP, unix.NETLINK_PKTINFO,
+			unix.NETLINK_BROADCAST_ERROR, unix.NETLINK_NO_ENOBUFS, unix.NETLINK_LISTEN_ALL_NSID,
+			unix.NETLINK_CAP_ACK, unix.NETLINK_EXT_ACK, unix.NETLINK_GET_STRICT_CHK:
+			return nil
 		}
-		if !dumped && (err != nil || h.Flags&unix.NLM_F_ACK != 0) {
-			out = append(out, nlAck(h, msg, err, port))
-		}
-		b = b[min(nlmsgAlign(int(h.Len)), len(b)):]
+		return unix.ENOPROTOOPT
 	}
-	return out
+	return unix.ENOPROTOOPT
 }
 
-// route runs one rtnetlink request: the datagrams of its answer, whether
-// it was a dump (which ends in NLMSG_DONE, never an acknowledgement), or
-// the error to acknowledge.
-func (so *NetlinkSocket) route(h nlmsghdr, body []byte, port uint32) ([][]byte, bool, error) {
-	if h.Type > unix.RTM_MAX {
-		return nil, false, unix.EOPNOTSUPP
-	}
-	if h.Type&3 != 2 { // not a RTM_GET*: a change
-		if !so.privileged {
-			return nil, false, unix.EPERM
-		}
-		if h.Type == unix.RTM_NEWLINK && len(body) >= unix.SizeofIfInfomsg {
-			return nil, false, so.setLink(body)
-		}
-		return nil, false, unix.EOPNOTSUPP
-	}
-	family := uint8(unix.AF_UNSPEC)
-	if len(body) > 0 {
-		family = body[0]
-	}
-	dump := h.Flags&unix.NLM_F_DUMP == unix.NLM_F_DUMP
-	var msgs [][]byte
-	switch {
-	case h.Type == unix.RTM_GETLINK && dump:
-		for _, ifc := range so.stack.Interfaces() {
-			msgs = append(msgs, linkMessage(h, ifc, unix.NLM_F_MULTI, port))
-		}
-	case h.Type == unix.RTM_GETLINK:
-		ifc, err := so.findLink(body)
-		if err != nil {
-			return nil, false, err
-		}
-		return [][]byte{linkMessage(h, ifc, 0, port)}, false, nil
-	case h.Type == unix.RTM_GETADDR && dump:
-		// IPv4 addresses of every interface, then IPv6 ones, as
-		// rtnl_dump_all walks the families.
-		for _, v4 := range []bool{true, false} {
-			if !familyWanted(family, v4) {
-				continue
-			}
-			for _, ifc := range so.stack.Interfaces() {
-				for _, a := range ifc.Addrs {
-					if a.Prefix.Addr().Is4() == v4 {
-						msgs = append(msgs, addrMessage(h, ifc, a, port))
-					}
-				}
-			}
-		}
-	case h.Type == unix.RTM_GETROUTE && dump:
-		for _, r := range so.stack.Routes() {
-			if familyWanted(family, r.Dst.Addr().Is4()) {
-				msgs = append(msgs, routeMessage(h, r, port))
-			}
-		}
-	default:
-		return nil, false, unix.EOPNOTSUPP
-	}
-	return packDump(h, msgs, port), true, nil
-}
+// netlinkRcvbuf is the receive and send buffer size a route socket
+// reports (Linux's net.core.rmem_default doubled, as it keeps them).
+const netlinkRcvbuf = 212992
 
-// setLink serves RTM_NEWLINK's flag changes (ip link set dev up):
-// ifi_flags under the mask ifi_change (all of them when it is 0).
-func (so *NetlinkSocket) setLink(body []byte) error {
-	ifc, err := so.findLink(body)
-	if err != nil {
-		return err
-	}
-	if len(body) > unix.SizeofIfInfomsg {
-		return unix.EOPNOTSUPP // attributes: a name, an MTU, an address to set
-	}
-	flags, change := binary.LittleEndian.Uint32(body[8:]), binary.LittleEndian.Uint32(body[12:])
-	if change == 0 {
-		change = ^uint32(0)
-	}
-	return ChangeFlags(ifc, flags, change)
-}
-
-// familyWanted reports whether a dump for family lists an IPv4 (or IPv6)
-// entry: a family with no handler of its own gets all, as rtnl_dump_all.
-func familyWanted(family uint8, v4 bool) bool {
-	switch family {
-	case unix.AF_INET:
-		return v4
-	case unix.AF_INET6:
-		return !v4
-	}
-	return true
-}
-
-// findLink finds the interface a RTM_GETLINK request names by index or by
-// IFLA_IFNAME: ENODEV when there is none, EINVAL when it names none.
-func (so *NetlinkSocket) findLink(body []byte) (Interface, error) {
-	if len(body) < unix.SizeofIfInfomsg {
-		return Interface{}, unix.EINVAL
-	}
-	index := int32(binary.LittleEndian.Uint32(body[4:]))
-	var name string
-	for attrs := body[unix.SizeofIfInfomsg:]; len(attrs) >= unix.SizeofRtAttr; {
-		l, typ := int(binary.LittleEndian.Uint16(attrs)), binary.LittleEndian.Uint16(attrs[2:])
-		if l < unix.SizeofRtAttr || l > len(attrs) {
-			break
+// IntOption reads the integer options of a route socket.
+func (so *NetlinkSocket) IntOption(level, name int) (int, error) {
+	switch level {
+	case unix.SOL_SOCKET:
+		switch name {
+		case unix.SO_TYPE:
+			return so.typ, nil
+		case unix.SO_PROTOCOL:
+			return unix.NETLINK_ROUTE, nil
+		case unix.SO_DOMAIN:
+			return unix.AF_NETLINK, nil
+		case unix.SO_ERROR, unix.SO_PASSCRED:
+			return 0, nil
+		case unix.SO_RCVBUF, unix.SO_SNDBUF:
+			return netlinkRcvbuf, nil
 		}
-		if typ == unix.IFLA_IFNAME {
-			name = cString(attrs[unix.SizeofRtAttr:l])
-		}
-		attrs = attrs[min(rtaAlign(l), len(attrs)):]
-	}
-	if index <= 0 && name == "" {
-		return Interface{}, unix.EINVAL
-	}
-	for _, ifc := range so.stack.Interfaces() {
-		if (index > 0 && ifc.Index == index) || (index <= 0 && ifc.Name == name) {
-			return ifc, nil
+		return 0, unix.ENOPROTOOPT
+	case unix.SOL_NETLINK:
+		switch name {
+		case unix.NETLINK_PKTINFO, unix.NETLINK_BROADCAST_ERROR, unix.NETLINK_NO_ENOBUFS,
+			unix.NETLINK_LISTEN_ALL_NSID, unix.NETLINK_CAP_ACK, unix.NETLINK_EXT_ACK, unix.NETLINK_GET_STRICT_CHK:
+			return 0, nil
 		}
 	}
-	return Interface{}, unix.ENODEV
+	return 0, unix.ENOPROTOOPT
 }
 
-func cString(b []byte) string {
-	for i, c := range b {
-		if c == 0 {
-			return string(b[:i])
-		}
-	}
-	return string(b)
-}
+// SetLinger is accepted and changes nothing: a netlink socket has nothing
+// to send at close.
+func (so *NetlinkSocket) SetLinger(Linger) error { return nil }
 
-// packDump puts a dump's messages into datagrams of at most
-// netlinkGoodSize bytes, and NLMSG_DONE into one more.
-func packDump(h nlmsghdr, msgs [][]byte, port uint32) [][]byte {
-	var out [][]byte
-	var cur []byte
-	for _, m := range msgs {
-		if len(cur) > 0 && len(cur)+len(m) > netlinkGoodSize {
-			out, cur = append(out, cur), nil
-		}
-		cur = append(cur, m...)
-	}
-	if len(cur) > 0 {
-		out = append(out, cur)
-	}
-	done := newMessage(unix.NLMSG_DONE, unix.NLM_F_MULTI, h.Seq, port)
-	done.put(make([]byte, 4)) // the dump's status: 0
-	return append(out, done.bytes())
-}
-
-// nlAck is an NLMSG_ERROR message for the request msg: the error (0: an
-// acknowledgement) and the request, whole after an error, its header only
-// (NLM_F_CAPPED) after success.
-func nlAck(h nlmsghdr, msg []byte, err error, port uint32) []byte {
-	var errno int32
-	flags := uint16(unix.NLM_F_CAPPED)
-	echo := msg[:unix.NLMSG_HDRLEN]
-	if e, ok := err.(unix.Errno); ok {
-		errno, flags, echo = -int32(e), 0, msg
-	} else if err != nil {
-		errno, flags, echo = -int32(unix.EINVAL), 0, msg
-	}
-	m := newMessage(unix.NLMSG_ERROR, flags, h.Seq, port)
-	m.put(binary.LittleEndian.AppendUint32(nil, uint32(errno)))
-	m.put(echo)
-	return m.bytes()
-}
-
-// linkMessage is RTM_NEWLINK for ifc, its attributes in the order
-// rtnl_fill_ifinfo writes them (those a program reads).
-func linkMessage(h nlmsghdr, ifc Interface, flags uint16, port uint32) []byte {
-	m := newMessage(unix.RTM_NEWLINK, flags, h.Seq, port)
-	var ifi [unix.SizeofIfInfomsg]byte
-	ifi[0] = unix.AF_UNSPEC
-	binary.LittleEndian.PutUint16(ifi[2:], ifc.Type)
-	binary.LittleEndian.PutUint32(ifi[4:], uint32(ifc.Index))
-	binary.LittleEndian.PutUint32(ifi[8:], ifc.Flags)
-	m.put(ifi[:])
-	m.attr(unix.IFLA_IFNAME, append([]byte(ifc.Name), 0))
-	m.attr(unix.IFLA_TXQLEN, u32(ifc.TxQueueLen))
-	m.attr(unix.IFLA_OPERSTATE, []byte{ifc.Oper})
-	m.attr(unix.IFLA_LINKMODE, []byte{0})
-	m.attr(unix.IFLA_MTU, u32(ifc.MTU))
-	m.attr(unix.IFLA_GROUP, u32(0))
-	m.attr(unix.IFLA_PROMISCUITY, u32(0))
-	m.attr(unix.IFLA_NUM_TX_QUEUES, u32(1))
-	m.attr(unix.IFLA_NUM_RX_QUEUES, u32(1))
-	m.attr(unix.IFLA_CARRIER, []byte{1})
-	m.attr(unix.IFLA_QDISC, append([]byte(ifc.Qdisc), 0))
-	m.attr(unix.IFLA_ADDRESS, ifc.MAC)
-	m.attr(unix.IFLA_BROADCAST, ifc.Broadcast)
-	s := ifc.Stats
-	// rtnl_link_stats64 (25 counters in Linux 6.12) and rtnl_link_stats
-	// (24): packets and bytes first, the error counters zero.
-	stats64 := make([]byte, 25*8)
-	stats := make([]byte, 24*4)
-	for i, v := range []uint64{s.RxPackets, s.TxPackets, s.RxBytes, s.TxBytes} {
-		binary.LittleEndian.PutUint64(stats64[i*8:], v)
-		binary.LittleEndian.PutUint32(stats[i*4:], uint32(v))
-	}
-	m.attr(unix.IFLA_STATS64, stats64)
-	m.attr(unix.IFLA_STATS, stats)
-	return m.bytes()
-}
-
-// ifaFlagPermanent is IFA_F_PERMANENT: an address no one configured with
-// a lifetime.
-const ifaFlagPermanent = 0x80
-
-// addrMessage is RTM_NEWADDR for one address of ifc, its attributes in
-// the order inet_fill_ifaddr (IPv4) and inet6_fill_ifaddr write them.
-func addrMessage(h nlmsghdr, ifc Interface, a IfAddr, port uint32) []byte {
-	m := newMessage(unix.RTM_NEWADDR, unix.NLM_F_MULTI, h.Seq, port)
-	family := byte(unix.AF_INET6)
-	if a.Prefix.Addr().Is4() {
-		family = unix.AF_INET
-	}
-	ifa := []byte{family, byte(a.Prefix.Bits()), ifaFlagPermanent, a.Scope}
-	m.put(binary.LittleEndian.AppendUint32(ifa, uint32(ifc.Index)))
-	addr := a.Prefix.Addr().AsSlice()
-	// struct ifa_cacheinfo: preferred and valid lifetimes forever, then
-	// the creation and update times, in hundredths of a second since boot.
-	cache := append(u32(^uint32(0)), u32(^uint32(0))...)
-	cache = append(cache, make([]byte, 8)...)
-	m.attr(unix.IFA_ADDRESS, addr)
-	if family == unix.AF_INET {
-		m.attr(unix.IFA_LOCAL, addr)
-		m.attr(unix.IFA_LABEL, append([]byte(ifc.Name), 0))
-		m.attr(unix.IFA_FLAGS, u32(ifaFlagPermanent))
-		m.attr(unix.IFA_CACHEINFO, cache)
-	} else {
-		m.attr(unix.IFA_CACHEINFO, cache)
-		m.attr(unix.IFA_FLAGS, u32(ifaFlagPermanent))
-	}
-	return m.bytes()
-}
-
-// routeMessage is RTM_NEWROUTE for a route of the main table, its
-// attributes in fib_dump_info's order.
-func routeMessage(h nlmsghdr, r Route, port uint32) []byte {
-	m := newMessage(unix.RTM_NEWROUTE, unix.NLM_F_MULTI, h.Seq, port)
-	family := byte(unix.AF_INET6)
-	if r.Dst.Addr().Is4() {
-		family = unix.AF_INET
-	}
-	rtm := []byte{family, byte(r.Dst.Bits()), 0, 0, unix.RT_TABLE_MAIN, r.Protocol, r.Scope, unix.RTN_UNICAST}
-	m.put(append(rtm, 0, 0, 0, 0)) // rtm_flags
-	m.attr(unix.RTA_TABLE, u32(unix.RT_TABLE_MAIN))
-	if r.Dst.Bits() > 0 {
-		m.attr(unix.RTA_DST, r.Dst.Addr().AsSlice())
-	}
-	if r.Src.IsValid() {
-		m.attr(unix.RTA_PREFSRC, r.Src.AsSlice())
-	}
-	if r.Gateway.IsValid() {
-		m.attr(unix.RTA_GATEWAY, r.Gateway.AsSlice())
-	}
-	m.attr(unix.RTA_OIF, u32(uint32(r.Index)))
-	return m.bytes()
-}
-
-func u32(v uint32) []byte { return binary.LittleEndian.AppendUint32(nil, v) }
-
-// nlmsghdr is struct nlmsghdr.
-type nlmsghdr struct {
-	Len   uint32
-	Type  uint16
-	Flags uint16
-	Seq   uint32
-	Pid   uint32
-}
-
-func parseNlmsghdr(b []byte) nlmsghdr {
-	return nlmsghdr{Len: binary.LittleEndian.Uint32(b), Type: binary.LittleEndian.Uint16(b[4:]),
-		Flags: binary.LittleEndian.Uint16(b[6:]), Seq: binary.LittleEndian.Uint32(b[8:]), Pid: binary.LittleEndian.Uint32(b[12:])}
-}
-
-func nlmsgAlign(n int) int { return (n + unix.NLMSG_ALIGNTO - 1) &^ (unix.NLMSG_ALIGNTO - 1) }
-func rtaAlign(n int) int   { return (n + unix.RTA_ALIGNTO - 1) &^ (unix.RTA_ALIGNTO - 1) }
-
-// message builds one netlink message; bytes fills in its length.
-type message struct{ b []byte }
-
-func newMessage(typ, flags uint16, seq, port uint32) *message {
-	b := make([]byte, unix.NLMSG_HDRLEN, 256)
-	binary.LittleEndian.PutUint16(b[4:], typ)
-	binary.LittleEndian.PutUint16(b[6:], flags)
-	binary.LittleEndian.PutUint32(b[8:], seq)
-	binary.LittleEndian.PutUint32(b[12:], port)
-	return &message{b: b}
-}
-
-// put appends a fixed part, padded to the netlink alignment.
-func (m *message) put(p []byte) {
-	m.b = append(m.b, p...)
-	m.b = append(m.b, make([]byte, nlmsgAlign(len(m.b))-len(m.b))...)
-}
-
-// attr appends a struct rtattr and its data, padded.
-func (m *message) attr(typ uint16, data []byte) {
-	m.b = binary.LittleEndian.AppendUint16(m.b, uint16(unix.SizeofRtAttr+len(data)))
-	m.b = binary.LittleEndian.AppendUint16(m.b, typ)
-	m.put(data)
-}
-
-func (m *message) bytes() []byte {
-	binary.LittleEndian.PutUint32(m.b, uint32(len(m.b)))
-	return m.b
-}
+// Linger is ENOPROTOOPT: SO_LINGER is not kept.
+func (so *NetlinkSocket) Linger() (Linger, error) { return Linger{}, unix.ENOPROTOOPT }

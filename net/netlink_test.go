@@ -109,17 +109,17 @@ func TestNetlinkErrors(t *testing.T) {
 	defer so.Close()
 	other := NewNetlink(s, unix.SOCK_DGRAM, 4243, false)
 	defer other.Close()
-	if err := so.Bind(0, 0); err != nil {
+	if err := so.Bind(Addr{Family: unix.AF_NETLINK}, nil); err != nil {
 		t.Fatal(err)
 	}
 	// A second socket of the process gets a negative id, as on Linux.
-	if err := other.Bind(0, 0); err != nil {
+	if err := other.Bind(Addr{Family: unix.AF_NETLINK}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if p, _ := other.Name(); int32(p) >= 0 {
 		t.Errorf("second autobind took port %d", int32(p))
 	}
-	if err := other.Bind(4243, 0); err != unix.EINVAL {
+	if err := other.Bind(Addr{Family: unix.AF_NETLINK, NlPort: 4243}, nil); err != unix.EINVAL {
 		t.Errorf("rebinding to another port: %v, want EINVAL", err)
 	}
 	for _, c := range []struct {

@@ -1,535 +1,116 @@
 package net
 
 import (
-	"bytes"
-	"errors"
-	"io"
 	"net/netip"
-	"sync/atomic"
-	"time"
-
-	"golang.org/x/sys/unix"
-	"gvisor.dev/gvisor/pkg/tcpip"
-	"gvisor.dev/gvisor/pkg/tcpip/network/ipv4"
-	"gvisor.dev/gvisor/pkg/tcpip/network/ipv6"
-	"gvisor.dev/gvisor/pkg/tcpip/transport/tcp"
-	"gvisor.dev/gvisor/pkg/tcpip/transport/udp"
-	"gvisor.dev/gvisor/pkg/waiter"
 
 	"github.com/jiege-go/jiege/fs"
 )
 
-// Socket is a TCP or UDP socket over netstack, IPv4 or IPv6, as a file.
-// Addresses are netip.Addr: an IPv6 socket sees IPv4 peers as v4-mapped
-// addresses (::ffff:a.b.c.d), as on Linux. Its calls never
-// block: they return EAGAIN (EINPROGRESS for connect), and the system call
-// layer waits for readiness unless the description is non-blocking.
-type Socket struct {
-	ep    tcpip.Endpoint
-	wq    *waiter.Queue
-	ino   uint64
-	dgram bool // UDP
-	v6    bool // AF_INET6
+// Socket is what every socket family gives the system call layer: TCP and
+// UDP over IPv4 and IPv6 (InetSocket), Unix stream sockets (UnixSocket)
+// and NETLINK_ROUTE sockets (NetlinkSocket). An operation a family does
+// not have returns the errno Linux returns for it. No call blocks: where
+// one would wait it returns EAGAIN (EINPROGRESS for a stream connect), and
+// the caller waits for readiness unless the description is non-blocking.
+type Socket interface {
+	fs.Waitable
 
-	deferAccept atomic.Int32 // TCP_DEFER_ACCEPT in seconds, as Linux rounds it
+	// Family is the socket's address family (AF_INET, AF_INET6, AF_UNIX,
+	// AF_NETLINK), that of the addresses its calls take and give.
+	Family() uint16
+	// MaxMessage is the largest message a send takes whole (EMSGSIZE
+	// beyond) and the most a receive returns of one; 0 for a byte stream,
+	// whose sends and receives move what fits.
+	MaxMessage() int
+	// Pending returns how many bytes a read would return now (FIONREAD).
+	Pending() (int, error)
 
-	corked atomic.Bool // TCP_CORK as set
-	cork   cork        // what TCP_CORK holds (cork.go)
-	link   *link       // the Ethernet link, if the stack has one (finmerge.go)
-	tw     *timeWaits  // the stack's (timewait.go)
+	// Bind gives the socket a local address; a Unix socket bound to a path
+	// creates its node in ns.
+	Bind(a Addr, ns Namespace) error
+	Listen(backlog int) error
+	// Accept takes the next connection and its peer's address; EAGAIN
+	// when none is waiting.
+	Accept() (Socket, Addr, error)
+	// Connect connects to (a datagram socket: sends by default to) to; a
+	// Unix socket finds a path's listener in ns. EINPROGRESS while a
+	// stream connection is under way: ConnectResult then tells how it
+	// ended.
+	Connect(to Addr, ns Namespace) error
+	// UnspecDisconnects reports whether connect(2) to an AF_UNSPEC address
+	// dissolves the socket's association (Connect of Addr{Family:
+	// AF_UNSPEC}) rather than being refused as an address of another
+	// family.
+	UnspecDisconnects() bool
+	// ConnectResult is the outcome of a connection attempt; it clears it.
+	ConnectResult() error
+	// Shutdown shuts down reading, writing or both (SHUT_RD, SHUT_WR,
+	// SHUT_RDWR).
+	Shutdown(how int) error
+	// LocalAddr is the socket's own address (getsockname).
+	LocalAddr() (Addr, error)
+	// PeerAddr is the connected peer's address (getpeername).
+	PeerAddr() (Addr, error)
+
+	// CheckDestination is what a send that names a destination gets
+	// before the address is read: an errno on a socket that refuses one,
+	// nil where it is then used (datagrams) or ignored (TCP).
+	CheckDestination() error
+	// SendMsg sends b, to to (datagrams; nil: the connected peer), with
+	// the descriptions rights attached to its first byte (Unix sockets;
+	// the socket takes references). A datagram goes whole; a stream takes
+	// what fits. EAGAIN when nothing does.
+	SendMsg(b []byte, to *Addr, rights []*fs.Description) (int, error)
+	// RecvMsg receives into b (peek: leaves the data queued) and returns
+	// how much b got and what came with it; EAGAIN when nothing is there,
+	// 0 at the end of a stream.
+	RecvMsg(b []byte, peek bool) (int, Received, error)
+
+	// SetIntOption sets an integer option, level and name as setsockopt(2)
+	// takes them: ENOPROTOOPT for one the socket does not have.
+	SetIntOption(level, name, v int) error
+	// IntOption reads an integer option, as getsockopt(2) names it.
+	IntOption(level, name int) (int, error)
+	// SetLinger sets SO_LINGER.
+	SetLinger(l Linger) error
+	// Linger reads SO_LINGER.
+	Linger() (Linger, error)
 }
 
-var socketIno atomic.Uint64
-
-// NewTCP opens an IPv4 TCP socket on the stack.
-func (s *Stack) NewTCP() (*Socket, error) { return s.NewSocket(false, false) }
-
-// NewUDP opens an IPv4 UDP socket on the stack.
-func (s *Stack) NewUDP() (*Socket, error) { return s.NewSocket(true, false) }
-
-// NewSocket opens a TCP or (dgram) UDP socket, IPv6 when v6 is set.
-func (s *Stack) NewSocket(dgram, v6 bool) (*Socket, error) {
-	trans, netProto := tcp.ProtocolNumber, ipv4.ProtocolNumber
-	if dgram {
-		trans = udp.ProtocolNumber
-	}
-	if v6 {
-		netProto = ipv6.ProtocolNumber
-	}
-	wq := &waiter.Queue{}
-	ep, err := s.Stack.NewEndpoint(trans, netProto, wq)
-	if err != nil {
-		return nil, Errno(err)
-	}
-	so := newSocket(ep, wq)
-	so.dgram, so.v6, so.link, so.tw = dgram, v6, s.link, &s.tw
-	if v6 {
-		// Linux's net.ipv6.bindv6only is 0: IPv6 sockets take IPv4 too.
-		ep.SocketOptions().SetV6Only(false)
-	}
-	return so, nil
+// Addr is a socket address of any family, as a struct sockaddr holds it.
+type Addr struct {
+	Family uint16
+	IP     netip.Addr // AF_INET, AF_INET6
+	Port   uint16     // AF_INET, AF_INET6
+	// AF_UNIX: a path, or an abstract name; none for an unbound socket.
+	Path     string
+	Abstract bool
+	NlPort   uint32 // AF_NETLINK: the port id, nl_pid (0: the kernel)
+	NlGroups uint32 // AF_NETLINK: multicast groups
 }
 
-// Datagram reports whether the socket is a UDP socket.
-func (so *Socket) Datagram() bool { return so.dgram }
-
-// RecvFrom takes the next datagram into p (MSG_PEEK: leaves it queued). It
-// returns how many bytes p got, the datagram's full length, and its sender;
-// EAGAIN when none is queued, 0 bytes once it is shut down for reading.
-// What does not fit in p is lost, as on Linux.
-func (so *Socket) RecvFrom(p []byte, peek bool) (n, total int, ip netip.Addr, port uint16, err error) {
-	w := tcpip.SliceWriter(p)
-	r, terr := so.ep.Read(&w, tcpip.ReadOptions{Peek: peek, NeedRemoteAddr: true})
-	if _, ok := terr.(*tcpip.ErrBadBuffer); ok && len(p) == 0 {
-		terr = nil // a zero-length read takes the datagram
-	}
-	if err := Errno(terr); err != nil {
-		if err == errEOF { // shut down for reading, or closed: 0, as on Linux
-			return 0, 0, so.fromNetstack(tcpip.Address{}), 0, nil
-		}
-		return 0, 0, netip.Addr{}, 0, err
-	}
-	return r.Count, r.Total, so.fromNetstack(r.RemoteAddr.Addr), r.RemoteAddr.Port, nil
+// Received is what a receive got besides its bytes.
+type Received struct {
+	Total  int               // datagrams: the full length (more than read: truncated)
+	From   Addr              // datagrams: the sender
+	Rights []*fs.Description // Unix sockets: descriptions passed with SCM_RIGHTS
 }
 
-// SendTo sends p as one datagram to ip:port.
-func (so *Socket) SendTo(p []byte, ip netip.Addr, port uint16) (int, error) {
-	to, err := so.toNetstack(ip, port)
-	if err != nil {
-		return 0, err
-	}
-	n, terr := so.ep.Write(bytes.NewReader(p), tcpip.WriteOptions{To: &to})
-	if terr != nil {
-		return 0, Errno(terr)
-	}
-	return int(n), nil
+// Linger is SO_LINGER: with On, close waits up to Seconds for unsent data
+// (0: resets the connection).
+type Linger struct {
+	On      bool
+	Seconds int
 }
 
-// Disconnect dissolves a UDP socket's association (connect to AF_UNSPEC).
-func (so *Socket) Disconnect() error { return Errno(so.ep.Disconnect()) }
-
-func newSocket(ep tcpip.Endpoint, wq *waiter.Queue) *Socket {
-	return &Socket{ep: ep, wq: wq, ino: socketIno.Add(1)}
-}
-
-// Pending returns how many bytes a read would return now (FIONREAD).
-func (so *Socket) Pending() (int, error) {
-	n, err := so.ep.GetSockOptInt(tcpip.ReceiveQueueSizeOption)
-	return n, Errno(err)
-}
-
-// Bind binds the socket to an address and port (the unspecified
-// address: any).
-func (so *Socket) Bind(ip netip.Addr, port uint16) error {
-	fa, err := so.toNetstack(ip, port)
-	if err != nil {
-		return err
-	}
-	return Errno(so.ep.Bind(fa))
-}
-
-// toNetstack turns an address of the socket's family into netstack's
-// form: IPv4 addresses (v4-mapped on IPv6 sockets) as 4 bytes, the
-// unspecified address as none. EAFNOSUPPORT for an IPv6 address on an
-// IPv4 socket; ENETUNREACH for a v4-mapped one on an IPV6_V6ONLY socket.
-func (so *Socket) toNetstack(ip netip.Addr, port uint16) (tcpip.FullAddress, error) {
-	fa := tcpip.FullAddress{Port: port}
-	switch {
-	case !ip.IsValid() || ip.IsUnspecified():
-	case ip.Is4() || ip.Is4In6():
-		if ip.Is4In6() && so.ep.SocketOptions().GetV6Only() {
-			return fa, unix.ENETUNREACH
-		}
-		fa.Addr = tcpip.AddrFrom4(ip.Unmap().As4())
-	case !so.v6:
-		return fa, unix.EAFNOSUPPORT
-	default:
-		fa.Addr = tcpip.AddrFrom16(ip.As16())
-	}
-	return fa, nil
-}
-
-// fromNetstack is the address as the socket's family shows it.
-func (so *Socket) fromNetstack(a tcpip.Address) netip.Addr {
-	var ip netip.Addr
-	switch a.Len() {
-	case 4:
-		ip = netip.AddrFrom4(a.As4())
-		if so.v6 {
-			ip = netip.AddrFrom16(ip.As16())
-		}
-		return ip
-	case 16:
-		return netip.AddrFrom16(a.As16())
-	}
-	if so.v6 {
-		return netip.IPv6Unspecified()
-	}
-	return netip.IPv4Unspecified()
-}
-
-// V6 reports whether the socket is an IPv6 socket.
-func (so *Socket) V6() bool { return so.v6 }
-
-// Listen makes the socket accept connections.
-func (so *Socket) Listen(backlog int) error { return Errno(so.ep.Listen(backlog)) }
-
-// Accept returns the next connection and its peer's address; EAGAIN when
-// none is waiting.
-func (so *Socket) Accept() (*Socket, netip.Addr, uint16, error) {
-	var peer tcpip.FullAddress
-	ep, wq, err := so.ep.Accept(&peer)
-	if err != nil {
-		return nil, netip.Addr{}, 0, Errno(err)
-	}
-	conn := newSocket(ep, wq)
-	conn.link, conn.tw = so.link, so.tw
-	conn.v6 = so.v6
-	return conn, so.fromNetstack(peer.Addr), peer.Port, nil
-}
-
-// Connect starts connecting to an address and port: EINPROGRESS until
-// the socket is writable, when ConnectResult tells how it ended. A UDP
-// socket is associated at once.
-func (so *Socket) Connect(ip netip.Addr, port uint16) error {
-	fa, err := so.toNetstack(ip, port)
-	if err != nil {
-		return err
-	}
-	terr := so.ep.Connect(fa)
-	if _, ok := terr.(*tcpip.ErrConnectStarted); ok {
-		return unix.EINPROGRESS
-	}
-	return Errno(terr)
-}
-
-// ConnectResult is the outcome of a connection attempt (SO_ERROR); it
-// clears the error. netstack records a failed connection's error twice
-// (hard and last error), Linux reports it once: both copies go.
-func (so *Socket) ConnectResult() error {
-	err := so.ep.LastError()
-	if err != nil {
-		so.ep.LastError()
-	}
-	return Errno(err)
-}
-
-// LocalAddr returns the socket's own address.
-func (so *Socket) LocalAddr() (netip.Addr, uint16, error) {
-	a, err := so.ep.GetLocalAddress()
-	return so.fromNetstack(a.Addr), a.Port, Errno(err)
-}
-
-// PeerAddr returns the connected peer's address.
-func (so *Socket) PeerAddr() (netip.Addr, uint16, error) {
-	a, err := so.ep.GetRemoteAddress()
-	return so.fromNetstack(a.Addr), a.Port, Errno(err)
-}
-
-// SetIntOption sets an integer socket option, level and name as
-// setsockopt(2) takes them: ENOPROTOOPT for one the socket does not have.
-func (so *Socket) SetIntOption(level, name, v int) error {
-	ops := so.ep.SocketOptions()
-	on := v != 0
-	switch {
-	case level == unix.SOL_SOCKET && name == unix.SO_REUSEADDR:
-		ops.SetReuseAddress(on)
-	case level == unix.SOL_SOCKET && name == unix.SO_REUSEPORT:
-		ops.SetReusePort(on)
-	case level == unix.SOL_SOCKET && name == unix.SO_KEEPALIVE:
-		ops.SetKeepAlive(on)
-	case level == unix.SOL_SOCKET && name == unix.SO_BROADCAST:
-		ops.SetBroadcast(on)
-	case level == unix.SOL_SOCKET && name == unix.SO_RCVBUF:
-		// Linux keeps twice the size asked for, the rest for its overhead.
-		ops.SetReceiveBufferSize(2*int64(max(v, 0)), true)
-	case level == unix.SOL_SOCKET && name == unix.SO_SNDBUF:
-		ops.SetSendBufferSize(2*int64(max(v, 0)), true)
-	case level == unix.IPPROTO_IPV6 && name == unix.IPV6_V6ONLY && so.v6:
-		ops.SetV6Only(on)
-	case level == unix.IPPROTO_IP && name == unix.IP_RECVERR:
-		ops.SetIPv4RecvError(on)
-	case level == unix.IPPROTO_IPV6 && name == unix.IPV6_RECVERR && so.v6:
-		ops.SetIPv6RecvError(on)
-	case level == unix.IPPROTO_IP && name == unix.IP_MTU_DISCOVER:
-		// Accepted; path MTU discovery is netstack's own.
-	case level != unix.IPPROTO_TCP || so.dgram:
-		return unix.ENOPROTOOPT
-	case name == unix.TCP_NODELAY:
-		ops.SetDelayOption(!on)
-	case name == unix.TCP_CORK:
-		so.SetCork(on)
-	case name == unix.TCP_DEFER_ACCEPT:
-		secs := deferAcceptSeconds(v)
-		opt := tcpip.TCPDeferAcceptOption(time.Duration(secs) * time.Second)
-		if err := so.ep.SetSockOpt(&opt); err != nil {
-			return Errno(err)
-		}
-		so.deferAccept.Store(int32(secs))
-	default:
-		return unix.ENOPROTOOPT
-	}
-	return nil
-}
-
-// IntOption reads an integer socket option, as getsockopt(2) names it.
-// SO_ERROR reports and clears the pending error.
-func (so *Socket) IntOption(level, name int) (int, error) {
-	ops := so.ep.SocketOptions()
-	switch {
-	case level == unix.SOL_SOCKET && name == unix.SO_ERROR:
-		if errno, ok := so.ConnectResult().(unix.Errno); ok {
-			return int(errno), nil
-		}
-		return 0, nil
-	case level == unix.SOL_SOCKET && name == unix.SO_TYPE:
-		if so.dgram {
-			return unix.SOCK_DGRAM, nil
-		}
-		return unix.SOCK_STREAM, nil
-	case level == unix.SOL_SOCKET && name == unix.SO_DOMAIN:
-		if so.v6 {
-			return unix.AF_INET6, nil
-		}
-		return unix.AF_INET, nil
-	case level == unix.SOL_SOCKET && name == unix.SO_PROTOCOL:
-		if so.dgram {
-			return unix.IPPROTO_UDP, nil
-		}
-		return unix.IPPROTO_TCP, nil
-	case level == unix.SOL_SOCKET && name == unix.SO_ACCEPTCONN:
-		return boolInt(!so.dgram && tcp.EndpointState(so.ep.State()) == tcp.StateListen), nil
-	case level == unix.SOL_SOCKET && name == unix.SO_REUSEADDR:
-		return boolInt(ops.GetReuseAddress()), nil
-	case level == unix.SOL_SOCKET && name == unix.SO_REUSEPORT:
-		return boolInt(ops.GetReusePort()), nil
-	case level == unix.SOL_SOCKET && name == unix.SO_KEEPALIVE:
-		return boolInt(ops.GetKeepAlive()), nil
-	case level == unix.SOL_SOCKET && name == unix.SO_BROADCAST:
-		return boolInt(ops.GetBroadcast()), nil
-	case level == unix.SOL_SOCKET && name == unix.SO_RCVBUF:
-		return int(ops.GetReceiveBufferSize()), nil
-	case level == unix.SOL_SOCKET && name == unix.SO_SNDBUF:
-		return int(ops.GetSendBufferSize()), nil
-	case level == unix.IPPROTO_IPV6 && name == unix.IPV6_V6ONLY && so.v6:
-		return boolInt(ops.GetV6Only()), nil
-	case level == unix.IPPROTO_IP && name == unix.IP_RECVERR:
-		return boolInt(ops.GetIPv4RecvError()), nil
-	case level == unix.IPPROTO_IPV6 && name == unix.IPV6_RECVERR && so.v6:
-		return boolInt(ops.GetIPv6RecvError()), nil
-	case level != unix.IPPROTO_TCP || so.dgram:
-		return 0, unix.ENOPROTOOPT
-	case name == unix.TCP_NODELAY:
-		return boolInt(!ops.GetDelayOption()), nil
-	case name == unix.TCP_DEFER_ACCEPT:
-		return int(so.deferAccept.Load()), nil
-	case name == unix.TCP_CORK:
-		return boolInt(so.corked.Load()), nil
-	}
-	return 0, unix.ENOPROTOOPT
-}
-
-// deferAcceptSeconds rounds a TCP_DEFER_ACCEPT time up as Linux does:
-// Linux keeps it as a count of SYN-ACK retransmissions (timeouts of 1, 2,
-// 4 ... s, at most 120 s each, at most 255 of them) and reports the time
-// those take.
-func deferAcceptSeconds(secs int) int {
-	if secs <= 0 {
-		return 0
-	}
-	timeout, period := 1, 1
-	for retrans := 1; secs > period && retrans < 255; retrans++ {
-		timeout = min(2*timeout, 120)
-		period += timeout
-	}
-	return period
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// SetLinger sets SO_LINGER: with on, close waits up to seconds for unsent
-// data (0: resets the connection).
-func (so *Socket) SetLinger(on bool, seconds int) {
-	so.ep.SocketOptions().SetLinger(tcpip.LingerOption{Enabled: on, Timeout: time.Duration(seconds) * time.Second})
-}
-
-// Linger reads SO_LINGER.
-func (so *Socket) Linger() (on bool, seconds int) {
-	l := so.ep.SocketOptions().GetLinger()
-	return l.Enabled, int(l.Timeout / time.Second)
-}
-
-// Shutdown shuts down reading, writing or both (SHUT_RD, SHUT_WR, SHUT_RDWR).
-func (so *Socket) Shutdown(how int) error {
-	var f tcpip.ShutdownFlags
-	switch how {
-	case unix.SHUT_RD:
-		f = tcpip.ShutdownRead
-	case unix.SHUT_WR:
-		f = tcpip.ShutdownWrite
-	case unix.SHUT_RDWR:
-		f = tcpip.ShutdownRead | tcpip.ShutdownWrite
-	default:
-		return unix.EINVAL
-	}
-	return Errno(so.shutdown(f))
-}
-
-// Read receives into p; 0 at end of stream, EAGAIN when nothing is there.
-func (so *Socket) Read(p []byte) (int, error) {
-	if len(p) == 0 {
-		return 0, nil
-	}
-	w := tcpip.SliceWriter(p)
-	r, terr := so.ep.Read(&w, tcpip.ReadOptions{})
-	err := Errno(terr)
-	if err == errEOF {
-		return 0, nil
-	}
-	return r.Count, err
-}
-
-// Peek reads like Read without taking the data (MSG_PEEK).
-func (so *Socket) Peek(p []byte) (int, error) {
-	if len(p) == 0 {
-		return 0, nil
-	}
-	w := tcpip.SliceWriter(p)
-	r, terr := so.ep.Read(&w, tcpip.ReadOptions{Peek: true})
-	err := Errno(terr)
-	if err == errEOF {
-		return 0, nil
-	}
-	return r.Count, err
-}
-
-// Write sends what fits of p; EAGAIN when nothing does.
-func (so *Socket) Write(p []byte) (int, error) {
-	if !so.dgram {
-		return so.write(bytes.NewReader(p), len(p))
-	}
-	n, err := so.ep.Write(bytes.NewReader(p), tcpip.WriteOptions{})
-	if n > 0 {
-		return int(n), nil
-	}
-	return 0, Errno(err)
-}
-
-// WriteFrom sends what fits of the n bytes r holds, read straight into
-// the stack's buffers (sendfile's path: no copy between the file and the
-// socket); EAGAIN when nothing fits. r must yield its n bytes or fail:
-// the stack reads until it has them.
-func (so *Socket) WriteFrom(r io.Reader, n int) (int, error) {
-	if !so.dgram {
-		return so.write(r, n)
-	}
-	w, err := so.ep.Write(sizedReader{r, n}, tcpip.WriteOptions{})
-	if w > 0 {
-		return int(w), nil
-	}
-	return 0, Errno(err)
-}
-
-// sizedReader is a reader that says how much it holds (tcpip.Payloader).
-type sizedReader struct {
-	io.Reader
-	n int
-}
-
-func (r sizedReader) Len() int { return r.n }
-
-// Readiness returns the poll events in mask that hold now (netstack's
-// waiter masks are Linux's poll bits).
-func (so *Socket) Readiness(mask uint32) uint32 {
-	return uint32(so.ep.Readiness(waiter.EventMask(mask)))
-}
-
-// Watch calls notify on every event of the endpoint until cancelled.
-func (so *Socket) Watch(notify func()) func() {
-	e := waiter.NewFunctionEntry(waiter.ReadableEvents|waiter.WritableEvents|waiter.EventErr|waiter.EventHUp|waiter.EventRdHUp,
-		func(waiter.EventMask) { notify() })
-	so.wq.EventRegister(&e)
-	return func() { so.wq.EventUnregister(&e) }
-}
-
-// Close closes the endpoint; a connection is shut down gracefully, after
-// what TCP_CORK held.
-func (so *Socket) Close() error {
-	so.close()
-	return nil
-}
-
-// Stat describes the socket as a file.
-func (so *Socket) Stat() fs.Stat {
-	return fs.Stat{Dev: devSockets, Ino: so.ino, Mode: unix.S_IFSOCK | 0o777, Nlink: 1, Blksize: 4096}
-}
-
-// devSockets is st_dev of sockets (Linux's sockfs is an anonymous device too).
-const devSockets = 8
-
-// errEOF marks a read on a connection closed for receiving: end of stream.
-var errEOF = errors.New("end of stream")
-
-// Errno maps a netstack error to a Linux errno (nil for nil).
-func Errno(err tcpip.Error) error {
-	switch err.(type) {
-	case nil:
-		return nil
-	case *tcpip.ErrClosedForReceive:
-		return errEOF
-	case *tcpip.ErrWouldBlock:
-		return unix.EAGAIN
-	case *tcpip.ErrConnectionRefused:
-		return unix.ECONNREFUSED
-	case *tcpip.ErrConnectionReset:
-		return unix.ECONNRESET
-	case *tcpip.ErrConnectionAborted, *tcpip.ErrAborted:
-		return unix.ECONNABORTED
-	case *tcpip.ErrClosedForSend:
-		return unix.EPIPE
-	case *tcpip.ErrNotConnected:
-		return unix.ENOTCONN
-	case *tcpip.ErrAlreadyConnected:
-		return unix.EISCONN
-	case *tcpip.ErrAlreadyConnecting, *tcpip.ErrConnectStarted:
-		return unix.EALREADY
-	case *tcpip.ErrPortInUse, *tcpip.ErrAlreadyBound:
-		return unix.EADDRINUSE
-	case *tcpip.ErrBadLocalAddress:
-		return unix.EADDRNOTAVAIL
-	case *tcpip.ErrNetworkUnreachable, *tcpip.ErrNoNet:
-		return unix.ENETUNREACH
-	case *tcpip.ErrHostUnreachable, *tcpip.ErrHostDown:
-		return unix.EHOSTUNREACH
-	case *tcpip.ErrTimeout:
-		return unix.ETIMEDOUT
-	case *tcpip.ErrInvalidEndpointState, *tcpip.ErrInvalidOptionValue:
-		return unix.EINVAL
-	case *tcpip.ErrNoBufferSpace:
-		return unix.ENOBUFS
-	case *tcpip.ErrNotSupported, *tcpip.ErrQueueSizeNotSupported:
-		return unix.EOPNOTSUPP
-	case *tcpip.ErrMessageTooLong:
-		return unix.EMSGSIZE
-	case *tcpip.ErrNoPortAvailable:
-		return unix.EAGAIN
-	case *tcpip.ErrBadAddress:
-		return unix.EFAULT
-	case *tcpip.ErrAddressFamilyNotSupported:
-		return unix.EAFNOSUPPORT
-	case *tcpip.ErrNotPermitted:
-		return unix.EPERM
-	case *tcpip.ErrDestinationRequired:
-		return unix.EDESTADDRREQ
-	case *tcpip.ErrBroadcastDisabled:
-		return unix.EACCES
-	case *tcpip.ErrUnknownProtocolOption:
-		return unix.ENOPROTOOPT
-	}
-	return unix.EIO
+// Namespace is the file tree Unix sockets are bound in by path, as the
+// calling process sees it: its root, working directory, credentials and
+// umask.
+type Namespace interface {
+	// MakeSocketNode creates a socket node at path that holds s:
+	// EADDRINUSE when the path exists.
+	MakeSocketNode(path string, s Socket) error
+	// BoundSocket is what is bound to the socket node at path, once the
+	// caller may write to it.
+	BoundSocket(path string) (any, error)
 }

@@ -1,6 +1,7 @@
 // Package net owns networking: gVisor's netstack (pkg/tcpip) with a
 // loopback interface and an Ethernet interface configured as the guest of
-// QEMU's user network, and the socket layer (TCP, UDP, Unix). Frames
+// QEMU's user network, and the sockets (TCP, UDP, Unix, netlink), each a
+// Socket, the one interface the system call layer calls them by. Frames
 // reach it from a link driver through Deliver and leave through the send
 // function it was created with, so it is tested on the host with two stacks
 // wired back to back.

@@ -36,7 +36,7 @@ type unixPair struct {
 // listening, or one end of a connection.
 type UnixSocket struct {
 	mu      sync.Mutex
-	name    string // bound name: a path, or "@" and an abstract name
+	bound   string // bound name: a path, or "@" and an abstract name
 	peer    string // the name of the socket connected to
 	pair    *unixPair
 	end     int
@@ -48,6 +48,8 @@ type UnixSocket struct {
 	accepts fs.Notifier
 	ino     uint64
 }
+
+var _ Socket = (*UnixSocket)(nil)
 
 // NewUnix returns an unbound, unconnected Unix stream socket.
 func NewUnix() *UnixSocket { return &UnixSocket{ino: socketIno.Add(1)} }
@@ -64,8 +66,29 @@ var (
 	abstract   = map[string]*UnixSocket{}
 )
 
-// BindAbstract binds s to an abstract name: EADDRINUSE when taken.
-func (s *UnixSocket) BindAbstract(name string) error {
+// Family is AF_UNIX.
+func (s *UnixSocket) Family() uint16 { return unix.AF_UNIX }
+
+// MaxMessage is 0: a stream.
+func (s *UnixSocket) MaxMessage() int { return 0 }
+
+// Bind binds s to an abstract name, or to a path: its socket node is made
+// in ns first, as Linux does (EINVAL when s is already bound).
+func (s *UnixSocket) Bind(a Addr, ns Namespace) error {
+	if a.Abstract {
+		return s.bindAbstract(a.Path)
+	}
+	if s.name() != "" {
+		return unix.EINVAL
+	}
+	if err := ns.MakeSocketNode(a.Path, s); err != nil {
+		return err
+	}
+	return s.setName(a.Path)
+}
+
+// bindAbstract binds s to an abstract name: EADDRINUSE when taken.
+func (s *UnixSocket) bindAbstract(name string) error {
 	abstractMu.Lock()
 	defer abstractMu.Unlock()
 	if _, taken := abstract[name]; taken {
@@ -78,32 +101,49 @@ func (s *UnixSocket) BindAbstract(name string) error {
 	return nil
 }
 
-// BindPath binds s to a path; the caller has created the socket node.
-func (s *UnixSocket) BindPath(path string) error { return s.setName(path) }
-
 func (s *UnixSocket) setName(name string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.name != "" || s.pair != nil {
+	if s.bound != "" || s.pair != nil {
 		return unix.EINVAL
 	}
-	s.name = name
+	s.bound = name
 	return nil
 }
 
-// LookupAbstract finds the socket bound to an abstract name.
-func LookupAbstract(name string) (*UnixSocket, bool) {
+// lookupAbstract finds the socket bound to an abstract name.
+func lookupAbstract(name string) (*UnixSocket, bool) {
 	abstractMu.Lock()
 	defer abstractMu.Unlock()
 	s, ok := abstract[name]
 	return s, ok
 }
 
-// Name is the bound name ("" when unbound; "@..." when abstract).
-func (s *UnixSocket) Name() string {
+// name is the bound name ("" when unbound; "@..." when abstract).
+func (s *UnixSocket) name() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.name
+	return s.bound
+}
+
+// unixAddr is the address of a name as a UnixSocket keeps it.
+func unixAddr(name string) Addr {
+	if len(name) > 0 && name[0] == '@' {
+		return Addr{Family: unix.AF_UNIX, Path: name[1:], Abstract: true}
+	}
+	return Addr{Family: unix.AF_UNIX, Path: name}
+}
+
+// LocalAddr is the bound name.
+func (s *UnixSocket) LocalAddr() (Addr, error) { return unixAddr(s.name()), nil }
+
+// PeerAddr is the name of the socket this one is connected to.
+func (s *UnixSocket) PeerAddr() (Addr, error) {
+	name, err := s.peerName()
+	if err != nil {
+		return Addr{}, err
+	}
+	return unixAddr(name), nil
 }
 
 // Listen makes a bound socket accept connections (EINVAL when unbound or
@@ -111,7 +151,7 @@ func (s *UnixSocket) Name() string {
 func (s *UnixSocket) Listen(backlog int) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.pair != nil || s.name == "" {
+	if s.pair != nil || s.bound == "" {
 		return unix.EINVAL
 	}
 	s.listen = true
@@ -119,16 +159,53 @@ func (s *UnixSocket) Listen(backlog int) error {
 	return nil
 }
 
-// Listening reports whether the socket accepts connections (SO_ACCEPTCONN).
-func (s *UnixSocket) Listening() bool {
+// listening reports whether the socket accepts connections (SO_ACCEPTCONN).
+func (s *UnixSocket) listening() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.listen
 }
 
-// Connect connects s to the listening socket l: ECONNREFUSED when l does
-// not listen, EAGAIN when its backlog is full.
-func (s *UnixSocket) Connect(l *UnixSocket) error {
+// Connect connects s to the socket listening at to, an abstract name or a
+// path found in ns: ECONNREFUSED when none listens there, EAGAIN when its
+// backlog is full.
+func (s *UnixSocket) Connect(to Addr, ns Namespace) error {
+	l, err := listenerAt(to, ns)
+	if err != nil {
+		return err
+	}
+	return s.connect(l)
+}
+
+// listenerAt finds the socket bound to a Unix address: ECONNREFUSED when
+// the name holds no socket.
+func listenerAt(a Addr, ns Namespace) (*UnixSocket, error) {
+	if a.Abstract {
+		l, ok := lookupAbstract(a.Path)
+		if !ok {
+			return nil, unix.ECONNREFUSED
+		}
+		return l, nil
+	}
+	bound, err := ns.BoundSocket(a.Path)
+	if err != nil {
+		return nil, err
+	}
+	l, ok := bound.(*UnixSocket)
+	if !ok {
+		return nil, unix.ECONNREFUSED
+	}
+	return l, nil
+}
+
+// UnspecDisconnects is false: a stream socket refuses AF_UNSPEC.
+func (s *UnixSocket) UnspecDisconnects() bool { return false }
+
+// ConnectResult is nil: a connect ends at once.
+func (s *UnixSocket) ConnectResult() error { return nil }
+
+// connect connects s to the listening socket l.
+func (s *UnixSocket) connect(l *UnixSocket) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.pair != nil {
@@ -147,8 +224,8 @@ func (s *UnixSocket) Connect(l *UnixSocket) error {
 		return unix.EAGAIN
 	}
 	p := &unixPair{}
-	server := &UnixSocket{pair: p, end: 1, name: l.name, peer: s.name, ino: socketIno.Add(1)}
-	s.pair, s.end, s.peer = p, 0, l.name
+	server := &UnixSocket{pair: p, end: 1, bound: l.bound, peer: s.bound, ino: socketIno.Add(1)}
+	s.pair, s.end, s.peer = p, 0, l.bound
 	l.backlog = append(l.backlog, server)
 	fns := l.accepts.Changed()
 	l.mu.Unlock()
@@ -156,8 +233,18 @@ func (s *UnixSocket) Connect(l *UnixSocket) error {
 	return nil
 }
 
-// Accept takes the next connection; EAGAIN when none is waiting.
-func (s *UnixSocket) Accept() (*UnixSocket, error) {
+// Accept takes the next connection and its peer's name; EAGAIN when none
+// is waiting.
+func (s *UnixSocket) Accept() (Socket, Addr, error) {
+	c, err := s.accept()
+	if err != nil {
+		return nil, Addr{}, err
+	}
+	peer, _ := c.peerName()
+	return c, unixAddr(peer), nil
+}
+
+func (s *UnixSocket) accept() (*UnixSocket, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.listen {
@@ -171,8 +258,8 @@ func (s *UnixSocket) Accept() (*UnixSocket, error) {
 	return c, nil
 }
 
-// PeerName is the name of the socket this one is connected to.
-func (s *UnixSocket) PeerName() (string, error) {
+// peerName is the name of the socket this one is connected to.
+func (s *UnixSocket) peerName() (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.pair == nil {
@@ -193,7 +280,7 @@ func (s *UnixSocket) connection() (*unixPair, int, error) {
 // Read receives what the peer wrote; 0 once the peer closed or shut down
 // writing and all is read; EAGAIN while nothing is there.
 func (s *UnixSocket) Read(b []byte) (int, error) {
-	n, rights, err := s.RecvMsg(b, false)
+	n, rights, err := s.recv(b, false)
 	for _, d := range rights {
 		d.DecRef() // a read without a control buffer drops them, as on Linux
 	}
@@ -202,7 +289,7 @@ func (s *UnixSocket) Read(b []byte) (int, error) {
 
 // Peek copies what a Read would return without taking it.
 func (s *UnixSocket) Peek(b []byte) (int, error) {
-	n, _, err := s.RecvMsg(b, true)
+	n, _, err := s.recv(b, true)
 	return n, err
 }
 
@@ -218,7 +305,12 @@ func (s *UnixSocket) Discard(n int) {
 // read: a read stops before a segment that carries some (unless it is the
 // first) and after the one it took them from. With peek nothing is taken
 // and no descriptions are returned.
-func (s *UnixSocket) RecvMsg(b []byte, peek bool) (int, []*fs.Description, error) {
+func (s *UnixSocket) RecvMsg(b []byte, peek bool) (int, Received, error) {
+	n, rights, err := s.recv(b, peek)
+	return n, Received{Rights: rights}, err
+}
+
+func (s *UnixSocket) recv(b []byte, peek bool) (int, []*fs.Description, error) {
 	p, end, err := s.connection()
 	if err != nil {
 		return 0, nil, unix.EINVAL
@@ -276,11 +368,14 @@ func (s *UnixSocket) Pending() (int, error) {
 
 // Write sends what fits of b to the peer; EAGAIN when nothing does, EPIPE
 // once the peer closed.
-func (s *UnixSocket) Write(b []byte) (int, error) { return s.SendMsg(b, nil) }
+func (s *UnixSocket) Write(b []byte) (int, error) { return s.SendMsg(b, nil, nil) }
 
-// SendMsg sends what fits of b, with rights attached to its first byte
-// (the stream takes references to them).
-func (s *UnixSocket) SendMsg(b []byte, rights []*fs.Description) (int, error) {
+// CheckDestination refuses a destination: a stream sends to its peer.
+func (s *UnixSocket) CheckDestination() error { return unix.EISCONN }
+
+// SendMsg sends what fits of b to the peer, with rights attached to its
+// first byte (the stream takes references to them).
+func (s *UnixSocket) SendMsg(b []byte, _ *Addr, rights []*fs.Description) (int, error) {
 	p, end, err := s.connection()
 	if err != nil {
 		return 0, unix.ENOTCONN
@@ -392,7 +487,7 @@ func (s *UnixSocket) Watch(notify func()) func() {
 func (s *UnixSocket) Close() error {
 	s.mu.Lock()
 	s.closed = true
-	p, end, backlog, name := s.pair, s.end, s.backlog, s.name
+	p, end, backlog, name := s.pair, s.end, s.backlog, s.bound
 	s.backlog = nil
 	fns := s.accepts.Changed()
 	s.mu.Unlock()
@@ -424,6 +519,41 @@ func (s *UnixSocket) Close() error {
 	}
 	return nil
 }
+
+// SetIntOption accepts the options programs set on any socket: a Unix
+// socket has no port to share and sizes its own buffers.
+func (s *UnixSocket) SetIntOption(level, name, _ int) error {
+	if level == unix.SOL_SOCKET && (name == unix.SO_REUSEADDR || name == unix.SO_REUSEPORT ||
+		name == unix.SO_KEEPALIVE || name == unix.SO_RCVBUF || name == unix.SO_SNDBUF) {
+		return nil
+	}
+	return unix.ENOPROTOOPT
+}
+
+// IntOption reads the integer options a Unix stream socket has.
+func (s *UnixSocket) IntOption(level, name int) (int, error) {
+	if level != unix.SOL_SOCKET {
+		return 0, unix.EOPNOTSUPP
+	}
+	switch name {
+	case unix.SO_ERROR, unix.SO_PROTOCOL:
+		return 0, nil
+	case unix.SO_TYPE:
+		return unix.SOCK_STREAM, nil
+	case unix.SO_DOMAIN:
+		return unix.AF_UNIX, nil
+	case unix.SO_ACCEPTCONN:
+		return boolInt(s.listening()), nil
+	}
+	return 0, unix.ENOPROTOOPT
+}
+
+// SetLinger is accepted and changes nothing: what was sent stays for the
+// peer to read after a close.
+func (s *UnixSocket) SetLinger(Linger) error { return nil }
+
+// Linger is ENOPROTOOPT: SO_LINGER is not kept.
+func (s *UnixSocket) Linger() (Linger, error) { return Linger{}, unix.ENOPROTOOPT }
 
 // Stat describes the socket as a file.
 func (s *UnixSocket) Stat() fs.Stat {

@@ -64,3 +64,73 @@ func waitReadable(t testing.TB, w fs.Waitable) {
 		}
 	}
 }
+
+// treeNames is a Namespace over a map from paths to what is bound there.
+type treeNames map[string]any
+
+func (ns treeNames) MakeSocketNode(path string, s Socket) error {
+	if _, ok := ns[path]; ok {
+		return unix.EADDRINUSE
+	}
+	ns[path] = s
+	return nil
+}
+
+func (ns treeNames) BoundSocket(path string) (any, error) {
+	b, ok := ns[path]
+	if !ok {
+		return nil, unix.ENOENT
+	}
+	return b, nil
+}
+
+// TestUnixBindConnect binds, listens, connects and accepts through the
+// Socket interface, by path and by abstract name.
+func TestUnixBindConnect(t *testing.T) {
+	ns := treeNames{"/fifo": "not a socket"}
+	for _, at := range []Addr{
+		{Family: unix.AF_UNIX, Path: "/run/sock"},
+		{Family: unix.AF_UNIX, Path: "test-abstract", Abstract: true},
+	} {
+		var ln Socket = NewUnix()
+		if err := ln.Bind(at, ns); err != nil {
+			t.Fatalf("Bind %v: %v", at, err)
+		}
+		if err := ln.Bind(Addr{Family: unix.AF_UNIX, Path: "/other"}, ns); err != unix.EINVAL {
+			t.Errorf("second Bind: %v, want EINVAL", err)
+		}
+		if a, _ := ln.LocalAddr(); a != at {
+			t.Errorf("LocalAddr = %v, want %v", a, at)
+		}
+		cli := NewUnix()
+		if err := cli.Connect(at, ns); err != unix.ECONNREFUSED {
+			t.Errorf("connect before listen: %v, want ECONNREFUSED", err)
+		}
+		if err := ln.Listen(1); err != nil {
+			t.Fatal(err)
+		}
+		if err := cli.Connect(at, ns); err != nil {
+			t.Fatalf("Connect %v: %v", at, err)
+		}
+		conn, peer, err := ln.Accept()
+		if err != nil || peer != (Addr{Family: unix.AF_UNIX}) {
+			t.Fatalf("Accept = %v %v, want the unbound client", peer, err)
+		}
+		if a, err := cli.PeerAddr(); err != nil || a != at {
+			t.Errorf("client's PeerAddr = %v %v, want %v", a, err, at)
+		}
+		if n, err := cli.SendMsg([]byte("hi"), nil, nil); n != 2 || err != nil {
+			t.Fatalf("SendMsg = %d %v", n, err)
+		}
+		buf := make([]byte, 4)
+		if n, _, err := conn.RecvMsg(buf, false); string(buf[:n]) != "hi" || err != nil {
+			t.Fatalf("RecvMsg = %q %v", buf[:n], err)
+		}
+		conn.Close()
+		cli.Close()
+		ln.Close()
+	}
+	if err := NewUnix().Connect(Addr{Family: unix.AF_UNIX, Path: "/fifo"}, ns); err != unix.ECONNREFUSED {
+		t.Errorf("connect to a node without a socket: %v, want ECONNREFUSED", err)
+	}
+}

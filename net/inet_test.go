@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TestSocketServerAndClient uses the Socket API on both ends of a back-to-back
+// TestSocketServerAndClient uses the InetSocket API on both ends of a back-to-back
 // pair: bind to the any-address, listen, non-blocking accept, connect,
 // read and write, end of stream, and errors as errnos.
 func TestSocketServerAndClient(t *testing.T) {
@@ -21,16 +21,16 @@ func TestSocketServerAndClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	ln.SetIntOption(unix.SOL_SOCKET, unix.SO_REUSEADDR, 1)
-	if err := ln.Bind(netip.Addr{}, 80); err != nil {
+	if err := ln.Bind(Addr{Family: unix.AF_INET, Port: 80}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := ln.Listen(8); err != nil {
 		t.Fatal(err)
 	}
-	if ip, port, err := ln.LocalAddr(); err != nil || ip != netip.IPv4Unspecified() || port != 80 {
-		t.Fatalf("LocalAddr = %v:%d %v", ip, port, err)
+	if a, err := ln.LocalAddr(); err != nil || a != (Addr{Family: unix.AF_INET, IP: netip.IPv4Unspecified(), Port: 80}) {
+		t.Fatalf("LocalAddr = %v %v", a, err)
 	}
-	if _, _, _, err := ln.Accept(); err != unix.EAGAIN {
+	if _, _, err := ln.accept(); err != unix.EAGAIN {
 		t.Fatalf("accept with nothing pending: %v", err)
 	}
 
@@ -47,9 +47,9 @@ func TestSocketServerAndClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitReadable(t, ln)
-	conn, ip, _, err := ln.Accept()
-	if err != nil || ip != netip.AddrFrom4([4]byte{10, 0, 2, 2}) {
-		t.Fatalf("Accept = %v %v", ip, err)
+	conn, peer, err := ln.accept()
+	if err != nil || peer.IP != netip.AddrFrom4([4]byte{10, 0, 2, 2}) {
+		t.Fatalf("Accept = %v %v", peer, err)
 	}
 	if n, err := cli.Write([]byte("GET / HTTP/1.0\r\n\r\n")); n != 18 || err != nil {
 		t.Fatalf("Write = %d %v", n, err)
@@ -101,9 +101,9 @@ func TestSocketServerAndClient(t *testing.T) {
 
 // connect connects so to 10.0.2.15:port as a blocking connect(2) does:
 // start, wait until writable (up to 10 s), take the result.
-func connect(t testing.TB, so *Socket, port uint16) error {
+func connect(t testing.TB, so *InetSocket, port uint16) error {
 	t.Helper()
-	if err := so.Connect(netip.AddrFrom4([4]byte{10, 0, 2, 15}), port); err != unix.EINPROGRESS {
+	if err := so.Connect(Addr{Family: unix.AF_INET, IP: netip.AddrFrom4([4]byte{10, 0, 2, 15}), Port: port}, nil); err != unix.EINPROGRESS {
 		return err
 	}
 	changed := make(chan struct{}, 1)
@@ -151,7 +151,7 @@ func TestCorkedDataLeavesWithin200ms(t *testing.T) {
 }
 
 // waitPending waits up to 2 s for n bytes to be readable on so.
-func waitPending(t *testing.T, so *Socket, n int) {
+func waitPending(t *testing.T, so *InetSocket, n int) {
 	t.Helper()
 	got := 0
 	for end := time.Now().Add(2 * time.Second); got < n && time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
@@ -162,17 +162,17 @@ func waitPending(t *testing.T, so *Socket, n int) {
 	}
 }
 
-// acceptedPair connects a client Socket on one stack to a server on the
+// acceptedPair connects a client InetSocket on one stack to a server on the
 // other and returns the server's end, the client's, and the cable from
 // the server to the client.
-func acceptedPair(t testing.TB) (conn, cli *Socket, toClient *cable) {
+func acceptedPair(t testing.TB) (conn, cli *InetSocket, toClient *cable) {
 	t.Helper()
 	srvStack, cliStack, toClient := pairWithCable(t)
 	ln, err := srvStack.NewTCP()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ln.Bind(netip.Addr{}, 80); err != nil {
+	if err := ln.Bind(Addr{Family: unix.AF_INET, Port: 80}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := ln.Listen(8); err != nil {
@@ -183,7 +183,7 @@ func acceptedPair(t testing.TB) (conn, cli *Socket, toClient *cable) {
 		t.Fatal(err)
 	}
 	waitReadable(t, ln)
-	if conn, _, _, err = ln.Accept(); err != nil {
+	if conn, _, err = ln.accept(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close(); cli.Close(); ln.Close() })
@@ -191,7 +191,7 @@ func acceptedPair(t testing.TB) (conn, cli *Socket, toClient *cable) {
 }
 
 // readAll reads so until end of stream, waiting up to 5 s.
-func readAll(t testing.TB, so *Socket) []byte {
+func readAll(t testing.TB, so *InetSocket) []byte {
 	t.Helper()
 	var got []byte
 	buf := make([]byte, 4096)

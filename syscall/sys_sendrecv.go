@@ -1,0 +1,422 @@
+package syscall
+
+import (
+	"encoding/binary"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jiege-go/jiege/fs"
+	"github.com/jiege-go/jiege/kernel"
+	jnet "github.com/jiege-go/jiege/net"
+	"github.com/jiege-go/jiege/syscall/sysno"
+)
+
+func init() {
+	register(sysno.Sendto, sysSendto)
+	register(sysno.Recvfrom, sysRecvfrom)
+	register(sysno.Sendmsg, sysSendmsg)
+	register(sysno.Recvmsg, sysRecvmsg)
+	register(sysno.Sendmmsg, sysSendmmsg)
+	register(sysno.Recvmmsg, sysRecvmmsg)
+}
+
+// Sending and receiving on sockets: a byte stream (the socket's
+// MaxMessage is 0) moves chunk by chunk between user memory and the
+// socket, as read and write do; a message socket's message is copied
+// whole, to or from a buffer of at most its MaxMessage.
+
+// msghdr is struct msghdr on riscv64.
+type msghdr struct {
+	Name       uint64
+	Namelen    uint32
+	_          uint32
+	Iov        uint64
+	Iovlen     uint64
+	Control    uint64
+	Controllen uint64
+	Flags      int32
+	_          uint32
+}
+
+// cmsghdr is struct cmsghdr; its data follows, aligned to 8 bytes.
+type cmsghdr struct {
+	Len   uint64
+	Level int32
+	Type  int32
+}
+
+const cmsgHeader = 16
+
+func cmsgAlign(n uint64) uint64 { return (n + 7) &^ 7 }
+
+// Send and receive flags honoured; the others are refused with EOPNOTSUPP
+// where Linux would act on them.
+const (
+	sendFlags = unix.MSG_DONTWAIT | unix.MSG_NOSIGNAL | unix.MSG_MORE | unix.MSG_EOR
+	recvFlags = unix.MSG_DONTWAIT | unix.MSG_PEEK | unix.MSG_CMSG_CLOEXEC | unix.MSG_WAITALL
+)
+
+// sendData sends the user buffers vs on the socket open on fd with the
+// send(2) flags, to the address at (to, toLen) when there is one (a
+// socket may refuse or ignore it), and rights (Unix sockets) with the
+// first byte.
+func sendData(t *kernel.Task, fd uint64, vs []iovec, flags uint64, to, toLen uint64, rights []*fs.Description) (uint64, error) {
+	so, d, err := sockFile(t, fd)
+	if err != nil {
+		return 0, err
+	}
+	if flags&^sendFlags != 0 {
+		return 0, unix.EOPNOTSUPP
+	}
+	if to != 0 {
+		if err := so.CheckDestination(); err != nil {
+			return 0, err
+		}
+	}
+	if limit := so.MaxMessage(); limit > 0 {
+		return sendMessage(t, d, so, limit, vs, flags, to, toLen, rights)
+	}
+	write := func(b []byte) (int, error) {
+		n, err := so.SendMsg(b, nil, rights)
+		if n > 0 || err == nil {
+			rights = nil
+		}
+		return n, err
+	}
+	return writeFrom(t, d, vs, write, ioMode{nonblock: d.Nonblock() || flags&unix.MSG_DONTWAIT != 0})
+}
+
+// sendMessage sends vs as one message of at most limit bytes, to the
+// address at (to, toLen) or to the connected peer; it waits for room
+// unless non-blocking.
+func sendMessage(t *kernel.Task, d *fs.Description, so jnet.Socket, limit int, vs []iovec, flags, to, toLen uint64, rights []*fs.Description) (uint64, error) {
+	if !d.Writable() {
+		return 0, unix.EBADF
+	}
+	var dest *jnet.Addr
+	if to != 0 {
+		sa, err := readSockaddr(t, to, toLen, so.Family())
+		if err != nil {
+			return 0, err
+		}
+		dest = &sa
+	}
+	size := iovecsLen(vs)
+	if size > uint64(limit) {
+		return 0, unix.EMSGSIZE
+	}
+	buf := make([]byte, size)
+	if err := (&userSeq{t: t, vs: vs}).copyIn(buf); err != nil {
+		return 0, err
+	}
+	n, err := so.SendMsg(buf, dest, rights)
+	for err == unix.EAGAIN && !d.Nonblock() && flags&unix.MSG_DONTWAIT == 0 {
+		if err = waitReady(t, d, unix.EPOLLOUT); err == nil {
+			n, err = so.SendMsg(buf, dest, rights)
+		}
+	}
+	return uint64(n), err
+}
+
+// received is what a receive call got besides the data.
+type received struct {
+	rights    []*fs.Description // Unix sockets: descriptions passed with SCM_RIGHTS
+	from      *jnet.Addr        // messages: the sender
+	truncated bool              // messages: part of it did not fit (MSG_TRUNC)
+}
+
+// recvData receives into the user buffers vs from the socket open on fd
+// with the recv(2) flags.
+func recvData(t *kernel.Task, fd uint64, vs []iovec, flags uint64) (uint64, received, error) {
+	so, d, err := sockFile(t, fd)
+	if err != nil {
+		return 0, received{}, err
+	}
+	if limit := so.MaxMessage(); limit > 0 {
+		if flags&^(recvFlags|unix.MSG_TRUNC) != 0 {
+			return 0, received{}, unix.EOPNOTSUPP
+		}
+		return recvMessage(t, d, so, limit, vs, flags)
+	}
+	if flags&^recvFlags != 0 {
+		return 0, received{}, unix.EOPNOTSUPP
+	}
+	peek := flags&unix.MSG_PEEK != 0
+	mode := ioMode{nonblock: d.Nonblock() || flags&unix.MSG_DONTWAIT != 0, waitAll: flags&unix.MSG_WAITALL != 0 && !peek}
+	var rights []*fs.Description
+	read := func(b []byte) (int, error) {
+		if rights != nil {
+			return 0, nil // a read ends after the bytes that carried descriptions
+		}
+		n, r, err := so.RecvMsg(b, peek)
+		rights = r.Rights
+		return n, err
+	}
+	if peek { // one look: later chunks would see the same bytes again
+		look, looked := read, false
+		read = func(b []byte) (int, error) {
+			if looked {
+				return 0, nil
+			}
+			n, err := look(b)
+			looked = err == nil
+			return n, err
+		}
+	}
+	n, err := readTo(t, d, vs, read, mode)
+	return n, received{rights: rights}, err
+}
+
+// recvMessage takes one message (at most limit bytes of it) into vs,
+// waiting for one unless non-blocking. With MSG_TRUNC it returns the
+// message's full length.
+func recvMessage(t *kernel.Task, d *fs.Description, so jnet.Socket, limit int, vs []iovec, flags uint64) (uint64, received, error) {
+	if !d.Readable() {
+		return 0, received{}, unix.EBADF
+	}
+	buf := make([]byte, min(iovecsLen(vs), uint64(limit)))
+	peek := flags&unix.MSG_PEEK != 0
+	n, r, err := so.RecvMsg(buf, peek)
+	for err == unix.EAGAIN && !d.Nonblock() && flags&unix.MSG_DONTWAIT == 0 {
+		if err = waitReady(t, d, unix.EPOLLIN); err == nil {
+			n, r, err = so.RecvMsg(buf, peek)
+		}
+	}
+	if err != nil {
+		return 0, received{}, err
+	}
+	if err := (&userSeq{t: t, vs: vs}).copyOut(buf[:n]); err != nil {
+		return 0, received{}, err
+	}
+	got := received{rights: r.Rights, from: &r.From, truncated: r.Total > n}
+	if flags&unix.MSG_TRUNC != 0 {
+		return uint64(r.Total), got, nil
+	}
+	return uint64(n), got, nil
+}
+
+// sysSendto implements sendto(2): to an address on datagram sockets, on
+// connected stream sockets.
+func sysSendto(t *kernel.Task, a Args) (uint64, error) {
+	return sendData(t, a[0], oneIovec(a[1], a[2]), a[3], a[4], a[5], nil)
+}
+
+// sysRecvfrom implements recvfrom(2).
+func sysRecvfrom(t *kernel.Task, a Args) (uint64, error) {
+	n, r, err := recvData(t, a[0], oneIovec(a[1], a[2]), a[3])
+	for _, d := range r.rights {
+		d.DecRef()
+	}
+	if err != nil || a[4] == 0 {
+		return n, err
+	}
+	return n, senderOut(t, a[0], r, a[4], a[5])
+}
+
+// senderOut writes where received data came from: a datagram's sender, or
+// a stream socket's peer.
+func senderOut(t *kernel.Task, fd uint64, r received, addr, lenAddr uint64) error {
+	if r.from != nil {
+		return writeSockaddr(t, addr, lenAddr, *r.from)
+	}
+	_, err := sockName(t, Args{fd, addr, lenAddr}, true)
+	return err
+}
+
+// sysSendmsg implements sendmsg(2): data, and descriptions to pass with
+// SCM_RIGHTS on Unix sockets.
+func sysSendmsg(t *kernel.Task, a Args) (uint64, error) {
+	var m msghdr
+	if err := copyInStruct(t, a[1], &m); err != nil {
+		return 0, err
+	}
+	vs, err := readIovecs(t, m.Iov, m.Iovlen)
+	if err != nil {
+		return 0, err
+	}
+	rights, err := readRights(t, m.Control, m.Controllen)
+	if err != nil {
+		return 0, err
+	}
+	if len(rights) > 0 { // only Unix sockets pass descriptions, as Linux's scm_send checks
+		if so, _, err := sockFile(t, a[0]); err != nil {
+			return 0, err
+		} else if so.Family() != unix.AF_UNIX {
+			return 0, unix.EINVAL
+		}
+	}
+	return sendData(t, a[0], vs, a[2], m.Name, uint64(m.Namelen), rights)
+}
+
+// maxRights is SCM_MAX_FD, the most descriptors one message passes.
+const maxRights = 253
+
+// readRights reads a control buffer: SCM_RIGHTS messages name descriptors
+// of the caller; anything else is EINVAL.
+func readRights(t *kernel.Task, addr, length uint64) ([]*fs.Description, error) {
+	if length == 0 {
+		return nil, nil
+	}
+	if length > 64<<10 {
+		return nil, unix.ENOBUFS
+	}
+	buf := make([]byte, length)
+	if err := copyIn(t, addr, buf); err != nil {
+		return nil, err
+	}
+	var rights []*fs.Description
+	for off := uint64(0); off+cmsgHeader <= length; {
+		var h cmsghdr
+		binary.Decode(buf[off:], binary.LittleEndian, &h)
+		if h.Len < cmsgHeader || off+h.Len > length {
+			return nil, unix.EINVAL
+		}
+		if h.Level != unix.SOL_SOCKET || h.Type != unix.SCM_RIGHTS {
+			return nil, unix.EINVAL
+		}
+		data := buf[off+cmsgHeader : off+h.Len]
+		for i := 0; i+4 <= len(data); i += 4 {
+			d, err := t.Proc.Files.Get(int(int32(binary.LittleEndian.Uint32(data[i:]))))
+			if err != nil {
+				return nil, err
+			}
+			if len(rights) == maxRights {
+				return nil, unix.EINVAL
+			}
+			rights = append(rights, d)
+		}
+		off += cmsgAlign(h.Len)
+	}
+	return rights, nil
+}
+
+// sysRecvmsg implements recvmsg(2): data, the peer's address, and the
+// descriptions passed with SCM_RIGHTS, installed as new descriptors
+// (MSG_CTRUNC, and those that do not fit closed, when the control buffer
+// is too small).
+func sysRecvmsg(t *kernel.Task, a Args) (uint64, error) {
+	var m msghdr
+	if err := copyInStruct(t, a[1], &m); err != nil {
+		return 0, err
+	}
+	vs, err := readIovecs(t, m.Iov, m.Iovlen)
+	if err != nil {
+		return 0, err
+	}
+	n, r, err := recvData(t, a[0], vs, a[2])
+	if err != nil {
+		return 0, err
+	}
+	rights := r.rights
+	var control []byte
+	m.Flags = 0
+	if r.truncated {
+		m.Flags |= unix.MSG_TRUNC
+	}
+	if len(rights) > 0 {
+		room := int((m.Controllen - min(m.Controllen, cmsgHeader)) / 4)
+		var fds []byte
+		for i, d := range rights {
+			if i < room {
+				fd, err := t.Proc.Files.Install(d, a[2]&unix.MSG_CMSG_CLOEXEC != 0, 0)
+				if err == nil {
+					fds = binary.LittleEndian.AppendUint32(fds, uint32(fd))
+				} else {
+					m.Flags |= unix.MSG_CTRUNC
+				}
+			} else {
+				m.Flags |= unix.MSG_CTRUNC
+			}
+			d.DecRef()
+		}
+		if len(fds) > 0 {
+			control, _ = binary.Append(nil, binary.LittleEndian, cmsghdr{Len: cmsgHeader + uint64(len(fds)), Level: unix.SOL_SOCKET, Type: unix.SCM_RIGHTS})
+			control = append(control, fds...)
+			if err := copyOut(t, m.Control, control); err != nil {
+				return 0, err
+			}
+		}
+	}
+	m.Controllen = uint64(len(control))
+	if m.Name != 0 {
+		lenAddr := a[1] + 8 // &msg->msg_namelen
+		if err := senderOut(t, a[0], r, m.Name, lenAddr); err != nil && err != unix.ENOTCONN {
+			return 0, err
+		}
+		var back msghdr
+		if err := copyInStruct(t, a[1], &back); err != nil {
+			return 0, err
+		}
+		m.Namelen = back.Namelen
+	}
+	return n, copyOutStruct(t, a[1], m)
+}
+
+// mmsghdr is struct mmsghdr: a msghdr, then msg_len, padded to 8 bytes.
+const (
+	mmsghdrSize   = 64
+	mmsgLenOff    = 56
+	msgWaitForOne = 0x10000 // MSG_WAITFORONE
+)
+
+// putMsgLen stores how many bytes message i of the vector at vec moved.
+func putMsgLen(t *kernel.Task, vec uint64, i int, n uint64) error {
+	b := binary.LittleEndian.AppendUint32(nil, uint32(n))
+	return copyOut(t, vec+uint64(i)*mmsghdrSize+mmsgLenOff, b)
+}
+
+// sysSendmmsg implements sendmmsg(2): sendmsg for each message in turn; an
+// error after the first message ends the call with the count sent.
+func sysSendmmsg(t *kernel.Task, a Args) (uint64, error) {
+	count := int(min(uint64(uint32(a[2])), maxIovecs))
+	for i := range count {
+		n, err := sysSendmsg(t, Args{a[0], a[1] + uint64(i)*mmsghdrSize, a[3]})
+		if err == nil {
+			err = putMsgLen(t, a[1], i, n)
+		}
+		if err != nil {
+			if i == 0 {
+				return 0, err
+			}
+			return uint64(i), nil
+		}
+	}
+	return uint64(count), nil
+}
+
+// sysRecvmmsg implements recvmmsg(2): recvmsg for each message in turn;
+// with MSG_WAITFORONE only the first waits. An error after the first
+// message ends the call with the count received. As on Linux, the timeout
+// is checked after each message, never while waiting for one.
+func sysRecvmmsg(t *kernel.Task, a Args) (uint64, error) {
+	var deadline time.Time
+	if a[4] != 0 {
+		d, err := copyInTimespec(t, a[4])
+		if err != nil {
+			return 0, err
+		}
+		deadline = time.Now().Add(d)
+	}
+	count := int(min(uint64(uint32(a[2])), maxIovecs))
+	flags := a[3] &^ msgWaitForOne
+	for i := range count {
+		if i > 0 && !deadline.IsZero() && !time.Now().Before(deadline) {
+			return uint64(i), nil
+		}
+		n, err := sysRecvmsg(t, Args{a[0], a[1] + uint64(i)*mmsghdrSize, flags})
+		if err == nil {
+			err = putMsgLen(t, a[1], i, n)
+		}
+		if err != nil {
+			if i == 0 {
+				return 0, err
+			}
+			return uint64(i), nil
+		}
+		if a[3]&msgWaitForOne != 0 {
+			flags |= unix.MSG_DONTWAIT
+		}
+	}
+	return uint64(count), nil
+}

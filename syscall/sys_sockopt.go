@@ -1,0 +1,96 @@
+package syscall
+
+import (
+	"encoding/binary"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jiege-go/jiege/kernel"
+	jnet "github.com/jiege-go/jiege/net"
+	"github.com/jiege-go/jiege/syscall/sysno"
+)
+
+func init() {
+	register(sysno.Setsockopt, sysSetsockopt)
+	register(sysno.Getsockopt, sysGetsockopt)
+}
+
+// Socket options: integer options, and SO_LINGER's struct linger; each
+// socket says which it has.
+
+// linger is struct linger (SO_LINGER).
+type linger struct {
+	OnOff  int32
+	Linger int32
+}
+
+// sysSetsockopt implements setsockopt(2): integer options and SO_LINGER.
+func sysSetsockopt(t *kernel.Task, a Args) (uint64, error) {
+	so, _, err := sockFile(t, a[0])
+	if err != nil {
+		return 0, err
+	}
+	level, name := int(int32(a[1])), int(int32(a[2]))
+	if level == unix.SOL_SOCKET && name == unix.SO_LINGER {
+		var l linger
+		if a[4] < 8 {
+			return 0, unix.EINVAL
+		}
+		if err := copyInStruct(t, a[3], &l); err != nil {
+			return 0, err
+		}
+		return 0, so.SetLinger(jnet.Linger{On: l.OnOff != 0, Seconds: int(max(l.Linger, 0))})
+	}
+	if a[4] < 4 {
+		return 0, unix.EINVAL
+	}
+	b := make([]byte, 4)
+	if err := copyIn(t, a[3], b); err != nil {
+		return 0, err
+	}
+	return 0, so.SetIntOption(level, name, int(int32(binary.LittleEndian.Uint32(b))))
+}
+
+// sysGetsockopt implements getsockopt(2): integer options and SO_LINGER.
+func sysGetsockopt(t *kernel.Task, a Args) (uint64, error) {
+	so, _, err := sockFile(t, a[0])
+	if err != nil {
+		return 0, err
+	}
+	lb := make([]byte, 4)
+	if err := copyIn(t, a[4], lb); err != nil {
+		return 0, err
+	}
+	room := int32(binary.LittleEndian.Uint32(lb))
+	if room < 0 {
+		return 0, unix.EINVAL
+	}
+	level, name := int(int32(a[1])), int(int32(a[2]))
+	var out []byte
+	if level == unix.SOL_SOCKET && name == unix.SO_LINGER {
+		l, err := so.Linger()
+		if err != nil {
+			return 0, err
+		}
+		out, _ = binary.Append(nil, binary.LittleEndian, linger{OnOff: int32(boolInt(l.On)), Linger: int32(l.Seconds)})
+	} else {
+		v, err := so.IntOption(level, name)
+		if err != nil {
+			return 0, err
+		}
+		out = binary.LittleEndian.AppendUint32(nil, uint32(v))
+	}
+	out = out[:min(int(room), len(out))]
+	if err := copyOut(t, a[3], out); err != nil {
+		return 0, err
+	}
+	binary.LittleEndian.PutUint32(lb, uint32(len(out)))
+	return 0, copyOut(t, a[4], lb) // *optlen
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
