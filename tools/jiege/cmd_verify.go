@@ -130,10 +130,16 @@ func (v *verifier) run(ctx context.Context, t *target) *report.Verify {
 	if !v.stage(res, v.alive(g, s)) {
 		return res
 	}
-	s, at := probe.First200(ctx, addr)
-	if s.Passed() {
-		res.BootToFirst200 = report.Duration(at.Sub(booted))
-	}
+	// From here on every request to the server is counted: a stage during
+	// which it stopped answering fails as stopped-answering.
+	answers := probe.NewAnswers(addr)
+	s = answers.Run(ctx, func(ctx context.Context) report.Stage {
+		s, at := probe.First200(ctx, addr)
+		if s.Passed() {
+			res.BootToFirst200 = report.Duration(at.Sub(booted))
+		}
+		return s
+	})
 	if !v.stage(res, v.alive(g, s)) {
 		return res
 	}
@@ -156,11 +162,13 @@ func (v *verifier) run(ctx context.Context, t *target) *report.Verify {
 			pt.Oracle = oaddr
 		}
 	}
-	if !v.stage(res, v.alive(g, v.fingerprint(ctx, t, g, pt, res))) {
+	fingerprint := func(ctx context.Context) report.Stage { return v.fingerprint(ctx, t, g, pt, res) }
+	if !v.stage(res, v.alive(g, answers.Run(ctx, fingerprint))) {
 		return res
 	}
 	if t.image != nil {
-		if !v.stage(res, v.alive(g, probe.Content(ctx, pt))) {
+		content := func(ctx context.Context) report.Stage { return probe.Content(ctx, pt) }
+		if !v.stage(res, v.alive(g, answers.Run(ctx, content))) {
 			return res
 		}
 	} else {
@@ -168,10 +176,12 @@ func (v *verifier) run(ctx context.Context, t *target) *report.Verify {
 		// so content is the index page only, already fetched by first-200.
 		v.stage(res, report.Passf(report.StageContent, 0, "attempt's own root filesystem: content not known to jiege"))
 	}
-	if !v.stage(res, v.alive(g, probe.Stability(ctx, pt, probe.DefaultBars))) {
+	stability := func(ctx context.Context) report.Stage { return probe.Stability(ctx, pt, probe.DefaultBars) }
+	if !v.stage(res, v.alive(g, answers.Run(ctx, stability))) {
 		return res
 	}
-	v.stage(res, v.alive(g, probe.Survival(ctx, addr)))
+	survival := func(ctx context.Context) report.Stage { return probe.Survival(ctx, addr) }
+	v.stage(res, v.alive(g, answers.Run(ctx, survival)))
 	return res
 }
 

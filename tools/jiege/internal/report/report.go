@@ -66,6 +66,10 @@ const (
 	ClassNotFromScratch  = "not-from-scratch" // the booted kernel is Linux
 	ClassKernelPanic     = "kernel-panic"     // a panic line, or a trap dump and then silence
 	ClassQEMUExited      = "qemu-exited"      // QEMU exited while the stage ran
+	// ClassStoppedAnswering: the server stopped answering during the stage
+	// (refused, reset, timed out or closed without a byte) and answered
+	// nothing afterwards.
+	ClassStoppedAnswering = "stopped-answering"
 )
 
 // Duration is a time.Duration that JSON encodes as seconds (a number).
