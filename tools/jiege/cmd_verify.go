@@ -20,8 +20,11 @@ type verifier struct {
 	*common
 	portTimeout time.Duration
 	noOracle    bool
-	seed        uint64    // the fingerprint's random requests; 0: a fresh seed
-	out         io.Writer // live progress
+	// strictConfig fails an nginx whose configuration deviates from
+	// jiege's, instead of passing it with deviations.
+	strictConfig bool
+	seed         uint64    // the fingerprint's random requests; 0: a fresh seed
+	out          io.Writer // live progress
 }
 
 func (v *verifier) progress(format string, args ...any) {
@@ -227,6 +230,7 @@ func cmdVerify(ctx context.Context, args []string) error {
 	att.flags(fs)
 	fs.DurationVar(&v.portTimeout, "port-timeout", probe.PortOpenTimeout, "time allowed for the port to answer HTTP")
 	fs.BoolVar(&v.noOracle, "no-oracle", false, "fingerprint without the qemu-user nginx oracle")
+	fs.BoolVar(&v.strictConfig, "strict-config", false, "fail an attempt's nginx whose configuration deviates from jiege's (keep-alive off, gzip, ...) instead of passing it with deviations")
 	fs.Uint64Var(&v.seed, "fingerprint-seed", 0, "seed of the fingerprint's random requests (replays a report's; default: a fresh one)")
 	fs.StringVar(&jsonOut, "json", "", "write the result as JSON (schema v1) to FILE")
 	fs.StringVar(&mdOut, "md", "", "write the result as Markdown to FILE")
