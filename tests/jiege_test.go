@@ -104,6 +104,7 @@ type verifyDoc struct {
 	ConsoleLog  string   `json:"console_log"`
 	Boot200     float64  `json:"boot_to_first_200_s"`
 	Nginx       string   `json:"nginx_version"`
+	Deviations  []string `json:"deviations"`
 	Stages      []struct {
 		Name, Status, Class, Detail string
 	} `json:"stages"`
@@ -803,7 +804,9 @@ http {
 // build and run with its own configuration, so keep-alive off is no
 // difference; stability measures the server with fresh connections
 // through the second QEMU's widened backlog; the reported command is the
-// second QEMU's. Every stage passes.
+// second QEMU's. Every stage passes, and the verdict is a pass with the
+// deviation "keep-alive off"; with --strict-config it fails at the
+// fingerprint.
 func TestJiegeAttemptWithKeepAliveOff(t *testing.T) {
 	if err := buildKernelOnce(); err != nil {
 		t.Fatal(err)
@@ -858,6 +861,9 @@ func TestJiegeAttemptWithKeepAliveOff(t *testing.T) {
 	if r.code != 0 || !v.Pass {
 		t.Fatalf("exit %d, failed at %q\n%s", r.code, v.FailedStage, r.stderr)
 	}
+	if strings.Join(v.Deviations, ", ") != "keep-alive off" || !strings.Contains(r.stdout, "PASS with deviations (keep-alive off)") {
+		t.Errorf("deviations %q; verdict:\n%s", v.Deviations, r.stdout)
+	}
 	for _, s := range v.Stages {
 		t.Logf("%s: %s", s.Name, s.Detail)
 		switch s.Name {
@@ -890,6 +896,24 @@ func TestJiegeAttemptWithKeepAliveOff(t *testing.T) {
 		t.Errorf("the serving QEMU's backlog was not widened:\n%s", r.stderr)
 	}
 	noQEMUWith(t, marker)
+
+	r = jiege(t, 10*time.Minute, nil, "verify", "--attempt", dir, "--strict-config", "--json", out)
+	v = verifyDoc{}
+	readJSON(t, out, &v)
+	if fp, _ := stageOf(v, "nginx-fingerprint"); r.code != 1 || v.Pass || fp.Class != "config-deviation" || !strings.Contains(fp.Detail, "keep-alive off") {
+		t.Errorf("--strict-config: exit %d, pass %v, fingerprint %+v", r.code, v.Pass, fp)
+	}
+	noQEMUWith(t, marker)
+}
+
+// stageOf returns the named stage of a verify document.
+func stageOf(v verifyDoc, name string) (struct{ Name, Status, Class, Detail string }, bool) {
+	for _, s := range v.Stages {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return struct{ Name, Status, Class, Detail string }{}, false
 }
 
 // An attempt with only a run.sh that calls QEMU by absolute path, so the

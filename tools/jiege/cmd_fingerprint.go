@@ -26,6 +26,7 @@ func (v *verifier) fingerprint(ctx context.Context, t *target, g *guest, pt prob
 	}
 	res.FingerprintSeed = pt.Seed
 	var which string
+	ownConfig := false // the oracle is the attempt's nginx with its own configuration
 	if t.image == nil && !v.noOracle {
 		stop, addr, version, how, err := v.ownOracle(ctx, t, g, pt.Addr)
 		if err != nil {
@@ -34,13 +35,38 @@ func (v *verifier) fingerprint(ctx context.Context, t *target, g *guest, pt prob
 				return report.Failf(report.StageFingerprint, report.ClassEnvironment, 0, "oracle for the attempt: %v", err)
 			}
 		} else {
-			which, pt.NginxVersion = "oracle: "+how+"; ", version
+			which, pt.NginxVersion, ownConfig = "oracle: "+how+"; ", version, true
 		}
 		defer stop()
 		pt.Oracle, pt.OwnRoot = addr, true
 	}
 	s := probe.Fingerprint(ctx, pt)
 	s.Detail = which + s.Detail
+	if s.Passed() && ownConfig {
+		return v.deviations(ctx, s, pt.Addr, res)
+	}
+	return s
+}
+
+// deviations records how the configuration of an attempt's nginx, which
+// passed the fingerprint against its own binary and configuration,
+// deviates from jiege's: the verdict is then a pass with deviations, or
+// with --strict-config a failure.
+func (v *verifier) deviations(ctx context.Context, s report.Stage, addr string, res *report.Verify) report.Stage {
+	devs, err := probe.Deviations(ctx, addr)
+	if err != nil {
+		s.Detail += fmt.Sprintf("; its configuration's deviations from jiege's not read: %v", err)
+		return s
+	}
+	if len(devs) == 0 {
+		return s
+	}
+	res.Deviations = devs
+	if v.strictConfig {
+		return report.Failf(s.Name, report.ClassConfigDeviation, s.Duration.D(),
+			"%s; with --strict-config, a configuration that deviates from jiege's fails: %s", s.Detail, strings.Join(devs, ", "))
+	}
+	s.Detail += "; its configuration deviates from jiege's: " + strings.Join(devs, ", ")
 	return s
 }
 

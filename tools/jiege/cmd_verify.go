@@ -20,8 +20,11 @@ type verifier struct {
 	*common
 	portTimeout time.Duration
 	noOracle    bool
-	seed        uint64    // the fingerprint's random requests; 0: a fresh seed
-	out         io.Writer // live progress
+	// strictConfig fails an nginx whose configuration deviates from
+	// jiege's, instead of passing it with deviations.
+	strictConfig bool
+	seed         uint64    // the fingerprint's random requests; 0: a fresh seed
+	out          io.Writer // live progress
 }
 
 func (v *verifier) progress(format string, args ...any) {
@@ -130,10 +133,16 @@ func (v *verifier) run(ctx context.Context, t *target) *report.Verify {
 	if !v.stage(res, v.alive(g, s)) {
 		return res
 	}
-	s, at := probe.First200(ctx, addr)
-	if s.Passed() {
-		res.BootToFirst200 = report.Duration(at.Sub(booted))
-	}
+	// From here on every request to the server is counted: a stage during
+	// which it stopped answering fails as stopped-answering.
+	answers := probe.NewAnswers(addr)
+	s = answers.Run(ctx, func(ctx context.Context) report.Stage {
+		s, at := probe.First200(ctx, addr)
+		if s.Passed() {
+			res.BootToFirst200 = report.Duration(at.Sub(booted))
+		}
+		return s
+	})
 	if !v.stage(res, v.alive(g, s)) {
 		return res
 	}
@@ -156,11 +165,13 @@ func (v *verifier) run(ctx context.Context, t *target) *report.Verify {
 			pt.Oracle = oaddr
 		}
 	}
-	if !v.stage(res, v.alive(g, v.fingerprint(ctx, t, g, pt, res))) {
+	fingerprint := func(ctx context.Context) report.Stage { return v.fingerprint(ctx, t, g, pt, res) }
+	if !v.stage(res, v.alive(g, answers.Run(ctx, fingerprint))) {
 		return res
 	}
 	if t.image != nil {
-		if !v.stage(res, v.alive(g, probe.Content(ctx, pt))) {
+		content := func(ctx context.Context) report.Stage { return probe.Content(ctx, pt) }
+		if !v.stage(res, v.alive(g, answers.Run(ctx, content))) {
 			return res
 		}
 	} else {
@@ -168,10 +179,12 @@ func (v *verifier) run(ctx context.Context, t *target) *report.Verify {
 		// so content is the index page only, already fetched by first-200.
 		v.stage(res, report.Passf(report.StageContent, 0, "attempt's own root filesystem: content not known to jiege"))
 	}
-	if !v.stage(res, v.alive(g, probe.Stability(ctx, pt, probe.DefaultBars))) {
+	stability := func(ctx context.Context) report.Stage { return probe.Stability(ctx, pt, probe.DefaultBars) }
+	if !v.stage(res, v.alive(g, answers.Run(ctx, stability))) {
 		return res
 	}
-	v.stage(res, v.alive(g, probe.Survival(ctx, addr)))
+	survival := func(ctx context.Context) report.Stage { return probe.Survival(ctx, addr) }
+	v.stage(res, v.alive(g, answers.Run(ctx, survival)))
 	return res
 }
 
@@ -217,6 +230,7 @@ func cmdVerify(ctx context.Context, args []string) error {
 	att.flags(fs)
 	fs.DurationVar(&v.portTimeout, "port-timeout", probe.PortOpenTimeout, "time allowed for the port to answer HTTP")
 	fs.BoolVar(&v.noOracle, "no-oracle", false, "fingerprint without the qemu-user nginx oracle")
+	fs.BoolVar(&v.strictConfig, "strict-config", false, "fail an attempt's nginx whose configuration deviates from jiege's (keep-alive off, gzip, ...) instead of passing it with deviations")
 	fs.Uint64Var(&v.seed, "fingerprint-seed", 0, "seed of the fingerprint's random requests (replays a report's; default: a fresh one)")
 	fs.StringVar(&jsonOut, "json", "", "write the result as JSON (schema v1) to FILE")
 	fs.StringVar(&mdOut, "md", "", "write the result as Markdown to FILE")

@@ -316,6 +316,17 @@ func (v *verifier) alive(g *guest, s report.Stage) report.Stage {
 	if s.Passed() {
 		return s
 	}
+	if s.Class == report.ClassStoppedAnswering {
+		state := "QEMU still running"
+		if !g.alive() {
+			state = "QEMU no longer running"
+		}
+		s.Detail += "; " + state + "; console tail: " + g.consoleTail()
+		if n := g.network(); n != "" {
+			s.Detail += "; network: " + n
+		}
+		return s
+	}
 	if !g.alive() {
 		s.Detail += "; QEMU exited, console tail: " + g.consoleTail()
 		if n := g.network(); n != "" {

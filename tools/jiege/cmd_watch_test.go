@@ -84,3 +84,18 @@ func TestAliveTrapDump(t *testing.T) {
 		t.Errorf("the kernel went on printing: %s %q, want the stage's own class", s.Class, s.Detail)
 	}
 }
+
+// A stage that stopped answering says whether QEMU still runs and quotes
+// the console's tail.
+func TestAliveStoppedAnswering(t *testing.T) {
+	v := &verifier{common: &common{}}
+	free, err := qemu.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := fakeGuest(t, free, "kernel up", "init: killing nginx")
+	s := v.alive(g, report.Failf(report.StageStability, report.ClassStoppedAnswering, time.Second, "the server stopped answering at request 51"))
+	if s.Class != report.ClassStoppedAnswering || !strings.Contains(s.Detail, "QEMU still running") || !strings.Contains(s.Detail, "init: killing nginx") {
+		t.Errorf("got %s %q", s.Class, s.Detail)
+	}
+}

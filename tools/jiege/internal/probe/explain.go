@@ -60,3 +60,58 @@ func Explain(ctx context.Context, addr, wantVersion string) []string {
 	}
 	return says
 }
+
+// Configuration deviations from the nginx configuration of jiege's root
+// filesystem, as Deviations names them.
+const (
+	DevKeepAliveOff = "keep-alive off"
+	DevGzip         = "gzip on"
+	DevServerTokens = "server_tokens off"
+	DevErrorPages   = "other error pages"
+)
+
+// Deviations names how the configuration of the nginx at addr, a server
+// that passed the fingerprint against its own binary and configuration,
+// deviates from jiege's: keep-alive off, gzip on, server_tokens off, other
+// error pages. Its version is the binary's, not a deviation.
+func Deviations(ctx context.Context, addr string) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, ExplainTimeout)
+	defer cancel()
+	c, err := dial(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { c.Close() }()
+	r, err := c.do("GET", "/", "Accept-Encoding: gzip\r\n", nil)
+	if err != nil {
+		return nil, err
+	}
+	var devs []string
+	if v, _ := r.Get("Connection"); strings.EqualFold(v, "close") {
+		devs = append(devs, DevKeepAliveOff)
+		c.Close()
+		if c, err = dial(ctx, addr); err != nil {
+			return nil, err
+		}
+	}
+	if ce, _ := r.Get("Content-Encoding"); ce != "" {
+		devs = append(devs, DevGzip)
+	}
+	server, _ := r.Get("Server")
+	version, tokens := strings.CutPrefix(server, "nginx/")
+	if server == "nginx" {
+		devs = append(devs, DevServerTokens)
+	}
+	missing, err := c.do("GET", "/jiege-missing-"+randHex(8), "Connection: close\r\n", nil)
+	if err != nil {
+		return nil, err
+	}
+	page := NginxErrorPage(version)
+	if !tokens {
+		page = strings.Replace(NginxErrorPage(""), "nginx/", "nginx", 1)
+	}
+	if missing.Status != 404 || string(missing.Body) != page {
+		devs = append(devs, DevErrorPages)
+	}
+	return devs, nil
+}

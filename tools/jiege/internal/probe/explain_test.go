@@ -1,6 +1,8 @@
 package probe
 
 import (
+	"bufio"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -63,5 +65,46 @@ func TestExplain(t *testing.T) {
 	// Nothing listening: nothing to say.
 	if got := Explain(ctxFor(t, 2*time.Second), "127.0.0.1:1", "1.26.3"); len(got) != 0 {
 		t.Errorf("no server: %q", got)
+	}
+}
+
+func TestDeviations(t *testing.T) {
+	_, files := fixture(t)
+	for _, c := range []struct {
+		name string
+		o    fakehttp.Options
+		want string
+	}{
+		{"stock", fakehttp.Options{Files: files}, ""},
+		{"another version is the binary's", fakehttp.Options{Files: files, Version: "1.28.3"}, ""},
+		{"keepalive_timeout 0", fakehttp.Options{Files: files, KeepAliveRequests: 1}, DevKeepAliveOff},
+	} {
+		s := start(t, c.o)
+		got, err := Deviations(ctxFor(t, 10*time.Second), s.Addr)
+		if err != nil || strings.Join(got, ", ") != c.want {
+			t.Errorf("%s: %q, %v; want %q", c.name, got, err, c.want)
+		}
+	}
+
+	// gzip on, server_tokens off and an error page of its own.
+	addr := serveConns(t, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		for {
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			if req.URL.Path == "/" {
+				c.Write([]byte("HTTP/1.1 200 OK\r\nServer: nginx\r\nContent-Type: text/html\r\nConnection: keep-alive\r\nContent-Encoding: gzip\r\nContent-Length: 2\r\n\r\nzz"))
+				continue
+			}
+			page := "<html><body>gone fishing</body></html>\n"
+			fmt.Fprintf(c, "HTTP/1.1 404 Not Found\r\nServer: nginx\r\nContent-Type: text/html\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(page), page)
+			return
+		}
+	})
+	got, err := Deviations(ctxFor(t, 10*time.Second), addr)
+	if want := []string{DevGzip, DevServerTokens, DevErrorPages}; err != nil || strings.Join(got, ", ") != strings.Join(want, ", ") {
+		t.Errorf("got %q, %v; want %q", got, err, want)
 	}
 }

@@ -48,16 +48,26 @@ func (r *response) Names() []string {
 	return n
 }
 
-// probeError carries a failure class with its message.
+// probeError carries a failure class with its message, and the error it
+// quotes, if any, so that errors.Is still sees how a connection ended.
 type probeError struct {
 	class string
 	msg   string
+	cause error
 }
 
 func (e *probeError) Error() string { return e.msg }
 
+func (e *probeError) Unwrap() error { return e.cause }
+
 func perr(class, format string, args ...any) error {
-	return &probeError{class: class, msg: fmt.Sprintf(format, args...)}
+	e := &probeError{class: class, msg: fmt.Sprintf(format, args...)}
+	for _, a := range args {
+		if err, ok := a.(error); ok {
+			e.cause = err
+		}
+	}
+	return e
 }
 
 // classOf returns err's failure class.
@@ -78,10 +88,11 @@ func classOf(err error) string {
 
 // conn is one client connection that carries requests in sequence.
 type conn struct {
-	addr string
-	c    net.Conn
-	br   *bufio.Reader
-	stop func() bool // unregisters the cancellation hook
+	addr    string
+	c       net.Conn
+	br      *bufio.Reader
+	stop    func() bool // unregisters the cancellation hook
+	answers *Answers    // counts the requests to a followed server; nil if not followed
 }
 
 // dial connects with the load generator's retrying dialer, bounded by ctx.
@@ -96,20 +107,23 @@ func dialStats(ctx context.Context, addr string) (*conn, load.DialStats, error) 
 	if d, ok := ctx.Deadline(); ok {
 		timeout = min(timeout, time.Until(d))
 	}
+	answers := answersFor(ctx, addr)
 	c, st, err := load.Dial(ctx, addr, timeout)
 	if err != nil {
 		class := report.ClassConnectRefused
 		if classOf(err) == report.ClassTimeout {
 			class = report.ClassTimeout
 		}
-		return nil, st, perr(class, "connect %s: %v", addr, err)
+		err = perr(class, "connect %s: %v", addr, err)
+		answers.record(err)
+		return nil, st, err
 	}
 	if d, ok := ctx.Deadline(); ok {
 		c.SetDeadline(d)
 	}
 	// Cancellation must end a blocked read or write too.
 	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
-	return &conn{addr: addr, c: c, br: newReader(c), stop: stop}, st, nil
+	return &conn{addr: addr, c: c, br: newReader(c), stop: stop, answers: answers}, st, nil
 }
 
 func (c *conn) Close() error {
@@ -130,9 +144,11 @@ const maxBody = 16 << 20
 func (c *conn) do(method, path, extra string, sink io.Writer) (*response, error) {
 	req := method + " " + path + " HTTP/1.1\r\nHost: " + c.addr + "\r\nUser-Agent: jiege-probe\r\nAccept: */*\r\n" + extra + "\r\n"
 	if _, err := io.WriteString(c.c, req); err != nil {
+		c.answers.lose(lostReset)
 		return nil, fmt.Errorf("%s %s: write: %w", method, path, err)
 	}
 	r, err := readResponse(c.br, method, sink)
+	c.answers.record(err)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", method, path, err)
 	}

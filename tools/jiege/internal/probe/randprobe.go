@@ -224,6 +224,9 @@ func RandomProbe(ctx context.Context, t Target, seed uint64, n int) (RandomResul
 				}
 			}
 		}
+		if got[0].Err == errConnect {
+			break // the target refused connections for a whole batch's time
+		}
 		timeouts := 0
 		for _, d := range res.Differences {
 			if d.Target.Err == errTimeout {
@@ -275,6 +278,7 @@ func runBatch(ctx context.Context, addr string, b Batch, norm normaliser) []Answ
 			all.WriteString(r.Raw)
 		}
 		if _, err := io.WriteString(c.c, all.String()); err != nil {
+			c.answers.lose(lostReset)
 			return fill(0, errClosed)
 		}
 	}
@@ -284,6 +288,7 @@ func runBatch(ctx context.Context, addr string, b Batch, norm normaliser) []Answ
 		}
 		if !b.Pipelined {
 			if _, err := io.WriteString(c.c, r.Raw); err != nil {
+				c.answers.lose(lostReset)
 				return fill(i, errClosed)
 			}
 		}
@@ -309,6 +314,9 @@ func readAnswer(c *conn, method string, norm normaliser) Answer {
 	var interim []int
 	for {
 		r, err := readResponse(c.br, method, nil)
+		if len(interim) == 0 {
+			c.answers.record(err)
+		}
 		if err != nil {
 			return Answer{Err: answerErr(err)}
 		}

@@ -100,6 +100,7 @@ func Stability(ctx context.Context, t Target, bars Bars) report.Stage {
 			s := fail(report.ClassInternal, "%s: %v", name, err)
 			return &s
 		}
+		answersFor(ctx, t.Addr).recordLoad(res)
 		m[name+"_ok"] = float64(res.Requests)
 		m[name+"_errors"] = float64(res.Errors.Total())
 		m[name+"_connect_retries"] = float64(res.ConnectRetries + res.SlowConnects)

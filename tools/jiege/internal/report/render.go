@@ -13,13 +13,21 @@ import (
 // verdict is PASS or FAIL with the failed stage.
 func (v *Verify) verdict() string {
 	if v.Pass {
-		return "PASS"
+		return "PASS" + deviationsText(v.Deviations)
 	}
 	if v.FailedStage == "" {
 		return "FAIL"
 	}
 	s, _ := v.Stage(v.FailedStage)
 	return fmt.Sprintf("FAIL at %s (%s)", v.FailedStage, s.Class)
+}
+
+// deviationsText tells a pass with configuration deviations from a plain one.
+func deviationsText(devs []string) string {
+	if len(devs) == 0 {
+		return ""
+	}
+	return " with deviations (" + strings.Join(devs, ", ") + ")"
 }
 
 func secs(d Duration) string {
@@ -233,7 +241,7 @@ func BenchMarkdown(b *Bench) string {
 
 func (r *Row) verdict() string {
 	if r.Pass {
-		return "pass"
+		return "pass" + deviationsText(r.Deviations)
 	}
 	if r.FailedStage == "" {
 		return "fail"

@@ -66,6 +66,13 @@ const (
 	ClassNotFromScratch  = "not-from-scratch" // the booted kernel is Linux
 	ClassKernelPanic     = "kernel-panic"     // a panic line, or a trap dump and then silence
 	ClassQEMUExited      = "qemu-exited"      // QEMU exited while the stage ran
+	// ClassStoppedAnswering: the server stopped answering during the stage
+	// (refused, reset, timed out or closed without a byte) and answered
+	// nothing afterwards.
+	ClassStoppedAnswering = "stopped-answering"
+	// ClassConfigDeviation: under --strict-config, the server is nginx
+	// whose configuration deviates from jiege's.
+	ClassConfigDeviation = "config-deviation"
 )
 
 // Duration is a time.Duration that JSON encodes as seconds (a number).
@@ -137,6 +144,10 @@ type Verify struct {
 	// FingerprintSeed seeds the fingerprint's random requests: `jiege
 	// verify --fingerprint-seed N` replays them.
 	FingerprintSeed uint64 `json:"fingerprint_seed,omitempty"`
+	// Deviations lists how the nginx configuration of a passing attempt
+	// deviates from jiege's (e.g. "keep-alive off"): a pass with
+	// deviations, not a plain pass.
+	Deviations []string `json:"deviations,omitempty"`
 }
 
 // NewVerify returns a Verify with the schema and kind set.
@@ -305,6 +316,7 @@ type Row struct {
 	Pass         bool         `json:"pass"`
 	FailedStage  string       `json:"failed_stage,omitempty"`
 	FailClass    string       `json:"fail_class,omitempty"`
+	Deviations   []string     `json:"deviations,omitempty"` // the verify result's
 	StagesPassed int          `json:"stages_passed"`
 	StagesTotal  int          `json:"stages_total"`
 	Verify       *Verify      `json:"verify,omitempty"`
@@ -343,6 +355,7 @@ func RowFrom(name string, meta Meta, v *Verify, b *BenchTarget) Row {
 		r.Pass = v.Pass
 		r.FailedStage = v.FailedStage
 		r.StagesTotal = len(StageOrder)
+		r.Deviations = v.Deviations
 		for _, s := range v.Stages {
 			if s.Passed() {
 				r.StagesPassed++

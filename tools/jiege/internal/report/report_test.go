@@ -604,5 +604,31 @@ func TestLeaderboardRowCause(t *testing.T) {
 	}
 	if got := broken.cause(); len(got) != maxCause+3 || !strings.HasSuffix(got, "...") {
 		t.Errorf("a long cause is not clipped: %d bytes", len(got))
+// A pass with configuration deviations says so in every rendering and in
+// the leaderboard's verdict, distinct from a plain pass.
+func TestPassWithDeviations(t *testing.T) {
+	v := NewVerify("--attempt a", "attempt")
+	for _, name := range StageOrder {
+		v.Add(Passf(name, time.Second, "ok"))
+	}
+	v.Deviations = []string{"keep-alive off"}
+	if !v.Pass {
+		t.Fatal("deviations made it fail")
+	}
+	b, err := json.Marshal(v)
+	if err != nil || !strings.Contains(string(b), `"deviations":["keep-alive off"]`) {
+		t.Errorf("JSON %s, %v", b, err)
+	}
+	const want = "with deviations (keep-alive off)"
+	if !strings.Contains(VerifyText(v), "PASS "+want) || !strings.Contains(VerifyMarkdown(v), "PASS "+want) {
+		t.Errorf("text or Markdown lacks %q:\n%s\n%s", want, VerifyText(v), VerifyMarkdown(v))
+	}
+	r := RowFrom("a", Meta{}, v, nil)
+	if r.verdict() != "pass "+want || strings.Join(r.Deviations, ",") != "keep-alive off" {
+		t.Errorf("row verdict %q, deviations %q", r.verdict(), r.Deviations)
+	}
+	v.Deviations = nil
+	if r = RowFrom("a", Meta{}, v, nil); r.verdict() != "pass" {
+		t.Errorf("plain pass: %q", r.verdict())
 	}
 }

@@ -43,6 +43,10 @@ type Options struct {
 	// DieAfter, if > 0, makes the server close its listener and every
 	// connection once it has answered that many requests.
 	DieAfter int64
+	// DieAccepting makes a server that dies (DieAfter) go on accepting
+	// connections and close them at once, as QEMU's hostfwd does once the
+	// guest's server is gone, instead of refusing them.
+	DieAccepting bool
 	// AcceptOnly makes the server accept connections and close them at
 	// once without reading or answering, as QEMU's hostfwd does when the
 	// guest has no network.
@@ -105,10 +109,12 @@ func (s *Server) Served() int64 { return s.served.Load() }
 // Close stops the server and waits for its goroutines.
 func (s *Server) Close() error {
 	s.die()
+	s.ln.Close()
 	s.wg.Wait()
 	return nil
 }
 
+// die closes every connection and, unless o.DieAccepting, the listener.
 func (s *Server) die() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -116,7 +122,9 @@ func (s *Server) die() {
 		return
 	}
 	s.dead = true
-	s.ln.Close()
+	if !s.o.DieAccepting {
+		s.ln.Close()
+	}
 	for c := range s.conns {
 		c.Close()
 	}
@@ -137,6 +145,9 @@ func (s *Server) accept() {
 		if s.dead {
 			s.mu.Unlock()
 			c.Close()
+			if s.o.DieAccepting {
+				continue
+			}
 			return
 		}
 		s.conns[c] = struct{}{}
