@@ -604,6 +604,9 @@ func TestLeaderboardRowCause(t *testing.T) {
 	}
 	if got := broken.cause(); len(got) != maxCause+3 || !strings.HasSuffix(got, "...") {
 		t.Errorf("a long cause is not clipped: %d bytes", len(got))
+	}
+}
+
 // A pass with configuration deviations says so in every rendering and in
 // the leaderboard's verdict, distinct from a plain pass.
 func TestPassWithDeviations(t *testing.T) {
