@@ -53,21 +53,22 @@ func (t *Task) FutexWait(addr uintptr, shared bool, val, bitset uint32, deadline
 	if err != nil {
 		return err
 	}
-	t.Proc.k.futexMu.Lock()
+	k := t.Proc.k
+	k.futexMu.Lock()
 	cur, err := t.loadUser32(addr)
 	if err != nil {
-		t.Proc.k.futexMu.Unlock()
+		k.futexMu.Unlock()
 		return unix.EFAULT
 	}
 	if cur != val {
-		t.Proc.k.futexMu.Unlock()
+		k.futexMu.Unlock()
 		return unix.EAGAIN
 	}
 	w := &futexWaiter{key: key, wake: make(chan struct{}), bitset: bitset}
-	t.Proc.k.futexQueues[key] = append(t.Proc.k.futexQueues[key], w)
-	t.Proc.k.futexMu.Unlock()
+	k.futexQueues[key] = append(k.futexQueues[key], w)
+	k.futexMu.Unlock()
 
-	if err := t.Block(w.wake, deadline); err != nil && t.Proc.k.futexRemove(w) {
+	if err := t.Block(w.wake, deadline); err != nil && k.futexRemove(w) {
 		return err
 	}
 	return nil // woken, perhaps at the same moment as the deadline
@@ -121,9 +122,10 @@ func (t *Task) FutexWake(addr uintptr, shared bool, n int, bitset uint32) (int, 
 	if err != nil {
 		return 0, err
 	}
-	t.Proc.k.futexMu.Lock()
-	defer t.Proc.k.futexMu.Unlock()
-	return t.Proc.k.futexWakeLocked(key, n, bitset), nil
+	k := t.Proc.k
+	k.futexMu.Lock()
+	defer k.futexMu.Unlock()
+	return k.futexWakeLocked(key, n, bitset), nil
 }
 
 // FutexRequeue wakes up to nwake waiters on addr and moves up to nrequeue
@@ -139,8 +141,9 @@ func (t *Task) FutexRequeue(addr, addr2 uintptr, shared bool, nwake, nrequeue in
 	if err != nil {
 		return 0, err
 	}
-	t.Proc.k.futexMu.Lock()
-	defer t.Proc.k.futexMu.Unlock()
+	k := t.Proc.k
+	k.futexMu.Lock()
+	defer k.futexMu.Unlock()
 	if cmp != nil {
 		cur, err := t.loadUser32(addr)
 		if err != nil {
@@ -152,7 +155,7 @@ func (t *Task) FutexRequeue(addr, addr2 uintptr, shared bool, nwake, nrequeue in
 	}
 	woken, moved := 0, 0
 	var kept, requeued []*futexWaiter
-	for _, w := range t.Proc.k.futexQueues[key] {
+	for _, w := range k.futexQueues[key] {
 		switch {
 		case woken < nwake:
 			close(w.wake)
@@ -165,8 +168,8 @@ func (t *Task) FutexRequeue(addr, addr2 uintptr, shared bool, nwake, nrequeue in
 			kept = append(kept, w)
 		}
 	}
-	t.Proc.k.futexSetQueue(key, kept)
-	t.Proc.k.futexSetQueue(key2, append(t.Proc.k.futexQueues[key2], requeued...))
+	k.futexSetQueue(key, kept)
+	k.futexSetQueue(key2, append(k.futexQueues[key2], requeued...))
 	return woken + moved, nil
 }
 
@@ -209,8 +212,9 @@ func (t *Task) FutexWakeOp(addr, addr2 uintptr, shared bool, nwake, nwake2 int, 
 	if apply == nil {
 		return 0, unix.ENOSYS
 	}
-	t.Proc.k.futexMu.Lock()
-	defer t.Proc.k.futexMu.Unlock()
+	k := t.Proc.k
+	k.futexMu.Lock()
+	defer k.futexMu.Unlock()
 	old, err := t.updateUser32(addr2, func(v uint32) (uint32, bool) { return apply(v), true })
 	if err != nil {
 		return 0, unix.EFAULT
@@ -233,9 +237,9 @@ func (t *Task) FutexWakeOp(addr, addr2 uintptr, shared bool, nwake, nwake2 int, 
 	default:
 		return 0, unix.ENOSYS // as Linux: after the operation, before any wake
 	}
-	woken := t.Proc.k.futexWakeLocked(key, nwake, futexBitsetAny)
+	woken := k.futexWakeLocked(key, nwake, futexBitsetAny)
 	if pass {
-		woken += t.Proc.k.futexWakeLocked(key2, nwake2, futexBitsetAny)
+		woken += k.futexWakeLocked(key2, nwake2, futexBitsetAny)
 	}
 	return woken, nil
 }

@@ -70,10 +70,10 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 	if err := p.mayAddTask(); err != nil {
 		return nil, err
 	}
-	tid := int(t.Proc.k.lastPID.Add(1))
+	tid := int(p.k.lastPID.Add(1))
 	var child *Task
 	if f&unix.CLONE_THREAD != 0 {
-		regs := t.Proc.k.newRegs()
+		regs := p.k.newRegs()
 		if regs == nil {
 			return nil, unix.ENOMEM
 		}
@@ -107,7 +107,7 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 			vm = &sharedVM{users: 1}
 		}
 		p.Unlock()
-		regs := t.Proc.k.newRegs()
+		regs := p.k.newRegs()
 		if regs == nil {
 			vm.drop(as)
 			return nil, unix.ENOMEM
@@ -145,8 +145,8 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 		t.putUser32(a.ParentTID, uint32(tid))
 	}
 	inheritSignals(t, child, f&unix.CLONE_THREAD != 0, f&unix.CLONE_CLEAR_SIGHAND != 0)
-	t.Proc.k.forkMu.RLock()
-	t.Proc.k.addTask(child)
+	p.k.forkMu.RLock()
+	p.k.addTask(child)
 	select {
 	case <-p.exited:
 		// A kill of p's group (or of every process) ran while p forked,
@@ -158,8 +158,8 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 		}
 	default:
 	}
-	t.Proc.k.forkMu.RUnlock()
-	t.Proc.k.startTask(child)
+	p.k.forkMu.RUnlock()
+	p.k.startTask(child)
 	if f&unix.CLONE_VFORK != 0 {
 		select {
 		case <-child.Proc.vforkDone:
