@@ -37,14 +37,14 @@ func (t *Task) Block(ready <-chan struct{}, deadline time.Time) error {
 		t.cpu.start(time.Now())
 	}()
 	for {
-		sigMu.Lock()
+		t.Proc.k.sigMu.Lock()
 		wake := t.wakeChan()
 		select {
 		case <-wake:
 		default:
 		}
 		interrupted := t.mustHandle()
-		sigMu.unlockUnchanged() // it only read signal state
+		t.Proc.k.sigMu.unlockUnchanged() // it only read signal state
 		if interrupted {
 			return unix.EINTR
 		}

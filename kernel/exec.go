@@ -9,12 +9,7 @@ import (
 	arch "github.com/jiege-go/jiege/arch/riscv64"
 	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/kernel/loader"
-	"github.com/jiege-go/jiege/mm"
 )
-
-// UserMemory is where user address spaces get their frames; set at boot
-// (and by host tests).
-var UserMemory mm.Memory
 
 // Execve replaces the task's program with the one at file (absolute; name
 // is how the caller wrote it), as execve(2) does: a #! script runs its
@@ -60,13 +55,13 @@ func (t *Task) Execve(file, name string, argv, envp []string) error {
 		return err
 	}
 	var random [16]byte
-	Random(random[:])
+	p.k.Random(random[:])
 	regs := new(arch.Frame)
 	exe, err := p.Root.Lookup(p.Cred(), file, true)
 	if err != nil {
 		return err
 	}
-	as, err := loader.Exec(UserMemory, p.Root, p.Cred(), file, argv, envp, p.Limit(unix.RLIMIT_STACK).Cur, random, regs)
+	as, err := loader.Exec(p.k.userMemory, p.k.vdso, p.Root, p.Cred(), file, argv, envp, p.Limit(unix.RLIMIT_STACK).Cur, random, regs)
 	if err != nil {
 		return err
 	}

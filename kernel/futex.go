@@ -1,7 +1,6 @@
 package kernel
 
 import (
-	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -30,11 +29,6 @@ type futexWaiter struct {
 // futexBitsetAny is FUTEX_BITSET_MATCH_ANY.
 const futexBitsetAny = 0xffffffff
 
-var (
-	futexMu     sync.Mutex // guards futexQueues and every waiter's key
-	futexQueues = map[futexKey][]*futexWaiter{}
-)
-
 // futexKeyOf is the key of the aligned word at addr, a shared futex's
 // or a private one's, or EINVAL.
 func (t *Task) futexKeyOf(addr uintptr, shared bool) (futexKey, error) {
@@ -59,56 +53,57 @@ func (t *Task) FutexWait(addr uintptr, shared bool, val, bitset uint32, deadline
 	if err != nil {
 		return err
 	}
-	futexMu.Lock()
+	k := t.Proc.k
+	k.futexMu.Lock()
 	cur, err := t.loadUser32(addr)
 	if err != nil {
-		futexMu.Unlock()
+		k.futexMu.Unlock()
 		return unix.EFAULT
 	}
 	if cur != val {
-		futexMu.Unlock()
+		k.futexMu.Unlock()
 		return unix.EAGAIN
 	}
 	w := &futexWaiter{key: key, wake: make(chan struct{}), bitset: bitset}
-	futexQueues[key] = append(futexQueues[key], w)
-	futexMu.Unlock()
+	k.futexQueues[key] = append(k.futexQueues[key], w)
+	k.futexMu.Unlock()
 
-	if err := t.Block(w.wake, deadline); err != nil && futexRemove(w) {
+	if err := t.Block(w.wake, deadline); err != nil && k.futexRemove(w) {
 		return err
 	}
 	return nil // woken, perhaps at the same moment as the deadline
 }
 
 // futexRemove takes w off its queue, reporting whether it was still there.
-func futexRemove(w *futexWaiter) bool {
-	futexMu.Lock()
-	defer futexMu.Unlock()
-	q := futexQueues[w.key]
+func (k *Kernel) futexRemove(w *futexWaiter) bool {
+	k.futexMu.Lock()
+	defer k.futexMu.Unlock()
+	q := k.futexQueues[w.key]
 	for i, x := range q {
 		if x == w {
-			futexSetQueue(w.key, append(q[:i:i], q[i+1:]...))
+			k.futexSetQueue(w.key, append(q[:i:i], q[i+1:]...))
 			return true
 		}
 	}
 	return false
 }
 
-func futexSetQueue(key futexKey, q []*futexWaiter) {
+func (k *Kernel) futexSetQueue(key futexKey, q []*futexWaiter) {
 	if len(q) == 0 {
-		delete(futexQueues, key)
+		delete(k.futexQueues, key)
 	} else {
-		futexQueues[key] = q
+		k.futexQueues[key] = q
 	}
 }
 
 // futexWakeLocked wakes up to n waiters on key whose bitset matches, in
 // the order they came, and returns how many woke. As on Linux, n below 1
 // wakes one (Linux counts after each wake). futexMu is held.
-func futexWakeLocked(key futexKey, n int, bitset uint32) int {
+func (k *Kernel) futexWakeLocked(key futexKey, n int, bitset uint32) int {
 	n = max(n, 1)
 	woken := 0
 	var kept []*futexWaiter
-	for _, w := range futexQueues[key] {
+	for _, w := range k.futexQueues[key] {
 		if woken < n && w.bitset&bitset != 0 {
 			close(w.wake)
 			woken++
@@ -116,7 +111,7 @@ func futexWakeLocked(key futexKey, n int, bitset uint32) int {
 		}
 		kept = append(kept, w)
 	}
-	futexSetQueue(key, kept)
+	k.futexSetQueue(key, kept)
 	return woken
 }
 
@@ -127,9 +122,10 @@ func (t *Task) FutexWake(addr uintptr, shared bool, n int, bitset uint32) (int, 
 	if err != nil {
 		return 0, err
 	}
-	futexMu.Lock()
-	defer futexMu.Unlock()
-	return futexWakeLocked(key, n, bitset), nil
+	k := t.Proc.k
+	k.futexMu.Lock()
+	defer k.futexMu.Unlock()
+	return k.futexWakeLocked(key, n, bitset), nil
 }
 
 // FutexRequeue wakes up to nwake waiters on addr and moves up to nrequeue
@@ -145,8 +141,9 @@ func (t *Task) FutexRequeue(addr, addr2 uintptr, shared bool, nwake, nrequeue in
 	if err != nil {
 		return 0, err
 	}
-	futexMu.Lock()
-	defer futexMu.Unlock()
+	k := t.Proc.k
+	k.futexMu.Lock()
+	defer k.futexMu.Unlock()
 	if cmp != nil {
 		cur, err := t.loadUser32(addr)
 		if err != nil {
@@ -158,7 +155,7 @@ func (t *Task) FutexRequeue(addr, addr2 uintptr, shared bool, nwake, nrequeue in
 	}
 	woken, moved := 0, 0
 	var kept, requeued []*futexWaiter
-	for _, w := range futexQueues[key] {
+	for _, w := range k.futexQueues[key] {
 		switch {
 		case woken < nwake:
 			close(w.wake)
@@ -171,8 +168,8 @@ func (t *Task) FutexRequeue(addr, addr2 uintptr, shared bool, nwake, nrequeue in
 			kept = append(kept, w)
 		}
 	}
-	futexSetQueue(key, kept)
-	futexSetQueue(key2, append(futexQueues[key2], requeued...))
+	k.futexSetQueue(key, kept)
+	k.futexSetQueue(key2, append(k.futexQueues[key2], requeued...))
 	return woken + moved, nil
 }
 
@@ -215,8 +212,9 @@ func (t *Task) FutexWakeOp(addr, addr2 uintptr, shared bool, nwake, nwake2 int, 
 	if apply == nil {
 		return 0, unix.ENOSYS
 	}
-	futexMu.Lock()
-	defer futexMu.Unlock()
+	k := t.Proc.k
+	k.futexMu.Lock()
+	defer k.futexMu.Unlock()
 	old, err := t.updateUser32(addr2, func(v uint32) (uint32, bool) { return apply(v), true })
 	if err != nil {
 		return 0, unix.EFAULT
@@ -239,9 +237,9 @@ func (t *Task) FutexWakeOp(addr, addr2 uintptr, shared bool, nwake, nwake2 int, 
 	default:
 		return 0, unix.ENOSYS // as Linux: after the operation, before any wake
 	}
-	woken := futexWakeLocked(key, nwake, futexBitsetAny)
+	woken := k.futexWakeLocked(key, nwake, futexBitsetAny)
 	if pass {
-		woken += futexWakeLocked(key2, nwake2, futexBitsetAny)
+		woken += k.futexWakeLocked(key2, nwake2, futexBitsetAny)
 	}
 	return woken, nil
 }

@@ -18,8 +18,8 @@ type realTimer struct {
 // RealTimer returns the time left on ITIMER_REAL (0: disarmed) and its
 // interval.
 func (p *Process) RealTimer() (left, interval time.Duration) {
-	sigMu.Lock()
-	defer sigMu.unlockUnchanged()
+	p.k.sigMu.Lock()
+	defer p.k.sigMu.unlockUnchanged()
 	return p.realTimerLocked()
 }
 
@@ -35,8 +35,8 @@ func (p *Process) realTimerLocked() (left, interval time.Duration) {
 // SetRealTimer arms ITIMER_REAL to expire after value (0 disarms) and then
 // every interval; it returns the old setting, as setitimer(2) does.
 func (p *Process) SetRealTimer(value, interval time.Duration) (oldLeft, oldInterval time.Duration) {
-	sigMu.Lock()
-	defer sigMu.Unlock()
+	p.k.sigMu.Lock()
+	defer p.k.sigMu.Unlock()
 	oldLeft, oldInterval = p.realTimerLocked()
 	it := &p.sig.itimer
 	if it.timer != nil {
@@ -62,10 +62,10 @@ func (p *Process) armRealTimer(d time.Duration) {
 }
 
 func (p *Process) realTimerExpired(gen int) {
-	sigMu.Lock()
+	p.k.sigMu.Lock()
 	it := &p.sig.itimer
 	if it.gen != gen {
-		sigMu.Unlock()
+		p.k.sigMu.Unlock()
 		return
 	}
 	it.timer = nil
@@ -73,7 +73,7 @@ func (p *Process) realTimerExpired(gen int) {
 		p.armRealTimer(it.interval)
 	}
 	fatal := p.queueSignal(nil, unix.SIGALRM, &SigInfo{Code: SIKernel})
-	sigMu.Unlock()
+	p.k.sigMu.Unlock()
 	if fatal {
 		p.terminate(unix.SIGALRM)
 	}
@@ -81,8 +81,8 @@ func (p *Process) realTimerExpired(gen int) {
 
 // stopRealTimer disarms the timer of an exiting process.
 func (p *Process) stopRealTimer() {
-	sigMu.Lock()
-	defer sigMu.Unlock()
+	p.k.sigMu.Lock()
+	defer p.k.sigMu.Unlock()
 	if it := &p.sig.itimer; it.timer != nil {
 		it.timer.Stop()
 		it.timer = nil

@@ -98,11 +98,11 @@ func (caller *Process) MayChangeLimits(p *Process) bool {
 // the process except (nil: none). A process that has exited counts no
 // more: exit_group tells the parent before the task leaves the table, and
 // a parent that has reaped its child must not find it counted.
-func tasksOfUser(uid uint32, except *Process) uint64 {
-	tablesMu.RLock()
-	defer tablesMu.RUnlock()
+func (k *Kernel) tasksOfUser(uid uint32, except *Process) uint64 {
+	k.tablesMu.RLock()
+	defer k.tablesMu.RUnlock()
 	n := uint64(0)
-	for _, t := range tasks {
+	for _, t := range k.tasks {
 		if t.Proc.UID == uid && t.Proc != except && !t.Proc.gone.Load() {
 			n++
 		}
@@ -117,7 +117,7 @@ func (p *Process) mayAddTask() error {
 	if p.UID == 0 || p.EUID == 0 {
 		return nil
 	}
-	if tasksOfUser(p.UID, nil) >= p.Limit(unix.RLIMIT_NPROC).Cur {
+	if p.k.tasksOfUser(p.UID, nil) >= p.Limit(unix.RLIMIT_NPROC).Cur {
 		return unix.EAGAIN
 	}
 	return nil
@@ -128,7 +128,7 @@ func (p *Process) mayAddTask() error {
 // EAGAIN while the user still is, as Linux's PF_NPROC_EXCEEDED makes it
 // (setuid itself succeeds).
 func (p *Process) UserChanged() {
-	over := p.UID != 0 && tasksOfUser(p.UID, p) > p.Limit(unix.RLIMIT_NPROC).Cur
+	over := p.UID != 0 && p.k.tasksOfUser(p.UID, p) > p.Limit(unix.RLIMIT_NPROC).Cur
 	p.mu.Lock()
 	p.nprocExceeded = over
 	p.mu.Unlock()
@@ -139,7 +139,7 @@ func (p *Process) checkNprocAtExec() error {
 	p.mu.Lock()
 	flagged := p.nprocExceeded
 	p.mu.Unlock()
-	if flagged && tasksOfUser(p.UID, nil) > p.Limit(unix.RLIMIT_NPROC).Cur {
+	if flagged && p.k.tasksOfUser(p.UID, nil) > p.Limit(unix.RLIMIT_NPROC).Cur {
 		return unix.EAGAIN
 	}
 	p.mu.Lock()

@@ -3,7 +3,6 @@ package kernel
 import (
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -23,7 +22,7 @@ func oomKill(p *Process) *Process {
 	}
 	var victim *Process
 	best := 0
-	for _, q := range Processes() {
+	for _, q := range p.k.Processes() {
 		if q.PID == 1 {
 			continue
 		}
@@ -39,9 +38,9 @@ func oomKill(p *Process) *Process {
 	default:
 		fmt.Printf("kernel: out of memory: killed pid %d (%s), %d KiB resident\n", victim.PID, victim.Exe, best*4)
 		// Listed before the kill: faults on other harts wait for it.
-		oomVictims.Lock()
-		oomVictims.dying = append(oomVictims.dying, victim)
-		oomVictims.Unlock()
+		p.k.oomVictims.Lock()
+		p.k.oomVictims.dying = append(p.k.oomVictims.dying, victim)
+		p.k.oomVictims.Unlock()
 		victim.Signal(unix.SIGKILL, nil)
 	}
 	if victim != p {
@@ -50,19 +49,12 @@ func oomKill(p *Process) *Process {
 	return victim
 }
 
-// oomVictims are the processes the OOM killer ended, until their memory
-// is released or a fault has waited a second for it.
-var oomVictims struct {
-	sync.Mutex
-	dying []*Process
-}
-
 // waitForVictim waits for an earlier victim other than p to release its
 // memory and returns it, or returns nil when there is none.
 func waitForVictim(p *Process) *Process {
-	oomVictims.Lock()
+	p.k.oomVictims.Lock()
 	var v *Process
-	oomVictims.dying = slices.DeleteFunc(oomVictims.dying, func(q *Process) bool {
+	p.k.oomVictims.dying = slices.DeleteFunc(p.k.oomVictims.dying, func(q *Process) bool {
 		select {
 		case <-q.released:
 			return true
@@ -73,11 +65,11 @@ func waitForVictim(p *Process) *Process {
 		}
 		return false
 	})
-	oomVictims.Unlock()
+	p.k.oomVictims.Unlock()
 	if v != nil && !waitForRelease(v) {
-		oomVictims.Lock()
-		oomVictims.dying = slices.DeleteFunc(oomVictims.dying, func(q *Process) bool { return q == v })
-		oomVictims.Unlock()
+		p.k.oomVictims.Lock()
+		p.k.oomVictims.dying = slices.DeleteFunc(p.k.oomVictims.dying, func(q *Process) bool { return q == v })
+		p.k.oomVictims.Unlock()
 	}
 	return v
 }

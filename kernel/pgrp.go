@@ -1,41 +1,28 @@
 package kernel
 
-import (
-	"sync"
-
-	"golang.org/x/sys/unix"
-)
-
-// forkMu orders forks and signals sent to many processes: a fork adds its
-// child under the read lock and looks whether its own process was killed
-// meanwhile; kill(2) of a group or of every process lists and signals its
-// targets under the write lock. So a child forked while its group is
-// killed on another hart is either among the targets or sees its parent
-// gone and is killed too, as Linux restarts a fork that a fatal signal
-// interrupts; otherwise a fork bomb's group could outlive its SIGKILL.
-var forkMu sync.RWMutex
+import "golang.org/x/sys/unix"
 
 // Process groups and sessions. init starts in group 0 and session 0, as on
 // Linux; children inherit both.
 
 // PGID returns the process group id.
 func (p *Process) PGID() int {
-	sigMu.Lock()
-	defer sigMu.unlockUnchanged()
+	p.k.sigMu.Lock()
+	defer p.k.sigMu.unlockUnchanged()
 	return p.sig.pgid
 }
 
 // SID returns the session id.
 func (p *Process) SID() int {
-	sigMu.Lock()
-	defer sigMu.unlockUnchanged()
+	p.k.sigMu.Lock()
+	defer p.k.sigMu.unlockUnchanged()
 	return p.sig.sid
 }
 
 // live returns the processes that have not exited.
-func live() []*Process {
+func (k *Kernel) live() []*Process {
 	var ps []*Process
-	for _, p := range Processes() {
+	for _, p := range k.Processes() {
 		select {
 		case <-p.exited:
 		default:
@@ -49,9 +36,9 @@ func live() []*Process {
 // unless some group already has its pid as id.
 func (t *Task) Setsid() (int, error) {
 	p := t.Proc
-	all := Processes()
-	sigMu.Lock()
-	defer sigMu.Unlock()
+	all := t.Proc.k.Processes()
+	t.Proc.k.sigMu.Lock()
+	defer t.Proc.k.sigMu.Unlock()
 	for _, q := range all {
 		if q.sig.pgid == p.PID {
 			return 0, unix.EPERM
@@ -71,7 +58,7 @@ func (t *Task) Setpgid(pid, pgid int) error {
 	}
 	target := self
 	if pid != 0 && pid != self.PID {
-		target = ProcessByID(pid)
+		target = t.Proc.k.ProcessByID(pid)
 		if target == nil {
 			return unix.ESRCH
 		}
@@ -79,9 +66,9 @@ func (t *Task) Setpgid(pid, pgid int) error {
 	if pgid == 0 {
 		pgid = target.PID
 	}
-	all := live()
-	sigMu.Lock()
-	defer sigMu.Unlock()
+	all := t.Proc.k.live()
+	t.Proc.k.sigMu.Lock()
+	defer t.Proc.k.sigMu.Unlock()
 	if target != self && target.parent != self {
 		return unix.ESRCH
 	}
@@ -107,7 +94,7 @@ func (t *Task) Setpgid(pid, pgid int) error {
 func (t *Task) Getpgid(pid int) (int, error) {
 	p := t.Proc
 	if pid != 0 {
-		if p = ProcessByID(pid); p == nil {
+		if p = t.Proc.k.ProcessByID(pid); p == nil {
 			return 0, unix.ESRCH
 		}
 	}
@@ -118,7 +105,7 @@ func (t *Task) Getpgid(pid int) (int, error) {
 func (t *Task) Getsid(pid int) (int, error) {
 	p := t.Proc
 	if pid != 0 {
-		if p = ProcessByID(pid); p == nil {
+		if p = t.Proc.k.ProcessByID(pid); p == nil {
 			return 0, unix.ESRCH
 		}
 	}
@@ -146,7 +133,7 @@ func (t *Task) Kill(pid int, sig unix.Signal) error {
 	}
 	info := &SigInfo{Code: SIUser, Pid: int32(t.Proc.PID), UID: t.Proc.UID}
 	if pid > 0 {
-		q := ProcessByID(pid)
+		q := t.Proc.k.ProcessByID(pid)
 		if q == nil {
 			return unix.ESRCH
 		}
@@ -156,14 +143,14 @@ func (t *Task) Kill(pid int, sig unix.Signal) error {
 		q.Signal(sig, info)
 		return nil
 	}
-	forkMu.Lock()
-	defer forkMu.Unlock()
+	t.Proc.k.forkMu.Lock()
+	defer t.Proc.k.forkMu.Unlock()
 	var targets []*Process
 	pgid := -pid
 	if pid == 0 {
 		pgid = t.Proc.PGID()
 	}
-	for _, q := range live() {
+	for _, q := range t.Proc.k.live() {
 		if pid == -1 && q.PID != 1 && q != t.Proc || pid != -1 && q.PGID() == pgid {
 			targets = append(targets, q)
 		}
@@ -189,7 +176,7 @@ func (t *Task) Tgkill(tgid, tid int, sig unix.Signal) error {
 	if tid <= 0 || sig < 0 || sig > NumSignals {
 		return unix.EINVAL
 	}
-	target := TaskByID(tid)
+	target := t.Proc.k.TaskByID(tid)
 	if target == nil || tgid != -1 && target.Proc.PID != tgid {
 		return unix.ESRCH
 	}
@@ -207,13 +194,13 @@ func (t *Task) Queue(tgid, tid int, info SigInfo) error {
 	if info.Signo < 0 || info.Signo > NumSignals {
 		return unix.EINVAL
 	}
-	p := ProcessByID(tgid)
+	p := t.Proc.k.ProcessByID(tgid)
 	if p == nil {
 		return unix.ESRCH
 	}
 	var target *Task
 	if tid != 0 {
-		if target = TaskByID(tid); target == nil || target.Proc != p {
+		if target = t.Proc.k.TaskByID(tid); target == nil || target.Proc != p {
 			return unix.ESRCH
 		}
 	}
@@ -233,10 +220,10 @@ func (t *Task) Queue(tgid, tid int, info SigInfo) error {
 
 // SignalGroup sends sig, as the kernel, to every process of group pgid:
 // a terminal's ^C, ^\ and ^Z.
-func SignalGroup(pgid int, sig unix.Signal) {
-	forkMu.Lock()
-	defer forkMu.Unlock()
-	for _, p := range Processes() {
+func (k *Kernel) SignalGroup(pgid int, sig unix.Signal) {
+	k.forkMu.Lock()
+	defer k.forkMu.Unlock()
+	for _, p := range k.Processes() {
 		if p.PGID() == pgid {
 			p.Signal(sig, nil)
 		}
@@ -245,8 +232,8 @@ func SignalGroup(pgid int, sig unix.Signal) {
 
 // GroupInSession reports whether process group pgid has a member in
 // session sid (TIOCSPGRP may only name such a group).
-func GroupInSession(pgid, sid int) bool {
-	for _, p := range Processes() {
+func (k *Kernel) GroupInSession(pgid, sid int) bool {
+	for _, p := range k.Processes() {
 		if p.PGID() == pgid && p.SID() == sid {
 			return true
 		}

@@ -13,7 +13,6 @@ import (
 	arch "github.com/jiege-go/jiege/arch/riscv64"
 	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/mm"
-	jnet "github.com/jiege-go/jiege/net"
 )
 
 // Process is a user program: an address space, open files and threads.
@@ -71,6 +70,8 @@ type Process struct {
 	childEvent chan struct{}
 
 	sig processSignals // signal.go
+
+	k *Kernel // the kernel it runs on; its children's too
 }
 
 // Task is one thread of a process.
@@ -91,27 +92,19 @@ type Task struct {
 	sig taskSignals // signal.go
 }
 
-var lastPID atomic.Int64
-
-// Network is the network stack user sockets live on: loopback, and Ethernet
-// when the machine has a network device.
-var Network *jnet.Stack
-
 // nanotime is the runtime's monotonic clock in ns: on the kernel, the
 // time CSR converted (arch's clock_gettime), which the vDSO reads too.
 //
 //go:linkname nanotime runtime.nanotime
 func nanotime() int64
 
-// bootNano is when the kernel package was initialised; Uptime counts from it.
-var bootNano = nanotime()
+// Uptime is the monotonic time since the kernel was made (at boot):
+// CLOCK_MONOTONIC.
+func (k *Kernel) Uptime() time.Duration { return time.Duration(nanotime() - k.bootNano) }
 
-// Uptime is the monotonic time since boot: CLOCK_MONOTONIC.
-func Uptime() time.Duration { return time.Duration(nanotime() - bootNano) }
-
-// BootNano is when the kernel package was initialised, in the runtime's
-// nanotime: boot sets the vDSO's CLOCK_MONOTONIC offset from it.
-func BootNano() int64 { return bootNano }
+// BootNano is when the kernel was made, in the runtime's nanotime: boot
+// sets the vDSO's CLOCK_MONOTONIC offset from it.
+func (k *Kernel) BootNano() int64 { return k.bootNano }
 
 // Lock locks the process's address space (shared by its threads and by
 // processes cloned with CLONE_VM). execve replaces the address space while
@@ -178,18 +171,11 @@ func (p *Process) Exit(status int) {
 // ParentPID is the parent's pid, 0 for init.
 func (p *Process) ParentPID() int { return int(p.parentPID.Load()) }
 
-// Platform hooks, set by the kernel's main on riscv64 and by host tests:
-// where a new task's register frame comes from, and how a task starts.
-var (
-	NewRegs   = func() *arch.Frame { return new(arch.Frame) }
-	StartTask = func(*Task) {}
-)
-
 // newChild makes a child process of p with an address space and a file
 // table (Clone decides what is shared) and adds it to p's children.
 func (p *Process) newChild(pid int, as *mm.AddressSpace, vm *sharedVM, files *fs.FDTable, filesRefs *atomic.Int32) *Process {
 	c := &Process{PID: pid, AS: as, Files: files, filesRefs: filesRefs, Root: p.Root, Cwd: p.Cwd, Exe: p.Exe, Umask: p.Umask,
-		Cmdline: p.Cmdline, start: Uptime(),
+		Cmdline: p.Cmdline, start: p.k.Uptime(), k: p.k,
 		UID: p.UID, GID: p.GID, EUID: p.EUID, EGID: p.EGID, SUID: p.SUID, SGID: p.SGID,
 		Groups: append([]uint32(nil), p.Groups...), limits: p.Limits(),
 		exited: make(chan struct{}), released: make(chan struct{}), threads: 1, parent: p, childEvent: make(chan struct{})}
@@ -216,14 +202,14 @@ func (p *Process) RealCred() *fs.Cred {
 }
 
 // NewProcess makes a process with one task around an exec'd address space.
-func NewProcess(tree *fs.Tree, as *mm.AddressSpace, files *fs.FDTable, exe string, argv []string, regs *arch.Frame) *Task {
-	pid := int(lastPID.Add(1))
+func (k *Kernel) NewProcess(tree *fs.Tree, as *mm.AddressSpace, files *fs.FDTable, exe string, argv []string, regs *arch.Frame) *Task {
+	pid := int(k.lastPID.Add(1))
 	p := &Process{PID: pid, AS: as, Files: files, filesRefs: newRefs(),
-		Root: tree, Cwd: "/", Exe: path.Clean(exe), Cmdline: argv, Umask: 0o022, start: Uptime(), limits: initLimits(),
+		Root: tree, Cwd: "/", Exe: path.Clean(exe), Cmdline: argv, Umask: 0o022, start: k.Uptime(), limits: initLimits(), k: k,
 		exited: make(chan struct{}), released: make(chan struct{}), threads: 1, childEvent: make(chan struct{})}
 	p.vm.Store(&sharedVM{users: 1})
 	files.SetLimit(int(p.limits[unix.RLIMIT_NOFILE].Cur))
 	t := &Task{TID: pid, Proc: p, Regs: regs}
-	addTask(t)
+	k.addTask(t)
 	return t
 }

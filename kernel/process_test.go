@@ -37,18 +37,15 @@ func TestSetIDsOnExec(t *testing.T) {
 // a loaded run).
 func TestNprocLeavesOutExitedProcesses(t *testing.T) {
 	const uid = 54321
-	p := &Process{PID: 1 << 30, UID: uid, EUID: uid, SUID: uid}
+	k := New(Config{})
+	p := &Process{PID: 1 << 30, UID: uid, EUID: uid, SUID: uid, k: k}
 	task := &Task{TID: p.PID, Proc: p}
-	addTask(task)
-	defer func() {
-		removeTask(task)
-		removeProcess(p)
-	}()
-	if n := tasksOfUser(uid, nil); n != 1 {
+	k.addTask(task)
+	if n := k.tasksOfUser(uid, nil); n != 1 {
 		t.Fatalf("running: %d tasks of uid %d counted, want 1", n, uid)
 	}
 	p.gone.Store(true) // what Exit sets before it tells the parent
-	if n := tasksOfUser(uid, nil); n != 0 {
+	if n := k.tasksOfUser(uid, nil); n != 0 {
 		t.Errorf("exited, still in the task table: %d tasks counted, want 0", n)
 	}
 }

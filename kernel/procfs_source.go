@@ -9,19 +9,16 @@ import (
 	"github.com/jiege-go/jiege/mm"
 )
 
-// Machine facts procfs reports; set at boot.
-var (
-	CPUs        = 1
-	MemoryStats = func() (inUse, total uint64) { return 0, 0 }
-)
-
-// ProcfsSource is the kernel as procfs shows it (procfs.Kernel): the
+// ProcfsSource is a kernel as procfs shows it (procfs.Kernel): the
 // process table, the machine facts and the network stack.
-type ProcfsSource struct{}
+type ProcfsSource struct{ k *Kernel }
+
+// Procfs returns the kernel as procfs shows it.
+func (k *Kernel) Procfs() ProcfsSource { return ProcfsSource{k} }
 
 // Processes returns every process, by pid.
-func (ProcfsSource) Processes() []procfs.Process {
-	ps := Processes()
+func (s ProcfsSource) Processes() []procfs.Process {
+	ps := s.k.Processes()
 	views := make([]procfs.Process, len(ps))
 	for i, p := range ps {
 		views[i] = procfsProcess{p}
@@ -29,11 +26,11 @@ func (ProcfsSource) Processes() []procfs.Process {
 	return views
 }
 
-func (ProcfsSource) LastPID() int64                     { return lastPID.Load() }
-func (ProcfsSource) Uptime() time.Duration              { return Uptime() }
-func (ProcfsSource) CPUs() int                          { return CPUs }
-func (ProcfsSource) MemoryStats() (inUse, total uint64) { return MemoryStats() }
-func (ProcfsSource) Network() procfs.Network            { return Network }
+func (s ProcfsSource) LastPID() int64                     { return s.k.lastPID.Load() }
+func (s ProcfsSource) Uptime() time.Duration              { return s.k.Uptime() }
+func (s ProcfsSource) CPUs() int                          { return s.k.cpus }
+func (s ProcfsSource) MemoryStats() (inUse, total uint64) { return s.k.memoryStats() }
+func (s ProcfsSource) Network() procfs.Network            { return s.k.Network }
 
 // procfsProcess is a process as /proc/PID reads it (procfs.Process).
 type procfsProcess struct{ p *Process }

@@ -1,18 +1,11 @@
 package kernel
 
-import (
-	"math/rand/v2"
-	"sync"
-)
+import "math/rand/v2"
 
 // The kernel's random generator, behind getrandom(2) and AT_RANDOM: ChaCha8,
 // seeded at boot from virtio-rng when the machine has one (SeedRandom), and
 // until then from the Go runtime's own seed. It avoids crypto/rand, whose
 // FIPS DRBG reserves 32 MiB of memory.
-var (
-	randMu  sync.Mutex
-	randGen = rand.NewChaCha8(seedFromRuntime())
-)
 
 func seedFromRuntime() (seed [32]byte) {
 	for i := 0; i < 32; i += 8 {
@@ -25,15 +18,15 @@ func seedFromRuntime() (seed [32]byte) {
 }
 
 // SeedRandom reseeds the generator.
-func SeedRandom(seed [32]byte) {
-	randMu.Lock()
-	randGen = rand.NewChaCha8(seed)
-	randMu.Unlock()
+func (k *Kernel) SeedRandom(seed [32]byte) {
+	k.randMu.Lock()
+	k.randGen = rand.NewChaCha8(seed)
+	k.randMu.Unlock()
 }
 
 // Random fills b with random bytes.
-func Random(b []byte) {
-	randMu.Lock()
-	randGen.Read(b)
-	randMu.Unlock()
+func (k *Kernel) Random(b []byte) {
+	k.randMu.Lock()
+	k.randGen.Read(b)
+	k.randMu.Unlock()
 }

@@ -129,9 +129,9 @@ func (t *Task) Sigreturn() {
 	t.Proc.Unlock()
 	if err != nil {
 		fmt.Printf("kernel: pid %d (%s) rt_sigreturn: bad frame at %#x\n", t.Proc.PID, t.Proc.Exe, r.X[arch.RegSP])
-		sigMu.Lock()
+		t.Proc.k.sigMu.Lock()
 		t.forceSegv()
-		sigMu.Unlock()
+		t.Proc.k.sigMu.Unlock()
 		return
 	}
 	le := binary.LittleEndian
@@ -143,9 +143,9 @@ func (t *Task) Sigreturn() {
 		r.F[i] = le.Uint64(b[ucFPOffset+8*i:])
 	}
 	r.FCSR = uint64(le.Uint32(b[ucFCSROffset:]))
-	sigMu.Lock()
+	t.Proc.k.sigMu.Lock()
 	t.setMaskLocked(SigSet(le.Uint64(b[ucMaskOffset:])))
-	sigMu.Unlock()
+	t.Proc.k.sigMu.Unlock()
 	// The saved alternate stack comes back, unless the task is on it
 	// (Linux squashes that EPERM).
 	t.SetAltStack(le.Uint64(b[ucStackOffset:]), le.Uint64(b[ucStackOffset+16:]), int32(le.Uint32(b[ucStackOffset+8:]))&SSDisable)

@@ -34,7 +34,7 @@ const (
 )
 
 // unblockable are the signals no mask holds.
-var unblockable = Bit(unix.SIGKILL) | Bit(unix.SIGSTOP)
+const unblockable = SigSet(1)<<(unix.SIGKILL-1) | SigSet(1)<<(unix.SIGSTOP-1)
 
 // sa_flags bits (include/uapi/asm-generic/signal-defs.h).
 const (
@@ -134,10 +134,6 @@ type taskSignals struct {
 	restartBlock func(*Task) (uint64, error)
 }
 
-// sigMu guards every process's and task's signal state, process groups and
-// sessions: senders touch several processes at once.
-var sigMu signalLock
-
 // signalLock is a mutex that counts its critical sections: every change
 // to signal state happens under it, so a task that saw the count it saw
 // when it last handled its signals has nothing new to handle, and the
@@ -228,10 +224,10 @@ func (t *Task) mustHandle() bool {
 
 // tasksOf returns the running tasks of p.
 func tasksOf(p *Process) []*Task {
-	tablesMu.RLock()
-	defer tablesMu.RUnlock()
+	p.k.tablesMu.RLock()
+	defer p.k.tablesMu.RUnlock()
 	var ts []*Task
-	for _, t := range tasks {
+	for _, t := range p.k.tasks {
 		if t.Proc == p {
 			ts = append(ts, t)
 		}
@@ -248,9 +244,9 @@ func (t *Task) SendSignal(sig unix.Signal, info *SigInfo) {
 
 // SignalThread sends sig to this thread only, as tgkill(2) does.
 func (t *Task) SignalThread(sig unix.Signal, info *SigInfo) {
-	sigMu.Lock()
+	t.Proc.k.sigMu.Lock()
 	fatal := t.Proc.queueSignal(t, sig, info)
-	sigMu.Unlock()
+	t.Proc.k.sigMu.Unlock()
 	if fatal {
 		t.Proc.terminate(sig)
 	}
@@ -261,9 +257,9 @@ const SIQueue = -1
 
 // Signal sends sig to the process, as kill(2) does.
 func (p *Process) Signal(sig unix.Signal, info *SigInfo) {
-	sigMu.Lock()
+	p.k.sigMu.Lock()
 	fatal := p.queueSignal(nil, sig, info)
-	sigMu.Unlock()
+	p.k.sigMu.Unlock()
 	if fatal {
 		p.terminate(sig)
 	}
@@ -437,11 +433,11 @@ func (p *Process) terminate(sig unix.Signal) {
 
 // exitBySignal ends the process with sig as the cause.
 func (p *Process) exitBySignal(sig unix.Signal) {
-	sigMu.Lock()
+	p.k.sigMu.Lock()
 	if p.sig.termSig == 0 {
 		p.sig.termSig = sig
 	}
-	sigMu.Unlock()
+	p.k.sigMu.Unlock()
 	p.Exit(128 + int(sig))
 }
 
@@ -525,7 +521,7 @@ func (t *Task) HandleSignals() {
 	// Inlined at every return to user mode: nothing new since the last
 	// time (a restart or saved mask pending zeroes seenGen: Interrupted,
 	// and BeginMaskedWait's critical section).
-	if t.sig.seenGen != 0 && sigMu.gen.Load() == t.sig.seenGen {
+	if t.sig.seenGen != 0 && t.Proc.k.sigMu.gen.Load() == t.sig.seenGen {
 		return
 	}
 	t.handleSignals()
@@ -533,18 +529,18 @@ func (t *Task) HandleSignals() {
 
 func (t *Task) handleSignals() {
 	p := t.Proc
-	sigMu.Lock()
+	t.Proc.k.sigMu.Lock()
 	// Only a pass that changed signal state counts: one that found nothing
 	// to do left other tasks nothing new, and counting it would send each
 	// task that runs next through this lock in turn, for good.
 	changed := false
 	defer func() {
 		if changed {
-			t.sig.seenGen = sigMu.gen.Load() + 1 // the count after this Unlock
-			sigMu.Unlock()
+			t.sig.seenGen = t.Proc.k.sigMu.gen.Load() + 1 // the count after this Unlock
+			t.Proc.k.sigMu.Unlock()
 		} else {
-			t.sig.seenGen = sigMu.gen.Load()
-			sigMu.unlockUnchanged()
+			t.sig.seenGen = t.Proc.k.sigMu.gen.Load()
+			t.Proc.k.sigMu.unlockUnchanged()
 		}
 	}()
 	for {
@@ -556,12 +552,12 @@ func (t *Task) handleSignals() {
 		if p.sig.stopped {
 			changed = true
 			cont := p.sig.continued
-			sigMu.Unlock()
+			t.Proc.k.sigMu.Unlock()
 			select {
 			case <-cont:
 			case <-p.exited:
 			}
-			sigMu.Lock()
+			t.Proc.k.sigMu.Lock()
 			continue
 		}
 		info, ok := t.dequeue(^t.sig.mask)
@@ -585,9 +581,9 @@ func (t *Task) handleSignals() {
 				p.stop(sig)
 				continue
 			}
-			sigMu.Unlock()
+			t.Proc.k.sigMu.Unlock()
 			p.terminate(sig)
-			sigMu.Lock()
+			t.Proc.k.sigMu.Lock()
 			return
 		}
 		if t.sig.restart != RestartNever {
@@ -602,9 +598,9 @@ func (t *Task) handleSignals() {
 			fmt.Printf("kernel: pid %d (%s) cannot take %s: bad signal stack at %#x\n",
 				p.PID, p.Exe, unix.SignalName(sig), t.Regs.X[arch.RegSP])
 			if sig == unix.SIGSEGV {
-				sigMu.Unlock()
+				t.Proc.k.sigMu.Unlock()
 				p.exitBySignal(unix.SIGSEGV)
-				sigMu.Lock()
+				t.Proc.k.sigMu.Lock()
 				return
 			}
 			t.forceSegv()
@@ -652,14 +648,14 @@ func (t *Task) forceSegv() {
 // dies with it, reported on the console with the trap's cause.
 func (t *Task) Fault(sig unix.Signal, code int32, addr uint64, cause uint64) {
 	p := t.Proc
-	sigMu.Lock()
+	t.Proc.k.sigMu.Lock()
 	a := p.sig.actions[sig-1]
 	handled := a.Handler != SigDefault && a.Handler != SigIgnore && t.sig.mask&Bit(sig) == 0
 	if handled {
 		t.sig.pending |= Bit(sig)
 		t.sig.queue = append(t.sig.queue, SigInfo{Signo: sig, Code: code, Addr: addr})
 	}
-	sigMu.Unlock()
+	t.Proc.k.sigMu.Unlock()
 	if !handled {
 		fmt.Printf("kernel: pid %d (%s) killed by %s: cause %d at pc %#x, address %#x\n",
 			p.PID, p.Exe, unix.SignalName(sig), cause, t.Regs.PC, t.Regs.Tval)
@@ -670,8 +666,8 @@ func (t *Task) Fault(sig unix.Signal, code int32, addr uint64, cause uint64) {
 
 // Action returns the disposition of sig.
 func (p *Process) Action(sig unix.Signal) SigAction {
-	sigMu.Lock()
-	defer sigMu.unlockUnchanged()
+	p.k.sigMu.Lock()
+	defer p.k.sigMu.unlockUnchanged()
 	return p.sig.actions[sig-1]
 }
 
@@ -679,8 +675,8 @@ func (p *Process) Action(sig unix.Signal) SigAction {
 // returns the old one. Setting SIG_IGN, or SIG_DFL for a signal ignored
 // by default, discards its pending instances, as POSIX requires.
 func (p *Process) SetAction(sig unix.Signal, a SigAction) SigAction {
-	sigMu.Lock()
-	defer sigMu.Unlock()
+	p.k.sigMu.Lock()
+	defer p.k.sigMu.Unlock()
 	old := p.sig.actions[sig-1]
 	a.Flags &= saKnown
 	a.Mask &^= unblockable
@@ -693,15 +689,15 @@ func (p *Process) SetAction(sig unix.Signal, a SigAction) SigAction {
 
 // Mask returns the task's blocked set.
 func (t *Task) Mask() SigSet {
-	sigMu.Lock()
-	defer sigMu.unlockUnchanged()
+	t.Proc.k.sigMu.Lock()
+	defer t.Proc.k.sigMu.unlockUnchanged()
 	return t.sig.mask
 }
 
 // SetMask sets the task's blocked set (SIGKILL and SIGSTOP stay unblocked).
 func (t *Task) SetMask(m SigSet) {
-	sigMu.Lock()
-	defer sigMu.Unlock()
+	t.Proc.k.sigMu.Lock()
+	defer t.Proc.k.sigMu.Unlock()
 	t.setMaskLocked(m)
 }
 
@@ -715,8 +711,8 @@ func (t *Task) setMaskLocked(m SigSet) {
 // Pending returns the signals pending for the task: its own and its
 // process's.
 func (t *Task) Pending() SigSet {
-	sigMu.Lock()
-	defer sigMu.unlockUnchanged()
+	t.Proc.k.sigMu.Lock()
+	defer t.Proc.k.sigMu.unlockUnchanged()
 	return t.sig.pending | t.Proc.sig.pending
 }
 
@@ -725,8 +721,8 @@ func (t *Task) Pending() SigSet {
 // comes back when a handler for the interrupting signal returns, or at
 // EndMaskedWait when the call ends without EINTR.
 func (t *Task) BeginMaskedWait(mask SigSet) {
-	sigMu.Lock()
-	defer sigMu.Unlock()
+	t.Proc.k.sigMu.Lock()
+	defer t.Proc.k.sigMu.Unlock()
 	t.sig.savedMask, t.sig.hasSavedMask = t.sig.mask, true
 	t.sig.mask = mask &^ unblockable
 }
@@ -737,8 +733,8 @@ func (t *Task) EndMaskedWait(err error) {
 	if err == unix.EINTR {
 		return
 	}
-	sigMu.Lock()
-	defer sigMu.Unlock()
+	t.Proc.k.sigMu.Lock()
+	defer t.Proc.k.sigMu.Unlock()
 	if t.sig.hasSavedMask {
 		t.sig.mask, t.sig.hasSavedMask = t.sig.savedMask, false
 	}
@@ -759,19 +755,19 @@ func (t *Task) Suspend(mask SigSet) error {
 func (t *Task) TakeSignal(set SigSet, deadline time.Time) (SigInfo, error) {
 	set &^= unblockable
 	for {
-		sigMu.Lock()
+		t.Proc.k.sigMu.Lock()
 		info, ok := t.dequeue(set)
 		if !ok {
 			// Waiting for them counts as not blocking them.
 			old := t.sig.mask
 			t.sig.mask &^= set
 			t.sig.waiting = set
-			sigMu.Unlock()
+			t.Proc.k.sigMu.Unlock()
 			err := t.Block(nil, deadline)
-			sigMu.Lock()
+			t.Proc.k.sigMu.Lock()
 			t.sig.mask, t.sig.waiting = old, 0
 			info, ok = t.dequeue(set)
-			sigMu.Unlock()
+			t.Proc.k.sigMu.Unlock()
 			if ok {
 				return info, nil
 			}
@@ -783,15 +779,15 @@ func (t *Task) TakeSignal(set SigSet, deadline time.Time) (SigInfo, error) {
 			}
 			continue
 		}
-		sigMu.Unlock()
+		t.Proc.k.sigMu.Unlock()
 		return info, nil
 	}
 }
 
 // AltStack returns the alternate signal stack (sigaltstack's stack_t).
 func (t *Task) AltStack() (sp, size uint64, flags int32) {
-	sigMu.Lock()
-	defer sigMu.unlockUnchanged()
+	t.Proc.k.sigMu.Lock()
+	defer t.Proc.k.sigMu.unlockUnchanged()
 	return t.altStack()
 }
 
@@ -821,8 +817,8 @@ const MinSigStackSize = 2048
 // SetAltStack implements sigaltstack's new stack: EPERM while running on
 // the current one, ENOMEM below MINSIGSTKSZ.
 func (t *Task) SetAltStack(sp, size uint64, flags int32) error {
-	sigMu.Lock()
-	defer sigMu.Unlock()
+	t.Proc.k.sigMu.Lock()
+	defer t.Proc.k.sigMu.Unlock()
 	if t.onAltStack(t.Regs.X[arch.RegSP]) {
 		return unix.EPERM
 	}
@@ -846,8 +842,8 @@ func (t *Task) SetAltStack(sp, size uint64, flags int32) error {
 // dispositions, its process group and session; a thread gets no
 // alternate stack, as on Linux.
 func inheritSignals(parent, child *Task, thread, clearHandlers bool) {
-	sigMu.Lock()
-	defer sigMu.Unlock()
+	parent.Proc.k.sigMu.Lock()
+	defer parent.Proc.k.sigMu.Unlock()
 	child.sig.mask = parent.sig.mask
 	if thread {
 		return
@@ -865,8 +861,8 @@ func inheritSignals(parent, child *Task, thread, clearHandlers bool) {
 // back to SIG_DFL (ignored signals stay ignored), the alternate stack
 // goes; the mask and the pending signals stay.
 func (t *Task) ResetSignalsForExec() {
-	sigMu.Lock()
-	defer sigMu.Unlock()
+	t.Proc.k.sigMu.Lock()
+	defer t.Proc.k.sigMu.Unlock()
 	resetHandlers(t.Proc)
 	t.sig.altSP, t.sig.altSize = 0, 0
 }

@@ -1,62 +1,51 @@
 package kernel
 
-import (
-	"sort"
-	"sync"
-)
+import "sort"
 
-// The kernel's tables of processes (until reaped) and running tasks, by id:
-// kill, tgkill, wait and /proc find them here.
-var (
-	tablesMu  sync.RWMutex
-	processes = map[int]*Process{}
-	tasks     = map[int]*Task{}
-)
-
-func addTask(t *Task) {
-	tablesMu.Lock()
-	tasks[t.TID] = t
-	if _, ok := processes[t.Proc.PID]; !ok {
-		processes[t.Proc.PID] = t.Proc
+func (k *Kernel) addTask(t *Task) {
+	k.tablesMu.Lock()
+	k.tasks[t.TID] = t
+	if _, ok := k.processes[t.Proc.PID]; !ok {
+		k.processes[t.Proc.PID] = t.Proc
 	}
-	tablesMu.Unlock()
+	k.tablesMu.Unlock()
 }
 
-func removeTask(t *Task) {
-	tablesMu.Lock()
-	delete(tasks, t.TID)
-	tablesMu.Unlock()
+func (k *Kernel) removeTask(t *Task) {
+	k.tablesMu.Lock()
+	delete(k.tasks, t.TID)
+	k.tablesMu.Unlock()
 }
 
-func removeProcess(p *Process) {
-	tablesMu.Lock()
-	delete(processes, p.PID)
-	tablesMu.Unlock()
+func (k *Kernel) removeProcess(p *Process) {
+	k.tablesMu.Lock()
+	delete(k.processes, p.PID)
+	k.tablesMu.Unlock()
 }
 
 // TaskByID returns the running task with a thread id, or nil.
-func TaskByID(tid int) *Task {
-	tablesMu.RLock()
-	defer tablesMu.RUnlock()
-	return tasks[tid]
+func (k *Kernel) TaskByID(tid int) *Task {
+	k.tablesMu.RLock()
+	defer k.tablesMu.RUnlock()
+	return k.tasks[tid]
 }
 
 // ProcessByID returns the process with a pid (exited but not yet reaped
 // included), or nil.
-func ProcessByID(pid int) *Process {
-	tablesMu.RLock()
-	defer tablesMu.RUnlock()
-	return processes[pid]
+func (k *Kernel) ProcessByID(pid int) *Process {
+	k.tablesMu.RLock()
+	defer k.tablesMu.RUnlock()
+	return k.processes[pid]
 }
 
 // Processes returns every process, by pid.
-func Processes() []*Process {
-	tablesMu.RLock()
-	ps := make([]*Process, 0, len(processes))
-	for _, p := range processes {
+func (k *Kernel) Processes() []*Process {
+	k.tablesMu.RLock()
+	ps := make([]*Process, 0, len(k.processes))
+	for _, p := range k.processes {
 		ps = append(ps, p)
 	}
-	tablesMu.RUnlock()
+	k.tablesMu.RUnlock()
 	sort.Slice(ps, func(i, j int) bool { return ps[i].PID < ps[j].PID })
 	return ps
 }

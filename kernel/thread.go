@@ -70,10 +70,10 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 	if err := p.mayAddTask(); err != nil {
 		return nil, err
 	}
-	tid := int(lastPID.Add(1))
+	tid := int(p.k.lastPID.Add(1))
 	var child *Task
 	if f&unix.CLONE_THREAD != 0 {
-		regs := NewRegs()
+		regs := p.k.newRegs()
 		if regs == nil {
 			return nil, unix.ENOMEM
 		}
@@ -107,7 +107,7 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 			vm = &sharedVM{users: 1}
 		}
 		p.Unlock()
-		regs := NewRegs()
+		regs := p.k.newRegs()
 		if regs == nil {
 			vm.drop(as)
 			return nil, unix.ENOMEM
@@ -145,8 +145,8 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 		t.putUser32(a.ParentTID, uint32(tid))
 	}
 	inheritSignals(t, child, f&unix.CLONE_THREAD != 0, f&unix.CLONE_CLEAR_SIGHAND != 0)
-	forkMu.RLock()
-	addTask(child)
+	p.k.forkMu.RLock()
+	p.k.addTask(child)
 	select {
 	case <-p.exited:
 		// A kill of p's group (or of every process) ran while p forked,
@@ -158,8 +158,8 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 		}
 	default:
 	}
-	forkMu.RUnlock()
-	StartTask(child)
+	p.k.forkMu.RUnlock()
+	p.k.startTask(child)
 	if f&unix.CLONE_VFORK != 0 {
 		select {
 		case <-child.Proc.vforkDone:
@@ -238,7 +238,7 @@ func (t *Task) leave() {
 		t.FutexWake(t.ClearTID, true, 1, futexBitsetAny)
 	}
 	p.mu.Lock()
-	removeTask(t) // under mu: Process.Usage counts the task once
+	t.Proc.k.removeTask(t) // under mu: Process.Usage counts the task once
 	p.usage.add(t.Usage())
 	p.threads--
 	if t.TID == p.PID {

@@ -34,10 +34,8 @@ func newThreadTask(t *testing.T) (*Task, *mmtest.Memory, *[]*Task) {
 		t.Fatal(err)
 	}
 	started := &[]*Task{}
-	oldStart := StartTask
-	StartTask = func(c *Task) { *started = append(*started, c) }
-	t.Cleanup(func() { StartTask = oldStart })
-	task := NewProcess(&fs.Tree{Root: fs.NewDir(0o755)}, as, &fs.FDTable{}, "/init", []string{"/init"}, &arch.Frame{PC: 0x1000})
+	k := New(Config{UserMemory: mem, StartTask: func(c *Task) { *started = append(*started, c) }})
+	task := k.NewProcess(&fs.Tree{Root: fs.NewDir(0o755)}, as, &fs.FDTable{}, "/init", []string{"/init"}, &arch.Frame{PC: 0x1000})
 	return task, mem, started
 }
 
@@ -61,7 +59,7 @@ func TestCloneThreadSharesTheProcess(t *testing.T) {
 	if len(*started) != 1 || (*started)[0] != child {
 		t.Fatalf("started %v, want the child", *started)
 	}
-	if child.Proc != task.Proc || child.TID == task.TID || TaskByID(child.TID) != child {
+	if child.Proc != task.Proc || child.TID == task.TID || task.Kernel().TaskByID(child.TID) != child {
 		t.Fatalf("child %d of pid %d, parent %d", child.TID, child.Proc.PID, task.TID)
 	}
 	r := child.Regs
@@ -148,7 +146,7 @@ func TestVforkWaitsForExecOrExit(t *testing.T) {
 	for _, how := range []string{"exit", "exec"} {
 		task, mem, _ := newThreadTask(t)
 		started := make(chan *Task, 1)
-		StartTask = func(c *Task) { started <- c }
+		task.Proc.k.startTask = func(c *Task) { started <- c }
 		done := make(chan *Task)
 		go func() {
 			c, err := task.Clone(CloneArgs{Flags: unix.CLONE_VM | unix.CLONE_VFORK, ExitSignal: int(unix.SIGCHLD)})
@@ -240,9 +238,10 @@ func TestRobustListMarksOwnerDeadAndWakes(t *testing.T) {
 		woken <- task.FutexWait(entry+offset, false, uint32(child.TID)|futexWaiters, futexBitsetAny, time.Time{})
 	}()
 	for {
-		futexMu.Lock()
-		n := len(futexQueues[futexKey{as: task.Proc.AS, addr: entry + offset}])
-		futexMu.Unlock()
+		k := task.Proc.k
+		k.futexMu.Lock()
+		n := len(k.futexQueues[futexKey{as: task.Proc.AS, addr: entry + offset}])
+		k.futexMu.Unlock()
 		if n == 1 {
 			break
 		}
@@ -274,7 +273,7 @@ func TestFutexWaitTimesOutAndWakes(t *testing.T) {
 	if err := task.FutexWait(userBase, false, 0, futexBitsetAny, time.Now().Add(10*time.Millisecond)); !errors.Is(err, unix.ETIMEDOUT) {
 		t.Fatalf("deadline: %v", err)
 	}
-	if n := len(futexQueues); n != 0 {
+	if n := len(task.Proc.k.futexQueues); n != 0 {
 		t.Fatalf("%d queues left after timeouts", n)
 	}
 	// A group exit interrupts a waiter.

@@ -87,16 +87,16 @@ func (t *Task) Wait(which WaitFor, options int) (WaitResult, error) {
 
 		found := false
 		for _, c := range kids {
-			sigMu.Lock()
+			t.Proc.k.sigMu.Lock()
 			if !which.matches(c) {
-				sigMu.Unlock()
+				t.Proc.k.sigMu.Unlock()
 				continue
 			}
 			found = true
 			r := WaitResult{PID: c.PID, UID: c.UID}
 			select {
 			case <-c.exited:
-				sigMu.Unlock()
+				t.Proc.k.sigMu.Unlock()
 				if options&WaitExited == 0 {
 					continue
 				}
@@ -116,7 +116,7 @@ func (t *Task) Wait(which WaitFor, options int) (WaitResult, error) {
 				if !keep {
 					c.sig.stopReport = 0
 				}
-				sigMu.Unlock()
+				t.Proc.k.sigMu.Unlock()
 				return r, nil
 			}
 			if options&WaitContinued != 0 && c.sig.contReport {
@@ -124,10 +124,10 @@ func (t *Task) Wait(which WaitFor, options int) (WaitResult, error) {
 				if !keep {
 					c.sig.contReport = false
 				}
-				sigMu.Unlock()
+				t.Proc.k.sigMu.Unlock()
 				return r, nil
 			}
-			sigMu.Unlock()
+			t.Proc.k.sigMu.Unlock()
 		}
 		if !found {
 			return WaitResult{}, unix.ECHILD
@@ -149,7 +149,7 @@ func (p *Process) reap(c *Process) bool {
 	delete(p.children, c.PID)
 	p.mu.Unlock()
 	if ok {
-		removeProcess(c)
+		p.k.removeProcess(c)
 		u, cu := c.Usage(), c.ChildUsage()
 		p.mu.Lock()
 		p.childUsage.add(u)
@@ -163,10 +163,10 @@ func (p *Process) reap(c *Process) bool {
 // wait4; a parent that ignores SIGCHLD (or set SA_NOCLDWAIT) never sees
 // the child, which is reaped at once.
 func (p *Process) notifyExit() {
-	sigMu.Lock()
+	p.k.sigMu.Lock()
 	pp := p.parent
 	if pp == nil {
-		sigMu.Unlock()
+		p.k.sigMu.Unlock()
 		return
 	}
 	code, status := int32(CldExited), int32(p.status&0xff)
@@ -185,7 +185,7 @@ func (p *Process) notifyExit() {
 		autoReap = false
 		pp.queueSignal(nil, exitSig, info)
 	}
-	sigMu.Unlock()
+	p.k.sigMu.Unlock()
 	if autoReap {
 		pp.reap(p)
 	}
@@ -195,7 +195,7 @@ func (p *Process) notifyExit() {
 // reparentChildren gives p's children to init (pid 1), which then waits
 // for them.
 func (p *Process) reparentChildren() {
-	init := ProcessByID(1)
+	init := p.k.ProcessByID(1)
 	p.mu.Lock()
 	kids := p.children
 	if init == nil || init == p || len(kids) == 0 {
@@ -204,12 +204,12 @@ func (p *Process) reparentChildren() {
 	}
 	p.children = nil
 	p.mu.Unlock()
-	sigMu.Lock()
+	p.k.sigMu.Lock()
 	for _, c := range kids {
 		c.parent = init
 		c.parentPID.Store(int64(init.PID))
 	}
-	sigMu.Unlock()
+	p.k.sigMu.Unlock()
 	init.mu.Lock()
 	if init.children == nil {
 		init.children = map[int]*Process{}

@@ -18,11 +18,8 @@ func cloneArgs(flags, childTID, parentTID, exitSignal, stack, stackSize, tls uin
 // TestClone3 decodes clone3's struct as glibc's pthread_create passes it:
 // the child's sp is stack + stack_size, tp the tls, the tid words written.
 func TestClone3(t *testing.T) {
-	task, _ := newTask(t)
 	var started []*kernel.Task
-	oldStart := kernel.StartTask
-	kernel.StartTask = func(c *kernel.Task) { started = append(started, c) }
-	defer func() { kernel.StartTask = oldStart }()
+	task, _ := newTaskIn(t, kernel.New(kernel.Config{StartTask: func(c *kernel.Task) { started = append(started, c) }}))
 	flags := uint64(unix.CLONE_VM | unix.CLONE_FS | unix.CLONE_FILES | unix.CLONE_SIGHAND | unix.CLONE_THREAD |
 		unix.CLONE_SYSVSEM | unix.CLONE_SETTLS | unix.CLONE_PARENT_SETTID | unix.CLONE_CHILD_CLEARTID)
 	put(t, task, scratch, cloneArgs(flags, scratch+512, scratch+520, 0, scratch+0x1000, 0x2000, 0xabc0))

@@ -83,14 +83,14 @@ var selfLinks = []struct{ from, to string }{
 	{"/dev/stdout", "/proc/self/fd/1"}, {"/dev/stderr", "/proc/self/fd/2"},
 }
 
-// pipeOfFD returns the pipe end that /proc/PID/fd/N names, if it names
-// one: opening it opens that pipe anew, as Linux's magic link does.
-func pipeOfFD(p string) (reopener, bool) {
+// pipeOfFD returns the pipe end that /proc/PID/fd/N of k names, if it
+// names one: opening it opens that pipe anew, as Linux's magic link does.
+func pipeOfFD(k *kernel.Kernel, p string) (reopener, bool) {
 	pid, fd, ok := procFD(p)
 	if !ok {
 		return nil, false
 	}
-	proc := kernel.ProcessByID(pid)
+	proc := k.ProcessByID(pid)
 	if proc == nil {
 		return nil, false
 	}
@@ -151,7 +151,7 @@ func sysOpenat(t *kernel.Task, a Args) (uint64, error) {
 	if acc == unix.O_ACCMODE {
 		return 0, unix.EINVAL
 	}
-	if pe, ok := pipeOfFD(p); ok {
+	if pe, ok := pipeOfFD(t.Kernel(), p); ok {
 		f := pe.Reopen(acc != unix.O_WRONLY, acc != unix.O_RDONLY)
 		fd, err := t.Proc.Files.Open(f, uint32(flags), flags&unix.O_CLOEXEC != 0)
 		if err != nil {

@@ -119,7 +119,7 @@ func futexDeadline(t *kernel.Task, addr uint64, absolute, realtime bool) (time.T
 		return time.Time{}, unix.EINVAL
 	}
 	if absolute {
-		base := kernel.Uptime()
+		base := t.Kernel().Uptime()
 		if realtime {
 			base = time.Duration(time.Now().UnixNano())
 		}
@@ -155,7 +155,7 @@ func sysSetRobustList(t *kernel.Task, a Args) (uint64, error) {
 func sysGetRobustList(t *kernel.Task, a Args) (uint64, error) {
 	target := t
 	if tid := int(int32(a[0])); tid != 0 {
-		if target = kernel.TaskByID(tid); target == nil {
+		if target = t.Kernel().TaskByID(tid); target == nil {
 			return 0, unix.ESRCH
 		}
 	}

@@ -44,7 +44,7 @@ func ifreqIoctl(t *kernel.Task, req, arg uint64) (handled bool, err error) {
 	if err := copyIn(t, arg, ifr); err != nil {
 		return true, err
 	}
-	ifc, err := ifreqInterface(req, ifr)
+	ifc, err := ifreqInterface(t.Kernel().Network, req, ifr)
 	if err != nil {
 		return true, err
 	}
@@ -93,22 +93,22 @@ func setIfFlags(t *kernel.Task, arg uint64) error {
 	if err := copyIn(t, arg, ifr); err != nil {
 		return err
 	}
-	ifc, err := ifreqInterface(unix.SIOCSIFFLAGS, ifr)
+	ifc, err := ifreqInterface(t.Kernel().Network, unix.SIOCSIFFLAGS, ifr)
 	if err != nil {
 		return err
 	}
 	return jnet.ChangeFlags(ifc, uint32(binary.LittleEndian.Uint16(ifr[ifreqUnion:])), 0xffff)
 }
 
-// ifreqInterface finds the interface an ifreq names: by index for
-// SIOCGIFNAME, by name otherwise. ENODEV when there is none.
-func ifreqInterface(req uint64, ifr []byte) (jnet.Interface, error) {
+// ifreqInterface finds the interface of network an ifreq names: by index
+// for SIOCGIFNAME, by name otherwise. ENODEV when there is none.
+func ifreqInterface(network *jnet.Stack, req uint64, ifr []byte) (jnet.Interface, error) {
 	index := int32(binary.LittleEndian.Uint32(ifr[ifreqUnion:]))
 	name := ifr[:unix.IFNAMSIZ]
 	if i := indexByte(name, 0); i >= 0 {
 		name = name[:i]
 	}
-	for _, ifc := range kernel.Network.Interfaces() {
+	for _, ifc := range network.Interfaces() {
 		if (req == unix.SIOCGIFNAME && ifc.Index == index) || (req != unix.SIOCGIFNAME && ifc.Name == string(name)) {
 			return ifc, nil
 		}
@@ -138,7 +138,7 @@ func ifconf(t *kernel.Task, arg uint64) error {
 	room := int(int32(binary.LittleEndian.Uint32(conf)))
 	buf := binary.LittleEndian.Uint64(conf[8:])
 	var out []byte
-	for _, ifc := range kernel.Network.Interfaces() {
+	for _, ifc := range t.Kernel().Network.Interfaces() {
 		a, ok := firstIPv4(ifc)
 		if !ok {
 			continue

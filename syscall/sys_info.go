@@ -33,7 +33,7 @@ func sysGetrandom(t *kernel.Task, a Args) (uint64, error) {
 		return 0, unix.EINVAL
 	}
 	buf := make([]byte, min(a[1], 1<<20))
-	kernel.Random(buf)
+	t.Kernel().Random(buf)
 	return uint64(len(buf)), copyOut(t, a[0], buf)
 }
 
@@ -58,9 +58,9 @@ type linuxSysinfo struct {
 // sysSysinfo implements sysinfo(2): uptime, RAM (the frames the kernel
 // manages), no swap, the number of tasks.
 func sysSysinfo(t *kernel.Task, a Args) (uint64, error) {
-	inUse, total := kernel.MemoryStats()
+	inUse, total := t.Kernel().MemoryStats()
 	return 0, copyOutStruct(t, a[0], linuxSysinfo{
-		Uptime: int64(kernel.Uptime() / time.Second), TotalRAM: total, FreeRAM: total - inUse,
-		Procs: uint16(min(len(kernel.Processes()), 65535)), MemUnit: 1,
+		Uptime: int64(t.Kernel().Uptime() / time.Second), TotalRAM: total, FreeRAM: total - inUse,
+		Procs: uint16(min(len(t.Kernel().Processes()), 65535)), MemUnit: 1,
 	})
 }

@@ -54,12 +54,13 @@ func sysUmount2(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return 0, t.Proc.Root.Umount(t.Proc.Cred(), target, a[1], mountInUse)
+	return 0, t.Proc.Root.Umount(t.Proc.Cred(), target, a[1], func(m *fs.Mount) bool { return mountInUse(t.Kernel(), m) })
 }
 
-// mountInUse reports whether a process works in m or has a file of it open.
-func mountInUse(m *fs.Mount) bool {
-	for _, p := range kernel.Processes() {
+// mountInUse reports whether a process of k works in m or has a file of
+// it open.
+func mountInUse(k *kernel.Kernel, m *fs.Mount) bool {
+	for _, p := range k.Processes() {
 		p.Lock()
 		cwd := p.Cwd
 		p.Unlock()

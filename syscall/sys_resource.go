@@ -32,7 +32,7 @@ func sysPrlimit64(t *kernel.Task, a Args) (uint64, error) {
 	}
 	p := t.Proc
 	if pid := int32(a[0]); pid != 0 {
-		target := kernel.TaskByID(int(pid)) // any thread names its process
+		target := t.Kernel().TaskByID(int(pid)) // any thread names its process
 		if pid < 0 || target == nil {
 			return 0, unix.ESRCH
 		}
@@ -107,5 +107,5 @@ func sysTimes(t *kernel.Task, a Args) (uint64, error) {
 			return 0, err
 		}
 	}
-	return uint64(ticksOf(kernel.Uptime())), nil
+	return uint64(ticksOf(t.Kernel().Uptime())), nil
 }

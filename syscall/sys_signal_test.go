@@ -91,7 +91,7 @@ func TestSignalFrameRoundTrip(t *testing.T) {
 // processes only; root may signal any.
 func TestKillPermission(t *testing.T) {
 	root, _ := newTask(t)
-	user, _ := newTask(t)
+	user, _ := newTaskIn(t, root.Kernel())
 	user.Proc.UID, user.Proc.EUID = 33, 33
 	if r := call(user, sysno.Kill, uint64(root.Proc.PID), 0); r != -int64(unix.EPERM) {
 		t.Errorf("user kills root: %d, want EPERM", r)
@@ -119,7 +119,8 @@ func TestKillPermission(t *testing.T) {
 // handler, so after SIGCONT the task re-enters the kernel through
 // restart_syscall, which sleeps the time left and succeeds.
 func TestSleepRestartsAfterStop(t *testing.T) {
-	task, _ := newTask(t)
+	init, _ := newTask(t) // pid 1, which a stop would not reach
+	task, _ := newTaskIn(t, init.Kernel())
 	put(t, task, scratch, words(0, 200_000_000)) // 200 ms
 	task.Regs.PC = 0x10_0000
 	slept := make(chan int64)
@@ -149,9 +150,9 @@ func TestSleepRestartsAfterStop(t *testing.T) {
 // TestKillAllAndInit: kill(-1) reaches every process but the caller and
 // init; init drops signals it has no handler for, SIGKILL included.
 func TestKillAllAndInit(t *testing.T) {
-	newTask(t) // pid 1 when this test runs alone
-	a, _ := newTask(t)
-	b, _ := newTask(t)
+	first, _ := newTask(t) // pid 1
+	a, _ := newTaskIn(t, first.Kernel())
+	b, _ := newTaskIn(t, first.Kernel())
 	for _, task := range []*kernel.Task{a, b} {
 		task.Proc.SetAction(unix.SIGWINCH, kernel.SigAction{Handler: 0x5000})
 	}
@@ -164,7 +165,7 @@ func TestKillAllAndInit(t *testing.T) {
 	if b.Pending()&kernel.Bit(unix.SIGWINCH) == 0 {
 		t.Error("kill(-1) missed another process")
 	}
-	init := kernel.ProcessByID(1)
+	init := a.Kernel().ProcessByID(1)
 	if init == nil {
 		t.Fatal("no process 1")
 	}
@@ -181,8 +182,8 @@ func TestKillAllAndInit(t *testing.T) {
 // TestOrphanGoesToInit: when a process exits, its children become init's,
 // and init's wait4 reaps them; the exiting child's parent gets SIGCHLD.
 func TestOrphanGoesToInit(t *testing.T) {
-	newTask(t) // pid 1 when this test runs alone
-	parent, _ := newTask(t)
+	first, _ := newTask(t) // pid 1
+	parent, _ := newTaskIn(t, first.Kernel())
 	parent.Proc.SetAction(unix.SIGCHLD, kernel.SigAction{Handler: 0x5000})
 	child, err := parent.Clone(kernel.CloneArgs{ExitSignal: int(unix.SIGCHLD)})
 	if err != nil {
@@ -199,7 +200,7 @@ func TestOrphanGoesToInit(t *testing.T) {
 	if parent.Pending()&kernel.Bit(unix.SIGCHLD) == 0 {
 		t.Error("no SIGCHLD for the parent")
 	}
-	init := kernel.TaskByID(1)
+	init := parent.Kernel().TaskByID(1)
 	if init == nil {
 		t.Fatal("no task 1")
 	}
@@ -212,7 +213,7 @@ func TestOrphanGoesToInit(t *testing.T) {
 	if err != nil || r.PID != grandchild.Proc.PID || r.WaitStatus() != 5<<8 {
 		t.Fatalf("init reaps the orphan: %+v %v", r, err)
 	}
-	if kernel.ProcessByID(grandchild.Proc.PID) != nil {
+	if parent.Kernel().ProcessByID(grandchild.Proc.PID) != nil {
 		t.Error("reaped orphan still in the process table")
 	}
 }

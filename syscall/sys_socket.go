@@ -178,10 +178,10 @@ func sysSocket(t *kernel.Task, a Args) (uint64, error) {
 		default:
 			return 0, unix.EPROTONOSUPPORT
 		}
-		if kernel.Network == nil {
+		if t.Kernel().Network == nil {
 			return 0, unix.ENETDOWN
 		}
-		so, err := kernel.Network.NewInet(dgram, a[0] == unix.AF_INET6)
+		so, err := t.Kernel().Network.NewInet(dgram, a[0] == unix.AF_INET6)
 		if err != nil {
 			return 0, err
 		}
@@ -198,7 +198,7 @@ func sysSocket(t *kernel.Task, a Args) (uint64, error) {
 		if a[2] != unix.NETLINK_ROUTE {
 			return 0, unix.EPROTONOSUPPORT
 		}
-		f = jnet.NewNetlink(kernel.Network, int(typ), uint32(t.Proc.PID), t.Proc.Cred().Privileged())
+		f = jnet.NewNetlink(t.Kernel().Network, int(typ), uint32(t.Proc.PID), t.Proc.Cred().Privileged())
 	default:
 		return 0, unix.EAFNOSUPPORT
 	}

@@ -41,7 +41,7 @@ func sysNewfstatat(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if pe, ok := pipeOfFD(p); ok && flags&unix.AT_SYMLINK_NOFOLLOW == 0 {
+	if pe, ok := pipeOfFD(t.Kernel(), p); ok && flags&unix.AT_SYMLINK_NOFOLLOW == 0 {
 		return 0, copyOutStruct(t, a[2], statOf(pe.Stat()))
 	}
 	n, err := t.Proc.Root.Lookup(t.Proc.Cred(), p, flags&unix.AT_SYMLINK_NOFOLLOW == 0)

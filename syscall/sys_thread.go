@@ -157,7 +157,7 @@ func sysSchedGetaffinity(t *kernel.Task, a Args) (uint64, error) {
 	if a[1] < 8 {
 		return 0, unix.EINVAL
 	}
-	return 8, copyOut(t, a[2], words(1<<kernel.CPUs-1))
+	return 8, copyOut(t, a[2], words(1<<t.Kernel().CPUs()-1))
 }
 
 // sysPrctl implements prctl(2) for what servers set: dumpability, the

@@ -27,7 +27,7 @@ func sysClockGettime(t *kernel.Task, a Args) (uint64, error) {
 	case unix.CLOCK_REALTIME, unix.CLOCK_REALTIME_COARSE:
 		d = time.Duration(time.Now().UnixNano())
 	case unix.CLOCK_MONOTONIC, unix.CLOCK_MONOTONIC_COARSE, unix.CLOCK_MONOTONIC_RAW, unix.CLOCK_BOOTTIME:
-		d = kernel.Uptime()
+		d = t.Kernel().Uptime()
 	case unix.CLOCK_PROCESS_CPUTIME_ID:
 		u := t.Proc.Usage()
 		d = u.User + u.System
@@ -93,7 +93,7 @@ func sysClockNanosleep(t *kernel.Task, a Args) (uint64, error) {
 		case unix.CLOCK_REALTIME:
 			deadline = time.Unix(0, int64(d))
 		case unix.CLOCK_MONOTONIC, unix.CLOCK_BOOTTIME:
-			deadline = time.Now().Add(d - kernel.Uptime())
+			deadline = time.Now().Add(d - t.Kernel().Uptime())
 		default:
 			return 0, unix.EINVAL
 		}

@@ -96,7 +96,7 @@ func sysTimerfdSettime(t *kernel.Task, a Args) (uint64, error) {
 		case f.clock == unix.CLOCK_REALTIME || f.clock == unix.CLOCK_REALTIME_ALARM:
 			next = time.Unix(0, int64(value))
 		default:
-			next = time.Now().Add(value - kernel.Uptime())
+			next = time.Now().Add(value - t.Kernel().Uptime())
 		}
 	}
 	left, oldInterval := f.Set(next, interval)

@@ -87,7 +87,7 @@ func ttyIoctl(t *kernel.Task, tty *fs.TTY, req, arg uint64) (ret uint64, handled
 		if pgid <= 0 {
 			return 0, true, unix.EINVAL
 		}
-		if !kernel.GroupInSession(pgid, t.Proc.SID()) {
+		if !t.Kernel().GroupInSession(pgid, t.Proc.SID()) {
 			return 0, true, unix.EPERM
 		}
 		tty.SetForeground(pgid)

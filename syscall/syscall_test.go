@@ -20,9 +20,16 @@ import (
 
 const scratch = 0x100000 // a read-write page for arguments
 
-// newTask returns a task with a console on fds 0-2, a small tree, and a
-// scratch mapping; console output collects in out.
+// newTask returns the first task of a kernel of its own, with a console
+// on fds 0-2, a small tree, and a scratch mapping; console output collects
+// in out.
 func newTask(t testing.TB) (*kernel.Task, *bytes.Buffer) {
+	t.Helper()
+	return newTaskIn(t, kernel.New(kernel.Config{}))
+}
+
+// newTaskIn is newTask in the kernel k, beside its other processes.
+func newTaskIn(t testing.TB, k *kernel.Kernel) (*kernel.Task, *bytes.Buffer) {
 	t.Helper()
 	as, err := mm.NewAddressSpace(mmtest.New(t, 1024))
 	if err != nil {
@@ -36,7 +43,7 @@ func newTask(t testing.TB) (*kernel.Task, *bytes.Buffer) {
 	tree.Create(nil, "/etc", fs.NewDir(0o755))
 	tree.Create(nil, "/etc/hostname", &fs.Node{Mode: 0o644, Data: []byte("jiege\n")})
 	tree.Create(nil, "/etc/link", &fs.Node{Mode: iofs.ModeSymlink | 0o777, Link: "hostname"})
-	if err := procfs.Mount(tree, kernel.ProcfsSource{}); err != nil {
+	if err := procfs.Mount(tree, k.Procfs()); err != nil {
 		t.Fatal(err)
 	}
 	out := &bytes.Buffer{}
@@ -45,7 +52,7 @@ func newTask(t testing.TB) (*kernel.Task, *bytes.Buffer) {
 	for i := 0; i < 3; i++ {
 		files.Install(con, false, 0)
 	}
-	return kernel.NewProcess(tree, as, files, "/bin/test", []string{"test"}, &arch.Frame{}), out
+	return k.NewProcess(tree, as, files, "/bin/test", []string{"test"}, &arch.Frame{}), out
 }
 
 // call runs one system call and returns a0 as a signed value.

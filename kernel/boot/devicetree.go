@@ -32,6 +32,8 @@ type Device struct {
 	IRQ  uint32 // 0 when the node has no interrupts property
 }
 
+// compatibleKinds is the kind of each device the kernel knows, by its
+// device-tree compatible string; a fixed table, only read.
 var compatibleKinds = map[string]string{
 	"ns16550a":            "uart",
 	"riscv,clint0":        "clint",

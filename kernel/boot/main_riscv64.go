@@ -62,9 +62,17 @@ func Main(syscalls SyscallLayer) {
 	if r := m.DevicesOf("rtc"); len(r) > 0 {
 		arch.SetWallClock(goldfish.ReadTime(uintptr(r[0].Base)))
 	}
+	// The one kernel this machine runs; its clock starts now.
+	k := kernel.New(kernel.Config{
+		UserMemory:  arch.UserMemory,
+		NewRegs:     arch.NewUserFrame,
+		StartTask:   func(t *kernel.Task) { go t.Run(syscalls.Dispatch) },
+		CPUs:        arch.Harts(),
+		MemoryStats: arch.MemoryStats,
+	})
 	// The kernel's runtime reads the monotonic clock as the time CSR in ns
-	// (nanotime), so CLOCK_MONOTONIC (Uptime) is that minus kernel.BootNano.
-	loader.SetVDSOClock(arch.Boot().Timebase, arch.WallClockOffset(), -kernel.BootNano())
+	// (nanotime), so CLOCK_MONOTONIC (Uptime) is that minus k.BootNano.
+	k.VDSO().SetClock(arch.Boot().Timebase, arch.WallClockOffset(), -k.BootNano())
 	heapLimit := int64(m.RAMSize / goHeapShare)
 	debug.SetMemoryLimit(heapLimit)
 	// Under load most of the heap is live (sockets, TIME-WAIT endpoints,
@@ -86,7 +94,7 @@ func Main(syscalls SyscallLayer) {
 			fmt.Printf("  %d KiB of it released: crypto's FIPS 140-3 scratch buffer (FIPS mode is off)\n", n>>10)
 		}
 	}
-	residentImage = uint64(imageSize)
+	residentImage := uint64(imageSize)
 	fmt.Printf("  %#x-%#x device tree\n", b.DTB, b.DTB+uintptr(dtSize))
 	if m.InitrdEnd > m.InitrdStart {
 		fmt.Printf("  %#x-%#x initrd (%d KiB)\n", m.InitrdStart, m.InitrdEnd, (m.InitrdEnd-m.InitrdStart)>>10)
@@ -102,15 +110,19 @@ func Main(syscalls SyscallLayer) {
 	// the time CSR alone.
 	var entropyBase, diskBase uint64
 	var entropyNote, diskNote string
+	var entropy *virtio.RNG
+	var rootDisk *virtio.Block
 	for _, d := range m.Devices {
 		if d.Kind != "virtio-mmio" {
 			continue
 		}
 		switch id, _ := virtio.Probe(uintptr(d.Base)); {
 		case id == virtio.DeviceRNG && entropyBase == 0:
-			entropyBase, entropyNote = d.Base, openEntropy(d)
+			entropy, entropyNote = openEntropy(k, d)
+			entropyBase = d.Base
 		case id == virtio.DeviceBlock && diskBase == 0:
-			diskBase, diskNote = d.Base, openRootDisk(d)
+			rootDisk, diskNote = openRootDisk(d)
+			diskBase = d.Base
 		}
 	}
 	// The root is unpacked while the netstack is made: on two harts or
@@ -118,14 +130,14 @@ func Main(syscalls SyscallLayer) {
 	// is QEMU's cost). Not beside the selftest, which counts memory.
 	var root <-chan unpackedRoot
 	if (m.InitrdEnd > m.InitrdStart || rootDisk != nil) && cmdErr == nil && !cmd.Selftest {
-		root = startUnpack(m)
+		root = startUnpack(m, rootDisk)
 	}
 	if lo, err := jnet.NewLoopback(); err != nil {
 		fmt.Printf("kernel: network: %v\n", err)
 	} else {
-		kernel.Network = lo
+		k.Network = lo
 		// Linux's tcp_max_tw_buckets: about one per 256 KiB of RAM.
-		kernel.Network.SetMaxTimeWait(int(m.RAMSize / (256 << 10)))
+		k.Network.SetMaxTimeWait(int(m.RAMSize / (256 << 10)))
 	}
 	fmt.Println("devices:")
 	for _, d := range m.Devices {
@@ -136,8 +148,8 @@ func Main(syscalls SyscallLayer) {
 				switch {
 				case id == virtio.DeviceRNG && d.Base == entropyBase:
 					fmt.Printf("  %-22s %s\n", "", entropyNote)
-				case id == virtio.DeviceNet && kernel.Network != nil && !kernel.Network.HasEthernet():
-					openNetwork(d)
+				case id == virtio.DeviceNet && k.Network != nil && !k.Network.HasEthernet():
+					openNetwork(k.Network, d)
 				case id == virtio.DeviceBlock && d.Base == diskBase:
 					fmt.Printf("  %-22s %s\n", "", diskNote)
 				}
@@ -155,13 +167,13 @@ func Main(syscalls SyscallLayer) {
 		fmt.Printf("kernel: command line: %v\n", cmdErr)
 		arch.PowerOff(2)
 	}
-	if cmd.Trace["syscall"] {
-		tracing = true
+	tracing := cmd.Trace["syscall"]
+	if tracing {
 		syscalls.SetTrace(os.Stdout)
 		fmt.Println("tracing: system calls")
 	}
 	if cmd.Profile > 0 {
-		startProfiling(cmd.Profile)
+		startProfiling(k, cmd.Profile)
 	} else if n := arch.ReleaseProfiler(); n > 0 {
 		residentImage -= uint64(n)
 		fmt.Printf("memory: %d KiB of the image released: the profiler's tables (profile= is off)\n", n>>10)
@@ -171,13 +183,13 @@ func Main(syscalls SyscallLayer) {
 		arch.TicksToNs(b.BootTicks)/1e6, arch.TicksToNs(mainTicks)/1e6, arch.TicksToNs(arch.Ticks())/1e6)
 
 	if cmd.NetEcho {
-		if err := serveEcho(); err != nil {
+		if err := serveEcho(k.Network); err != nil {
 			fmt.Printf("kernel: netecho: %v\n", err)
 			arch.PowerOff(3)
 		}
 	}
 	if cmd.Selftest {
-		ok := Selftest(heapLimit)
+		ok := Selftest(heapLimit, entropy, tracing)
 		fmt.Printf("clock: the kernel's runtime trapped %d times to read a clock\n", arch.RuntimeClockTraps())
 		if ok {
 			arch.PowerOff(0)
@@ -192,11 +204,10 @@ func Main(syscalls SyscallLayer) {
 		}
 		tree := r.tree
 		_, frames := arch.MemoryStats()
-		kernel.CPUs, kernel.MemoryStats = arch.Harts(), arch.MemoryStats
 		// Half of RAM is tmpfs's default; the files live in the kernel's
 		// heap here, within the quarter of RAM user memory leaves it.
 		fs.SetSizeLimit(int64(frames / 4))
-		if err := procfs.Mount(tree, kernel.ProcfsSource{}); err != nil {
+		if err := procfs.Mount(tree, k.Procfs()); err != nil {
 			fmt.Printf("kernel: %v\n", err)
 			arch.PowerOff(3)
 		}
@@ -208,16 +219,16 @@ func Main(syscalls SyscallLayer) {
 			fmt.Printf("kernel: %v\n", err)
 			arch.PowerOff(3)
 		}
-		fmt.Printf("memory: %s\n", residentLine())
+		fmt.Printf("memory: %s\n", residentLine(residentImage))
 		if cmd.Stats > 0 {
-			go printStats(time.Duration(cmd.Stats) * time.Second)
+			go printStats(k, residentImage, time.Duration(cmd.Stats)*time.Second)
 		}
 		go reclaimWhenQuiet()
 		fmt.Printf("boot: root file system unpacked in %d ms; init starts %d ms after machine start\n",
 			r.took.Milliseconds(), arch.TicksToNs(arch.Ticks())/1e6)
 		fmt.Println(r.source)
 		if _, err := tree.Lookup(nil, cmd.Init, true); err == nil {
-			status := runInit(tree, syscalls, cmd.Init, cmd.InitArgs, startConsole(m))
+			status := runInit(k, tree, cmd.Init, cmd.InitArgs, startConsole(k, m))
 			fmt.Printf("kernel: init exited with status %d; powering off\n", status)
 			// Let the last segments init wrote (a final response, the FIN)
 			// leave the network stack before the machine stops.
@@ -225,49 +236,43 @@ func Main(syscalls SyscallLayer) {
 			arch.PowerOff(status)
 		}
 	}
-	fmt.Printf("kernel: no init to run; idle, %s\n", residentLine())
+	fmt.Printf("kernel: no init to run; idle, %s\n", residentLine(residentImage))
 	for {
 		time.Sleep(time.Hour)
 	}
 }
 
-// printStats prints, every period, what the kernel holds: RAM, the Go
-// heap, goroutines, processes and open descriptions (a soak compares them
-// before and after a load).
-func printStats(period time.Duration) {
+// printStats prints, every period, what the kernel holds: RAM (the image's
+// resident part is residentImage), the Go heap, goroutines, processes and
+// open descriptions (a soak compares them before and after a load).
+func printStats(k *kernel.Kernel, residentImage uint64, period time.Duration) {
 	for {
 		time.Sleep(period)
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		used, _ := fs.Usage()
 		fmt.Printf("stats: %s; heap %d KiB; goroutines %d; processes %d; descriptions %d; files %d KiB\n",
-			residentLine(), ms.HeapAlloc>>10, runtime.NumGoroutine(), len(kernel.Processes()), fs.OpenDescriptions(), used>>10)
+			residentLine(residentImage), ms.HeapAlloc>>10, runtime.NumGoroutine(), len(k.Processes()), fs.OpenDescriptions(), used>>10)
 	}
 }
 
-// residentImage is the part of the kernel image that stays in RAM.
-var residentImage uint64
-
-// residentLine describes the RAM in use: the kernel image and the frames
-// handed out (the Go heap, page tables, user memory, buffers).
-func residentLine() string {
+// residentLine describes the RAM in use: the part of the kernel image that
+// stays in RAM (residentImage) and the frames handed out (the Go heap,
+// page tables, user memory, buffers).
+func residentLine(residentImage uint64) string {
 	inUse, _ := arch.MemoryStats()
 	return fmt.Sprintf("%d KiB resident (image %d KiB, frames %d KiB)", (residentImage+inUse)>>10, residentImage>>10, inUse>>10)
 }
 
-// rootDisk is the first block device: the root file system when no
-// initramfs is given.
-var rootDisk *virtio.Block
-
-// openRootDisk starts the block device that may hold the root and
-// describes it for the boot log.
-func openRootDisk(d Device) string {
+// openRootDisk starts the block device that may hold the root (the first
+// one: the root file system when no initramfs is given) and describes it
+// for the boot log; it returns nil when the device cannot be used.
+func openRootDisk(d Device) (*virtio.Block, string) {
 	b, err := virtio.OpenBlock(uintptr(d.Base), int(d.IRQ))
 	if err != nil {
-		return fmt.Sprintf("not used: %v", err)
+		return nil, fmt.Sprintf("not used: %v", err)
 	}
-	rootDisk = b
-	return fmt.Sprintf("vda, %d KiB, read-only", b.Size()>>10)
+	return b, fmt.Sprintf("vda, %d KiB, read-only", b.Size()>>10)
 }
 
 // unpackedRoot is the root file system's tree, or why there is none.
@@ -279,8 +284,8 @@ type unpackedRoot struct {
 }
 
 // startUnpack builds the root tree from the initramfs, or else from the
-// archives on the root disk, in a goroutine of its own.
-func startUnpack(m *Machine) <-chan unpackedRoot {
+// archives on rootDisk, in a goroutine of its own.
+func startUnpack(m *Machine, rootDisk *virtio.Block) <-chan unpackedRoot {
 	_, frames := arch.MemoryStats()
 	// Files read from a root disk stay cached within an eighth of RAM.
 	fs.SetDiskCacheLimit(int64(frames / 8))
@@ -302,30 +307,30 @@ func startUnpack(m *Machine) <-chan unpackedRoot {
 	return done
 }
 
-// openNetwork starts the network device and the netstack on it.
-func openNetwork(d Device) {
+// openNetwork starts the network device and network's Ethernet on it.
+func openNetwork(network *jnet.Stack, d Device) {
 	nic, err := virtio.OpenNet(uintptr(d.Base), int(d.IRQ))
 	if err != nil {
 		fmt.Printf("  %-22s not used: %v\n", "", err)
 		return
 	}
 	c := jnet.QEMUUser(nic.MAC)
-	if err := kernel.Network.AddEthernet(c, nic); err != nil {
+	if err := network.AddEthernet(c, nic); err != nil {
 		fmt.Printf("  %-22s not used: %v\n", "", err)
 		return
 	}
-	go nic.Receive(kernel.Network.Deliver, kernel.Network.EndOfBatch)
+	go nic.Receive(network.Deliver, network.EndOfBatch)
 	fmt.Printf("  %-22s eth0 %x, %d.%d.%d.%d/%d via %d.%d.%d.%d\n", "", nic.MAC,
 		c.Addr[0], c.Addr[1], c.Addr[2], c.Addr[3], c.Prefix, c.Gateway[0], c.Gateway[1], c.Gateway[2], c.Gateway[3])
 }
 
 // serveEcho runs a TCP echo service on port 7: the network path, driver to
 // netstack, checked from the host before sockets reach user programs.
-func serveEcho() error {
-	if kernel.Network == nil || !kernel.Network.HasEthernet() {
+func serveEcho(network *jnet.Stack) error {
+	if network == nil || !network.HasEthernet() {
 		return fmt.Errorf("no network device")
 	}
-	ln, err := gonet.ListenTCP(kernel.Network.Stack, tcpip.FullAddress{Port: 7}, ipv4.ProtocolNumber)
+	ln, err := gonet.ListenTCP(network.Stack, tcpip.FullAddress{Port: 7}, ipv4.ProtocolNumber)
 	if err != nil {
 		return err
 	}
@@ -345,57 +350,51 @@ func serveEcho() error {
 	return nil
 }
 
-// entropy is the virtio-rng device, when the machine has one.
-var entropy *virtio.RNG
-
 // openEntropy starts the virtio-rng device and reseeds the generators
-// behind the kernel runtime's getrandom and behind getrandom(2) from it;
-// it returns what the device listing says of it.
-func openEntropy(d Device) string {
+// behind the kernel runtime's getrandom and behind k's getrandom(2) from
+// it; it returns the device (nil when it cannot be used) and what the
+// device listing says of it.
+func openEntropy(k *kernel.Kernel, d Device) (*virtio.RNG, string) {
 	rng, err := virtio.OpenRNG(uintptr(d.Base), int(d.IRQ))
 	if err != nil {
-		return fmt.Sprintf("not used: %v", err)
+		return nil, fmt.Sprintf("not used: %v", err)
 	}
 	seed := make([]byte, 32)
 	if _, err := rng.Read(seed); err != nil {
-		return fmt.Sprintf("not used: %v", err)
+		return nil, fmt.Sprintf("not used: %v", err)
 	}
 	arch.SeedRandom(seed)
-	kernel.SeedRandom([32]byte(seed))
-	entropy = rng
-	return fmt.Sprintf("seeded the kernel's generators with %d bytes", len(seed))
+	k.SeedRandom([32]byte(seed))
+	return rng, fmt.Sprintf("seeded the kernel's generators with %d bytes", len(seed))
 }
 
 // runInit runs the first program as process 1 with the console on
 // descriptors 0-2 and returns its exit status.
-func runInit(tree *fs.Tree, syscalls SyscallLayer, path string, args []string, tty *fs.TTY) int {
+func runInit(k *kernel.Kernel, tree *fs.Tree, path string, args []string, tty *fs.TTY) int {
 	regs := arch.NewUserFrame()
 	if regs == nil {
 		fmt.Println("kernel: out of memory starting init")
 		return 3
 	}
 	var random [16]byte
-	kernel.Random(random[:])
+	k.Random(random[:])
 	env := []string{"HOME=/", "TERM=linux", "PATH=/usr/sbin:/usr/bin:/sbin:/bin"}
-	as, err := loader.Exec(arch.UserMemory, tree, nil, path, append([]string{path}, args...), env, loader.StackSize, random, regs)
+	as, err := loader.Exec(k.UserMemory(), k.VDSO(), tree, nil, path, append([]string{path}, args...), env, loader.StackSize, random, regs)
 	if err != nil {
 		fmt.Printf("kernel: cannot run %s: %v\n", path, err)
 		arch.FreeUserFrame(regs)
 		return 3
 	}
 	files := &fs.FDTable{}
-	fs.RegisterMemoryDevices(kernel.Random)
+	fs.RegisterMemoryDevices(k.Random)
 	fs.RegisterDevice(5, 0, func() (fs.File, error) { return tty, nil })
 	fs.RegisterDevice(5, 1, func() (fs.File, error) { return tty, nil })
 	console := fs.NewDescription(tty, unix.O_RDWR)
 	for i := 0; i < 3; i++ {
 		files.Install(console, false, 0)
 	}
-	kernel.NewRegs = arch.NewUserFrame
-	kernel.UserMemory = arch.UserMemory
-	kernel.StartTask = func(t *kernel.Task) { go t.Run(syscalls.Dispatch) }
-	t := kernel.NewProcess(tree, as, files, path, append([]string{path}, args...), regs)
-	kernel.StartTask(t)
+	t := k.NewProcess(tree, as, files, path, append([]string{path}, args...), regs)
+	k.StartTask(t)
 	// While every user task waits (for a signal, say) the kernel idles; a
 	// sleeping goroutine keeps the runtime from calling that a deadlock.
 	go func() {
@@ -426,8 +425,8 @@ func consoleOut(p []byte) {
 // startConsole makes the console a terminal: the UART's input, by
 // interrupt, goes through the line discipline; without an interrupt the
 // terminal has output only.
-func startConsole(m *Machine) *fs.TTY {
-	tty := fs.NewTTY(consoleOut, kernel.SignalGroup)
+func startConsole(k *kernel.Kernel, m *Machine) *fs.TTY {
+	tty := fs.NewTTY(consoleOut, k.SignalGroup)
 	if u := m.DevicesOf("uart"); len(u) > 0 && u[0].IRQ > 0 {
 		if err := uart.Start(uintptr(u[0].Base), int(u[0].IRQ), tty.Input); err != nil {
 			fmt.Printf("kernel: console input: %v\n", err)

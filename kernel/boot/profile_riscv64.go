@@ -18,11 +18,11 @@ const mappingScanPeriod = 100 * time.Millisecond
 // startProfiling turns on the timer's pc sampling (profile=HZ) and keeps
 // the profiler's table of executable mappings up to date, so that the
 // host can name the file behind every user pc.
-func startProfiling(hz int) {
+func startProfiling(k *kernel.Kernel, hz int) {
 	arch.EnableProfiling(uint64(hz))
 	fmt.Printf("profiling: %d samples/s per hart; ring %d samples\n", hz, profiling.RingSamples)
 	go func() {
-		r := newMappingRecorder()
+		r := newMappingRecorder(k)
 		for {
 			r.scan()
 			time.Sleep(mappingScanPeriod)
@@ -38,6 +38,7 @@ type mappingKey struct {
 }
 
 type mappingRecorder struct {
+	kernel *kernel.Kernel // whose processes' mappings it records
 	seen   map[mappingKey]bool
 	hashes map[mm.FileSource]hashedFile
 	full   bool
@@ -47,8 +48,8 @@ type mappingRecorder struct {
 // first 4 KiB.
 type hashedFile struct{ size, hash uint64 }
 
-func newMappingRecorder() *mappingRecorder {
-	return &mappingRecorder{seen: map[mappingKey]bool{}, hashes: map[mm.FileSource]hashedFile{}}
+func newMappingRecorder(k *kernel.Kernel) *mappingRecorder {
+	return &mappingRecorder{kernel: k, seen: map[mappingKey]bool{}, hashes: map[mm.FileSource]hashedFile{}}
 }
 
 // scan records every executable file mapping not recorded yet: the
@@ -56,7 +57,7 @@ func newMappingRecorder() *mappingRecorder {
 // mapped (the dynamic loader's libraries); each VMA holds its file's
 // memory (mm.VMA.Cache, or Shared for a shared mapping).
 func (r *mappingRecorder) scan() {
-	for _, p := range kernel.Processes() {
+	for _, p := range r.kernel.Processes() {
 		p.Lock()
 		var vmas []mm.VMA
 		if p.AS != nil {

@@ -11,13 +11,16 @@ import (
 	"unsafe"
 
 	arch "github.com/jiege-go/jiege/arch/riscv64"
+	"github.com/jiege-go/jiege/drivers/virtio"
 	"github.com/jiege-go/jiege/kernel/rvasm"
 	"github.com/jiege-go/jiege/mm"
 )
 
 // Selftest runs the boot-time checks of the kernel's foundation and prints
-// one line per check. It reports whether every check passed.
-func Selftest(heapLimit int64) bool {
+// one line per check: entropy is the virtio-rng device, if any, and trace
+// prints the test programs' system calls. It reports whether every check
+// passed.
+func Selftest(heapLimit int64, entropy *virtio.RNG, trace bool) bool {
 	checks := []struct {
 		name string
 		run  func() (string, error)
@@ -28,13 +31,13 @@ func Selftest(heapLimit int64) bool {
 		{"gc", func() (string, error) { return checkGC(heapLimit) }},
 		{"maps", checkMaps},
 		{"wallclock", checkWallClock},
-		{"usermode", checkUserMode},
+		{"usermode", func() (string, error) { return checkUserMode(trace) }},
 	}
 	if entropy != nil {
 		checks = append(checks, struct {
 			name string
 			run  func() (string, error)
-		}{"entropy", checkEntropy})
+		}{"entropy", func() (string, error) { return checkEntropy(entropy) }})
 	}
 	failed := 0
 	for _, c := range checks {
@@ -303,12 +306,11 @@ func (u *userSpace) read(va, n uintptr) ([]byte, bool) {
 	return out, true
 }
 
-var tracing bool
-
 // run executes the program until it exits or faults, serving write and exit
-// as system calls and yielding to other goroutines on every interrupt.
-// stop ends the run at the next interrupt when it returns true.
-func (u *userSpace) run(f *arch.Frame, out *strings.Builder, stop func(interrupts int) bool) (exit int, cause uint64, interrupts int) {
+// as system calls (printing them when trace is set) and yielding to other
+// goroutines on every interrupt. stop ends the run at the next interrupt
+// when it returns true.
+func (u *userSpace) run(f *arch.Frame, out *strings.Builder, stop func(interrupts int) bool, trace bool) (exit int, cause uint64, interrupts int) {
 	f.PC = userCode
 	f.Satp = mm.SatpSv39(u.root)
 	for {
@@ -331,12 +333,12 @@ func (u *userSpace) run(f *arch.Frame, out *strings.Builder, stop func(interrupt
 					out.Write(b)
 					ret = int64(len(b))
 				}
-				if tracing {
+				if trace {
 					fmt.Printf("[user] write(%d, %#x, %d) = %d\n", a[arch.RegA0], a[arch.RegA1], a[arch.RegA2], ret)
 				}
 				a[arch.RegA0] = uint64(ret)
 			case 93: // exit
-				if tracing {
+				if trace {
 					fmt.Printf("[user] exit(%d)\n", a[arch.RegA0])
 				}
 				return int(a[arch.RegA0]), cause, interrupts
@@ -354,7 +356,7 @@ func (u *userSpace) run(f *arch.Frame, out *strings.Builder, stop func(interrupt
 // one that spins until timer interrupts have returned to its goroutine
 // while another goroutine keeps running, and one that loads from a kernel
 // address and must come back as a page fault.
-func checkUserMode() (string, error) {
+func checkUserMode(trace bool) (string, error) {
 	f := arch.NewUserFrame()
 	if f == nil {
 		return "", fmt.Errorf("no frame for the user context")
@@ -371,7 +373,7 @@ func checkUserMode() (string, error) {
 		return "", err
 	}
 	var out strings.Builder
-	code, cause, _ := u.run(f, &out, nil)
+	code, cause, _ := u.run(f, &out, nil, trace)
 	u.free()
 	if code != 7 || out.String() != msg {
 		return "", fmt.Errorf("write+exit program: exit %d (cause %d), wrote %q", code, cause, out.String())
@@ -394,7 +396,7 @@ func checkUserMode() (string, error) {
 		}
 	}()
 	const ticks = 20
-	_, cause, interrupts := u.run(f, &out, func(n int) bool { return n >= ticks })
+	_, cause, interrupts := u.run(f, &out, func(n int) bool { return n >= ticks }, trace)
 	close(done)
 	u.free()
 	if interrupts < ticks || progress.Load() == 0 {
@@ -407,7 +409,7 @@ func checkUserMode() (string, error) {
 		return "", err
 	}
 	f.X[arch.RegA1] = kernelAddr
-	_, cause, _ = u.run(f, &out, nil)
+	_, cause, _ = u.run(f, &out, nil, trace)
 	u.free()
 	if cause != arch.CauseLoadPageFault || f.Tval != kernelAddr || f.PC != userCode {
 		return "", fmt.Errorf("kernel-address load: cause %d tval %#x pc %#x, want page fault at %#x", cause, f.Tval, f.PC, kernelAddr)
@@ -418,7 +420,7 @@ func checkUserMode() (string, error) {
 
 // checkEntropy reads more than one page from virtio-rng, which takes
 // several requests and interrupts, and checks the bytes look random.
-func checkEntropy() (string, error) {
+func checkEntropy(entropy *virtio.RNG) (string, error) {
 	a, b := make([]byte, 6000), make([]byte, 6000)
 	if _, err := entropy.Read(a); err != nil {
 		return "", err

@@ -11,7 +11,7 @@ import (
 )
 
 // ErrNoExec reports a file that is not a RISC-V 64-bit ELF the kernel can
-// run; execve returns ENOEXEC for it.
+// run; execve returns ENOEXEC for it. A sentinel, never written.
 var ErrNoExec = errors.New("exec format error")
 
 // Image is an ELF file loaded into an address space.

@@ -52,9 +52,10 @@ func execErr(errno unix.Errno, format string, args ...any) error {
 
 // Exec builds a new address space running the program at path (absolute,
 // in tree): its ELF image, its interpreter when it names one, the stack
-// with argv, envp and the auxiliary vector. It returns the address space
+// with argv, envp and the auxiliary vector, and the vDSO with vdsoData's
+// data page. It returns the address space
 // and the registers to start with (pc, sp, satp).
-func Exec(mem mm.Memory, tree *fs.Tree, cred *fs.Cred, file string, argv, envp []string, stackLimit uint64, random [16]byte, regs *arch.Frame) (*mm.AddressSpace, error) {
+func Exec(mem mm.Memory, vdsoData *VDSO, tree *fs.Tree, cred *fs.Cred, file string, argv, envp []string, stackLimit uint64, random [16]byte, regs *arch.Frame) (*mm.AddressSpace, error) {
 	stack := stackMapping(stackLimit)
 	if err := CheckArgSize(argv, envp); err != nil || argBytes(argv, envp) > int(stack/4) {
 		return nil, execErr(unix.E2BIG, "%s: arguments past Linux's limits", file)
@@ -111,7 +112,7 @@ func Exec(mem mm.Memory, tree *fs.Tree, cred *fs.Cred, file string, argv, envp [
 	if err != nil {
 		return fail(err)
 	}
-	if err := mapVDSO(mem, as); err != nil {
+	if err := vdsoData.mapVDSO(mem, as); err != nil {
 		return fail(err)
 	}
 	as.BrkBase = (exe.End + mm.PageSize - 1) &^ (mm.PageSize - 1)

@@ -27,10 +27,10 @@ func TestExecStaticAndDynamic(t *testing.T) {
 	tree.Create(nil, "/text", &fs.Node{Mode: 0o644, Data: []byte("hello")})
 	tree.Create(nil, "/badinterp", &fs.Node{Mode: 0o755, Data: makeELF(elfETDyn, elfEMRISCV, 0, []testSeg{
 		{elfPTLoad, elfPFR, 0, 0x1000, nil}, {elfPTInterp, elfPFR, 0, 0, []byte("/nope\x00")}})})
-	mem := mmtest.New(t, 4096)
+	mem, data := mmtest.New(t, 4096), NewVDSO()
 	var regs arch.Frame
 
-	as, err := Exec(mem, tree, nil, "/static", []string{"static"}, nil, StackSize, [16]byte{}, &regs)
+	as, err := Exec(mem, data, tree, nil, "/static", []string{"static"}, nil, StackSize, [16]byte{}, &regs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestExecStaticAndDynamic(t *testing.T) {
 	}
 	as.Release()
 
-	as, err = Exec(mem, tree, nil, "/dynamic", []string{"dynamic"}, []string{"A=1"}, StackSize, [16]byte{}, &regs)
+	as, err = Exec(mem, data, tree, nil, "/dynamic", []string{"dynamic"}, []string{"A=1"}, StackSize, [16]byte{}, &regs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestExecStaticAndDynamic(t *testing.T) {
 	for file, want := range map[string]unix.Errno{
 		"/missing": unix.ENOENT, "/text": unix.EACCES, "/lib": unix.EACCES, "/badinterp": unix.ENOENT,
 	} {
-		_, err := Exec(mem, tree, nil, file, nil, nil, StackSize, [16]byte{}, &regs)
+		_, err := Exec(mem, data, tree, nil, file, nil, nil, StackSize, [16]byte{}, &regs)
 		var ee *ExecError
 		if !errors.As(err, &ee) || ee.Errno != want {
 			t.Errorf("%s: %v, want errno %v", file, err, want)
@@ -59,7 +59,7 @@ func TestExecStaticAndDynamic(t *testing.T) {
 	}
 	tree.Create(nil, "/garbage", &fs.Node{Mode: 0o755, Data: []byte("\x7fELF garbage")})
 	var ee *ExecError
-	if _, err := Exec(mem, tree, nil, "/garbage", nil, nil, StackSize, [16]byte{}, &regs); !errors.As(err, &ee) || ee.Errno != unix.ENOEXEC {
+	if _, err := Exec(mem, data, tree, nil, "/garbage", nil, nil, StackSize, [16]byte{}, &regs); !errors.As(err, &ee) || ee.Errno != unix.ENOEXEC {
 		t.Errorf("garbage: %v", err)
 	}
 	// What stays is the vDSO's data page, which the kernel keeps for every
@@ -77,13 +77,13 @@ func TestExecStackLimit(t *testing.T) {
 	tree := &fs.Tree{Root: fs.NewDir(0o755)}
 	tree.Create(nil, "/static", &fs.Node{Mode: 0o755, Data: static})
 	tree.Create(nil, "/owner-only", &fs.Node{Mode: 0o700, Data: static})
-	mem := mmtest.New(t, 4096)
+	mem, data := mmtest.New(t, 4096), NewVDSO()
 	var regs arch.Frame
 	for _, c := range []struct {
 		limit uint64
 		want  uintptr
 	}{{1 << 20, 1 << 20}, {StackSize, StackSize}, {1000, StackMin}, {unix.RLIM_INFINITY, StackMax}, {3<<20 + 1, 3<<20 + mm.PageSize}} {
-		as, err := Exec(mem, tree, nil, "/static", []string{"static"}, nil, c.limit, [16]byte{}, &regs)
+		as, err := Exec(mem, data, tree, nil, "/static", []string{"static"}, nil, c.limit, [16]byte{}, &regs)
 		if err != nil {
 			t.Fatalf("limit %d: %v", c.limit, err)
 		}
@@ -100,14 +100,14 @@ func TestExecStackLimit(t *testing.T) {
 	}
 	args := []string{"static", string(make([]byte, 40<<10))}
 	var ee *ExecError
-	if _, err := Exec(mem, tree, nil, "/static", args, nil, StackMin, [16]byte{}, &regs); !errors.As(err, &ee) || ee.Errno != unix.E2BIG {
+	if _, err := Exec(mem, data, tree, nil, "/static", args, nil, StackMin, [16]byte{}, &regs); !errors.As(err, &ee) || ee.Errno != unix.E2BIG {
 		t.Errorf("40 KiB of arguments on a 128 KiB stack: %v, want E2BIG", err)
 	}
 	user := &fs.Cred{UID: 1000, GID: 1000}
-	if _, err := Exec(mem, tree, user, "/owner-only", []string{"x"}, nil, StackSize, [16]byte{}, &regs); !errors.As(err, &ee) || ee.Errno != unix.EACCES {
+	if _, err := Exec(mem, data, tree, user, "/owner-only", []string{"x"}, nil, StackSize, [16]byte{}, &regs); !errors.As(err, &ee) || ee.Errno != unix.EACCES {
 		t.Errorf("a user executing root's 0700 program: %v, want EACCES", err)
 	}
-	as, err := Exec(mem, tree, &fs.Cred{}, "/owner-only", []string{"x"}, nil, StackSize, [16]byte{}, &regs)
+	as, err := Exec(mem, data, tree, &fs.Cred{}, "/owner-only", []string{"x"}, nil, StackSize, [16]byte{}, &regs)
 	if err != nil {
 		t.Fatalf("root executing its 0700 program: %v", err)
 	}

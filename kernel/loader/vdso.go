@@ -49,12 +49,14 @@ const vdsoVersion = "LINUX_4.15"
 // vdsoSoname is the DT_SONAME of Linux's vDSO.
 const vdsoSoname = "linux-vdso.so.1"
 
-// vdso is the image, built once; SigreturnAddr points into it.
+// vdso is the image, built once at package initialisation and never
+// changed after; SigreturnAddr points into it. Every kernel maps the same
+// image (the data pages are each kernel's, VDSO).
 var vdso = buildVDSO()
 
 // SigreturnAddr is where signal handlers return: the vDSO's
 // __vdso_rt_sigreturn, "li a7, 139; ecall", the sequence unwinders
-// recognise as a signal frame.
+// recognise as a signal frame. Immutable, as the image.
 var SigreturnAddr = VDSOAddr + vdso.symbols["__vdso_rt_sigreturn"]
 
 // VDSOImage returns the vDSO's image; the kernel's own runtime gets a
@@ -66,27 +68,31 @@ type vdsoImage struct {
 	symbols map[string]uintptr // offsets of the functions in image
 }
 
-// vdsoClock is what the data pages hold, under vdsoMu.
-var (
-	vdsoMu    sync.Mutex
-	vdsoClock struct{ timebase, realtime, monotonic int64 }
-	vdsoPages = map[mm.Memory]*mm.SharedMemory{}
-)
+// VDSO is a kernel's vDSO data pages, one per user memory (shared by the
+// address spaces drawing on it), and the clock they hold.
+type VDSO struct {
+	mu    sync.Mutex // guards clock and pages
+	clock struct{ timebase, realtime, monotonic int64 }
+	pages map[mm.Memory]*mm.SharedMemory
+}
 
-// SetVDSOClock records the time CSR's frequency and the offsets from its
+// NewVDSO makes a kernel's vDSO data, with no pages yet and a zero clock.
+func NewVDSO() *VDSO { return &VDSO{pages: map[mm.Memory]*mm.SharedMemory{}} }
+
+// SetClock records the time CSR's frequency and the offsets from its
 // value in ns to CLOCK_REALTIME and CLOCK_MONOTONIC, and updates every
 // data page. The kernel calls it at boot and whenever a clock is set.
-func SetVDSOClock(timebase uint64, realtimeOffset, monotonicOffset int64) {
-	vdsoMu.Lock()
-	defer vdsoMu.Unlock()
-	vdsoClock.timebase, vdsoClock.realtime, vdsoClock.monotonic = int64(timebase), realtimeOffset, monotonicOffset
-	for _, s := range vdsoPages {
-		writeVvar(s)
+func (v *VDSO) SetClock(timebase uint64, realtimeOffset, monotonicOffset int64) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.clock.timebase, v.clock.realtime, v.clock.monotonic = int64(timebase), realtimeOffset, monotonicOffset
+	for _, s := range v.pages {
+		v.writeVvar(s)
 	}
 }
 
-// writeVvar writes vdsoClock into the data page of s; vdsoMu is held.
-func writeVvar(s *mm.SharedMemory) {
+// writeVvar writes the clock into the data page of s; v.mu is held.
+func (v *VDSO) writeVvar(s *mm.SharedMemory) {
 	pa := s.Frame(0)
 	if pa == 0 {
 		return
@@ -94,31 +100,31 @@ func writeVvar(s *mm.SharedMemory) {
 	word := func(off uintptr) *uint64 { return (*uint64)(unsafe.Add(mm.Ptr(pa), off)) }
 	seq := atomic.LoadUint64(word(vvarSeq))
 	atomic.StoreUint64(word(vvarSeq), seq+1)
-	atomic.StoreUint64(word(vvarTimebase), uint64(vdsoClock.timebase))
-	atomic.StoreUint64(word(vvarRealtime), uint64(vdsoClock.realtime))
-	atomic.StoreUint64(word(vvarMonotone), uint64(vdsoClock.monotonic))
+	atomic.StoreUint64(word(vvarTimebase), uint64(v.clock.timebase))
+	atomic.StoreUint64(word(vvarRealtime), uint64(v.clock.realtime))
+	atomic.StoreUint64(word(vvarMonotone), uint64(v.clock.monotonic))
 	atomic.StoreUint64(word(vvarSeq), seq+2)
 }
 
 // vvarFor returns the data page shared by the address spaces of mem.
-func vvarFor(mem mm.Memory) (*mm.SharedMemory, error) {
-	vdsoMu.Lock()
-	defer vdsoMu.Unlock()
-	s, ok := vdsoPages[mem]
+func (v *VDSO) vvarFor(mem mm.Memory) (*mm.SharedMemory, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	s, ok := v.pages[mem]
 	if !ok {
 		s = mm.NewKernelMemory(mem)
 		if s.Frame(0) == 0 {
 			return nil, mm.ErrNoMemory
 		}
-		writeVvar(s)
-		vdsoPages[mem] = s
+		v.writeVvar(s)
+		v.pages[mem] = s
 	}
 	return s, nil
 }
 
 // mapVDSO maps the data page (read-only) and the image (read-execute).
-func mapVDSO(mem mm.Memory, as *mm.AddressSpace) error {
-	s, err := vvarFor(mem)
+func (v *VDSO) mapVDSO(mem mm.Memory, as *mm.AddressSpace) error {
+	s, err := v.vvarFor(mem)
 	if err != nil {
 		return err
 	}

@@ -86,7 +86,7 @@ func TestVDSOImage(t *testing.T) {
 
 // TestVDSOMappedAndDataPage: exec maps the image read-execute and the data
 // page read-only below it, names the image in AT_SYSINFO_EHDR, and the data
-// page follows SetVDSOClock with an even sequence number; the data page
+// page follows SetClock with an even sequence number; the data page
 // cannot be made writable.
 func TestVDSOMappedAndDataPage(t *testing.T) {
 	mem := mmtest.New(t, 2048)
@@ -95,7 +95,8 @@ func TestVDSOMappedAndDataPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer as.Release()
-	if err := mapVDSO(mem, as); err != nil {
+	data := NewVDSO()
+	if err := data.mapVDSO(mem, as); err != nil {
 		t.Fatal(err)
 	}
 	got := make([]byte, len(vdso.image))
@@ -109,7 +110,7 @@ func TestVDSOMappedAndDataPage(t *testing.T) {
 	if len(perms) != 2 || perms[0] != mm.PTERead || perms[1] != mm.PTERead|mm.PTEExec {
 		t.Fatalf("VMAs %v", as.VMAs())
 	}
-	SetVDSOClock(10_000_000, 1_700_000_000_000_000_000, -12345)
+	data.SetClock(10_000_000, 1_700_000_000_000_000_000, -12345)
 	page := make([]byte, 32)
 	if err := as.CopyIn(VvarAddr, page); err != nil {
 		t.Fatal(err)
@@ -131,7 +132,7 @@ func TestVDSOMappedAndDataPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer child.Release()
-	SetVDSOClock(10_000_000, 5, 6)
+	data.SetClock(10_000_000, 5, 6)
 	if err := child.CopyIn(VvarAddr, page); err != nil || int64(le.Uint64(page[16:])) != 5 {
 		t.Errorf("child's data page % x, %v", page, err)
 	}

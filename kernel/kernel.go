@@ -1,0 +1,134 @@
+package kernel
+
+import (
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+
+	arch "github.com/jiege-go/jiege/arch/riscv64"
+	"github.com/jiege-go/jiege/kernel/loader"
+	"github.com/jiege-go/jiege/mm"
+	jnet "github.com/jiege-go/jiege/net"
+)
+
+// Kernel is one kernel's state: its processes and tasks and the pids it
+// hands out, process groups and sessions with every process's signals,
+// futex queues, the OOM killer's victims, the network stack, the clock
+// since boot, the random generator, the vDSO's data pages, and the machine
+// hooks it was made with. Every process holds its Kernel, and system call
+// handlers reach it through the task (Task.Kernel); boot makes the one the
+// machine runs, and host tests make as many as they like.
+type Kernel struct {
+	// Network is the network stack user sockets live on: loopback, and
+	// Ethernet when the machine has a network device; nil without one.
+	// Boot sets it once, before the first process starts.
+	Network *jnet.Stack
+
+	userMemory  mm.Memory
+	newRegs     func() *arch.Frame
+	startTask   func(*Task)
+	cpus        int
+	memoryStats func() (inUse, total uint64)
+
+	// bootNano is when the Kernel was made, in the runtime's nanotime;
+	// Uptime counts from it.
+	bootNano int64
+
+	vdso *loader.VDSO
+
+	// The tables of processes (until reaped) and running tasks, by id:
+	// kill, tgkill, wait and /proc find them here.
+	tablesMu  sync.RWMutex
+	processes map[int]*Process
+	tasks     map[int]*Task
+	lastPID   atomic.Int64
+
+	// forkMu orders forks and signals sent to many processes: a fork adds
+	// its child under the read lock and looks whether its own process was
+	// killed meanwhile; kill(2) of a group or of every process lists and
+	// signals its targets under the write lock. So a child forked while its
+	// group is killed on another hart is either among the targets or sees
+	// its parent gone and is killed too, as Linux restarts a fork that a
+	// fatal signal interrupts; otherwise a fork bomb's group could outlive
+	// its SIGKILL.
+	forkMu sync.RWMutex
+
+	// sigMu guards every process's and task's signal state, process groups
+	// and sessions: senders touch several processes at once.
+	sigMu signalLock
+
+	futexMu     sync.Mutex // guards futexQueues and every waiter's key
+	futexQueues map[futexKey][]*futexWaiter
+
+	// oomVictims are the processes the OOM killer ended, until their
+	// memory is released or a fault has waited a second for it.
+	oomVictims struct {
+		sync.Mutex
+		dying []*Process
+	}
+
+	randMu  sync.Mutex
+	randGen *rand.ChaCha8 // random.go: getrandom(2) and AT_RANDOM
+}
+
+// Config is what a Kernel is made with: the machine's hooks and facts.
+type Config struct {
+	// UserMemory is where user address spaces get their frames.
+	UserMemory mm.Memory
+	// NewRegs makes a new task's register frame (nil: out of memory);
+	// StartTask starts a task made by clone.
+	NewRegs   func() *arch.Frame
+	StartTask func(*Task)
+	// CPUs and MemoryStats are the machine facts procfs and sysinfo report.
+	CPUs        int
+	MemoryStats func() (inUse, total uint64)
+}
+
+// New makes a kernel with no processes; its clock starts now. Unset hooks
+// default to a plain register frame, a task start that does nothing, one
+// CPU and no memory statistics, which is what host tests need.
+func New(c Config) *Kernel {
+	k := &Kernel{
+		userMemory: c.UserMemory, newRegs: c.NewRegs, startTask: c.StartTask,
+		cpus: c.CPUs, memoryStats: c.MemoryStats,
+		bootNano:    nanotime(),
+		vdso:        loader.NewVDSO(),
+		processes:   map[int]*Process{},
+		tasks:       map[int]*Task{},
+		futexQueues: map[futexKey][]*futexWaiter{},
+		randGen:     rand.NewChaCha8(seedFromRuntime()),
+	}
+	if k.newRegs == nil {
+		k.newRegs = func() *arch.Frame { return new(arch.Frame) }
+	}
+	if k.startTask == nil {
+		k.startTask = func(*Task) {}
+	}
+	if k.cpus == 0 {
+		k.cpus = 1
+	}
+	if k.memoryStats == nil {
+		k.memoryStats = func() (inUse, total uint64) { return 0, 0 }
+	}
+	return k
+}
+
+// StartTask starts a task made by NewProcess, as Clone starts the tasks
+// it makes.
+func (k *Kernel) StartTask(t *Task) { k.startTask(t) }
+
+// Kernel returns the kernel the task's process belongs to.
+func (t *Task) Kernel() *Kernel { return t.Proc.k }
+
+// CPUs is the number of harts running.
+func (k *Kernel) CPUs() int { return k.cpus }
+
+// MemoryStats returns the frames in use and in all, in bytes.
+func (k *Kernel) MemoryStats() (inUse, total uint64) { return k.memoryStats() }
+
+// VDSO returns the vDSO data pages this kernel keeps: exec maps them, and
+// boot sets their clock.
+func (k *Kernel) VDSO() *loader.VDSO { return k.vdso }
+
+// UserMemory is where user address spaces get their frames.
+func (k *Kernel) UserMemory() mm.Memory { return k.userMemory }
