@@ -5,9 +5,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jiege-go/jiege/abi/linux/sysno"
 	"github.com/jiege-go/jiege/kernel"
 	jnet "github.com/jiege-go/jiege/net"
-	"github.com/jiege-go/jiege/syscall/sysno"
 )
 
 func init() {
