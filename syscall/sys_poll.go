@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jiege-go/jiege/abi/linux"
 	"github.com/jiege-go/jiege/abi/linux/sysno"
 	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/kernel"
@@ -116,7 +117,7 @@ func writeRemaining(t *kernel.Task, addr uint64, deadline time.Time) error {
 	if addr == 0 || deadline.IsZero() {
 		return nil
 	}
-	return copyOutStruct(t, addr, durationTimespec(max(time.Until(deadline), 0)))
+	return copyOutStruct(t, addr, linux.DurationTimespec(max(time.Until(deadline), 0)))
 }
 
 // sigmaskArg reads the signal mask of ppoll, pselect6 and epoll_pwait

@@ -5,6 +5,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jiege-go/jiege/abi/linux"
 	"github.com/jiege-go/jiege/abi/linux/sysno"
 	"github.com/jiege-go/jiege/kernel"
 )
@@ -89,7 +90,7 @@ func sysGetrusage(t *kernel.Task, a Args) (uint64, error) {
 	default:
 		return 0, unix.EINVAL
 	}
-	return 0, copyOutStruct(t, a[1], linuxRusage{Utime: durationTimeval(u.User), Stime: durationTimeval(u.System), Minflt: int64(u.MinorFaults)})
+	return 0, copyOutStruct(t, a[1], linux.Rusage{Utime: linux.DurationTimeval(u.User), Stime: linux.DurationTimeval(u.System), Minflt: int64(u.MinorFaults)})
 }
 
 // clockTicks is USER_HZ, the unit of times(2).
@@ -102,7 +103,7 @@ func ticksOf(d time.Duration) int64 { return int64(d / (time.Second / clockTicks
 func sysTimes(t *kernel.Task, a Args) (uint64, error) {
 	if a[0] != 0 {
 		u, c := t.Proc.Usage(), t.Proc.ChildUsage()
-		tms := linuxTms{Utime: ticksOf(u.User), Stime: ticksOf(u.System), Cutime: ticksOf(c.User), Cstime: ticksOf(c.System)}
+		tms := linux.Tms{Utime: ticksOf(u.User), Stime: ticksOf(u.System), Cutime: ticksOf(c.User), Cstime: ticksOf(c.System)}
 		if err := copyOutStruct(t, a[0], tms); err != nil {
 			return 0, err
 		}

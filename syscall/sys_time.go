@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jiege-go/jiege/abi/linux"
 	"github.com/jiege-go/jiege/abi/linux/sysno"
 	"github.com/jiege-go/jiege/kernel"
 )
@@ -37,7 +38,7 @@ func sysClockGettime(t *kernel.Task, a Args) (uint64, error) {
 	default:
 		return 0, unix.EINVAL
 	}
-	return 0, copyOutStruct(t, a[1], durationTimespec(d))
+	return 0, copyOutStruct(t, a[1], linux.DurationTimespec(d))
 }
 
 // sysClockGetres implements clock_getres(2): every clock the kernel has
@@ -52,7 +53,7 @@ func sysClockGetres(t *kernel.Task, a Args) (uint64, error) {
 	if a[1] == 0 {
 		return 0, nil
 	}
-	return 0, copyOutStruct(t, a[1], durationTimespec(time.Nanosecond))
+	return 0, copyOutStruct(t, a[1], linux.DurationTimespec(time.Nanosecond))
 }
 
 // sysGettimeofday implements gettimeofday(2); the time zone is UTC (the
@@ -117,7 +118,7 @@ func sleepUntil(t *kernel.Task, deadline time.Time, rem uint64) (uint64, error) 
 		return 0, nil
 	}
 	if rem != 0 {
-		if err := copyOutStruct(t, rem, durationTimespec(max(time.Until(deadline), 0))); err != nil {
+		if err := copyOutStruct(t, rem, linux.DurationTimespec(max(time.Until(deadline), 0))); err != nil {
 			return 0, err
 		}
 	}

@@ -5,6 +5,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jiege-go/jiege/abi/linux"
 	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/kernel"
 )
@@ -26,9 +27,6 @@ const (
 	tiocnotty  = 0x5422
 	tiocgsid   = 0x5429
 )
-
-// linuxWinsize is struct winsize.
-type linuxWinsize struct{ Row, Col, Xpixel, Ypixel uint16 }
 
 // ttyIoctl serves the terminal requests on the console; handled reports
 // whether req is one.
@@ -99,9 +97,9 @@ func ttyIoctl(t *kernel.Task, tty *fs.TTY, req, arg uint64) (ret uint64, handled
 		return 0, true, put32(tty.Session())
 	case tiocgwinsz:
 		rows, cols := tty.WinSize()
-		return 0, true, copyOutStruct(t, arg, linuxWinsize{Row: rows, Col: cols})
+		return 0, true, copyOutStruct(t, arg, linux.Winsize{Row: rows, Col: cols})
 	case tiocswinsz:
-		var ws linuxWinsize
+		var ws linux.Winsize
 		if err := copyInStruct(t, arg, &ws); err != nil {
 			return 0, true, err
 		}
