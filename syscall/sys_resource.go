@@ -25,11 +25,11 @@ func init() {
 func sysPrlimit64(t *kernel.Task, a Args) (uint64, error) {
 	var set *kernel.Rlimit
 	if a[2] != 0 {
-		var l [2]uint64
+		var l linux.Rlimit
 		if err := copyInStruct(t, a[2], &l); err != nil {
 			return 0, err
 		}
-		set = &kernel.Rlimit{Cur: l[0], Max: l[1]}
+		set = &kernel.Rlimit{Cur: l.Cur, Max: l.Max}
 	}
 	p := t.Proc
 	if pid := int32(a[0]); pid != 0 {
@@ -53,7 +53,7 @@ func sysPrlimit64(t *kernel.Task, a Args) (uint64, error) {
 		}
 	}
 	if a[3] != 0 {
-		return 0, copyOut(t, a[3], words(old.Cur, old.Max))
+		return 0, copyOutStruct(t, a[3], linux.Rlimit{Cur: old.Cur, Max: old.Max})
 	}
 	return 0, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jiege-go/jiege/abi/linux"
 	"github.com/jiege-go/jiege/abi/linux/sysno"
 	arch "github.com/jiege-go/jiege/arch/riscv64"
 	"github.com/jiege-go/jiege/fs"
@@ -361,3 +362,6 @@ func TestProcFD(t *testing.T) {
 		}
 	}
 }
+
+// words encodes 64-bit values as a riscv64 structure of them holds them.
+func words(vs ...uint64) []byte { return linux.SliceAsBytes(vs) }

@@ -99,6 +99,9 @@ type Ifreq struct {
 	Data [24]byte
 }
 
+// SizeofIfreq is sizeof(struct ifreq): SIOCGIFCONF's records.
+const SizeofIfreq = int(unsafe.Sizeof(Ifreq{}))
+
 // Int32 is the union's int: ifr_ifindex, ifr_mtu, ifr_qlen.
 func (r *Ifreq) Int32() int32 {
 	var v int32
