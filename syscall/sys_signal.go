@@ -148,7 +148,7 @@ func sysRtSigtimedwait(t *kernel.Task, a Args) (uint64, error) {
 		return 0, err
 	}
 	if a[1] != 0 {
-		if err := copyOut(t, a[1], kernel.EncodeSiginfo(info)); err != nil {
+		if err := copyOutStruct(t, a[1], kernel.Siginfo(info)); err != nil {
 			return 0, err
 		}
 	}
