@@ -55,6 +55,14 @@ func Htons(v uint16) uint16 { return bits.ReverseBytes16(v) }
 // Ntohs converts a port from network byte order.
 func Ntohs(v uint16) uint16 { return bits.ReverseBytes16(v) }
 
+// InAddrWord is an in_addr_t as the kernel holds it, network byte order
+// in a native word: what /proc/net/route prints in hex.
+func InAddrWord(a [4]byte) uint32 {
+	var v uint32
+	Decode(a[:], &v)
+	return v
+}
+
 // Inet4Mask is the IPv4 netmask of a prefix length, in network byte order.
 func Inet4Mask(prefixBits int) [4]byte {
 	m := ^uint32(0) << (32 - prefixBits)
