@@ -1,10 +1,11 @@
 package fs
 
 import (
-	"encoding/binary"
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jiege-go/jiege/abi/linux"
 )
 
 // EventFD is an eventfd(2) counter.
@@ -39,7 +40,7 @@ func (e *EventFD) Read(p []byte) (int, error) {
 	fns := e.notifier.Changed()
 	e.mu.Unlock()
 	Notify(fns)
-	binary.LittleEndian.PutUint64(p, v)
+	linux.PutUint64(p, v)
 	return 8, nil
 }
 
@@ -48,7 +49,7 @@ func (e *EventFD) Write(p []byte) (int, error) {
 	if len(p) < 8 {
 		return 0, unix.EINVAL
 	}
-	v := binary.LittleEndian.Uint64(p)
+	v := linux.Uint64(p)
 	if v == ^uint64(0) {
 		return 0, unix.EINVAL
 	}

@@ -1,11 +1,12 @@
 package fs
 
 import (
-	"encoding/binary"
 	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jiege-go/jiege/abi/linux"
 )
 
 // TimerFD is a timerfd(2): a timer whose expirations a read collects.
@@ -93,7 +94,7 @@ func (f *TimerFD) Read(p []byte) (int, error) {
 	if f.count == 0 {
 		return 0, unix.EAGAIN
 	}
-	binary.LittleEndian.PutUint64(p, f.count)
+	linux.PutUint64(p, f.count)
 	f.count = 0
 	return 8, nil
 }

@@ -1,50 +1,39 @@
 package kernel
 
 import (
-	"encoding/binary"
+	"unsafe"
+
 	"fmt"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jiege-go/jiege/abi/linux"
 	arch "github.com/jiege-go/jiege/arch/riscv64"
 	"github.com/jiege-go/jiege/kernel/loader"
 )
 
-// The riscv64 signal frame, laid out as Linux's struct rt_sigframe
-// (arch/riscv/kernel/signal.c) so that glibc's handlers and unwinders read
-// it: siginfo, then the ucontext (uc_flags, uc_link, uc_stack, uc_sigmask
-// padded to 128 bytes of sigset, then struct sigcontext: the 32 words of
-// user_regs_struct, pc first, and the FP state, d extension in the q-sized
-// union). Offsets checked with offsetof() in a riscv64 glibc program.
-const (
-	frameSize      = 128 + 960 // sizeof(struct rt_sigframe)
-	ucOffset       = 128       // frame.uc
-	ucStackOffset  = ucOffset + 16
-	ucMaskOffset   = ucOffset + 40
-	ucMctxOffset   = ucOffset + 176 // uc_mcontext, 16-byte aligned
-	ucFPOffset     = ucMctxOffset + 256
-	ucFCSROffset   = ucFPOffset + 256
-	siginfoAddrOff = 16
-)
+// The riscv64 signal frame is Linux's struct rt_sigframe
+// (linux.RtSigframe), so that glibc's handlers and unwinders read it.
 
-// encodeSiginfo writes a siginfo_t: signo, errno, code, then the union
+// frameSize is sizeof(struct rt_sigframe).
+const frameSize = uint64(unsafe.Sizeof(linux.RtSigframe{}))
+
+// Siginfo encodes info as a siginfo_t: signo, errno, code, then the union
 // member the signal uses.
-func encodeSiginfo(b []byte, i SigInfo) {
-	le := binary.LittleEndian
-	le.PutUint32(b[0:], uint32(i.Signo))
-	le.PutUint32(b[8:], uint32(i.Code))
+func Siginfo(i SigInfo) linux.Siginfo {
+	si := linux.Siginfo{Signo: int32(i.Signo), Code: i.Code}
 	switch {
 	case i.Code > 0 && i.Code < SIKernel && isFaultSignal(i.Signo):
-		le.PutUint64(b[siginfoAddrOff:], i.Addr)
+		si.SetAddr(i.Addr)
 	default:
-		le.PutUint32(b[16:], uint32(i.Pid))
-		le.PutUint32(b[20:], i.UID)
+		si.Pid, si.UID = i.Pid, i.UID
 		if i.Signo == unix.SIGCHLD {
-			le.PutUint32(b[24:], uint32(i.Status))
+			si.SetStatus(int32(i.Status))
 		} else {
-			le.PutUint64(b[24:], i.Value)
+			si.Value = i.Value
 		}
 	}
+	return si
 }
 
 func isFaultSignal(sig unix.Signal) bool {
@@ -53,13 +42,6 @@ func isFaultSignal(sig unix.Signal) bool {
 		return true
 	}
 	return false
-}
-
-// EncodeSiginfo returns info as a 128-byte siginfo_t (rt_sigtimedwait).
-func EncodeSiginfo(info SigInfo) []byte {
-	b := make([]byte, 128)
-	encodeSiginfo(b, info)
-	return b
 }
 
 // setupFrame pushes a signal frame for info on the user stack (or the
@@ -78,28 +60,21 @@ func (t *Task) setupFrame(info SigInfo, act SigAction) bool {
 	}
 	sp = (sp - frameSize) &^ 15
 
-	b := make([]byte, frameSize)
-	le := binary.LittleEndian
-	encodeSiginfo(b, info)
-	le.PutUint64(b[ucStackOffset:], altSP)
-	le.PutUint32(b[ucStackOffset+8:], uint32(altFlags))
-	le.PutUint64(b[ucStackOffset+16:], altSize)
+	f := &linux.RtSigframe{Info: Siginfo(info)}
+	f.UC.Stack = linux.StackT{SP: altSP, Flags: altFlags, Size: altSize}
 	oldMask := t.sig.mask
 	if t.sig.hasSavedMask {
 		oldMask, t.sig.hasSavedMask = t.sig.savedMask, false
 	}
-	le.PutUint64(b[ucMaskOffset:], uint64(oldMask))
-	le.PutUint64(b[ucMctxOffset:], r.PC)
-	for i := 1; i < 32; i++ {
-		le.PutUint64(b[ucMctxOffset+8*i:], r.X[i])
-	}
-	for i := 0; i < 32; i++ {
-		le.PutUint64(b[ucFPOffset+8*i:], r.F[i])
-	}
-	le.PutUint32(b[ucFCSROffset:], uint32(r.FCSR))
+	f.UC.Sigmask = uint64(oldMask)
+	mc := &f.UC.Mcontext
+	mc.Regs = r.X
+	mc.Regs[0] = r.PC // x0 is always zero: its slot holds the pc
+	mc.F = r.F
+	mc.FCSR = uint32(r.FCSR)
 
 	t.Proc.Lock()
-	err := t.Proc.AS.CopyOut(uintptr(sp), b)
+	err := t.Proc.AS.CopyOut(uintptr(sp), linux.AsBytes(f))
 	t.Proc.Unlock()
 	if err != nil {
 		return false
@@ -114,7 +89,7 @@ func (t *Task) setupFrame(info SigInfo, act SigAction) bool {
 	r.X[arch.RegSP] = sp
 	r.X[arch.RegA0] = uint64(info.Signo)
 	r.X[arch.RegA1] = sp
-	r.X[arch.RegA2] = sp + ucOffset
+	r.X[arch.RegA2] = sp + uint64(unsafe.Offsetof(linux.RtSigframe{}.UC))
 	return true
 }
 
@@ -123,9 +98,9 @@ func (t *Task) setupFrame(info SigInfo, act SigAction) bool {
 // read raises SIGSEGV, as on Linux.
 func (t *Task) Sigreturn() {
 	r := t.Regs
-	b := make([]byte, frameSize)
+	var f linux.RtSigframe
 	t.Proc.Lock()
-	err := t.Proc.AS.CopyIn(uintptr(r.X[arch.RegSP]), b)
+	err := t.Proc.AS.CopyIn(uintptr(r.X[arch.RegSP]), linux.AsBytes(&f))
 	t.Proc.Unlock()
 	if err != nil {
 		fmt.Printf("kernel: pid %d (%s) rt_sigreturn: bad frame at %#x\n", t.Proc.PID, t.Proc.Exe, r.X[arch.RegSP])
@@ -134,19 +109,18 @@ func (t *Task) Sigreturn() {
 		t.Proc.k.sigMu.Unlock()
 		return
 	}
-	le := binary.LittleEndian
-	r.PC = le.Uint64(b[ucMctxOffset:])
-	for i := 1; i < 32; i++ {
-		r.X[i] = le.Uint64(b[ucMctxOffset+8*i:])
-	}
-	for i := 0; i < 32; i++ {
-		r.F[i] = le.Uint64(b[ucFPOffset+8*i:])
-	}
-	r.FCSR = uint64(le.Uint32(b[ucFCSROffset:]))
+	mc := &f.UC.Mcontext
+	r.PC = mc.Regs[0]
+	x0 := r.X[0]
+	r.X = mc.Regs
+	r.X[0] = x0
+	r.F = mc.F
+	r.FCSR = uint64(mc.FCSR)
 	t.Proc.k.sigMu.Lock()
-	t.setMaskLocked(SigSet(le.Uint64(b[ucMaskOffset:])))
+	t.setMaskLocked(SigSet(f.UC.Sigmask))
 	t.Proc.k.sigMu.Unlock()
 	// The saved alternate stack comes back, unless the task is on it
 	// (Linux squashes that EPERM).
-	t.SetAltStack(le.Uint64(b[ucStackOffset:]), le.Uint64(b[ucStackOffset+16:]), int32(le.Uint32(b[ucStackOffset+8:]))&SSDisable)
+	ss := f.UC.Stack
+	t.SetAltStack(ss.SP, ss.Size, ss.Flags&SSDisable)
 }

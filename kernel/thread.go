@@ -1,7 +1,6 @@
 package kernel
 
 import (
-	"encoding/binary"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -9,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jiege-go/jiege/abi/linux"
 	arch "github.com/jiege-go/jiege/arch/riscv64"
 	"github.com/jiege-go/jiege/mm"
 )
@@ -270,22 +270,20 @@ func (t *Task) releaseRobustList() {
 	if head == 0 {
 		return
 	}
-	var h [24]byte // struct robust_list_head: next, futex_offset, list_op_pending
-	if t.copyIn(head, h[:]) != nil {
+	var h linux.RobustListHead
+	if t.copyIn(head, linux.AsBytes(&h)) != nil {
 		return
 	}
-	entry := uintptr(binary.LittleEndian.Uint64(h[0:]))
-	offset := uintptr(binary.LittleEndian.Uint64(h[8:]))
-	pending := uintptr(binary.LittleEndian.Uint64(h[16:]))
+	entry, offset, pending := uintptr(h.List), uintptr(h.FutexOffset), uintptr(h.ListOpPending)
 	for i := 0; entry != head && i < robustListLimit; i++ {
-		var next [8]byte
-		if t.copyIn(entry&^1, next[:]) != nil {
+		var next uint64
+		if t.copyIn(entry&^1, linux.AsBytes(&next)) != nil {
 			return
 		}
 		if entry&^1 != pending&^1 { // bit 0 marks a PI futex
 			t.futexOwnerDied(entry&^1+offset, entry&1 != 0, false)
 		}
-		entry = uintptr(binary.LittleEndian.Uint64(next[:]))
+		entry = uintptr(next)
 	}
 	if pending != 0 {
 		t.futexOwnerDied(pending&^1+offset, pending&1 != 0, true)
@@ -324,20 +322,18 @@ func (t *Task) copyIn(addr uintptr, b []byte) error {
 
 // putUser32 stores a 32-bit word in the task's memory.
 func (t *Task) putUser32(addr uintptr, v uint32) error {
-	var b [4]byte
-	binary.LittleEndian.PutUint32(b[:], v)
 	t.Proc.Lock()
 	defer t.Proc.Unlock()
-	return t.Proc.AS.CopyOut(addr, b[:])
+	return t.Proc.AS.CopyOut(addr, linux.AsBytes(&v))
 }
 
 // loadUser32 reads the aligned 32-bit word at addr.
 func (t *Task) loadUser32(addr uintptr) (uint32, error) {
-	var b [4]byte
-	if err := t.copyIn(addr, b[:]); err != nil {
+	var v uint32
+	if err := t.copyIn(addr, linux.AsBytes(&v)); err != nil {
 		return 0, err
 	}
-	return binary.LittleEndian.Uint32(b[:]), nil
+	return v, nil
 }
 
 // updateUser32 atomically replaces the aligned 32-bit word at addr with

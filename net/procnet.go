@@ -2,10 +2,11 @@ package net
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jiege-go/jiege/abi/linux"
 )
 
 // The files of /proc/net that ifconfig, route and netstat read, in the
@@ -43,22 +44,15 @@ func (s *Stack) ProcNetRoute() []byte {
 		var gw uint32
 		if r.Gateway.IsValid() {
 			flags |= unix.RTF_GATEWAY
-			gw = le32(r.Gateway.As4())
+			gw = linux.InAddrWord(r.Gateway.As4())
 		}
-		mask := uint32(0)
-		if bits := r.Dst.Bits(); bits > 0 {
-			var m [4]byte
-			binary.BigEndian.PutUint32(m[:], ^uint32(0)<<(32-bits))
-			mask = le32(m)
-		}
+		mask := linux.InAddrWord(linux.Inet4Mask(r.Dst.Bits()))
 		line := fmt.Sprintf("%s\t%08X\t%08X\t%04X\t%d\t%d\t%d\t%08X\t%d\t%d\t%d",
-			names[r.Index], le32(r.Dst.Addr().As4()), gw, flags, 0, 0, 0, mask, 0, 0, 0)
+			names[r.Index], linux.InAddrWord(r.Dst.Addr().As4()), gw, flags, 0, 0, 0, mask, 0, 0, 0)
 		fmt.Fprintf(&b, "%-127s\n", line)
 	}
 	return b.Bytes()
 }
-
-func le32(a [4]byte) uint32 { return binary.LittleEndian.Uint32(a[:]) }
 
 // ProcNetIfInet6 is /proc/net/if_inet6: each IPv6 address with its
 // interface index, prefix length, scope (IPV6_ADDR_SCOPE bits) and flags.

@@ -1,9 +1,9 @@
 package net
 
 import (
-	"encoding/binary"
-
 	"golang.org/x/sys/unix"
+
+	"github.com/jiege-go/jiege/abi/linux"
 )
 
 // The rtnetlink requests a NetlinkSocket serves, and its answers in
@@ -38,7 +38,7 @@ func (so *NetlinkSocket) serve(b []byte, port uint32) [][]byte {
 // route runs one rtnetlink request: the datagrams of its answer, whether
 // it was a dump (which ends in NLMSG_DONE, never an acknowledgement), or
 // the error to acknowledge.
-func (so *NetlinkSocket) route(h nlmsghdr, body []byte, port uint32) ([][]byte, bool, error) {
+func (so *NetlinkSocket) route(h linux.NlMsghdr, body []byte, port uint32) ([][]byte, bool, error) {
 	if h.Type > unix.RTM_MAX {
 		return nil, false, unix.EOPNOTSUPP
 	}
@@ -105,7 +105,9 @@ func (so *NetlinkSocket) setLink(body []byte) error {
 	if len(body) > unix.SizeofIfInfomsg {
 		return unix.EOPNOTSUPP // attributes: a name, an MTU, an address to set
 	}
-	flags, change := binary.LittleEndian.Uint32(body[8:]), binary.LittleEndian.Uint32(body[12:])
+	var ifi linux.IfInfomsg
+	linux.Decode(body, &ifi)
+	flags, change := ifi.Flags, ifi.Change
 	if change == 0 {
 		change = ^uint32(0)
 	}
@@ -130,14 +132,18 @@ func (so *NetlinkSocket) findLink(body []byte) (Interface, error) {
 	if len(body) < unix.SizeofIfInfomsg {
 		return Interface{}, unix.EINVAL
 	}
-	index := int32(binary.LittleEndian.Uint32(body[4:]))
+	var ifi linux.IfInfomsg
+	linux.Decode(body, &ifi)
+	index := ifi.Index
 	var name string
 	for attrs := body[unix.SizeofIfInfomsg:]; len(attrs) >= unix.SizeofRtAttr; {
-		l, typ := int(binary.LittleEndian.Uint16(attrs)), binary.LittleEndian.Uint16(attrs[2:])
+		var rta linux.RtAttr
+		linux.Decode(attrs, &rta)
+		l := int(rta.Len)
 		if l < unix.SizeofRtAttr || l > len(attrs) {
 			break
 		}
-		if typ == unix.IFLA_IFNAME {
+		if rta.Type == unix.IFLA_IFNAME {
 			name = cString(attrs[unix.SizeofRtAttr:l])
 		}
 		attrs = attrs[min(rtaAlign(l), len(attrs)):]
@@ -164,7 +170,7 @@ func cString(b []byte) string {
 
 // packDump puts a dump's messages into datagrams of at most
 // netlinkGoodSize bytes, and NLMSG_DONE into one more.
-func packDump(h nlmsghdr, msgs [][]byte, port uint32) [][]byte {
+func packDump(h linux.NlMsghdr, msgs [][]byte, port uint32) [][]byte {
 	var out [][]byte
 	var cur []byte
 	for _, m := range msgs {
@@ -184,7 +190,7 @@ func packDump(h nlmsghdr, msgs [][]byte, port uint32) [][]byte {
 // nlAck is an NLMSG_ERROR message for the request msg: the error (0: an
 // acknowledgement) and the request, whole after an error, its header only
 // (NLM_F_CAPPED) after success.
-func nlAck(h nlmsghdr, msg []byte, err error, port uint32) []byte {
+func nlAck(h linux.NlMsghdr, msg []byte, err error, port uint32) []byte {
 	var errno int32
 	flags := uint16(unix.NLM_F_CAPPED)
 	echo := msg[:unix.NLMSG_HDRLEN]
@@ -194,21 +200,16 @@ func nlAck(h nlmsghdr, msg []byte, err error, port uint32) []byte {
 		errno, flags, echo = -int32(unix.EINVAL), 0, msg
 	}
 	m := newMessage(unix.NLMSG_ERROR, flags, h.Seq, port)
-	m.put(binary.LittleEndian.AppendUint32(nil, uint32(errno)))
+	m.put(linux.Append(nil, errno)) // struct nlmsgerr: the error, then the request
 	m.put(echo)
 	return m.bytes()
 }
 
 // linkMessage is RTM_NEWLINK for ifc, its attributes in the order
 // rtnl_fill_ifinfo writes them (those a program reads).
-func linkMessage(h nlmsghdr, ifc Interface, flags uint16, port uint32) []byte {
+func linkMessage(h linux.NlMsghdr, ifc Interface, flags uint16, port uint32) []byte {
 	m := newMessage(unix.RTM_NEWLINK, flags, h.Seq, port)
-	var ifi [unix.SizeofIfInfomsg]byte
-	ifi[0] = unix.AF_UNSPEC
-	binary.LittleEndian.PutUint16(ifi[2:], ifc.Type)
-	binary.LittleEndian.PutUint32(ifi[4:], uint32(ifc.Index))
-	binary.LittleEndian.PutUint32(ifi[8:], ifc.Flags)
-	m.put(ifi[:])
+	m.put(linux.Append(nil, linux.IfInfomsg{Family: unix.AF_UNSPEC, Type: ifc.Type, Index: ifc.Index, Flags: ifc.Flags}))
 	m.attr(unix.IFLA_IFNAME, append([]byte(ifc.Name), 0))
 	m.attr(unix.IFLA_TXQLEN, u32(ifc.TxQueueLen))
 	m.attr(unix.IFLA_OPERSTATE, []byte{ifc.Oper})
@@ -223,16 +224,11 @@ func linkMessage(h nlmsghdr, ifc Interface, flags uint16, port uint32) []byte {
 	m.attr(unix.IFLA_ADDRESS, ifc.MAC)
 	m.attr(unix.IFLA_BROADCAST, ifc.Broadcast)
 	s := ifc.Stats
-	// rtnl_link_stats64 (25 counters in Linux 6.12) and rtnl_link_stats
-	// (24): packets and bytes first, the error counters zero.
-	stats64 := make([]byte, 25*8)
-	stats := make([]byte, 24*4)
-	for i, v := range []uint64{s.RxPackets, s.TxPackets, s.RxBytes, s.TxBytes} {
-		binary.LittleEndian.PutUint64(stats64[i*8:], v)
-		binary.LittleEndian.PutUint32(stats[i*4:], uint32(v))
-	}
-	m.attr(unix.IFLA_STATS64, stats64)
-	m.attr(unix.IFLA_STATS, stats)
+	// Packets and bytes; the error counters zero.
+	m.attr(unix.IFLA_STATS64, linux.Append(nil, linux.RtnlLinkStats64{RxPackets: s.RxPackets, TxPackets: s.TxPackets,
+		RxBytes: s.RxBytes, TxBytes: s.TxBytes}))
+	m.attr(unix.IFLA_STATS, linux.Append(nil, linux.RtnlLinkStats{RxPackets: uint32(s.RxPackets), TxPackets: uint32(s.TxPackets),
+		RxBytes: uint32(s.RxBytes), TxBytes: uint32(s.TxBytes)}))
 	return m.bytes()
 }
 
@@ -242,19 +238,17 @@ const ifaFlagPermanent = 0x80
 
 // addrMessage is RTM_NEWADDR for one address of ifc, its attributes in
 // the order inet_fill_ifaddr (IPv4) and inet6_fill_ifaddr write them.
-func addrMessage(h nlmsghdr, ifc Interface, a IfAddr, port uint32) []byte {
+func addrMessage(h linux.NlMsghdr, ifc Interface, a IfAddr, port uint32) []byte {
 	m := newMessage(unix.RTM_NEWADDR, unix.NLM_F_MULTI, h.Seq, port)
 	family := byte(unix.AF_INET6)
 	if a.Prefix.Addr().Is4() {
 		family = unix.AF_INET
 	}
-	ifa := []byte{family, byte(a.Prefix.Bits()), ifaFlagPermanent, a.Scope}
-	m.put(binary.LittleEndian.AppendUint32(ifa, uint32(ifc.Index)))
+	m.put(linux.Append(nil, linux.IfAddrmsg{Family: family, Prefixlen: byte(a.Prefix.Bits()), Flags: ifaFlagPermanent,
+		Scope: a.Scope, Index: uint32(ifc.Index)}))
 	addr := a.Prefix.Addr().AsSlice()
-	// struct ifa_cacheinfo: preferred and valid lifetimes forever, then
-	// the creation and update times, in hundredths of a second since boot.
-	cache := append(u32(^uint32(0)), u32(^uint32(0))...)
-	cache = append(cache, make([]byte, 8)...)
+	// Preferred and valid lifetimes forever; created and updated at boot.
+	cache := linux.Append(nil, linux.IfaCacheinfo{Prefered: ^uint32(0), Valid: ^uint32(0)})
 	m.attr(unix.IFA_ADDRESS, addr)
 	if family == unix.AF_INET {
 		m.attr(unix.IFA_LOCAL, addr)
@@ -270,14 +264,14 @@ func addrMessage(h nlmsghdr, ifc Interface, a IfAddr, port uint32) []byte {
 
 // routeMessage is RTM_NEWROUTE for a route of the main table, its
 // attributes in fib_dump_info's order.
-func routeMessage(h nlmsghdr, r Route, port uint32) []byte {
+func routeMessage(h linux.NlMsghdr, r Route, port uint32) []byte {
 	m := newMessage(unix.RTM_NEWROUTE, unix.NLM_F_MULTI, h.Seq, port)
 	family := byte(unix.AF_INET6)
 	if r.Dst.Addr().Is4() {
 		family = unix.AF_INET
 	}
-	rtm := []byte{family, byte(r.Dst.Bits()), 0, 0, unix.RT_TABLE_MAIN, r.Protocol, r.Scope, unix.RTN_UNICAST}
-	m.put(append(rtm, 0, 0, 0, 0)) // rtm_flags
+	m.put(linux.Append(nil, linux.RtMsg{Family: family, DstLen: byte(r.Dst.Bits()), Table: unix.RT_TABLE_MAIN,
+		Protocol: r.Protocol, Scope: r.Scope, Type: unix.RTN_UNICAST}))
 	m.attr(unix.RTA_TABLE, u32(unix.RT_TABLE_MAIN))
 	if r.Dst.Bits() > 0 {
 		m.attr(unix.RTA_DST, r.Dst.Addr().AsSlice())
@@ -292,20 +286,12 @@ func routeMessage(h nlmsghdr, r Route, port uint32) []byte {
 	return m.bytes()
 }
 
-func u32(v uint32) []byte { return binary.LittleEndian.AppendUint32(nil, v) }
+func u32(v uint32) []byte { return linux.Append(nil, v) }
 
-// nlmsghdr is struct nlmsghdr.
-type nlmsghdr struct {
-	Len   uint32
-	Type  uint16
-	Flags uint16
-	Seq   uint32
-	Pid   uint32
-}
-
-func parseNlmsghdr(b []byte) nlmsghdr {
-	return nlmsghdr{Len: binary.LittleEndian.Uint32(b), Type: binary.LittleEndian.Uint16(b[4:]),
-		Flags: binary.LittleEndian.Uint16(b[6:]), Seq: binary.LittleEndian.Uint32(b[8:]), Pid: binary.LittleEndian.Uint32(b[12:])}
+func parseNlmsghdr(b []byte) linux.NlMsghdr {
+	var h linux.NlMsghdr
+	linux.Decode(b, &h)
+	return h
 }
 
 func nlmsgAlign(n int) int { return (n + unix.NLMSG_ALIGNTO - 1) &^ (unix.NLMSG_ALIGNTO - 1) }
@@ -315,11 +301,7 @@ func rtaAlign(n int) int   { return (n + unix.RTA_ALIGNTO - 1) &^ (unix.RTA_ALIG
 type message struct{ b []byte }
 
 func newMessage(typ, flags uint16, seq, port uint32) *message {
-	b := make([]byte, unix.NLMSG_HDRLEN, 256)
-	binary.LittleEndian.PutUint16(b[4:], typ)
-	binary.LittleEndian.PutUint16(b[6:], flags)
-	binary.LittleEndian.PutUint32(b[8:], seq)
-	binary.LittleEndian.PutUint32(b[12:], port)
+	b := linux.Append(make([]byte, 0, 256), linux.NlMsghdr{Type: typ, Flags: flags, Seq: seq, Pid: port})
 	return &message{b: b}
 }
 
@@ -331,12 +313,13 @@ func (m *message) put(p []byte) {
 
 // attr appends a struct rtattr and its data, padded.
 func (m *message) attr(typ uint16, data []byte) {
-	m.b = binary.LittleEndian.AppendUint16(m.b, uint16(unix.SizeofRtAttr+len(data)))
-	m.b = binary.LittleEndian.AppendUint16(m.b, typ)
+	m.b = linux.Append(m.b, linux.RtAttr{Len: uint16(unix.SizeofRtAttr + len(data)), Type: typ})
 	m.put(data)
 }
 
 func (m *message) bytes() []byte {
-	binary.LittleEndian.PutUint32(m.b, uint32(len(m.b)))
+	h := parseNlmsghdr(m.b)
+	h.Len = uint32(len(m.b))
+	copy(m.b, linux.AsBytes(&h))
 	return m.b
 }

@@ -5,8 +5,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jiege-go/jiege/abi/linux/sysno"
 	"github.com/jiege-go/jiege/fs"
-	"github.com/jiege-go/jiege/syscall/sysno"
 )
 
 // BenchmarkFileRequest makes the file system calls nginx makes for each

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jiege-go/jiege/syscall/sysno"
+	"github.com/jiege-go/jiege/abi/linux/sysno"
 )
 
 var updateREADME = flag.Bool("update-readme", false, "rewrite README.md's system call list from the table")

@@ -1,12 +1,12 @@
 package syscall
 
 import (
-	"encoding/binary"
 	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jiege-go/jiege/abi/linux"
 	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/kernel"
 )
@@ -34,14 +34,14 @@ func readIovecs(t *kernel.Task, addr, count uint64) ([]iovec, error) {
 	if count > maxIovecs {
 		return nil, unix.EINVAL
 	}
-	raw := make([]byte, 16*count)
-	if err := copyIn(t, addr, raw); err != nil {
+	raw := make([]linux.Iovec, count)
+	if err := copyIn(t, addr, linux.SliceAsBytes(raw)); err != nil {
 		return nil, err
 	}
 	vs := make([]iovec, count)
 	total := uint64(0)
 	for i := range vs {
-		vs[i] = iovec{binary.LittleEndian.Uint64(raw[16*i:]), binary.LittleEndian.Uint64(raw[16*i+8:])}
+		vs[i] = iovec{raw[i].Base, raw[i].Len}
 		if vs[i].len > 1<<63-1 || total+vs[i].len > 1<<63-1 {
 			return nil, unix.EINVAL
 		}

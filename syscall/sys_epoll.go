@@ -5,9 +5,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jiege-go/jiege/abi/linux"
+	"github.com/jiege-go/jiege/abi/linux/sysno"
 	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/kernel"
-	"github.com/jiege-go/jiege/syscall/sysno"
 )
 
 func init() {
@@ -52,7 +53,7 @@ func sysEpollCtl(t *kernel.Task, a Args) (uint64, error) {
 	var events uint32
 	var data uint64
 	if a[1] != unix.EPOLL_CTL_DEL {
-		var ev linuxEpollEvent
+		var ev linux.EpollEvent
 		if err := copyInStruct(t, a[3], &ev); err != nil {
 			return 0, err
 		}
@@ -98,9 +99,9 @@ func sysEpollPwait(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	out := make([]linuxEpollEvent, len(evs))
+	out := make([]linux.EpollEvent, len(evs))
 	for i, ev := range evs {
-		out[i] = linuxEpollEvent{Events: ev.Events, Data: ev.Data}
+		out[i] = linux.EpollEvent{Events: ev.Events, Data: ev.Data}
 	}
 	return uint64(len(evs)), copyOutStructs(t, a[1], out)
 }

@@ -1,15 +1,14 @@
 package syscall
 
 import (
-	"encoding/binary"
 	"errors"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jiege-go/jiege/abi/linux/sysno"
 	"github.com/jiege-go/jiege/kernel"
 	"github.com/jiege-go/jiege/kernel/loader"
 	"github.com/jiege-go/jiege/mm"
-	"github.com/jiege-go/jiege/syscall/sysno"
 )
 
 func init() {
@@ -57,12 +56,11 @@ func stringArray(t *kernel.Task, addr uint64, budget *int) ([]string, error) {
 	if addr == 0 {
 		return nil, nil
 	}
-	ptr := make([]byte, 8)
 	for i := uint64(0); ; i++ {
-		if err := copyIn(t, addr+8*i, ptr); err != nil {
+		var sp uint64
+		if err := copyInStruct(t, addr+8*i, &sp); err != nil {
 			return nil, err
 		}
-		sp := binary.LittleEndian.Uint64(ptr)
 		if sp == 0 {
 			return out, nil
 		}

@@ -1,13 +1,11 @@
 package syscall
 
 import (
-	"encoding/binary"
-
 	"golang.org/x/sys/unix"
 
+	"github.com/jiege-go/jiege/abi/linux/sysno"
 	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/kernel"
-	"github.com/jiege-go/jiege/syscall/sysno"
 )
 
 func init() {
@@ -123,11 +121,11 @@ func sysIoctl(t *kernel.Task, a Args) (uint64, error) {
 	}
 	switch a[1] {
 	case fionbio:
-		b := make([]byte, 4)
-		if err := copyIn(t, a[2], b); err != nil {
+		var on int32
+		if err := copyInStruct(t, a[2], &on); err != nil {
 			return 0, err
 		}
-		d.SetNonblock(binary.LittleEndian.Uint32(b) != 0)
+		d.SetNonblock(on != 0)
 		return 0, nil
 	case fionread:
 		p, ok := d.File.(pender)
@@ -138,9 +136,7 @@ func sysIoctl(t *kernel.Task, a Args) (uint64, error) {
 		if err != nil {
 			return 0, err
 		}
-		b := make([]byte, 4)
-		binary.LittleEndian.PutUint32(b, uint32(int32(n)))
-		return 0, copyOut(t, a[2], b)
+		return 0, copyOutStruct(t, a[2], int32(n))
 	case fioclex, fionclex:
 		return 0, t.Proc.Files.SetCloExec(fd, a[1] == fioclex)
 	case fioasync:

@@ -1,7 +1,6 @@
 package syscall
 
 import (
-	"encoding/binary"
 	iofs "io/fs"
 	"path"
 	"strconv"
@@ -10,9 +9,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jiege-go/jiege/abi/linux"
+	"github.com/jiege-go/jiege/abi/linux/sysno"
 	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/kernel"
-	"github.com/jiege-go/jiege/syscall/sysno"
 )
 
 func init() {
@@ -378,17 +378,10 @@ func sysGetdents64(t *kernel.Task, a Args) (uint64, error) {
 	i := int(f.Offset())
 	for ; i < len(entries); i++ {
 		e := entries[i]
-		reclen := (19 + len(e.Name) + 1 + 7) &^ 7
-		if uint64(len(out)+reclen) > a[2] {
+		if uint64(len(out)+linux.Dirent64Len(e.Name)) > a[2] {
 			break
 		}
-		rec := make([]byte, reclen)
-		binary.LittleEndian.PutUint64(rec[0:], e.Node.Ino)
-		binary.LittleEndian.PutUint64(rec[8:], uint64(i+1))
-		binary.LittleEndian.PutUint16(rec[16:], uint16(reclen))
-		rec[18] = direntType(e.Node)
-		copy(rec[19:], e.Name)
-		out = append(out, rec...)
+		out = linux.AppendDirent64(out, e.Node.Ino, int64(i+1), direntType(e.Node), e.Name)
 	}
 	if len(out) == 0 && i < len(entries) {
 		return 0, unix.EINVAL // the buffer cannot hold one entry

@@ -1,13 +1,13 @@
 package syscall
 
 import (
-	"encoding/binary"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jiege-go/jiege/abi/linux"
+	"github.com/jiege-go/jiege/abi/linux/sysno"
 	"github.com/jiege-go/jiege/kernel"
-	"github.com/jiege-go/jiege/syscall/sysno"
 )
 
 func init() {
@@ -110,11 +110,11 @@ func sysFutex(t *kernel.Task, a Args) (uint64, error) {
 // or CLOCK_MONOTONIC when absolute (the BITSET form), else an interval
 // from now.
 func futexDeadline(t *kernel.Task, addr uint64, absolute, realtime bool) (time.Time, error) {
-	b := make([]byte, 16)
-	if err := copyIn(t, addr, b); err != nil {
+	var ts linux.Timespec
+	if err := copyInStruct(t, addr, &ts); err != nil {
 		return time.Time{}, err
 	}
-	sec, nsec := int64(binary.LittleEndian.Uint64(b)), int64(binary.LittleEndian.Uint64(b[8:]))
+	sec, nsec := ts.Sec, ts.Nsec
 	if sec < 0 || nsec < 0 || nsec >= int64(time.Second) {
 		return time.Time{}, unix.EINVAL
 	}
@@ -159,8 +159,8 @@ func sysGetRobustList(t *kernel.Task, a Args) (uint64, error) {
 			return 0, unix.ESRCH
 		}
 	}
-	if err := copyOut(t, a[1], words(uint64(target.RobustList))); err != nil {
+	if err := copyOutStruct(t, a[1], uint64(target.RobustList)); err != nil {
 		return 0, err
 	}
-	return 0, copyOut(t, a[2], words(robustListHeadSize))
+	return 0, copyOutStruct(t, a[2], uint64(robustListHeadSize))
 }

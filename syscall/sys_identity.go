@@ -1,12 +1,11 @@
 package syscall
 
 import (
-	"encoding/binary"
-
 	"golang.org/x/sys/unix"
 
+	"github.com/jiege-go/jiege/abi/linux"
+	"github.com/jiege-go/jiege/abi/linux/sysno"
 	"github.com/jiege-go/jiege/kernel"
-	"github.com/jiege-go/jiege/syscall/sysno"
 )
 
 func init() {
@@ -171,13 +170,9 @@ func sysSetgroups(t *kernel.Task, a Args) (uint64, error) {
 	if a[0] > 65536 {
 		return 0, unix.EINVAL
 	}
-	b := make([]byte, 4*a[0])
-	if err := copyIn(t, a[1], b); err != nil {
-		return 0, err
-	}
 	groups := make([]uint32, a[0])
-	for i := range groups {
-		groups[i] = binary.LittleEndian.Uint32(b[4*i:])
+	if err := copyIn(t, a[1], linux.SliceAsBytes(groups)); err != nil {
+		return 0, err
 	}
 	t.Proc.Groups = groups
 	return 0, nil
@@ -192,9 +187,5 @@ func sysGetgroups(t *kernel.Task, a Args) (uint64, error) {
 	if a[0] < uint64(len(g)) {
 		return 0, unix.EINVAL
 	}
-	b := make([]byte, 4*len(g))
-	for i, v := range g {
-		binary.LittleEndian.PutUint32(b[4*i:], v)
-	}
-	return uint64(len(g)), copyOut(t, a[1], b)
+	return uint64(len(g)), copyOutStructs(t, a[1], g)
 }

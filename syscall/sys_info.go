@@ -5,8 +5,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jiege-go/jiege/abi/linux"
+	"github.com/jiege-go/jiege/abi/linux/sysno"
 	"github.com/jiege-go/jiege/kernel"
-	"github.com/jiege-go/jiege/syscall/sysno"
 )
 
 func init() {
@@ -37,29 +38,11 @@ func sysGetrandom(t *kernel.Task, a Args) (uint64, error) {
 	return uint64(len(buf)), copyOut(t, a[0], buf)
 }
 
-// linuxSysinfo is struct sysinfo (64-bit: no padding at the end).
-type linuxSysinfo struct {
-	Uptime    int64
-	Loads     [3]uint64
-	TotalRAM  uint64
-	FreeRAM   uint64
-	SharedRAM uint64
-	BufferRAM uint64
-	TotalSwap uint64
-	FreeSwap  uint64
-	Procs     uint16
-	_         [6]byte
-	TotalHigh uint64
-	FreeHigh  uint64
-	MemUnit   uint32
-	_         uint32
-}
-
 // sysSysinfo implements sysinfo(2): uptime, RAM (the frames the kernel
 // manages), no swap, the number of tasks.
 func sysSysinfo(t *kernel.Task, a Args) (uint64, error) {
 	inUse, total := t.Kernel().MemoryStats()
-	return 0, copyOutStruct(t, a[0], linuxSysinfo{
+	return 0, copyOutStruct(t, a[0], linux.Sysinfo{
 		Uptime: int64(t.Kernel().Uptime() / time.Second), TotalRAM: total, FreeRAM: total - inUse,
 		Procs: uint16(min(len(t.Kernel().Processes()), 65535)), MemUnit: 1,
 	})

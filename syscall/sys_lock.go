@@ -5,24 +5,14 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jiege-go/jiege/abi/linux"
+	"github.com/jiege-go/jiege/abi/linux/sysno"
 	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/kernel"
-	"github.com/jiege-go/jiege/syscall/sysno"
 )
 
 func init() {
 	register(sysno.Flock, sysFlock)
-}
-
-// linuxFlock is struct flock.
-type linuxFlock struct {
-	Type   int16
-	Whence int16
-	_      int32
-	Start  int64
-	Len    int64
-	Pid    int32
-	_      int32
 }
 
 // recordLock implements fcntl's F_GETLK, F_SETLK, F_SETLKW and their OFD
@@ -32,7 +22,7 @@ func recordLock(t *kernel.Task, d *fs.Description, cmd, addr uint64) error {
 	if !ok {
 		return unix.EINVAL
 	}
-	var fl linuxFlock
+	var fl linux.Flock
 	if err := copyInStruct(t, addr, &fl); err != nil {
 		return err
 	}

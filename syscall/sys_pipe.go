@@ -1,13 +1,11 @@
 package syscall
 
 import (
-	"encoding/binary"
-
 	"golang.org/x/sys/unix"
 
+	"github.com/jiege-go/jiege/abi/linux/sysno"
 	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/kernel"
-	"github.com/jiege-go/jiege/syscall/sysno"
 )
 
 func init() {
@@ -39,10 +37,7 @@ func installPair(t *kernel.Task, x, y fs.File, xflags, yflags uint32, cloexec bo
 		t.Proc.Files.Close(fx)
 		return err
 	}
-	b := make([]byte, 8)
-	binary.LittleEndian.PutUint32(b, uint32(fx))
-	binary.LittleEndian.PutUint32(b[4:], uint32(fy))
-	if err := copyOut(t, addr, b); err != nil {
+	if err := copyOutStruct(t, addr, [2]int32{int32(fx), int32(fy)}); err != nil {
 		t.Proc.Files.Close(fx)
 		t.Proc.Files.Close(fy)
 		return err

@@ -1,14 +1,14 @@
 package syscall
 
 import (
-	"encoding/binary"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jiege-go/jiege/abi/linux"
+	"github.com/jiege-go/jiege/abi/linux/sysno"
 	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/kernel"
-	"github.com/jiege-go/jiege/syscall/sysno"
 )
 
 func init() {
@@ -93,11 +93,11 @@ func timeoutArg(t *kernel.Task, addr uint64) (time.Time, bool, error) {
 	if addr == 0 {
 		return time.Time{}, false, nil
 	}
-	b := make([]byte, 16)
-	if err := copyIn(t, addr, b); err != nil {
+	var ts linux.Timespec
+	if err := copyInStruct(t, addr, &ts); err != nil {
 		return time.Time{}, false, err
 	}
-	sec, nsec := int64(binary.LittleEndian.Uint64(b)), int64(binary.LittleEndian.Uint64(b[8:]))
+	sec, nsec := ts.Sec, ts.Nsec
 	if sec < 0 || nsec < 0 || nsec >= 1e9 {
 		return time.Time{}, false, unix.EINVAL
 	}
@@ -116,7 +116,7 @@ func writeRemaining(t *kernel.Task, addr uint64, deadline time.Time) error {
 	if addr == 0 || deadline.IsZero() {
 		return nil
 	}
-	return copyOutStruct(t, addr, durationTimespec(max(time.Until(deadline), 0)))
+	return copyOutStruct(t, addr, linux.DurationTimespec(max(time.Until(deadline), 0)))
 }
 
 // sigmaskArg reads the signal mask of ppoll, pselect6 and epoll_pwait
@@ -138,8 +138,8 @@ func sysPpoll(t *kernel.Task, a Args) (uint64, error) {
 	if nfds > uint64(t.Proc.Files.Limit()) {
 		return 0, unix.EINVAL
 	}
-	raw := make([]byte, 8*nfds)
-	if err := copyIn(t, a[0], raw); err != nil {
+	raw := make([]linux.PollFd, nfds)
+	if err := copyIn(t, a[0], linux.SliceAsBytes(raw)); err != nil {
 		return 0, err
 	}
 	deadline, noWait, err := timeoutArg(t, a[2])
@@ -153,8 +153,8 @@ func sysPpoll(t *kernel.Task, a Args) (uint64, error) {
 	s := &pollSet{descs: make([]*fs.Description, nfds), masks: make([]uint32, nfds)}
 	bad := make([]bool, nfds)
 	for i := range s.descs {
-		fd := int32(binary.LittleEndian.Uint32(raw[8*i:]))
-		s.masks[i] = uint32(binary.LittleEndian.Uint16(raw[8*i+4:]))
+		fd := raw[i].FD
+		s.masks[i] = uint32(uint16(raw[i].Events))
 		if fd < 0 {
 			continue
 		}
@@ -172,7 +172,7 @@ func sysPpoll(t *kernel.Task, a Args) (uint64, error) {
 			case d != nil:
 				r = readiness(d, s.masks[i])
 			}
-			binary.LittleEndian.PutUint16(raw[8*i+6:], uint16(r))
+			raw[i].Revents = int16(r)
 			if r != 0 {
 				ready++
 			}
@@ -182,7 +182,7 @@ func sysPpoll(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := copyOut(t, a[0], raw); err != nil {
+	if err := copyOutStructs(t, a[0], raw); err != nil {
 		return 0, err
 	}
 	return uint64(n), writeRemaining(t, a[2], deadline)
@@ -216,13 +216,9 @@ func sysPselect6(t *kernel.Task, a Args) (uint64, error) {
 		if addr == 0 {
 			continue
 		}
-		raw := make([]byte, 8*nwords)
-		if err := copyIn(t, addr, raw); err != nil {
-			return 0, err
-		}
 		sets[k] = make([]uint64, nwords)
-		for i := range sets[k] {
-			sets[k][i] = binary.LittleEndian.Uint64(raw[8*i:])
+		if err := copyIn(t, addr, linux.SliceAsBytes(sets[k])); err != nil {
+			return 0, err
 		}
 	}
 	deadline, noWait, err := timeoutArg(t, a[4])
@@ -280,7 +276,7 @@ func sysPselect6(t *kernel.Task, a Args) (uint64, error) {
 		if addr == 0 {
 			continue
 		}
-		if err := copyOut(t, addr, words(out[k]...)); err != nil {
+		if err := copyOutStructs(t, addr, out[k]); err != nil {
 			return 0, err
 		}
 	}

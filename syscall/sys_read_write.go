@@ -1,15 +1,14 @@
 package syscall
 
 import (
-	"encoding/binary"
 	"errors"
 	"io"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jiege-go/jiege/abi/linux/sysno"
 	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/kernel"
-	"github.com/jiege-go/jiege/syscall/sysno"
 )
 
 func init() {
@@ -184,11 +183,9 @@ func sysSendfile(t *kernel.Task, a Args) (uint64, error) {
 	}
 	off := in.Offset()
 	if a[2] != 0 {
-		b := make([]byte, 8)
-		if err := copyIn(t, a[2], b); err != nil {
+		if err := copyInStruct(t, a[2], &off); err != nil {
 			return 0, err
 		}
-		off = int64(binary.LittleEndian.Uint64(b))
 		if off < 0 {
 			return 0, unix.EINVAL
 		}
@@ -237,7 +234,7 @@ func sysSendfile(t *kernel.Task, a Args) (uint64, error) {
 		}
 	}
 	if a[2] != 0 {
-		return uint64(sent), copyOut(t, a[2], words(uint64(off+sent)))
+		return uint64(sent), copyOutStruct(t, a[2], off+sent)
 	}
 	in.SetOffset(off + sent)
 	return uint64(sent), nil

@@ -5,8 +5,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jiege-go/jiege/abi/linux"
+	"github.com/jiege-go/jiege/abi/linux/sysno"
 	"github.com/jiege-go/jiege/kernel"
-	"github.com/jiege-go/jiege/syscall/sysno"
 )
 
 func init() {
@@ -24,11 +25,11 @@ func init() {
 func sysPrlimit64(t *kernel.Task, a Args) (uint64, error) {
 	var set *kernel.Rlimit
 	if a[2] != 0 {
-		var l [2]uint64
+		var l linux.Rlimit
 		if err := copyInStruct(t, a[2], &l); err != nil {
 			return 0, err
 		}
-		set = &kernel.Rlimit{Cur: l[0], Max: l[1]}
+		set = &kernel.Rlimit{Cur: l.Cur, Max: l.Max}
 	}
 	p := t.Proc
 	if pid := int32(a[0]); pid != 0 {
@@ -52,7 +53,7 @@ func sysPrlimit64(t *kernel.Task, a Args) (uint64, error) {
 		}
 	}
 	if a[3] != 0 {
-		return 0, copyOut(t, a[3], words(old.Cur, old.Max))
+		return 0, copyOutStruct(t, a[3], linux.Rlimit{Cur: old.Cur, Max: old.Max})
 	}
 	return 0, nil
 }
@@ -89,7 +90,7 @@ func sysGetrusage(t *kernel.Task, a Args) (uint64, error) {
 	default:
 		return 0, unix.EINVAL
 	}
-	return 0, copyOutStruct(t, a[1], linuxRusage{Utime: durationTimeval(u.User), Stime: durationTimeval(u.System), Minflt: int64(u.MinorFaults)})
+	return 0, copyOutStruct(t, a[1], linux.Rusage{Utime: linux.DurationTimeval(u.User), Stime: linux.DurationTimeval(u.System), Minflt: int64(u.MinorFaults)})
 }
 
 // clockTicks is USER_HZ, the unit of times(2).
@@ -102,7 +103,7 @@ func ticksOf(d time.Duration) int64 { return int64(d / (time.Second / clockTicks
 func sysTimes(t *kernel.Task, a Args) (uint64, error) {
 	if a[0] != 0 {
 		u, c := t.Proc.Usage(), t.Proc.ChildUsage()
-		tms := linuxTms{Utime: ticksOf(u.User), Stime: ticksOf(u.System), Cutime: ticksOf(c.User), Cstime: ticksOf(c.System)}
+		tms := linux.Tms{Utime: ticksOf(u.User), Stime: ticksOf(u.System), Cutime: ticksOf(c.User), Cstime: ticksOf(c.System)}
 		if err := copyOutStruct(t, a[0], tms); err != nil {
 			return 0, err
 		}

@@ -1,15 +1,15 @@
 package syscall
 
 import (
-	"encoding/binary"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jiege-go/jiege/abi/linux"
+	"github.com/jiege-go/jiege/abi/linux/sysno"
 	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/kernel"
 	jnet "github.com/jiege-go/jiege/net"
-	"github.com/jiege-go/jiege/syscall/sysno"
 )
 
 func init() {
@@ -25,30 +25,6 @@ func init() {
 // MaxMessage is 0) moves chunk by chunk between user memory and the
 // socket, as read and write do; a message socket's message is copied
 // whole, to or from a buffer of at most its MaxMessage.
-
-// msghdr is struct msghdr on riscv64.
-type msghdr struct {
-	Name       uint64
-	Namelen    uint32
-	_          uint32
-	Iov        uint64
-	Iovlen     uint64
-	Control    uint64
-	Controllen uint64
-	Flags      int32
-	_          uint32
-}
-
-// cmsghdr is struct cmsghdr; its data follows, aligned to 8 bytes.
-type cmsghdr struct {
-	Len   uint64
-	Level int32
-	Type  int32
-}
-
-const cmsgHeader = 16
-
-func cmsgAlign(n uint64) uint64 { return (n + 7) &^ 7 }
 
 // Send and receive flags honoured; the others are refused with EOPNOTSUPP
 // where Linux would act on them.
@@ -227,7 +203,7 @@ func senderOut(t *kernel.Task, fd uint64, r received, addr, lenAddr uint64) erro
 // sysSendmsg implements sendmsg(2): data, and descriptions to pass with
 // SCM_RIGHTS on Unix sockets.
 func sysSendmsg(t *kernel.Task, a Args) (uint64, error) {
-	var m msghdr
+	var m linux.Msghdr
 	if err := copyInStruct(t, a[1], &m); err != nil {
 		return 0, err
 	}
@@ -266,18 +242,19 @@ func readRights(t *kernel.Task, addr, length uint64) ([]*fs.Description, error) 
 		return nil, err
 	}
 	var rights []*fs.Description
-	for off := uint64(0); off+cmsgHeader <= length; {
-		var h cmsghdr
-		binary.Decode(buf[off:], binary.LittleEndian, &h)
-		if h.Len < cmsgHeader || off+h.Len > length {
+	for off := uint64(0); off+linux.SizeofCmsghdr <= length; {
+		var h linux.Cmsghdr
+		linux.Decode(buf[off:], &h)
+		if h.Len < linux.SizeofCmsghdr || off+h.Len > length {
 			return nil, unix.EINVAL
 		}
 		if h.Level != unix.SOL_SOCKET || h.Type != unix.SCM_RIGHTS {
 			return nil, unix.EINVAL
 		}
-		data := buf[off+cmsgHeader : off+h.Len]
-		for i := 0; i+4 <= len(data); i += 4 {
-			d, err := t.Proc.Files.Get(int(int32(binary.LittleEndian.Uint32(data[i:]))))
+		fds := make([]int32, (h.Len-linux.SizeofCmsghdr)/4)
+		copy(linux.SliceAsBytes(fds), buf[off+linux.SizeofCmsghdr:off+h.Len])
+		for _, fd := range fds {
+			d, err := t.Proc.Files.Get(int(fd))
 			if err != nil {
 				return nil, err
 			}
@@ -286,7 +263,7 @@ func readRights(t *kernel.Task, addr, length uint64) ([]*fs.Description, error) 
 			}
 			rights = append(rights, d)
 		}
-		off += cmsgAlign(h.Len)
+		off += linux.CmsgAlign(h.Len)
 	}
 	return rights, nil
 }
@@ -296,7 +273,7 @@ func readRights(t *kernel.Task, addr, length uint64) ([]*fs.Description, error) 
 // (MSG_CTRUNC, and those that do not fit closed, when the control buffer
 // is too small).
 func sysRecvmsg(t *kernel.Task, a Args) (uint64, error) {
-	var m msghdr
+	var m linux.Msghdr
 	if err := copyInStruct(t, a[1], &m); err != nil {
 		return 0, err
 	}
@@ -315,13 +292,13 @@ func sysRecvmsg(t *kernel.Task, a Args) (uint64, error) {
 		m.Flags |= unix.MSG_TRUNC
 	}
 	if len(rights) > 0 {
-		room := int((m.Controllen - min(m.Controllen, cmsgHeader)) / 4)
-		var fds []byte
+		room := int((m.Controllen - min(m.Controllen, linux.SizeofCmsghdr)) / 4)
+		var fds []int32
 		for i, d := range rights {
 			if i < room {
 				fd, err := t.Proc.Files.Install(d, a[2]&unix.MSG_CMSG_CLOEXEC != 0, 0)
 				if err == nil {
-					fds = binary.LittleEndian.AppendUint32(fds, uint32(fd))
+					fds = append(fds, int32(fd))
 				} else {
 					m.Flags |= unix.MSG_CTRUNC
 				}
@@ -331,8 +308,9 @@ func sysRecvmsg(t *kernel.Task, a Args) (uint64, error) {
 			d.DecRef()
 		}
 		if len(fds) > 0 {
-			control, _ = binary.Append(nil, binary.LittleEndian, cmsghdr{Len: cmsgHeader + uint64(len(fds)), Level: unix.SOL_SOCKET, Type: unix.SCM_RIGHTS})
-			control = append(control, fds...)
+			data := linux.SliceAsBytes(fds)
+			control = linux.Append(nil, linux.Cmsghdr{Len: linux.SizeofCmsghdr + uint64(len(data)), Level: unix.SOL_SOCKET, Type: unix.SCM_RIGHTS})
+			control = append(control, data...)
 			if err := copyOut(t, m.Control, control); err != nil {
 				return 0, err
 			}
@@ -340,11 +318,11 @@ func sysRecvmsg(t *kernel.Task, a Args) (uint64, error) {
 	}
 	m.Controllen = uint64(len(control))
 	if m.Name != 0 {
-		lenAddr := a[1] + 8 // &msg->msg_namelen
+		lenAddr := a[1] + linux.OffsetofMsghdrNamelen
 		if err := senderOut(t, a[0], r, m.Name, lenAddr); err != nil && err != unix.ENOTCONN {
 			return 0, err
 		}
-		var back msghdr
+		var back linux.Msghdr
 		if err := copyInStruct(t, a[1], &back); err != nil {
 			return 0, err
 		}
@@ -353,17 +331,11 @@ func sysRecvmsg(t *kernel.Task, a Args) (uint64, error) {
 	return n, copyOutStruct(t, a[1], m)
 }
 
-// mmsghdr is struct mmsghdr: a msghdr, then msg_len, padded to 8 bytes.
-const (
-	mmsghdrSize   = 64
-	mmsgLenOff    = 56
-	msgWaitForOne = 0x10000 // MSG_WAITFORONE
-)
+const msgWaitForOne = 0x10000 // MSG_WAITFORONE
 
 // putMsgLen stores how many bytes message i of the vector at vec moved.
 func putMsgLen(t *kernel.Task, vec uint64, i int, n uint64) error {
-	b := binary.LittleEndian.AppendUint32(nil, uint32(n))
-	return copyOut(t, vec+uint64(i)*mmsghdrSize+mmsgLenOff, b)
+	return copyOutStruct(t, vec+uint64(i)*linux.SizeofMmsghdr+linux.OffsetofMmsghdrLen, uint32(n))
 }
 
 // sysSendmmsg implements sendmmsg(2): sendmsg for each message in turn; an
@@ -371,7 +343,7 @@ func putMsgLen(t *kernel.Task, vec uint64, i int, n uint64) error {
 func sysSendmmsg(t *kernel.Task, a Args) (uint64, error) {
 	count := int(min(uint64(uint32(a[2])), maxIovecs))
 	for i := range count {
-		n, err := sysSendmsg(t, Args{a[0], a[1] + uint64(i)*mmsghdrSize, a[3]})
+		n, err := sysSendmsg(t, Args{a[0], a[1] + uint64(i)*linux.SizeofMmsghdr, a[3]})
 		if err == nil {
 			err = putMsgLen(t, a[1], i, n)
 		}
@@ -404,7 +376,7 @@ func sysRecvmmsg(t *kernel.Task, a Args) (uint64, error) {
 		if i > 0 && !deadline.IsZero() && !time.Now().Before(deadline) {
 			return uint64(i), nil
 		}
-		n, err := sysRecvmsg(t, Args{a[0], a[1] + uint64(i)*mmsghdrSize, flags})
+		n, err := sysRecvmsg(t, Args{a[0], a[1] + uint64(i)*linux.SizeofMmsghdr, flags})
 		if err == nil {
 			err = putMsgLen(t, a[1], i, n)
 		}

@@ -5,9 +5,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jiege-go/jiege/abi/linux"
+	"github.com/jiege-go/jiege/abi/linux/sysno"
 	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/kernel"
-	"github.com/jiege-go/jiege/syscall/sysno"
 )
 
 func init() {
@@ -142,7 +143,7 @@ func sysUtimensat(t *kernel.Task, a Args) (uint64, error) {
 	times := [2]time.Time{now, now}
 	given, omitted := false, 0
 	if a[2] != 0 {
-		var ts [2]linuxTimespec
+		var ts [2]linux.Timespec
 		if err := copyInStruct(t, a[2], &ts); err != nil {
 			return 0, err
 		}

@@ -1,13 +1,13 @@
 package syscall
 
 import (
-	"encoding/binary"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jiege-go/jiege/abi/linux"
+	"github.com/jiege-go/jiege/abi/linux/sysno"
 	"github.com/jiege-go/jiege/kernel"
-	"github.com/jiege-go/jiege/syscall/sysno"
 )
 
 func init() {
@@ -27,7 +27,7 @@ func init() {
 }
 
 // sigsetSize is sizeof(sigset_t) in the kernel ABI: 64 signals.
-const sigsetSize = 8
+const sigsetSize = linux.SizeofSigset
 
 // signalArg decodes a signal number argument, 1..64.
 func signalArg(v uint64) (unix.Signal, error) {
@@ -38,11 +38,11 @@ func signalArg(v uint64) (unix.Signal, error) {
 }
 
 func copyInSigset(t *kernel.Task, addr uint64) (kernel.SigSet, error) {
-	b := make([]byte, sigsetSize)
-	if err := copyIn(t, addr, b); err != nil {
+	var set uint64
+	if err := copyInStruct(t, addr, &set); err != nil {
 		return 0, err
 	}
-	return kernel.SigSet(binary.LittleEndian.Uint64(b)), nil
+	return kernel.SigSet(set), nil
 }
 
 // sysRtSigaction implements rt_sigaction(2): struct sigaction on riscv64 is
@@ -57,19 +57,18 @@ func sysRtSigaction(t *kernel.Task, a Args) (uint64, error) {
 		if sig == unix.SIGKILL || sig == unix.SIGSTOP {
 			return 0, unix.EINVAL
 		}
-		b := make([]byte, 24)
-		if err := copyIn(t, a[1], b); err != nil {
+		var sa linux.Sigaction
+		if err := copyInStruct(t, a[1], &sa); err != nil {
 			return 0, err
 		}
-		le := binary.LittleEndian
-		act = &kernel.SigAction{Handler: le.Uint64(b), Flags: le.Uint64(b[8:]), Mask: kernel.SigSet(le.Uint64(b[16:]))}
+		act = &kernel.SigAction{Handler: sa.Handler, Flags: sa.Flags, Mask: kernel.SigSet(sa.Mask)}
 	}
 	old := t.Proc.Action(sig)
 	if act != nil {
 		old = t.Proc.SetAction(sig, *act)
 	}
 	if a[2] != 0 {
-		return 0, copyOut(t, a[2], words(old.Handler, old.Flags, uint64(old.Mask)))
+		return 0, copyOutStruct(t, a[2], linux.Sigaction{Handler: old.Handler, Flags: old.Flags, Mask: uint64(old.Mask)})
 	}
 	return 0, nil
 }
@@ -97,7 +96,7 @@ func sysRtSigprocmask(t *kernel.Task, a Args) (uint64, error) {
 		}
 	}
 	if a[2] != 0 {
-		return 0, copyOut(t, a[2], words(uint64(old)))
+		return 0, copyOutStruct(t, a[2], uint64(old))
 	}
 	return 0, nil
 }
@@ -108,8 +107,8 @@ func sysRtSigpending(t *kernel.Task, a Args) (uint64, error) {
 	if a[1] > sigsetSize {
 		return 0, unix.EINVAL
 	}
-	set := t.Pending() & t.Mask()
-	return 0, copyOut(t, a[0], words(uint64(set))[:a[1]])
+	set := uint64(t.Pending() & t.Mask())
+	return 0, copyOut(t, a[0], linux.AsBytes(&set)[:a[1]])
 }
 
 // sysRtSigsuspend implements rt_sigsuspend(2).
@@ -149,7 +148,7 @@ func sysRtSigtimedwait(t *kernel.Task, a Args) (uint64, error) {
 		return 0, err
 	}
 	if a[1] != 0 {
-		if err := copyOut(t, a[1], kernel.EncodeSiginfo(info)); err != nil {
+		if err := copyOutStruct(t, a[1], kernel.Siginfo(info)); err != nil {
 			return 0, err
 		}
 	}
@@ -168,23 +167,21 @@ func sysRtSigreturn(t *kernel.Task, a Args) (uint64, error) {
 func sysSigaltstack(t *kernel.Task, a Args) (uint64, error) {
 	sp, size, flags := t.AltStack()
 	if a[0] != 0 {
-		b := make([]byte, 24)
-		if err := copyIn(t, a[0], b); err != nil {
+		var ss linux.StackT
+		if err := copyInStruct(t, a[0], &ss); err != nil {
 			return 0, err
 		}
-		le := binary.LittleEndian
 		const ssAutoDisarm = 1 << 31
-		mode := int32(le.Uint32(b[8:]) &^ ssAutoDisarm)
+		mode := int32(uint32(ss.Flags) &^ ssAutoDisarm)
 		if mode == kernel.SSOnStack {
 			mode = 0 // accepted as 0, as Linux does for old programs
 		}
-		if err := t.SetAltStack(le.Uint64(b), le.Uint64(b[16:]), mode); err != nil {
+		if err := t.SetAltStack(ss.SP, ss.Size, mode); err != nil {
 			return 0, err
 		}
 	}
 	if a[1] != 0 {
-		b := words(sp, uint64(uint32(flags)), size)
-		return 0, copyOut(t, a[1], b)
+		return 0, copyOutStruct(t, a[1], linux.StackT{SP: sp, Flags: int32(flags), Size: size})
 	}
 	return 0, nil
 }
@@ -210,13 +207,11 @@ func sysTgkill(t *kernel.Task, a Args) (uint64, error) {
 // copyInSiginfo reads the siginfo_t a process queues: si_code, and the
 // sender and value of the kill/rt union member.
 func copyInSiginfo(t *kernel.Task, addr uint64, sig uint64) (kernel.SigInfo, error) {
-	b := make([]byte, 128)
-	if err := copyIn(t, addr, b); err != nil {
+	var si linux.Siginfo
+	if err := copyInStruct(t, addr, &si); err != nil {
 		return kernel.SigInfo{}, err
 	}
-	le := binary.LittleEndian
-	return kernel.SigInfo{Signo: unix.Signal(sig), Code: int32(le.Uint32(b[8:])), Pid: int32(le.Uint32(b[16:])),
-		UID: le.Uint32(b[20:]), Value: le.Uint64(b[24:])}, nil
+	return kernel.SigInfo{Signo: unix.Signal(sig), Code: si.Code, Pid: si.Pid, UID: si.UID, Value: si.Value}, nil
 }
 
 // sysRtSigqueueinfo implements rt_sigqueueinfo(2).

@@ -1,16 +1,16 @@
 package syscall
 
 import (
-	"encoding/binary"
 	iofs "io/fs"
 	"net/netip"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jiege-go/jiege/abi/linux"
+	"github.com/jiege-go/jiege/abi/linux/sysno"
 	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/kernel"
 	jnet "github.com/jiege-go/jiege/net"
-	"github.com/jiege-go/jiege/syscall/sysno"
 )
 
 func init() {
@@ -32,12 +32,6 @@ func init() {
 // says it would block. Options are in sys_sockopt.go, sends and receives
 // in sys_sendrecv.go.
 
-const (
-	sockaddrInLen     = 16
-	sockaddrIn6MinLen = 24  // SIN6_LEN_RFC2133: without sin6_scope_id
-	sockaddrUnLen     = 110 // sa_family_t + sun_path[108]
-)
-
 // readSockaddr reads a struct sockaddr of the socket's family.
 func readSockaddr(t *kernel.Task, addr, length uint64, family uint16) (jnet.Addr, error) {
 	if int32(length) < 2 || length > 128 {
@@ -47,9 +41,11 @@ func readSockaddr(t *kernel.Task, addr, length uint64, family uint16) (jnet.Addr
 	if err := copyIn(t, addr, b); err != nil {
 		return jnet.Addr{}, err
 	}
-	sa := jnet.Addr{Family: binary.LittleEndian.Uint16(b)}
+	var saFamily uint16
+	linux.Decode(b, &saFamily)
+	sa := jnet.Addr{Family: saFamily}
 	// Linux checks an inet or netlink address's length before its family.
-	if (family == unix.AF_INET && length < sockaddrInLen) || (family == unix.AF_INET6 && length < sockaddrIn6MinLen) ||
+	if (family == unix.AF_INET && length < unix.SizeofSockaddrInet4) || (family == unix.AF_INET6 && length < linux.SizeofSockaddrInet6Min) ||
 		(family == unix.AF_NETLINK && length < unix.SizeofSockaddrNetlink) {
 		return jnet.Addr{}, unix.EINVAL
 	}
@@ -61,13 +57,20 @@ func readSockaddr(t *kernel.Task, addr, length uint64, family uint16) (jnet.Addr
 	}
 	switch family {
 	case unix.AF_INET:
-		sa.IP, sa.Port = netip.AddrFrom4([4]byte(b[4:8])), binary.BigEndian.Uint16(b[2:4])
+		var in linux.SockaddrInet4
+		linux.Decode(b, &in)
+		sa.IP, sa.Port = netip.AddrFrom4(in.Addr), linux.Ntohs(in.Port)
 	case unix.AF_INET6:
-		sa.IP, sa.Port = netip.AddrFrom16([16]byte(b[8:24])), binary.BigEndian.Uint16(b[2:4])
+		var in6 linux.SockaddrInet6
+		linux.Decode(b, &in6)
+		sa.IP, sa.Port = netip.AddrFrom16(in6.Addr), linux.Ntohs(in6.Port)
 	case unix.AF_NETLINK:
-		sa.NlPort, sa.NlGroups = binary.LittleEndian.Uint32(b[4:]), binary.LittleEndian.Uint32(b[8:])
+		var nl linux.SockaddrNetlink
+		linux.Decode(b, &nl)
+		sa.NlPort, sa.NlGroups = nl.Pid, nl.Groups
 	case unix.AF_UNIX:
-		name := b[2:min(len(b), sockaddrUnLen)]
+		var un linux.SockaddrUnix
+		name := un.Path[:linux.Decode(b, &un)-2]
 		if len(name) > 0 && name[0] == 0 {
 			sa.Abstract, sa.Path = true, string(name[1:])
 		} else {
@@ -95,47 +98,43 @@ func writeSockaddr(t *kernel.Task, addr, lenAddr uint64, sa jnet.Addr) error {
 	if addr == 0 {
 		return nil
 	}
-	lb := make([]byte, 4)
-	if err := copyIn(t, lenAddr, lb); err != nil {
+	var max int32
+	if err := copyInStruct(t, lenAddr, &max); err != nil {
 		return err
 	}
-	max := binary.LittleEndian.Uint32(lb)
-	if int32(max) < 0 {
+	if max < 0 {
 		return unix.EINVAL
 	}
-	b := make([]byte, 2, sockaddrUnLen)
-	binary.LittleEndian.PutUint16(b, sa.Family)
+	var b []byte
 	switch sa.Family {
 	case unix.AF_INET:
-		b = binary.BigEndian.AppendUint16(b, sa.Port)
-		var ip [4]byte
+		in := linux.SockaddrInet4{Family: sa.Family, Port: linux.Htons(sa.Port)}
 		if sa.IP.Is4() {
-			ip = sa.IP.As4()
+			in.Addr = sa.IP.As4()
 		}
-		b = append(b, ip[:]...)
-		b = append(b, make([]byte, 8)...)
+		b = linux.AsBytes(&in)
 	case unix.AF_INET6:
-		b = binary.BigEndian.AppendUint16(b, sa.Port)
-		b = append(b, 0, 0, 0, 0) // sin6_flowinfo
-		ip := sa.IP.As16()
-		b = append(b, ip[:]...)
-		b = append(b, 0, 0, 0, 0) // sin6_scope_id
+		in6 := linux.SockaddrInet6{Family: sa.Family, Port: linux.Htons(sa.Port), Addr: sa.IP.As16()}
+		b = linux.AsBytes(&in6)
 	case unix.AF_NETLINK:
-		b = append(b, 0, 0) // nl_pad
-		b = binary.LittleEndian.AppendUint32(b, sa.NlPort)
-		b = binary.LittleEndian.AppendUint32(b, sa.NlGroups)
+		nl := linux.SockaddrNetlink{Family: sa.Family, Pid: sa.NlPort, Groups: sa.NlGroups}
+		b = linux.AsBytes(&nl)
 	case unix.AF_UNIX:
+		// sun_path as long as the name: a path and its NUL, or an
+		// abstract name after its NUL.
+		b = linux.Append(nil, sa.Family)
 		if sa.Abstract {
 			b = append(append(b, 0), sa.Path...)
 		} else if sa.Path != "" {
 			b = append(append(b, sa.Path...), 0)
 		}
+	default:
+		b = linux.AsBytes(&sa.Family)
 	}
 	if err := copyOut(t, addr, b[:min(int(max), len(b))]); err != nil {
 		return err
 	}
-	binary.LittleEndian.PutUint32(lb, uint32(len(b)))
-	return copyOut(t, lenAddr, lb)
+	return copyOutStruct(t, lenAddr, uint32(len(b)))
 }
 
 // sockFile returns the socket open on fd and its description: ENOTSOCK
@@ -350,8 +349,8 @@ func sysConnect(t *kernel.Task, a Args) (uint64, error) {
 // unspecified reports whether the address at addr is AF_UNSPEC, which
 // dissolves a datagram socket's association.
 func unspecified(t *kernel.Task, addr, length uint64) bool {
-	b := make([]byte, 2)
-	return length >= 2 && copyIn(t, addr, b) == nil && binary.LittleEndian.Uint16(b) == unix.AF_UNSPEC
+	var family uint16
+	return length >= 2 && copyInStruct(t, addr, &family) == nil && family == unix.AF_UNSPEC
 }
 
 // sysGetsockname implements getsockname(2).

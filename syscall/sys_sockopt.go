@@ -1,13 +1,12 @@
 package syscall
 
 import (
-	"encoding/binary"
-
 	"golang.org/x/sys/unix"
 
+	"github.com/jiege-go/jiege/abi/linux"
+	"github.com/jiege-go/jiege/abi/linux/sysno"
 	"github.com/jiege-go/jiege/kernel"
 	jnet "github.com/jiege-go/jiege/net"
-	"github.com/jiege-go/jiege/syscall/sysno"
 )
 
 func init() {
@@ -18,12 +17,6 @@ func init() {
 // Socket options: integer options, and SO_LINGER's struct linger; each
 // socket says which it has.
 
-// linger is struct linger (SO_LINGER).
-type linger struct {
-	OnOff  int32
-	Linger int32
-}
-
 // sysSetsockopt implements setsockopt(2): integer options and SO_LINGER.
 func sysSetsockopt(t *kernel.Task, a Args) (uint64, error) {
 	so, _, err := sockFile(t, a[0])
@@ -32,7 +25,7 @@ func sysSetsockopt(t *kernel.Task, a Args) (uint64, error) {
 	}
 	level, name := int(int32(a[1])), int(int32(a[2]))
 	if level == unix.SOL_SOCKET && name == unix.SO_LINGER {
-		var l linger
+		var l linux.Linger
 		if a[4] < 8 {
 			return 0, unix.EINVAL
 		}
@@ -44,11 +37,11 @@ func sysSetsockopt(t *kernel.Task, a Args) (uint64, error) {
 	if a[4] < 4 {
 		return 0, unix.EINVAL
 	}
-	b := make([]byte, 4)
-	if err := copyIn(t, a[3], b); err != nil {
+	var v int32
+	if err := copyInStruct(t, a[3], &v); err != nil {
 		return 0, err
 	}
-	return 0, so.SetIntOption(level, name, int(int32(binary.LittleEndian.Uint32(b))))
+	return 0, so.SetIntOption(level, name, int(v))
 }
 
 // sysGetsockopt implements getsockopt(2): integer options and SO_LINGER.
@@ -57,11 +50,10 @@ func sysGetsockopt(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	lb := make([]byte, 4)
-	if err := copyIn(t, a[4], lb); err != nil {
+	var room int32
+	if err := copyInStruct(t, a[4], &room); err != nil {
 		return 0, err
 	}
-	room := int32(binary.LittleEndian.Uint32(lb))
 	if room < 0 {
 		return 0, unix.EINVAL
 	}
@@ -72,20 +64,19 @@ func sysGetsockopt(t *kernel.Task, a Args) (uint64, error) {
 		if err != nil {
 			return 0, err
 		}
-		out, _ = binary.Append(nil, binary.LittleEndian, linger{OnOff: int32(boolInt(l.On)), Linger: int32(l.Seconds)})
+		out = linux.Append(nil, linux.Linger{OnOff: int32(boolInt(l.On)), Linger: int32(l.Seconds)})
 	} else {
 		v, err := so.IntOption(level, name)
 		if err != nil {
 			return 0, err
 		}
-		out = binary.LittleEndian.AppendUint32(nil, uint32(v))
+		out = linux.Append(nil, int32(v))
 	}
 	out = out[:min(int(room), len(out))]
 	if err := copyOut(t, a[3], out); err != nil {
 		return 0, err
 	}
-	binary.LittleEndian.PutUint32(lb, uint32(len(out)))
-	return 0, copyOut(t, a[4], lb) // *optlen
+	return 0, copyOutStruct(t, a[4], uint32(len(out))) // *optlen
 }
 
 func boolInt(b bool) int {

@@ -3,9 +3,10 @@ package syscall
 import (
 	"golang.org/x/sys/unix"
 
+	"github.com/jiege-go/jiege/abi/linux"
+	"github.com/jiege-go/jiege/abi/linux/sysno"
 	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/kernel"
-	"github.com/jiege-go/jiege/syscall/sysno"
 )
 
 func init() {
@@ -135,7 +136,7 @@ func sysFaccessat2(t *kernel.Task, a Args) (uint64, error) {
 // statfsOf describes the file system a file of st is on: the tree as a
 // tmpfs (its size limit and what its files hold), procfs and sysfs as
 // Linux reports them.
-func statfsOf(st fs.Stat) linuxStatfs {
+func statfsOf(st fs.Stat) linux.Statfs {
 	const (
 		tmpfsMagic = 0x01021994
 		procMagic  = 0x9fa0
@@ -143,9 +144,9 @@ func statfsOf(st fs.Stat) linuxStatfs {
 	)
 	switch st.Dev {
 	case fs.DevProc:
-		return linuxStatfs{Type: procMagic, Bsize: 4096, Frsize: 4096, Namelen: 255}
+		return linux.Statfs{Type: procMagic, Bsize: 4096, Frsize: 4096, Namelen: 255}
 	case fs.DevSysfs:
-		return linuxStatfs{Type: sysfsMagic, Bsize: 4096, Frsize: 4096, Namelen: 255}
+		return linux.Statfs{Type: sysfsMagic, Bsize: 4096, Frsize: 4096, Namelen: 255}
 	}
 	used, limit := fs.Usage()
 	if size, mntUsed, ok := fs.TmpfsUsage(st.Dev); ok && size > 0 {
@@ -153,7 +154,7 @@ func statfsOf(st fs.Stat) linuxStatfs {
 	}
 	blocks := uint64(limit) / 4096
 	free := blocks - min(blocks, uint64(used)/4096)
-	return linuxStatfs{Type: tmpfsMagic, Bsize: 4096, Frsize: 4096, Namelen: 255,
+	return linux.Statfs{Type: tmpfsMagic, Bsize: 4096, Frsize: 4096, Namelen: 255,
 		Blocks: blocks, Bfree: free, Bavail: free}
 }
 

@@ -1,13 +1,13 @@
 package syscall
 
 import (
-	"encoding/binary"
 	"runtime"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jiege-go/jiege/abi/linux"
+	"github.com/jiege-go/jiege/abi/linux/sysno"
 	"github.com/jiege-go/jiege/kernel"
-	"github.com/jiege-go/jiege/syscall/sysno"
 )
 
 func init() {
@@ -70,11 +70,11 @@ func sysClone3(t *kernel.Task, a Args) (uint64, error) {
 			return 0, unix.E2BIG
 		}
 	}
-	b = append(b, make([]byte, cloneArgsSizeMax)...)
-	field := func(i int) uint64 { return binary.LittleEndian.Uint64(b[8*i:]) }
-	flags, exitSignal, stack, stackSize := field(0), field(4), field(5), field(6)
+	var ca linux.CloneArgs // an older, shorter version's missing fields are zero
+	linux.Decode(b, &ca)
+	flags, exitSignal, stack, stackSize := ca.Flags, ca.ExitSignal, ca.Stack, ca.StackSize
 	switch {
-	case flags&0xff != 0, exitSignal > 64, field(8) != 0 || field(9) != 0,
+	case flags&0xff != 0, exitSignal > 64, ca.SetTID != 0 || ca.SetTIDSize != 0,
 		(stack == 0) != (stackSize == 0),
 		flags&unix.CLONE_THREAD != 0 && exitSignal != 0:
 		return 0, unix.EINVAL
@@ -84,7 +84,7 @@ func sysClone3(t *kernel.Task, a Args) (uint64, error) {
 		sp = uintptr(stack + stackSize)
 	}
 	child, err := t.Clone(kernel.CloneArgs{Flags: flags, ExitSignal: int(exitSignal), Stack: sp,
-		ChildTID: uintptr(field(2)), ParentTID: uintptr(field(3)), TLS: uintptr(field(7))})
+		ChildTID: uintptr(ca.ChildTID), ParentTID: uintptr(ca.ParentTID), TLS: uintptr(ca.TLS)})
 	if err != nil {
 		return 0, err
 	}
@@ -157,7 +157,7 @@ func sysSchedGetaffinity(t *kernel.Task, a Args) (uint64, error) {
 	if a[1] < 8 {
 		return 0, unix.EINVAL
 	}
-	return 8, copyOut(t, a[2], words(1<<t.Kernel().CPUs()-1))
+	return 8, copyOutStruct(t, a[2], uint64(1<<t.Kernel().CPUs()-1))
 }
 
 // sysPrctl implements prctl(2) for what servers set: dumpability, the

@@ -1,13 +1,13 @@
 package syscall
 
 import (
-	"encoding/binary"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jiege-go/jiege/abi/linux"
+	"github.com/jiege-go/jiege/abi/linux/sysno"
 	"github.com/jiege-go/jiege/kernel"
-	"github.com/jiege-go/jiege/syscall/sysno"
 )
 
 func init() {
@@ -37,7 +37,7 @@ func sysClockGettime(t *kernel.Task, a Args) (uint64, error) {
 	default:
 		return 0, unix.EINVAL
 	}
-	return 0, copyOutStruct(t, a[1], durationTimespec(d))
+	return 0, copyOutStruct(t, a[1], linux.DurationTimespec(d))
 }
 
 // sysClockGetres implements clock_getres(2): every clock the kernel has
@@ -52,7 +52,7 @@ func sysClockGetres(t *kernel.Task, a Args) (uint64, error) {
 	if a[1] == 0 {
 		return 0, nil
 	}
-	return 0, copyOutStruct(t, a[1], durationTimespec(time.Nanosecond))
+	return 0, copyOutStruct(t, a[1], linux.DurationTimespec(time.Nanosecond))
 }
 
 // sysGettimeofday implements gettimeofday(2); the time zone is UTC (the
@@ -60,7 +60,7 @@ func sysClockGetres(t *kernel.Task, a Args) (uint64, error) {
 func sysGettimeofday(t *kernel.Task, a Args) (uint64, error) {
 	if a[0] != 0 {
 		now := time.Now()
-		if err := copyOut(t, a[0], words(uint64(now.Unix()), uint64(now.Nanosecond()/1000))); err != nil {
+		if err := copyOutStruct(t, a[0], linux.Timeval{Sec: now.Unix(), Usec: int64(now.Nanosecond() / 1000)}); err != nil {
 			return 0, err
 		}
 	}
@@ -117,7 +117,7 @@ func sleepUntil(t *kernel.Task, deadline time.Time, rem uint64) (uint64, error) 
 		return 0, nil
 	}
 	if rem != 0 {
-		if err := copyOutStruct(t, rem, durationTimespec(max(time.Until(deadline), 0))); err != nil {
+		if err := copyOutStruct(t, rem, linux.DurationTimespec(max(time.Until(deadline), 0))); err != nil {
 			return 0, err
 		}
 	}
@@ -125,15 +125,12 @@ func sleepUntil(t *kernel.Task, deadline time.Time, rem uint64) (uint64, error) 
 	return 0, unix.EINTR
 }
 
-// itimerval is two timevals: interval, then value.
-func encodeItimerval(value, interval time.Duration) []byte {
-	us := func(d time.Duration) (uint64, uint64) {
-		d = (d + time.Microsecond - 1) / time.Microsecond * time.Microsecond
-		return uint64(d / time.Second), uint64(d % time.Second / time.Microsecond)
+// encodeItimerval rounds up to microseconds, as Linux reports a timer.
+func encodeItimerval(value, interval time.Duration) linux.Itimerval {
+	us := func(d time.Duration) linux.Timeval {
+		return linux.DurationTimeval((d + time.Microsecond - 1) / time.Microsecond * time.Microsecond)
 	}
-	is, iu := us(interval)
-	vs, vu := us(value)
-	return words(is, iu, vs, vu)
+	return linux.Itimerval{Interval: us(interval), Value: us(value)}
 }
 
 // sysSetitimer implements setitimer(2) for ITIMER_REAL; the CPU-time
@@ -144,23 +141,20 @@ func sysSetitimer(t *kernel.Task, a Args) (uint64, error) {
 	}
 	var value, interval time.Duration
 	if a[1] != 0 {
-		b := make([]byte, 32)
-		if err := copyIn(t, a[1], b); err != nil {
+		var it linux.Itimerval
+		if err := copyInStruct(t, a[1], &it); err != nil {
 			return 0, err
 		}
-		var tv [4]int64
-		for i := range tv {
-			tv[i] = int64(binary.LittleEndian.Uint64(b[8*i:]))
+		for _, tv := range []linux.Timeval{it.Interval, it.Value} {
+			if tv.Sec < 0 || tv.Usec < 0 || tv.Usec >= 1e6 {
+				return 0, unix.EINVAL
+			}
 		}
-		if tv[0] < 0 || tv[1] < 0 || tv[1] >= 1e6 || tv[2] < 0 || tv[3] < 0 || tv[3] >= 1e6 {
-			return 0, unix.EINVAL
-		}
-		interval = time.Duration(tv[0])*time.Second + time.Duration(tv[1])*time.Microsecond
-		value = time.Duration(tv[2])*time.Second + time.Duration(tv[3])*time.Microsecond
+		interval, value = it.Interval.Duration(), it.Value.Duration()
 	}
 	oldValue, oldInterval := t.Proc.SetRealTimer(value, interval)
 	if a[2] != 0 {
-		return 0, copyOut(t, a[2], encodeItimerval(oldValue, oldInterval))
+		return 0, copyOutStruct(t, a[2], encodeItimerval(oldValue, oldInterval))
 	}
 	return 0, nil
 }
@@ -171,5 +165,5 @@ func sysGetitimer(t *kernel.Task, a Args) (uint64, error) {
 		return 0, unix.EINVAL
 	}
 	value, interval := t.Proc.RealTimer()
-	return 0, copyOut(t, a[1], encodeItimerval(value, interval))
+	return 0, copyOutStruct(t, a[1], encodeItimerval(value, interval))
 }

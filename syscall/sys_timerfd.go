@@ -5,9 +5,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jiege-go/jiege/abi/linux"
+	"github.com/jiege-go/jiege/abi/linux/sysno"
 	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/kernel"
-	"github.com/jiege-go/jiege/syscall/sysno"
 )
 
 func init() {
@@ -15,9 +16,6 @@ func init() {
 	register(sysno.TimerfdSettime, sysTimerfdSettime)
 	register(sysno.TimerfdGettime, sysTimerfdGettime)
 }
-
-// linuxItimerspec is struct itimerspec.
-type linuxItimerspec struct{ Interval, Value linuxTimespec }
 
 // timerClocks are the clocks a timerfd may follow; the kernel keeps the
 // timer's clock to read absolute times against it.
@@ -55,11 +53,11 @@ func timerfdOf(t *kernel.Task, fd uint64) (*clockedTimer, error) {
 	return f, nil
 }
 
-func itimerspec(left, interval time.Duration) linuxItimerspec {
-	return linuxItimerspec{Interval: durationTimespec(interval), Value: durationTimespec(left)}
+func itimerspec(left, interval time.Duration) linux.Itimerspec {
+	return linux.Itimerspec{Interval: linux.DurationTimespec(interval), Value: linux.DurationTimespec(left)}
 }
 
-func specDuration(ts linuxTimespec) (time.Duration, error) {
+func specDuration(ts linux.Timespec) (time.Duration, error) {
 	if ts.Sec < 0 || ts.Nsec < 0 || ts.Nsec >= 1e9 {
 		return 0, unix.EINVAL
 	}
@@ -76,7 +74,7 @@ func sysTimerfdSettime(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	var spec linuxItimerspec
+	var spec linux.Itimerspec
 	if err := copyInStruct(t, a[2], &spec); err != nil {
 		return 0, err
 	}

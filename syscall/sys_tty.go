@@ -1,10 +1,9 @@
 package syscall
 
 import (
-	"encoding/binary"
-
 	"golang.org/x/sys/unix"
 
+	"github.com/jiege-go/jiege/abi/linux"
 	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/kernel"
 )
@@ -27,17 +26,10 @@ const (
 	tiocgsid   = 0x5429
 )
 
-// linuxWinsize is struct winsize.
-type linuxWinsize struct{ Row, Col, Xpixel, Ypixel uint16 }
-
 // ttyIoctl serves the terminal requests on the console; handled reports
 // whether req is one.
 func ttyIoctl(t *kernel.Task, tty *fs.TTY, req, arg uint64) (ret uint64, handled bool, err error) {
-	put32 := func(v int) error {
-		b := make([]byte, 4)
-		binary.LittleEndian.PutUint32(b, uint32(v))
-		return copyOut(t, arg, b)
-	}
+	put32 := func(v int) error { return copyOutStruct(t, arg, int32(v)) }
 	switch req {
 	case tcgets:
 		return 0, true, copyOutStruct(t, arg, tty.Termios())
@@ -79,11 +71,11 @@ func ttyIoctl(t *kernel.Task, tty *fs.TTY, req, arg uint64) (ret uint64, handled
 		if tty.Session() != t.Proc.SID() {
 			return 0, true, unix.ENOTTY
 		}
-		b := make([]byte, 4)
-		if err := copyIn(t, arg, b); err != nil {
+		var pgid32 int32
+		if err := copyInStruct(t, arg, &pgid32); err != nil {
 			return 0, true, err
 		}
-		pgid := int(int32(binary.LittleEndian.Uint32(b)))
+		pgid := int(pgid32)
 		if pgid <= 0 {
 			return 0, true, unix.EINVAL
 		}
@@ -99,9 +91,9 @@ func ttyIoctl(t *kernel.Task, tty *fs.TTY, req, arg uint64) (ret uint64, handled
 		return 0, true, put32(tty.Session())
 	case tiocgwinsz:
 		rows, cols := tty.WinSize()
-		return 0, true, copyOutStruct(t, arg, linuxWinsize{Row: rows, Col: cols})
+		return 0, true, copyOutStruct(t, arg, linux.Winsize{Row: rows, Col: cols})
 	case tiocswinsz:
-		var ws linuxWinsize
+		var ws linux.Winsize
 		if err := copyInStruct(t, arg, &ws); err != nil {
 			return 0, true, err
 		}

@@ -1,12 +1,11 @@
 package syscall
 
 import (
-	"encoding/binary"
-
 	"golang.org/x/sys/unix"
 
+	"github.com/jiege-go/jiege/abi/linux"
+	"github.com/jiege-go/jiege/abi/linux/sysno"
 	"github.com/jiege-go/jiege/kernel"
-	"github.com/jiege-go/jiege/syscall/sysno"
 )
 
 func init() {
@@ -28,14 +27,12 @@ func sysWait4(t *kernel.Task, a Args) (uint64, error) {
 		return 0, err
 	}
 	if a[1] != 0 {
-		b := make([]byte, 4)
-		binary.LittleEndian.PutUint32(b, uint32(r.WaitStatus()))
-		if err := copyOut(t, a[1], b); err != nil {
+		if err := copyOutStruct(t, a[1], int32(r.WaitStatus())); err != nil {
 			return 0, err
 		}
 	}
 	if a[3] != 0 {
-		if err := copyOut(t, a[3], make([]byte, 144)); err != nil { // struct rusage, all zero
+		if err := copyOutStruct(t, a[3], linux.Rusage{}); err != nil {
 			return 0, err
 		}
 	}
@@ -77,21 +74,17 @@ func sysWaitid(t *kernel.Task, a Args) (uint64, error) {
 		return 0, err
 	}
 	if a[2] != 0 {
-		info := make([]byte, 128)
+		var info linux.Siginfo
 		if r.PID != 0 {
-			le := binary.LittleEndian
-			le.PutUint32(info[0:], uint32(unix.SIGCHLD))
-			le.PutUint32(info[8:], uint32(r.Code))
-			le.PutUint32(info[16:], uint32(r.PID))
-			le.PutUint32(info[20:], r.UID)
-			le.PutUint32(info[24:], uint32(r.Status))
+			info = linux.Siginfo{Signo: int32(unix.SIGCHLD), Code: int32(r.Code), Pid: int32(r.PID), UID: r.UID}
+			info.SetStatus(int32(r.Status))
 		}
-		if err := copyOut(t, a[2], info); err != nil {
+		if err := copyOutStruct(t, a[2], info); err != nil {
 			return 0, err
 		}
 	}
 	if a[4] != 0 {
-		if err := copyOut(t, a[4], make([]byte, 144)); err != nil {
+		if err := copyOutStruct(t, a[4], linux.Rusage{}); err != nil {
 			return 0, err
 		}
 	}

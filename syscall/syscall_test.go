@@ -9,13 +9,14 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jiege-go/jiege/abi/linux"
+	"github.com/jiege-go/jiege/abi/linux/sysno"
 	arch "github.com/jiege-go/jiege/arch/riscv64"
 	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/fs/procfs"
 	"github.com/jiege-go/jiege/kernel"
 	"github.com/jiege-go/jiege/mm"
 	"github.com/jiege-go/jiege/mm/mmtest"
-	"github.com/jiege-go/jiege/syscall/sysno"
 )
 
 const scratch = 0x100000 // a read-write page for arguments
@@ -368,3 +369,6 @@ func TestProcFD(t *testing.T) {
 		}
 	}
 }
+
+// words encodes 64-bit values as a riscv64 structure of them holds them.
+func words(vs ...uint64) []byte { return linux.SliceAsBytes(vs) }

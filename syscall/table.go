@@ -10,10 +10,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jiege-go/jiege/abi/linux/sysno"
 	arch "github.com/jiege-go/jiege/arch/riscv64"
 	"github.com/jiege-go/jiege/kernel"
 	"github.com/jiege-go/jiege/kernel/loader"
-	"github.com/jiege-go/jiege/syscall/sysno"
 )
 
 // Args are a system call's six raw arguments (a0-a5).

@@ -1,8 +1,6 @@
 package syscall
 
 import (
-	"encoding/binary"
-
 	"golang.org/x/sys/unix"
 
 	"github.com/jiege-go/jiege/kernel"
@@ -40,13 +38,4 @@ func copyInString(t *kernel.Task, addr uint64) (string, error) {
 		return "", unix.EFAULT
 	}
 	return s, nil
-}
-
-// words encodes 64-bit values little-endian, as riscv64 structures hold them.
-func words(vs ...uint64) []byte {
-	b := make([]byte, 8*len(vs))
-	for i, v := range vs {
-		binary.LittleEndian.PutUint64(b[8*i:], v)
-	}
-	return b
 }

@@ -7,8 +7,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jiege-go/jiege/abi/linux/sysno"
 	"github.com/jiege-go/jiege/mm"
-	"github.com/jiege-go/jiege/syscall/sysno"
 )
 
 // The Linux system calls of the kernel's own Go runtime, served in M-mode.

@@ -1,8 +1,7 @@
 package loader
 
 import (
-	"encoding/binary"
-
+	"github.com/jiege-go/jiege/abi/linux"
 	"github.com/jiege-go/jiege/mm"
 )
 
@@ -112,11 +111,7 @@ func buildStack(as *mm.AddressSpace, argv, envp []string, exe, interp *Image, ex
 	words = append(words, auxv...)
 	sp -= uintptr(8 * len(words))
 	sp &^= 15
-	buf := make([]byte, 8*len(words))
-	for i, w := range words {
-		binary.LittleEndian.PutUint64(buf[8*i:], w)
-	}
-	if err := as.CopyOut(sp, buf); err != nil {
+	if err := as.CopyOut(sp, linux.SliceAsBytes(words)); err != nil {
 		return 0, err
 	}
 	return sp, nil

@@ -1,0 +1,251 @@
+package linux
+
+import (
+	"go/build"
+	"go/importer"
+	"go/token"
+	"go/types"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// riscv64 type-checks a package from source as GOOS=linux GOARCH=riscv64
+// builds it, whatever the host: unix declares its types per architecture.
+func riscv64(t *testing.T, path string) *types.Package {
+	t.Helper()
+	if pkg := riscv64Packages[path]; pkg != nil {
+		return pkg
+	}
+	ctxt := build.Default
+	ctxt.GOOS, ctxt.GOARCH, ctxt.CgoEnabled = "linux", "riscv64", false
+	saved := build.Default
+	build.Default = ctxt // the source importer reads it
+	defer func() { build.Default = saved }()
+	pkg, err := importer.ForCompiler(token.NewFileSet(), "source", nil).Import(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	riscv64Packages[path] = pkg
+	return pkg
+}
+
+// riscv64Packages holds the packages riscv64 checked: unix takes seconds.
+var riscv64Packages = map[string]*types.Package{}
+
+var riscv64Sizes = types.SizesFor("gc", "riscv64")
+
+func structOf(t *testing.T, pkg *types.Package, name string) *types.Struct {
+	t.Helper()
+	obj := pkg.Scope().Lookup(name)
+	if obj == nil {
+		t.Fatalf("%s has no %s", pkg.Path(), name)
+	}
+	return obj.Type().Underlying().(*types.Struct)
+}
+
+func offsets(s *types.Struct) (map[string]int64, map[string]int64) {
+	fields := make([]*types.Var, s.NumFields())
+	for i := range fields {
+		fields[i] = s.Field(i)
+	}
+	at, size := map[string]int64{}, map[string]int64{}
+	for i, off := range riscv64Sizes.Offsetsof(fields) {
+		at[fields[i].Name()], size[fields[i].Name()] = off, riscv64Sizes.Sizeof(fields[i].Type())
+	}
+	return at, size
+}
+
+// TestLayoutMatchesUnix checks each structure that golang.org/x/sys/unix
+// also declares for linux/riscv64 against unix's: the same size, and each
+// named field at the offset of unix's field of that name (case and
+// underscores aside, or as renamed; renamed to "": unix leaves it opaque,
+// and TestLayoutOffsets checks it).
+func TestLayoutMatchesUnix(t *testing.T) {
+	ours, theirs := riscv64(t, "github.com/jiege-go/jiege/abi/linux"), riscv64(t, "golang.org/x/sys/unix")
+	norm := func(s string) string { return strings.ToLower(strings.ReplaceAll(s, "_", "")) }
+	for _, c := range []struct {
+		ours, theirs string
+		renames      map[string]string
+	}{
+		{"Timespec", "Timespec", nil},
+		{"Timeval", "Timeval", nil},
+		{"Itimerval", "Itimerval", nil},
+		{"Tms", "Tms", nil},
+		{"Stat", "Stat_t", map[string]string{"Atime": "Atim", "Mtime": "Mtim", "Ctime": "Ctim"}},
+		{"StatxTimestamp", "StatxTimestamp", nil},
+		{"Statx", "Statx_t", nil},
+		{"Statfs", "Statfs_t", nil},
+		{"Flock", "Flock_t", nil},
+		{"Iovec", "Iovec", nil},
+		{"PollFd", "PollFd", nil},
+		{"EpollEvent", "EpollEvent", map[string]string{"Data": ""}}, // unix: fd and pad
+		{"Winsize", "Winsize", nil},
+		{"Rusage", "Rusage", nil},
+		{"Rlimit", "Rlimit", nil},
+		{"Sysinfo", "Sysinfo_t", map[string]string{"MemUnit": "Unit"}},
+		{"Siginfo", "Siginfo", map[string]string{"Pid": "", "UID": "", "Value": ""}},
+		{"SockaddrInet4", "RawSockaddrInet4", nil},
+		{"SockaddrInet6", "RawSockaddrInet6", nil},
+		{"SockaddrUnix", "RawSockaddrUnix", nil},
+		{"SockaddrNetlink", "RawSockaddrNetlink", nil},
+		{"Linger", "Linger", nil},
+		{"Msghdr", "Msghdr", nil},
+		{"Mmsghdr", "Mmsghdr", nil},
+		{"Cmsghdr", "Cmsghdr", nil},
+		{"NlMsghdr", "NlMsghdr", nil},
+		{"IfInfomsg", "IfInfomsg", nil},
+		{"IfAddrmsg", "IfAddrmsg", nil},
+		{"RtMsg", "RtMsg", nil},
+		{"RtAttr", "RtAttr", nil},
+	} {
+		o, u := structOf(t, ours, c.ours), structOf(t, theirs, c.theirs)
+		if so, su := riscv64Sizes.Sizeof(o), riscv64Sizes.Sizeof(u); so != su {
+			t.Errorf("%s is %d bytes, unix.%s %d", c.ours, so, c.theirs, su)
+		}
+		oAt, oSize := offsets(o)
+		uAt, uSize := offsets(u)
+		for name := range oAt {
+			if name == "_" {
+				continue
+			}
+			want, renamed := c.renames[name]
+			if renamed && want == "" {
+				continue
+			}
+			if !renamed {
+				want = name
+			}
+			found := false
+			for un := range uAt {
+				if norm(un) != norm(want) {
+					continue
+				}
+				found = true
+				if oAt[name] != uAt[un] || oSize[name] != uSize[un] {
+					t.Errorf("%s.%s at %d (%d bytes), unix.%s.%s at %d (%d bytes)", c.ours, name, oAt[name], oSize[name],
+						c.theirs, un, uAt[un], uSize[un])
+				}
+			}
+			if !found {
+				t.Errorf("%s.%s: unix.%s has no field %s", c.ours, name, c.theirs, want)
+			}
+		}
+	}
+}
+
+// TestStructsAreCLayout checks every structure of the package: fixed-size
+// integers, arrays and structures of them, without implicit padding on
+// riscv64, so that its Go memory is the C structure.
+func TestStructsAreCLayout(t *testing.T) {
+	pkg := riscv64(t, "github.com/jiege-go/jiege/abi/linux")
+	n := 0
+	for _, name := range pkg.Scope().Names() {
+		obj, ok := pkg.Scope().Lookup(name).(*types.TypeName)
+		if !ok {
+			continue
+		}
+		if why := cLayout(riscv64Sizes, obj.Type()); why != "" {
+			t.Errorf("%s: %s", name, why)
+		}
+		n++
+	}
+	if n < 30 {
+		t.Fatalf("checked %d structures; the package has more than 30", n)
+	}
+}
+
+// TestLayoutOffsets checks the structures unix does not declare (or
+// declares otherwise) against the sizes and offsets of Linux's headers,
+// checked with offsetof() in a riscv64 glibc program.
+func TestLayoutOffsets(t *testing.T) {
+	var (
+		frame RtSigframe
+		si    Siginfo
+		ss    StackT
+		ca    CloneArgs
+		ifr   Ifreq
+		ifc   Ifconf
+	)
+	for _, c := range []struct {
+		what      string
+		got, want uintptr
+	}{
+		{"sizeof(struct rt_sigframe)", unsafe.Sizeof(frame), 1088},
+		{"offsetof(rt_sigframe, uc)", unsafe.Offsetof(frame.UC), 128},
+		{"offsetof(ucontext, uc_stack)", unsafe.Offsetof(frame.UC.Stack), 16},
+		{"offsetof(ucontext, uc_sigmask)", unsafe.Offsetof(frame.UC.Sigmask), 40},
+		{"offsetof(ucontext, uc_mcontext)", unsafe.Offsetof(frame.UC.Mcontext), 176},
+		{"offsetof(sigcontext, sc_fpregs)", unsafe.Offsetof(frame.UC.Mcontext.F), 256},
+		{"offsetof(sigcontext, sc_fpregs.d.fcsr)", unsafe.Offsetof(frame.UC.Mcontext.FCSR), 512},
+		{"sizeof(struct sigcontext)", unsafe.Sizeof(frame.UC.Mcontext), 784},
+		{"offsetof(epoll_event, data)", unsafe.Offsetof(EpollEvent{}.Data), 8},
+		{"sizeof(siginfo_t)", unsafe.Sizeof(si), 128},
+		{"offsetof(siginfo_t, si_pid)", unsafe.Offsetof(si.Pid), 16},
+		{"offsetof(siginfo_t, si_uid)", unsafe.Offsetof(si.UID), 20},
+		{"offsetof(siginfo_t, si_value)", unsafe.Offsetof(si.Value), 24},
+		{"sizeof(struct sigaction)", unsafe.Sizeof(Sigaction{}), 24},
+		{"sizeof(stack_t)", unsafe.Sizeof(ss), 24},
+		{"offsetof(stack_t, ss_flags)", unsafe.Offsetof(ss.Flags), 8},
+		{"offsetof(stack_t, ss_size)", unsafe.Offsetof(ss.Size), 16},
+		{"sizeof(struct clone_args)", unsafe.Sizeof(ca), 88},
+		{"offsetof(clone_args, exit_signal)", unsafe.Offsetof(ca.ExitSignal), 32},
+		{"offsetof(clone_args, tls)", unsafe.Offsetof(ca.TLS), 56},
+		{"sizeof(struct robust_list_head)", unsafe.Sizeof(RobustListHead{}), 24},
+		{"sizeof(struct termios)", unsafe.Sizeof(Termios{}), 36},
+		{"sizeof(struct itimerspec)", unsafe.Sizeof(Itimerspec{}), 32},
+		{"sizeof(struct ifreq)", unsafe.Sizeof(ifr), 40},
+		{"offsetof(ifreq, ifr_ifru)", unsafe.Offsetof(ifr.Data), unix.IFNAMSIZ},
+		{"sizeof(struct ifconf)", unsafe.Sizeof(ifc), 16},
+		{"offsetof(ifconf, ifc_buf)", unsafe.Offsetof(ifc.Buf), 8},
+		{"sizeof(struct ifa_cacheinfo)", unsafe.Sizeof(IfaCacheinfo{}), 16},
+		{"sizeof(struct rtnl_link_stats64)", unsafe.Sizeof(RtnlLinkStats64{}), 25 * 8},
+		{"sizeof(struct rtnl_link_stats)", unsafe.Sizeof(RtnlLinkStats{}), 24 * 4},
+		{"sizeof(struct nlmsghdr)", unsafe.Sizeof(NlMsghdr{}), unix.NLMSG_HDRLEN},
+		{"CMSG_LEN(0)", uintptr(SizeofCmsghdr), unix.SizeofCmsghdr},
+		{"offsetof(msghdr, msg_namelen)", uintptr(OffsetofMsghdrNamelen), 8},
+		{"offsetof(mmsghdr, msg_len)", uintptr(OffsetofMmsghdrLen), 56},
+		{"sizeof(struct mmsghdr)", uintptr(SizeofMmsghdr), unix.SizeofMmsghdr},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s = %d, want %d", c.what, c.got, c.want)
+		}
+	}
+}
+
+func TestSiginfoUnion(t *testing.T) {
+	var si Siginfo
+	si.SetAddr(0x1122334455667788)
+	if b := AsBytes(&si)[16:24]; Uint64(b) != 0x1122334455667788 {
+		t.Errorf("si_addr encodes as % x", b)
+	}
+	si = Siginfo{}
+	si.SetStatus(-1)
+	if b := AsBytes(&si); Uint64(b[24:]) != 0xffffffff {
+		t.Errorf("si_status encodes as % x", b[24:32])
+	}
+}
+
+func TestNetworkByteOrder(t *testing.T) {
+	sa := SockaddrInet4{Family: unix.AF_INET, Port: Htons(0x1f90), Addr: [4]byte{127, 0, 0, 1}}
+	if b := AsBytes(&sa); b[2] != 0x1f || b[3] != 0x90 {
+		t.Errorf("sin_port encodes as % x", b[2:4])
+	}
+	if Ntohs(sa.Port) != 0x1f90 {
+		t.Errorf("Ntohs(Htons(0x1f90)) = %#x", Ntohs(sa.Port))
+	}
+	for bits, want := range map[int][4]byte{0: {}, 8: {255}, 24: {255, 255, 255}, 32: {255, 255, 255, 255}} {
+		if got := Inet4Mask(bits); got != want {
+			t.Errorf("Inet4Mask(%d) = %v, want %v", bits, got, want)
+		}
+	}
+}
+
+func TestAppendDirent64(t *testing.T) {
+	b := AppendDirent64(nil, 7, 2, unix.DT_DIR, "..")
+	if len(b) != 24 || Uint64(b) != 7 || Uint64(b[8:]) != 2 || b[16] != 24 || b[18] != unix.DT_DIR || string(b[19:21]) != ".." || b[21] != 0 {
+		t.Errorf("dirent64 of ..: % x", b)
+	}
+}
