@@ -53,11 +53,11 @@ func TestJiegeShardsAndMerge(t *testing.T) {
 	garbage := garbageELF(t)
 	manifest := filepath.Join(dir, "m.json")
 	os.WriteFile(manifest, []byte(fmt.Sprintf(`{"schema": 1, "attempts": [
-		{"name": "a-no-compiler", "dir": ".", "build": "echo no compiler; exit 4"},
-		{"name": "b-no-make", "dir": ".", "build": "exit 2"},
+		{"name": "a-no-compiler", "dir": ".", "build": "echo no compiler; exit 4", "run": "exit 1"},
+		{"name": "b-no-make", "dir": ".", "build": "exit 2", "run": "exit 1"},
 		{"name": "c-run-exits", "dir": ".", "build": "true", "run": "echo nothing to run; exit 1"},
 		{"name": "d-garbage", "kernel": %q},
-		{"name": "e-no-linker", "dir": ".", "build": "echo ld missing >&2; exit 1"}]}`, garbage)), 0o644)
+		{"name": "e-no-linker", "dir": ".", "build": "echo ld missing >&2; exit 1", "run": "exit 1"}]}`, garbage)), 0o644)
 	flags := []string{"--no-bench", "--boot-timeout", "15s", "--port-timeout", "8s"}
 
 	single := filepath.Join(dir, "single")

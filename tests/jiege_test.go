@@ -382,7 +382,7 @@ func TestJiegeBadInput(t *testing.T) {
 	})
 	t.Run("failing build", func(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "v.json")
-		r := jiege(t, time.Minute, nil, "verify", "--attempt", t.TempDir(), "--build", "echo compiling; exit 3", "--json", out)
+		r := jiege(t, time.Minute, nil, "verify", "--attempt", t.TempDir(), "--build", "echo compiling; exit 3", "--run", "exit 1", "--json", out)
 		var v verifyDoc
 		readJSON(t, out, &v)
 		if r.code != 1 || v.FailedStage != "build" || v.Stages[0].Class != "build-failed" || !strings.Contains(v.Stages[0].Detail, "exit status 3") {
@@ -530,7 +530,7 @@ func TestJiegeCompareBuildFailure(t *testing.T) {
 	dir := t.TempDir()
 	manifest := filepath.Join(dir, "m.json")
 	os.WriteFile(manifest, []byte(`{"schema": 1, "attempts": [
-		{"name": "broken", "dir": ".", "build": "echo no compiler; exit 4", "metadata": {"model": "m", "cost": 1.5}}]}`), 0o644)
+		{"name": "broken", "dir": ".", "build": "echo no compiler; exit 4", "run": "exit 1", "metadata": {"model": "m", "cost": 1.5}}]}`), 0o644)
 	out := filepath.Join(dir, "out")
 	r := jiege(t, time.Minute, nil, "compare", manifest, "--out", out)
 	if r.code != 1 {
