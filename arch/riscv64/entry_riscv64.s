@@ -185,7 +185,7 @@ TEXT bootSupervisor(SB),NOSPLIT|NOFRAME,$0
 	MOV	T0, 72(X2)
 	ADD	$128, X2, T0
 	MOV	T0, 80(X2)
-	MOV	$AT_SYSINFO_EHDR, T0	// the kernel's vDSO, 0 when it has none
+	MOV	$AT_SYSINFO_EHDR, T0	// the kernel's vDSO (initKernelVDSO)
 	MOV	T0, 88(X2)
 	MOV	·kernelVDSOImage(SB), T0
 	MOV	T0, 96(X2)

@@ -1,7 +1,6 @@
 // Command kimage gives a linked kernel ELF its physical load addresses, and
 // records in it the BSS range the kernel may give back to its frame
-// allocator at boot and the vDSO image of the kernel's own runtime (see
-// internal/kimage).
+// allocator at boot (see internal/kimage).
 package main
 
 import (
@@ -9,7 +8,6 @@ import (
 	"os"
 
 	"github.com/jiege-go/jiege/internal/kimage"
-	"github.com/jiege-go/jiege/kernel/loader"
 	"github.com/jiege-go/jiege/mm"
 )
 
@@ -27,10 +25,6 @@ func main() {
 		os.Exit(1)
 	}
 	if err := kimage.TrimUnused(os.Args[1]); err != nil {
-		fmt.Fprintln(os.Stderr, "kimage:", err)
-		os.Exit(1)
-	}
-	if err := kimage.RecordVDSO(os.Args[1], loader.VDSOImage()); err != nil {
 		fmt.Fprintln(os.Stderr, "kimage:", err)
 		os.Exit(1)
 	}

@@ -5,25 +5,24 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
 const (
+	page     = 4096
 	loadAddr = 0x8000_1000
 	loadOff  = 0x1000
-	symAddr  = loadAddr + 8 // the vDSO record, 8 bytes into the segment
+	symAddr  = loadAddr + 8 // a 2-page symbol, 8 bytes into the segment
+	symSize  = 2 * page
 )
 
-// writeELF writes a minimal riscv64 ELF: one PT_LOAD of 3 pages at
-// loadAddr whose data holds the kernel's vDSO record as the kernel's
-// source leaves it (zeros, then VDSOMarker at its second page), and a
-// symbol table naming it symName.
+// writeELF writes a minimal riscv64 ELF: one PT_LOAD of 3 pages of zeros
+// at loadAddr, and a symbol table naming symName the symSize bytes at
+// symAddr.
 func writeELF(t *testing.T, symName string) string {
 	t.Helper()
 	le := binary.LittleEndian
-	data := make([]byte, 3*vdsoPage)
-	le.PutUint64(data[symAddr-loadAddr+vdsoPage:], VDSOMarker)
+	data := make([]byte, 3*page)
 
 	strtab := append([]byte{0}, symName+"\x00"...)
 	shstr := []byte("\x00.data\x00.symtab\x00.strtab\x00.shstrtab\x00")
@@ -32,7 +31,7 @@ func writeELF(t *testing.T, symName string) string {
 	symtab[24+4] = 1 // STB_LOCAL, STT_OBJECT
 	le.PutUint16(symtab[24+6:], 1)
 	le.PutUint64(symtab[24+8:], symAddr)
-	le.PutUint64(symtab[24+16:], 2*vdsoPage)
+	le.PutUint64(symtab[24+16:], symSize)
 
 	var f bytes.Buffer
 	f.Write(make([]byte, loadOff))
@@ -86,7 +85,7 @@ func writeELF(t *testing.T, symName string) string {
 	le.PutUint64(ph[24:], loadAddr)
 	le.PutUint64(ph[32:], uint64(len(data)))
 	le.PutUint64(ph[40:], uint64(len(data)))
-	le.PutUint64(ph[48:], vdsoPage)
+	le.PutUint64(ph[48:], page)
 	path := filepath.Join(t.TempDir(), "kernel.elf")
 	if err := os.WriteFile(path, b, 0o755); err != nil {
 		t.Fatal(err)
@@ -94,44 +93,12 @@ func writeELF(t *testing.T, symName string) string {
 	return path
 }
 
-func TestRecordVDSO(t *testing.T) {
-	path := writeELF(t, VDSOSymbol)
-	image := append([]byte("\x7fELF"), bytes.Repeat([]byte{0xa5}, 1000)...)
-	if err := RecordVDSO(path, image); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	page := b[loadOff+symAddr-loadAddr+vdsoPage:][:vdsoPage]
-	if !bytes.Equal(page[:len(image)], image) || !bytes.Equal(page[len(image):], make([]byte, vdsoPage-len(image))) {
-		t.Errorf("the record's second page does not hold the image followed by zeros")
-	}
-	if !bytes.Equal(b[loadOff:loadOff+8+vdsoPage], make([]byte, 8+vdsoPage)) {
-		t.Errorf("bytes before the image page changed")
-	}
-	// The same image again changes nothing; another one is refused.
-	if err := RecordVDSO(path, image); err != nil {
-		t.Errorf("the same image twice: %v", err)
-	}
-	if err := RecordVDSO(path, []byte("\x7fELF another")); err == nil || !strings.Contains(err.Error(), "marker") {
-		t.Errorf("a second, different image: %v", err)
-	}
-	if err := RecordVDSO(writeELF(t, VDSOSymbol), make([]byte, vdsoPage+1)); err == nil {
-		t.Error("an image larger than a page was written")
-	}
-	if err := RecordVDSO(writeELF(t, "other.symbol"), image); err == nil || !strings.Contains(err.Error(), VDSOSymbol) {
-		t.Errorf("a kernel without the record: %v", err)
-	}
-}
-
 // A kernel linked in the direct map loads at its physical addresses:
 // LoadPhysical moves p_paddr and e_entry down by the offset, leaves
 // p_vaddr, and a second run changes nothing.
 func TestLoadPhysical(t *testing.T) {
 	const offset = 0x20_0000_0000
-	path := writeELF(t, VDSOSymbol)
+	path := writeELF(t, UnusedSymbol)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -189,7 +156,7 @@ func memsz(t *testing.T, path string) uint64 {
 // The unused buffer at the end of the segment's zero-filled part leaves
 // the segment: its memory size ends where the buffer starts, once.
 func TestTrimUnused(t *testing.T) {
-	const symOff, symSize = symAddr - loadAddr, 2 * vdsoPage
+	const symOff = symAddr - loadAddr
 	path := writeELF(t, UnusedSymbol)
 	setSegment(t, path, symOff, symOff+symSize)
 	for run := 1; run <= 2; run++ {
@@ -202,7 +169,7 @@ func TestTrimUnused(t *testing.T) {
 	}
 	// Not at the segment's end, or stored in the file: left alone.
 	for _, c := range []struct{ filesz, memsz uint64 }{
-		{symOff, symOff + symSize + vdsoPage},
+		{symOff, symOff + symSize + page},
 		{symOff + 8, symOff + symSize},
 	} {
 		path := writeELF(t, UnusedSymbol)

@@ -69,7 +69,7 @@ func LoadELF(as *mm.AddressSpace, data []byte, bias uintptr, file *fs.Node) (*Im
 	return img, nil
 }
 
-// ELF constants (Linux include/uapi/linux/elf.h) of exec and the vDSO.
+// ELF constants (Linux include/uapi/linux/elf.h) of exec.
 // debug/elf has them too, but would bring the package inits of its DWARF
 // reader and decompressors into the kernel's boot.
 const (
@@ -81,34 +81,11 @@ const (
 	elfETExec       = 2
 	elfETDyn        = 3
 	elfPTLoad       = 1
-	elfPTDynamic    = 2
 	elfPTInterp     = 3
 	elfPFX          = 1
 	elfPFW          = 2
 	elfPFR          = 4
-	elfSHTStrtab    = 3
-	elfSHTHash      = 5
-	elfSHTDynamic   = 6
-	elfSHTProgbits  = 1
-	elfSHTDynsym    = 11
-	elfSHTVerdef    = 0x6ffffffd
-	elfSHTVersym    = 0x6fffffff
-	elfSHFAlloc     = 2
-	elfSHFExec      = 4
-	elfDTNull       = 0
-	elfDTHash       = 4
-	elfDTStrtab     = 5
-	elfDTSymtab     = 6
-	elfDTStrsz      = 10
-	elfDTSyment     = 11
-	elfDTSoname     = 14
-	elfDTVersym     = 0x6ffffff0
-	elfDTVerdef     = 0x6ffffffc
-	elfDTVerdefnum  = 0x6ffffffd
-	elfVerFlagBase  = 1
 	elfEMRISCV      = 243
-	elfRISCVFlags   = 0x5 // EF_RISCV_RVC | EF_RISCV_FLOAT_ABI_DOUBLE
-	elfSymFuncGlobl = 1<<4 | 2
 )
 
 // elfFile is what exec reads of an ELF file: the header's fields it uses

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"testing"
 
+	arch "github.com/jiege-go/jiege/arch/riscv64"
 	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/mm"
 	"github.com/jiege-go/jiege/mm/mmtest"
@@ -174,7 +175,7 @@ func FuzzParseELF(f *testing.F) {
 		{elfPTLoad, elfPFR | elfPFX, 0x10000, 0x1000, []byte{1, 2, 3}},
 	}))
 	f.Add(makeELF(elfETDyn, elfEMRISCV, 0x100, []testSeg{{elfPTLoad, elfPFR | elfPFX, 0, 0x1000, nil}}))
-	f.Add(vdso.image)
+	f.Add(arch.VDSOImage())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ours, err := parseELF(data)
 		if err != nil && !errors.Is(err, ErrNoExec) {
