@@ -37,7 +37,7 @@ func newThreadTask(t *testing.T) (*Task, *mmtest.Memory, *[]*Task) {
 	oldStart := StartTask
 	StartTask = func(c *Task) { *started = append(*started, c) }
 	t.Cleanup(func() { StartTask = oldStart })
-	task := NewProcess(&fs.Tree{Root: fs.NewDir(0o755)}, as, &fs.FDTable{}, "/init", []string{"/init"}, &arch.Frame{PC: 0x1000})
+	task := NewProcess(fs.NewTree(fs.NewDir(0o755)), as, &fs.FDTable{}, "/init", []string{"/init"}, &arch.Frame{PC: 0x1000})
 	return task, mem, started
 }
 

@@ -195,7 +195,7 @@ func Main(syscalls SyscallLayer) {
 		kernel.CPUs, kernel.MemoryStats = arch.Harts(), arch.MemoryStats
 		// Half of RAM is tmpfs's default; the files live in the kernel's
 		// heap here, within the quarter of RAM user memory leaves it.
-		fs.SetSizeLimit(int64(frames / 4))
+		tree.SetSizeLimit(int64(frames / 4))
 		if err := procfs.Mount(tree, kernel.ProcfsSource{}); err != nil {
 			fmt.Printf("kernel: %v\n", err)
 			arch.PowerOff(3)
@@ -210,7 +210,7 @@ func Main(syscalls SyscallLayer) {
 		}
 		fmt.Printf("memory: %s\n", residentLine())
 		if cmd.Stats > 0 {
-			go printStats(time.Duration(cmd.Stats) * time.Second)
+			go printStats(tree, time.Duration(cmd.Stats)*time.Second)
 		}
 		go reclaimWhenQuiet()
 		fmt.Printf("boot: root file system unpacked in %d ms; init starts %d ms after machine start\n",
@@ -234,12 +234,12 @@ func Main(syscalls SyscallLayer) {
 // printStats prints, every period, what the kernel holds: RAM, the Go
 // heap, goroutines, processes and open descriptions (a soak compares them
 // before and after a load).
-func printStats(period time.Duration) {
+func printStats(tree *fs.Tree, period time.Duration) {
 	for {
 		time.Sleep(period)
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
-		used, _ := fs.Usage()
+		used, _ := tree.Usage()
 		fmt.Printf("stats: %s; heap %d KiB; goroutines %d; processes %d; descriptions %d; files %d KiB\n",
 			residentLine(), ms.HeapAlloc>>10, runtime.NumGoroutine(), len(kernel.Processes()), fs.OpenDescriptions(), used>>10)
 	}
@@ -281,9 +281,6 @@ type unpackedRoot struct {
 // startUnpack builds the root tree from the initramfs, or else from the
 // archives on the root disk, in a goroutine of its own.
 func startUnpack(m *Machine) <-chan unpackedRoot {
-	_, frames := arch.MemoryStats()
-	// Files read from a root disk stay cached within an eighth of RAM.
-	fs.SetDiskCacheLimit(int64(frames / 8))
 	done := make(chan unpackedRoot, 1)
 	go func() {
 		start := time.Now()
@@ -294,6 +291,12 @@ func startUnpack(m *Machine) <-chan unpackedRoot {
 			r.source = fmt.Sprintf("initramfs: %d KiB unpacked", len(image)>>10) // the tests find programs' output after this line
 		} else {
 			r.tree, r.err = fs.UnpackDisk(rootDisk, rootDisk.Size())
+			if r.err == nil {
+				// Files read from a root disk stay cached within an
+				// eighth of RAM.
+				_, frames := arch.MemoryStats()
+				r.tree.SetDiskCacheLimit(int64(frames / 8))
+			}
 			r.source = fmt.Sprintf("root: the archives on the %d KiB disk, read on demand", rootDisk.Size()>>10)
 		}
 		r.took = time.Since(start)
@@ -384,9 +387,9 @@ func runInit(tree *fs.Tree, syscalls SyscallLayer, path string, args []string, t
 		return 3
 	}
 	files := &fs.FDTable{}
-	fs.RegisterMemoryDevices(kernel.Random)
-	fs.RegisterDevice(5, 0, func() (fs.File, error) { return tty, nil })
-	fs.RegisterDevice(5, 1, func() (fs.File, error) { return tty, nil })
+	tree.RegisterMemoryDevices(kernel.Random)
+	tree.RegisterDevice(5, 0, func() (fs.File, error) { return tty, nil })
+	tree.RegisterDevice(5, 1, func() (fs.File, error) { return tty, nil })
 	console := fs.NewDescription(tty, unix.O_RDWR)
 	for i := 0; i < 3; i++ {
 		files.Install(console, false, 0)
