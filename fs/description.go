@@ -18,6 +18,11 @@ type Description struct {
 
 	mu     sync.Mutex
 	epolls map[*Epoll]int // watches on this description, per instance
+
+	// exclusive are the EPOLLEXCLUSIVE watches of the file (epoll.go).
+	// exclusiveMu is a leaf lock: taken in notifications.
+	exclusiveMu sync.Mutex
+	exclusive   *exclusiveGroup
 }
 
 // settableFlags are the status flags F_SETFL may change (Linux's SETFL_MASK
@@ -86,7 +91,9 @@ func (d *Description) Writable() bool {
 }
 
 // openDescriptions counts descriptions with references, for the kernel's
-// statistics.
+// statistics. It stays package-level because a description is made and
+// dropped without a tree at hand (pipes, sockets, epoll instances); it
+// is a count for the status line, which no behaviour depends on.
 var openDescriptions atomic.Int64
 
 // OpenDescriptions returns how many descriptions are open.

@@ -15,24 +15,25 @@ func Mkdev(major, minor uint32) uint64 {
 	return uint64(minor&0xff) | uint64(major)<<8 | uint64(minor&^0xff)<<12
 }
 
-var (
-	devicesMu sync.RWMutex
-	devices   = map[uint64]func() (File, error){}
-)
-
-// RegisterDevice makes the character device major:minor open with open.
-func RegisterDevice(major, minor uint32, open func() (File, error)) {
-	devicesMu.Lock()
-	devices[Mkdev(major, minor)] = open
-	devicesMu.Unlock()
+// deviceRegistry is a tree's drivers by device number.
+type deviceRegistry struct {
+	mu   sync.RWMutex
+	open map[uint64]func() (File, error)
 }
 
-// OpenDevice opens the character device node n, found at path p: ENXIO
-// when no driver has its number, as on Linux.
-func OpenDevice(n *Node, p string) (File, error) {
-	devicesMu.RLock()
-	open := devices[n.Rdev]
-	devicesMu.RUnlock()
+// RegisterDevice makes t's character device major:minor open with open.
+func (t *Tree) RegisterDevice(major, minor uint32, open func() (File, error)) {
+	t.devices.mu.Lock()
+	t.devices.open[Mkdev(major, minor)] = open
+	t.devices.mu.Unlock()
+}
+
+// OpenDevice opens the character device node n of t, found at path p:
+// ENXIO when no driver has its number, as on Linux.
+func (t *Tree) OpenDevice(n *Node, p string) (File, error) {
+	t.devices.mu.RLock()
+	open := t.devices.open[n.Rdev]
+	t.devices.mu.RUnlock()
 	if open == nil {
 		return nil, unix.ENXIO
 	}
@@ -92,17 +93,18 @@ func (r randomDev) Read(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// RegisterMemoryDevices registers /dev/null, zero, full, random and
+// RegisterMemoryDevices registers t's /dev/null, zero, full, random and
 // urandom; random bytes come from fill.
-func RegisterMemoryDevices(fill func([]byte)) {
-	RegisterDevice(1, 3, func() (File, error) { return nullDev{}, nil })
-	RegisterDevice(1, 5, func() (File, error) { return zeroDev{}, nil })
-	RegisterDevice(1, 7, func() (File, error) { return fullDev{}, nil })
-	RegisterDevice(1, 8, func() (File, error) { return randomDev{fill: fill}, nil })
-	RegisterDevice(1, 9, func() (File, error) { return randomDev{fill: fill}, nil })
+func (t *Tree) RegisterMemoryDevices(fill func([]byte)) {
+	t.RegisterDevice(1, 3, func() (File, error) { return nullDev{}, nil })
+	t.RegisterDevice(1, 5, func() (File, error) { return zeroDev{}, nil })
+	t.RegisterDevice(1, 7, func() (File, error) { return fullDev{}, nil })
+	t.RegisterDevice(1, 8, func() (File, error) { return randomDev{fill: fill}, nil })
+	t.RegisterDevice(1, 9, func() (File, error) { return randomDev{fill: fill}, nil })
 }
 
-// devNodes are the nodes Linux's devtmpfs offers that programs expect.
+// devNodes are the nodes Linux's devtmpfs offers that programs expect (a
+// table read only).
 var devNodes = []struct {
 	name         string
 	perm         fs.FileMode
@@ -132,7 +134,7 @@ func (t *Tree) PopulateDev() error {
 	t.mu.Lock()
 	setDev(dev, DevDevtmpfs)
 	t.mu.Unlock()
-	RegisterFilesystem("devtmpfs", func(*Cred, string) (*Node, string, error) { return dev, "mode=755", nil })
+	t.RegisterFilesystem("devtmpfs", func(*Cred, string) (*Node, string, error) { return dev, "mode=755", nil })
 	for _, d := range devNodes {
 		p := "/dev/" + d.name
 		if n, err := t.Lookup(nil, p, false); err == nil && n.IsDevice() {

@@ -78,8 +78,9 @@ type diskWindowBuf struct {
 
 // diskImage reads the device through its windows.
 type diskImage struct {
-	dev  io.ReaderAt
-	size int64
+	dev   io.ReaderAt
+	size  int64
+	cache *diskCache // the tree's, which keeps its files whole
 
 	mu      sync.Mutex
 	pages   PageDevice
@@ -180,7 +181,7 @@ type diskFile struct {
 	whole     atomic.Pointer[[]byte] // the data, while the cache holds it
 }
 
-// The cache of whole files: FIFO order, at most diskCacheLimit bytes;
+// The cache of whole files: FIFO order, at most its limit in bytes;
 // files over a quarter of it are never kept. read keeps files up to
 // diskCacheFile (configuration, web pages, scripts); larger ones (shared
 // libraries, which their mappings copy page by page anyway, large
@@ -188,26 +189,28 @@ type diskFile struct {
 // file's copy is Go heap, whose pages the kernel faults in one by one.
 const diskCacheFile = 256 << 10
 
-var diskCache struct {
+// diskCache is a tree's cache of files from its root image (the image's
+// diskFiles reach it through diskImage.cache).
+type diskCache struct {
 	mu    sync.Mutex
 	limit int64
 	used  int64
 	files []*diskFile
 }
 
-// SetDiskCacheLimit sets how many bytes of files read from a root image
-// stay in memory.
-func SetDiskCacheLimit(bytes int64) {
-	diskCache.mu.Lock()
-	diskCache.limit = bytes
-	diskCache.mu.Unlock()
+// SetDiskCacheLimit sets how many bytes of files read from t's root
+// image stay in memory.
+func (t *Tree) SetDiskCacheLimit(bytes int64) {
+	t.diskCache.mu.Lock()
+	t.diskCache.limit = bytes
+	t.diskCache.mu.Unlock()
 }
 
-// diskCacheLimit is the most the disk cache holds.
-func diskCacheLimit() int64 {
-	diskCache.mu.Lock()
-	defer diskCache.mu.Unlock()
-	return diskCache.limit
+// sizeLimit is the most the cache holds.
+func (c *diskCache) sizeLimit() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.limit
 }
 
 // readAt copies the data at off into p and returns how much, keeping the
@@ -248,9 +251,10 @@ func (f *diskFile) load() []byte {
 	if w := f.whole.Load(); w != nil {
 		return *w
 	}
-	diskCache.mu.Lock()
-	fits := f.size <= diskCache.limit/4
-	diskCache.mu.Unlock()
+	cache := f.img.cache
+	cache.mu.Lock()
+	fits := f.size <= cache.limit/4
+	cache.mu.Unlock()
 	if !fits {
 		return nil
 	}
@@ -259,19 +263,19 @@ func (f *diskFile) load() []byte {
 		fmt.Printf("kernel: %v\n", err)
 		return nil
 	}
-	diskCache.mu.Lock()
-	defer diskCache.mu.Unlock()
+	cache.mu.Lock()
+	defer cache.mu.Unlock()
 	if w := f.whole.Load(); w != nil {
 		return *w // loaded meanwhile
 	}
-	for diskCache.used+f.size > diskCache.limit && len(diskCache.files) > 0 {
-		old := diskCache.files[0]
-		diskCache.files = diskCache.files[1:]
-		diskCache.used -= old.size
+	for cache.used+f.size > cache.limit && len(cache.files) > 0 {
+		old := cache.files[0]
+		cache.files = cache.files[1:]
+		cache.used -= old.size
 		old.whole.Store(nil)
 	}
-	diskCache.files = append(diskCache.files, f)
-	diskCache.used += f.size
+	cache.files = append(cache.files, f)
+	cache.used += f.size
 	f.whole.Store(&data)
 	return data
 }

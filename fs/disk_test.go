@@ -41,7 +41,7 @@ func readAll(t *testing.T, tr *Tree, name string) []byte {
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	f := &NodeFile{node: n}
+	f := &NodeFile{tree: tr, node: n}
 	out := make([]byte, 0, 1<<20)
 	buf := make([]byte, 3000) // reads that straddle windows and pages
 	for off := int64(0); ; {
@@ -69,11 +69,11 @@ func TestUnpackDiskReadsDataOnDemand(t *testing.T) {
 	)
 	image = append(image, make([]byte, 1000)...) // a disk's padding
 	d := &countingDisk{image: image}
-	SetDiskCacheLimit(1 << 20)
 	tr, err := UnpackDisk(d, int64(len(image)))
 	if err != nil {
 		t.Fatal(err)
 	}
+	tr.SetDiskCacheLimit(1 << 20)
 	if got := d.read.Load(); got > 2*diskWindow {
 		t.Errorf("unpacking read %d bytes of a %d-byte image", got, len(image))
 	}
@@ -99,7 +99,7 @@ func TestUnpackDiskReadsDataOnDemand(t *testing.T) {
 	}
 	// A write makes the file's own pages, from the disk's data.
 	n, _ := tr.Lookup(nil, "/big", true)
-	f := &NodeFile{node: n}
+	f := &NodeFile{tree: tr, node: n}
 	if _, err := f.WriteAt([]byte("XY"), 5); err != nil {
 		t.Fatal(err)
 	}
@@ -120,11 +120,11 @@ func TestDiskPagesInAnyOrderReadOnce(t *testing.T) {
 	rand.New(rand.NewSource(2)).Read(lib)
 	image := archive(t, cpio.StaticFile("odd", "x", 0o644), cpio.StaticFile("lib", string(lib), 0o644))
 	d := &countingDisk{image: image}
-	SetDiskCacheLimit(1 << 20) // too small to keep lib whole
 	tr, err := UnpackDisk(d, int64(len(image)))
 	if err != nil {
 		t.Fatal(err)
 	}
+	tr.SetDiskCacheLimit(1 << 20) // too small to keep lib whole
 	n, err := tr.Lookup(nil, "/lib", true)
 	if err != nil {
 		t.Fatal(err)
@@ -152,11 +152,11 @@ func TestDiskCacheDropsOldestFiles(t *testing.T) {
 	}
 	image := archive(t, recs...)
 	d := &countingDisk{image: image}
-	SetDiskCacheLimit(1 << 20) // four of the five files fit
 	tr, err := UnpackDisk(d, int64(len(image)))
 	if err != nil {
 		t.Fatal(err)
 	}
+	tr.SetDiskCacheLimit(1 << 20) // four of the five files fit
 	for _, name := range []string{"/a", "/b", "/c", "/d", "/e", "/a"} {
 		readAll(t, tr, name)
 	}
@@ -178,11 +178,11 @@ func TestExecOfALargeDiskFileIsRefused(t *testing.T) {
 	image := archive(t, cpio.StaticFile("big", string(make([]byte, 2<<20)), 0o755),
 		cpio.StaticFile("mid", string(make([]byte, 600<<10)), 0o755))
 	d := &countingDisk{image: image}
-	SetDiskCacheLimit(1 << 20)
 	tr, err := UnpackDisk(d, int64(len(image)))
 	if err != nil {
 		t.Fatal(err)
 	}
+	tr.SetDiskCacheLimit(1 << 20)
 	big, _ := tr.Lookup(nil, "/big", true)
 	if _, err := big.Contents(); err != unix.ENOMEM {
 		t.Errorf("exec's read of a 2 MiB disk file with a 1 MiB cache: %v; want ENOMEM", err)
@@ -197,15 +197,15 @@ func TestExecOfALargeDiskFileIsRefused(t *testing.T) {
 func TestDiskFailureIsEIO(t *testing.T) {
 	image := archive(t, cpio.StaticFile("big", string(make([]byte, 1<<20)), 0o644))
 	d := &countingDisk{image: image}
-	SetDiskCacheLimit(1 << 20)
 	tr, err := UnpackDisk(d, int64(len(image)))
 	if err != nil {
 		t.Fatal(err)
 	}
+	tr.SetDiskCacheLimit(1 << 20)
 	d.fail.Store(true)
 	// Past what the unpacking windows hold.
 	n, _ := tr.Lookup(nil, "/big", true)
-	f := &NodeFile{node: n}
+	f := &NodeFile{tree: tr, node: n}
 	if k, err := f.ReadAt(make([]byte, 100), 900<<10); err != unix.EIO {
 		t.Errorf("a read on a failed disk: %d bytes, %v; want EIO", k, err)
 	}
@@ -250,11 +250,11 @@ func TestDiskWindowsAreTheDevicesPages(t *testing.T) {
 	rand.New(rand.NewSource(2)).Read(big)
 	image := append(archive(t, cpio.StaticFile("big", string(big), 0o644)), make([]byte, 700)...)
 	d := &pageDisk{countingDisk: countingDisk{image: image}, mine: map[*byte]bool{}}
-	SetDiskCacheLimit(1 << 20)
 	tr, err := UnpackDisk(d, int64(len(image)))
 	if err != nil {
 		t.Fatal(err)
 	}
+	tr.SetDiskCacheLimit(1 << 20)
 	if got := readAll(t, tr, "/big"); !bytes.Equal(got, big) {
 		t.Fatalf("/big: %d bytes differ from the %d written", len(got), len(big))
 	}

@@ -1,3 +1,6 @@
-// Package fs owns files: the in-memory tree unpacked from the initramfs,
-// path lookup, and (later) the VFS, pipes, epoll and eventfd.
+// Package fs owns files: the tree unpacked from an initramfs or a root
+// disk, path lookup, mounts, file descriptions, pipes, epoll, eventfd,
+// timerfd and character devices. A Tree is one kernel's VFS and owns its
+// per-kernel state (file system types, devices, mounts, data accounting,
+// the root image's cache, record locks): two trees share nothing.
 package fs

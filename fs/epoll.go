@@ -99,7 +99,7 @@ func (e *Epoll) ctl(op, fd int, d *Description, w Waitable, events uint32, data 
 		it = &epollItem{file: w, events: events, data: data, armed: true}
 		it.pending.Store(true)
 		if events&unix.EPOLLEXCLUSIVE != 0 {
-			it.cancel = joinExclusive(w, e, it)
+			it.cancel = d.joinExclusive(w, e, it)
 		} else {
 			it.cancel = w.Watch(func() { e.notify(it) })
 		}
@@ -250,13 +250,11 @@ func (e *Epoll) Close() error {
 // has a waiter (in turn), not all: nginx's workers each watch the
 // listening socket so, and each new connection wakes one worker, as on
 // Linux. When none has a waiter every one is told, as Linux queues the
-// event on each instance it visits.
-var (
-	exclusiveMu     sync.Mutex // a leaf lock: taken in notifications
-	exclusiveGroups = map[Waitable]*exclusiveGroup{}
-)
+// event on each instance it visits. The group belongs to the file's
+// description (Description.exclusive), under its exclusiveMu.
 
 type exclusiveGroup struct {
+	mu      *sync.Mutex // the description's exclusiveMu
 	members []exclusiveMember
 	next    int // where the next notification starts looking
 	cancel  func()
@@ -267,34 +265,34 @@ type exclusiveMember struct {
 	it *epollItem
 }
 
-// joinExclusive adds it, of e, to w's exclusive watchers and returns
-// what takes it out.
-func joinExclusive(w Waitable, e *Epoll, it *epollItem) func() {
-	exclusiveMu.Lock()
-	g := exclusiveGroups[w]
+// joinExclusive adds it, of e, to the exclusive watchers of w, the file
+// of d, and returns what takes it out.
+func (d *Description) joinExclusive(w Waitable, e *Epoll, it *epollItem) func() {
+	d.exclusiveMu.Lock()
+	g := d.exclusive
 	if g == nil {
-		g = &exclusiveGroup{}
-		exclusiveGroups[w] = g
+		g = &exclusiveGroup{mu: &d.exclusiveMu}
+		d.exclusive = g
 	}
 	g.members = append(g.members, exclusiveMember{e, it})
 	first := len(g.members) == 1
-	exclusiveMu.Unlock()
+	d.exclusiveMu.Unlock()
 	if first {
 		// Watch takes the file's locks, which a notification holds when
 		// it takes exclusiveMu: not under exclusiveMu.
 		cancel := w.Watch(func() { g.notify() })
-		exclusiveMu.Lock()
+		d.exclusiveMu.Lock()
 		abandoned := len(g.members) == 0 // every member left meanwhile
 		if !abandoned {
 			g.cancel = cancel
 		}
-		exclusiveMu.Unlock()
+		d.exclusiveMu.Unlock()
 		if abandoned {
 			cancel()
 		}
 	}
 	return func() {
-		exclusiveMu.Lock()
+		d.exclusiveMu.Lock()
 		for i, m := range g.members {
 			if m.it == it {
 				g.members = append(g.members[:i], g.members[i+1:]...)
@@ -303,10 +301,12 @@ func joinExclusive(w Waitable, e *Epoll, it *epollItem) func() {
 		}
 		var cancel func()
 		if len(g.members) == 0 {
-			delete(exclusiveGroups, w)
+			if d.exclusive == g {
+				d.exclusive = nil
+			}
 			cancel, g.cancel = g.cancel, nil
 		}
-		exclusiveMu.Unlock()
+		d.exclusiveMu.Unlock()
 		if cancel != nil {
 			cancel()
 		}
@@ -316,7 +316,7 @@ func joinExclusive(w Waitable, e *Epoll, it *epollItem) func() {
 // notify tells the first member, from g.next on, whose instance has a
 // waiter; every member when none has.
 func (g *exclusiveGroup) notify() {
-	exclusiveMu.Lock()
+	g.mu.Lock()
 	var chosen []exclusiveMember
 	for k := range g.members {
 		i := (g.next + k) % len(g.members)
@@ -328,7 +328,7 @@ func (g *exclusiveGroup) notify() {
 	if chosen == nil {
 		chosen = append(chosen, g.members...)
 	}
-	exclusiveMu.Unlock()
+	g.mu.Unlock()
 	for _, m := range chosen {
 		m.e.notify(m.it)
 	}

@@ -71,7 +71,7 @@ func TestEpollLevelAndEdge(t *testing.T) {
 	if evs, _ := ep.Wait(8, nil); len(evs) != 0 {
 		t.Fatalf("closed description still reported: %v", evs)
 	}
-	if err := ep.Ctl(unix.EPOLL_CTL_ADD, 5, NewDescription(OpenNode(&Node{Mode: 0o644}, "/f"), unix.O_RDONLY), unix.EPOLLIN, 0); err != unix.EPERM {
+	if err := ep.Ctl(unix.EPOLL_CTL_ADD, 5, NewDescription(NewTree(NewDir(0o755)).OpenNode(&Node{Mode: 0o644}, "/f"), unix.O_RDONLY), unix.EPOLLIN, 0); err != unix.EPERM {
 		t.Fatalf("regular file: %v", err)
 	}
 }

@@ -2,16 +2,12 @@ package fs
 
 import (
 	"io/fs"
-	"sync"
 
 	"golang.org/x/sys/unix"
 )
 
 // Named pipes (FIFOs): a tree node that, opened, joins the pipe it holds
 // while any end is open, as Linux's fifo_open does.
-
-// fifoMu guards every FIFO node's pipe pointer.
-var fifoMu sync.Mutex
 
 // NewFIFO returns a named pipe node.
 func NewFIFO(perm fs.FileMode) *Node {
@@ -37,11 +33,12 @@ type FIFOOpen struct {
 // OpenFIFO opens the named pipe n for reading, writing or both. A writer
 // that must not wait (nonblock) and finds no reader gets ENXIO.
 //
-// The pipe is chosen and joined under fifoMu in one step: two openers
-// that each found no end open and made a pipe of their own would wait
-// for each other forever, one on each pipe.
+// The pipe is chosen and joined under the node's lock in one step (a
+// FIFO has no data of its own for it to guard): two openers that each
+// found no end open and made a pipe of their own would wait for each
+// other forever, one on each pipe.
 func OpenFIFO(n *Node, read, write, nonblock bool) (*FIFOOpen, error) {
-	fifoMu.Lock()
+	n.mu.Lock()
 	p, _ := n.Bound.(*pipe)
 	if p == nil || (p.readers == 0 && p.writers == 0) {
 		// The last close dropped the data; a new pipe starts empty.
@@ -51,7 +48,7 @@ func OpenFIFO(n *Node, read, write, nonblock bool) (*FIFOOpen, error) {
 	p.mu.Lock()
 	o, fns, err := p.openLocked(read, write, nonblock)
 	p.mu.Unlock()
-	fifoMu.Unlock()
+	n.mu.Unlock()
 	Notify(fns)
 	return o, err
 }

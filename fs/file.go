@@ -91,6 +91,7 @@ func StatNode(n *Node) Stat {
 // description checks the access mode; it keeps the position and O_APPEND.
 type NodeFile struct {
 	mu     sync.Mutex
+	tree   *Tree // whose lock table holds the description's locks
 	node   *Node
 	path   string
 	off    int64
@@ -99,10 +100,10 @@ type NodeFile struct {
 	counted bool
 }
 
-// OpenNode opens a tree node found at path (openat uses the path of a
+// OpenNode opens a node of t found at path (openat uses the path of a
 // directory as the base of relative names). A synthetic file is opened on
 // a snapshot of its contents.
-func OpenNode(n *Node, path string) *NodeFile {
+func (t *Tree) OpenNode(n *Node, path string) *NodeFile {
 	if n.Generate != nil {
 		n = &Node{Mode: n.Mode, UID: n.UID, GID: n.GID, ATime: n.ATime, MTime: n.MTime, CTime: n.CTime,
 			Ino: n.Ino, Links: n.Links, Data: n.Generate()}
@@ -110,9 +111,9 @@ func OpenNode(n *Node, path string) *NodeFile {
 		n.mu.Lock()
 		n.opens++
 		n.mu.Unlock()
-		return &NodeFile{node: n, path: path, counted: true}
+		return &NodeFile{tree: t, node: n, path: path, counted: true}
 	}
-	return &NodeFile{node: n, path: path}
+	return &NodeFile{tree: t, node: n, path: path}
 }
 
 // Path is where the node was opened.
@@ -226,7 +227,7 @@ func (f *NodeFile) Stat() Stat { return StatNode(f.node) }
 // Close drops the locks the description held (flock, OFD locks), and the
 // file's pages' charge when it was the last thing holding an unlinked file.
 func (f *NodeFile) Close() error {
-	ReleaseOwner(f)
+	f.tree.ReleaseOwner(f)
 	if n := f.node; f.counted {
 		n.mu.Lock()
 		n.opens--

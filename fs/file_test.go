@@ -131,7 +131,7 @@ func TestPipe(t *testing.T) {
 
 func TestNodeFileReadSeekStat(t *testing.T) {
 	n := &Node{Mode: 0o644, Ino: 42, Data: []byte("0123456789")}
-	f := OpenNode(n, "/n")
+	f := NewTree(NewDir(0o755)).OpenNode(n, "/n")
 	buf := make([]byte, 4)
 	if k, _ := f.Read(buf); k != 4 || string(buf) != "0123" {
 		t.Fatalf("Read %q", buf[:k])
@@ -158,15 +158,14 @@ func TestNodeFileReadSeekStat(t *testing.T) {
 }
 
 func TestTreeSizeLimit(t *testing.T) {
-	SetSizeLimit(1 << 20)
-	defer SetSizeLimit(0)
-	before, _ := Usage()
-	tree := &Tree{Root: NewDir(0o755)}
+	tree := NewTree(NewDir(0o755))
+	tree.SetSizeLimit(1 << 20)
+	before, _ := tree.Usage()
 	n, err := tree.Open(nil, "/f", OpenFlags{Create: true, Perm: 0o644})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := OpenNode(n, "/f")
+	f := tree.OpenNode(n, "/f")
 	if _, err := f.WriteAt(make([]byte, 512<<10), 0); err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +189,7 @@ func TestTreeSizeLimit(t *testing.T) {
 	if err := f.Truncate(100); err != nil {
 		t.Fatal(err)
 	}
-	if used, _ := Usage(); used-before != 4096 {
+	if used, _ := tree.Usage(); used-before != 4096 {
 		t.Fatalf("truncated to 100 bytes, %d bytes charged", used-before)
 	}
 	if _, err := f.WriteAt([]byte("z"), 200); err != nil {
@@ -212,11 +211,11 @@ func TestTreeSizeLimit(t *testing.T) {
 	if _, err := f.WriteAt(make([]byte, 8192), 0); err != nil {
 		t.Fatal(err)
 	}
-	if used, _ := Usage(); used-before != 8192 {
+	if used, _ := tree.Usage(); used-before != 8192 {
 		t.Fatalf("unlinked but open: %d bytes charged, want 8192", used-before)
 	}
 	f.Close()
-	if used, _ := Usage(); used != before {
+	if used, _ := tree.Usage(); used != before {
 		t.Fatalf("unlinked and closed, yet %d bytes stay charged", used-before)
 	}
 }

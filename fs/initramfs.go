@@ -27,7 +27,8 @@ const (
 // devices are kept; block devices, FIFOs and sockets are skipped. File
 // data aliases the image, which must stay unchanged (a write copies it).
 func Unpack(image []byte) (*Tree, error) {
-	return unpack(bytes.NewReader(image), int64(len(image)), func(off, size int64) fileData {
+	t := NewTree(NewDir(0o755))
+	return unpack(t, bytes.NewReader(image), int64(len(image)), func(off, size int64) fileData {
 		return fileData{mem: image[off : off+size : off+size]}
 	})
 }
@@ -41,7 +42,9 @@ func UnpackDisk(dev io.ReaderAt, size int64) (*Tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	return unpack(img, size, func(off, size int64) fileData {
+	t := NewTree(NewDir(0o755))
+	img.cache = &t.diskCache
+	return unpack(t, img, size, func(off, size int64) fileData {
 		return fileData{disk: &diskFile{img: img, off: off, size: size}}
 	})
 }
@@ -54,9 +57,9 @@ type fileData struct {
 
 func (d fileData) empty() bool { return len(d.mem) == 0 && (d.disk == nil || d.disk.size == 0) }
 
-// unpack reads the archives in src; data locates a file's bytes.
-func unpack(src io.ReaderAt, size int64, data func(off, size int64) fileData) (*Tree, error) {
-	u := &unpacker{t: &Tree{Root: NewDir(0o755)}, links: map[[3]uint64]*Node{}}
+// unpack reads the archives in src into t; data locates a file's bytes.
+func unpack(t *Tree, src io.ReaderAt, size int64, data func(off, size int64) fileData) (*Tree, error) {
+	u := &unpacker{t: t, links: map[[3]uint64]*Node{}}
 	var off int64
 	for {
 		var err error
@@ -272,6 +275,7 @@ func (u *unpacker) link(name string, n *Node) error {
 		u.dir, u.parent = dir, p
 	}
 	_, replaced := u.parent.Children[base]
+	n.tree = u.t
 	u.parent.putChild(base, n)
 	n.Links++
 	if replaced {

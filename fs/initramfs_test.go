@@ -127,7 +127,7 @@ func TestAppendToUnpackedFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, _ := tr.Lookup(nil, "/a", true)
-	f := OpenNode(a, "/a")
+	f := tr.OpenNode(a, "/a")
 	f.SetStatusFlags(unix.O_APPEND)
 	if _, err := f.Write([]byte("0123456789012345678901234567890123456789")); err != nil {
 		t.Fatal(err)

@@ -8,8 +8,9 @@ import (
 
 // Advisory locks: POSIX record locks (fcntl F_SETLK, owned by a process, or
 // by an open file description for the OFD kind) and flock locks (owned by
-// an open file description), kept per node. Waiting for a lock is the
-// caller's: a conflict is EAGAIN, and Changed tells when to try again.
+// an open file description), kept per node in the tree's lock table.
+// Waiting for a lock is the caller's: a conflict is EAGAIN, and Changed
+// tells when to try again.
 
 // LockOwner identifies who holds a lock: a process, or a description.
 type LockOwner any
@@ -34,25 +35,28 @@ type nodeLocks struct {
 	notifier Notifier
 }
 
-var (
-	locksMu sync.Mutex
-	locks   = map[*Node]*nodeLocks{}
-)
-
-func locksOf(n *Node) *nodeLocks {
-	l := locks[n]
-	if l == nil {
-		l = &nodeLocks{flocks: map[LockOwner]bool{}}
-		locks[n] = l
-	}
-	return l
+// lockTable is a tree's locks, by node: only the nodes locked or waited
+// for have an entry.
+type lockTable struct {
+	mu     sync.Mutex
+	byNode map[*Node]*nodeLocks
 }
 
-// TestLock returns the first lock that conflicts with want (F_GETLK).
-func TestLock(n *Node, want Lock) (Lock, bool) {
-	locksMu.Lock()
-	defer locksMu.Unlock()
-	return conflict(locksOf(n), want)
+// of returns n's locks, making the entry; l.mu is held.
+func (l *lockTable) of(n *Node) *nodeLocks {
+	nl := l.byNode[n]
+	if nl == nil {
+		nl = &nodeLocks{flocks: map[LockOwner]bool{}}
+		l.byNode[n] = nl
+	}
+	return nl
+}
+
+// TestLock returns the first lock on n that conflicts with want (F_GETLK).
+func (t *Tree) TestLock(n *Node, want Lock) (Lock, bool) {
+	t.locks.mu.Lock()
+	defer t.locks.mu.Unlock()
+	return conflict(t.locks.of(n), want)
 }
 
 func conflict(nl *nodeLocks, want Lock) (Lock, bool) {
@@ -64,14 +68,14 @@ func conflict(nl *nodeLocks, want Lock) (Lock, bool) {
 	return Lock{}, false
 }
 
-// SetLock locks (or, with unlock, unlocks) a range for its owner, splitting
-// and replacing the owner's locks there: EAGAIN on a conflict.
-func SetLock(n *Node, want Lock, unlock bool) error {
-	locksMu.Lock()
-	nl := locksOf(n)
+// SetLock locks (or, with unlock, unlocks) a range of n for its owner,
+// splitting and replacing the owner's locks there: EAGAIN on a conflict.
+func (t *Tree) SetLock(n *Node, want Lock, unlock bool) error {
+	t.locks.mu.Lock()
+	nl := t.locks.of(n)
 	if !unlock {
 		if _, busy := conflict(nl, want); busy {
-			locksMu.Unlock()
+			t.locks.mu.Unlock()
 			return unix.EAGAIN
 		}
 	}
@@ -97,32 +101,32 @@ func SetLock(n *Node, want Lock, unlock bool) error {
 	}
 	nl.posix = kept
 	fns := nl.notifier.Changed()
-	forgetIdle(n, nl)
-	locksMu.Unlock()
+	t.locks.forgetIdle(n, nl)
+	t.locks.mu.Unlock()
 	Notify(fns)
 	return nil
 }
 
 // forgetIdle drops n's entry once it holds no lock and has no waiter.
-// locksMu is held.
-func forgetIdle(n *Node, nl *nodeLocks) {
+// l.mu is held.
+func (l *lockTable) forgetIdle(n *Node, nl *nodeLocks) {
 	if len(nl.posix) == 0 && len(nl.flocks) == 0 && len(nl.notifier.watchers) == 0 {
-		delete(locks, n)
+		delete(l.byNode, n)
 	}
 }
 
 // ReleaseLocks drops every POSIX lock owner holds on n (a close by the
 // owning process).
-func ReleaseLocks(n *Node, owner LockOwner) {
-	SetLock(n, Lock{Owner: owner}, true)
+func (t *Tree) ReleaseLocks(n *Node, owner LockOwner) {
+	t.SetLock(n, Lock{Owner: owner}, true)
 }
 
-// ReleaseOwner drops every lock owner holds on any node (its exit, or the
-// last close of a description).
-func ReleaseOwner(owner LockOwner) {
-	locksMu.Lock()
+// ReleaseOwner drops every lock owner holds on any node of t (its exit,
+// or the last close of a description).
+func (t *Tree) ReleaseOwner(owner LockOwner) {
+	t.locks.mu.Lock()
 	var nodes []*Node
-	for n, nl := range locks {
+	for n, nl := range t.locks.byNode {
 		for _, l := range nl.posix {
 			if l.Owner == owner {
 				nodes = append(nodes, n)
@@ -133,41 +137,41 @@ func ReleaseOwner(owner LockOwner) {
 			nodes = append(nodes, n)
 		}
 	}
-	locksMu.Unlock()
+	t.locks.mu.Unlock()
 	for _, n := range nodes {
-		ReleaseLocks(n, owner)
-		Flock(n, owner, false, true)
+		t.ReleaseLocks(n, owner)
+		t.Flock(n, owner, false, true)
 	}
 }
 
 // Flock takes (exclusive or shared) or, with unlock, drops owner's flock
 // lock on n: EAGAIN (EWOULDBLOCK) while another owner's lock conflicts.
-func Flock(n *Node, owner LockOwner, exclusive, unlock bool) error {
-	locksMu.Lock()
-	nl := locksOf(n)
+func (t *Tree) Flock(n *Node, owner LockOwner, exclusive, unlock bool) error {
+	t.locks.mu.Lock()
+	nl := t.locks.of(n)
 	if unlock {
 		delete(nl.flocks, owner)
 	} else {
 		for o, ex := range nl.flocks {
 			if o != owner && (ex || exclusive) {
-				locksMu.Unlock()
+				t.locks.mu.Unlock()
 				return unix.EAGAIN
 			}
 		}
 		nl.flocks[owner] = exclusive
 	}
 	fns := nl.notifier.Changed()
-	forgetIdle(n, nl)
-	locksMu.Unlock()
+	t.locks.forgetIdle(n, nl)
+	t.locks.mu.Unlock()
 	Notify(fns)
 	return nil
 }
 
 // WatchLocks calls notify at every change of n's locks until cancelled: a
 // waiting F_SETLKW or flock tries again.
-func WatchLocks(n *Node, notify func()) func() {
-	locksMu.Lock()
-	nl := locksOf(n)
-	locksMu.Unlock()
-	return nl.notifier.Watch(&locksMu, notify)
+func (t *Tree) WatchLocks(n *Node, notify func()) func() {
+	t.locks.mu.Lock()
+	nl := t.locks.of(n)
+	t.locks.mu.Unlock()
+	return nl.notifier.Watch(&t.locks.mu, notify)
 }

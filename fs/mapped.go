@@ -164,7 +164,7 @@ func (n *Node) Contents() ([]byte, error) {
 		if data := n.disk.load(); data != nil {
 			return data, nil
 		}
-		if n.disk.size > diskCacheLimit() {
+		if n.disk.size > n.disk.img.cache.sizeLimit() {
 			return nil, unix.ENOMEM
 		}
 	}

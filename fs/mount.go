@@ -6,7 +6,6 @@ import (
 	"path"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
@@ -41,27 +40,20 @@ type Mount struct {
 // mount's data string; EINVAL for options it does not take.
 type Filesystem func(c *Cred, data string) (root *Node, options string, err error)
 
-var (
-	filesystemsMu sync.Mutex
-	filesystems   = map[string]Filesystem{"tmpfs": newTmpfs}
-	tmpfsMounts   = map[uint64]*tmpfsUsage{} // by device number
-	nextAnonDev   = uint64(0x20)
-)
-
-// RegisterFilesystem makes a file system type mountable by name
+// RegisterFilesystem makes a file system type mountable by name in t
 // (procfs and sysfs, which the kernel package owns).
-func RegisterFilesystem(name string, fsys Filesystem) {
-	filesystemsMu.Lock()
-	defer filesystemsMu.Unlock()
-	filesystems[name] = fsys
+func (t *Tree) RegisterFilesystem(name string, fsys Filesystem) {
+	t.regMu.Lock()
+	defer t.regMu.Unlock()
+	t.filesystems[name] = fsys
 }
 
 // anonDev returns a new device number for a mount (Linux's 0:N).
-func anonDev() uint64 {
-	filesystemsMu.Lock()
-	defer filesystemsMu.Unlock()
-	nextAnonDev++
-	return nextAnonDev
+func (t *Tree) anonDev() uint64 {
+	t.regMu.Lock()
+	defer t.regMu.Unlock()
+	t.nextAnonDev++
+	return t.nextAnonDev
 }
 
 // tmpfsUsage is a tmpfs mount's size= (0: none, the tree's one limit
@@ -72,20 +64,20 @@ type tmpfsUsage struct {
 	params *tmpfsParams // guarded by the tree's lock
 }
 
-// tmpfsOf returns the usage of the tmpfs mount with device dev, or nil.
-func tmpfsOf(dev uint64) *tmpfsUsage {
+// tmpfsOf returns the usage of t's tmpfs mount with device dev, or nil.
+func (t *Tree) tmpfsOf(dev uint64) *tmpfsUsage {
 	if dev == 0 {
 		return nil
 	}
-	filesystemsMu.Lock()
-	defer filesystemsMu.Unlock()
-	return tmpfsMounts[dev]
+	t.regMu.Lock()
+	defer t.regMu.Unlock()
+	return t.tmpfsMounts[dev]
 }
 
-// TmpfsUsage returns the size= of the tmpfs mount with device dev and
+// TmpfsUsage returns the size= of t's tmpfs mount with device dev and
 // the bytes its files hold, and whether dev is such a mount.
-func TmpfsUsage(dev uint64) (size, used int64, ok bool) {
-	u := tmpfsOf(dev)
+func (t *Tree) TmpfsUsage(dev uint64) (size, used int64, ok bool) {
+	u := t.tmpfsOf(dev)
 	if u == nil {
 		return 0, 0, false
 	}
@@ -159,7 +151,7 @@ func (p *tmpfsParams) String() string {
 // newTmpfs makes a tmpfs root from its options (the size is enforced as
 // the mount's own limit, and the file data also counts against the
 // tree's one limit).
-func newTmpfs(c *Cred, data string) (*Node, string, error) {
+func (t *Tree) newTmpfs(c *Cred, data string) (*Node, string, error) {
 	p := &tmpfsParams{mode: 0o1777}
 	if c != nil {
 		p.uid, p.gid = c.UID, c.GID
@@ -169,13 +161,14 @@ func newTmpfs(c *Cred, data string) (*Node, string, error) {
 	}
 	root := NewDir(unixModeToGo(p.mode))
 	root.UID, root.GID = p.uid, p.gid
-	root.Dev = anonDev()
+	root.Dev = t.anonDev()
+	root.tree = t
 	root.Touch()
-	filesystemsMu.Lock()
+	t.regMu.Lock()
 	u := &tmpfsUsage{params: p}
 	u.size.Store(p.size)
-	tmpfsMounts[root.Dev] = u
-	filesystemsMu.Unlock()
+	t.tmpfsMounts[root.Dev] = u
+	t.regMu.Unlock()
 	return root, p.String(), nil
 }
 
@@ -252,9 +245,9 @@ func (t *Tree) Mount(c *Cred, source, target, fstype string, flags uint64, data 
 	if flags&^mountFlags != 0 {
 		return unix.EINVAL
 	}
-	filesystemsMu.Lock()
-	newFS, ok := filesystems[fstype]
-	filesystemsMu.Unlock()
+	t.regMu.Lock()
+	newFS, ok := t.filesystems[fstype]
+	t.regMu.Unlock()
 	if !ok {
 		return unix.ENODEV
 	}
@@ -270,7 +263,7 @@ func (t *Tree) Mount(c *Cred, source, target, fstype string, flags uint64, data 
 		return err
 	}
 	if root.Dev == 0 {
-		root.Dev = anonDev()
+		root.Dev = t.anonDev()
 	}
 	t.attach(parent, n, canon, &Mount{Source: source, Type: fstype, Flags: flags, Options: opts, Root: root, RootPath: "/", Dev: root.Dev})
 	return nil
@@ -373,7 +366,7 @@ func (t *Tree) remount(n *Node, canon string, flags uint64, data string) error {
 		return unix.EINVAL
 	}
 	if flags&unix.MS_BIND == 0 && m.Type == "tmpfs" {
-		u := tmpfsOf(m.Dev)
+		u := t.tmpfsOf(m.Dev)
 		p := *u.params
 		if err := parseTmpfs(&p, data); err != nil {
 			return err
@@ -504,9 +497,9 @@ func (t *Tree) detach(j int) {
 			return // a bind mount still shows the file system
 		}
 	}
-	filesystemsMu.Lock()
-	delete(tmpfsMounts, m.Dev)
-	filesystemsMu.Unlock()
+	t.regMu.Lock()
+	delete(t.tmpfsMounts, m.Dev)
+	t.regMu.Unlock()
 }
 
 // Mounts returns the mount table: the root first, then the mounts in the

@@ -7,7 +7,7 @@ import (
 )
 
 func TestTmpfsMount(t *testing.T) {
-	tree := &Tree{Root: NewDir(0o755)}
+	tree := NewTree(NewDir(0o755))
 	user := &Cred{UID: 1000, GID: 1000}
 	must := func(err error) {
 		t.Helper()
@@ -30,7 +30,7 @@ func TestTmpfsMount(t *testing.T) {
 	must(tree.Create(nil, "/mnt/f", &Node{Mode: 0o644}))
 	f, err := tree.Lookup(nil, "/mnt/f", false)
 	must(err)
-	nf := OpenNode(f, "/mnt/f")
+	nf := tree.OpenNode(f, "/mnt/f")
 	// A growing file's room ahead stops at the size: every byte of it
 	// can be written.
 	for _, n := range []int{5000, 9000, 12288} {
@@ -41,7 +41,7 @@ func TestTmpfsMount(t *testing.T) {
 	if _, err := nf.WriteAt([]byte{1}, 12288); err != unix.ENOSPC {
 		t.Errorf("writing past size=12k: %v, want ENOSPC", err)
 	}
-	if size, used, ok := TmpfsUsage(f.Dev); !ok || size != 12288 || used != 12288 {
+	if size, used, ok := tree.TmpfsUsage(f.Dev); !ok || size != 12288 || used != 12288 {
 		t.Errorf("usage %d of %d (%v)", used, size, ok)
 	}
 	if err := tree.Link(nil, "/mnt/f", "/g", false); err != unix.EXDEV {
@@ -64,7 +64,7 @@ func TestTmpfsMount(t *testing.T) {
 	if _, err := tree.Lookup(nil, "/mnt/under", false); err != nil {
 		t.Errorf("the covered file after umount: %v", err)
 	}
-	if _, _, ok := TmpfsUsage(f.Dev); ok {
+	if _, _, ok := tree.TmpfsUsage(f.Dev); ok {
 		t.Error("the mount's usage outlived it")
 	}
 	if err := tree.Umount(nil, "/mnt", 0, nil); err != unix.EINVAL {

@@ -42,7 +42,7 @@ func TestAccess(t *testing.T) {
 }
 
 func TestTreePermissions(t *testing.T) {
-	tr := &Tree{Root: NewDir(0o755)}
+	tr := NewTree(NewDir(0o755))
 	user := &Cred{UID: 1000, GID: 1000}
 	tr.Mkdir(nil, "/root", 0o755)
 	tr.Mkdir(nil, "/private", 0o700)

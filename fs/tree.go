@@ -36,8 +36,9 @@ type Node struct {
 	opens               int        // open descriptions of a regular file
 	Link                string     // symbolic links
 	Rdev                uint64     // character devices
-	Bound               any        // the Unix socket bound to a socket node
+	Bound               any        // the Unix socket bound to a socket node; a FIFO's pipe, guarded by mu
 	Dev                 uint64     // st_dev when not the tree's own (procfs, sysfs)
+	tree                *Tree      // the tree it was named in, whose limits its pages count against
 	Children            map[string]*Node
 	subdirs             int // directories among Children (st_nlink), under the tree's lock
 	// Synthetic nodes (procfs, sysfs) compute their contents: a file's data
@@ -51,6 +52,10 @@ type Node struct {
 	mu sync.RWMutex
 }
 
+// nextIno numbers the nodes, pipes, epoll and event files of every tree
+// in the process. It stays package-level because most of them are made
+// without a tree at hand (NewDir, NewPipe, NewEpoll...); inode numbers
+// need only be unique, and nothing depends on which tree counted them.
 var nextIno atomic.Uint64
 
 // NewSymlink returns a symbolic link to target.
@@ -113,6 +118,10 @@ func (dir *Node) dropChild(name string) {
 
 // Tree is a file system tree with a root directory. It starts as the
 // initramfs and takes writes in memory, as Linux's rootfs (a tmpfs) does.
+// It is a kernel's VFS: besides the names it owns what Linux keeps per
+// kernel around them, the file system types and devices that can be
+// mounted and opened, the mounts, the file data's accounting, the root
+// image's cache and the record locks, so that two trees share nothing.
 type Tree struct {
 	Root *Node
 	mu   sync.Mutex
@@ -120,6 +129,30 @@ type Tree struct {
 	mounts      []*Mount // in the order they were made (mount.go)
 	nextMount   int
 	procTargets []string
+
+	// The file system types, the tmpfs mounts by device number and the
+	// last anonymous device number given (mount.go). regMu is a leaf
+	// lock: charging a file's pages takes it under the node's lock.
+	regMu       sync.Mutex
+	filesystems map[string]Filesystem
+	tmpfsMounts map[uint64]*tmpfsUsage
+	nextAnonDev uint64
+
+	devices   deviceRegistry // dev.go
+	data      dataUsage      // usage.go
+	diskCache diskCache      // disk.go
+	locks     lockTable      // lock.go
+}
+
+// NewTree returns a tree with root as its root directory, tmpfs its one
+// file system type.
+func NewTree(root *Node) *Tree {
+	t := &Tree{Root: root, tmpfsMounts: map[uint64]*tmpfsUsage{}, nextAnonDev: 0x20}
+	t.filesystems = map[string]Filesystem{"tmpfs": t.newTmpfs}
+	t.devices.open = map[uint64]func() (File, error){}
+	t.locks.byNode = map[*Node]*nodeLocks{}
+	root.tree = t
+	return t
 }
 
 const maxSymlinks = 40
@@ -238,6 +271,9 @@ func (t *Tree) create(c *Cred, p string, n *Node) error {
 	}
 	if n.Ino == 0 {
 		n.Ino = nextIno.Add(1)
+	}
+	if n.tree == nil {
+		n.tree = t
 	}
 	if n.Links == 0 {
 		ownNew(n, parent, c)

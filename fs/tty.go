@@ -43,19 +43,21 @@ const (
 	vEOL   = 11
 )
 
-// DefaultTermios is what Linux gives a console: cooked mode with echo.
-var DefaultTermios = Termios{
-	Iflag: unix.ICRNL | unix.IXON,
-	Oflag: unix.OPOST | unix.ONLCR,
-	Cflag: unix.B38400 | unix.CS8 | unix.CREAD | unix.HUPCL,
-	Lflag: unix.ISIG | unix.ICANON | unix.ECHO | unix.ECHOE | unix.ECHOK | unix.ECHOCTL | unix.ECHOKE | unix.IEXTEN,
-	CC:    [19]uint8{vINTR: 3, vQUIT: 0x1c, vERASE: 0x7f, vKILL: 0x15, vEOF: 4, vMIN: 1, 8: 0x11, 9: 0x13, vSUSP: 0x1a, 12: 0x12, 13: 0xf, 14: 0x17, 15: 0x16},
+// defaultTermios is what Linux gives a console: cooked mode with echo.
+func defaultTermios() Termios {
+	return Termios{
+		Iflag: unix.ICRNL | unix.IXON,
+		Oflag: unix.OPOST | unix.ONLCR,
+		Cflag: unix.B38400 | unix.CS8 | unix.CREAD | unix.HUPCL,
+		Lflag: unix.ISIG | unix.ICANON | unix.ECHO | unix.ECHOE | unix.ECHOK | unix.ECHOCTL | unix.ECHOKE | unix.IEXTEN,
+		CC:    [19]uint8{vINTR: 3, vQUIT: 0x1c, vERASE: 0x7f, vKILL: 0x15, vEOF: 4, vMIN: 1, 8: 0x11, 9: 0x13, vSUSP: 0x1a, 12: 0x12, 13: 0xf, 14: 0x17, 15: 0x16},
+	}
 }
 
 // NewTTY returns a terminal writing to out; signal sends a signal to a
 // process group.
 func NewTTY(out func([]byte), signal func(pgid int, sig unix.Signal)) *TTY {
-	return &TTY{out: out, signal: signal, termios: DefaultTermios, rows: 24, cols: 80}
+	return &TTY{out: out, signal: signal, termios: defaultTermios(), rows: 24, cols: 80}
 }
 
 // Input runs the line discipline over bytes that arrived.

@@ -15,17 +15,21 @@ import (
 // a truncate) reads as zeros and takes no memory, as on Linux's tmpfs.
 // The pages are kernel memory: each is charged against the tree's limit
 // (half of RAM by default, as tmpfs's size=) and its tmpfs mount's size=,
-// so that no user program can exhaust the kernel by writing files.
-var (
-	dataLimit atomic.Int64 // bytes; 0: unlimited
-	dataUsed  atomic.Int64
-)
+// so that no user program can exhaust the kernel by writing files. A
+// node outside every tree (a synthetic file's snapshot) counts its pages
+// against nothing.
 
-// SetSizeLimit sets the most file data the tree may hold.
-func SetSizeLimit(bytes int64) { dataLimit.Store(bytes) }
+// dataUsage is a tree's file data and its limit.
+type dataUsage struct {
+	limit atomic.Int64 // bytes; 0: unlimited
+	used  atomic.Int64
+}
 
-// Usage returns the bytes of file data held and the limit.
-func Usage() (used, limit int64) { return dataUsed.Load(), dataLimit.Load() }
+// SetSizeLimit sets the most file data t may hold.
+func (t *Tree) SetSizeLimit(bytes int64) { t.data.limit.Store(bytes) }
+
+// Usage returns the bytes of file data t holds and the limit.
+func (t *Tree) Usage() (used, limit int64) { return t.data.used.Load(), t.data.limit.Load() }
 
 type page = [pageSize]byte
 
@@ -173,31 +177,35 @@ func (n *Node) chargeLocked(delta int64) error {
 	if delta == 0 {
 		return nil
 	}
-	mnt := tmpfsOf(n.Dev)
-	if delta > 0 {
-		if limit := dataLimit.Load(); limit > 0 && dataUsed.Load()+delta > limit {
-			return unix.ENOSPC
-		}
-		if mnt != nil {
-			if size := mnt.size.Load(); size > 0 && mnt.used.Load()+delta > size {
+	if t := n.tree; t != nil {
+		mnt := t.tmpfsOf(n.Dev)
+		if delta > 0 {
+			if limit := t.data.limit.Load(); limit > 0 && t.data.used.Load()+delta > limit {
 				return unix.ENOSPC
 			}
+			if mnt != nil {
+				if size := mnt.size.Load(); size > 0 && mnt.used.Load()+delta > size {
+					return unix.ENOSPC
+				}
+			}
 		}
+		if mnt != nil {
+			mnt.used.Add(delta)
+		}
+		t.data.used.Add(delta)
 	}
-	if mnt != nil {
-		mnt.used.Add(delta)
-	}
-	dataUsed.Add(delta)
 	n.charged += delta
 	return nil
 }
 
 // releaseLocked returns the file's charge. n.mu is held.
 func (n *Node) releaseLocked() {
-	if mnt := tmpfsOf(n.Dev); mnt != nil {
-		mnt.used.Add(-n.charged)
+	if t := n.tree; t != nil {
+		if mnt := t.tmpfsOf(n.Dev); mnt != nil {
+			mnt.used.Add(-n.charged)
+		}
+		t.data.used.Add(-n.charged)
 	}
-	dataUsed.Add(-n.charged)
 	n.charged = 0
 }
 

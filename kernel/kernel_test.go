@@ -29,7 +29,7 @@ func TestTwoKernels(t *testing.T) {
 			t.Fatal(err)
 		}
 		k := New(Config{UserMemory: mem})
-		tree := &fs.Tree{Root: fs.NewDir(0o755)}
+		tree := fs.NewTree(fs.NewDir(0o755))
 		init := k.NewProcess(tree, as, &fs.FDTable{}, "/init", []string{"/init"}, &arch.Frame{})
 		if init.Proc.PID != 1 || init.Kernel() != k {
 			t.Fatalf("kernel %d: init has pid %d", i, init.Proc.PID)

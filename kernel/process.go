@@ -159,7 +159,7 @@ func (p *Process) Exit(status int) {
 			p.Files.CloseAll()
 		}
 		p.stopRealTimer()
-		fs.ReleaseOwner(p)
+		p.Root.ReleaseOwner(p)
 		p.gone.Store(true)
 		close(p.exited)
 		p.VforkDone()

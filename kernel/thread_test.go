@@ -35,7 +35,7 @@ func newThreadTask(t *testing.T) (*Task, *mmtest.Memory, *[]*Task) {
 	}
 	started := &[]*Task{}
 	k := New(Config{UserMemory: mem, StartTask: func(c *Task) { *started = append(*started, c) }})
-	task := k.NewProcess(&fs.Tree{Root: fs.NewDir(0o755)}, as, &fs.FDTable{}, "/init", []string{"/init"}, &arch.Frame{PC: 0x1000})
+	task := k.NewProcess(fs.NewTree(fs.NewDir(0o755)), as, &fs.FDTable{}, "/init", []string{"/init"}, &arch.Frame{PC: 0x1000})
 	return task, mem, started
 }
 

@@ -23,6 +23,7 @@ import (
 // socket sees IPv4 peers as v4-mapped addresses (::ffff:a.b.c.d), as on
 // Linux.
 type InetSocket struct {
+	stack *Stack
 	ep    tcpip.Endpoint
 	wq    *waiter.Queue
 	ino   uint64
@@ -38,8 +39,6 @@ type InetSocket struct {
 }
 
 var _ Socket = (*InetSocket)(nil)
-
-var socketIno atomic.Uint64
 
 // NewTCP opens an IPv4 TCP socket on the stack.
 func (s *Stack) NewTCP() (*InetSocket, error) { return s.NewInet(false, false) }
@@ -61,7 +60,7 @@ func (s *Stack) NewInet(dgram, v6 bool) (*InetSocket, error) {
 	if err != nil {
 		return nil, Errno(err)
 	}
-	so := newInet(ep, wq)
+	so := s.newInet(ep, wq)
 	so.dgram, so.v6, so.link, so.tw = dgram, v6, s.link, &s.tw
 	if v6 {
 		// Linux's net.ipv6.bindv6only is 0: IPv6 sockets take IPv4 too.
@@ -129,8 +128,8 @@ func (so *InetSocket) disconnect() error { return Errno(so.ep.Disconnect()) }
 // connect(2) to AF_UNSPEC dissolves.
 func (so *InetSocket) UnspecDisconnects() bool { return so.dgram }
 
-func newInet(ep tcpip.Endpoint, wq *waiter.Queue) *InetSocket {
-	return &InetSocket{ep: ep, wq: wq, ino: socketIno.Add(1)}
+func (s *Stack) newInet(ep tcpip.Endpoint, wq *waiter.Queue) *InetSocket {
+	return &InetSocket{stack: s, ep: ep, wq: wq, ino: s.newSocketIno()}
 }
 
 // Pending returns how many bytes a read would return now (FIONREAD).
@@ -208,7 +207,7 @@ func (so *InetSocket) accept() (*InetSocket, Addr, error) {
 	if err != nil {
 		return nil, Addr{}, Errno(err)
 	}
-	conn := newInet(ep, wq)
+	conn := so.stack.newInet(ep, wq)
 	conn.link, conn.tw = so.link, so.tw
 	conn.v6 = so.v6
 	return conn, so.addr(peer), nil
@@ -533,7 +532,8 @@ func (so *InetSocket) Stat() fs.Stat {
 // devSockets is st_dev of sockets (Linux's sockfs is an anonymous device too).
 const devSockets = 8
 
-// errEOF marks a read on a connection closed for receiving: end of stream.
+// errEOF marks a read on a connection closed for receiving: end of stream
+// (a sentinel value, never changed).
 var errEOF = errors.New("end of stream")
 
 // Errno maps a netstack error to a Linux errno (nil for nil).

@@ -15,7 +15,7 @@ import (
 // datagram of its own, as Linux sends them. Changing links, addresses or
 // routes is refused, and no multicast notifications are sent.
 type NetlinkSocket struct {
-	stack      *Stack // may be nil: no interfaces
+	stack      *Stack
 	ino        uint64
 	typ        int // SOCK_RAW or SOCK_DGRAM
 	tgid       uint32
@@ -34,17 +34,18 @@ var _ Socket = (*NetlinkSocket)(nil)
 // shared info): the most a dump puts in one datagram.
 const netlinkGoodSize = 4096 - 320
 
-// netlinkPorts holds the bound NETLINK_ROUTE sockets by port id.
-var netlinkPorts = struct {
+// netlinkPorts holds a stack's bound NETLINK_ROUTE sockets by port id.
+type netlinkPorts struct {
 	sync.Mutex
 	bound map[uint32]*NetlinkSocket
 	rover int32 // the next negative id autobind tries, as Linux's
-}{bound: map[uint32]*NetlinkSocket{}, rover: -4096}
+}
 
-// NewNetlink opens a NETLINK_ROUTE socket of type SOCK_RAW or SOCK_DGRAM
-// for the process tgid; privileged means it may change the network.
-func NewNetlink(s *Stack, typ int, tgid uint32, privileged bool) *NetlinkSocket {
-	return &NetlinkSocket{stack: s, ino: socketIno.Add(1), typ: typ, tgid: tgid, privileged: privileged}
+// NewNetlink opens a NETLINK_ROUTE socket on s of type SOCK_RAW or
+// SOCK_DGRAM for the process tgid; privileged means it may change the
+// network.
+func (s *Stack) NewNetlink(typ int, tgid uint32, privileged bool) *NetlinkSocket {
+	return &NetlinkSocket{stack: s, ino: s.newSocketIno(), typ: typ, tgid: tgid, privileged: privileged}
 }
 
 // Family is AF_NETLINK.
@@ -94,20 +95,21 @@ func (so *NetlinkSocket) bind(port, groups uint32) error {
 
 // bindLocked takes a port id for the socket; so.mu is held.
 func (so *NetlinkSocket) bindLocked(port uint32) error {
-	netlinkPorts.Lock()
-	defer netlinkPorts.Unlock()
+	ports := &so.stack.netlinkPorts
+	ports.Lock()
+	defer ports.Unlock()
 	if port == 0 {
 		port = so.tgid
-		for _, taken := netlinkPorts.bound[port]; taken || port == 0; _, taken = netlinkPorts.bound[port] {
-			port = uint32(netlinkPorts.rover)
-			if netlinkPorts.rover--; netlinkPorts.rover > -4096 {
-				netlinkPorts.rover = -4096
+		for _, taken := ports.bound[port]; taken || port == 0; _, taken = ports.bound[port] {
+			port = uint32(ports.rover)
+			if ports.rover--; ports.rover > -4096 {
+				ports.rover = -4096
 			}
 		}
-	} else if _, taken := netlinkPorts.bound[port]; taken {
+	} else if _, taken := ports.bound[port]; taken {
 		return unix.EADDRINUSE
 	}
-	netlinkPorts.bound[port] = so
+	ports.bound[port] = so
 	so.port = port
 	return nil
 }
@@ -238,11 +240,12 @@ func (so *NetlinkSocket) Close() error {
 	so.queue = nil
 	so.mu.Unlock()
 	if port != 0 {
-		netlinkPorts.Lock()
-		if netlinkPorts.bound[port] == so {
-			delete(netlinkPorts.bound, port)
+		ports := &so.stack.netlinkPorts
+		ports.Lock()
+		if ports.bound[port] == so {
+			delete(ports.bound, port)
 		}
-		netlinkPorts.Unlock()
+		ports.Unlock()
 	}
 	return nil
 }

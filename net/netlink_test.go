@@ -48,7 +48,7 @@ func TestNetlinkLinkDump(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	so := NewNetlink(s, unix.SOCK_RAW, 4242, false)
+	so := s.NewNetlink(unix.SOCK_RAW, 4242, false)
 	defer so.Close()
 	if so.Readiness(unix.EPOLLIN|unix.EPOLLOUT) != unix.EPOLLOUT {
 		t.Errorf("readiness before a request: %#x, want EPOLLOUT only", so.Readiness(unix.EPOLLIN|unix.EPOLLOUT))
@@ -105,9 +105,9 @@ func TestNetlinkErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	so := NewNetlink(s, unix.SOCK_DGRAM, 4243, false)
+	so := s.NewNetlink(unix.SOCK_DGRAM, 4243, false)
 	defer so.Close()
-	other := NewNetlink(s, unix.SOCK_DGRAM, 4243, false)
+	other := s.NewNetlink(unix.SOCK_DGRAM, 4243, false)
 	defer other.Close()
 	if err := so.Bind(Addr{Family: unix.AF_NETLINK}, nil); err != nil {
 		t.Fatal(err)
@@ -171,7 +171,7 @@ func TestNetlinkSetLinkUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	so := NewNetlink(s, unix.SOCK_RAW, 4244, true)
+	so := s.NewNetlink(unix.SOCK_RAW, 4244, true)
 	defer so.Close()
 	setFlags := func(flags, change uint32) unix.Errno {
 		body := ifinfomsg(1)

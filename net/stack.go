@@ -9,6 +9,8 @@ package net
 
 import (
 	"fmt"
+	"sync/atomic"
+	"time"
 
 	"gvisor.dev/gvisor/pkg/buffer"
 	"gvisor.dev/gvisor/pkg/tcpip"
@@ -45,14 +47,24 @@ const (
 )
 
 // Stack is a netstack with a loopback interface and, once AddEthernet has
-// run, one Ethernet interface.
+// run, one Ethernet interface: a network namespace, with what Linux keeps
+// per namespace beside the interfaces and routes (the abstract Unix
+// socket names, the netlink port ids). Every socket is made on a stack
+// and keeps it.
 type Stack struct {
 	Stack *stack.Stack
 	link  *link  // nil until AddEthernet
 	mtu   uint32 // the Ethernet interface's MTU, without its header
 	acks  ackMerger
 	tw    timeWaits
+
+	abstract     abstractNames // unix.go
+	netlinkPorts netlinkPorts  // netlink.go
+	socketIno    atomic.Uint64 // the last inode number a socket of the stack took
 }
+
+// newSocketIno numbers a new socket of the stack.
+func (s *Stack) newSocketIno() uint64 { return s.socketIno.Add(1) }
 
 // NewLoopback starts a stack with only the loopback interface: 127.0.0.1/8
 // and ::1/128.
@@ -90,7 +102,11 @@ func NewLoopback() (*Stack, error) {
 		routes = append(routes, tcpip.Route{Destination: a.AddressWithPrefix.Subnet(), NIC: loopbackNIC})
 	}
 	s.SetRouteTable(routes)
-	return &Stack{Stack: s}, nil
+	return &Stack{Stack: s,
+		abstract:     abstractNames{bound: map[string]*UnixSocket{}},
+		netlinkPorts: netlinkPorts{bound: map[uint32]*NetlinkSocket{}, rover: -4096},
+		tw:           timeWaits{pruneEvery: 10 * time.Second},
+	}, nil
 }
 
 // New starts a stack with the loopback interface and an Ethernet interface

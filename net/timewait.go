@@ -28,6 +28,10 @@ type timeWaits struct {
 	max    int             // 0: no bound
 	closed []*tcp.Endpoint // endpoints closed by their sockets, oldest first
 	prune  *time.Timer     // set while endpoints are queued
+	// pruneEvery is how often a stack with queued endpoints forgets
+	// those that have closed: each is then forgotten at most this long
+	// after its TIME-WAIT (10 s; less in the tests).
+	pruneEvery time.Duration
 
 	abortMu sync.Mutex // one abort at a time: the link drops one RST
 }
@@ -39,11 +43,6 @@ func (s *Stack) SetMaxTimeWait(n int) {
 	s.tw.max = n
 	s.tw.mu.Unlock()
 }
-
-// pruneEvery is how often a stack with queued endpoints forgets those
-// that have closed: each is then forgotten at most this long after its
-// TIME-WAIT. A variable for the tests.
-var pruneEvery = 10 * time.Second
 
 // examined is how many endpoints at the queue's front a close looks at:
 // the queue is in the order of closing, so the front leaves TIME-WAIT
@@ -61,7 +60,7 @@ func (w *timeWaits) add(ep *tcp.Endpoint, l *link) {
 	}
 	w.closed = append(w.closed, ep)
 	if w.prune == nil {
-		w.prune = time.AfterFunc(pruneEvery, w.forgetClosed)
+		w.prune = time.AfterFunc(w.pruneEvery, w.forgetClosed)
 	}
 	for i := 0; i < examined && len(w.closed) > 0; i++ {
 		front := w.closed[0]
@@ -96,7 +95,7 @@ func (w *timeWaits) forgetClosed() {
 		return st == tcp.StateClose || st == tcp.StateError
 	})
 	if len(w.closed) > 0 {
-		w.prune.Reset(pruneEvery)
+		w.prune.Reset(w.pruneEvery)
 	} else {
 		w.prune = nil
 	}

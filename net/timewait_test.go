@@ -60,9 +60,8 @@ func TestTimeWaitIsBounded(t *testing.T) {
 // endpoints of the last connections leave the bound's queue, which would
 // otherwise keep them, and their memory, until later closes look at them.
 func TestClosedEndpointsAreForgotten(t *testing.T) {
-	defer func(d time.Duration) { pruneEvery = d }(pruneEvery)
-	pruneEvery = 100 * time.Millisecond
 	srv, cli, _ := pairWithCable(t)
+	srv.tw.pruneEvery = 100 * time.Millisecond
 	wait := tcpip.TCPTimeWaitTimeoutOption(200 * time.Millisecond)
 	if err := srv.Stack.SetTransportProtocolOption(tcp.ProtocolNumber, &wait); err != nil {
 		t.Fatal(err)

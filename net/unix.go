@@ -35,6 +35,7 @@ type unixPair struct {
 // UnixSocket is an AF_UNIX stream socket: unbound, bound to a name,
 // listening, or one end of a connection.
 type UnixSocket struct {
+	stack   *Stack // whose abstract names it binds and finds
 	mu      sync.Mutex
 	bound   string // bound name: a path, or "@" and an abstract name
 	peer    string // the name of the socket connected to
@@ -51,20 +52,20 @@ type UnixSocket struct {
 
 var _ Socket = (*UnixSocket)(nil)
 
-// NewUnix returns an unbound, unconnected Unix stream socket.
-func NewUnix() *UnixSocket { return &UnixSocket{ino: socketIno.Add(1)} }
+// NewUnix returns an unbound, unconnected Unix stream socket on s.
+func (s *Stack) NewUnix() *UnixSocket { return &UnixSocket{stack: s, ino: s.newSocketIno()} }
 
-// SocketPair returns two connected Unix stream sockets.
-func SocketPair() (*UnixSocket, *UnixSocket) {
+// SocketPair returns two connected Unix stream sockets on s.
+func (s *Stack) SocketPair() (*UnixSocket, *UnixSocket) {
 	p := &unixPair{}
-	return &UnixSocket{pair: p, end: 0, ino: socketIno.Add(1)}, &UnixSocket{pair: p, end: 1, ino: socketIno.Add(1)}
+	return &UnixSocket{stack: s, pair: p, end: 0, ino: s.newSocketIno()}, &UnixSocket{stack: s, pair: p, end: 1, ino: s.newSocketIno()}
 }
 
-// abstract names the sockets bound in the abstract namespace.
-var (
-	abstractMu sync.Mutex
-	abstract   = map[string]*UnixSocket{}
-)
+// abstractNames are the sockets bound in a stack's abstract namespace.
+type abstractNames struct {
+	mu    sync.Mutex
+	bound map[string]*UnixSocket
+}
 
 // Family is AF_UNIX.
 func (s *UnixSocket) Family() uint16 { return unix.AF_UNIX }
@@ -89,15 +90,16 @@ func (s *UnixSocket) Bind(a Addr, ns Namespace) error {
 
 // bindAbstract binds s to an abstract name: EADDRINUSE when taken.
 func (s *UnixSocket) bindAbstract(name string) error {
-	abstractMu.Lock()
-	defer abstractMu.Unlock()
-	if _, taken := abstract[name]; taken {
+	names := &s.stack.abstract
+	names.mu.Lock()
+	defer names.mu.Unlock()
+	if _, taken := names.bound[name]; taken {
 		return unix.EADDRINUSE
 	}
 	if err := s.setName("@" + name); err != nil {
 		return err
 	}
-	abstract[name] = s
+	names.bound[name] = s
 	return nil
 }
 
@@ -111,11 +113,11 @@ func (s *UnixSocket) setName(name string) error {
 	return nil
 }
 
-// lookupAbstract finds the socket bound to an abstract name.
-func lookupAbstract(name string) (*UnixSocket, bool) {
-	abstractMu.Lock()
-	defer abstractMu.Unlock()
-	s, ok := abstract[name]
+// lookup finds the socket bound to an abstract name.
+func (names *abstractNames) lookup(name string) (*UnixSocket, bool) {
+	names.mu.Lock()
+	defer names.mu.Unlock()
+	s, ok := names.bound[name]
 	return s, ok
 }
 
@@ -170,18 +172,18 @@ func (s *UnixSocket) listening() bool {
 // path found in ns: ECONNREFUSED when none listens there, EAGAIN when its
 // backlog is full.
 func (s *UnixSocket) Connect(to Addr, ns Namespace) error {
-	l, err := listenerAt(to, ns)
+	l, err := s.listenerAt(to, ns)
 	if err != nil {
 		return err
 	}
 	return s.connect(l)
 }
 
-// listenerAt finds the socket bound to a Unix address: ECONNREFUSED when
-// the name holds no socket.
-func listenerAt(a Addr, ns Namespace) (*UnixSocket, error) {
+// listenerAt finds the socket bound to a Unix address, an abstract one in
+// s's stack: ECONNREFUSED when the name holds no socket.
+func (s *UnixSocket) listenerAt(a Addr, ns Namespace) (*UnixSocket, error) {
 	if a.Abstract {
-		l, ok := lookupAbstract(a.Path)
+		l, ok := s.stack.abstract.lookup(a.Path)
 		if !ok {
 			return nil, unix.ECONNREFUSED
 		}
@@ -224,7 +226,7 @@ func (s *UnixSocket) connect(l *UnixSocket) error {
 		return unix.EAGAIN
 	}
 	p := &unixPair{}
-	server := &UnixSocket{pair: p, end: 1, bound: l.bound, peer: s.bound, ino: socketIno.Add(1)}
+	server := &UnixSocket{stack: l.stack, pair: p, end: 1, bound: l.bound, peer: s.bound, ino: l.stack.newSocketIno()}
 	s.pair, s.end, s.peer = p, 0, l.bound
 	l.backlog = append(l.backlog, server)
 	fns := l.accepts.Changed()
@@ -496,11 +498,12 @@ func (s *UnixSocket) Close() error {
 		c.Close()
 	}
 	if len(name) > 0 && name[0] == '@' {
-		abstractMu.Lock()
-		if abstract[name[1:]] == s {
-			delete(abstract, name[1:])
+		names := &s.stack.abstract
+		names.mu.Lock()
+		if names.bound[name[1:]] == s {
+			delete(names.bound, name[1:])
 		}
-		abstractMu.Unlock()
+		names.mu.Unlock()
 	}
 	if p == nil {
 		return nil

@@ -9,8 +9,18 @@ import (
 	"github.com/jiege-go/jiege/fs"
 )
 
+// loopbackStack is a stack with only its loopback interface, for the tests.
+func loopbackStack(t testing.TB) *Stack {
+	t.Helper()
+	s, err := NewLoopback()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 func TestSocketPair(t *testing.T) {
-	a, b := SocketPair()
+	a, b := loopbackStack(t).SocketPair()
 	if n, err := a.Write([]byte("ping")); n != 4 || err != nil {
 		t.Fatalf("Write = %d %v", n, err)
 	}
@@ -87,12 +97,13 @@ func (ns treeNames) BoundSocket(path string) (any, error) {
 // TestUnixBindConnect binds, listens, connects and accepts through the
 // Socket interface, by path and by abstract name.
 func TestUnixBindConnect(t *testing.T) {
+	s := loopbackStack(t)
 	ns := treeNames{"/fifo": "not a socket"}
 	for _, at := range []Addr{
 		{Family: unix.AF_UNIX, Path: "/run/sock"},
 		{Family: unix.AF_UNIX, Path: "test-abstract", Abstract: true},
 	} {
-		var ln Socket = NewUnix()
+		var ln Socket = s.NewUnix()
 		if err := ln.Bind(at, ns); err != nil {
 			t.Fatalf("Bind %v: %v", at, err)
 		}
@@ -102,7 +113,7 @@ func TestUnixBindConnect(t *testing.T) {
 		if a, _ := ln.LocalAddr(); a != at {
 			t.Errorf("LocalAddr = %v, want %v", a, at)
 		}
-		cli := NewUnix()
+		cli := s.NewUnix()
 		if err := cli.Connect(at, ns); err != unix.ECONNREFUSED {
 			t.Errorf("connect before listen: %v, want ECONNREFUSED", err)
 		}
@@ -130,7 +141,44 @@ func TestUnixBindConnect(t *testing.T) {
 		cli.Close()
 		ln.Close()
 	}
-	if err := NewUnix().Connect(Addr{Family: unix.AF_UNIX, Path: "/fifo"}, ns); err != unix.ECONNREFUSED {
+	if err := s.NewUnix().Connect(Addr{Family: unix.AF_UNIX, Path: "/fifo"}, ns); err != unix.ECONNREFUSED {
 		t.Errorf("connect to a node without a socket: %v, want ECONNREFUSED", err)
+	}
+}
+
+// TestStacksShareNothing: two stacks, as two kernels' network namespaces,
+// keep their own abstract Unix names and netlink port ids.
+func TestStacksShareNothing(t *testing.T) {
+	a, b := loopbackStack(t), loopbackStack(t)
+	name := Addr{Family: unix.AF_UNIX, Path: "shared-name", Abstract: true}
+	la, lb := a.NewUnix(), b.NewUnix()
+	defer la.Close()
+	defer lb.Close()
+	if err := la.Bind(name, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := lb.Bind(name, nil); err != nil {
+		t.Errorf("b binds the name a holds: %v", err)
+	}
+	if err := la.Listen(1); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.NewUnix().Connect(name, nil); err != unix.ECONNREFUSED {
+		t.Errorf("b connects to a's listener: %v, want ECONNREFUSED", err)
+	}
+	if err := a.NewUnix().Connect(name, nil); err != nil {
+		t.Errorf("a connects to its own listener: %v", err)
+	}
+
+	na, nb := a.NewNetlink(unix.SOCK_RAW, 4245, false), b.NewNetlink(unix.SOCK_RAW, 4245, false)
+	defer na.Close()
+	defer nb.Close()
+	for _, so := range []*NetlinkSocket{na, nb} {
+		if err := so.Bind(Addr{Family: unix.AF_NETLINK, NlPort: 7}, nil); err != nil {
+			t.Errorf("bind to port 7: %v", err)
+		}
+	}
+	if err := a.NewNetlink(unix.SOCK_RAW, 4245, false).Bind(Addr{Family: unix.AF_NETLINK, NlPort: 7}, nil); err != unix.EADDRINUSE {
+		t.Errorf("a's port 7 bound twice: %v, want EADDRINUSE", err)
 	}
 }

@@ -25,7 +25,7 @@ func sysClose(t *kernel.Task, a Args) (uint64, error) {
 		return 0, err
 	}
 	if nf, ok := d.File.(*fs.NodeFile); ok {
-		fs.ReleaseLocks(nf.Node(), t.Proc)
+		t.Proc.Root.ReleaseLocks(nf.Node(), t.Proc)
 	}
 	return 0, t.Proc.Files.Close(fd)
 }

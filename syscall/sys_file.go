@@ -174,10 +174,10 @@ func sysOpenat(t *kernel.Task, a Args) (uint64, error) {
 	if flags&unix.O_DIRECTORY != 0 && !n.IsDir() {
 		return 0, unix.ENOTDIR
 	}
-	var f fs.File = fs.OpenNode(n, p)
+	var f fs.File = t.Proc.Root.OpenNode(n, p)
 	switch {
 	case n.IsDevice():
-		if f, err = fs.OpenDevice(n, p); err != nil {
+		if f, err = t.Proc.Root.OpenDevice(n, p); err != nil {
 			return 0, err
 		}
 	case n.IsFIFO():

@@ -78,7 +78,7 @@ func recordLock(t *kernel.Task, d *fs.Description, cmd, addr uint64) error {
 	node := nf.Node()
 	switch cmd {
 	case unix.F_GETLK, unix.F_OFD_GETLK:
-		l, busy := fs.TestLock(node, want)
+		l, busy := t.Proc.Root.TestLock(node, want)
 		if !busy {
 			fl.Type = unix.F_UNLCK
 		} else {
@@ -94,7 +94,7 @@ func recordLock(t *kernel.Task, d *fs.Description, cmd, addr uint64) error {
 		return copyOutStruct(t, addr, fl)
 	}
 	wait := cmd == unix.F_SETLKW || cmd == unix.F_OFD_SETLKW
-	return lockWaiting(t, node, wait, func() error { return fs.SetLock(node, want, fl.Type == unix.F_UNLCK) })
+	return lockWaiting(t, node, wait, func() error { return t.Proc.Root.SetLock(node, want, fl.Type == unix.F_UNLCK) })
 }
 
 // lockWaiting runs try, and while it finds the lock taken and the caller
@@ -105,7 +105,7 @@ func lockWaiting(t *kernel.Task, node *fs.Node, wait bool, try func() error) err
 		return err
 	}
 	changed := make(chan struct{}, 1)
-	cancel := fs.WatchLocks(node, func() {
+	cancel := t.Proc.Root.WatchLocks(node, func() {
 		select {
 		case changed <- struct{}{}:
 		default:
@@ -139,6 +139,6 @@ func sysFlock(t *kernel.Task, a Args) (uint64, error) {
 	}
 	node := nf.Node()
 	return 0, lockWaiting(t, node, a[1]&unix.LOCK_NB == 0, func() error {
-		return fs.Flock(node, nf, op == unix.LOCK_EX, op == unix.LOCK_UN)
+		return t.Proc.Root.Flock(node, nf, op == unix.LOCK_EX, op == unix.LOCK_UN)
 	})
 }

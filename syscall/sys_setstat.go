@@ -110,7 +110,7 @@ func sysTruncate(t *kernel.Task, a Args) (uint64, error) {
 	if !n.Mode.IsRegular() {
 		return 0, unix.EINVAL
 	}
-	f := fs.OpenNode(n, p)
+	f := t.Proc.Root.OpenNode(n, p)
 	defer f.Close()
 	return 0, f.Truncate(int64(a[1]))
 }

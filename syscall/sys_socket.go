@@ -166,6 +166,8 @@ func sysSocket(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	// Every socket lives on t.Kernel().Network, whose namespace holds the
+	// abstract Unix names and the netlink ports too: ENETDOWN without it.
 	var f fs.File
 	switch a[0] {
 	case unix.AF_INET, unix.AF_INET6:
@@ -189,7 +191,10 @@ func sysSocket(t *kernel.Task, a Args) (uint64, error) {
 		if typ != unix.SOCK_STREAM || a[2] != 0 {
 			return 0, unix.EPROTONOSUPPORT
 		}
-		f = jnet.NewUnix()
+		if t.Kernel().Network == nil {
+			return 0, unix.ENETDOWN
+		}
+		f = t.Kernel().Network.NewUnix()
 	case unix.AF_NETLINK:
 		if typ != unix.SOCK_RAW && typ != unix.SOCK_DGRAM {
 			return 0, unix.ESOCKTNOSUPPORT
@@ -197,7 +202,10 @@ func sysSocket(t *kernel.Task, a Args) (uint64, error) {
 		if a[2] != unix.NETLINK_ROUTE {
 			return 0, unix.EPROTONOSUPPORT
 		}
-		f = jnet.NewNetlink(t.Kernel().Network, int(typ), uint32(t.Proc.PID), t.Proc.Cred().Privileged())
+		if t.Kernel().Network == nil {
+			return 0, unix.ENETDOWN
+		}
+		f = t.Kernel().Network.NewNetlink(int(typ), uint32(t.Proc.PID), t.Proc.Cred().Privileged())
 	default:
 		return 0, unix.EAFNOSUPPORT
 	}
@@ -222,7 +230,10 @@ func sysSocketpair(t *kernel.Task, a Args) (uint64, error) {
 	if typ != unix.SOCK_STREAM || a[2] != 0 {
 		return 0, unix.EPROTONOSUPPORT
 	}
-	x, y := jnet.SocketPair()
+	if t.Kernel().Network == nil {
+		return 0, unix.ENETDOWN
+	}
+	x, y := t.Kernel().Network.SocketPair()
 	return 0, installPair(t, x, y, flags, flags, cloexec, a[3])
 }
 

@@ -133,10 +133,10 @@ func sysFaccessat2(t *kernel.Task, a Args) (uint64, error) {
 	return 0, fs.Access(n, cred, int(a[2]))
 }
 
-// statfsOf describes the file system a file of st is on: the tree as a
+// statfsOf describes the file system a file of st is on: tree as a
 // tmpfs (its size limit and what its files hold), procfs and sysfs as
 // Linux reports them.
-func statfsOf(st fs.Stat) linux.Statfs {
+func statfsOf(tree *fs.Tree, st fs.Stat) linux.Statfs {
 	const (
 		tmpfsMagic = 0x01021994
 		procMagic  = 0x9fa0
@@ -148,8 +148,8 @@ func statfsOf(st fs.Stat) linux.Statfs {
 	case fs.DevSysfs:
 		return linux.Statfs{Type: sysfsMagic, Bsize: 4096, Frsize: 4096, Namelen: 255}
 	}
-	used, limit := fs.Usage()
-	if size, mntUsed, ok := fs.TmpfsUsage(st.Dev); ok && size > 0 {
+	used, limit := tree.Usage()
+	if size, mntUsed, ok := tree.TmpfsUsage(st.Dev); ok && size > 0 {
 		limit, used = size, mntUsed // a mount with its own size=
 	}
 	blocks := uint64(limit) / 4096
@@ -168,7 +168,7 @@ func sysStatfs(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return 0, copyOutStruct(t, a[1], statfsOf(fs.StatNode(n)))
+	return 0, copyOutStruct(t, a[1], statfsOf(t.Proc.Root, fs.StatNode(n)))
 }
 
 // sysFstatfs implements fstatfs(2).
@@ -177,5 +177,5 @@ func sysFstatfs(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return 0, copyOutStruct(t, a[1], statfsOf(d.File.Stat()))
+	return 0, copyOutStruct(t, a[1], statfsOf(t.Proc.Root, d.File.Stat()))
 }

@@ -40,7 +40,7 @@ func newTaskIn(t testing.TB, k *kernel.Kernel) (*kernel.Task, *bytes.Buffer) {
 		t.Fatal(err)
 	}
 	as.BrkBase, as.Brk = 0x200000, 0x200000
-	tree := &fs.Tree{Root: fs.NewDir(0o755)}
+	tree := fs.NewTree(fs.NewDir(0o755))
 	tree.Create(nil, "/etc", fs.NewDir(0o755))
 	tree.Create(nil, "/etc/hostname", &fs.Node{Mode: 0o644, Data: []byte("jiege\n")})
 	tree.Create(nil, "/etc/link", &fs.Node{Mode: iofs.ModeSymlink | 0o777, Link: "hostname"})

@@ -44,8 +44,8 @@ func sysDir(children map[string]*fs.Node) *fs.Node {
 // them at /proc and /sys of tree (made when the initramfs has none); k
 // is what they show.
 func Mount(tree *fs.Tree, k Kernel) error {
-	fs.RegisterFilesystem("proc", func(*fs.Cred, string) (*fs.Node, string, error) { return procRoot(tree, k), "", nil })
-	fs.RegisterFilesystem("sysfs", func(*fs.Cred, string) (*fs.Node, string, error) { return sysRoot(k), "", nil })
+	tree.RegisterFilesystem("proc", func(*fs.Cred, string) (*fs.Node, string, error) { return procRoot(tree, k), "", nil })
+	tree.RegisterFilesystem("sysfs", func(*fs.Cred, string) (*fs.Node, string, error) { return sysRoot(k), "", nil })
 	for _, m := range []struct{ dir, fstype string }{{"/proc", "proc"}, {"/sys", "sysfs"}} {
 		if _, err := tree.Lookup(nil, m.dir, true); err != nil {
 			if err := tree.Mkdir(nil, m.dir, 0o555); err != nil {

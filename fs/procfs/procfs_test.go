@@ -57,7 +57,7 @@ func read(t *testing.T, tree *fs.Tree, path string) string {
 // TestProcPIDFiles checks /proc/PID's files in Linux's formats from what
 // the kernel shows of a process.
 func TestProcPIDFiles(t *testing.T) {
-	tree := &fs.Tree{Root: fs.NewDir(0o755)}
+	tree := fs.NewTree(fs.NewDir(0o755))
 	p := &fakeProcess{tree: tree, files: &fs.FDTable{}, mappings: []Mapping{
 		{VMA: mm.VMA{Start: 0x10000, End: 0x12000, Perm: mm.PTERead | mm.PTEExec}},
 		{VMA: mm.VMA{Start: 0x20000, End: 0x21000, Perm: mm.PTERead}, Name: "[vvar]"},

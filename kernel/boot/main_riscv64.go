@@ -206,7 +206,7 @@ func Main(syscalls SyscallLayer) {
 		_, frames := arch.MemoryStats()
 		// Half of RAM is tmpfs's default; the files live in the kernel's
 		// heap here, within the quarter of RAM user memory leaves it.
-		fs.SetSizeLimit(int64(frames / 4))
+		tree.SetSizeLimit(int64(frames / 4))
 		if err := procfs.Mount(tree, k.Procfs()); err != nil {
 			fmt.Printf("kernel: %v\n", err)
 			arch.PowerOff(3)
@@ -221,7 +221,7 @@ func Main(syscalls SyscallLayer) {
 		}
 		fmt.Printf("memory: %s\n", residentLine(residentImage))
 		if cmd.Stats > 0 {
-			go printStats(k, residentImage, time.Duration(cmd.Stats)*time.Second)
+			go printStats(k, tree, residentImage, time.Duration(cmd.Stats)*time.Second)
 		}
 		go reclaimWhenQuiet()
 		fmt.Printf("boot: root file system unpacked in %d ms; init starts %d ms after machine start\n",
@@ -243,14 +243,15 @@ func Main(syscalls SyscallLayer) {
 }
 
 // printStats prints, every period, what the kernel holds: RAM (the image's
-// resident part is residentImage), the Go heap, goroutines, processes and
-// open descriptions (a soak compares them before and after a load).
-func printStats(k *kernel.Kernel, residentImage uint64, period time.Duration) {
+// resident part is residentImage), the Go heap, goroutines, processes,
+// open descriptions and the tree's file data (a soak compares them
+// before and after a load).
+func printStats(k *kernel.Kernel, tree *fs.Tree, residentImage uint64, period time.Duration) {
 	for {
 		time.Sleep(period)
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
-		used, _ := fs.Usage()
+		used, _ := tree.Usage()
 		fmt.Printf("stats: %s; heap %d KiB; goroutines %d; processes %d; descriptions %d; files %d KiB\n",
 			residentLine(residentImage), ms.HeapAlloc>>10, runtime.NumGoroutine(), len(k.Processes()), fs.OpenDescriptions(), used>>10)
 	}
@@ -286,9 +287,6 @@ type unpackedRoot struct {
 // startUnpack builds the root tree from the initramfs, or else from the
 // archives on rootDisk, in a goroutine of its own.
 func startUnpack(m *Machine, rootDisk *virtio.Block) <-chan unpackedRoot {
-	_, frames := arch.MemoryStats()
-	// Files read from a root disk stay cached within an eighth of RAM.
-	fs.SetDiskCacheLimit(int64(frames / 8))
 	done := make(chan unpackedRoot, 1)
 	go func() {
 		start := time.Now()
@@ -299,6 +297,12 @@ func startUnpack(m *Machine, rootDisk *virtio.Block) <-chan unpackedRoot {
 			r.source = fmt.Sprintf("initramfs: %d KiB unpacked", len(image)>>10) // the tests find programs' output after this line
 		} else {
 			r.tree, r.err = fs.UnpackDisk(rootDisk, rootDisk.Size())
+			if r.err == nil {
+				// Files read from a root disk stay cached within an
+				// eighth of RAM.
+				_, frames := arch.MemoryStats()
+				r.tree.SetDiskCacheLimit(int64(frames / 8))
+			}
 			r.source = fmt.Sprintf("root: the archives on the %d KiB disk, read on demand", rootDisk.Size()>>10)
 		}
 		r.took = time.Since(start)
@@ -386,9 +390,9 @@ func runInit(k *kernel.Kernel, tree *fs.Tree, path string, args []string, tty *f
 		return 3
 	}
 	files := &fs.FDTable{}
-	fs.RegisterMemoryDevices(k.Random)
-	fs.RegisterDevice(5, 0, func() (fs.File, error) { return tty, nil })
-	fs.RegisterDevice(5, 1, func() (fs.File, error) { return tty, nil })
+	tree.RegisterMemoryDevices(k.Random)
+	tree.RegisterDevice(5, 0, func() (fs.File, error) { return tty, nil })
+	tree.RegisterDevice(5, 1, func() (fs.File, error) { return tty, nil })
 	console := fs.NewDescription(tty, unix.O_RDWR)
 	for i := 0; i < 3; i++ {
 		files.Install(console, false, 0)

@@ -19,7 +19,7 @@ func TestExecStaticAndDynamic(t *testing.T) {
 		{elfPTInterp, elfPFR, 0, 0, []byte("/lib/ld.so\x00")},
 	})
 	ld := makeELF(elfETDyn, elfEMRISCV, 0x80, []testSeg{{elfPTLoad, elfPFR | elfPFX, 0, 0x2000, nil}})
-	tree := &fs.Tree{Root: fs.NewDir(0o755)}
+	tree := fs.NewTree(fs.NewDir(0o755))
 	tree.Create(nil, "/lib", fs.NewDir(0o755))
 	tree.Create(nil, "/static", &fs.Node{Mode: 0o755, Data: static})
 	tree.Create(nil, "/dynamic", &fs.Node{Mode: 0o755, Data: dynamic})
@@ -74,7 +74,7 @@ func TestExecStaticAndDynamic(t *testing.T) {
 // with E2BIG, and that exec refuses a program its caller may not execute.
 func TestExecStackLimit(t *testing.T) {
 	static := makeELF(elfETExec, elfEMRISCV, 0x10000, []testSeg{{elfPTLoad, elfPFR | elfPFX, 0x10000, 0x1000, []byte{0x13, 0, 0, 0}}})
-	tree := &fs.Tree{Root: fs.NewDir(0o755)}
+	tree := fs.NewTree(fs.NewDir(0o755))
 	tree.Create(nil, "/static", &fs.Node{Mode: 0o755, Data: static})
 	tree.Create(nil, "/owner-only", &fs.Node{Mode: 0o700, Data: static})
 	mem, data := mmtest.New(t, 4096), NewVDSO()
