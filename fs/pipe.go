@@ -52,8 +52,9 @@ func (p *pipe) unread() int {
 	return n
 }
 
-// ReadTo copies the pipe's bytes to dst straight from its pages, taking
-// only what reached dst: a copy that faults takes nothing more. 0 when the
+// ReadTo copies the pipe's bytes to dst straight from its pages. As
+// Linux's pipe_read, a page whose copy faults is neither taken nor
+// counted: the read returns the pages before it, or EFAULT. 0 when the
 // pipe is empty and every writer has gone; EAGAIN while it is empty with a
 // writer left.
 func (e *PipeEnd) ReadTo(dst UserIO) (int64, error) {
@@ -73,9 +74,11 @@ func (e *PipeEnd) ReadTo(dst UserIO) (int64, error) {
 	}
 	n := int64(0)
 	var err error
-	for n < want && len(p.bufs) > 0 && err == nil {
+	for n < want && len(p.bufs) > 0 {
 		var k int
-		k, err = dst.CopyOut(p.bufs[0][:min(int64(len(p.bufs[0])), want-n)])
+		if k, err = dst.CopyOut(p.bufs[0][:min(int64(len(p.bufs[0])), want-n)]); err != nil {
+			break
+		}
 		n += int64(k)
 		p.bufs[0] = p.bufs[0][k:]
 		p.offs[0] += k
