@@ -79,15 +79,14 @@ func iovecsLen(vs []iovec) uint64 {
 // user's pages, under the address space's lock as copyIn and copyOut
 // take it.
 type userIO struct {
-	t    *kernel.Task
+	t *kernel.Task
+	// vs is a copy of the call's iovecs, kept with the pooled userIO, so
+	// that the caller's stay on its stack.
 	vs   []iovec
 	i    int    // the buffer the cursor is in
 	off  uint64 // where in it
 	pos  uint64 // the cursor from the sequence's start
 	left int64  // bytes the file may still move
-	// own holds vs: a copy, kept with the pooled userIO, so that the
-	// caller's iovecs stay on its stack.
-	own []iovec
 }
 
 // userIOs keeps a call's userIO off the heap: a file takes it as an
@@ -98,13 +97,12 @@ var userIOs = sync.Pool{New: func() any { return new(userIO) }}
 // release returns it.
 func newUserIO(t *kernel.Task, vs []iovec) *userIO {
 	u := userIOs.Get().(*userIO)
-	own := append(u.own[:0], vs...)
-	*u = userIO{t: t, vs: own, left: int64(iovecsLen(vs)), own: own}
+	*u = userIO{t: t, vs: append(u.vs[:0], vs...), left: int64(iovecsLen(vs))}
 	return u
 }
 
 func (u *userIO) release() {
-	*u = userIO{own: u.own}
+	*u = userIO{vs: u.vs[:0]}
 	userIOs.Put(u)
 }
 
