@@ -67,30 +67,40 @@ func NewDevice(perm fs.FileMode, rdev uint64) *Node {
 // The memory devices of Linux's major 1.
 type nullDev struct{}
 
-func (nullDev) Read([]byte) (int, error)    { return 0, nil }
-func (nullDev) Write(p []byte) (int, error) { return len(p), nil }
-func (nullDev) Close() error                { return nil }
-func (nullDev) Stat() Stat                  { return Stat{} }
+func (nullDev) ReadTo(dst UserIO) (int64, error) {
+	return ReadStaged(dst, func([]byte) (int, error) { return 0, nil })
+}
+func (nullDev) WriteFrom(src UserIO) (int64, error) {
+	return WriteStaged(src, func(p []byte) (int, error) { return len(p), nil })
+}
+func (nullDev) Close() error { return nil }
+func (nullDev) Stat() Stat   { return Stat{} }
 
 type zeroDev struct{ nullDev }
 
-func (zeroDev) Read(p []byte) (int, error) {
-	clear(p)
-	return len(p), nil
+func (zeroDev) ReadTo(dst UserIO) (int64, error) {
+	return ReadStaged(dst, func(p []byte) (int, error) {
+		clear(p)
+		return len(p), nil
+	})
 }
 
 type fullDev struct{ zeroDev }
 
-func (fullDev) Write([]byte) (int, error) { return 0, unix.ENOSPC }
+func (fullDev) WriteFrom(src UserIO) (int64, error) {
+	return WriteStaged(src, func([]byte) (int, error) { return 0, unix.ENOSPC })
+}
 
 type randomDev struct {
 	nullDev
 	fill func([]byte)
 }
 
-func (r randomDev) Read(p []byte) (int, error) {
-	r.fill(p)
-	return len(p), nil
+func (r randomDev) ReadTo(dst UserIO) (int64, error) {
+	return ReadStaged(dst, func(p []byte) (int, error) {
+		r.fill(p)
+		return len(p), nil
+	})
 }
 
 // RegisterMemoryDevices registers t's /dev/null, zero, full, random and

@@ -228,8 +228,12 @@ func (e *Epoll) Readiness(mask uint32) uint32 {
 	return 0
 }
 
-func (e *Epoll) Read([]byte) (int, error)  { return 0, unix.EINVAL }
-func (e *Epoll) Write([]byte) (int, error) { return 0, unix.EINVAL }
+func (e *Epoll) ReadTo(dst UserIO) (int64, error) {
+	return ReadStaged(dst, func([]byte) (int, error) { return 0, unix.EINVAL })
+}
+func (e *Epoll) WriteFrom(src UserIO) (int64, error) {
+	return WriteStaged(src, func([]byte) (int, error) { return 0, unix.EINVAL })
+}
 func (e *Epoll) Stat() Stat {
 	return Stat{Dev: devAnon, Ino: e.ino, Mode: 0o600, Nlink: 1, Blksize: 4096}
 }

@@ -14,7 +14,7 @@ func write8(t *testing.T, f File, v uint64) {
 	t.Helper()
 	b := make([]byte, 8)
 	binary.LittleEndian.PutUint64(b, v)
-	if _, err := f.Write(b); err != nil {
+	if _, err := writeBytes(f, b); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -113,18 +113,18 @@ func TestEventFDCounter(t *testing.T) {
 	e := NewEventFD(3, true)
 	b := make([]byte, 8)
 	for i := 0; i < 3; i++ {
-		if n, err := e.Read(b); n != 8 || err != nil || binary.LittleEndian.Uint64(b) != 1 {
+		if n, err := readBytes(e, b); n != 8 || err != nil || binary.LittleEndian.Uint64(b) != 1 {
 			t.Fatalf("semaphore read %d: %d %v", i, n, err)
 		}
 	}
-	if _, err := e.Read(b); err != unix.EAGAIN {
+	if _, err := readBytes(e, b); err != unix.EAGAIN {
 		t.Fatalf("empty non-blocking read: %v", err)
 	}
-	if _, err := e.Read(b[:4]); err != unix.EINVAL {
+	if _, err := readBytes(e, b[:4]); err != unix.EINVAL {
 		t.Fatalf("short read: %v", err)
 	}
 	binary.LittleEndian.PutUint64(b, ^uint64(0))
-	if _, err := e.Write(b); err != unix.EINVAL {
+	if _, err := writeBytes(e, b); err != unix.EINVAL {
 		t.Fatalf("write of 2^64-1: %v", err)
 	}
 }

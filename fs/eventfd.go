@@ -22,8 +22,14 @@ func NewEventFD(initial uint64, semaphore bool) *EventFD {
 	return &EventFD{count: initial, semaphore: semaphore, ino: nextIno.Add(1)}
 }
 
-// Read takes the counter (or one, in semaphore mode); EAGAIN while it is 0.
-func (e *EventFD) Read(p []byte) (int, error) {
+// ReadTo takes the counter (or one, in semaphore mode) as 8 bytes.
+func (e *EventFD) ReadTo(dst UserIO) (int64, error) { return ReadStaged(dst, e.read) }
+
+// WriteFrom adds 8 bytes' value to the counter.
+func (e *EventFD) WriteFrom(src UserIO) (int64, error) { return WriteStaged(src, e.write) }
+
+// read takes the counter (or one, in semaphore mode); EAGAIN while it is 0.
+func (e *EventFD) read(p []byte) (int, error) {
 	if len(p) < 8 {
 		return 0, unix.EINVAL
 	}
@@ -44,8 +50,8 @@ func (e *EventFD) Read(p []byte) (int, error) {
 	return 8, nil
 }
 
-// Write adds to the counter; EAGAIN while it would overflow.
-func (e *EventFD) Write(p []byte) (int, error) {
+// write adds to the counter; EAGAIN while it would overflow.
+func (e *EventFD) write(p []byte) (int, error) {
 	if len(p) < 8 {
 		return 0, unix.EINVAL
 	}

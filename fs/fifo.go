@@ -127,9 +127,16 @@ func (o *FIFOOpen) Watch(notify func()) func() {
 // description.
 type fifoRW struct{ r, w *PipeEnd }
 
-func (f *fifoRW) Read(b []byte) (int, error)  { return f.r.Read(b) }
-func (f *fifoRW) Write(b []byte) (int, error) { return f.w.Write(b) }
-func (f *fifoRW) Stat() Stat                  { return f.r.Stat() }
+// ReadTo reads the pipe; a buffer whose first byte is unwritable is
+// EFAULT before the pipe is looked at, as when this read was staged.
+func (f *fifoRW) ReadTo(dst UserIO) (int64, error) {
+	if dst.Len() > 0 && dst.Writable(1) == 0 {
+		return 0, unix.EFAULT
+	}
+	return f.r.ReadTo(dst)
+}
+func (f *fifoRW) WriteFrom(src UserIO) (int64, error) { return f.w.WriteFrom(src) }
+func (f *fifoRW) Stat() Stat                          { return f.r.Stat() }
 func (f *fifoRW) Readiness(mask uint32) uint32 {
 	return f.r.Readiness(mask) | f.w.Readiness(mask)
 }

@@ -10,12 +10,20 @@ import (
 )
 
 // File is what a description opens: a regular file, a pipe, a socket.
-// Read and Write never block: they return unix.EAGAIN when they would, and
-// the system call layer waits for readiness (Waitable) unless the
-// description is non-blocking.
+// ReadTo and WriteFrom never block: they return unix.EAGAIN when they
+// would, and the system call layer waits for readiness (Waitable) unless
+// the description is non-blocking. Each call is given at most IOChunk
+// bytes.
 type File interface {
-	Read(p []byte) (int, error)
-	Write(p []byte) (int, error)
+	// ReadTo copies what the file has, up to dst.Len() bytes, to dst and
+	// returns how many: 0 at end of file. An error comes only with none
+	// copied; a copy that faults after some bytes returns those (the
+	// file takes no more than it delivered).
+	ReadTo(dst UserIO) (int64, error)
+	// WriteFrom writes what fits of src's bytes and returns how many
+	// the file took; a partial write returns the bytes written and nil
+	// or an error.
+	WriteFrom(src UserIO) (int64, error)
 	Stat() Stat
 	Close() error
 }
@@ -143,15 +151,101 @@ func (f *NodeFile) SetOffset(off int64) {
 	f.mu.Unlock()
 }
 
-func (f *NodeFile) Read(p []byte) (int, error) {
+// ReadTo reads at the file position and moves it past what was read.
+func (f *NodeFile) ReadTo(dst UserIO) (int64, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	n, err := f.ReadAt(p, f.off)
-	f.off += int64(n)
+	n, err := f.ReadAtTo(dst, f.off)
+	f.off += n
 	return n, err
 }
 
-// ReadAt reads at an offset without moving the position (pread).
+// ReadAtTo reads at an offset into dst without moving the position
+// (pread). A buffer whose first byte is unwritable is EFAULT before
+// anything else, as it was when reads were staged. The node's lock is
+// held only while its bytes are found: the copy to user memory may fault
+// in a shared mapping of this very file, whose fault takes the lock. The
+// pages found stay the file's or are dropped by a truncate, never reused,
+// so a write meanwhile may show in part, as a read racing a write may on
+// Linux.
+func (f *NodeFile) ReadAtTo(dst UserIO, off int64) (int64, error) {
+	want := int(min(dst.Len(), IOChunk))
+	if want > 0 && dst.Writable(1) == 0 {
+		return 0, unix.EFAULT
+	}
+	var at [IOChunk/pageSize + 1][]byte
+	stage := stagingBufs.Get().(*[IOChunk]byte)
+	defer stagingBufs.Put(stage)
+	spans, err := f.spans(at[:0], off, want, stage)
+	if err != nil {
+		return 0, err
+	}
+	done := int64(0)
+	for _, b := range spans {
+		n, err := dst.CopyOut(b)
+		done += int64(n)
+		if err != nil {
+			if done == 0 {
+				return 0, err
+			}
+			break
+		}
+	}
+	return done, nil
+}
+
+// spans appends the file's bytes [off, off+want), clamped to its end, as
+// they sit in memory: its pages, zeros for a hole, the image it was made
+// with; a file on a root disk is read into stage.
+func (f *NodeFile) spans(spans [][]byte, off int64, want int, stage *[IOChunk]byte) ([][]byte, error) {
+	if f.node.IsDir() {
+		return nil, unix.EISDIR
+	}
+	n := f.node
+	n.mu.RLock()
+	if n.mapped != nil { // stores through shared mappings come first
+		n.mu.RUnlock()
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		n.pullMapped()
+	} else {
+		defer n.mu.RUnlock()
+	}
+	if off < 0 {
+		return nil, unix.EINVAL
+	}
+	w := n.written
+	switch {
+	case w == nil && n.disk != nil:
+		k, err := n.disk.readAt(stage[:want], off)
+		if err != nil {
+			return nil, err
+		}
+		return append(spans, stage[:k]), nil
+	case w == nil:
+		if off >= int64(len(n.Data)) {
+			return spans, nil
+		}
+		return append(spans, n.Data[off:off+min(int64(want), int64(len(n.Data))-off)]), nil
+	}
+	end := min(off+int64(want), w.size)
+	for at := off; at < end; {
+		in := at % pageSize
+		k := min(end-at, pageSize-in)
+		if pg := w.pages[at/pageSize]; pg != nil {
+			spans = append(spans, pg[in:in+k])
+		} else {
+			spans = append(spans, zeroPage[:k])
+		}
+		at += k
+	}
+	return spans, nil
+}
+
+// zeroPage is what a hole reads; nothing writes it.
+var zeroPage page
+
+// ReadAt reads at an offset into p without moving the position.
 func (f *NodeFile) ReadAt(p []byte, off int64) (int, error) {
 	if f.node.IsDir() {
 		return 0, unix.EISDIR
@@ -171,7 +265,15 @@ func (f *NodeFile) ReadAt(p []byte, off int64) (int, error) {
 	return f.node.readAtLocked(p, off)
 }
 
-func (f *NodeFile) Write(p []byte) (int, error) {
+// WriteFrom writes at the file position (at the end with O_APPEND) and
+// moves it past what was written. The bytes are staged: a copy from user
+// memory must not run under the node's lock (see ReadAtTo), and a chunk
+// whose copy faults writes nothing.
+func (f *NodeFile) WriteFrom(src UserIO) (int64, error) {
+	return WriteStaged(src, f.write)
+}
+
+func (f *NodeFile) write(p []byte) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	off := f.off
@@ -185,7 +287,13 @@ func (f *NodeFile) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// WriteAt writes at an offset without moving the position (pwrite).
+// WriteAtFrom writes src at an offset without moving the position
+// (pwrite), staged as WriteFrom is.
+func (f *NodeFile) WriteAtFrom(src UserIO, off int64) (int64, error) {
+	return WriteStaged(src, func(p []byte) (int, error) { return f.WriteAt(p, off) })
+}
+
+// WriteAt writes p at an offset without moving the position.
 func (f *NodeFile) WriteAt(p []byte, off int64) (int, error) {
 	if f.node.IsDir() {
 		return 0, unix.EISDIR
@@ -262,10 +370,14 @@ func (f *NodeFile) Seek(offset int64, whence int) (int64, error) {
 // reads see end of file (console input is not wired yet).
 type Console struct{ Out func([]byte) }
 
-func (c Console) Read([]byte) (int, error) { return 0, nil }
-func (c Console) Write(p []byte) (int, error) {
-	c.Out(p)
-	return len(p), nil
+func (c Console) ReadTo(dst UserIO) (int64, error) {
+	return ReadStaged(dst, func([]byte) (int, error) { return 0, nil })
+}
+func (c Console) WriteFrom(src UserIO) (int64, error) {
+	return WriteStaged(src, func(p []byte) (int, error) {
+		c.Out(p)
+		return len(p), nil
+	})
 }
 func (c Console) Close() error { return nil }
 func (c Console) Stat() Stat {

@@ -36,7 +36,7 @@ func TestFDTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.File.Write([]byte("hi"))
+	writeBytes(d.File, []byte("hi"))
 	if string(out) != "hi" {
 		t.Fatalf("console got %q", out)
 	}
@@ -82,28 +82,28 @@ func TestFDTable(t *testing.T) {
 func TestPipe(t *testing.T) {
 	r, w := NewPipe()
 	buf := make([]byte, 8)
-	if _, err := r.Read(buf); err != unix.EAGAIN {
+	if _, err := readBytes(r, buf); err != unix.EAGAIN {
 		t.Fatalf("empty pipe: %v", err)
 	}
 	if r.Readiness(unix.EPOLLIN) != 0 || w.Readiness(unix.EPOLLOUT) == 0 {
 		t.Fatal("readiness of an empty pipe")
 	}
 	big := make([]byte, PipeDefaultSize+100)
-	if n, err := w.Write(big); n != PipeDefaultSize || err != nil {
+	if n, err := writeBytes(w, big); n != PipeDefaultSize || err != nil {
 		t.Fatalf("write past the capacity: %d %v", n, err)
 	}
-	if _, err := w.Write([]byte("x")); err != unix.EAGAIN {
+	if _, err := writeBytes(w, []byte("x")); err != unix.EAGAIN {
 		t.Fatalf("full pipe: %v", err)
 	}
-	r.Read(make([]byte, 100))
-	if _, err := w.Write(make([]byte, 200)); err != unix.EAGAIN {
+	readBytes(r, make([]byte, 100))
+	if _, err := writeBytes(w, make([]byte, 200)); err != unix.EAGAIN {
 		t.Fatalf("a write with no free slot and a full last page: %v", err)
 	}
-	r.Read(make([]byte, pipePage-100))
-	if n, _ := w.Write(make([]byte, 100)); n != 100 {
+	readBytes(r, make([]byte, pipePage-100))
+	if n, _ := writeBytes(w, make([]byte, 100)); n != 100 {
 		t.Fatalf("write into a freed slot: %d", n)
 	}
-	if n, _ := w.Write(make([]byte, 100)); n != 100 {
+	if n, _ := writeBytes(w, make([]byte, 100)); n != 100 {
 		t.Fatalf("write merged into the last page: %d", n)
 	}
 	w.Close()
@@ -111,7 +111,7 @@ func TestPipe(t *testing.T) {
 		t.Fatal("no HUP after the last writer")
 	}
 	for {
-		n, err := r.Read(make([]byte, 4096))
+		n, err := readBytes(r, make([]byte, 4096))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,7 +121,7 @@ func TestPipe(t *testing.T) {
 	}
 	r2, w2 := NewPipe()
 	r2.Close()
-	if _, err := w2.Write([]byte("x")); err != unix.EPIPE {
+	if _, err := writeBytes(w2, []byte("x")); err != unix.EPIPE {
 		t.Fatalf("no reader: %v", err)
 	}
 	if sz, err := w2.SetSize(5000); sz != 8192 || err != nil {
@@ -133,16 +133,16 @@ func TestNodeFileReadSeekStat(t *testing.T) {
 	n := &Node{Mode: 0o644, Ino: 42, Data: []byte("0123456789")}
 	f := NewTree(NewDir(0o755)).OpenNode(n, "/n")
 	buf := make([]byte, 4)
-	if k, _ := f.Read(buf); k != 4 || string(buf) != "0123" {
+	if k, _ := readBytes(f, buf); k != 4 || string(buf) != "0123" {
 		t.Fatalf("Read %q", buf[:k])
 	}
 	if off, _ := f.Seek(-2, io.SeekEnd); off != 8 {
 		t.Fatalf("Seek = %d", off)
 	}
-	if k, _ := f.Read(buf); k != 2 || string(buf[:2]) != "89" {
+	if k, _ := readBytes(f, buf); k != 2 || string(buf[:2]) != "89" {
 		t.Fatalf("Read at end %q", buf[:k])
 	}
-	if k, _ := f.Read(buf); k != 0 {
+	if k, _ := readBytes(f, buf); k != 0 {
 		t.Fatalf("Read past end = %d", k)
 	}
 	if k, _ := f.ReadAt(buf, 3); k != 4 || string(buf) != "3456" {

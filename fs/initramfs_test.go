@@ -129,7 +129,7 @@ func TestAppendToUnpackedFile(t *testing.T) {
 	a, _ := tr.Lookup(nil, "/a", true)
 	f := tr.OpenNode(a, "/a")
 	f.SetStatusFlags(unix.O_APPEND)
-	if _, err := f.Write([]byte("0123456789012345678901234567890123456789")); err != nil {
+	if _, err := writeBytes(f, []byte("0123456789012345678901234567890123456789")); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := tr.Lookup(nil, "/b", true)

@@ -52,31 +52,43 @@ func (p *pipe) unread() int {
 	return n
 }
 
-// Read takes up to len(b) bytes; 0 when the pipe is empty and every
-// writer has gone; EAGAIN while it is empty with a writer left.
-func (e *PipeEnd) Read(b []byte) (int, error) {
+// ReadTo copies the pipe's bytes to dst straight from its pages. As
+// Linux's pipe_read, a page whose copy faults is neither taken nor
+// counted: the read returns the pages before it, or EFAULT. 0 when the
+// pipe is empty and every writer has gone; EAGAIN while it is empty with a
+// writer left.
+func (e *PipeEnd) ReadTo(dst UserIO) (int64, error) {
 	if e.write {
 		return 0, unix.EBADF
 	}
 	p := e.p
+	want := dst.Len()
 	p.mu.Lock()
 	if len(p.bufs) == 0 {
 		w := p.writers
 		p.mu.Unlock()
-		if w == 0 || len(b) == 0 {
+		if w == 0 || want == 0 {
 			return 0, nil
 		}
 		return 0, unix.EAGAIN
 	}
-	n := 0
-	for n < len(b) && len(p.bufs) > 0 {
-		k := copy(b[n:], p.bufs[0])
-		n += k
+	n := int64(0)
+	var err error
+	for n < want && len(p.bufs) > 0 {
+		var k int
+		if k, err = dst.CopyOut(p.bufs[0][:min(int64(len(p.bufs[0])), want-n)]); err != nil {
+			break
+		}
+		n += int64(k)
 		p.bufs[0] = p.bufs[0][k:]
 		p.offs[0] += k
 		if len(p.bufs[0]) == 0 {
 			p.bufs, p.offs = p.bufs[1:], p.offs[1:]
 		}
+	}
+	if n == 0 && err != nil {
+		p.mu.Unlock()
+		return 0, err
 	}
 	fns := p.notifier.Changed()
 	p.mu.Unlock()
@@ -84,52 +96,19 @@ func (e *PipeEnd) Read(b []byte) (int, error) {
 	return n, nil
 }
 
-// Peek copies up to len(b) bytes without taking them; like Read otherwise.
-func (e *PipeEnd) Peek(b []byte) (int, error) {
-	if e.write {
-		return 0, unix.EBADF
-	}
-	p := e.p
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if len(p.bufs) == 0 {
-		if p.writers == 0 || len(b) == 0 {
-			return 0, nil
-		}
-		return 0, unix.EAGAIN
-	}
-	n := 0
-	for i := 0; i < len(p.bufs) && n < len(b); i++ {
-		n += copy(b[n:], p.bufs[i])
-	}
-	return n, nil
-}
-
-// Discard takes n bytes a Peek returned.
-func (e *PipeEnd) Discard(n int) {
-	p := e.p
-	p.mu.Lock()
-	for n > 0 && len(p.bufs) > 0 {
-		k := min(n, len(p.bufs[0]))
-		p.bufs[0] = p.bufs[0][k:]
-		p.offs[0] += k
-		n -= k
-		if len(p.bufs[0]) == 0 {
-			p.bufs, p.offs = p.bufs[1:], p.offs[1:]
-		}
-	}
-	fns := p.notifier.Changed()
-	p.mu.Unlock()
-	Notify(fns)
-}
-
-// Write puts what fits of b in the pipe: first the tail beyond whole pages
-// into the last page when it all fits there, then a new page per slot.
-// EPIPE when no reader is left; EAGAIN when nothing fits.
-func (e *PipeEnd) Write(b []byte) (int, error) {
+// WriteFrom writes src's bytes as write does, staged: a chunk whose copy
+// from user memory faults writes nothing.
+func (e *PipeEnd) WriteFrom(src UserIO) (int64, error) {
 	if !e.write {
 		return 0, unix.EBADF
 	}
+	return WriteStaged(src, e.writeBytes)
+}
+
+// writeBytes puts what fits of b in the pipe: first the tail beyond whole
+// pages into the last page when it all fits there, then a new page per
+// slot. EPIPE when no reader is left; EAGAIN when nothing fits.
+func (e *PipeEnd) writeBytes(b []byte) (int, error) {
 	p := e.p
 	p.mu.Lock()
 	if p.readers == 0 {

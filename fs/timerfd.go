@@ -84,8 +84,11 @@ func (f *TimerFD) getLocked() (time.Duration, time.Duration) {
 	return max(time.Until(f.next), time.Nanosecond), f.interval
 }
 
-// Read takes the expiration count as 8 bytes; EAGAIN while it is 0.
-func (f *TimerFD) Read(p []byte) (int, error) {
+// ReadTo takes the expiration count as 8 bytes.
+func (f *TimerFD) ReadTo(dst UserIO) (int64, error) { return ReadStaged(dst, f.read) }
+
+// read takes the expiration count as 8 bytes; EAGAIN while it is 0.
+func (f *TimerFD) read(p []byte) (int, error) {
 	if len(p) < 8 {
 		return 0, unix.EINVAL
 	}
@@ -99,7 +102,9 @@ func (f *TimerFD) Read(p []byte) (int, error) {
 	return 8, nil
 }
 
-func (f *TimerFD) Write([]byte) (int, error) { return 0, unix.EINVAL }
+func (f *TimerFD) WriteFrom(src UserIO) (int64, error) {
+	return WriteStaged(src, func([]byte) (int, error) { return 0, unix.EINVAL })
+}
 
 // Readiness: readable once it has expired.
 func (f *TimerFD) Readiness(mask uint32) uint32 {

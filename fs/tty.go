@@ -151,9 +151,15 @@ func (t *TTY) appendRaw(c byte) {
 	t.ready = append(t.ready, []byte{c})
 }
 
-// Read returns a line (canonical mode) or the bytes there are; 0 after ^D
-// on an empty line; EAGAIN while there is nothing.
-func (t *TTY) Read(p []byte) (int, error) {
+// ReadTo copies a line (canonical mode) or the bytes there are to dst,
+// taking what reached it; 0 after ^D on an empty line; EAGAIN while there
+// is nothing. A buffer whose first byte is unwritable is EFAULT before
+// the terminal is looked at, as when this read was staged.
+func (t *TTY) ReadTo(dst UserIO) (int64, error) {
+	want := dst.Len()
+	if want > 0 && dst.Writable(1) == 0 {
+		return 0, unix.EFAULT
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if len(t.ready) == 0 {
@@ -161,22 +167,27 @@ func (t *TTY) Read(p []byte) (int, error) {
 			t.eof = false
 			return 0, nil
 		}
-		if len(p) == 0 {
+		if want == 0 {
 			return 0, nil
 		}
 		return 0, unix.EAGAIN
 	}
-	n := copy(p, t.ready[0])
+	n, err := dst.CopyOut(t.ready[0][:min(int64(len(t.ready[0])), want)])
+	if n == 0 && err != nil {
+		return 0, err
+	}
 	if t.ready[0] = t.ready[0][n:]; len(t.ready[0]) == 0 {
 		t.ready = t.ready[1:]
 	}
-	return n, nil
+	return int64(n), nil
 }
 
-// Write sends p to the console.
-func (t *TTY) Write(p []byte) (int, error) {
-	t.out(p)
-	return len(p), nil
+// WriteFrom sends src's bytes to the console.
+func (t *TTY) WriteFrom(src UserIO) (int64, error) {
+	return WriteStaged(src, func(p []byte) (int, error) {
+		t.out(p)
+		return len(p), nil
+	})
 }
 
 // Readiness: readable with a line (or bytes, raw) or an end of file.

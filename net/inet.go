@@ -440,6 +440,13 @@ func (so *InetSocket) Shutdown(how int) error {
 	return Errno(so.shutdown(f))
 }
 
+// ReadTo receives into dst, staged through a buffer: the stack copies
+// into a []byte.
+func (so *InetSocket) ReadTo(dst fs.UserIO) (int64, error) { return fs.ReadStaged(dst, so.Read) }
+
+// WriteFrom sends src's bytes, staged through a buffer.
+func (so *InetSocket) WriteFrom(src fs.UserIO) (int64, error) { return fs.WriteStaged(src, so.Write) }
+
 // Read receives into p; 0 at end of stream, EAGAIN when nothing is there.
 func (so *InetSocket) Read(p []byte) (int, error) {
 	if len(p) == 0 {
@@ -480,11 +487,11 @@ func (so *InetSocket) Write(p []byte) (int, error) {
 	return 0, Errno(err)
 }
 
-// WriteFrom sends what fits of the n bytes r holds, read straight into
+// WriteReader sends what fits of the n bytes r holds, read straight into
 // the stack's buffers (sendfile's path: no copy between the file and the
 // socket); EAGAIN when nothing fits. r must yield its n bytes or fail:
 // the stack reads until it has them.
-func (so *InetSocket) WriteFrom(r io.Reader, n int) (int, error) {
+func (so *InetSocket) WriteReader(r io.Reader, n int) (int, error) {
 	if !so.dgram {
 		return so.write(r, n)
 	}

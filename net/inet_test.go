@@ -232,7 +232,7 @@ func TestCorkJoinsAResponse(t *testing.T) {
 	if n, err := conn.Write([]byte(headers)); n != len(headers) || err != nil {
 		t.Fatalf("Write = %d %v", n, err)
 	}
-	if n, err := conn.WriteFrom(strings.NewReader(body), len(body)); n != len(body) || err != nil {
+	if n, err := conn.WriteReader(strings.NewReader(body), len(body)); n != len(body) || err != nil {
 		t.Fatalf("WriteFrom = %d %v", n, err)
 	}
 	conn.Close()

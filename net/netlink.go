@@ -203,6 +203,14 @@ func (so *NetlinkSocket) RecvFrom(p []byte, peek bool) (n, total int, err error)
 	return copy(p, d), len(d), nil
 }
 
+// ReadTo receives one datagram into dst, staged through a buffer.
+func (so *NetlinkSocket) ReadTo(dst fs.UserIO) (int64, error) { return fs.ReadStaged(dst, so.Read) }
+
+// WriteFrom sends src's bytes as one request, staged through a buffer.
+func (so *NetlinkSocket) WriteFrom(src fs.UserIO) (int64, error) {
+	return fs.WriteStaged(src, so.Write)
+}
+
 // Read receives one datagram (read(2) on the socket).
 func (so *NetlinkSocket) Read(p []byte) (int, error) {
 	n, _, err := so.RecvFrom(p, false)

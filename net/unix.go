@@ -279,6 +279,15 @@ func (s *UnixSocket) connection() (*unixPair, int, error) {
 	return s.pair, s.end, nil
 }
 
+// ReadTo receives into dst what the peer wrote, taking only what reached
+// dst (a copy that faults takes nothing).
+func (s *UnixSocket) ReadTo(dst fs.UserIO) (int64, error) {
+	return fs.ReadPeeked(dst, s.Peek, s.Discard)
+}
+
+// WriteFrom sends src's bytes, staged through a buffer.
+func (s *UnixSocket) WriteFrom(src fs.UserIO) (int64, error) { return fs.WriteStaged(src, s.Write) }
+
 // Read receives what the peer wrote; 0 once the peer closed or shut down
 // writing and all is read; EAGAIN while nothing is there.
 func (s *UnixSocket) Read(b []byte) (int, error) {

@@ -9,21 +9,22 @@ import (
 	"github.com/jiege-go/jiege/abi/linux"
 	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/kernel"
+	"github.com/jiege-go/jiege/mm"
 )
 
 // User I/O: reads and writes move between a file and a sequence of user
-// buffers in chunks of at most ioChunk bytes, so kernel memory per call is
-// bounded whatever length the caller gives. A call on a description
-// without O_NONBLOCK waits, interruptibly, for the file's readiness.
+// buffers (userIO, the file's fs.UserIO) in chunks of at most fs.IOChunk
+// bytes, letting other tasks run between chunks, so that a long copy
+// neither holds the processor nor, for a file that stages, more kernel
+// memory than a chunk. A call on a description without O_NONBLOCK waits,
+// interruptibly, for the file's readiness.
 
 // Linux's bounds: MAX_RW_COUNT for one read or write, UIO_MAXIOV iovecs.
 const (
 	maxIO     = 0x7ffff000
 	maxIovecs = 1024
-	ioChunk   = 64 << 10
+	ioChunk   = fs.IOChunk
 )
-
-var chunks = sync.Pool{New: func() any { return new([ioChunk]byte) }}
 
 // iovec is one user buffer (struct iovec).
 type iovec struct{ base, len uint64 }
@@ -72,55 +73,112 @@ func iovecsLen(vs []iovec) uint64 {
 	return n
 }
 
-// userSeq walks a sequence of user buffers.
-type userSeq struct {
-	t   *kernel.Task
-	vs  []iovec
-	i   int
-	off uint64
+// userIO is the user buffers of one call as an fs.UserIO: a cursor in
+// the sequence and how many bytes the file is given from it (a chunk).
+// It copies page by page straight between the file's bytes and the
+// user's pages, under the address space's lock as copyIn and copyOut
+// take it.
+type userIO struct {
+	t *kernel.Task
+	// vs is a copy of the call's iovecs, kept with the pooled userIO, so
+	// that the caller's stay on its stack.
+	vs   []iovec
+	i    int    // the buffer the cursor is in
+	off  uint64 // where in it
+	pos  uint64 // the cursor from the sequence's start
+	left int64  // bytes the file may still move
 }
 
-// copyOut copies b to the next bytes of the sequence.
-func (s *userSeq) copyOut(b []byte) error {
-	return s.walk(len(b), func(addr uint64, lo, hi int) error { return copyOut(s.t, addr, b[lo:hi]) })
+// userIOs keeps a call's userIO off the heap: a file takes it as an
+// interface, which would allocate one per call.
+var userIOs = sync.Pool{New: func() any { return new(userIO) }}
+
+// newUserIO returns the sequence vs of t's memory, all of it given;
+// release returns it.
+func newUserIO(t *kernel.Task, vs []iovec) *userIO {
+	u := userIOs.Get().(*userIO)
+	*u = userIO{t: t, vs: append(u.vs[:0], vs...), left: int64(iovecsLen(vs))}
+	return u
 }
 
-// copyIn fills b from the next bytes of the sequence.
-func (s *userSeq) copyIn(b []byte) error {
-	return s.walk(len(b), func(addr uint64, lo, hi int) error { return copyIn(s.t, addr, b[lo:hi]) })
+func (u *userIO) release() {
+	*u = userIO{vs: u.vs[:0]}
+	userIOs.Put(u)
 }
 
-func (s *userSeq) walk(n int, fn func(addr uint64, lo, hi int) error) error {
-	done := 0
-	for done < n && s.i < len(s.vs) {
-		v := s.vs[s.i]
-		k := int(min(uint64(n-done), v.len-s.off))
-		if k > 0 {
-			if err := fn(v.base+s.off, done, done+k); err != nil {
-				return err
-			}
-		}
-		done += k
-		s.off += uint64(k)
-		if s.off == v.len {
-			s.i, s.off = s.i+1, 0
+// chunk moves the cursor to pos (from the start) and gives the file n
+// bytes from there.
+func (u *userIO) chunk(pos, n uint64) *userIO {
+	if pos < u.pos {
+		u.i, u.off, u.pos = 0, 0, 0
+	}
+	u.advance(pos - u.pos)
+	u.left = int64(n)
+	return u
+}
+
+// advance moves the cursor n bytes on.
+func (u *userIO) advance(n uint64) {
+	u.pos += n
+	for n > 0 && u.i < len(u.vs) {
+		k := min(n, u.vs[u.i].len-u.off)
+		n -= k
+		if u.off += k; u.off == u.vs[u.i].len {
+			u.i, u.off = u.i+1, 0
 		}
 	}
-	return nil
+	for u.i < len(u.vs) && u.vs[u.i].len == 0 {
+		u.i++
+	}
 }
 
-// writable returns how many of the next n bytes of the sequence user code
-// may write, probing a byte of each page (read, then written back as it
-// was), without moving the sequence: a read takes no more from a stream
-// than it can deliver, as Linux's copy faults nothing it has not consumed.
-func (s *userSeq) writable(n int) int {
-	i, off, done := s.i, s.off, 0
+// Len is how many bytes the file may still move.
+func (u *userIO) Len() int64 { return max(u.left, 0) }
+
+// CopyOut copies src to the next bytes, page by page.
+func (u *userIO) CopyOut(src []byte) (int, error) {
+	return u.copy(src, (*mm.AddressSpace).CopyOut)
+}
+
+// CopyIn fills dst from the next bytes, page by page.
+func (u *userIO) CopyIn(dst []byte) (int, error) {
+	return u.copy(dst, (*mm.AddressSpace).CopyIn)
+}
+
+func (u *userIO) copy(b []byte, page func(*mm.AddressSpace, uintptr, []byte) error) (int, error) {
+	b = b[:min(int64(len(b)), u.Len())]
+	if len(b) == 0 {
+		return 0, nil
+	}
+	p := u.t.Proc
+	p.Lock()
+	defer p.Unlock()
+	done := 0
+	for done < len(b) && u.i < len(u.vs) {
+		addr := u.vs[u.i].base + u.off
+		k := int(min(uint64(len(b)-done), u.vs[u.i].len-u.off, mm.PageSize-addr%mm.PageSize))
+		if page(p.AS, uintptr(addr), b[done:done+k]) != nil {
+			return done, unix.EFAULT
+		}
+		done += k
+		u.advance(uint64(k))
+		u.left -= int64(k)
+	}
+	return done, nil
+}
+
+// Writable returns how many of the next n bytes user code may write,
+// probing a byte of each page (read, then written back as it was),
+// without moving the cursor.
+func (u *userIO) Writable(n int) int {
+	n = int(min(int64(n), u.Len()))
+	i, off, done := u.i, u.off, 0
 	var b [1]byte
-	for done < n && i < len(s.vs) {
-		v := s.vs[i]
+	for done < n && i < len(u.vs) {
+		v := u.vs[i]
 		addr := v.base + off
-		k := int(min(uint64(n-done), v.len-off, 4096-addr%4096))
-		if k > 0 && (copyIn(s.t, addr, b[:]) != nil || copyOut(s.t, addr, b[:]) != nil) {
+		k := int(min(uint64(n-done), v.len-off, mm.PageSize-addr%mm.PageSize))
+		if k > 0 && (copyIn(u.t, addr, b[:]) != nil || copyOut(u.t, addr, b[:]) != nil) {
 			return done
 		}
 		done += k
@@ -131,52 +189,51 @@ func (s *userSeq) writable(n int) int {
 	return done
 }
 
+// copyInSeq fills b from the user buffers vs; EFAULT when one faults.
+func copyInSeq(t *kernel.Task, vs []iovec, b []byte) error {
+	u := newUserIO(t, vs)
+	defer u.release()
+	_, err := u.CopyIn(b)
+	return err
+}
+
+// copyOutSeq copies b to the user buffers vs; EFAULT when one faults.
+func copyOutSeq(t *kernel.Task, vs []iovec, b []byte) error {
+	u := newUserIO(t, vs)
+	defer u.release()
+	_, err := u.CopyOut(b)
+	return err
+}
+
 // ioMode is how one read or write behaves: O_NONBLOCK (or MSG_DONTWAIT),
 // MSG_WAITALL (a read waits until the buffers are full or the stream
 // ends).
-type ioMode struct {
-	nonblock, waitAll bool
-	// stream, for a plain read of a pipe or a Unix socket, lets the read
-	// look before it takes: a copy that faults takes nothing, as on Linux.
-	stream peeker
-}
-
-// peeker is a file whose data a read may look at, then take.
-type peeker interface {
-	Peek([]byte) (int, error)
-	Discard(int)
-}
+type ioMode struct{ nonblock, waitAll bool }
 
 // modeOf is the mode of a plain read or write on d.
-func modeOf(d *fs.Description) ioMode {
-	m := ioMode{nonblock: d.Nonblock()}
-	m.stream, _ = d.File.(peeker)
-	return m
-}
+func modeOf(d *fs.Description) ioMode { return ioMode{nonblock: d.Nonblock()} }
 
 // waitReady waits until d's file is ready for mask; a file that cannot be
 // waited for gives EAGAIN back.
 func waitReady(t *kernel.Task, d *fs.Description, mask uint32) error {
-	w, ok := d.File.(fs.Waitable)
+	w, ok := d.Waitable()
 	if !ok {
 		return unix.EAGAIN
 	}
 	return t.BlockOn(w, mask|unix.EPOLLERR|unix.EPOLLHUP, time.Time{})
 }
 
-// readTo reads into the user buffers vs with read (the file's Read, or a
-// positioned read), chunk by chunk until a short read. Unless mode says
-// non-blocking it waits for the first bytes. Nothing is taken that cannot
-// be delivered: a pipe's or Unix socket's data is looked at, copied, then
-// taken (EFAULT leaves it there, as on Linux); other files read no more
-// than the buffer can hold from where it becomes unwritable.
-func readTo(t *kernel.Task, d *fs.Description, vs []iovec, read func([]byte) (int, error), mode ioMode) (uint64, error) {
+// readTo reads into the user buffers vs with read (the file's ReadTo, or
+// a positioned read), a chunk at a time until a short read. Unless mode
+// says non-blocking it waits for the first bytes (with MSG_WAITALL, for
+// all). What the file took it delivered: a copy that faults ends the read
+// with what came before it, EFAULT when nothing did.
+func readTo(t *kernel.Task, d *fs.Description, vs []iovec, read func(fs.UserIO) (int64, error), mode ioMode) (uint64, error) {
 	if !d.Readable() {
 		return 0, unix.EBADF
 	}
-	buf := chunks.Get().(*[ioChunk]byte)
-	defer chunks.Put(buf)
-	seq := &userSeq{t: t, vs: vs}
+	seq := newUserIO(t, vs)
+	defer seq.release()
 	left := iovecsLen(vs)
 	done := uint64(0)
 	for {
@@ -184,18 +241,7 @@ func readTo(t *kernel.Task, d *fs.Description, vs []iovec, read func([]byte) (in
 			return done, nil
 		}
 		k := min(left-done, ioChunk)
-		if mode.stream != nil {
-			read = mode.stream.Peek
-		} else if w := uint64(seq.writable(int(k))); w < k {
-			if w == 0 {
-				if done > 0 {
-					return done, nil
-				}
-				return 0, unix.EFAULT
-			}
-			k = w
-		}
-		n, err := read(buf[:k])
+		n, err := read(seq.chunk(done, k))
 		if err == unix.EAGAIN && (done == 0 || mode.waitAll) && k > 0 && !mode.nonblock {
 			if err = waitReady(t, d, unix.EPOLLIN); err == nil {
 				continue
@@ -207,15 +253,6 @@ func readTo(t *kernel.Task, d *fs.Description, vs []iovec, read func([]byte) (in
 			}
 			return 0, err
 		}
-		if cerr := seq.copyOut(buf[:n]); cerr != nil {
-			if done > 0 {
-				return done, nil
-			}
-			return 0, cerr
-		}
-		if mode.stream != nil {
-			mode.stream.Discard(n)
-		}
 		done += uint64(n)
 		if n == 0 || (uint64(n) < k && !mode.waitAll) || done == left {
 			return done, nil
@@ -223,28 +260,23 @@ func readTo(t *kernel.Task, d *fs.Description, vs []iovec, read func([]byte) (in
 	}
 }
 
-// writeFrom writes the user buffers vs with write, chunk by chunk, as
-// writeAll does.
-func writeFrom(t *kernel.Task, d *fs.Description, vs []iovec, write func([]byte) (int, error), mode ioMode) (uint64, error) {
+// writeFrom writes the user buffers vs with write (the file's WriteFrom,
+// or a positioned write), a chunk at a time, each as writeAll does.
+func writeFrom(t *kernel.Task, d *fs.Description, vs []iovec, write func(fs.UserIO) (int64, error), mode ioMode) (uint64, error) {
 	if !d.Writable() {
 		return 0, unix.EBADF
 	}
-	buf := chunks.Get().(*[ioChunk]byte)
-	defer chunks.Put(buf)
-	seq := &userSeq{t: t, vs: vs}
+	seq := newUserIO(t, vs)
+	defer seq.release()
 	left := iovecsLen(vs)
 	done := uint64(0)
 	for {
 		if done > 0 && !t.Preempt() {
 			return done, nil
 		}
-		k := min(left-done, ioChunk)
-		err := seq.copyIn(buf[:k])
-		if err == nil {
-			var n int
-			n, err = writeAll(t, d, buf[:k], write, mode)
-			done += uint64(n)
-		}
+		from, k := done, min(left-done, ioChunk)
+		n, err := writeAll(t, d, k, func(off uint64) fs.UserIO { return seq.chunk(from+off, k-off) }, write, mode)
+		done += n
 		if err != nil {
 			if done > 0 {
 				return done, nil
@@ -257,16 +289,17 @@ func writeFrom(t *kernel.Task, d *fs.Description, vs []iovec, write func([]byte)
 	}
 }
 
-// writeAll writes b with write. Unless mode says non-blocking it waits for
-// room until everything is written; it returns what was written and the
-// error that stopped it. A broken pipe or connection is EPIPE (Dispatch
-// raises SIGPIPE).
-func writeAll(t *kernel.Task, d *fs.Description, b []byte, write func([]byte) (int, error), mode ioMode) (int, error) {
-	off := 0
+// writeAll writes n bytes with write, from at(off) for the bytes from
+// off on. Unless mode says non-blocking it waits for room until
+// everything is written; it returns what was written and the error that
+// stopped it. A broken pipe or connection is EPIPE (Dispatch raises
+// SIGPIPE).
+func writeAll(t *kernel.Task, d *fs.Description, n uint64, at func(off uint64) fs.UserIO, write func(fs.UserIO) (int64, error), mode ioMode) (uint64, error) {
+	off := uint64(0)
 	for {
-		n, err := write(b[off:])
-		off += n
-		if err == nil && off == len(b) {
+		k, err := write(at(off))
+		off += uint64(k)
+		if err == nil && off == n {
 			return off, nil
 		}
 		if err == nil {

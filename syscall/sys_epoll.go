@@ -32,7 +32,7 @@ func epollOf(t *kernel.Task, fd uint64) (*fs.Epoll, error) {
 	if err != nil {
 		return nil, err
 	}
-	e, ok := d.File.(*fs.Epoll)
+	e, ok := d.Epoll()
 	if !ok {
 		return nil, unix.EINVAL
 	}

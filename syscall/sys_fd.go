@@ -4,7 +4,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/jiege-go/jiege/abi/linux/sysno"
-	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/kernel"
 )
 
@@ -24,8 +23,8 @@ func sysClose(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if nf, ok := d.File.(*fs.NodeFile); ok {
-		t.Proc.Root.ReleaseLocks(nf.Node(), t.Proc)
+	if n := d.Node(); n != nil {
+		t.Proc.Root.ReleaseLocks(n, t.Proc)
 	}
 	return 0, t.Proc.Files.Close(fd)
 }
@@ -86,14 +85,12 @@ func sysFcntl(t *kernel.Task, a Args) (uint64, error) {
 	case unix.F_GETLK, unix.F_SETLK, unix.F_SETLKW, unix.F_OFD_GETLK, unix.F_OFD_SETLK, unix.F_OFD_SETLKW:
 		return 0, recordLock(t, d, a[1], a[2])
 	case unix.F_GETPIPE_SZ, unix.F_SETPIPE_SZ:
-		p, ok := d.File.(*fs.PipeEnd)
-		if !ok {
-			return 0, unix.EBADF
-		}
+		var n int
 		if a[1] == unix.F_GETPIPE_SZ {
-			return uint64(p.Size()), nil
+			n, err = d.PipeSize()
+		} else {
+			n, err = d.SetPipeSize(int(int32(a[2])))
 		}
-		n, err := p.SetSize(int(int32(a[2])))
 		return uint64(n), err
 	}
 	return 0, unix.EINVAL
@@ -147,7 +144,7 @@ func sysIoctl(t *kernel.Task, a Args) (uint64, error) {
 			return 0, err
 		}
 	}
-	if tty, ok := fs.Base(d.File).(*fs.TTY); ok {
+	if tty, ok := d.Terminal(); ok {
 		if ret, handled, err := ttyIoctl(t, tty, a[1], a[2]); handled {
 			return ret, err
 		}

@@ -52,7 +52,7 @@ func resolve(t *kernel.Task, dirfd int32, p string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		nf, ok := d.File.(*fs.NodeFile)
+		nf, ok := d.NodeFile()
 		if !ok || !nf.Node().IsDir() {
 			return "", unix.ENOTDIR
 		}
@@ -421,7 +421,7 @@ func nodeFile(t *kernel.Task, fd uint64) (*fs.NodeFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	nf, ok := d.File.(*fs.NodeFile)
+	nf, ok := d.NodeFile()
 	if !ok {
 		return nil, unix.EINVAL
 	}

@@ -18,7 +18,7 @@ func init() {
 // recordLock implements fcntl's F_GETLK, F_SETLK, F_SETLKW and their OFD
 // forms: POSIX locks are the process's, OFD locks the description's.
 func recordLock(t *kernel.Task, d *fs.Description, cmd, addr uint64) error {
-	nf, ok := d.File.(*fs.NodeFile)
+	nf, ok := d.NodeFile()
 	if !ok {
 		return unix.EINVAL
 	}
@@ -129,7 +129,7 @@ func sysFlock(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	nf, ok := d.File.(*fs.NodeFile)
+	nf, ok := d.NodeFile()
 	if !ok {
 		return 0, unix.EINVAL
 	}

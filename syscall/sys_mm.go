@@ -76,7 +76,7 @@ func sysMmap(t *kernel.Task, a Args) (uint64, error) {
 		if err != nil {
 			return 0, err
 		}
-		nf, ok := f.File.(*fs.NodeFile)
+		nf, ok := f.NodeFile()
 		if !ok || nf.Node().IsDir() {
 			return 0, unix.ENODEV
 		}

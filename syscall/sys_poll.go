@@ -50,8 +50,7 @@ func fileWaitable(d *fs.Description) (fs.Waitable, bool) {
 	if d == nil {
 		return nil, false
 	}
-	w, ok := d.File.(fs.Waitable)
-	return w, ok
+	return d.Waitable()
 }
 
 // readiness is what poll reports for d: a file that cannot be waited for

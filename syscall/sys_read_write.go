@@ -3,6 +3,7 @@ package syscall
 import (
 	"errors"
 	"io"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -30,7 +31,7 @@ func sysRead(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return readTo(t, d, oneIovec(a[1], a[2]), d.File.Read, modeOf(d))
+	return readTo(t, d, oneIovec(a[1], a[2]), d.File.ReadTo, modeOf(d))
 }
 
 // sysWrite implements write(2).
@@ -39,7 +40,7 @@ func sysWrite(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return writeFrom(t, d, oneIovec(a[1], a[2]), d.File.Write, modeOf(d))
+	return writeFrom(t, d, oneIovec(a[1], a[2]), d.File.WriteFrom, modeOf(d))
 }
 
 // sysReadv implements readv(2).
@@ -52,7 +53,7 @@ func sysReadv(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return readTo(t, d, vs, d.File.Read, modeOf(d))
+	return readTo(t, d, vs, d.File.ReadTo, modeOf(d))
 }
 
 // sysWritev implements writev(2).
@@ -65,56 +66,50 @@ func sysWritev(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return writeFrom(t, d, vs, d.File.Write, modeOf(d))
+	return writeFrom(t, d, vs, d.File.WriteFrom, modeOf(d))
 }
 
-// positioned returns the regular file open on fd for pread and pwrite,
-// and checks the offset: ESPIPE for pipes and sockets, EINVAL when negative.
-func positioned(t *kernel.Task, fd, off uint64) (*fs.Description, *fs.NodeFile, error) {
+// positioned returns the description open on fd for pread and pwrite,
+// and checks the offset: ESPIPE for pipes and sockets, EINVAL when
+// negative or when the range passes the largest offset.
+func positioned(t *kernel.Task, fd, off uint64, vs []iovec) (*fs.Description, error) {
 	d, err := t.Proc.Files.Get(int(int32(fd)))
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	nf, ok := d.File.(*fs.NodeFile)
-	if !ok {
-		return nil, nil, unix.ESPIPE
+	if !d.Positioned() {
+		return nil, unix.ESPIPE
 	}
-	if int64(off) < 0 {
-		return nil, nil, unix.EINVAL
+	if int64(off) < 0 || int64(off+iovecsLen(vs)) < 0 {
+		return nil, unix.EINVAL
 	}
-	return d, nf, nil
+	return d, nil
 }
 
 // preadTo reads the file at off into vs.
 func preadTo(t *kernel.Task, fd, off uint64, vs []iovec) (uint64, error) {
-	d, nf, err := positioned(t, fd, off)
+	d, err := positioned(t, fd, off, vs)
 	if err != nil {
 		return 0, err
 	}
-	if int64(off+iovecsLen(vs)) < 0 { // the range passes the largest offset
-		return 0, unix.EINVAL
-	}
 	pos := int64(off)
-	return readTo(t, d, vs, func(b []byte) (int, error) {
-		n, err := nf.ReadAt(b, pos)
-		pos += int64(n)
+	return readTo(t, d, vs, func(dst fs.UserIO) (int64, error) {
+		n, err := d.ReadAt(dst, pos)
+		pos += n
 		return n, err
 	}, modeOf(d))
 }
 
-// pwriteFrom writes vs to the file at off; EINVAL past the largest offset.
+// pwriteFrom writes vs to the file at off.
 func pwriteFrom(t *kernel.Task, fd, off uint64, vs []iovec) (uint64, error) {
-	d, nf, err := positioned(t, fd, off)
+	d, err := positioned(t, fd, off, vs)
 	if err != nil {
 		return 0, err
 	}
-	if int64(off+iovecsLen(vs)) < 0 { // the range passes the largest offset
-		return 0, unix.EINVAL
-	}
 	pos := int64(off)
-	return writeFrom(t, d, vs, func(b []byte) (int, error) {
-		n, err := nf.WriteAt(b, pos)
-		pos += int64(n)
+	return writeFrom(t, d, vs, func(src fs.UserIO) (int64, error) {
+		n, err := d.WriteAt(src, pos)
+		pos += n
 		return n, err
 	}, modeOf(d))
 }
@@ -153,11 +148,7 @@ func sysLseek(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	s, ok := d.File.(fs.Seeker)
-	if !ok {
-		return 0, unix.ESPIPE
-	}
-	off, err := s.Seek(int64(a[1]), int(a[2]))
+	off, err := d.Seek(int64(a[1]), int(a[2]))
 	return uint64(off), err
 }
 
@@ -174,11 +165,11 @@ func sysSendfile(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	in, ok := inDesc.File.(*fs.NodeFile)
+	in, ok := inDesc.NodeFile()
 	if !ok || !inDesc.Readable() || !out.Writable() {
 		return 0, unix.EBADF
 	}
-	if of, ok := out.File.(*fs.NodeFile); ok && of.Node() == in.Node() {
+	if out.Node() == in.Node() {
 		return 0, unix.EINVAL // Linux splices no file into itself
 	}
 	off := in.Offset()
@@ -200,7 +191,7 @@ func sysSendfile(t *kernel.Task, a Args) (uint64, error) {
 		send = func(done int64, n int) (int, bool, error) {
 			for {
 				span := &fileSpan{f: in, off: off + done, end: off + done + int64(n)}
-				sent, err := w.WriteFrom(span, n)
+				sent, err := w.WriteReader(span, n)
 				if err == unix.EAGAIN && !out.Nonblock() {
 					if err = waitReady(t, out, unix.EPOLLOUT); err == nil {
 						continue
@@ -210,15 +201,16 @@ func sysSendfile(t *kernel.Task, a Args) (uint64, error) {
 			}
 		}
 	} else {
-		buf := chunks.Get().(*[ioChunk]byte)
-		defer chunks.Put(buf)
+		buf := sendfileBufs.Get().(*[ioChunk]byte)
+		defer sendfileBufs.Put(buf)
 		send = func(done int64, n int) (int, bool, error) {
 			r, err := in.ReadAt(buf[:n], off+done)
 			if r == 0 || err != nil {
 				return 0, false, err
 			}
-			sent, err := writeAll(t, out, buf[:r], out.File.Write, modeOf(out))
-			return sent, true, err
+			from := func(off uint64) fs.UserIO { return fs.NewBytes(buf[off:r]) }
+			sent, err := writeAll(t, out, uint64(r), from, out.File.WriteFrom, modeOf(out))
+			return int(sent), true, err
 		}
 	}
 	sent := int64(0)
@@ -240,10 +232,14 @@ func sysSendfile(t *kernel.Task, a Args) (uint64, error) {
 	return uint64(sent), nil
 }
 
+// sendfileBufs hold a chunk of the file on its way to a file other than
+// a TCP socket, which then stages it again (fs.WriteStaged).
+var sendfileBufs = sync.Pool{New: func() any { return new([ioChunk]byte) }}
+
 // readerWriter is a file that writes what it reads from a reader (a TCP
 // socket, whose stack copies the file's bytes into its buffers itself).
 type readerWriter interface {
-	WriteFrom(r io.Reader, n int) (int, error)
+	WriteReader(r io.Reader, n int) (int, error)
 }
 
 // fileSpan reads the bytes [off, end) of a file; it fails, and says so,

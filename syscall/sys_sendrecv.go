@@ -60,7 +60,8 @@ func sendData(t *kernel.Task, fd uint64, vs []iovec, flags uint64, to, toLen uin
 		}
 		return n, err
 	}
-	return writeFrom(t, d, vs, write, ioMode{nonblock: d.Nonblock() || flags&unix.MSG_DONTWAIT != 0})
+	staged := func(src fs.UserIO) (int64, error) { return fs.WriteStaged(src, write) }
+	return writeFrom(t, d, vs, staged, ioMode{nonblock: d.Nonblock() || flags&unix.MSG_DONTWAIT != 0})
 }
 
 // sendMessage sends vs as one message of at most limit bytes, to the
@@ -83,7 +84,7 @@ func sendMessage(t *kernel.Task, d *fs.Description, so jnet.Socket, limit int, v
 		return 0, unix.EMSGSIZE
 	}
 	buf := make([]byte, size)
-	if err := (&userSeq{t: t, vs: vs}).copyIn(buf); err != nil {
+	if err := copyInSeq(t, vs, buf); err != nil {
 		return 0, err
 	}
 	n, err := so.SendMsg(buf, dest, rights)
@@ -140,7 +141,8 @@ func recvData(t *kernel.Task, fd uint64, vs []iovec, flags uint64) (uint64, rece
 			return n, err
 		}
 	}
-	n, err := readTo(t, d, vs, read, mode)
+	staged := func(dst fs.UserIO) (int64, error) { return fs.ReadStaged(dst, read) }
+	n, err := readTo(t, d, vs, staged, mode)
 	return n, received{rights: rights}, err
 }
 
@@ -162,7 +164,7 @@ func recvMessage(t *kernel.Task, d *fs.Description, so jnet.Socket, limit int, v
 	if err != nil {
 		return 0, received{}, err
 	}
-	if err := (&userSeq{t: t, vs: vs}).copyOut(buf[:n]); err != nil {
+	if err := copyOutSeq(t, vs, buf[:n]); err != nil {
 		return 0, received{}, err
 	}
 	got := received{rights: r.Rights, from: &r.From, truncated: r.Total > n}

@@ -80,7 +80,7 @@ func sysFtruncate(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	f, ok := d.File.(*fs.NodeFile)
+	f, ok := d.NodeFile()
 	if !ok || !d.Writable() || int64(a[1]) < 0 {
 		return 0, unix.EINVAL
 	}

@@ -65,11 +65,7 @@ func statTarget(t *kernel.Task, dirfd, pathAddr, flags uint64) (fs.Stat, *fs.Nod
 		if err != nil {
 			return fs.Stat{}, nil, err
 		}
-		var n *fs.Node
-		if nf, ok := d.File.(*fs.NodeFile); ok {
-			n = nf.Node()
-		}
-		return d.File.Stat(), n, nil
+		return d.File.Stat(), d.Node(), nil
 	}
 	p, err := resolve(t, int32(dirfd), name)
 	if err != nil {
