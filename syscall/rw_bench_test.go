@@ -6,10 +6,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jiege-go/jiege/abi/linux/sysno"
 	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/kernel"
 	"github.com/jiege-go/jiege/mm"
-	"github.com/jiege-go/jiege/abi/linux/sysno"
 )
 
 // benchBuf is a 64 KiB user buffer the read benchmarks read into.

@@ -7,10 +7,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jiege-go/jiege/abi/linux/sysno"
 	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/kernel"
 	"github.com/jiege-go/jiege/mm"
-	"github.com/jiege-go/jiege/abi/linux/sysno"
 )
 
 // edge is a user page followed by an unmapped one: a copy past its end
