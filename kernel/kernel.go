@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"io"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -23,6 +24,11 @@ type Kernel struct {
 	// Ethernet when the machine has a network device; nil without one.
 	// Boot sets it once, before the first process starts.
 	Network *jnet.Stack
+
+	// SyscallTrace, when not nil, receives a line per system call of this
+	// kernel's tasks, as strace prints them (trace=syscall). Boot sets it
+	// before the first process starts.
+	SyscallTrace io.Writer
 
 	userMemory  mm.Memory
 	newRegs     func() *arch.Frame

@@ -190,8 +190,7 @@ func TestMemoryCalls(t *testing.T) {
 func TestInfoCallsAndTrace(t *testing.T) {
 	task, _ := newTask(t)
 	var trace bytes.Buffer
-	Trace = &trace
-	defer func() { Trace = nil }()
+	task.Kernel().SyscallTrace = &trace
 	if r := call(task, sysno.Uname, scratch); r != 0 {
 		t.Fatalf("uname = %d", r)
 	}

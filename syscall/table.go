@@ -39,10 +39,6 @@ func register(nr uint64, h handler) {
 	table[nr] = h
 }
 
-// Trace, when not nil, receives a line per system call: name, arguments,
-// result, as strace prints them.
-var Trace io.Writer
-
 // Dispatch runs the system call in the task's registers and stores its
 // result in a0. The caller has already stepped pc past the ECALL.
 func Dispatch(t *kernel.Task) {
@@ -66,12 +62,12 @@ func Dispatch(t *kernel.Task) {
 		}
 	}
 	r[arch.RegA0] = ret
-	if Trace != nil {
-		trace(t, nr, a, ret, err)
+	if w := t.Kernel().SyscallTrace; w != nil {
+		trace(w, t, nr, a, ret, err)
 	}
 }
 
-func trace(t *kernel.Task, nr uint64, a Args, ret uint64, err error) {
+func trace(w io.Writer, t *kernel.Task, nr uint64, a Args, ret uint64, err error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[pid %d] %s(%#x, %#x, %#x, %#x, %#x, %#x) = ", t.TID, sysno.Name(nr), a[0], a[1], a[2], a[3], a[4], a[5])
 	if err != nil {
@@ -80,7 +76,7 @@ func trace(t *kernel.Task, nr uint64, a Args, ret uint64, err error) {
 		fmt.Fprintf(&b, "%#x", ret)
 	}
 	b.WriteByte('\n')
-	io.WriteString(Trace, b.String())
+	io.WriteString(w, b.String())
 }
 
 // errnoOf turns a handler's error into an errno: errnos pass through, the
@@ -94,9 +90,6 @@ func errnoOf(err error) unix.Errno {
 	}
 	return memErrno(err)
 }
-
-// SetTrace sends a line per system call to w (nil: none).
-func SetTrace(w io.Writer) { Trace = w }
 
 // Entry is one implemented system call: its number, name and the file of
 // its handler (its family).

@@ -11,5 +11,5 @@ import (
 )
 
 func main() {
-	boot.Main(boot.SyscallLayer{Dispatch: syscall.Dispatch, SetTrace: syscall.SetTrace})
+	boot.Main(boot.SyscallLayer{Dispatch: syscall.Dispatch})
 }

@@ -39,11 +39,10 @@ const gcPercent = 1000
 
 // SyscallLayer is the system call layer (package syscall), passed in by
 // the kernel's main package: it depends on this package, not the reverse.
-// Functions, not an interface: a task calls Dispatch at every system
+// A function, not an interface: a task calls Dispatch at every system
 // call, and under QEMU each extra call level costs a lookup.
 type SyscallLayer struct {
 	Dispatch func(t *kernel.Task)
-	SetTrace func(w io.Writer)
 }
 
 // Main is the kernel's main.main: the boot sequence after the runtime is up.
@@ -169,7 +168,7 @@ func Main(syscalls SyscallLayer) {
 	}
 	tracing := cmd.Trace["syscall"]
 	if tracing {
-		syscalls.SetTrace(os.Stdout)
+		k.SyscallTrace = os.Stdout
 		fmt.Println("tracing: system calls")
 	}
 	if cmd.Profile > 0 {
