@@ -22,6 +22,7 @@ package counter
 import (
 	"bufio"
 	"context"
+	"debug/elf"
 	"errors"
 	"fmt"
 	"io"
@@ -91,6 +92,26 @@ func (l Layout) Mode(va uint64) Mode {
 		return Supervisor
 	}
 	return User
+}
+
+// ELFKernelBase is the lowest virtual address an ELF kernel loads at,
+// for Layout.KernelBase: 0 when it is in the upper half.
+func ELFKernelBase(path string) (uint64, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	base := uint64(upperHalf)
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD && p.Memsz > 0 {
+			base = min(base, p.Vaddr)
+		}
+	}
+	if base == upperHalf {
+		return 0, nil
+	}
+	return base, nil
 }
 
 // Sum sums a dump's instructions by mode.
