@@ -268,6 +268,36 @@ type Work struct {
 	HostCPUMS Stat `json:"host_cpu_ms"`
 }
 
+// RunWork is one run's counted figures of one phase, per unit.
+type RunWork struct{ Kernel, Machine, User, HostCPUMS float64 }
+
+// RunCounted is one run's counted figures; Transfer is nil when the
+// target has no transfer file.
+type RunCounted struct {
+	KeepAlive, Fresh, First200 RunWork
+	Transfer                   *RunWork
+}
+
+// NewCounted sums runs up.
+func NewCounted(runs []RunCounted) *Counted {
+	var ka, fresh, transfer, first []RunWork
+	for _, r := range runs {
+		ka, fresh, first = append(ka, r.KeepAlive), append(fresh, r.Fresh), append(first, r.First200)
+		if r.Transfer != nil {
+			transfer = append(transfer, *r.Transfer)
+		}
+	}
+	return &Counted{KeepAlive: newWork(ka), Fresh: newWork(fresh), Transfer: newWork(transfer), First200: newWork(first)}
+}
+
+func newWork(runs []RunWork) Work {
+	var kernel, machine, user, cpu []float64
+	for _, r := range runs {
+		kernel, machine, user, cpu = append(kernel, r.Kernel), append(machine, r.Machine), append(user, r.User), append(cpu, r.HostCPUMS)
+	}
+	return Work{Kernel: NewStat(kernel), Machine: NewStat(machine), User: NewStat(user), HostCPUMS: NewStat(cpu)}
+}
+
 // Bench is the result of `jiege bench`.
 type Bench struct {
 	Schema  int           `json:"schema"`
