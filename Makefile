@@ -141,6 +141,18 @@ REQUESTS ?= 100000
 soak: kernel
 	JIEGE_SOAK=1 JIEGE_SOAK_REQUESTS=$(REQUESTS) $(GO) test -count=1 -timeout 200m -run TestSoak -v ./tests/
 
+# The QEMU plugin that counts guest instructions (tools/icount, jiege
+# bench --icount): Debian's gcc and C library only; the plugin declares
+# the part of QEMU's plugin API it uses, for Debian ships no header.
+HOSTCC        ?= gcc
+ICOUNT_PLUGIN := $(BUILD)/icount.so
+.PHONY: icount-plugin
+icount-plugin: $(ICOUNT_PLUGIN)
+$(ICOUNT_PLUGIN): tools/icount/plugin/icount.c
+	@mkdir -p $(BUILD)
+	@command -v $(HOSTCC) >/dev/null || { echo "icount-plugin: $(HOSTCC) not found (Debian: apt-get install gcc libc6-dev)" >&2; exit 1; }
+	$(HOSTCC) -O2 -Wall -Werror -shared -fPIC -o $@ $< -lpthread
+
 vet:
 	test -z "$$(gofmt -l .)" || (gofmt -l .; exit 1)
 	$(GO) vet ./...

@@ -11,9 +11,10 @@ set -eu
 # what `jiege rootfs` runs to fetch and unpack Debian's riscv64 packages.
 QEMU_PACKAGES="qemu-system-misc apt dpkg xz-utils ca-certificates"
 # test: also qemu-user (the Linux oracle), the riscv64 cross compiler and
-# C library (conformance programs), load generators, git (provenance),
-# make (a fresh Debian image lacks it; .ci/run runs this script first).
-TEST_PACKAGES="$QEMU_PACKAGES make qemu-user qemu-user-binfmt binutils-riscv64-linux-gnu gcc-riscv64-linux-gnu libc6-dev-riscv64-cross curl cpio wrk apache2-utils git chromium-headless-shell"
+# C library (conformance programs), the host's gcc and C library (the
+# icount QEMU plugin), load generators, git (provenance), make (a fresh
+# Debian image lacks it; .ci/run runs this script first).
+TEST_PACKAGES="$QEMU_PACKAGES make gcc libc6-dev qemu-user qemu-user-binfmt binutils-riscv64-linux-gnu gcc-riscv64-linux-gnu libc6-dev-riscv64-cross curl cpio wrk apache2-utils git chromium-headless-shell"
 
 usage() { echo "usage: $0 qemu|test [--dry-run]" >&2; exit 2; }
 [ $# -ge 1 ] || usage

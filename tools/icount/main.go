@@ -8,45 +8,19 @@
 package main
 
 import (
-	"bufio"
 	"debug/elf"
 	"flag"
 	"fmt"
 	"os"
 	"sort"
-	"strconv"
 	"strings"
+
+	"github.com/jiege-go/jiege/tools/icount/counter"
 )
 
 // userTop is the end of user addresses (mm.MaxUserVA): a block below it
 // is a user program's.
 const userTop = 1 << 37
-
-// readDump returns the instructions run so far by the blocks at each
-// address.
-func readDump(path string) (map[uint64]uint64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	insns := map[uint64]uint64{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) != 3 {
-			return nil, fmt.Errorf("%s: bad line %q", path, sc.Text())
-		}
-		va, err1 := strconv.ParseUint(fields[0], 16, 64)
-		n, err2 := strconv.ParseUint(fields[1], 10, 64)
-		count, err3 := strconv.ParseUint(fields[2], 10, 64)
-		if err1 != nil || err2 != nil || err3 != nil {
-			return nil, fmt.Errorf("%s: bad line %q", path, sc.Text())
-		}
-		insns[va] += n * count
-	}
-	return insns, sc.Err()
-}
 
 type function struct {
 	start, end uint64
@@ -124,11 +98,11 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	before, err := readDump(*beforePath)
+	before, err := counter.ReadDumpFile(*beforePath)
 	if err != nil {
 		fail(err)
 	}
-	after, err := readDump(*afterPath)
+	after, err := counter.ReadDumpFile(*afterPath)
 	if err != nil {
 		fail(err)
 	}

@@ -1,10 +1,6 @@
 package main
 
-import (
-	"os"
-	"path/filepath"
-	"testing"
-)
+import "testing"
 
 func TestPackageOf(t *testing.T) {
 	for name, want := range map[string]string{
@@ -19,22 +15,7 @@ func TestPackageOf(t *testing.T) {
 	}
 }
 
-// TestReadDumpSumsRetranslations: a block translated twice (two lines
-// at one address) counts both.
-func TestReadDumpSumsRetranslations(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "dump")
-	os.WriteFile(path, []byte("2080010000 4 10\n2080010000 4 5\n1000 2 3\n"), 0o644)
-	got, err := readDump(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got[0x2080010000] != 60 || got[0x1000] != 6 || len(got) != 2 {
-		t.Fatalf("readDump = %v", got)
-	}
-	os.WriteFile(path, []byte("zz 4 10\n"), 0o644)
-	if _, err := readDump(path); err == nil {
-		t.Fatal("a bad line read without an error")
-	}
+func TestNameOf(t *testing.T) {
 	if nameOf(nil, 0x1000) != "[user]" || nameOf([]function{{0x2080010000, 0x2080010010, "f"}}, 0x2080010008) != "f" {
 		t.Fatal("nameOf")
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jiege-go/jiege/tools/icount/counter"
 	"github.com/jiege-go/jiege/tools/jiege/internal/load"
 	"github.com/jiege-go/jiege/tools/jiege/internal/probe"
 	"github.com/jiege-go/jiege/tools/jiege/internal/report"
@@ -28,6 +29,8 @@ type bencher struct {
 	freshConns int
 	noWrk      bool
 	out        io.Writer
+	// plugin is the icount plugin every QEMU loads (--icount), or "".
+	plugin string
 }
 
 func (b *bencher) progress(format string, args ...any) {
@@ -88,8 +91,8 @@ func (b *bencher) add(ctx context.Context, s *series, run int, once func(context
 		b.progress("%s: %s", s.t.name, s.err)
 		return
 	}
-	b.progress("%s run %d/%d: keep-alive %.0f req/s, fresh %.0f req/s, p50 %.2f ms, p99 %.2f ms, %.1f MB/s, first 200 %.2f s%s",
-		s.t.name, run, b.runs, r.ka, r.fresh, r.p50, r.p99, r.mbps, r.boot, r.wrkText())
+	b.progress("%s run %d/%d: keep-alive %.0f req/s, fresh %.0f req/s, p50 %.2f ms, p99 %.2f ms, %.1f MB/s, first 200 %.2f s%s%s",
+		s.t.name, run, b.runs, r.ka, r.fresh, r.p50, r.p99, r.mbps, r.boot, r.wrkText(), r.countedText())
 	s.runs = append(s.runs, r)
 }
 
@@ -105,7 +108,11 @@ func (s *series) result() report.BenchTarget {
 	t := s.t
 	bt := report.BenchTarget{Target: t.name, KernelKind: t.kind, Error: s.err}
 	var ka, fresh, p50, p99, mbps, boot, wrk []float64
+	var counted []report.RunCounted
 	for _, r := range s.runs {
+		if r.counted != nil {
+			counted = append(counted, *r.counted)
+		}
 		ka, fresh, p50, p99 = append(ka, r.ka), append(fresh, r.fresh), append(p50, r.p50), append(p99, r.p99)
 		boot = append(boot, r.boot)
 		if r.mbps > 0 {
@@ -132,12 +139,25 @@ func (s *series) result() report.BenchTarget {
 		w := report.NewStat(wrk)
 		bt.WrkKeepAliveRPS = &w
 	}
+	if len(counted) > 0 {
+		bt.Counted = report.NewCounted(counted)
+	}
 	return bt
 }
 
 type runFigures struct {
 	ka, fresh, p50, p99, mbps, boot, wrk float64
 	errors, retries                      int64
+	counted                              *report.RunCounted // --icount
+}
+
+func (r runFigures) countedText() string {
+	if r.counted == nil {
+		return ""
+	}
+	c := r.counted
+	return fmt.Sprintf("; kernel instructions: %.0f per kept-alive request, %.0f per fresh connection, %.0f to first 200",
+		c.KeepAlive.Kernel, c.Fresh.Kernel, c.First200.Kernel)
 }
 
 func (r runFigures) wrkText() string {
@@ -151,7 +171,14 @@ func (r runFigures) wrkText() string {
 func (b *bencher) once(ctx context.Context, t *target) (runFigures, error) {
 	var r runFigures
 	logPath := b.logPath(t)
-	g, err := b.start(ctx, t, logPath)
+	var count *counting
+	var qemuArgs []string
+	if b.plugin != "" {
+		count = &counting{session: counter.NewSession(b.plugin, logPath), layout: b.layout(t)}
+		defer count.session.Remove()
+		qemuArgs = count.session.Args()
+	}
+	g, err := b.startWith(ctx, t, logPath, qemuArgs)
 	if err != nil {
 		return r, err
 	}
@@ -172,6 +199,25 @@ func (b *bencher) once(ctx context.Context, t *target) (runFigures, error) {
 		r.errors += res.Errors.Total()
 		r.retries += res.ConnectRetries
 	}
+	// counted closes a phase of count units (nothing without --icount).
+	counted := func(units float64, w *report.RunWork) error {
+		if count == nil {
+			return nil
+		}
+		if units <= 0 {
+			return fmt.Errorf("icount: a phase served nothing to count per")
+		}
+		got, err := count.phase(ctx, units)
+		*w = got
+		return err
+	}
+	if count != nil {
+		count.g = g
+		r.counted = &report.RunCounted{}
+		if err := counted(1, &r.counted.First200); err != nil {
+			return r, err
+		}
+	}
 
 	res, err := load.Run(ctx, load.Config{Addr: addr, Conns: b.conns, KeepAlive: true, Duration: b.duration})
 	if err != nil {
@@ -179,6 +225,11 @@ func (b *bencher) once(ctx context.Context, t *target) (runFigures, error) {
 	}
 	add(res)
 	r.ka, r.p50, r.p99 = res.ReqPerSec, ms(res.P50), ms(res.P99)
+	if r.counted != nil {
+		if err := counted(float64(res.Requests), &r.counted.KeepAlive); err != nil {
+			return r, err
+		}
+	}
 
 	res, err = load.Run(ctx, load.Config{Addr: addr, Conns: b.freshConns, KeepAlive: false, Duration: b.duration})
 	if err != nil {
@@ -186,6 +237,11 @@ func (b *bencher) once(ctx context.Context, t *target) (runFigures, error) {
 	}
 	add(res)
 	r.fresh = res.ReqPerSec
+	if r.counted != nil {
+		if err := counted(float64(res.Requests), &r.counted.Fresh); err != nil {
+			return r, err
+		}
+	}
 
 	if big, ok := transferRequest(t.image); ok {
 		res, err = load.Run(ctx, load.Config{Addr: addr, Conns: 1, KeepAlive: true,
@@ -195,6 +251,12 @@ func (b *bencher) once(ctx context.Context, t *target) (runFigures, error) {
 		}
 		add(res)
 		r.mbps = res.MBPerSec
+		if r.counted != nil {
+			r.counted.Transfer = &report.RunWork{}
+			if err := counted(float64(res.Bytes)/1e6, r.counted.Transfer); err != nil {
+				return r, err
+			}
+		}
 	}
 
 	if !b.noWrk {
@@ -263,6 +325,7 @@ func cmdBench(ctx context.Context, args []string) error {
 	fs.IntVar(&b.conns, "conns", 8, "keep-alive connections")
 	fs.IntVar(&b.freshConns, "fresh-conns", 4, "concurrent clients opening a fresh connection per request")
 	fs.BoolVar(&b.noWrk, "no-wrk", false, "skip the wrk cross-check")
+	icount := fs.Bool("icount", false, "count: every QEMU loads the icount plugin; report guest instructions by privilege mode and QEMU's CPU time per request, per MB and to the first 200")
 	fs.StringVar(&jsonOut, "json", "", "write the result as JSON (schema v1) to FILE")
 	fs.StringVar(&mdOut, "md", "", "write the result as Markdown to FILE")
 	if help, err := parse(fs, args); help || err != nil {
@@ -283,6 +346,11 @@ func cmdBench(ctx context.Context, args []string) error {
 	}
 	if err := c.preflight(); err != nil {
 		return err
+	}
+	if *icount {
+		if err := b.buildPlugin(ctx); err != nil {
+			return err
+		}
 	}
 	var targets []*target
 	for _, spec := range fs.Args() {

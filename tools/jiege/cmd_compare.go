@@ -29,6 +29,7 @@ func cmdCompare(ctx context.Context, args []string) error {
 	fs.IntVar(&b.freshConns, "fresh-conns", 4, "bench concurrent fresh-connection clients")
 	fs.BoolVar(&b.noWrk, "no-wrk", false, "skip the wrk cross-check")
 	fs.BoolVar(&noBench, "no-bench", false, "verify only")
+	icount := fs.Bool("icount", false, "bench with the icount plugin in every QEMU: counted instructions and QEMU's CPU time per request (bench --icount)")
 	fs.StringVar(&shard, "shard", "", "verify and bench only shard K of N (attempts K, K+N, ... counting from 0) and write a partial result for jiege merge")
 	fs.BoolVar(&screenshot, "screenshot", false, "also write leaderboard.png, the page as headless Chromium shows it")
 	if help, err := parse(fs, args); help || err != nil {
@@ -64,6 +65,11 @@ func cmdCompare(ctx context.Context, args []string) error {
 	c.defaults()
 	if err := c.preflight(); err != nil {
 		return err
+	}
+	if *icount && !noBench {
+		if err := b.buildPlugin(ctx); err != nil {
+			return err
+		}
 	}
 
 	// A manifest attempt without a run command is the manifest's error,

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -419,12 +420,23 @@ func (g *guest) qemuCommand() []string {
 
 // start launches the target's QEMU with its console in logPath.
 func (c *common) start(ctx context.Context, t *target, logPath string) (*guest, error) {
+	return c.startWith(ctx, t, logPath, nil)
+}
+
+// startWith is start with extra QEMU arguments.
+func (c *common) startWith(ctx context.Context, t *target, logPath string, qemuArgs []string) (*guest, error) {
 	var live io.Writer
 	if c.console {
 		live = os.Stderr
 	}
 	if t.att != nil {
-		r, err := t.att.Start(ctx, logPath, live)
+		att := t.att
+		if len(qemuArgs) > 0 {
+			withArgs := *t.att
+			withArgs.QEMUArgs = slices.Concat(t.att.QEMUArgs, qemuArgs)
+			att = &withArgs
+		}
+		r, err := att.Start(ctx, logPath, live)
 		if err != nil {
 			return nil, err
 		}
@@ -435,6 +447,7 @@ func (c *common) start(ctx context.Context, t *target, logPath string) (*guest, 
 	}
 	m := t.machine
 	m.LogPath = logPath
+	m.ExtraArgs = slices.Concat(m.ExtraArgs, qemuArgs)
 	in, err := qemu.Start(ctx, m, live)
 	if err != nil {
 		return nil, err

@@ -43,7 +43,7 @@ func (c *Compare) ComputePeerRatios() {
 		if b == nil {
 			continue
 		}
-		for _, m := range Metrics {
+		for _, m := range slices.Concat(Metrics, CountedMetrics) {
 			s := m.Get(b)
 			s.Ratio = 0
 			if peer != nil && m.Get(peer).Median != 0 && len(s.Runs) > 0 {
@@ -253,7 +253,7 @@ func CompareHTML(c *Compare) string {
 	stages := chart{Title: fmt.Sprintf("stages passed (of %d)", len(StageOrder))}
 	for _, r := range c.Rows {
 		lr := lbRow{Row: r, ID: evidenceID(r.Name), Verdict: r.verdict(), Cause: r.cause()}
-		for _, m := range compareMetrics {
+		for _, m := range c.metrics() {
 			cell := htmlCell{Text: "-", Class: "n"}
 			if r.Bench != nil {
 				s := m.Get(r.Bench)
@@ -269,7 +269,7 @@ func CompareHTML(c *Compare) string {
 			Text: fmt.Sprintf("%d/%d %s", r.StagesPassed, r.StagesTotal, r.verdict()), Fail: !r.Pass})
 	}
 	p.Charts = append(p.Charts, stages)
-	for _, m := range compareMetrics {
+	for _, m := range c.metrics() {
 		better := "higher is better"
 		if !m.HigherBetter {
 			better = "lower is better"

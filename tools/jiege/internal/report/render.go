@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"html/template"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -116,7 +118,23 @@ func formatValue(v float64, unit string) string {
 	case "MB/s":
 		return fmt.Sprintf("%.1f", v)
 	}
+	if strings.HasPrefix(unit, UnitInstructions) {
+		return siCount(v)
+	}
 	return fmt.Sprintf("%.2f", v)
+}
+
+// siCount prints a count with three significant digits and k, M or G.
+func siCount(v float64) string {
+	for _, p := range []struct {
+		scale  float64
+		suffix string
+	}{{1e9, "G"}, {1e6, "M"}, {1e3, "k"}} {
+		if math.Abs(v) >= p.scale {
+			return strconv.FormatFloat(v/p.scale, 'g', 3, 64) + p.suffix
+		}
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64)
 }
 
 // cell renders a Stat as "median (min-max)", with "x ratio" when asked.
@@ -164,7 +182,11 @@ func benchRows(b *Bench) [][]string {
 		}
 	}
 	rows = append(rows, harts)
-	for _, m := range Metrics {
+	metrics := Metrics
+	if hasCounted(b.Targets) {
+		metrics = slices.Concat(metrics, CountedMetrics)
+	}
+	for _, m := range metrics {
 		row := []string{m.Label + " (" + m.Unit + ")"}
 		for i := range b.Targets {
 			row = append(row, m.Get(&b.Targets[i]).cell(m.Unit, i > 0))
@@ -272,9 +294,24 @@ func (r *Row) cause() string {
 // compareMetrics are the bench figures shown on the leaderboard.
 var compareMetrics = []Metric{Metrics[0], Metrics[1], Metrics[3], Metrics[4], Metrics[5]}
 
+// compareCountedMetrics are the counted figures shown on the leaderboard
+// when it has them (compare --icount): the kernel's instructions of each
+// phase and QEMU's CPU time per request.
+var compareCountedMetrics = []Metric{CountedMetrics[0], CountedMetrics[3], CountedMetrics[4], CountedMetrics[7], CountedMetrics[8], CountedMetrics[12]}
+
+// metrics are the figures c's leaderboard shows.
+func (c *Compare) metrics() []Metric {
+	for _, r := range c.Rows {
+		if r.Bench != nil && r.Bench.Counted != nil {
+			return slices.Concat(compareMetrics, compareCountedMetrics)
+		}
+	}
+	return compareMetrics
+}
+
 func compareRows(c *Compare) [][]string {
 	head := []string{"#", "attempt", "model", "duration", "cost", "verdict", "cause", "stages"}
-	for _, m := range compareMetrics {
+	for _, m := range c.metrics() {
 		head = append(head, m.Label+" ("+m.Unit+")")
 	}
 	rows := [][]string{head}
@@ -282,7 +319,7 @@ func compareRows(c *Compare) [][]string {
 		r := &c.Rows[i]
 		row := []string{fmt.Sprint(r.Rank), r.Name, dash(r.Meta.Model), dash(r.Meta.Duration), dash(r.Meta.Cost),
 			r.verdict(), r.cause(), fmt.Sprintf("%d/%d", r.StagesPassed, r.StagesTotal)}
-		for _, m := range compareMetrics {
+		for _, m := range c.metrics() {
 			if r.Bench == nil {
 				row = append(row, "-")
 			} else {
@@ -340,7 +377,7 @@ func CompareMarkdown(c *Compare) string {
 		}
 		out.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 		if i == 0 {
-			out.WriteString("|---:|---|---|---|---|---|---|---:" + strings.Repeat("|---:", len(compareMetrics)) + "|\n")
+			out.WriteString("|---:|---|---|---|---|---|---|---:" + strings.Repeat("|---:", len(c.metrics())) + "|\n")
 		}
 	}
 	out.WriteString("\nCells: median (min-max) over runs" + c.ratioNote() + noisyNote + ". Ranked by verdict, stages passed, then keep-alive req/s.\n")

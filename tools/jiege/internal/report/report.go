@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -240,10 +241,61 @@ type BenchTarget struct {
 	KeepAlivePerHart Stat `json:"keepalive_rps_per_hart"`
 	// WrkKeepAliveRPS is wrk's keep-alive req/s with the same connections,
 	// a cross-check of jiege's own load generator; absent without wrk.
-	WrkKeepAliveRPS *Stat  `json:"wrk_keepalive_rps,omitempty"`
-	Errors          int64  `json:"errors"`
-	ConnectRetries  int64  `json:"connect_retries"`
-	Error           string `json:"error,omitempty"` // why the target has no figures
+	WrkKeepAliveRPS *Stat `json:"wrk_keepalive_rps,omitempty"`
+	// Counted holds the counted figures of `jiege bench --icount`.
+	Counted        *Counted `json:"counted,omitempty"`
+	Errors         int64    `json:"errors"`
+	ConnectRetries int64    `json:"connect_retries"`
+	Error          string   `json:"error,omitempty"` // why the target has no figures
+}
+
+// Counted are the figures of `jiege bench --icount`: guest instructions
+// counted by the icount QEMU plugin, by privilege mode, and the QEMU
+// process's host CPU time, each per unit of a measured phase.
+type Counted struct {
+	KeepAlive Work `json:"keepalive_per_request"`
+	Fresh     Work `json:"fresh_per_request"`
+	Transfer  Work `json:"transfer_per_mb"` // MB: 10^6 bytes of the 64 MiB file
+	First200  Work `json:"boot_to_first_200"`
+}
+
+// Work is one phase's counted figures per unit.
+type Work struct {
+	Kernel  Stat `json:"kernel_insns"`  // S-mode instructions
+	Machine Stat `json:"machine_insns"` // M-mode (firmware) instructions
+	User    Stat `json:"user_insns"`
+	// HostCPUMS is QEMU's user and system CPU time (/proc/PID/stat), in ms.
+	HostCPUMS Stat `json:"host_cpu_ms"`
+}
+
+// RunWork is one run's counted figures of one phase, per unit.
+type RunWork struct{ Kernel, Machine, User, HostCPUMS float64 }
+
+// RunCounted is one run's counted figures; Transfer is nil when the
+// target has no transfer file.
+type RunCounted struct {
+	KeepAlive, Fresh, First200 RunWork
+	Transfer                   *RunWork
+}
+
+// NewCounted sums runs up.
+func NewCounted(runs []RunCounted) *Counted {
+	var ka, fresh, transfer, first []RunWork
+	for _, r := range runs {
+		ka, fresh, first = append(ka, r.KeepAlive), append(fresh, r.Fresh), append(first, r.First200)
+		if r.Transfer != nil {
+			transfer = append(transfer, *r.Transfer)
+		}
+	}
+	return &Counted{KeepAlive: newWork(ka), Fresh: newWork(fresh), Transfer: newWork(transfer), First200: newWork(first)}
+}
+
+func newWork(runs []RunWork) Work {
+	var kernel, machine, user, cpu []float64
+	for _, r := range runs {
+		kernel, machine, user, cpu = append(kernel, r.Kernel), append(machine, r.Machine), append(user, r.User), append(cpu, r.HostCPUMS)
+	}
+	return Work{Kernel: NewStat(kernel), Machine: NewStat(machine), User: NewStat(user), HostCPUMS: NewStat(cpu)}
 }
 
 // Bench is the result of `jiege bench`.
@@ -283,6 +335,57 @@ var Metrics = []Metric{
 	{"keepalive_rps_per_hart", "keep-alive per hart", "req/s", true, func(t *BenchTarget) *Stat { return &t.KeepAlivePerHart }},
 }
 
+// CountedMetrics lists the counted figures (BenchTarget.Counted) in
+// display order; a target without them gives an empty Stat.
+var CountedMetrics = countedMetrics()
+
+func countedMetrics() []Metric {
+	phases := []struct {
+		key, label, per string
+		get             func(*Counted) *Work
+	}{
+		{"keepalive_per_request", "keep-alive", "/req", func(c *Counted) *Work { return &c.KeepAlive }},
+		{"fresh_per_request", "fresh conn", "/req", func(c *Counted) *Work { return &c.Fresh }},
+		{"transfer_per_mb", "transfer", "/MB", func(c *Counted) *Work { return &c.Transfer }},
+		{"boot_to_first_200", "to first 200", "", func(c *Counted) *Work { return &c.First200 }},
+	}
+	parts := []struct {
+		key, label, unit string
+		get              func(*Work) *Stat
+	}{
+		{"kernel_insns", "kernel (S) instructions", UnitInstructions, func(w *Work) *Stat { return &w.Kernel }},
+		{"machine_insns", "firmware (M) instructions", UnitInstructions, func(w *Work) *Stat { return &w.Machine }},
+		{"user_insns", "user instructions", UnitInstructions, func(w *Work) *Stat { return &w.User }},
+		{"host_cpu_ms", "QEMU host CPU", "ms", func(w *Work) *Stat { return &w.HostCPUMS }},
+	}
+	var ms []Metric
+	for _, ph := range phases {
+		for _, pt := range parts {
+			ms = append(ms, Metric{Key: ph.key + "." + pt.key, Label: ph.label + " " + pt.label, Unit: pt.unit + ph.per,
+				Get: func(t *BenchTarget) *Stat {
+					if t.Counted == nil {
+						return &Stat{}
+					}
+					return pt.get(ph.get(t.Counted))
+				}})
+		}
+	}
+	return ms
+}
+
+// UnitInstructions is the unit of counted guest instructions.
+const UnitInstructions = "insns"
+
+// hasCounted says whether any target has counted figures.
+func hasCounted(ts []BenchTarget) bool {
+	for _, t := range ts {
+		if t.Counted != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // ComputeRatios sets every Stat's Ratio to its median over the first
 // target's median; a zero first median leaves the ratio at 0 (unknown).
 func (b *Bench) ComputeRatios() {
@@ -291,7 +394,7 @@ func (b *Bench) ComputeRatios() {
 	}
 	first := &b.Targets[0]
 	for i := range b.Targets {
-		for _, m := range Metrics {
+		for _, m := range slices.Concat(Metrics, CountedMetrics) {
 			base, s := m.Get(first), m.Get(&b.Targets[i])
 			s.Ratio = 0
 			if base.Median != 0 && len(s.Runs) > 0 {

@@ -635,3 +635,39 @@ func TestPassWithDeviations(t *testing.T) {
 		t.Errorf("plain pass: %q", r.verdict())
 	}
 }
+
+// TestCountedFigures: bench --icount's figures get rows, ratios to the
+// first target and the leaderboard's columns; without them neither shows.
+func TestCountedFigures(t *testing.T) {
+	b := sampleBench()
+	if strings.Contains(BenchText(b), "instructions") {
+		t.Fatal("counted rows without counted figures")
+	}
+	b.Targets[0].Counted = NewCounted([]RunCounted{{KeepAlive: RunWork{Kernel: 62000, User: 19000, HostCPUMS: 0.5}, First200: RunWork{Kernel: 2e9}}})
+	b.Targets[1].Counted = NewCounted([]RunCounted{
+		{KeepAlive: RunWork{Kernel: 93000, User: 19100, HostCPUMS: 0.4}, Transfer: &RunWork{Kernel: 5.9e6}, First200: RunWork{Kernel: 5e7}},
+		{KeepAlive: RunWork{Kernel: 95000, User: 19100, HostCPUMS: 0.3}, Transfer: &RunWork{Kernel: 6.1e6}, First200: RunWork{Kernel: 5e7}},
+	})
+	b.ComputeRatios()
+	ka := b.Targets[1].Counted.KeepAlive
+	if ka.Kernel.Median != 94000 || ka.Kernel.Ratio != 94000.0/62000 || b.Targets[1].Counted.First200.Kernel.Ratio != 0.025 {
+		t.Errorf("keep-alive kernel %+v, first 200 %+v", ka.Kernel, b.Targets[1].Counted.First200.Kernel)
+	}
+	if len(b.Targets[0].Counted.Transfer.Kernel.Runs) != 0 {
+		t.Error("a run without a transfer counted one")
+	}
+	txt := BenchText(b)
+	for _, want := range []string{"keep-alive kernel (S) instructions (insns/req)", "62k", "94k (93k-95k) x1.52", "transfer kernel (S) instructions (insns/MB)", "6M (5.9M-6.1M)", "2G", "50M (50M-50M) x0.03", "QEMU host CPU (ms/req)"} {
+		if !strings.Contains(txt, want) {
+			t.Errorf("no %q in:\n%s", want, txt)
+		}
+	}
+	c := sampleCompare()
+	if strings.Contains(CompareText(c), "instructions") {
+		t.Error("counted columns on a leaderboard without counted figures")
+	}
+	c.Rows[1].Bench.Counted = b.Targets[1].Counted
+	if !strings.Contains(CompareText(c), "keep-alive kernel (S) instructions (insns/req)") {
+		t.Errorf("no counted column:\n%s", CompareText(c))
+	}
+}
