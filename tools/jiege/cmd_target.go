@@ -280,7 +280,9 @@ func (c *common) build(ctx context.Context, t *target, log io.Writer) report.Sta
 			if err != nil {
 				return fail(report.ClassEnvironment, err)
 			}
-			m.BIOS = filepath.Join(c.buildDir, "logs", fmt.Sprintf("tramp-%d.bin", os.Getpid()))
+			// One trampoline per entry: a bench of two ELF kernels
+			// prepares both before it boots either.
+			m.BIOS = filepath.Join(c.buildDir, "logs", fmt.Sprintf("tramp-%d-%x.bin", os.Getpid(), entry))
 			if err := os.MkdirAll(filepath.Dir(m.BIOS), 0o755); err != nil {
 				return fail(report.ClassEnvironment, err)
 			}
