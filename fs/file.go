@@ -488,7 +488,10 @@ func (t *FDTable) InstallAt(d *Description, fd int, cloexec bool) error {
 	return nil
 }
 
-// Get returns the description open on fd.
+// Get returns the description open on fd with a reference taken for the
+// caller, which drops it (DecRef) when its system call is done: a close
+// of fd meanwhile, in another thread, then leaves the file open until
+// the call is over, as Linux's fdget and fdput do.
 func (t *FDTable) Get(fd int) (*Description, error) {
 	t.mu.Lock() // no defer: every system call on a descriptor comes here
 	if fd < 0 || fd >= len(t.files) || t.files[fd] == nil {
@@ -496,6 +499,7 @@ func (t *FDTable) Get(fd int) (*Description, error) {
 		return nil, unix.EBADF
 	}
 	d := t.files[fd].Desc
+	d.IncRef()
 	t.mu.Unlock()
 	return d, nil
 }

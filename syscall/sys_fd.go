@@ -23,6 +23,7 @@ func sysClose(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	defer d.DecRef()
 	if n := d.Node(); n != nil {
 		t.Proc.Root.ReleaseLocks(n, t.Proc)
 	}
@@ -35,6 +36,7 @@ func sysDup(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	defer d.DecRef() // the new descriptor takes its own
 	fd, err := t.Proc.Files.Install(d, false, 0)
 	return uint64(fd), err
 }
@@ -50,6 +52,7 @@ func sysDup3(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	defer d.DecRef()
 	return uint64(newfd), t.Proc.Files.InstallAt(d, newfd, a[2]&unix.O_CLOEXEC != 0)
 }
 
@@ -60,6 +63,7 @@ func sysFcntl(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	defer d.DecRef()
 	switch a[1] {
 	case unix.F_GETFD:
 		if on, _ := t.Proc.Files.CloExec(fd); on {
@@ -116,6 +120,7 @@ func sysIoctl(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	defer d.DecRef()
 	switch a[1] {
 	case fionbio:
 		var on int32
@@ -139,7 +144,8 @@ func sysIoctl(t *kernel.Task, a Args) (uint64, error) {
 	case fioasync:
 		return 0, nil // no SIGIO is sent yet
 	}
-	if _, _, err := sockFile(t, a[0]); err == nil {
+	if _, sd, err := sockFile(t, a[0]); err == nil {
+		sd.DecRef()
 		if handled, err := ifreqIoctl(t, a[1], a[2]); handled {
 			return 0, err
 		}
