@@ -18,8 +18,7 @@ func init() {
 // sysClose implements close(2). Closing any descriptor of a file drops the
 // POSIX locks the process holds on it, as on Linux.
 func sysClose(t *kernel.Task, a Args) (uint64, error) {
-	fd := int(int32(a[0]))
-	d, err := t.Proc.Files.Get(fd)
+	d, err := t.Proc.Files.Remove(int(int32(a[0])))
 	if err != nil {
 		return 0, err
 	}
@@ -27,7 +26,7 @@ func sysClose(t *kernel.Task, a Args) (uint64, error) {
 	if n := d.Node(); n != nil {
 		t.Proc.Root.ReleaseLocks(n, t.Proc)
 	}
-	return 0, t.Proc.Files.Close(fd)
+	return 0, nil
 }
 
 // sysDup implements dup(2).
