@@ -488,7 +488,10 @@ func (t *FDTable) InstallAt(d *Description, fd int, cloexec bool) error {
 	return nil
 }
 
-// Get returns the description open on fd.
+// Get returns the description open on fd with a reference taken for the
+// caller, which drops it (DecRef) when its system call is done: a close
+// of fd meanwhile, in another thread, then leaves the file open until
+// the call is over, as Linux's fdget and fdput do.
 func (t *FDTable) Get(fd int) (*Description, error) {
 	t.mu.Lock() // no defer: every system call on a descriptor comes here
 	if fd < 0 || fd >= len(t.files) || t.files[fd] == nil {
@@ -496,6 +499,7 @@ func (t *FDTable) Get(fd int) (*Description, error) {
 		return nil, unix.EBADF
 	}
 	d := t.files[fd].Desc
+	d.IncRef()
 	t.mu.Unlock()
 	return d, nil
 }
@@ -539,16 +543,27 @@ func (t *FDTable) Fork() *FDTable {
 // Close closes fd. Epoll watches stay until the description's last
 // reference goes, as on Linux.
 func (t *FDTable) Close(fd int) error {
+	d, err := t.Remove(fd)
+	if err != nil {
+		return err
+	}
+	d.DecRef()
+	return nil
+}
+
+// Remove takes fd out of the table and hands the table's reference to
+// its description to the caller, which drops it (close(2) releases the
+// process's locks on the file in between).
+func (t *FDTable) Remove(fd int) (*Description, error) {
 	t.mu.Lock()
 	if fd < 0 || fd >= len(t.files) || t.files[fd] == nil {
 		t.mu.Unlock()
-		return unix.EBADF
+		return nil, unix.EBADF
 	}
 	d := t.files[fd].Desc
 	t.files[fd] = nil
 	t.mu.Unlock()
-	d.DecRef()
-	return nil
+	return d, nil
 }
 
 // CloseOnExec closes every descriptor marked close-on-exec.

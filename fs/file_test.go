@@ -40,6 +40,7 @@ func TestFDTable(t *testing.T) {
 	if string(out) != "hi" {
 		t.Fatalf("console got %q", out)
 	}
+	d.DecRef()
 	if err := tab.Close(1); err != nil {
 		t.Fatal(err)
 	}
@@ -76,6 +77,35 @@ func TestFDTable(t *testing.T) {
 	}
 	if _, err := tab.Install(NewDescription(file, 0), false, 4); err != unix.EMFILE {
 		t.Fatalf("install past RLIMIT_NOFILE: %v", err)
+	}
+}
+
+// TestFDTableGetHolds closes a descriptor while a call holds what Get
+// gave it: the file stays open until the call drops its reference, as
+// Linux's fdget keeps a file from close(2) in another thread.
+func TestFDTableGetHolds(t *testing.T) {
+	var tab FDTable
+	file := &closeCounter{File: &Console{Out: func([]byte) {}}}
+	fd, err := tab.Open(file, unix.O_RDWR, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := tab.Get(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tab.Close(fd); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tab.Get(fd); err != unix.EBADF {
+		t.Fatalf("Get of the closed descriptor: %v, want EBADF", err)
+	}
+	if file.closes != 0 {
+		t.Fatal("close released the file while a call held it")
+	}
+	held.DecRef()
+	if file.closes != 1 {
+		t.Fatalf("released %d times after the call dropped it, want 1", file.closes)
 	}
 }
 

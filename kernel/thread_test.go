@@ -137,9 +137,11 @@ func TestCloneFilesSharesTheTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	child.leave()
-	if _, err := task.Proc.Files.Get(fd); err != nil {
+	d, err := task.Proc.Files.Get(fd)
+	if err != nil {
 		t.Fatalf("the child's exit closed the shared table: %v", err)
 	}
+	d.DecRef()
 }
 
 func TestVforkWaitsForExecOrExit(t *testing.T) {

@@ -27,29 +27,34 @@ func sysEpollCreate1(t *kernel.Task, a Args) (uint64, error) {
 	return uint64(fd), err
 }
 
-func epollOf(t *kernel.Task, fd uint64) (*fs.Epoll, error) {
+// epollOf returns the epoll instance open on fd and its description,
+// with the reference the caller drops: EINVAL for any other file.
+func epollOf(t *kernel.Task, fd uint64) (*fs.Epoll, *fs.Description, error) {
 	d, err := t.Proc.Files.Get(int(int32(fd)))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	e, ok := d.Epoll()
 	if !ok {
-		return nil, unix.EINVAL
+		d.DecRef()
+		return nil, nil, unix.EINVAL
 	}
-	return e, nil
+	return e, d, nil
 }
 
 // sysEpollCtl implements epoll_ctl(2).
 func sysEpollCtl(t *kernel.Task, a Args) (uint64, error) {
-	e, err := epollOf(t, a[0])
+	e, ed, err := epollOf(t, a[0])
 	if err != nil {
 		return 0, err
 	}
+	defer ed.DecRef()
 	fd := int(int32(a[2]))
 	d, err := t.Proc.Files.Get(fd)
 	if err != nil {
 		return 0, err
 	}
+	defer d.DecRef() // a watch holds none: the last close removes it
 	var events uint32
 	var data uint64
 	if a[1] != unix.EPOLL_CTL_DEL {
@@ -66,10 +71,11 @@ func sysEpollCtl(t *kernel.Task, a Args) (uint64, error) {
 // while it waits. A timeout in milliseconds: negative waits forever, 0 not
 // at all; a signal interrupts it (EINTR, never restarted).
 func sysEpollPwait(t *kernel.Task, a Args) (uint64, error) {
-	e, err := epollOf(t, a[0])
+	e, ed, err := epollOf(t, a[0])
 	if err != nil {
 		return 0, err
 	}
+	defer ed.DecRef()
 	max := int(int32(a[2]))
 	if max <= 0 || max > 1<<16 {
 		return 0, unix.EINVAL

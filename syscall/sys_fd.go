@@ -18,15 +18,15 @@ func init() {
 // sysClose implements close(2). Closing any descriptor of a file drops the
 // POSIX locks the process holds on it, as on Linux.
 func sysClose(t *kernel.Task, a Args) (uint64, error) {
-	fd := int(int32(a[0]))
-	d, err := t.Proc.Files.Get(fd)
+	d, err := t.Proc.Files.Remove(int(int32(a[0])))
 	if err != nil {
 		return 0, err
 	}
+	defer d.DecRef()
 	if n := d.Node(); n != nil {
 		t.Proc.Root.ReleaseLocks(n, t.Proc)
 	}
-	return 0, t.Proc.Files.Close(fd)
+	return 0, nil
 }
 
 // sysDup implements dup(2).
@@ -35,6 +35,7 @@ func sysDup(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	defer d.DecRef() // the new descriptor takes its own
 	fd, err := t.Proc.Files.Install(d, false, 0)
 	return uint64(fd), err
 }
@@ -50,6 +51,7 @@ func sysDup3(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	defer d.DecRef()
 	return uint64(newfd), t.Proc.Files.InstallAt(d, newfd, a[2]&unix.O_CLOEXEC != 0)
 }
 
@@ -60,6 +62,7 @@ func sysFcntl(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	defer d.DecRef()
 	switch a[1] {
 	case unix.F_GETFD:
 		if on, _ := t.Proc.Files.CloExec(fd); on {
@@ -116,6 +119,7 @@ func sysIoctl(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	defer d.DecRef()
 	switch a[1] {
 	case fionbio:
 		var on int32
@@ -139,7 +143,8 @@ func sysIoctl(t *kernel.Task, a Args) (uint64, error) {
 	case fioasync:
 		return 0, nil // no SIGIO is sent yet
 	}
-	if _, _, err := sockFile(t, a[0]); err == nil {
+	if _, sd, err := sockFile(t, a[0]); err == nil {
+		sd.DecRef()
 		if handled, err := ifreqIoctl(t, a[1], a[2]); handled {
 			return 0, err
 		}

@@ -52,6 +52,7 @@ func resolve(t *kernel.Task, dirfd int32, p string) (string, error) {
 		if err != nil {
 			return "", err
 		}
+		defer d.DecRef()
 		nf, ok := d.NodeFile()
 		if !ok || !nf.Node().IsDir() {
 			return "", unix.ENOTDIR
@@ -84,22 +85,27 @@ var selfLinks = []struct{ from, to string }{
 }
 
 // pipeOfFD returns the pipe end that /proc/PID/fd/N of k names, if it
-// names one: opening it opens that pipe anew, as Linux's magic link does.
-func pipeOfFD(k *kernel.Kernel, p string) (reopener, bool) {
+// names one, and its description with the reference the caller drops:
+// opening it opens that pipe anew, as Linux's magic link does.
+func pipeOfFD(k *kernel.Kernel, p string) (reopener, *fs.Description, bool) {
 	pid, fd, ok := procFD(p)
 	if !ok {
-		return nil, false
+		return nil, nil, false
 	}
 	proc := k.ProcessByID(pid)
 	if proc == nil {
-		return nil, false
+		return nil, nil, false
 	}
 	d, err := proc.Files.Get(fd)
 	if err != nil {
-		return nil, false
+		return nil, nil, false
 	}
 	r, ok := d.File.(reopener)
-	return r, ok
+	if !ok {
+		d.DecRef()
+		return nil, nil, false
+	}
+	return r, d, true
 }
 
 // procFD parses /proc/PID/fd/N (every open's path passes here).
@@ -151,7 +157,8 @@ func sysOpenat(t *kernel.Task, a Args) (uint64, error) {
 	if acc == unix.O_ACCMODE {
 		return 0, unix.EINVAL
 	}
-	if pe, ok := pipeOfFD(t.Kernel(), p); ok {
+	if pe, d, ok := pipeOfFD(t.Kernel(), p); ok {
+		defer d.DecRef()
 		f := pe.Reopen(acc != unix.O_WRONLY, acc != unix.O_RDONLY)
 		fd, err := t.Proc.Files.Open(f, uint32(flags), flags&unix.O_CLOEXEC != 0)
 		if err != nil {
@@ -358,17 +365,22 @@ func sysUmask(t *kernel.Task, a Args) (uint64, error) {
 
 // sysFsync implements fsync(2) and fdatasync(2): memory is the medium.
 func sysFsync(t *kernel.Task, a Args) (uint64, error) {
-	_, err := t.Proc.Files.Get(int(int32(a[0])))
-	return 0, err
+	d, err := t.Proc.Files.Get(int(int32(a[0])))
+	if err != nil {
+		return 0, err
+	}
+	d.DecRef()
+	return 0, nil
 }
 
 // sysGetdents64 implements getdents64(2): ".", ".." and the entries sorted
 // by name; the file position counts entries.
 func sysGetdents64(t *kernel.Task, a Args) (uint64, error) {
-	f, err := nodeFile(t, a[0])
+	f, d, err := nodeFile(t, a[0])
 	if err != nil {
 		return 0, err
 	}
+	defer d.DecRef()
 	dir := f.Node()
 	if !dir.IsDir() {
 		return 0, unix.ENOTDIR
@@ -415,25 +427,31 @@ func pathArg(t *kernel.Task, dirfd, addr uint64) (string, error) {
 	return resolve(t, int32(dirfd), name)
 }
 
-// nodeFile returns the tree file open on fd.
-func nodeFile(t *kernel.Task, fd uint64) (*fs.NodeFile, error) {
+// nodeFile returns the tree file open on fd and its description, with
+// the reference the caller drops: EINVAL for any other file.
+func nodeFile(t *kernel.Task, fd uint64) (*fs.NodeFile, *fs.Description, error) {
 	d, err := t.Proc.Files.Get(int(int32(fd)))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	nf, ok := d.NodeFile()
 	if !ok {
-		return nil, unix.EINVAL
+		d.DecRef()
+		return nil, nil, unix.EINVAL
 	}
-	return nf, nil
+	return nf, d, nil
 }
 
-// nodeOf returns the tree node open on fd.
+// nodeOf returns the tree node open on fd. It drops its reference to the
+// description before returning: the node is the tree's, and what its
+// callers change or check (owner, mode, times, access) needs nothing of
+// the open file.
 func nodeOf(t *kernel.Task, fd uint64) (*fs.Node, error) {
-	f, err := nodeFile(t, fd)
+	f, d, err := nodeFile(t, fd)
 	if err != nil {
 		return nil, err
 	}
+	d.DecRef()
 	return f.Node(), nil
 }
 
@@ -469,13 +487,14 @@ func sysChdir(t *kernel.Task, a Args) (uint64, error) {
 
 // sysFchdir implements fchdir(2).
 func sysFchdir(t *kernel.Task, a Args) (uint64, error) {
-	f, err := nodeFile(t, a[0])
+	f, d, err := nodeFile(t, a[0])
 	if err != nil {
 		if err == unix.EINVAL {
 			return 0, unix.ENOTDIR
 		}
 		return 0, err
 	}
+	defer d.DecRef()
 	if !f.Node().IsDir() {
 		return 0, unix.ENOTDIR
 	}

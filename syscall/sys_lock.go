@@ -129,6 +129,7 @@ func sysFlock(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	defer d.DecRef()
 	nf, ok := d.NodeFile()
 	if !ok {
 		return 0, unix.EINVAL

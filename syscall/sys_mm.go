@@ -76,6 +76,7 @@ func sysMmap(t *kernel.Task, a Args) (uint64, error) {
 		if err != nil {
 			return 0, err
 		}
+		defer f.DecRef() // the mapping holds the node, not the description
 		nf, ok := f.NodeFile()
 		if !ok || nf.Node().IsDir() {
 			return 0, unix.ENODEV

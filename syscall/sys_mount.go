@@ -68,7 +68,13 @@ func mountInUse(k *kernel.Kernel, m *fs.Mount) bool {
 			return true
 		}
 		for _, fd := range p.Files.Numbers() {
-			if d, err := p.Files.Get(fd); err == nil && d.File.Stat().Dev == m.Dev {
+			d, err := p.Files.Get(fd)
+			if err != nil {
+				continue
+			}
+			dev := d.File.Stat().Dev
+			d.DecRef()
+			if dev == m.Dev {
 				return true
 			}
 		}

@@ -16,7 +16,8 @@ func init() {
 	register(sysno.Pselect6, sysPselect6)
 }
 
-// pollSet is the files one poll or select call watches.
+// pollSet is the files one poll or select call watches, each held by a
+// reference until the call is done (release).
 type pollSet struct {
 	descs   []*fs.Description // nil: no file (a negative or bad fd)
 	masks   []uint32
@@ -43,6 +44,15 @@ func (s *pollSet) watch() {
 func (s *pollSet) stop() {
 	for _, c := range s.cancels {
 		c()
+	}
+}
+
+// release drops the references to the files.
+func (s *pollSet) release() {
+	for _, d := range s.descs {
+		if d != nil {
+			d.DecRef()
+		}
 	}
 }
 
@@ -150,6 +160,7 @@ func sysPpoll(t *kernel.Task, a Args) (uint64, error) {
 		return 0, err
 	}
 	s := &pollSet{descs: make([]*fs.Description, nfds), masks: make([]uint32, nfds)}
+	defer s.release()
 	bad := make([]bool, nfds)
 	for i := range s.descs {
 		fd := raw[i].FD
@@ -235,6 +246,7 @@ func sysPselect6(t *kernel.Task, a Args) (uint64, error) {
 		}
 	}
 	s := &pollSet{descs: make([]*fs.Description, nfds), masks: make([]uint32, nfds)}
+	defer s.release()
 	for fd := 0; fd < nfds; fd++ {
 		for k, events := range []uint32{selectIn, selectOut, selectEx} {
 			if sets[k] != nil && sets[k][fd/64]&(1<<(fd%64)) != 0 {

@@ -31,6 +31,7 @@ func sysRead(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	defer d.DecRef()
 	return readTo(t, d, oneIovec(a[1], a[2]), d.File.ReadTo, modeOf(d))
 }
 
@@ -40,6 +41,7 @@ func sysWrite(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	defer d.DecRef()
 	return writeFrom(t, d, oneIovec(a[1], a[2]), d.File.WriteFrom, modeOf(d))
 }
 
@@ -49,6 +51,7 @@ func sysReadv(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	defer d.DecRef()
 	vs, err := readIovecs(t, a[1], a[2])
 	if err != nil {
 		return 0, err
@@ -62,6 +65,7 @@ func sysWritev(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	defer d.DecRef()
 	vs, err := readIovecs(t, a[1], a[2])
 	if err != nil {
 		return 0, err
@@ -70,17 +74,20 @@ func sysWritev(t *kernel.Task, a Args) (uint64, error) {
 }
 
 // positioned returns the description open on fd for pread and pwrite,
-// and checks the offset: ESPIPE for pipes and sockets, EINVAL when
-// negative or when the range passes the largest offset.
+// with the reference the caller drops, and checks the offset: ESPIPE for
+// pipes and sockets, EINVAL when negative or when the range passes the
+// largest offset.
 func positioned(t *kernel.Task, fd, off uint64, vs []iovec) (*fs.Description, error) {
 	d, err := t.Proc.Files.Get(int(int32(fd)))
 	if err != nil {
 		return nil, err
 	}
 	if !d.Positioned() {
+		d.DecRef()
 		return nil, unix.ESPIPE
 	}
 	if int64(off) < 0 || int64(off+iovecsLen(vs)) < 0 {
+		d.DecRef()
 		return nil, unix.EINVAL
 	}
 	return d, nil
@@ -92,6 +99,7 @@ func preadTo(t *kernel.Task, fd, off uint64, vs []iovec) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	defer d.DecRef()
 	pos := int64(off)
 	return readTo(t, d, vs, func(dst fs.UserIO) (int64, error) {
 		n, err := d.ReadAt(dst, pos)
@@ -106,6 +114,7 @@ func pwriteFrom(t *kernel.Task, fd, off uint64, vs []iovec) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	defer d.DecRef()
 	pos := int64(off)
 	return writeFrom(t, d, vs, func(src fs.UserIO) (int64, error) {
 		n, err := d.WriteAt(src, pos)
@@ -148,6 +157,7 @@ func sysLseek(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	defer d.DecRef()
 	off, err := d.Seek(int64(a[1]), int(a[2]))
 	return uint64(off), err
 }
@@ -161,10 +171,12 @@ func sysSendfile(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	defer out.DecRef()
 	inDesc, err := t.Proc.Files.Get(int(int32(a[1])))
 	if err != nil {
 		return 0, err
 	}
+	defer inDesc.DecRef()
 	in, ok := inDesc.NodeFile()
 	if !ok || !inDesc.Readable() || !out.Writable() {
 		return 0, unix.EBADF

@@ -42,6 +42,7 @@ func sendData(t *kernel.Task, fd uint64, vs []iovec, flags uint64, to, toLen uin
 	if err != nil {
 		return 0, err
 	}
+	defer d.DecRef()
 	if flags&^sendFlags != 0 {
 		return 0, unix.EOPNOTSUPP
 	}
@@ -110,6 +111,7 @@ func recvData(t *kernel.Task, fd uint64, vs []iovec, flags uint64) (uint64, rece
 	if err != nil {
 		return 0, received{}, err
 	}
+	defer d.DecRef()
 	if limit := so.MaxMessage(); limit > 0 {
 		if flags&^(recvFlags|unix.MSG_TRUNC) != 0 {
 			return 0, received{}, unix.EOPNOTSUPP
@@ -183,9 +185,7 @@ func sysSendto(t *kernel.Task, a Args) (uint64, error) {
 // sysRecvfrom implements recvfrom(2).
 func sysRecvfrom(t *kernel.Task, a Args) (uint64, error) {
 	n, r, err := recvData(t, a[0], oneIovec(a[1], a[2]), a[3])
-	for _, d := range r.rights {
-		d.DecRef()
-	}
+	dropRefs(r.rights)
 	if err != nil || a[4] == 0 {
 		return n, err
 	}
@@ -217,10 +217,15 @@ func sysSendmsg(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	// A message sent takes references of its own (net.UnixSocket.SendMsg).
+	defer dropRefs(rights)
 	if len(rights) > 0 { // only Unix sockets pass descriptions, as Linux's scm_send checks
-		if so, _, err := sockFile(t, a[0]); err != nil {
+		so, d, err := sockFile(t, a[0])
+		if err != nil {
 			return 0, err
-		} else if so.Family() != unix.AF_UNIX {
+		}
+		d.DecRef()
+		if so.Family() != unix.AF_UNIX {
 			return 0, unix.EINVAL
 		}
 	}
@@ -231,8 +236,9 @@ func sysSendmsg(t *kernel.Task, a Args) (uint64, error) {
 const maxRights = 253
 
 // readRights reads a control buffer: SCM_RIGHTS messages name descriptors
-// of the caller; anything else is EINVAL.
-func readRights(t *kernel.Task, addr, length uint64) ([]*fs.Description, error) {
+// of the caller, whose descriptions it returns with a reference each that
+// the caller drops (dropRefs); anything else is EINVAL.
+func readRights(t *kernel.Task, addr, length uint64) (_ []*fs.Description, err error) {
 	if length == 0 {
 		return nil, nil
 	}
@@ -244,6 +250,11 @@ func readRights(t *kernel.Task, addr, length uint64) ([]*fs.Description, error) 
 		return nil, err
 	}
 	var rights []*fs.Description
+	defer func() {
+		if err != nil {
+			dropRefs(rights)
+		}
+	}()
 	for off := uint64(0); off+linux.SizeofCmsghdr <= length; {
 		var h linux.Cmsghdr
 		linux.Decode(buf[off:], &h)
@@ -260,10 +271,10 @@ func readRights(t *kernel.Task, addr, length uint64) ([]*fs.Description, error) 
 			if err != nil {
 				return nil, err
 			}
-			if len(rights) == maxRights {
+			rights = append(rights, d)
+			if len(rights) > maxRights {
 				return nil, unix.EINVAL
 			}
-			rights = append(rights, d)
 		}
 		off += linux.CmsgAlign(h.Len)
 	}
@@ -393,4 +404,11 @@ func sysRecvmmsg(t *kernel.Task, a Args) (uint64, error) {
 		}
 	}
 	return uint64(count), nil
+}
+
+// dropRefs drops a reference to each of ds.
+func dropRefs(ds []*fs.Description) {
+	for _, d := range ds {
+		d.DecRef()
+	}
 }

@@ -80,6 +80,7 @@ func sysFtruncate(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	defer d.DecRef()
 	f, ok := d.NodeFile()
 	if !ok || !d.Writable() || int64(a[1]) < 0 {
 		return 0, unix.EINVAL

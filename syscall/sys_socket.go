@@ -137,8 +137,9 @@ func writeSockaddr(t *kernel.Task, addr, lenAddr uint64, sa jnet.Addr) error {
 	return copyOutStruct(t, lenAddr, uint32(len(b)))
 }
 
-// sockFile returns the socket open on fd and its description: ENOTSOCK
-// for any other file.
+// sockFile returns the socket open on fd and its description, with the
+// reference the caller drops when done (FDTable.Get): ENOTSOCK for any
+// other file.
 func sockFile(t *kernel.Task, fd uint64) (jnet.Socket, *fs.Description, error) {
 	d, err := t.Proc.Files.Get(int(int32(fd)))
 	if err != nil {
@@ -146,6 +147,7 @@ func sockFile(t *kernel.Task, fd uint64) (jnet.Socket, *fs.Description, error) {
 	}
 	so, ok := d.File.(jnet.Socket)
 	if !ok {
+		d.DecRef()
 		return nil, nil, unix.ENOTSOCK
 	}
 	return so, d, nil
@@ -240,10 +242,11 @@ func sysSocketpair(t *kernel.Task, a Args) (uint64, error) {
 // sysBind implements bind(2). A Unix socket bound to a path appears in
 // the tree as a socket node.
 func sysBind(t *kernel.Task, a Args) (uint64, error) {
-	so, _, err := sockFile(t, a[0])
+	so, d, err := sockFile(t, a[0])
 	if err != nil {
 		return 0, err
 	}
+	defer d.DecRef()
 	sa, err := readSockaddr(t, a[1], a[2], so.Family())
 	if err != nil {
 		return 0, err
@@ -294,10 +297,11 @@ func (ns names) BoundSocket(path string) (any, error) {
 
 // sysListen implements listen(2).
 func sysListen(t *kernel.Task, a Args) (uint64, error) {
-	so, _, err := sockFile(t, a[0])
+	so, d, err := sockFile(t, a[0])
 	if err != nil {
 		return 0, err
 	}
+	defer d.DecRef()
 	return 0, so.Listen(int(int32(a[1])))
 }
 
@@ -316,6 +320,7 @@ func sysAccept4(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	defer d.DecRef()
 	conn, peer, err := so.Accept()
 	for err == unix.EAGAIN && !d.Nonblock() {
 		if err = waitReady(t, d, unix.EPOLLIN); err == nil {
@@ -340,6 +345,7 @@ func sysConnect(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	defer d.DecRef()
 	if so.UnspecDisconnects() && unspecified(t, a[1], a[2]) {
 		return 0, so.Connect(jnet.Addr{Family: unix.AF_UNSPEC}, names{t})
 	}
@@ -372,10 +378,11 @@ func sysGetpeername(t *kernel.Task, a Args) (uint64, error) { return sockName(t,
 
 // sockName writes the socket's own or its peer's address to (a[1], a[2]).
 func sockName(t *kernel.Task, a Args, peer bool) (uint64, error) {
-	so, _, err := sockFile(t, a[0])
+	so, d, err := sockFile(t, a[0])
 	if err != nil {
 		return 0, err
 	}
+	defer d.DecRef()
 	name := so.LocalAddr
 	if peer {
 		name = so.PeerAddr
@@ -389,9 +396,10 @@ func sockName(t *kernel.Task, a Args, peer bool) (uint64, error) {
 
 // sysShutdown implements shutdown(2).
 func sysShutdown(t *kernel.Task, a Args) (uint64, error) {
-	so, _, err := sockFile(t, a[0])
+	so, d, err := sockFile(t, a[0])
 	if err != nil {
 		return 0, err
 	}
+	defer d.DecRef()
 	return 0, so.Shutdown(int(a[1]))
 }

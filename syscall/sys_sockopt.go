@@ -19,10 +19,11 @@ func init() {
 
 // sysSetsockopt implements setsockopt(2): integer options and SO_LINGER.
 func sysSetsockopt(t *kernel.Task, a Args) (uint64, error) {
-	so, _, err := sockFile(t, a[0])
+	so, d, err := sockFile(t, a[0])
 	if err != nil {
 		return 0, err
 	}
+	defer d.DecRef()
 	level, name := int(int32(a[1])), int(int32(a[2]))
 	if level == unix.SOL_SOCKET && name == unix.SO_LINGER {
 		var l linux.Linger
@@ -46,10 +47,11 @@ func sysSetsockopt(t *kernel.Task, a Args) (uint64, error) {
 
 // sysGetsockopt implements getsockopt(2): integer options and SO_LINGER.
 func sysGetsockopt(t *kernel.Task, a Args) (uint64, error) {
-	so, _, err := sockFile(t, a[0])
+	so, d, err := sockFile(t, a[0])
 	if err != nil {
 		return 0, err
 	}
+	defer d.DecRef()
 	var room int32
 	if err := copyInStruct(t, a[4], &room); err != nil {
 		return 0, err

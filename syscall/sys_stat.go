@@ -25,6 +25,7 @@ func sysFstat(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	defer d.DecRef()
 	return 0, copyOutStruct(t, a[1], statOf(d.File.Stat()))
 }
 
@@ -42,8 +43,11 @@ func sysNewfstatat(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if pe, ok := pipeOfFD(t.Kernel(), p); ok && flags&unix.AT_SYMLINK_NOFOLLOW == 0 {
-		return 0, copyOutStruct(t, a[2], statOf(pe.Stat()))
+	if flags&unix.AT_SYMLINK_NOFOLLOW == 0 {
+		if pe, d, ok := pipeOfFD(t.Kernel(), p); ok {
+			defer d.DecRef()
+			return 0, copyOutStruct(t, a[2], statOf(pe.Stat()))
+		}
 	}
 	n, err := t.Proc.Root.Lookup(t.Proc.Cred(), p, flags&unix.AT_SYMLINK_NOFOLLOW == 0)
 	if err != nil {
@@ -65,6 +69,7 @@ func statTarget(t *kernel.Task, dirfd, pathAddr, flags uint64) (fs.Stat, *fs.Nod
 		if err != nil {
 			return fs.Stat{}, nil, err
 		}
+		defer d.DecRef() // the stat is taken, and the node is the tree's (see nodeOf)
 		return d.File.Stat(), d.Node(), nil
 	}
 	p, err := resolve(t, int32(dirfd), name)
@@ -173,5 +178,6 @@ func sysFstatfs(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	defer d.DecRef()
 	return 0, copyOutStruct(t, a[1], statfsOf(t.Proc.Root, d.File.Stat()))
 }

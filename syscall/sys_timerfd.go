@@ -41,16 +41,19 @@ func sysTimerfdCreate(t *kernel.Task, a Args) (uint64, error) {
 	return uint64(fd), err
 }
 
-func timerfdOf(t *kernel.Task, fd uint64) (*clockedTimer, error) {
+// timerfdOf returns the timer open on fd and its description, with the
+// reference the caller drops: EINVAL for any other file.
+func timerfdOf(t *kernel.Task, fd uint64) (*clockedTimer, *fs.Description, error) {
 	d, err := t.Proc.Files.Get(int(int32(fd)))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	f, ok := d.File.(*clockedTimer)
 	if !ok {
-		return nil, unix.EINVAL
+		d.DecRef()
+		return nil, nil, unix.EINVAL
 	}
-	return f, nil
+	return f, d, nil
 }
 
 func itimerspec(left, interval time.Duration) linux.Itimerspec {
@@ -70,10 +73,11 @@ func sysTimerfdSettime(t *kernel.Task, a Args) (uint64, error) {
 	if a[1]&^(abstime|cancelOnSet) != 0 {
 		return 0, unix.EINVAL
 	}
-	f, err := timerfdOf(t, a[0])
+	f, d, err := timerfdOf(t, a[0])
 	if err != nil {
 		return 0, err
 	}
+	defer d.DecRef()
 	var spec linux.Itimerspec
 	if err := copyInStruct(t, a[2], &spec); err != nil {
 		return 0, err
@@ -106,10 +110,11 @@ func sysTimerfdSettime(t *kernel.Task, a Args) (uint64, error) {
 
 // sysTimerfdGettime implements timerfd_gettime(2).
 func sysTimerfdGettime(t *kernel.Task, a Args) (uint64, error) {
-	f, err := timerfdOf(t, a[0])
+	f, d, err := timerfdOf(t, a[0])
 	if err != nil {
 		return 0, err
 	}
+	defer d.DecRef()
 	left, interval := f.Get()
 	return 0, copyOutStruct(t, a[1], itimerspec(left, interval))
 }

@@ -227,6 +227,7 @@ func fdLinks(p Process) map[string]*fs.Node {
 			continue
 		}
 		m[strconv.Itoa(fd)] = procLink(describe(d.File))
+		d.DecRef()
 	}
 	return m
 }
