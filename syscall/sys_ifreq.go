@@ -1,6 +1,7 @@
 package syscall
 
 import (
+	"bytes"
 	"net/netip"
 
 	"golang.org/x/sys/unix"
@@ -96,7 +97,7 @@ func setIfFlags(t *kernel.Task, arg uint64) error {
 func ifreqInterface(network *jnet.Stack, req uint64, ifr *linux.Ifreq) (jnet.Interface, error) {
 	index := ifr.Int32()
 	name := ifr.Name[:]
-	if i := indexByte(name, 0); i >= 0 {
+	if i := bytes.IndexByte(name, 0); i >= 0 {
 		name = name[:i]
 	}
 	for _, ifc := range network.Interfaces() {

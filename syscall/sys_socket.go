@@ -1,6 +1,7 @@
 package syscall
 
 import (
+	"bytes"
 	iofs "io/fs"
 	"net/netip"
 
@@ -74,22 +75,13 @@ func readSockaddr(t *kernel.Task, addr, length uint64, family uint16) (jnet.Addr
 		if len(name) > 0 && name[0] == 0 {
 			sa.Abstract, sa.Path = true, string(name[1:])
 		} else {
-			if i := indexByte(name, 0); i >= 0 {
+			if i := bytes.IndexByte(name, 0); i >= 0 {
 				name = name[:i]
 			}
 			sa.Path = string(name)
 		}
 	}
 	return sa, nil
-}
-
-func indexByte(b []byte, c byte) int {
-	for i, x := range b {
-		if x == c {
-			return i
-		}
-	}
-	return -1
 }
 
 // writeSockaddr writes sa where addr points, truncated to the caller's
