@@ -38,6 +38,9 @@ type Epoll struct {
 	// watchers are those watching this instance itself, guarded by watchMu.
 	watchMu  sync.Mutex
 	watchers Notifier
+	// nest is where the instance sits among instances watching
+	// instances (fs/epollnest.go), under epollNestMu.
+	nest epollNest
 }
 
 // epollKey names a watch as Linux does: the descriptor number it was added
@@ -78,9 +81,24 @@ func (e *Epoll) Ctl(op, fd int, d *Description, events uint32, data uint64) erro
 	if d.File == File(e) {
 		return unix.EINVAL
 	}
+	// An instance added to an instance is linked first, so that two
+	// adds that would together close a loop see each other; the link
+	// is undone if the add fails.
+	child, nested := d.File.(*Epoll)
+	if nested && op == unix.EPOLL_CTL_ADD {
+		if events&unix.EPOLLEXCLUSIVE != 0 {
+			return unix.EINVAL
+		}
+		if err := e.linkNested(child); err != nil {
+			return err
+		}
+	}
 	e.mu.Lock()
 	err := e.ctl(op, fd, d, w, events, data)
 	e.mu.Unlock()
+	if err != nil && nested && op == unix.EPOLL_CTL_ADD {
+		e.unlinkNested(child)
+	}
 	if err == nil {
 		e.signal()
 	}
@@ -136,7 +154,11 @@ func (e *Epoll) forget(d *Description) {
 }
 
 func (e *Epoll) remove(key epollKey) {
-	e.items[key].cancel()
+	it := e.items[key]
+	it.cancel()
+	if child, ok := it.file.(*Epoll); ok {
+		e.unlinkNested(child)
+	}
 	delete(e.items, key)
 	for i, o := range e.order {
 		if o == key {
