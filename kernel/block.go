@@ -43,7 +43,7 @@ func (t *Task) Block(ready <-chan struct{}, deadline time.Time) error {
 		case <-wake:
 		default:
 		}
-		interrupted := t.mustHandle()
+		interrupted := t.mustHandle() || t.endedByExec()
 		t.Proc.k.sigMu.unlockUnchanged() // it only read signal state
 		if interrupted {
 			return unix.EINTR

@@ -65,6 +65,10 @@ func (t *Task) Execve(file, name string, argv, envp []string) error {
 	if err != nil {
 		return err
 	}
+	if err := t.endOtherThreads(); err != nil {
+		as.Release()
+		return err
+	}
 	p.setIDsOnExec(exe)
 	if _, c, err := p.Root.LookupPath(nil, file); err == nil {
 		file = c
@@ -97,4 +101,54 @@ func (p *Process) setIDsOnExec(exe *fs.Node) {
 		p.EGID = exe.GID
 	}
 	p.SUID, p.SGID = p.EUID, p.EGID
+}
+
+// endOtherThreads ends every thread of the process but t, as Linux's
+// de_thread does for execve, and waits until they have left (their
+// robust futexes and CLONE_CHILD_CLEARTID words are released in the old
+// address space). A thread running user code comes back at its next
+// interrupt; one blocked in a system call is woken with EINTR. The
+// survivor takes the process's id as its thread id, as on Linux. When
+// another thread's execve or the process's exit wins, t leaves too.
+func (t *Task) endOtherThreads() error {
+	p := t.Proc
+	p.mu.Lock()
+	if p.threads == 1 {
+		p.mu.Unlock()
+		return nil
+	}
+	if !p.execSurvivor.CompareAndSwap(nil, t) {
+		p.mu.Unlock()
+		t.Exiting = true // another thread's execve ends this one
+		return unix.EINTR
+	}
+	left := make(chan struct{})
+	p.othersLeft = left
+	p.mu.Unlock()
+	p.k.sigMu.Lock()
+	for _, o := range tasksOf(p) {
+		if o != t {
+			o.wakeUp()
+		}
+	}
+	p.k.sigMu.Unlock()
+	select {
+	case <-left:
+	case <-p.exited:
+		t.Exiting = true
+		return unix.EINTR
+	}
+	p.execSurvivor.Store(nil)
+	if t.TID != p.PID {
+		p.k.removeTask(t)
+		t.TID = p.PID
+		p.k.addTask(t)
+	}
+	return nil
+}
+
+// endedByExec reports whether another thread's execve is ending t.
+func (t *Task) endedByExec() bool {
+	s := t.Proc.execSurvivor.Load()
+	return s != nil && s != t
 }

@@ -56,6 +56,12 @@ type Process struct {
 	exitOnce sync.Once
 
 	leaderStatus int           // guarded by mu: the main thread's exit(2) code, the status unless a group exit
+	// execSurvivor is the thread whose execve ends the others (exec.go,
+	// Linux's de_thread): every other thread leaves at its next return to
+	// user mode, and its Block returns EINTR. othersLeft (guarded by mu) is
+	// closed when the survivor is the only thread left.
+	execSurvivor atomic.Pointer[Task]
+	othersLeft   chan struct{}
 	vforkDone    chan struct{} // closed when a vfork child execs or exits (VforkDone)
 	vforkOnce    sync.Once
 

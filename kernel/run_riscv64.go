@@ -42,7 +42,7 @@ func (t *Task) Run(dispatch func(*Task)) {
 	t.cpu.start(time.Now())
 	for !t.Exiting {
 		t.HandleSignals()
-		if t.Proc.gone.Load() {
+		if t.Proc.gone.Load() || t.endedByExec() {
 			return
 		}
 		if as := t.Proc.AS; as.TruncationPending() { // a mapped file shrank

@@ -244,6 +244,10 @@ func (t *Task) leave() {
 	if t.TID == p.PID {
 		p.leaderStatus = t.exitCode
 	}
+	if p.threads == 1 && p.othersLeft != nil {
+		close(p.othersLeft)
+		p.othersLeft = nil
+	}
 	last, status := p.threads == 0, p.leaderStatus
 	p.mu.Unlock()
 	if last {
