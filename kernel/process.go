@@ -55,7 +55,7 @@ type Process struct {
 	threads  int
 	exitOnce sync.Once
 
-	leaderStatus int           // guarded by mu: the main thread's exit(2) code, the status unless a group exit
+	leaderStatus int // guarded by mu: the main thread's exit(2) code, the status unless a group exit
 	// execSurvivor is the thread whose execve ends the others (exec.go,
 	// Linux's de_thread): every other thread leaves at its next return to
 	// user mode, and its Block returns EINTR. othersLeft (guarded by mu) is
