@@ -48,7 +48,7 @@ func (t *Task) Execve(file, name string, argv, envp []string) error {
 		argv = append(append(script, name), argv[min(1, len(argv)):]...)
 		name, file = interp, interp
 		if !path.IsAbs(file) {
-			file = path.Join(p.Cwd, file)
+			file = path.Join(p.Cwd(), file)
 		}
 	}
 	if err := loader.CheckArgSize(argv, envp); err != nil {

@@ -17,11 +17,13 @@ import (
 
 // Process is a user program: an address space, open files and threads.
 type Process struct {
-	PID     int
-	AS      *mm.AddressSpace
-	Files   *fs.FDTable
-	Root    *fs.Tree
-	Cwd     string
+	PID   int
+	AS    *mm.AddressSpace
+	Files *fs.FDTable
+	Root  *fs.Tree
+	// cwd is the working directory's physical path: chdir in one thread
+	// while another resolves a relative path or /proc reads it.
+	cwd     atomic.Pointer[string]
 	Exe     string
 	Cmdline []string // argv of the program it runs
 	Umask   uint32
@@ -180,12 +182,13 @@ func (p *Process) ParentPID() int { return int(p.parentPID.Load()) }
 // newChild makes a child process of p with an address space and a file
 // table (Clone decides what is shared) and adds it to p's children.
 func (p *Process) newChild(pid int, as *mm.AddressSpace, vm *sharedVM, files *fs.FDTable, filesRefs *atomic.Int32) *Process {
-	c := &Process{PID: pid, AS: as, Files: files, filesRefs: filesRefs, Root: p.Root, Cwd: p.Cwd, Exe: p.Exe, Umask: p.Umask,
+	c := &Process{PID: pid, AS: as, Files: files, filesRefs: filesRefs, Root: p.Root, Exe: p.Exe, Umask: p.Umask,
 		Cmdline: p.Cmdline, start: p.k.Uptime(), k: p.k,
 		UID: p.UID, GID: p.GID, EUID: p.EUID, EGID: p.EGID, SUID: p.SUID, SGID: p.SGID,
 		Groups: append([]uint32(nil), p.Groups...), limits: p.Limits(),
 		exited: make(chan struct{}), released: make(chan struct{}), threads: 1, parent: p, childEvent: make(chan struct{})}
 	c.vm.Store(vm)
+	c.cwd.Store(p.cwd.Load())
 	c.parentPID.Store(int64(p.PID))
 	p.mu.Lock()
 	if p.children == nil {
@@ -211,11 +214,18 @@ func (p *Process) RealCred() *fs.Cred {
 func (k *Kernel) NewProcess(tree *fs.Tree, as *mm.AddressSpace, files *fs.FDTable, exe string, argv []string, regs *arch.Frame) *Task {
 	pid := int(k.lastPID.Add(1))
 	p := &Process{PID: pid, AS: as, Files: files, filesRefs: newRefs(),
-		Root: tree, Cwd: "/", Exe: path.Clean(exe), Cmdline: argv, Umask: 0o022, start: k.Uptime(), limits: initLimits(), k: k,
+		Root: tree, Exe: path.Clean(exe), Cmdline: argv, Umask: 0o022, start: k.Uptime(), limits: initLimits(), k: k,
 		exited: make(chan struct{}), released: make(chan struct{}), threads: 1, childEvent: make(chan struct{})}
 	p.vm.Store(&sharedVM{users: 1})
+	p.SetCwd("/")
 	files.SetLimit(int(p.limits[unix.RLIMIT_NOFILE].Cur))
 	t := &Task{TID: pid, Proc: p, Regs: regs}
 	k.addTask(t)
 	return t
 }
+
+// Cwd is the working directory's physical path.
+func (p *Process) Cwd() string { return *p.cwd.Load() }
+
+// SetCwd changes the working directory (chdir, fchdir).
+func (p *Process) SetCwd(path string) { p.cwd.Store(&path) }

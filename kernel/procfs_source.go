@@ -43,7 +43,7 @@ func (v procfsProcess) SID() int       { return v.p.SID() }
 func (v procfsProcess) Paths() (exe, cwd string) {
 	v.p.Lock()
 	defer v.p.Unlock()
-	return v.p.Exe, v.p.Cwd
+	return v.p.Exe, v.p.Cwd()
 }
 
 func (v procfsProcess) Cmdline() []string {

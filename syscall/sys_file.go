@@ -46,7 +46,7 @@ func resolve(t *kernel.Task, dirfd int32, p string) (string, error) {
 	case strings.HasPrefix(p, "/"):
 		p = fs.CleanPath(p)
 	case dirfd == unix.AT_FDCWD:
-		p = path.Join(t.Proc.Cwd, p)
+		p = path.Join(t.Proc.Cwd(), p)
 	default:
 		d, err := t.Proc.Files.Get(int(dirfd))
 		if err != nil {
@@ -457,7 +457,10 @@ func nodeOf(t *kernel.Task, fd uint64) (*fs.Node, error) {
 
 // sysGetcwd implements getcwd(2).
 func sysGetcwd(t *kernel.Task, a Args) (uint64, error) {
-	cwd := append([]byte(t.Proc.Cwd), 0)
+	cwd := append([]byte(t.Proc.Cwd()), 0)
+	if len(cwd) > unix.PathMax {
+		return 0, unix.ENAMETOOLONG // Linux builds the path in a PATH_MAX buffer
+	}
 	if uint64(len(cwd)) > a[1] {
 		return 0, unix.ERANGE
 	}
@@ -481,7 +484,7 @@ func sysChdir(t *kernel.Task, a Args) (uint64, error) {
 	if err := fs.Access(n, t.Proc.Cred(), fs.MayExec); err != nil {
 		return 0, err
 	}
-	t.Proc.Cwd = canon
+	t.Proc.SetCwd(canon)
 	return 0, nil
 }
 
@@ -501,6 +504,6 @@ func sysFchdir(t *kernel.Task, a Args) (uint64, error) {
 	if err := fs.Access(f.Node(), t.Proc.Cred(), fs.MayExec); err != nil {
 		return 0, err
 	}
-	t.Proc.Cwd = f.Path()
+	t.Proc.SetCwd(f.Path())
 	return 0, nil
 }

@@ -61,9 +61,7 @@ func sysUmount2(t *kernel.Task, a Args) (uint64, error) {
 // it open.
 func mountInUse(k *kernel.Kernel, m *fs.Mount) bool {
 	for _, p := range k.Processes() {
-		p.Lock()
-		cwd := p.Cwd
-		p.Unlock()
+		cwd := p.Cwd()
 		if cwd == m.Target || strings.HasPrefix(cwd, m.Target+"/") {
 			return true
 		}
