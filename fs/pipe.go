@@ -80,11 +80,7 @@ func (e *PipeEnd) ReadTo(dst UserIO) (int64, error) {
 			break
 		}
 		n += int64(k)
-		p.bufs[0] = p.bufs[0][k:]
-		p.offs[0] += k
-		if len(p.bufs[0]) == 0 {
-			p.bufs, p.offs = p.bufs[1:], p.offs[1:]
-		}
+		p.consume(k)
 	}
 	if n == 0 && err != nil {
 		p.mu.Unlock()

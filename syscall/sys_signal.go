@@ -263,7 +263,7 @@ func restartOf(nr uint64) kernel.Restart {
 // socket failed with EPIPE, unless it passed MSG_NOSIGNAL to send.
 func raiseSIGPIPE(t *kernel.Task, nr uint64, a Args) {
 	switch nr {
-	case sysno.Write, sysno.Writev, sysno.Pwrite64, sysno.Pwritev, sysno.Pwritev2, sysno.Sendfile:
+	case sysno.Write, sysno.Writev, sysno.Pwrite64, sysno.Pwritev, sysno.Pwritev2, sysno.Sendfile, sysno.Splice, sysno.Tee:
 	case sysno.Sendto:
 		if a[3]&unix.MSG_NOSIGNAL != 0 {
 			return
