@@ -2,6 +2,7 @@ package syscall
 
 import (
 	"errors"
+	"math"
 
 	"golang.org/x/sys/unix"
 
@@ -63,30 +64,24 @@ func sysBrk(t *kernel.Task, a Args) (uint64, error) {
 // same frames read-only and copy a page when they first write it.
 func sysMmap(t *kernel.Task, a Args) (uint64, error) {
 	addr, length, prot, flags, fd, off := uintptr(a[0]), uintptr(a[1]), a[2], a[3], int(int32(a[4])), a[5]
-	const known = unix.MAP_SHARED | unix.MAP_PRIVATE | unix.MAP_FIXED | unix.MAP_ANONYMOUS |
-		unix.MAP_NORESERVE | unix.MAP_STACK | unix.MAP_POPULATE | unix.MAP_FIXED_NOREPLACE | unix.MAP_GROWSDOWN | unix.MAP_DENYWRITE
 	if off%mm.PageSize != 0 {
 		return 0, unix.EINVAL
 	}
 	var node *fs.Node
 	anonymous := flags&unix.MAP_ANONYMOUS != 0
-	shared := flags&unix.MAP_SHARED != 0
+	mapType := flags & unix.MAP_TYPE
+	shared := mapType == unix.MAP_SHARED || mapType == unix.MAP_SHARED_VALIDATE
+	var f *fs.Description
 	if !anonymous {
-		f, err := t.Proc.Files.Get(fd)
-		if err != nil {
+		var err error
+		if f, err = t.Proc.Files.Get(fd); err != nil {
 			return 0, err
 		}
 		defer f.DecRef() // the mapping holds the node, not the description
-		nf, ok := f.NodeFile()
-		if !ok || nf.Node().IsDir() {
-			return 0, unix.ENODEV
-		}
-		if !f.Readable() || (shared && prot&unix.PROT_WRITE != 0 && !f.Writable()) {
-			return 0, unix.EACCES
-		}
-		node = nf.Node()
 	}
-	if length == 0 || flags&^known != 0 || flags&(unix.MAP_SHARED|unix.MAP_PRIVATE) == 0 {
+	// Linux ignores flags it does not know unless MAP_SHARED_VALIDATE
+	// asks it to check them; huge pages are not offered.
+	if length == 0 || flags&unix.MAP_HUGETLB != 0 {
 		return 0, unix.EINVAL
 	}
 	size := (length + mm.PageSize - 1) &^ (mm.PageSize - 1)
@@ -94,8 +89,20 @@ func sysMmap(t *kernel.Task, a Args) (uint64, error) {
 		return 0, unix.ENOMEM
 	}
 	// Linux shifts the signed offset: -4096 is page offset 2^64-1.
-	if pgoff := uint64(int64(off) >> 12); pgoff+uint64(size/mm.PageSize) < pgoff {
+	pgoff := uint64(int64(off) >> 12)
+	if pgoff+uint64(size/mm.PageSize) < pgoff {
 		return 0, unix.EOVERFLOW
+	}
+	if anonymous {
+		if mapType != unix.MAP_SHARED && mapType != unix.MAP_PRIVATE {
+			return 0, unix.EINVAL
+		}
+	} else {
+		if err := checkFileMapping(f, pgoff, uint64(size), prot, flags); err != nil {
+			return 0, err
+		}
+		nf, _ := f.NodeFile()
+		node = nf.Node()
 	}
 	m := mm.Mapping{
 		Perm:      protPerm(prot),
@@ -126,6 +133,51 @@ func sysMmap(t *kernel.Task, a Args) (uint64, error) {
 		return 0, err
 	}
 	return uint64(got), nil
+}
+
+// legacyMapFlags are the flags Linux knew before MAP_SHARED_VALIDATE
+// (LEGACY_MAP_MASK): the ones it accepts in a validated shared mapping of
+// a file. MAP_LOCKED maps as a plain mapping, as every page of the
+// kernel's memory stays resident anyway.
+const legacyMapFlags = unix.MAP_SHARED | unix.MAP_PRIVATE | unix.MAP_FIXED | unix.MAP_ANONYMOUS |
+	unix.MAP_DENYWRITE | unix.MAP_EXECUTABLE | mapUninitialized | unix.MAP_GROWSDOWN | unix.MAP_LOCKED |
+	unix.MAP_NORESERVE | unix.MAP_POPULATE | unix.MAP_NONBLOCK | unix.MAP_STACK | unix.MAP_HUGETLB |
+	unix.MAP_HUGE_MASK<<unix.MAP_HUGE_SHIFT
+
+// mapUninitialized is MAP_UNINITIALIZED, which x/sys/unix does not name.
+const mapUninitialized = 0x4000000
+
+// checkFileMapping makes do_mmap's checks of a file mapping in Linux's
+// order: an end past the largest file offset, the mapping type and its
+// flags, then the description's access and whether the file maps at all.
+func checkFileMapping(f *fs.Description, pgoff, size, prot, flags uint64) error {
+	nf, ok := f.NodeFile()
+	maxSize := uint64(math.MaxUint64)
+	if ok && nf.Node().Mode.IsRegular() {
+		maxSize = math.MaxInt64 // MAX_LFS_FILESIZE
+	}
+	if size > maxSize || pgoff > (maxSize-size)>>12 {
+		return unix.EOVERFLOW
+	}
+	switch flags & unix.MAP_TYPE {
+	case unix.MAP_SHARED, unix.MAP_SHARED_VALIDATE:
+		if flags&unix.MAP_TYPE == unix.MAP_SHARED_VALIDATE && flags&^legacyMapFlags != 0 {
+			return unix.EOPNOTSUPP
+		}
+		if prot&unix.PROT_WRITE != 0 && !f.Writable() {
+			return unix.EACCES
+		}
+	case unix.MAP_PRIVATE:
+	default:
+		return unix.EINVAL
+	}
+	if !f.Readable() {
+		return unix.EACCES
+	}
+	if !ok || nf.Node().IsDir() {
+		return unix.ENODEV
+	}
+	return nil
 }
 
 // sysMunmap implements munmap(2).
