@@ -85,8 +85,10 @@ func TestHostilePrograms(t *testing.T) {
 // TestSocketBuffersBounded: issue 34's 450 Unix socketpairs written full
 // from both ends on a 256 MiB machine. Linux stops each end at its
 // SO_SNDBUF (212992) with EAGAIN; here too, and the kernel-wide charge
-// ends the rest with ENOBUFS before the kernel heap runs out. Once they
-// are closed nothing stays charged, and init allocates and forks again.
+// ends the rest with ENOBUFS before the kernel heap runs out. 300 pipes
+// of 1 MiB written full stop at EAGAIN, then at ENOMEM once the charge is
+// spent. Once they are closed nothing stays charged, and init allocates
+// and forks again.
 func TestSocketBuffersBounded(t *testing.T) {
 	bin := crossCompile(t, "sockfill.c")
 	r := bootKernel(t, "256M", "", 3*time.Minute, "-initrd", initramfs(t, bin, nil))
@@ -106,6 +108,9 @@ func TestSocketBuffersBounded(t *testing.T) {
 	for _, want := range []string{
 		`sockfill: charged while full: [1-9]\d* kB\n`,
 		`sockfill: charged after close: 0 kB\n`,
+		`sockfill: 300 pipes of 1 MiB: EAGAIN [1-9]\d*, ENOMEM [1-9]\d*, other 0\n`,
+		`sockfill: charged with the pipes full: [1-9]\d* kB\n`,
+		`sockfill: charged after closing the pipes: 0 kB\n`,
 		`sockfill: init allocates 3, child exit 0\n`,
 	} {
 		if !regexp.MustCompile(want).MatchString(r.console) {

@@ -2,10 +2,13 @@
  * non-blocking writes (256 KiB on each end before issue 34, 225 MiB in
  * all, and the kernel ran out of heap). Every end must stop at an errno (EAGAIN at its SO_SNDBUF,
  * or ENOBUFS/ENOMEM once the kernel's budget is spent) without the kernel
- * running out of heap; after closing them init allocates, forks, and the
- * child exits 0 (tests/oom_test.go). */
+ * running out of heap. Then 300 pipes of 1 MiB (F_SETPIPE_SZ) written
+ * full: each stops at EAGAIN or, once the budget is spent, ENOMEM. After
+ * closing them init allocates, forks, and the child exits 0
+ * (tests/oom_test.go). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +74,36 @@ int main(void) {
 		close(fds[i][1]);
 	}
 	printf("sockfill: charged after close: %ld kB\n", charged_kib());
+	fflush(stdout);
+
+	static int pipes[300][2];
+	long full = 0, spent = 0, failed = 0;
+	for (int i = 0; i < 300; i++) {
+		if (pipe2(pipes[i], O_NONBLOCK) != 0 || fcntl(pipes[i][1], F_SETPIPE_SZ, 1 << 20) != 1 << 20) {
+			printf("sockfill: pipe %d: %s\n", i, strerrorname_np(errno));
+			return 1;
+		}
+		long queued = 0;
+		for (;;) {
+			long n = write(pipes[i][1], chunk, sizeof chunk);
+			if (n >= 0 && (queued += n) <= 1 << 20)
+				continue;
+			if (n < 0 && errno == EAGAIN)
+				full++;
+			else if (n < 0 && errno == ENOMEM)
+				spent++;
+			else
+				failed++;
+			break;
+		}
+	}
+	printf("sockfill: 300 pipes of 1 MiB: EAGAIN %ld, ENOMEM %ld, other %ld\n", full, spent, failed);
+	printf("sockfill: charged with the pipes full: %ld kB\n", charged_kib());
+	for (int i = 0; i < 300; i++) {
+		close(pipes[i][0]);
+		close(pipes[i][1]);
+	}
+	printf("sockfill: charged after closing the pipes: %ld kB\n", charged_kib());
 	char *q = malloc(64 << 20);
 	memset(q, 3, 64 << 20);
 	fflush(stdout);
