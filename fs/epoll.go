@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jiege-go/jiege/mm"
 )
 
 // Waitable is a file whose readiness epoll can watch: sockets, eventfds.
@@ -105,6 +107,11 @@ func (e *Epoll) Ctl(op, fd int, d *Description, events uint32, data uint64) erro
 	return err
 }
 
+// epollItemCharge is what an item costs the kernel-wide budget: the item,
+// its watch, its map and order entries (Linux's epitem and eppoll_entry
+// are about as much).
+const epollItemCharge = 192
+
 // ctl does Ctl's work; e.mu is held.
 func (e *Epoll) ctl(op, fd int, d *Description, w Waitable, events uint32, data uint64) error {
 	key := epollKey{fd, d}
@@ -113,6 +120,9 @@ func (e *Epoll) ctl(op, fd int, d *Description, w Waitable, events uint32, data 
 	case unix.EPOLL_CTL_ADD:
 		if exists {
 			return unix.EEXIST
+		}
+		if mm.Charged.Charge(epollItemCharge) != nil {
+			return unix.ENOMEM // as Linux when it cannot allocate the epitem
 		}
 		it = &epollItem{file: w, events: events, data: data, armed: true}
 		it.pending.Store(true)
@@ -160,6 +170,7 @@ func (e *Epoll) remove(key epollKey) {
 		e.unlinkNested(child)
 	}
 	delete(e.items, key)
+	mm.Charged.Uncharge(epollItemCharge)
 	for i, o := range e.order {
 		if o == key {
 			e.order = append(e.order[:i], e.order[i+1:]...)

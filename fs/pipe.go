@@ -4,6 +4,8 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jiege-go/jiege/mm"
 )
 
 // Linux's pipe bounds: the default capacity (16 pages) and the largest
@@ -16,6 +18,8 @@ const (
 // pipe is the buffer between a pipe's ends, kept as Linux keeps it: a
 // ring of page-sized slots, so that capacity and atomicity come out as on
 // Linux (a write merges into the last page only when all of its tail fits).
+// Each page in the ring is charged to the kernel-wide budget (mm.Charged)
+// until it is read or the last end closes.
 type pipe struct {
 	mu       sync.Mutex
 	bufs     [][]byte // unread bytes, one page slot each, oldest first
@@ -103,7 +107,9 @@ func (e *PipeEnd) WriteFrom(src UserIO) (int64, error) {
 
 // writeBytes puts what fits of b in the pipe: first the tail beyond whole
 // pages into the last page when it all fits there, then a new page per
-// slot. EPIPE when no reader is left; EAGAIN when nothing fits.
+// slot. EPIPE when no reader is left; EAGAIN when nothing fits; ENOMEM
+// when nothing was written because the kernel-wide budget is spent (as
+// Linux's pipe_write when it cannot allocate a page).
 func (e *PipeEnd) writeBytes(b []byte) (int, error) {
 	p := e.p
 	p.mu.Lock()
@@ -119,7 +125,12 @@ func (e *PipeEnd) writeBytes(b []byte) (int, error) {
 			n = tail
 		}
 	}
+	spent := false
 	for n < len(b) && len(p.bufs) < p.slots {
+		if mm.Charged.Charge(pipePage) != nil {
+			spent = true
+			break
+		}
 		k := min(pipePage, len(b)-n)
 		page := make([]byte, k, pipePage)
 		copy(page, b[n:n+k])
@@ -128,8 +139,11 @@ func (e *PipeEnd) writeBytes(b []byte) (int, error) {
 	}
 	if n == 0 {
 		p.mu.Unlock()
-		if len(b) == 0 {
+		switch {
+		case len(b) == 0:
 			return 0, nil
+		case spent:
+			return 0, unix.ENOMEM
 		}
 		return 0, unix.EAGAIN
 	}
@@ -168,7 +182,8 @@ func (e *PipeEnd) Watch(notify func()) func() {
 	return e.p.notifier.Watch(&e.p.mu, notify)
 }
 
-// Close drops this end: readers then see end of file, writers EPIPE.
+// Close drops this end: readers then see end of file, writers EPIPE. The
+// last end to close frees the pages nobody will read.
 func (e *PipeEnd) Close() error {
 	p := e.p
 	p.mu.Lock()
@@ -176,6 +191,10 @@ func (e *PipeEnd) Close() error {
 		p.writers--
 	} else {
 		p.readers--
+	}
+	if p.readers == 0 && p.writers == 0 {
+		mm.Charged.Uncharge(len(p.bufs) * pipePage)
+		p.bufs, p.offs = nil, nil
 	}
 	fns := p.notifier.Changed()
 	p.mu.Unlock()

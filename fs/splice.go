@@ -1,6 +1,10 @@
 package fs
 
-import "golang.org/x/sys/unix"
+import (
+	"golang.org/x/sys/unix"
+
+	"github.com/jiege-go/jiege/mm"
+)
 
 // splice(2) and tee(2) move bytes between a pipe's pages and another file
 // without passing through user memory. The pipe's lock is held while the
@@ -72,12 +76,18 @@ func (e *PipeEnd) SpliceFrom(n int64, read func([]byte) (int, error)) (int64, er
 	moved := int64(0)
 	var err error
 	for moved < n && len(p.bufs) < p.slots {
+		if err = mm.Charged.Charge(pipePage); err != nil {
+			err = unix.ENOMEM
+			break
+		}
 		page := make([]byte, min(pipePage, n-moved), pipePage)
 		var k int
 		k, err = read(page)
 		if k > 0 {
 			p.bufs, p.offs = append(p.bufs, page[:k]), append(p.offs, 0)
 			moved += int64(k)
+		} else {
+			mm.Charged.Uncharge(pipePage)
 		}
 		if err != nil || k < len(page) {
 			break
@@ -125,6 +135,12 @@ func SplicePipe(in, out *PipeEnd, n int64, tee bool) (int64, error) {
 		err = unix.EAGAIN
 	}
 	for i := 0; err == nil && moved < n && i < len(src.bufs) && len(dst.bufs) < dst.slots; {
+		if mm.Charged.Charge(pipePage) != nil {
+			if moved == 0 {
+				err = unix.ENOMEM
+			}
+			break
+		}
 		page := src.bufs[i][:min(int64(len(src.bufs[i])), n-moved)]
 		dst.bufs = append(dst.bufs, append(make([]byte, 0, pipePage), page...))
 		dst.offs = append(dst.offs, 0)
@@ -154,5 +170,6 @@ func (p *pipe) consume(k int) {
 	p.offs[0] += k
 	if len(p.bufs[0]) == 0 {
 		p.bufs, p.offs = p.bufs[1:], p.offs[1:]
+		mm.Charged.Uncharge(pipePage)
 	}
 }

@@ -2,24 +2,42 @@ package net
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/jiege-go/jiege/fs"
+	"github.com/jiege-go/jiege/mm"
 )
 
 // Unix stream sockets: socketpair(2), and sockets bound to a path in the
 // tree or to an abstract name, which listen, accept and connect. Data
 // travels with the descriptions passed by SCM_RIGHTS.
 
-// unixPairBuffer bounds the bytes in flight in each direction.
-const unixPairBuffer = 256 << 10
+// Linux's socket buffer sizes: SO_SNDBUF and SO_RCVBUF start at
+// net.core.wmem_default and rmem_default, setsockopt clamps a request to
+// wmem_max or rmem_max and doubles it (for the kernel's own overhead), and
+// never goes below SOCK_MIN_SNDBUF or SOCK_MIN_RCVBUF.
+const (
+	unixDefaultBuffer = 212992
+	unixMaxBuffer     = 212992
+	unixMinSndbuf     = 4608
+	unixMinRcvbuf     = 2304
+)
+
+// unixSegmentOverhead is what a segment costs beyond its bytes, charged
+// with them as Linux charges an skb's truesize: a program that sends one
+// byte at a time fills its SO_SNDBUF with bookkeeping, not the heap.
+const unixSegmentOverhead = 64
 
 // unixSegment is what one send put in the stream: its bytes, and the
 // descriptions it passed, which the first read of its bytes receives.
+// charge is what its send charged to the sender's SO_SNDBUF and to the
+// kernel-wide budget, given back when the segment is read or dropped.
 type unixSegment struct {
 	data   []byte
 	rights []*fs.Description
+	charge int
 }
 
 // unixPair is a connection: end i reads in[i], which end 1-i writes.
@@ -27,6 +45,7 @@ type unixPair struct {
 	mu       sync.Mutex
 	in       [2][]unixSegment
 	queued   [2]int  // bytes in in[i]
+	wmem     [2]int  // charge of end i's sends still queued, in in[1-i]
 	closed   [2]bool // end i closed
 	shutWr   [2]bool // end i shut down writing
 	notifier fs.Notifier
@@ -48,6 +67,10 @@ type UnixSocket struct {
 	// accepts wakes readiness watchers of a listening socket.
 	accepts fs.Notifier
 	ino     uint64
+	// sndbuf and rcvbuf are SO_SNDBUF and SO_RCVBUF; 0 until set, which
+	// reads as the default. Atomic: Readiness reads sndbuf without s.mu.
+	sndbuf atomic.Int64
+	rcvbuf atomic.Int64
 }
 
 var _ Socket = (*UnixSocket)(nil)
@@ -355,10 +378,14 @@ func (s *UnixSocket) recv(b []byte, peek bool) (int, []*fs.Description, error) {
 		}
 	}
 	if !peek {
+		freed := 0
 		for len(p.in[end]) > 0 && len(p.in[end][0].data) == 0 && p.in[end][0].rights == nil {
+			freed += p.in[end][0].charge
 			p.in[end] = p.in[end][1:]
 		}
 		p.queued[end] -= n
+		p.wmem[1-end] -= freed
+		mm.Charged.Uncharge(freed)
 	}
 	fns := p.notifier.Changed()
 	p.mu.Unlock()
@@ -385,19 +412,23 @@ func (s *UnixSocket) Write(b []byte) (int, error) { return s.SendMsg(b, nil, nil
 func (s *UnixSocket) CheckDestination() error { return unix.EISCONN }
 
 // SendMsg sends what fits of b to the peer, with rights attached to its
-// first byte (the stream takes references to them).
+// first byte (the stream takes references to them). What is queued from
+// this end is bounded by its SO_SNDBUF (EAGAIN when full, as Linux's
+// sock_alloc_send_pskb) and charged to the kernel-wide budget (ENOBUFS
+// when that is spent, as an skb Linux cannot allocate).
 func (s *UnixSocket) SendMsg(b []byte, _ *Addr, rights []*fs.Description) (int, error) {
 	p, end, err := s.connection()
 	if err != nil {
 		return 0, unix.ENOTCONN
 	}
 	peer := 1 - end
+	sndbuf := s.sendBuffer()
 	p.mu.Lock()
 	if p.closed[peer] || p.shutWr[end] {
 		p.mu.Unlock()
 		return 0, unix.EPIPE
 	}
-	room := unixPairBuffer - p.queued[peer]
+	room := sndbuf - p.wmem[end] - unixSegmentOverhead
 	if room <= 0 {
 		p.mu.Unlock()
 		return 0, unix.EAGAIN
@@ -407,11 +438,17 @@ func (s *UnixSocket) SendMsg(b []byte, _ *Addr, rights []*fs.Description) (int, 
 		p.mu.Unlock()
 		return 0, nil
 	}
+	charge := n + unixSegmentOverhead
+	if mm.Charged.Charge(charge) != nil {
+		p.mu.Unlock()
+		return 0, unix.ENOBUFS
+	}
 	for _, d := range rights {
 		d.IncRef()
 	}
-	p.in[peer] = append(p.in[peer], unixSegment{data: append([]byte(nil), b[:n]...), rights: rights})
+	p.in[peer] = append(p.in[peer], unixSegment{data: append([]byte(nil), b[:n]...), rights: rights, charge: charge})
 	p.queued[peer] += n
+	p.wmem[end] += charge
 	fns := p.notifier.Changed()
 	p.mu.Unlock()
 	fs.Notify(fns)
@@ -452,6 +489,7 @@ func (s *UnixSocket) Readiness(mask uint32) uint32 {
 	}
 	p, end := s.pair, s.end
 	s.mu.Unlock()
+	sndbuf := s.sendBuffer()
 	if p == nil {
 		return (unix.EPOLLOUT | unix.EPOLLHUP) & (mask | unix.EPOLLHUP)
 	}
@@ -466,7 +504,9 @@ func (s *UnixSocket) Readiness(mask uint32) uint32 {
 	}
 	if p.closed[1-end] {
 		r |= unix.EPOLLHUP
-	} else if p.queued[1-end] < unixPairBuffer && !p.shutWr[end] {
+	} else if p.wmem[end]*4 <= sndbuf && !p.shutWr[end] {
+		// Writable once three quarters of SO_SNDBUF are free, as Linux's
+		// unix_writable: a writer woken has room for a good part.
 		r |= unix.EPOLLOUT
 	}
 	return r & (mask | unix.EPOLLHUP | unix.EPOLLERR)
@@ -521,6 +561,8 @@ func (s *UnixSocket) Close() error {
 	p.closed[end] = true
 	dropped := p.in[end]
 	p.in[end], p.queued[end] = nil, 0
+	mm.Charged.Uncharge(p.wmem[1-end])
+	p.wmem[1-end] = 0
 	fns = p.notifier.Changed()
 	p.mu.Unlock()
 	fs.Notify(fns)
@@ -532,14 +574,43 @@ func (s *UnixSocket) Close() error {
 	return nil
 }
 
-// SetIntOption accepts the options programs set on any socket: a Unix
-// socket has no port to share and sizes its own buffers.
-func (s *UnixSocket) SetIntOption(level, name, _ int) error {
-	if level == unix.SOL_SOCKET && (name == unix.SO_REUSEADDR || name == unix.SO_REUSEPORT ||
-		name == unix.SO_KEEPALIVE || name == unix.SO_RCVBUF || name == unix.SO_SNDBUF) {
+// SetIntOption sets SO_SNDBUF and SO_RCVBUF as Linux's sock_setsockopt
+// does (clamped to the maximum, doubled, raised to the minimum) and
+// accepts the other options programs set on any socket: a Unix socket has
+// no port to share.
+func (s *UnixSocket) SetIntOption(level, name, v int) error {
+	if level != unix.SOL_SOCKET {
+		return unix.ENOPROTOOPT
+	}
+	switch name {
+	case unix.SO_SNDBUF:
+		s.sndbuf.Store(int64(socketBufferSize(v, unixMinSndbuf)))
+		return nil
+	case unix.SO_RCVBUF:
+		s.rcvbuf.Store(int64(socketBufferSize(v, unixMinRcvbuf)))
+		return nil
+	case unix.SO_REUSEADDR, unix.SO_REUSEPORT, unix.SO_KEEPALIVE:
 		return nil
 	}
 	return unix.ENOPROTOOPT
+}
+
+// socketBufferSize is the size setsockopt gives a buffer asked to be v
+// bytes: v as an unsigned value clamped to the maximum, doubled, and at
+// least least.
+func socketBufferSize(v, least int) int {
+	if v < 0 || v > unixMaxBuffer {
+		v = unixMaxBuffer
+	}
+	return max(2*v, least)
+}
+
+// sendBuffer returns SO_SNDBUF, the most this end's sends keep queued.
+func (s *UnixSocket) sendBuffer() int {
+	if n := s.sndbuf.Load(); n > 0 {
+		return int(n)
+	}
+	return unixDefaultBuffer
 }
 
 // IntOption reads the integer options a Unix stream socket has.
@@ -556,6 +627,13 @@ func (s *UnixSocket) IntOption(level, name int) (int, error) {
 		return unix.AF_UNIX, nil
 	case unix.SO_ACCEPTCONN:
 		return boolInt(s.listening()), nil
+	case unix.SO_SNDBUF:
+		return s.sendBuffer(), nil
+	case unix.SO_RCVBUF:
+		if n := s.rcvbuf.Load(); n > 0 {
+			return int(n), nil
+		}
+		return unixDefaultBuffer, nil
 	}
 	return 0, unix.ENOPROTOOPT
 }

@@ -263,8 +263,9 @@ func meminfo(k Kernel) []byte {
 	return []byte(fmt.Sprintf("MemTotal:       %8d kB\nMemFree:        %8d kB\nMemAvailable:   %8d kB\n"+
 		"Buffers:               0 kB\nCached:                0 kB\nSwapCached:            0 kB\n"+
 		"SwapTotal:             0 kB\nSwapFree:              0 kB\nShmem:                 0 kB\n"+
-		"KReclaimable:          0 kB\nSlab:                  0 kB\nSReclaimable:          0 kB\nSUnreclaim:            0 kB\n",
-		total>>10, free, free))
+		"KReclaimable:          0 kB\nSlab:                  0 kB\nSReclaimable:          0 kB\nSUnreclaim:            0 kB\n"+
+		"Charged:        %8d kB\nChargeLimit:    %8d kB\n",
+		total>>10, free, free, mm.Charged.Total()>>10, mm.Charged.Limit()>>10))
 }
 
 func procStat(k Kernel) []byte {

@@ -1,0 +1,24 @@
+package mm
+
+import "testing"
+
+func TestBudgetRefusesPastLimitAndTakesNothing(t *testing.T) {
+	var b Budget
+	b.SetLimit(100)
+	if err := b.Charge(60); err != nil {
+		t.Fatalf("Charge(60) of 100: %v", err)
+	}
+	if err := b.Charge(41); err != ErrOverBudget {
+		t.Fatalf("Charge(41) with 60 of 100 charged: %v, want ErrOverBudget", err)
+	}
+	if got := b.Total(); got != 60 {
+		t.Fatalf("a refused charge left %d charged, want 60", got)
+	}
+	if err := b.Charge(40); err != nil {
+		t.Fatalf("Charge(40) up to the limit: %v", err)
+	}
+	b.Uncharge(100)
+	if got := b.Total(); got != 0 {
+		t.Fatalf("after uncharging all, %d charged", got)
+	}
+}
