@@ -387,19 +387,39 @@ func sysGetdents64(t *kernel.Task, a Args) (uint64, error) {
 	}
 	entries := append([]fs.DirEntry{{Name: ".", Node: dir}, {Name: "..", Node: dir}}, t.Proc.Root.List(dir)...)
 	var out []byte
-	i := int(f.Offset())
+	var ends []int // where each entry in out ends
+	start := int(f.Offset())
+	i := start
 	for ; i < len(entries); i++ {
 		e := entries[i]
 		if uint64(len(out)+linux.Dirent64Len(e.Name)) > a[2] {
 			break
 		}
 		out = linux.AppendDirent64(out, e.Node.Ino, int64(i+1), direntType(e.Node), e.Name)
+		ends = append(ends, len(out))
 	}
 	if len(out) == 0 && i < len(entries) {
 		return 0, unix.EINVAL // the buffer cannot hold one entry
 	}
+	if copyOut(t, a[1], out) == nil {
+		f.SetOffset(int64(i))
+		return uint64(len(out)), nil
+	}
+	// As Linux, the entries that reached the buffer before the one that
+	// faulted are returned and consumed; the rest stay for the next call.
+	done := 0
+	for i = start; i-start < len(ends); i++ {
+		end := ends[i-start]
+		if copyOut(t, a[1]+uint64(done), out[done:end]) != nil {
+			break
+		}
+		done = end
+	}
+	if done == 0 {
+		return 0, unix.EFAULT
+	}
 	f.SetOffset(int64(i))
-	return uint64(len(out)), copyOut(t, a[1], out)
+	return uint64(done), nil
 }
 
 func direntType(n *fs.Node) byte {
