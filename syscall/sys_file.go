@@ -157,8 +157,25 @@ func sysOpenat(t *kernel.Task, a Args) (uint64, error) {
 	if acc == unix.O_ACCMODE {
 		return 0, unix.EINVAL
 	}
+	dirOnly := namesDirectory(name)
+	if dirOnly && flags&unix.O_CREAT != 0 {
+		// Linux finds the directory to create in, then refuses the slash.
+		if _, err := lookupNamed(t, t.Proc.Cred(), path.Dir(p), true, true); err != nil {
+			return 0, err
+		}
+		return 0, unix.EISDIR
+	}
+	if dirOnly {
+		// ENOTDIR before Open truncates a file named "file/".
+		if _, err := lookupNamed(t, t.Proc.Cred(), p, true, true); err != nil {
+			return 0, err
+		}
+	}
 	if pe, d, ok := pipeOfFD(t.Kernel(), p); ok {
 		defer d.DecRef()
+		if dirOnly {
+			return 0, unix.ENOTDIR
+		}
 		f := pe.Reopen(acc != unix.O_WRONLY, acc != unix.O_RDONLY)
 		fd, err := t.Proc.Files.Open(f, uint32(flags), flags&unix.O_CLOEXEC != 0)
 		if err != nil {
@@ -172,13 +189,13 @@ func sysOpenat(t *kernel.Task, a Args) (uint64, error) {
 	}
 	n, err := t.Proc.Root.Open(t.Proc.Cred(), p, fs.OpenFlags{
 		Create: flags&unix.O_CREAT != 0, Excl: flags&unix.O_EXCL != 0,
-		Trunc: flags&unix.O_TRUNC != 0 && acc != unix.O_RDONLY, Follow: flags&unix.O_NOFOLLOW == 0,
+		Trunc: flags&unix.O_TRUNC != 0 && acc != unix.O_RDONLY, Follow: flags&unix.O_NOFOLLOW == 0 || dirOnly,
 		Perm: fs.ModeFromUnix(uint32(a[3]) & 0o7777 &^ t.Proc.Umask), Want: want,
 	})
 	if err != nil {
 		return 0, err
 	}
-	if flags&unix.O_DIRECTORY != 0 && !n.IsDir() {
+	if (flags&unix.O_DIRECTORY != 0 || dirOnly) && !n.IsDir() {
 		return 0, unix.ENOTDIR
 	}
 	var f fs.File = t.Proc.Root.OpenNode(n, p)
@@ -436,6 +453,21 @@ func direntType(n *fs.Node) byte {
 		return unix.DT_SOCK
 	}
 	return unix.DT_REG
+}
+
+// namesDirectory says whether a path ends in a slash: Linux then follows
+// a final symbolic link and requires a directory (ENOTDIR), which the
+// cleaned path resolve returns no longer shows.
+func namesDirectory(name string) bool { return strings.HasSuffix(name, "/") }
+
+// lookupNamed looks p up for c, following a final symbolic link when
+// follow is set; dirOnly (namesDirectory) requires a directory.
+func lookupNamed(t *kernel.Task, c *fs.Cred, p string, follow, dirOnly bool) (*fs.Node, error) {
+	n, err := t.Proc.Root.Lookup(c, p, follow)
+	if err == nil && dirOnly && !n.IsDir() {
+		return nil, unix.ENOTDIR
+	}
+	return n, err
 }
 
 // pathArg reads a path argument and resolves it against a directory fd.
