@@ -153,6 +153,12 @@ func sysOpenat(t *kernel.Task, a Args) (uint64, error) {
 		return 0, err
 	}
 	flags := a[2]
+	oPath := flags&unix.O_PATH != 0
+	if oPath {
+		// Linux keeps only these of an O_PATH open's flags: it opens a
+		// location, which is neither read, written, created nor truncated.
+		flags &= unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	}
 	acc := flags & unix.O_ACCMODE
 	if acc == unix.O_ACCMODE {
 		return 0, unix.EINVAL
@@ -187,6 +193,9 @@ func sysOpenat(t *kernel.Task, a Args) (uint64, error) {
 	if flags&unix.O_TRUNC != 0 {
 		want |= fs.MayWrite
 	}
+	if oPath {
+		want = 0
+	}
 	n, err := t.Proc.Root.Open(t.Proc.Cred(), p, fs.OpenFlags{
 		Create: flags&unix.O_CREAT != 0, Excl: flags&unix.O_EXCL != 0,
 		Trunc: flags&unix.O_TRUNC != 0 && acc != unix.O_RDONLY, Follow: flags&unix.O_NOFOLLOW == 0 || dirOnly,
@@ -198,8 +207,12 @@ func sysOpenat(t *kernel.Task, a Args) (uint64, error) {
 	if (flags&unix.O_DIRECTORY != 0 || dirOnly) && !n.IsDir() {
 		return 0, unix.ENOTDIR
 	}
+	if n.Mode&iofs.ModeSymlink != 0 && !oPath {
+		return 0, unix.ELOOP // O_NOFOLLOW met a symbolic link
+	}
 	var f fs.File = t.Proc.Root.OpenNode(n, p)
 	switch {
+	case oPath: // a device or FIFO is not opened for a location
 	case n.IsDevice():
 		if f, err = t.Proc.Root.OpenDevice(n, p); err != nil {
 			return 0, err
