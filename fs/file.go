@@ -288,9 +288,20 @@ func (f *NodeFile) write(p []byte) (int, error) {
 }
 
 // WriteAtFrom writes src at an offset without moving the position
-// (pwrite), staged as WriteFrom is.
+// (pwrite), staged as WriteFrom is. With O_APPEND it writes at the end
+// whatever the offset, as Linux does (pwrite(2), BUGS).
 func (f *NodeFile) WriteAtFrom(src UserIO, off int64) (int64, error) {
-	return WriteCopied(src, func(p []byte) (int, error) { return f.WriteAt(p, off) })
+	return WriteCopied(src, func(p []byte) (int, error) {
+		f.mu.Lock()
+		appending := f.append
+		f.mu.Unlock()
+		if appending {
+			f.node.mu.RLock()
+			off = f.node.sizeLocked()
+			f.node.mu.RUnlock()
+		}
+		return f.WriteAt(p, off)
+	})
 }
 
 // WriteAt writes p at an offset without moving the position.
