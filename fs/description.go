@@ -78,16 +78,19 @@ func (d *Description) SetNonblock(on bool) {
 	d.SetFlags(fl)
 }
 
-// Readable and Writable report the access mode.
+// Readable and Writable report the access mode; an O_PATH description
+// (a location, not an open file) has neither.
 func (d *Description) Readable() bool {
-	acc := d.flags.Load() & unix.O_ACCMODE
-	return acc == unix.O_RDONLY || acc == unix.O_RDWR
+	fl := d.flags.Load()
+	acc := fl & unix.O_ACCMODE
+	return fl&unix.O_PATH == 0 && (acc == unix.O_RDONLY || acc == unix.O_RDWR)
 }
 
 // Writable reports whether the description was opened for writing.
 func (d *Description) Writable() bool {
-	acc := d.flags.Load() & unix.O_ACCMODE
-	return acc == unix.O_WRONLY || acc == unix.O_RDWR
+	fl := d.flags.Load()
+	acc := fl & unix.O_ACCMODE
+	return fl&unix.O_PATH == 0 && (acc == unix.O_WRONLY || acc == unix.O_RDWR)
 }
 
 // openDescriptions counts descriptions with references, for the kernel's

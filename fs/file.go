@@ -266,11 +266,11 @@ func (f *NodeFile) ReadAt(p []byte, off int64) (int, error) {
 }
 
 // WriteFrom writes at the file position (at the end with O_APPEND) and
-// moves it past what was written. The bytes are staged: a copy from user
-// memory must not run under the node's lock (see ReadAtTo), and a chunk
-// whose copy faults writes nothing.
+// moves it past what was written. The bytes are staged, as a copy from
+// user memory must not run under the node's lock (see ReadAtTo); those
+// copied before a fault are written, as on Linux.
 func (f *NodeFile) WriteFrom(src UserIO) (int64, error) {
-	return WriteStaged(src, f.write)
+	return WriteCopied(src, f.write)
 }
 
 func (f *NodeFile) write(p []byte) (int, error) {
@@ -288,9 +288,20 @@ func (f *NodeFile) write(p []byte) (int, error) {
 }
 
 // WriteAtFrom writes src at an offset without moving the position
-// (pwrite), staged as WriteFrom is.
+// (pwrite), staged as WriteFrom is. With O_APPEND it writes at the end
+// whatever the offset, as Linux does (pwrite(2), BUGS).
 func (f *NodeFile) WriteAtFrom(src UserIO, off int64) (int64, error) {
-	return WriteStaged(src, func(p []byte) (int, error) { return f.WriteAt(p, off) })
+	return WriteCopied(src, func(p []byte) (int, error) {
+		f.mu.Lock()
+		appending := f.append
+		f.mu.Unlock()
+		if appending {
+			f.node.mu.RLock()
+			off = f.node.sizeLocked()
+			f.node.mu.RUnlock()
+		}
+		return f.WriteAt(p, off)
+	})
 }
 
 // WriteAt writes p at an offset without moving the position.

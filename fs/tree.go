@@ -20,6 +20,10 @@ const (
 	ErrExist    = unix.EEXIST
 )
 
+// nameMax is NAME_MAX: a longer name is ENAMETOOLONG where a directory
+// would be searched for it, as Linux's file systems' lookups answer.
+const nameMax = 255
+
 // Node is a file, directory or symbolic link of the in-memory tree.
 // Tree.mu guards Children; a regular file's contents are guarded by the node's mu.
 type Node struct {
@@ -220,6 +224,9 @@ func (t *Tree) walk(c *Cred, p string, follow bool, depth int) (*Node, string, e
 		if err := Access(cur, c, MayExec); err != nil {
 			return nil, "", err
 		}
+		if len(name) > nameMax {
+			return nil, "", unix.ENAMETOOLONG
+		}
 		next, ok := cur.children()[name]
 		if !ok {
 			return nil, "", ErrNotExist
@@ -262,6 +269,9 @@ func (t *Tree) create(c *Cred, p string, n *Node) error {
 	}
 	if err := Access(parent, c, MayExec); err != nil {
 		return err
+	}
+	if len(name) > nameMax {
+		return unix.ENAMETOOLONG
 	}
 	if _, ok := parent.Children[name]; ok {
 		return ErrExist
@@ -396,6 +406,9 @@ func (t *Tree) entry(c *Cred, p string) (parent *Node, name string, err error) {
 	}
 	if err := Access(parent, c, MayExec); err != nil {
 		return nil, "", err
+	}
+	if len(name) > nameMax {
+		return nil, "", unix.ENAMETOOLONG
 	}
 	return parent, name, nil
 }

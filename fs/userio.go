@@ -123,3 +123,20 @@ func WriteStaged(src UserIO, write func([]byte) (int, error)) (int64, error) {
 	n, err := write(b)
 	return int64(n), err
 }
+
+// WriteCopied writes src with write through a buffer as Linux writes a
+// regular file (generic_perform_write): the bytes copied before a copy
+// faults are written, and the fault is EFAULT only when nothing was.
+func WriteCopied(src UserIO, write func([]byte) (int, error)) (int64, error) {
+	buf := stagingBufs.Get().(*[IOChunk]byte)
+	defer stagingBufs.Put(buf)
+	n, copyErr := src.CopyIn(buf[:min(src.Len(), IOChunk)])
+	if n == 0 && copyErr != nil {
+		return 0, copyErr
+	}
+	w, err := write(buf[:n])
+	if err == nil {
+		err = copyErr
+	}
+	return int64(w), err
+}

@@ -99,7 +99,9 @@ func (t *Task) Run(dispatch func(*Task)) {
 			t.Fault(unix.SIGILL, IllIllOpc, t.Regs.PC, cause)
 		case cause == arch.CauseBreakpoint:
 			t.Fault(unix.SIGTRAP, TrapBrkpt, t.Regs.PC, cause)
-		case cause == arch.CauseInstrMisaligned:
+		case cause == arch.CauseInstrMisaligned || cause == arch.CauseLoadMisaligned || cause == arch.CauseStoreMisaligned:
+			// QEMU's harts do misaligned plain loads and stores (Linux
+			// would emulate them); an lr, sc or AMO's is SIGBUS, as Linux's.
 			t.Fault(unix.SIGBUS, BusAdrAln, t.Regs.Tval, cause)
 		default:
 			t.Fault(unix.SIGSEGV, SegvMapErr, t.Regs.Tval, cause)

@@ -153,12 +153,35 @@ func sysOpenat(t *kernel.Task, a Args) (uint64, error) {
 		return 0, err
 	}
 	flags := a[2]
+	oPath := flags&unix.O_PATH != 0
+	if oPath {
+		// Linux keeps only these of an O_PATH open's flags: it opens a
+		// location, which is neither read, written, created nor truncated.
+		flags &= unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	}
 	acc := flags & unix.O_ACCMODE
 	if acc == unix.O_ACCMODE {
 		return 0, unix.EINVAL
 	}
+	dirOnly := namesDirectory(name)
+	if dirOnly && flags&unix.O_CREAT != 0 {
+		// Linux finds the directory to create in, then refuses the slash.
+		if _, err := lookupNamed(t, t.Proc.Cred(), path.Dir(p), true, true); err != nil {
+			return 0, err
+		}
+		return 0, unix.EISDIR
+	}
+	if dirOnly {
+		// ENOTDIR before Open truncates a file named "file/".
+		if _, err := lookupNamed(t, t.Proc.Cred(), p, true, true); err != nil {
+			return 0, err
+		}
+	}
 	if pe, d, ok := pipeOfFD(t.Kernel(), p); ok {
 		defer d.DecRef()
+		if dirOnly {
+			return 0, unix.ENOTDIR
+		}
 		f := pe.Reopen(acc != unix.O_WRONLY, acc != unix.O_RDONLY)
 		fd, err := t.Proc.Files.Open(f, uint32(flags), flags&unix.O_CLOEXEC != 0)
 		if err != nil {
@@ -170,19 +193,26 @@ func sysOpenat(t *kernel.Task, a Args) (uint64, error) {
 	if flags&unix.O_TRUNC != 0 {
 		want |= fs.MayWrite
 	}
+	if oPath {
+		want = 0
+	}
 	n, err := t.Proc.Root.Open(t.Proc.Cred(), p, fs.OpenFlags{
 		Create: flags&unix.O_CREAT != 0, Excl: flags&unix.O_EXCL != 0,
-		Trunc: flags&unix.O_TRUNC != 0 && acc != unix.O_RDONLY, Follow: flags&unix.O_NOFOLLOW == 0,
+		Trunc: flags&unix.O_TRUNC != 0 && acc != unix.O_RDONLY, Follow: flags&unix.O_NOFOLLOW == 0 || dirOnly,
 		Perm: fs.ModeFromUnix(uint32(a[3]) & 0o7777 &^ t.Proc.Umask), Want: want,
 	})
 	if err != nil {
 		return 0, err
 	}
-	if flags&unix.O_DIRECTORY != 0 && !n.IsDir() {
+	if (flags&unix.O_DIRECTORY != 0 || dirOnly) && !n.IsDir() {
 		return 0, unix.ENOTDIR
+	}
+	if n.Mode&iofs.ModeSymlink != 0 && !oPath {
+		return 0, unix.ELOOP // O_NOFOLLOW met a symbolic link
 	}
 	var f fs.File = t.Proc.Root.OpenNode(n, p)
 	switch {
+	case oPath: // a device or FIFO is not opened for a location
 	case n.IsDevice():
 		if f, err = t.Proc.Root.OpenDevice(n, p); err != nil {
 			return 0, err
@@ -387,19 +417,39 @@ func sysGetdents64(t *kernel.Task, a Args) (uint64, error) {
 	}
 	entries := append([]fs.DirEntry{{Name: ".", Node: dir}, {Name: "..", Node: dir}}, t.Proc.Root.List(dir)...)
 	var out []byte
-	i := int(f.Offset())
+	var ends []int // where each entry in out ends
+	start := int(f.Offset())
+	i := start
 	for ; i < len(entries); i++ {
 		e := entries[i]
 		if uint64(len(out)+linux.Dirent64Len(e.Name)) > a[2] {
 			break
 		}
 		out = linux.AppendDirent64(out, e.Node.Ino, int64(i+1), direntType(e.Node), e.Name)
+		ends = append(ends, len(out))
 	}
 	if len(out) == 0 && i < len(entries) {
 		return 0, unix.EINVAL // the buffer cannot hold one entry
 	}
+	if copyOut(t, a[1], out) == nil {
+		f.SetOffset(int64(i))
+		return uint64(len(out)), nil
+	}
+	// As Linux, the entries that reached the buffer before the one that
+	// faulted are returned and consumed; the rest stay for the next call.
+	done := 0
+	for i = start; i-start < len(ends); i++ {
+		end := ends[i-start]
+		if copyOut(t, a[1]+uint64(done), out[done:end]) != nil {
+			break
+		}
+		done = end
+	}
+	if done == 0 {
+		return 0, unix.EFAULT
+	}
 	f.SetOffset(int64(i))
-	return uint64(len(out)), copyOut(t, a[1], out)
+	return uint64(done), nil
 }
 
 func direntType(n *fs.Node) byte {
@@ -416,6 +466,21 @@ func direntType(n *fs.Node) byte {
 		return unix.DT_SOCK
 	}
 	return unix.DT_REG
+}
+
+// namesDirectory says whether a path ends in a slash: Linux then follows
+// a final symbolic link and requires a directory (ENOTDIR), which the
+// cleaned path resolve returns no longer shows.
+func namesDirectory(name string) bool { return strings.HasSuffix(name, "/") }
+
+// lookupNamed looks p up for c, following a final symbolic link when
+// follow is set; dirOnly (namesDirectory) requires a directory.
+func lookupNamed(t *kernel.Task, c *fs.Cred, p string, follow, dirOnly bool) (*fs.Node, error) {
+	n, err := t.Proc.Root.Lookup(c, p, follow)
+	if err == nil && dirOnly && !n.IsDir() {
+		return nil, unix.ENOTDIR
+	}
+	return n, err
 }
 
 // pathArg reads a path argument and resolves it against a directory fd.

@@ -43,13 +43,18 @@ func sysNewfstatat(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if flags&unix.AT_SYMLINK_NOFOLLOW == 0 {
+	dirOnly := namesDirectory(name)
+	follow := flags&unix.AT_SYMLINK_NOFOLLOW == 0 || dirOnly
+	if follow {
 		if pe, d, ok := pipeOfFD(t.Kernel(), p); ok {
 			defer d.DecRef()
+			if dirOnly {
+				return 0, unix.ENOTDIR
+			}
 			return 0, copyOutStruct(t, a[2], statOf(pe.Stat()))
 		}
 	}
-	n, err := t.Proc.Root.Lookup(t.Proc.Cred(), p, flags&unix.AT_SYMLINK_NOFOLLOW == 0)
+	n, err := lookupNamed(t, t.Proc.Cred(), p, follow, dirOnly)
 	if err != nil {
 		return 0, err
 	}
@@ -76,7 +81,8 @@ func statTarget(t *kernel.Task, dirfd, pathAddr, flags uint64) (fs.Stat, *fs.Nod
 	if err != nil {
 		return fs.Stat{}, nil, err
 	}
-	n, err := t.Proc.Root.Lookup(t.Proc.Cred(), p, flags&unix.AT_SYMLINK_NOFOLLOW == 0)
+	dirOnly := namesDirectory(name)
+	n, err := lookupNamed(t, t.Proc.Cred(), p, flags&unix.AT_SYMLINK_NOFOLLOW == 0 || dirOnly, dirOnly)
 	if err != nil {
 		return fs.Stat{}, nil, err
 	}
@@ -125,7 +131,8 @@ func sysFaccessat2(t *kernel.Task, a Args) (uint64, error) {
 	} else {
 		var p string
 		if p, err = resolve(t, int32(a[0]), name); err == nil {
-			n, err = t.Proc.Root.Lookup(cred, p, flags&unix.AT_SYMLINK_NOFOLLOW == 0)
+			dirOnly := namesDirectory(name)
+			n, err = lookupNamed(t, cred, p, flags&unix.AT_SYMLINK_NOFOLLOW == 0 || dirOnly, dirOnly)
 		}
 	}
 	if err != nil {

@@ -1,9 +1,12 @@
 package syscall
 
 import (
+	"errors"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/jiege-go/jiege/kernel"
+	"github.com/jiege-go/jiege/mm"
 )
 
 // Helpers that copy system-call arguments and results across the user
@@ -27,13 +30,19 @@ func copyOut(t *kernel.Task, addr uint64, data []byte) error {
 	return nil
 }
 
-// maxPath is PATH_MAX.
+// maxPath is PATH_MAX, the NUL included.
 const maxPath = 4096
 
+// copyInString reads a path (or another string) argument: EFAULT when it
+// faults before its NUL, ENAMETOOLONG when no NUL comes within PATH_MAX
+// bytes, as Linux's getname.
 func copyInString(t *kernel.Task, addr uint64) (string, error) {
 	t.Proc.Lock()
 	defer t.Proc.Unlock()
 	s, err := t.Proc.AS.CopyInString(uintptr(addr), maxPath)
+	if errors.Is(err, mm.ErrInvalid) {
+		return "", unix.ENAMETOOLONG
+	}
 	if err != nil {
 		return "", unix.EFAULT
 	}

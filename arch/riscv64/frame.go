@@ -25,7 +25,9 @@ const (
 	CauseInstrAccess     = 1
 	CauseIllegalInstr    = 2
 	CauseBreakpoint      = 3
+	CauseLoadMisaligned  = 4 // an lr (or a load the hart does not split)
 	CauseLoadAccess      = 5
+	CauseStoreMisaligned = 6 // an sc or AMO (or a store, likewise)
 	CauseStoreAccess     = 7
 	CauseEcallU          = 8
 	causeEcallS          = 9
