@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"slices"
 	"time"
 
 	"github.com/jiege-go/jiege/fs"
@@ -66,15 +67,15 @@ func (v procfsProcess) Exited() bool {
 	}
 }
 
-// Sleeping reports whether every thread waits in Block.
-func (v procfsProcess) Sleeping() bool {
+// Tasks lists the process's threads, by thread id.
+func (v procfsProcess) Tasks() []procfs.Task {
 	ts := tasksOf(v.p)
-	for _, t := range ts {
-		if !t.sleeping.Load() {
-			return false
-		}
+	views := make([]procfs.Task, len(ts))
+	for i, t := range ts {
+		views[i] = procfs.Task{TID: t.TID, Sleeping: t.sleeping.Load()}
 	}
-	return len(ts) > 0
+	slices.SortFunc(views, func(a, b procfs.Task) int { return a.TID - b.TID })
+	return views
 }
 
 func (v procfsProcess) Usage() (self, children procfs.Usage) {
