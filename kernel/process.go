@@ -69,7 +69,8 @@ type Process struct {
 	// continues.
 	childEvent chan struct{}
 
-	sig processSignals // signal.go
+	sig       processSignals // signal.go
+	cpuTimers cpuTimers      // ITIMER_VIRTUAL, ITIMER_PROF (cputimers.go)
 
 	k *Kernel // the kernel it runs on; its children's too
 }
@@ -181,6 +182,7 @@ func (p *Process) newChild(pid int, as *mm.AddressSpace, vm *sharedVM, files *fs
 		exited: make(chan struct{}), released: make(chan struct{}), threads: 1, parent: p, childEvent: make(chan struct{})}
 	c.vm.Store(vm)
 	c.parentPID.Store(int64(p.PID))
+	c.watchCPULimit() // the interval timers are not inherited, RLIMIT_CPU is
 	p.mu.Lock()
 	if p.children == nil {
 		p.children = map[int]*Process{}
