@@ -203,9 +203,13 @@ func (p *Process) RealCred() *fs.Cred {
 	return &fs.Cred{UID: p.UID, GID: p.GID, Groups: p.Groups}
 }
 
-// NewProcess makes a process with one task around an exec'd address space.
+// NewProcess makes a process with one task around an exec'd address space;
+// nil when every id is in use (init's never is).
 func (k *Kernel) NewProcess(tree *fs.Tree, as *mm.AddressSpace, files *fs.FDTable, exe string, argv []string, regs *arch.Frame) *Task {
-	pid := int(k.lastPID.Add(1))
+	pid, err := k.allocPID()
+	if err != nil {
+		return nil
+	}
 	p := &Process{PID: pid, AS: as, Files: files, filesRefs: newRefs(),
 		Root: tree, Cwd: "/", Exe: path.Clean(exe), Cmdline: argv, Umask: 0o022, start: k.Uptime(), limits: initLimits(), k: k,
 		exited: make(chan struct{}), released: make(chan struct{}), threads: 1, childEvent: make(chan struct{})}

@@ -33,6 +33,18 @@ func (s ProcfsSource) CPUs() int                          { return s.k.cpus }
 func (s ProcfsSource) MemoryStats() (inUse, total uint64) { return s.k.memoryStats() }
 func (s ProcfsSource) Network() procfs.Network            { return s.k.Network }
 
+// Hostname and Domainname are the system's names (uname's nodename and
+// domainname); there is no sethostname, so they are fixed.
+const (
+	Hostname   = "jiege"
+	Domainname = "(none)"
+)
+
+// Sysctl is what /proc/sys shows.
+func (s ProcfsSource) Sysctl() procfs.Sysctl {
+	return procfs.Sysctl{Hostname: Hostname, Domainname: Domainname, PIDMax: PIDMax}
+}
+
 // procfsProcess is a process as /proc/PID reads it (procfs.Process).
 type procfsProcess struct{ p *Process }
 

@@ -17,6 +17,13 @@ type Kernel interface {
 	CPUs() int
 	MemoryStats() (inUse, total uint64) // RAM, in bytes
 	Network() Network
+	Sysctl() Sysctl
+}
+
+// Sysctl is what /proc/sys shows of the kernel's settings.
+type Sysctl struct {
+	Hostname, Domainname string
+	PIDMax               int // ids wrap below it
 }
 
 // Network is what /proc/net shows of the network stack, each file already

@@ -74,6 +74,7 @@ func procRoot(tree *fs.Tree, k Kernel) *fs.Node {
 		"filesystems": procFile(func() []byte {
 			return []byte("nodev\tsysfs\nnodev\ttmpfs\nnodev\tproc\nnodev\tdevtmpfs\n")
 		}),
+		"sys": procSys(k.Sysctl()),
 		"net": procDir(func() map[string]*fs.Node {
 			network := k.Network()
 			return map[string]*fs.Node{
@@ -92,6 +93,28 @@ func procRoot(tree *fs.Tree, k Kernel) *fs.Node {
 			m[strconv.Itoa(p.PID())] = procPID(p)
 		}
 		return m
+	})
+}
+
+// procSys is /proc/sys: the settings LTP and programs read, in Linux's
+// formats. They are read-only: the kernel changes none of them.
+func procSys(s Sysctl) *fs.Node {
+	line := func(v string) *fs.Node { return procFile(func() []byte { return []byte(v + "\n") }) }
+	return procDir(func() map[string]*fs.Node {
+		return map[string]*fs.Node{
+			"kernel": procDir(func() map[string]*fs.Node {
+				return map[string]*fs.Node{
+					"hostname":     line(s.Hostname),
+					"domainname":   line(s.Domainname),
+					"pid_max":      line(strconv.Itoa(s.PIDMax)),
+					"tainted":      line("0"),
+					"core_pattern": line("core"), // Linux's default: a file "core" in the cwd
+				}
+			}),
+			"fs": procDir(func() map[string]*fs.Node {
+				return map[string]*fs.Node{"pipe-max-size": line(strconv.Itoa(fs.PipeMaxSize))}
+			}),
+		}
 	})
 }
 

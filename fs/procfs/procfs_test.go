@@ -18,6 +18,7 @@ func (fakeKernel) Uptime() time.Duration              { return 90 * time.Second 
 func (fakeKernel) CPUs() int                          { return 2 }
 func (fakeKernel) MemoryStats() (inUse, total uint64) { return 16 << 20, 64 << 20 }
 func (fakeKernel) Network() Network                   { return nil }
+func (fakeKernel) Sysctl() Sysctl                     { return Sysctl{Hostname: "host", PIDMax: 32768} }
 
 type fakeProcess struct {
 	tree     *fs.Tree
