@@ -266,14 +266,15 @@ func (f *NodeFile) ReadAt(p []byte, off int64) (int, error) {
 }
 
 // WriteFrom writes at the file position (at the end with O_APPEND) and
-// moves it past what was written. The bytes are staged, as a copy from
-// user memory must not run under the node's lock (see ReadAtTo); those
-// copied before a fault are written, as on Linux.
+// moves it past what was written, up to the writer's file size limit. The
+// bytes are staged, as a copy from user memory must not run under the
+// node's lock (see ReadAtTo); those copied before a fault are written, as
+// on Linux.
 func (f *NodeFile) WriteFrom(src UserIO) (int64, error) {
-	return WriteCopied(src, f.write)
+	return WriteCopied(src, func(p []byte) (int, error) { return f.write(src, p) })
 }
 
-func (f *NodeFile) write(p []byte) (int, error) {
+func (f *NodeFile) write(src UserIO, p []byte) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	off := f.off
@@ -282,14 +283,18 @@ func (f *NodeFile) write(p []byte) (int, error) {
 		off = f.node.sizeLocked()
 		f.node.mu.RUnlock()
 	}
+	p, err := limitWrite(src, p, off)
+	if err != nil {
+		return 0, err
+	}
 	n, err := f.WriteAt(p, off)
 	f.off = off + int64(n)
 	return n, err
 }
 
 // WriteAtFrom writes src at an offset without moving the position
-// (pwrite), staged as WriteFrom is. With O_APPEND it writes at the end
-// whatever the offset, as Linux does (pwrite(2), BUGS).
+// (pwrite), staged and limited as WriteFrom is. With O_APPEND it writes
+// at the end whatever the offset, as Linux does (pwrite(2), BUGS).
 func (f *NodeFile) WriteAtFrom(src UserIO, off int64) (int64, error) {
 	return WriteCopied(src, func(p []byte) (int, error) {
 		f.mu.Lock()
@@ -299,6 +304,10 @@ func (f *NodeFile) WriteAtFrom(src UserIO, off int64) (int64, error) {
 			f.node.mu.RLock()
 			off = f.node.sizeLocked()
 			f.node.mu.RUnlock()
+		}
+		p, err := limitWrite(src, p, off)
+		if err != nil {
+			return 0, err
 		}
 		return f.WriteAt(p, off)
 	})

@@ -35,6 +35,30 @@ type UserIO interface {
 	Writable(n int) int
 }
 
+// FileSizeLimited is a UserIO that knows its writer's file size limit
+// (RLIMIT_FSIZE). A regular file's write stops short of it; one that
+// would start at or past it calls FileSizeExceeded (the writer gets
+// SIGXFSZ) and fails with EFBIG, as Linux's generic_write_check_limits.
+type FileSizeLimited interface {
+	FileSizeLimit() int64 // math.MaxInt64: none
+	FileSizeExceeded()
+}
+
+// limitWrite cuts p, to be written at off by src's writer, at the
+// writer's file size limit.
+func limitWrite(src UserIO, p []byte, off int64) ([]byte, error) {
+	l, ok := src.(FileSizeLimited)
+	if !ok || len(p) == 0 {
+		return p, nil
+	}
+	limit := l.FileSizeLimit()
+	if off >= limit {
+		l.FileSizeExceeded()
+		return nil, unix.EFBIG
+	}
+	return p[:min(int64(len(p)), limit-off)], nil
+}
+
 // IOChunk is the most one call of a file's ReadTo or WriteFrom is given:
 // the system call layer lets other tasks run between chunks, and a file
 // that stages bytes stages no more than this.

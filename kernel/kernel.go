@@ -48,6 +48,10 @@ type Kernel struct {
 	processes map[int]*Process
 	tasks     map[int]*Task
 	lastPID   atomic.Int64
+	// pidMu serializes allocPID; pidsWrapped is set once ids wrapped
+	// past PIDMax, after which each is checked for use.
+	pidMu       sync.Mutex
+	pidsWrapped bool
 
 	// forkMu orders forks and signals sent to many processes: a fork adds
 	// its child under the read lock and looks whether its own process was

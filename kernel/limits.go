@@ -61,6 +61,14 @@ func (p *Process) Limit(resource int) Rlimit {
 // limit without privileges or RLIMIT_NOFILE past fs.MaxFDs (nr_open). It
 // returns the old limit. RLIMIT_NOFILE goes to the descriptor table.
 func (p *Process) SetLimit(caller *Process, resource int, l Rlimit) (Rlimit, error) {
+	old, err := p.setLimit(caller, resource, l)
+	if err == nil && resource == unix.RLIMIT_CPU {
+		p.watchCPULimit() // without mu: the sampler takes it under its own lock
+	}
+	return old, err
+}
+
+func (p *Process) setLimit(caller *Process, resource int, l Rlimit) (Rlimit, error) {
 	if l.Cur > l.Max {
 		return Rlimit{}, unix.EINVAL
 	}

@@ -77,7 +77,8 @@ type Process struct {
 	// continues.
 	childEvent chan struct{}
 
-	sig processSignals // signal.go
+	sig       processSignals // signal.go
+	cpuTimers cpuTimers      // ITIMER_VIRTUAL, ITIMER_PROF (cputimers.go)
 
 	k *Kernel // the kernel it runs on; its children's too
 }
@@ -190,6 +191,7 @@ func (p *Process) newChild(pid int, as *mm.AddressSpace, vm *sharedVM, files *fs
 	c.vm.Store(vm)
 	c.cwd.Store(p.cwd.Load())
 	c.parentPID.Store(int64(p.PID))
+	c.watchCPULimit() // the interval timers are not inherited, RLIMIT_CPU is
 	p.mu.Lock()
 	if p.children == nil {
 		p.children = map[int]*Process{}
@@ -210,9 +212,13 @@ func (p *Process) RealCred() *fs.Cred {
 	return &fs.Cred{UID: p.UID, GID: p.GID, Groups: p.Groups}
 }
 
-// NewProcess makes a process with one task around an exec'd address space.
+// NewProcess makes a process with one task around an exec'd address space;
+// nil when every id is in use (init's never is).
 func (k *Kernel) NewProcess(tree *fs.Tree, as *mm.AddressSpace, files *fs.FDTable, exe string, argv []string, regs *arch.Frame) *Task {
-	pid := int(k.lastPID.Add(1))
+	pid, err := k.allocPID()
+	if err != nil {
+		return nil
+	}
 	p := &Process{PID: pid, AS: as, Files: files, filesRefs: newRefs(),
 		Root: tree, Exe: path.Clean(exe), Cmdline: argv, Umask: 0o022, start: k.Uptime(), limits: initLimits(), k: k,
 		exited: make(chan struct{}), released: make(chan struct{}), threads: 1, childEvent: make(chan struct{})}

@@ -2,6 +2,7 @@ package kernel
 
 import (
 	iofs "io/fs"
+	"slices"
 	"testing"
 
 	"github.com/jiege-go/jiege/fs"
@@ -47,5 +48,28 @@ func TestNprocLeavesOutExitedProcesses(t *testing.T) {
 	p.gone.Store(true) // what Exit sets before it tells the parent
 	if n := k.tasksOfUser(uid, nil); n != 0 {
 		t.Errorf("exited, still in the task table: %d tasks counted, want 0", n)
+	}
+}
+
+// TestPIDsWrap checks that ids wrap past PIDMax to pidWrapStart and then
+// skip those a task, a process or a process group still holds.
+func TestPIDsWrap(t *testing.T) {
+	k := New(Config{})
+	k.lastPID.Store(PIDMax - 2)
+	holder := &Process{PID: 5000}
+	holder.sig.pgid = pidWrapStart + 2
+	k.processes[holder.PID] = holder
+	k.tasks[pidWrapStart+1] = &Task{TID: pidWrapStart + 1}
+	var got []int
+	for range 3 {
+		id, err := k.allocPID()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, id)
+	}
+	want := []int{PIDMax - 1, pidWrapStart, pidWrapStart + 3}
+	if !slices.Equal(got, want) {
+		t.Errorf("ids %v, want %v", got, want)
 	}
 }

@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"slices"
 	"time"
 
 	"github.com/jiege-go/jiege/fs"
@@ -31,6 +32,18 @@ func (s ProcfsSource) Uptime() time.Duration              { return s.k.Uptime() 
 func (s ProcfsSource) CPUs() int                          { return s.k.cpus }
 func (s ProcfsSource) MemoryStats() (inUse, total uint64) { return s.k.memoryStats() }
 func (s ProcfsSource) Network() procfs.Network            { return s.k.Network }
+
+// Hostname and Domainname are the system's names (uname's nodename and
+// domainname); there is no sethostname, so they are fixed.
+const (
+	Hostname   = "jiege"
+	Domainname = "(none)"
+)
+
+// Sysctl is what /proc/sys shows.
+func (s ProcfsSource) Sysctl() procfs.Sysctl {
+	return procfs.Sysctl{Hostname: Hostname, Domainname: Domainname, PIDMax: PIDMax}
+}
 
 // procfsProcess is a process as /proc/PID reads it (procfs.Process).
 type procfsProcess struct{ p *Process }
@@ -66,15 +79,15 @@ func (v procfsProcess) Exited() bool {
 	}
 }
 
-// Sleeping reports whether every thread waits in Block.
-func (v procfsProcess) Sleeping() bool {
+// Tasks lists the process's threads, by thread id.
+func (v procfsProcess) Tasks() []procfs.Task {
 	ts := tasksOf(v.p)
-	for _, t := range ts {
-		if !t.sleeping.Load() {
-			return false
-		}
+	views := make([]procfs.Task, len(ts))
+	for i, t := range ts {
+		views[i] = procfs.Task{TID: t.TID, Sleeping: t.sleeping.Load()}
 	}
-	return len(ts) > 0
+	slices.SortFunc(views, func(a, b procfs.Task) int { return a.TID - b.TID })
+	return views
 }
 
 func (v procfsProcess) Usage() (self, children procfs.Usage) {

@@ -1,6 +1,61 @@
 package kernel
 
-import "sort"
+import (
+	"sort"
+
+	"golang.org/x/sys/unix"
+)
+
+// PIDMax is Linux's pid_max on a machine of up to 32 harts: ids run up to
+// PIDMax-1, then wrap to pidWrapStart (RESERVED_PIDS), skipping those in
+// use, as Linux's alloc_pid does.
+const (
+	PIDMax       = 32768
+	pidWrapStart = 300
+)
+
+// allocPID returns the next free id after the last one given out, for a
+// task or a process; EAGAIN when every id is in use.
+func (k *Kernel) allocPID() (int, error) {
+	k.pidMu.Lock()
+	defer k.pidMu.Unlock()
+	next := k.lastPID.Load()
+	for range PIDMax {
+		next++
+		if next >= PIDMax {
+			next = pidWrapStart
+			k.pidsWrapped = true
+		}
+		// Before the first wrap no id above the last is in use.
+		if !k.pidsWrapped || !k.pidInUse(int(next)) {
+			k.lastPID.Store(next)
+			return int(next), nil
+		}
+	}
+	return 0, unix.EAGAIN
+}
+
+// pidInUse reports whether id names a task, a process not yet reaped, or
+// a process group or session, which keep their ids while they have
+// members.
+func (k *Kernel) pidInUse(id int) bool {
+	k.tablesMu.RLock()
+	_, task := k.tasks[id]
+	_, proc := k.processes[id]
+	k.tablesMu.RUnlock()
+	if task || proc {
+		return true
+	}
+	ps := k.Processes() // not under sigMu: signal senders take tablesMu under it
+	k.sigMu.Lock()
+	defer k.sigMu.unlockUnchanged()
+	for _, p := range ps {
+		if p.sig.pgid == id || p.sig.sid == id {
+			return true
+		}
+	}
+	return false
+}
 
 func (k *Kernel) addTask(t *Task) {
 	k.tablesMu.Lock()

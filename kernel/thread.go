@@ -70,7 +70,10 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 	if err := p.mayAddTask(); err != nil {
 		return nil, err
 	}
-	tid := int(p.k.lastPID.Add(1))
+	tid, err := p.k.allocPID()
+	if err != nil {
+		return nil, err
+	}
 	var child *Task
 	if f&unix.CLONE_THREAD != 0 {
 		regs := p.k.newRegs()

@@ -43,6 +43,9 @@ type cork struct {
 	// before the FIN, as Linux sends what it queued before a close.
 	shutdownAfter tcpip.ShutdownFlags
 	closeAfter    bool
+	// A UDP socket's datagram begun with MSG_MORE is held, and its
+	// destination (nil: the connected peer), the first send's as on Linux.
+	heldTo *Addr
 }
 
 // SetCork sets TCP_CORK; clearing it sends what the socket holds.
@@ -53,9 +56,53 @@ func (so *InetSocket) SetCork(v bool) {
 	}
 }
 
+// SendMore sends b as send(2) with MSG_MORE does. A TCP connection holds
+// it as TCP_CORK would, until a send without MSG_MORE or corkTimeout. A
+// UDP socket keeps it as the start of a datagram that the next send
+// without MSG_MORE completes.
+func (so *InetSocket) SendMore(b []byte, to *Addr) (int, error) {
+	if !so.dgram {
+		return so.write(bytes.NewReader(b), len(b), true)
+	}
+	c := &so.cork
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.held)+len(b) > maxDatagram {
+		return 0, unix.EMSGSIZE
+	}
+	if len(c.held) == 0 {
+		if to == nil {
+			if _, err := so.ep.GetRemoteAddress(); err != nil {
+				return 0, unix.EDESTADDRREQ
+			}
+		}
+		c.heldTo = to
+	}
+	c.held = append(c.held, b...)
+	return len(b), nil
+}
+
+// completeDatagram returns b after the datagram MSG_MORE began, and the
+// destination to send it to; the socket holds nothing after.
+func (so *InetSocket) completeDatagram(b []byte, to *Addr) ([]byte, *Addr, error) {
+	c := &so.cork
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.held) == 0 {
+		return b, to, nil
+	}
+	held, heldTo := c.held, c.heldTo
+	c.held, c.heldTo = nil, nil
+	if len(held)+len(b) > maxDatagram {
+		return nil, nil, unix.EMSGSIZE
+	}
+	return append(held, b...), heldTo, nil
+}
+
 // write sends n bytes that r yields, after what the socket holds, or
-// holds them too; it returns how many of r's bytes were taken.
-func (so *InetSocket) write(r io.Reader, n int) (int, error) {
+// holds them too (TCP_CORK set, or more: MSG_MORE); it returns how many
+// of r's bytes were taken.
+func (so *InetSocket) write(r io.Reader, n int, more bool) (int, error) {
 	c := &so.cork
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -65,7 +112,7 @@ func (so *InetSocket) write(r io.Reader, n int) (int, error) {
 	if n == 0 {
 		return 0, nil
 	}
-	if so.corked.Load() && len(c.held)+n <= corkHold && (len(c.held) > 0 || so.maySend()) {
+	if (more || so.corked.Load()) && len(c.held)+n <= corkHold && (len(c.held) > 0 || so.maySend()) {
 		start := len(c.held)
 		c.held = append(c.held, make([]byte, n)...)
 		if k, err := io.ReadFull(r, c.held[start:]); err != nil {

@@ -266,10 +266,25 @@ func (so *InetSocket) CheckDestination() error { return nil }
 // SendMsg sends b: a datagram to to, or to the connected peer. An inet
 // socket passes no descriptions.
 func (so *InetSocket) SendMsg(b []byte, to *Addr, _ []*fs.Description) (int, error) {
-	if to != nil {
-		return so.SendTo(b, to.IP, to.Port)
+	if !so.dgram {
+		if to != nil {
+			return so.SendTo(b, to.IP, to.Port)
+		}
+		return so.Write(b)
 	}
-	return so.Write(b)
+	datagram, dest, err := so.completeDatagram(b, to)
+	if err != nil {
+		return 0, err
+	}
+	if dest != nil {
+		_, err = so.SendTo(datagram, dest.IP, dest.Port)
+	} else {
+		_, err = so.Write(datagram)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }
 
 // RecvMsg receives a datagram and its sender, or what a stream holds.
@@ -478,7 +493,7 @@ func (so *InetSocket) Peek(p []byte) (int, error) {
 // Write sends what fits of p; EAGAIN when nothing does.
 func (so *InetSocket) Write(p []byte) (int, error) {
 	if !so.dgram {
-		return so.write(bytes.NewReader(p), len(p))
+		return so.write(bytes.NewReader(p), len(p), false)
 	}
 	n, err := so.ep.Write(bytes.NewReader(p), tcpip.WriteOptions{})
 	if n > 0 {
@@ -493,7 +508,7 @@ func (so *InetSocket) Write(p []byte) (int, error) {
 // the stack reads until it has them.
 func (so *InetSocket) WriteReader(r io.Reader, n int) (int, error) {
 	if !so.dgram {
-		return so.write(r, n)
+		return so.write(r, n, false)
 	}
 	w, err := so.ep.Write(sizedReader{r, n}, tcpip.WriteOptions{})
 	if w > 0 {

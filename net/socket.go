@@ -77,6 +77,12 @@ type Socket interface {
 	Linger() (Linger, error)
 }
 
+// A MoreSender is a socket that honours send(2)'s MSG_MORE: it holds b
+// to go with what a later send without MSG_MORE brings.
+type MoreSender interface {
+	SendMore(b []byte, to *Addr) (int, error)
+}
+
 // Addr is a socket address of any family, as a struct sockaddr holds it.
 type Addr struct {
 	Family uint16

@@ -48,7 +48,22 @@ type unixPair struct {
 	wmem     [2]int  // charge of end i's sends still queued, in in[1-i]
 	closed   [2]bool // end i closed
 	shutWr   [2]bool // end i shut down writing
+	shutRd   [2]bool // end i shut down reading
 	notifier fs.Notifier
+}
+
+// receiveShut reports whether end receives no more: it shut down reading,
+// or its peer shut down writing or closed. A read of an empty queue then
+// returns 0 at once.
+func (p *unixPair) receiveShut(end int) bool {
+	return p.shutRd[end] || p.shutWr[1-end] || p.closed[1-end]
+}
+
+// sendShut reports whether end sends no more (EPIPE): it shut down
+// writing, or its peer shut down reading or closed, as Linux's shutdown
+// marks the peer too.
+func (p *unixPair) sendShut(end int) bool {
+	return p.shutWr[end] || p.shutRd[1-end] || p.closed[1-end]
 }
 
 // UnixSocket is an AF_UNIX stream socket: unbound, bound to a name,
@@ -351,7 +366,7 @@ func (s *UnixSocket) recv(b []byte, peek bool) (int, []*fs.Description, error) {
 	}
 	p.mu.Lock()
 	if p.queued[end] == 0 {
-		eof := p.closed[1-end] || p.shutWr[1-end]
+		eof := p.receiveShut(end)
 		p.mu.Unlock()
 		if eof || len(b) == 0 {
 			return 0, nil, nil
@@ -424,7 +439,7 @@ func (s *UnixSocket) SendMsg(b []byte, _ *Addr, rights []*fs.Description) (int, 
 	peer := 1 - end
 	sndbuf := s.sendBuffer()
 	p.mu.Lock()
-	if p.closed[peer] || p.shutWr[end] {
+	if p.sendShut(end) {
 		p.mu.Unlock()
 		return 0, unix.EPIPE
 	}
@@ -464,8 +479,11 @@ func (s *UnixSocket) Shutdown(how int) error {
 	p.mu.Lock()
 	switch how {
 	case unix.SHUT_RD:
-	case unix.SHUT_WR, unix.SHUT_RDWR:
+		p.shutRd[end] = true
+	case unix.SHUT_WR:
 		p.shutWr[end] = true
+	case unix.SHUT_RDWR:
+		p.shutRd[end], p.shutWr[end] = true, true
 	default:
 		p.mu.Unlock()
 		return unix.EINVAL
@@ -499,14 +517,18 @@ func (s *UnixSocket) Readiness(mask uint32) uint32 {
 	if p.queued[end] > 0 || hasRights(p.in[end]) {
 		r |= unix.EPOLLIN
 	}
-	if p.closed[1-end] || p.shutWr[1-end] {
+	if p.receiveShut(end) {
 		r |= unix.EPOLLIN | unix.EPOLLRDHUP
 	}
-	if p.closed[1-end] {
+	// Hung up: both directions shut; writable whenever the peer's queue
+	// has room, even shut down, as on Linux (so no writer sleeps forever).
+	if p.receiveShut(end) && p.sendShut(end) {
 		r |= unix.EPOLLHUP
-	} else if p.wmem[end]*4 <= sndbuf && !p.shutWr[end] {
+	}
+	if p.closed[1-end] || p.wmem[end]*4 <= sndbuf {
 		// Writable once three quarters of SO_SNDBUF are free, as Linux's
-		// unix_writable: a writer woken has room for a good part.
+		// unix_writable (a writer woken has room for a good part), and
+		// once the peer closed (a write fails at once), as on Linux.
 		r |= unix.EPOLLOUT
 	}
 	return r & (mask | unix.EPOLLHUP | unix.EPOLLERR)

@@ -1,6 +1,7 @@
 package syscall
 
 import (
+	"math"
 	"sync"
 	"time"
 
@@ -87,6 +88,23 @@ type userIO struct {
 	off  uint64 // where in it
 	pos  uint64 // the cursor from the sequence's start
 	left int64  // bytes the file may still move
+}
+
+// FileSizeLimit is the writer's RLIMIT_FSIZE (fs.FileSizeLimited).
+func (u *userIO) FileSizeLimit() int64 { return fileSizeLimit(u.t) }
+
+// FileSizeExceeded sends the writer SIGXFSZ.
+func (u *userIO) FileSizeExceeded() { fileSizeExceeded(u.t) }
+
+// fileSizeLimit is t's RLIMIT_FSIZE, math.MaxInt64 when it is unlimited.
+func fileSizeLimit(t *kernel.Task) int64 {
+	return int64(min(t.Proc.Limit(unix.RLIMIT_FSIZE).Cur, math.MaxInt64))
+}
+
+// fileSizeExceeded sends t SIGXFSZ, as Linux does when a write or a
+// truncate passes RLIMIT_FSIZE (before failing it with EFBIG).
+func fileSizeExceeded(t *kernel.Task) {
+	t.SignalThread(unix.SIGXFSZ, &kernel.SigInfo{Code: kernel.SIKernel})
 }
 
 // userIOs keeps a call's userIO off the heap: a file takes it as an

@@ -50,13 +50,16 @@ func TestCloseUnderBlockedRead(t *testing.T) {
 	}
 }
 
-// waitSleeping waits until every thread of task's process waits in Block.
+// waitSleeping waits until the main thread of task's process waits in
+// Block (procfs's S).
 func waitSleeping(t *testing.T, task *kernel.Task) {
 	t.Helper()
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
 		for _, p := range task.Kernel().Procfs().Processes() {
-			if p.PID() == task.Proc.PID && p.Sleeping() {
-				return
+			for _, th := range p.Tasks() {
+				if p.PID() == task.Proc.PID && th.TID == p.PID() && th.Sleeping {
+					return
+				}
 			}
 		}
 	}

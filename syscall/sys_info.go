@@ -17,7 +17,7 @@ func init() {
 }
 
 // Uname fields; the release names the Linux ABI level the layer follows.
-var uname = [6]string{"Linux", "jiege", "6.12.0-jiege", "#1 Jiege-Go", "riscv64", "(none)"}
+var uname = [6]string{"Linux", kernel.Hostname, "6.12.0-jiege", "#1 Jiege-Go", "riscv64", kernel.Domainname}
 
 // sysUname implements uname(2).
 func sysUname(t *kernel.Task, a Args) (uint64, error) {

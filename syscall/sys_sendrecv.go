@@ -54,7 +54,12 @@ func sendData(t *kernel.Task, fd uint64, vs []iovec, flags uint64, to, toLen uin
 	if limit := so.MaxMessage(); limit > 0 {
 		return sendMessage(t, d, so, limit, vs, flags, to, toLen, rights)
 	}
+	more, holdsMore := so.(jnet.MoreSender)
+	holdsMore = holdsMore && flags&unix.MSG_MORE != 0
 	write := func(b []byte) (int, error) {
+		if holdsMore {
+			return more.SendMore(b, nil)
+		}
 		n, err := so.SendMsg(b, nil, rights)
 		if n > 0 || err == nil {
 			rights = nil
@@ -88,10 +93,14 @@ func sendMessage(t *kernel.Task, d *fs.Description, so jnet.Socket, limit int, v
 	if err := copyInSeq(t, vs, buf); err != nil {
 		return 0, err
 	}
-	n, err := so.SendMsg(buf, dest, rights)
+	send := func() (int, error) { return so.SendMsg(buf, dest, rights) }
+	if more, ok := so.(jnet.MoreSender); ok && flags&unix.MSG_MORE != 0 {
+		send = func() (int, error) { return more.SendMore(buf, dest) }
+	}
+	n, err := send()
 	for err == unix.EAGAIN && !d.Nonblock() && flags&unix.MSG_DONTWAIT == 0 {
 		if err = waitReady(t, d, unix.EPOLLOUT); err == nil {
-			n, err = so.SendMsg(buf, dest, rights)
+			n, err = send()
 		}
 	}
 	return uint64(n), err

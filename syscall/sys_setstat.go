@@ -85,6 +85,9 @@ func sysFtruncate(t *kernel.Task, a Args) (uint64, error) {
 	if !ok || !d.Writable() || int64(a[1]) < 0 {
 		return 0, unix.EINVAL
 	}
+	if err := checkFileSizeLimit(t, f, int64(a[1])); err != nil {
+		return 0, err
+	}
 	return 0, f.Truncate(int64(a[1]))
 }
 
@@ -113,7 +116,20 @@ func sysTruncate(t *kernel.Task, a Args) (uint64, error) {
 	}
 	f := t.Proc.Root.OpenNode(n, p)
 	defer f.Close()
+	if err := checkFileSizeLimit(t, f, int64(a[1])); err != nil {
+		return 0, err
+	}
 	return 0, f.Truncate(int64(a[1]))
+}
+
+// checkFileSizeLimit refuses a truncate that grows f past RLIMIT_FSIZE:
+// SIGXFSZ and EFBIG, as Linux's inode_newsize_ok.
+func checkFileSizeLimit(t *kernel.Task, f *fs.NodeFile, size int64) error {
+	if size > f.Stat().Size && size > fileSizeLimit(t) {
+		fileSizeExceeded(t)
+		return unix.EFBIG
+	}
+	return nil
 }
 
 // utimensat's special nanosecond values.

@@ -133,10 +133,11 @@ func encodeItimerval(value, interval time.Duration) linux.Itimerval {
 	return linux.Itimerval{Interval: us(interval), Value: us(value)}
 }
 
-// sysSetitimer implements setitimer(2) for ITIMER_REAL; the CPU-time
-// timers need CPU accounting the kernel does not keep.
+// sysSetitimer implements setitimer(2): ITIMER_REAL on the wall clock,
+// ITIMER_VIRTUAL and ITIMER_PROF on the process's CPU time.
 func sysSetitimer(t *kernel.Task, a Args) (uint64, error) {
-	if a[0] != unix.ITIMER_REAL {
+	which := int(int32(a[0]))
+	if which != unix.ITIMER_REAL && which != unix.ITIMER_VIRTUAL && which != unix.ITIMER_PROF {
 		return 0, unix.EINVAL
 	}
 	var value, interval time.Duration
@@ -152,18 +153,28 @@ func sysSetitimer(t *kernel.Task, a Args) (uint64, error) {
 		}
 		interval, value = it.Interval.Duration(), it.Value.Duration()
 	}
-	oldValue, oldInterval := t.Proc.SetRealTimer(value, interval)
+	var oldValue, oldInterval time.Duration
+	if which == unix.ITIMER_REAL {
+		oldValue, oldInterval = t.Proc.SetRealTimer(value, interval)
+	} else {
+		oldValue, oldInterval = t.Proc.SetCPUTimer(which, value, interval)
+	}
 	if a[2] != 0 {
 		return 0, copyOutStruct(t, a[2], encodeItimerval(oldValue, oldInterval))
 	}
 	return 0, nil
 }
 
-// sysGetitimer implements getitimer(2) for ITIMER_REAL.
+// sysGetitimer implements getitimer(2).
 func sysGetitimer(t *kernel.Task, a Args) (uint64, error) {
-	if a[0] != unix.ITIMER_REAL {
+	var value, interval time.Duration
+	switch which := int(int32(a[0])); which {
+	case unix.ITIMER_REAL:
+		value, interval = t.Proc.RealTimer()
+	case unix.ITIMER_VIRTUAL, unix.ITIMER_PROF:
+		value, interval = t.Proc.CPUTimer(which)
+	default:
 		return 0, unix.EINVAL
 	}
-	value, interval := t.Proc.RealTimer()
 	return 0, copyOutStruct(t, a[1], encodeItimerval(value, interval))
 }

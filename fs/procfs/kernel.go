@@ -17,6 +17,13 @@ type Kernel interface {
 	CPUs() int
 	MemoryStats() (inUse, total uint64) // RAM, in bytes
 	Network() Network
+	Sysctl() Sysctl
+}
+
+// Sysctl is what /proc/sys shows of the kernel's settings.
+type Sysctl struct {
+	Hostname, Domainname string
+	PIDMax               int // ids wrap below it
 }
 
 // Network is what /proc/net shows of the network stack, each file already
@@ -37,7 +44,7 @@ type Process interface {
 	Cmdline() []string        // argv of the program it runs
 	IDs() IDs
 	Exited() bool
-	Sleeping() bool // every thread waits (ps's S); false for a process without threads
+	Tasks() []Task // its threads, by thread id
 	Usage() (self, children Usage)
 	Threads() int
 	Start() time.Duration // Uptime when it was made
@@ -45,6 +52,12 @@ type Process interface {
 	ResidentPages() int // user pages it has frames for
 	Files() *fs.FDTable
 	Root() *fs.Tree
+}
+
+// Task is a thread of a process, as /proc/PID/task/TID shows it.
+type Task struct {
+	TID      int
+	Sleeping bool // waits in a blocking call (ps's S)
 }
 
 // IDs are a process's real, effective and saved user and group ids, and

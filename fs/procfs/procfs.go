@@ -74,6 +74,7 @@ func procRoot(tree *fs.Tree, k Kernel) *fs.Node {
 		"filesystems": procFile(func() []byte {
 			return []byte("nodev\tsysfs\nnodev\ttmpfs\nnodev\tproc\nnodev\tdevtmpfs\n")
 		}),
+		"sys": procSys(k.Sysctl()),
 		"net": procDir(func() map[string]*fs.Node {
 			network := k.Network()
 			return map[string]*fs.Node{
@@ -92,6 +93,28 @@ func procRoot(tree *fs.Tree, k Kernel) *fs.Node {
 			m[strconv.Itoa(p.PID())] = procPID(p)
 		}
 		return m
+	})
+}
+
+// procSys is /proc/sys: the settings LTP and programs read, in Linux's
+// formats. They are read-only: the kernel changes none of them.
+func procSys(s Sysctl) *fs.Node {
+	line := func(v string) *fs.Node { return procFile(func() []byte { return []byte(v + "\n") }) }
+	return procDir(func() map[string]*fs.Node {
+		return map[string]*fs.Node{
+			"kernel": procDir(func() map[string]*fs.Node {
+				return map[string]*fs.Node{
+					"hostname":     line(s.Hostname),
+					"domainname":   line(s.Domainname),
+					"pid_max":      line(strconv.Itoa(s.PIDMax)),
+					"tainted":      line("0"),
+					"core_pattern": line("core"), // Linux's default: a file "core" in the cwd
+				}
+			}),
+			"fs": procDir(func() map[string]*fs.Node {
+				return map[string]*fs.Node{"pipe-max-size": line(strconv.Itoa(fs.PipeMaxSize))}
+			}),
+		}
 	})
 }
 
@@ -120,8 +143,9 @@ func procPID(p Process) *fs.Node {
 			"root":      procLink("/"),
 			"cmdline":   procFile(func() []byte { return cmdline(p) }),
 			"comm":      procFile(func() []byte { return []byte(comm(p) + "\n") }),
-			"stat":      procFile(func() []byte { return pidStat(p) }),
-			"status":    procFile(func() []byte { return pidStatus(p) }),
+			"stat":      procFile(func() []byte { return pidStat(p, p.PID(), state(p)) }),
+			"status":    procFile(func() []byte { return pidStatus(p, p.PID(), state(p)) }),
+			"task":      procDir(func() map[string]*fs.Node { return taskDirs(p) }),
 			"maps":      procFile(func() []byte { return maps(p) }),
 			"mounts":    procFile(func() []byte { return mounts(p.Root()) }),
 			"mountinfo": procFile(func() []byte { return mountinfo(p.Root()) }),
@@ -149,16 +173,56 @@ func comm(p Process) string {
 	return name[:min(len(name), 15)]
 }
 
-// state is the one-letter state ps shows: Z once exited, S while every
-// thread waits in Block, R otherwise.
+// state is the one-letter state ps shows of a process: Z once exited, and
+// as on Linux its main thread's state otherwise, Z when that thread ended
+// first (pthread_exit) while others run.
 func state(p Process) string {
-	switch {
-	case p.Exited():
+	if p.Exited() {
 		return "Z"
-	case p.Sleeping():
+	}
+	for _, t := range p.Tasks() {
+		if t.TID == p.PID() {
+			return taskState(t)
+		}
+	}
+	return "Z"
+}
+
+// taskState is a thread's letter: S while it waits in a blocking call
+// (a futex, a read, a sleep), R otherwise.
+func taskState(t Task) string {
+	if t.Sleeping {
 		return "S"
 	}
 	return "R"
+}
+
+// taskDirs is /proc/PID/task: a directory per thread with the process's
+// stat and status as that thread shows them (its id and state).
+func taskDirs(p Process) map[string]*fs.Node {
+	m := map[string]*fs.Node{}
+	for _, t := range p.Tasks() {
+		tid := t.TID
+		threadState := func() string {
+			for _, t := range p.Tasks() {
+				if t.TID == tid {
+					return taskState(t)
+				}
+			}
+			return "Z" // ended since the directory was listed
+		}
+		d := procDir(func() map[string]*fs.Node {
+			return map[string]*fs.Node{
+				"stat":   procFile(func() []byte { return pidStat(p, tid, threadState()) }),
+				"status": procFile(func() []byte { return pidStatus(p, tid, threadState()) }),
+				"comm":   procFile(func() []byte { return []byte(comm(p) + "\n") }),
+			}
+		})
+		ids := p.IDs()
+		d.UID, d.GID = ids.UID, ids.GID
+		m[strconv.Itoa(tid)] = d
+	}
+	return m
 }
 
 // mapped is the process's virtual memory size in pages: its mappings.
@@ -170,11 +234,12 @@ func mapped(p Process) uint64 {
 	return pages
 }
 
-// pidStat is /proc/PID/stat: 52 fields, those the kernel does not track 0.
-func pidStat(p Process) []byte {
+// pidStat is /proc/PID/stat, or a thread's (id is its tid): 52 fields,
+// those the kernel does not track 0; CPU times are the process's.
+func pidStat(p Process, id int, state string) []byte {
 	ticks := func(d time.Duration) string { return strconv.FormatInt(int64(d/(time.Second/100)), 10) }
 	self, children := p.Usage()
-	f := []string{strconv.Itoa(p.PID()), "(" + comm(p) + ")", state(p), strconv.Itoa(p.ParentPID()),
+	f := []string{strconv.Itoa(id), "(" + comm(p) + ")", state, strconv.Itoa(p.ParentPID()),
 		strconv.Itoa(p.PGID()), strconv.Itoa(p.SID()), "0", "-1", "4194560",
 		strconv.FormatUint(self.MinorFaults, 10), strconv.FormatUint(children.MinorFaults, 10), "0", "0", // minflt, cminflt, majflt, cmajflt
 		ticks(self.User), ticks(self.System), ticks(children.User), ticks(children.System),
@@ -186,12 +251,13 @@ func pidStat(p Process) []byte {
 	return []byte(strings.Join(f, " ") + "\n")
 }
 
-func pidStatus(p Process) []byte {
+// pidStatus is /proc/PID/status, or a thread's (id is its tid).
+func pidStatus(p Process, id int, state string) []byte {
 	var b bytes.Buffer
-	name := map[string]string{"R": "R (running)", "S": "S (sleeping)", "Z": "Z (zombie)"}[state(p)]
+	name := map[string]string{"R": "R (running)", "S": "S (sleeping)", "Z": "Z (zombie)"}[state]
 	ids := p.IDs()
 	fmt.Fprintf(&b, "Name:\t%s\nUmask:\t%04o\nState:\t%s\nTgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t%d\nTracerPid:\t0\n",
-		comm(p), ids.Umask, name, p.PID(), p.PID(), p.ParentPID())
+		comm(p), ids.Umask, name, p.PID(), id, p.ParentPID())
 	fmt.Fprintf(&b, "Uid:\t%d\t%d\t%d\t%d\nGid:\t%d\t%d\t%d\t%d\n", ids.UID, ids.EUID, ids.SUID, ids.EUID, ids.GID, ids.EGID, ids.SGID, ids.EGID)
 	fmt.Fprintf(&b, "FDSize:\t%d\nVmSize:\t%d kB\nVmRSS:\t%d kB\nThreads:\t%d\n", p.Files().Limit(),
 		mapped(p)*mm.PageSize>>10, p.ResidentPages()*mm.PageSize>>10, max(p.Threads(), 1))

@@ -18,6 +18,7 @@ func (fakeKernel) Uptime() time.Duration              { return 90 * time.Second 
 func (fakeKernel) CPUs() int                          { return 2 }
 func (fakeKernel) MemoryStats() (inUse, total uint64) { return 16 << 20, 64 << 20 }
 func (fakeKernel) Network() Network                   { return nil }
+func (fakeKernel) Sysctl() Sysctl                     { return Sysctl{Hostname: "host", PIDMax: 32768} }
 
 type fakeProcess struct {
 	tree     *fs.Tree
@@ -35,7 +36,7 @@ func (*fakeProcess) IDs() IDs {
 	return IDs{UID: 1000, EUID: 1001, SUID: 1002, GID: 100, EGID: 101, SGID: 102, Umask: 0o022}
 }
 func (*fakeProcess) Exited() bool                  { return false }
-func (*fakeProcess) Sleeping() bool                { return true }
+func (*fakeProcess) Tasks() []Task                 { return []Task{{TID: 7, Sleeping: true}, {TID: 8}} }
 func (*fakeProcess) Usage() (self, children Usage) { return Usage{User: time.Second}, Usage{} }
 func (*fakeProcess) Threads() int                  { return 3 }
 func (*fakeProcess) Start() time.Duration          { return 2 * time.Second }
@@ -86,6 +87,17 @@ func TestProcPIDFiles(t *testing.T) {
 		"VmSize:\t16 kB\n", "VmRSS:\t8 kB\n", "Threads:\t3\n", "Umask:\t0022\n"} {
 		if !strings.Contains(status, line) {
 			t.Errorf("status lacks %q:\n%s", line, status)
+		}
+	}
+	// The process is S as its main thread is, while thread 8 runs.
+	task := strings.Fields(read(t, tree, "/proc/7/task/8/stat"))
+	if len(task) != 52 || task[0] != "8" || task[2] != "R" {
+		t.Errorf("task 8 stat %q", task)
+	}
+	taskStatus := read(t, tree, "/proc/7/task/8/status")
+	for _, line := range []string{"State:\tR (running)\n", "Tgid:\t7\n", "\nPid:\t8\n"} {
+		if !strings.Contains(taskStatus, line) {
+			t.Errorf("task 8 status lacks %q:\n%s", line, taskStatus)
 		}
 	}
 	if got := read(t, tree, "/sys/devices/system/cpu/online"); got != "0-1\n" {
