@@ -18,12 +18,19 @@ ENTRY     := github.com/jiege-go/jiege/arch/riscv64.Entry
 # Linked in the kernel's direct map (mm.KernelDirectMap + the physical
 # address 0x80010000); cmd/kimage gives the ELF its physical load addresses.
 KERNEL_LDFLAGS := -T 0x2080010000 -R 0x1000 -E $(ENTRY)
+# The same kernel as a RISC-V Linux Image, the payload of SBI firmware
+# (OpenSBI, U-Boot), which loads it 2 MiB above the start of RAM: linked
+# a second time for that address (the ELF header's page at 0x80200000,
+# which the Image header replaces), entered at sbiEntry in S-mode.
+IMAGE     := $(BUILD)/Image
+IMAGE_ELF := $(BUILD)/kernel-sbi.elf
+IMAGE_LDFLAGS := -T 0x2080201000 -R 0x1000 -E github.com/jiege-go/jiege/arch/riscv64.sbiEntry
 
 .PHONY: all kernel qemu qemu-kernel qemu-gdb test vet jiege rootfs clean deps-qemu deps-test
 
 all: kernel jiege
 
-kernel: $(KERNEL) $(TRAMP)
+kernel: $(KERNEL) $(TRAMP) $(IMAGE)
 
 # The kernel is a linux/riscv64 Go program; it serves its own runtime's
 # Linux system calls (see DESIGN.md).
@@ -32,6 +39,11 @@ $(KERNEL): FORCE
 	GOOS=linux GOARCH=riscv64 CGO_ENABLED=0 $(GO) build -trimpath \
 		-ldflags '$(KERNEL_LDFLAGS)' -o $@ ./cmd/kernel
 	$(GO) run ./cmd/kimage $@
+
+$(IMAGE): $(KERNEL)
+	GOOS=linux GOARCH=riscv64 CGO_ENABLED=0 $(GO) build -trimpath \
+		-ldflags '$(IMAGE_LDFLAGS)' -o $(IMAGE_ELF) ./cmd/kernel
+	$(GO) run ./cmd/kimage -image $@ $(IMAGE_ELF)
 
 # The go command builds the kernel with profile-guided optimisation from
 # cmd/kernel/default.pgo: CPU profiles, taken on the host (names and call
