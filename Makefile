@@ -1,6 +1,7 @@
 # Jiege-Go: a RISC-V kernel in Go that runs Debian's nginx, and jiege, its verifier.
 #
-#   make qemu    build the kernel and nginx's root filesystem and boot them;
+#   make qemu    build the kernel and nginx's root filesystem and boot them
+#                (FIRMWARE=opensbi: build/Image under OpenSBI);
 #                nginx answers on http://127.0.0.1:$(PORT)/
 #   make test    every test: host unit tests and QEMU integration tests
 
@@ -63,6 +64,18 @@ pgo:
 $(TRAMP): $(KERNEL)
 	$(GO) run ./qemu/cmd/tramp -kernel $(KERNEL) -out $@
 
+# FIRMWARE=own (the default): the kernel ELF with its own M-mode code
+# behind the trampoline; FIRMWARE=opensbi: build/Image as the S-mode
+# payload of QEMU's OpenSBI (-bios default), as Linux boots.
+FIRMWARE ?= own
+ifeq ($(FIRMWARE),own)
+BOOT := -bios $(TRAMP) -kernel $(KERNEL)
+else ifeq ($(FIRMWARE),opensbi)
+BOOT := -bios default -kernel $(IMAGE)
+else
+$(error FIRMWARE=$(FIRMWARE): want own or opensbi)
+endif
+
 # The kernel drives modern (version 2) virtio-mmio devices only.
 QEMU_DEVICES := -global virtio-mmio.force-legacy=false -device virtio-rng-device \
 	-netdev user,id=n0,hostfwd=tcp:127.0.0.1:$(PORT)-:80 -device virtio-net-device,netdev=n0
@@ -81,7 +94,7 @@ $(ROOTFS): jiege deps-qemu
 qemu: deps-qemu kernel $(ROOTFS)
 	@echo "nginx will answer on http://127.0.0.1:$(PORT)/ (Ctrl-A X quits QEMU)"
 	$(QEMU) -machine virt -m $(MEM) -smp $(SMP) -nographic $(QEMU_DEVICES) \
-		-bios $(TRAMP) -kernel $(KERNEL) -initrd $(ROOTFS) -append '$(APPEND)'
+		$(BOOT) -initrd $(ROOTFS) -append '$(APPEND)'
 
 # A shell on the console: Debian's busybox (fetched with apt, pinned in
 # rootfs.lock) with its applets installed, a controlling terminal (Ctrl-C
@@ -93,17 +106,17 @@ shell: kernel jiege
 	$(BUILD)/jiege rootfs --quiet --packages busybox-static --out $(SHELL_ROOTFS)
 	@echo "busybox sh on the console (exit or Ctrl-A X quits QEMU)"
 	$(QEMU) -machine virt -m $(MEM) -smp $(SMP) -nographic $(QEMU_DEVICES) \
-		-bios $(TRAMP) -kernel $(KERNEL) -initrd $(SHELL_ROOTFS) -append '$(SHELL_INIT) $(APPEND)'
+		$(BOOT) -initrd $(SHELL_ROOTFS) -append '$(SHELL_INIT) $(APPEND)'
 
 # The kernel alone: it prints its boot log and idles (APPEND=selftest runs the checks).
 qemu-kernel: kernel
 	$(QEMU) -machine virt -m $(MEM) -smp $(SMP) -nographic $(QEMU_DEVICES) \
-		-bios $(TRAMP) -kernel $(KERNEL) -append '$(APPEND)'
+		$(BOOT) -append '$(APPEND)'
 
 qemu-gdb: kernel
 	@echo "gdb-multiarch $(KERNEL) -ex 'target remote :1234'"
 	$(QEMU) -machine virt -m $(MEM) -smp $(SMP) -nographic $(QEMU_DEVICES) -S -gdb tcp:127.0.0.1:1234 \
-		-bios $(TRAMP) -kernel $(KERNEL) -append '$(APPEND)'
+		$(BOOT) -append '$(APPEND)'
 
 jiege:
 	@mkdir -p $(BUILD)
