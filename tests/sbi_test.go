@@ -96,3 +96,10 @@ func TestSBINginx(t *testing.T) {
 		t.Errorf("not booted on four harts under SBI firmware:\n%s", console.String())
 	}
 }
+
+// TestSBINginxFreshConnections: 1000 fresh connections, 20 at a time, to
+// nginx's four workers on four harts under OpenSBI, where every TLB
+// shootdown is the firmware's remote fence and every wake-up its IPI.
+func TestSBINginxFreshConnections(t *testing.T) {
+	nginxLoadSMP(t, sbiFirmware, "index.html", "/", 1000, 20)
+}
