@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -102,4 +105,80 @@ func TestSBINginx(t *testing.T) {
 // shootdown is the firmware's remote fence and every wake-up its IPI.
 func TestSBINginxFreshConnections(t *testing.T) {
 	nginxLoadSMP(t, sbiFirmware, "index.html", "/", 1000, 20)
+}
+
+// ubootSmode is Debian's U-Boot for S-mode on QEMU's virt (u-boot-qemu).
+const ubootSmode = "/usr/lib/u-boot/qemu-riscv64_smode/uboot.elf"
+
+// ubootFirmware writes a boot disk (qemu/cmd/bootdisk) with build/Image,
+// the initramfs (or none) and the command line args, and returns the
+// arguments that boot it: OpenSBI, then U-Boot, whose distro boot finds
+// extlinux.conf on the disk.
+func ubootFirmware(t *testing.T, initrd, args string) []string {
+	t.Helper()
+	if _, err := os.Stat(ubootSmode); err != nil {
+		t.Fatalf("%v (apt-get install u-boot-qemu, or sh tools/deps.sh qemu)", err)
+	}
+	if err := buildKernelOnce(); err != nil {
+		t.Fatal(err)
+	}
+	disk := filepath.Join(t.TempDir(), "boot.img")
+	cmd := exec.Command("go", "run", "./qemu/cmd/bootdisk", "-image", "build/Image", "-append", args, "-out", disk)
+	if initrd != "" {
+		cmd.Args = append(cmd.Args, "-initrd", initrd)
+	}
+	cmd.Dir = repoRoot
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("bootdisk: %v\n%s", err, out)
+	}
+	return []string{"-bios", "default", "-kernel", ubootSmode,
+		"-drive", "file=" + disk + ",format=raw,if=none,id=boot,readonly=on", "-device", "virtio-blk-device,drive=boot"}
+}
+
+// TestUBootSelftest boots OpenSBI, U-Boot and the kernel from a disk on
+// four harts; the command line comes from the disk's extlinux.conf only.
+func TestUBootSelftest(t *testing.T) {
+	boot := ubootFirmware(t, "", "selftest")
+	r := bootKernelWith(t, boot, "256M", "", 5*time.Minute, "-smp", "4",
+		"-global", "virtio-mmio.force-legacy=false", "-device", "virtio-rng-device")
+	assertSelftestPassed(t, r, "entropy")
+	for _, want := range []string{
+		"U-Boot 20",
+		"Found /extlinux/extlinux.conf",
+		"Moving Image from 0x84000000 to 0x80200000", // booti puts it at text_offset
+		sbiLogSstc,
+		"4 of 4 harts running, under SBI firmware",
+		`command line: "selftest"`,
+	} {
+		if !strings.Contains(r.console, want) {
+			t.Errorf("console lacks %q:\n%s", want, r.console)
+		}
+	}
+}
+
+// TestUBootNginx boots nginx's root filesystem from the U-Boot disk (the
+// initrd line of extlinux.conf) and fetches its index page from the host.
+func TestUBootNginx(t *testing.T) {
+	initrd, _ := oursRootfs(t)
+	boot := ubootFirmware(t, initrd, "")
+	port, console, _, _ := startKernelFirmware(t, boot, 5*time.Minute, "512M", "", "", 80, "2")
+	client := &http.Client{Timeout: time.Minute}
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		resp, err := client.Get(fmt.Sprintf("http://127.0.0.1:%d/", port))
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Server"), "nginx/1.") {
+				t.Fatalf("GET /: %d, Server %q", resp.StatusCode, resp.Header.Get("Server"))
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no answer from nginx: %v\nconsole:\n%s", err, console.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if !strings.Contains(console.String(), "Retrieving file: /initrd") {
+		t.Errorf("U-Boot did not load the initramfs from the disk:\n%s", console.String())
+	}
 }
