@@ -1,6 +1,7 @@
 # Jiege-Go: a RISC-V kernel in Go that runs Debian's nginx, and jiege, its verifier.
 #
-#   make qemu    build the kernel and nginx's root filesystem and boot them;
+#   make qemu    build the kernel and nginx's root filesystem and boot them
+#                (FIRMWARE=opensbi: build/Image under OpenSBI; uboot: U-Boot after it);
 #                nginx answers on http://127.0.0.1:$(PORT)/
 #   make test    every test: host unit tests and QEMU integration tests
 
@@ -18,12 +19,19 @@ ENTRY     := github.com/jiege-go/jiege/arch/riscv64.Entry
 # Linked in the kernel's direct map (mm.KernelDirectMap + the physical
 # address 0x80010000); cmd/kimage gives the ELF its physical load addresses.
 KERNEL_LDFLAGS := -T 0x2080010000 -R 0x1000 -E $(ENTRY)
+# The same kernel as a RISC-V Linux Image, the payload of SBI firmware
+# (OpenSBI, U-Boot), which loads it 2 MiB above the start of RAM: linked
+# a second time for that address (the ELF header's page at 0x80200000,
+# which the Image header replaces), entered at sbiEntry in S-mode.
+IMAGE     := $(BUILD)/Image
+IMAGE_ELF := $(BUILD)/kernel-sbi.elf
+IMAGE_LDFLAGS := -T 0x2080201000 -R 0x1000 -E github.com/jiege-go/jiege/arch/riscv64.sbiEntry
 
 .PHONY: all kernel qemu qemu-kernel qemu-gdb test vet jiege rootfs clean deps-qemu deps-test
 
 all: kernel jiege
 
-kernel: $(KERNEL) $(TRAMP)
+kernel: $(KERNEL) $(TRAMP) $(IMAGE)
 
 # The kernel is a linux/riscv64 Go program; it serves its own runtime's
 # Linux system calls (see DESIGN.md).
@@ -32,6 +40,11 @@ $(KERNEL): FORCE
 	GOOS=linux GOARCH=riscv64 CGO_ENABLED=0 $(GO) build -trimpath \
 		-ldflags '$(KERNEL_LDFLAGS)' -o $@ ./cmd/kernel
 	$(GO) run ./cmd/kimage $@
+
+$(IMAGE): $(KERNEL)
+	GOOS=linux GOARCH=riscv64 CGO_ENABLED=0 $(GO) build -trimpath \
+		-ldflags '$(IMAGE_LDFLAGS)' -o $(IMAGE_ELF) ./cmd/kernel
+	$(GO) run ./cmd/kimage -image $@ $(IMAGE_ELF)
 
 # The go command builds the kernel with profile-guided optimisation from
 # cmd/kernel/default.pgo: CPU profiles, taken on the host (names and call
@@ -51,6 +64,31 @@ pgo:
 $(TRAMP): $(KERNEL)
 	$(GO) run ./qemu/cmd/tramp -kernel $(KERNEL) -out $@
 
+# FIRMWARE=own (the default): the kernel ELF with its own M-mode code
+# behind the trampoline; FIRMWARE=opensbi: build/Image as the S-mode
+# payload of QEMU's OpenSBI (-bios default), as Linux boots;
+# FIRMWARE=uboot: OpenSBI, then Debian's U-Boot for S-mode (u-boot-qemu),
+# which boots the Image, the initramfs and the command line from a disk
+# image (qemu/cmd/bootdisk: extlinux.conf on ext4), as a board's SD card.
+# $(call boot,INITRD,APPEND) are QEMU's arguments that boot the kernel;
+# $(call bootdisk,INITRD,APPEND) writes what they need first.
+FIRMWARE    ?= own
+UBOOT_SMODE ?= /usr/lib/u-boot/qemu-riscv64_smode/uboot.elf
+UBOOT_DISK  := $(BUILD)/uboot-disk.img
+ifeq ($(FIRMWARE),own)
+boot = -bios $(TRAMP) -kernel $(KERNEL) $(if $(1),-initrd $(1)) -append '$(2)'
+bootdisk = @true
+else ifeq ($(FIRMWARE),opensbi)
+boot = -bios default -kernel $(IMAGE) $(if $(1),-initrd $(1)) -append '$(2)'
+bootdisk = @true
+else ifeq ($(FIRMWARE),uboot)
+boot = -bios default -kernel $(UBOOT_SMODE) \
+	-drive file=$(UBOOT_DISK),format=raw,if=none,id=boot,readonly=on -device virtio-blk-device,drive=boot
+bootdisk = $(GO) run ./qemu/cmd/bootdisk -image $(IMAGE) $(if $(1),-initrd $(1)) -append '$(2)' -out $(UBOOT_DISK)
+else
+$(error FIRMWARE=$(FIRMWARE): want own, opensbi or uboot)
+endif
+
 # The kernel drives modern (version 2) virtio-mmio devices only.
 QEMU_DEVICES := -global virtio-mmio.force-legacy=false -device virtio-rng-device \
 	-netdev user,id=n0,hostfwd=tcp:127.0.0.1:$(PORT)-:80 -device virtio-net-device,netdev=n0
@@ -68,8 +106,9 @@ $(ROOTFS): jiege deps-qemu
 
 qemu: deps-qemu kernel $(ROOTFS)
 	@echo "nginx will answer on http://127.0.0.1:$(PORT)/ (Ctrl-A X quits QEMU)"
+	$(call bootdisk,$(ROOTFS),$(APPEND))
 	$(QEMU) -machine virt -m $(MEM) -smp $(SMP) -nographic $(QEMU_DEVICES) \
-		-bios $(TRAMP) -kernel $(KERNEL) -initrd $(ROOTFS) -append '$(APPEND)'
+		$(call boot,$(ROOTFS),$(APPEND))
 
 # A shell on the console: Debian's busybox (fetched with apt, pinned in
 # rootfs.lock) with its applets installed, a controlling terminal (Ctrl-C
@@ -80,18 +119,21 @@ SHELL_INIT   := init=/usr/bin/busybox -- sh -c "/usr/bin/busybox --install -s /b
 shell: kernel jiege
 	$(BUILD)/jiege rootfs --quiet --packages busybox-static --out $(SHELL_ROOTFS)
 	@echo "busybox sh on the console (exit or Ctrl-A X quits QEMU)"
+	$(call bootdisk,$(SHELL_ROOTFS),$(SHELL_INIT) $(APPEND))
 	$(QEMU) -machine virt -m $(MEM) -smp $(SMP) -nographic $(QEMU_DEVICES) \
-		-bios $(TRAMP) -kernel $(KERNEL) -initrd $(SHELL_ROOTFS) -append '$(SHELL_INIT) $(APPEND)'
+		$(call boot,$(SHELL_ROOTFS),$(SHELL_INIT) $(APPEND))
 
 # The kernel alone: it prints its boot log and idles (APPEND=selftest runs the checks).
 qemu-kernel: kernel
+	$(call bootdisk,,$(APPEND))
 	$(QEMU) -machine virt -m $(MEM) -smp $(SMP) -nographic $(QEMU_DEVICES) \
-		-bios $(TRAMP) -kernel $(KERNEL) -append '$(APPEND)'
+		$(call boot,,$(APPEND))
 
 qemu-gdb: kernel
 	@echo "gdb-multiarch $(KERNEL) -ex 'target remote :1234'"
+	$(call bootdisk,,$(APPEND))
 	$(QEMU) -machine virt -m $(MEM) -smp $(SMP) -nographic $(QEMU_DEVICES) -S -gdb tcp:127.0.0.1:1234 \
-		-bios $(TRAMP) -kernel $(KERNEL) -append '$(APPEND)'
+		$(call boot,,$(APPEND))
 
 jiege:
 	@mkdir -p $(BUILD)

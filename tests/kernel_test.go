@@ -48,6 +48,19 @@ type bootResult struct {
 // it starts is killed on every path.
 func bootKernel(t testing.TB, mem, cmdline string, timeout time.Duration, extra ...string) bootResult {
 	t.Helper()
+	return bootKernelWith(t, ownFirmware, mem, cmdline, timeout, extra...)
+}
+
+// How a guest is booted: the kernel ELF with its own M-mode code behind
+// the trampoline, or the Linux Image as the payload of QEMU's OpenSBI.
+var (
+	ownFirmware = []string{"-bios", filepath.Join(repoRoot, "build/tramp.bin"), "-kernel", filepath.Join(repoRoot, "build/kernel.elf")}
+	sbiFirmware = []string{"-bios", "default", "-kernel", filepath.Join(repoRoot, "build/Image")}
+)
+
+// bootKernelWith is bootKernel with the firmware and kernel arguments boot.
+func bootKernelWith(t testing.TB, boot []string, mem, cmdline string, timeout time.Duration, extra ...string) bootResult {
+	t.Helper()
 	if err := buildKernelOnce(); err != nil {
 		t.Fatal(err)
 	}
@@ -58,10 +71,8 @@ func bootKernel(t testing.TB, mem, cmdline string, timeout time.Duration, extra 
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	var console bytes.Buffer
-	args := append([]string{"-machine", "virt", "-m", mem, "-nographic", "-monitor", "none",
-		"-bios", filepath.Join(repoRoot, "build/tramp.bin"),
-		"-kernel", filepath.Join(repoRoot, "build/kernel.elf"),
-		"-append", cmdline}, extra...)
+	args := append([]string{"-machine", "virt", "-m", mem, "-nographic", "-monitor", "none"}, boot...)
+	args = append(append(args, "-append", cmdline), extra...)
 	if !slices.Contains(extra, "-smp") {
 		args = append(args, "-smp", testHarts(t))
 	}

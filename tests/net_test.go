@@ -82,6 +82,13 @@ func startKernelExit(t *testing.T, limit time.Duration, mem, cmdline, initrd str
 // also returns QEMU's process id.
 func startKernelHarts(t *testing.T, limit time.Duration, mem, cmdline, initrd string, guestPort int, harts string) (int, *syncBuffer, <-chan error, int) {
 	t.Helper()
+	return startKernelFirmware(t, ownFirmware, limit, mem, cmdline, initrd, guestPort, harts)
+}
+
+// startKernelFirmware is startKernelHarts with the firmware and kernel
+// arguments boot (ownFirmware or sbiFirmware).
+func startKernelFirmware(t *testing.T, boot []string, limit time.Duration, mem, cmdline, initrd string, guestPort int, harts string) (int, *syncBuffer, <-chan error, int) {
+	t.Helper()
 	if err := buildKernelOnce(); err != nil {
 		t.Fatal(err)
 	}
@@ -91,10 +98,8 @@ func startKernelHarts(t *testing.T, limit time.Duration, mem, cmdline, initrd st
 	args := []string{"-machine", "virt", "-m", mem, "-nographic", "-monitor", "none",
 		"-global", "virtio-mmio.force-legacy=false",
 		"-netdev", fmt.Sprintf("user,id=n0,hostfwd=tcp:127.0.0.1:%d-:%d", port, guestPort),
-		"-device", "virtio-net-device,netdev=n0",
-		"-bios", filepath.Join(repoRoot, "build/tramp.bin"),
-		"-kernel", filepath.Join(repoRoot, "build/kernel.elf"),
-		"-append", cmdline, "-smp", harts}
+		"-device", "virtio-net-device,netdev=n0"}
+	args = append(append(args, boot...), "-append", cmdline, "-smp", harts)
 	if initrd != "" {
 		args = append(args, "-initrd", initrd)
 	}

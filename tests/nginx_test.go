@@ -112,7 +112,7 @@ func TestNginx(t *testing.T) {
 // connection on another deadlocked, and nginx stopped answering for good,
 // usually within the first thousand connections (DESIGN.md, SMP).
 func TestNginxFreshConnectionsSMP(t *testing.T) {
-	nginxLoadSMP(t, "index.html", "/", 3000, 50)
+	nginxLoadSMP(t, ownFirmware, "index.html", "/", 3000, 50)
 }
 
 // TestNginxConcurrentDownloadsSMP fetches a 1 MiB file on 100 connections
@@ -121,19 +121,20 @@ func TestNginxFreshConnectionsSMP(t *testing.T) {
 // TCP_CORK (nginx's tcp_nopush), a few connections in every such round
 // never got their first full segments sent and stalled for good.
 func TestNginxConcurrentDownloadsSMP(t *testing.T) {
-	nginxLoadSMP(t, "1m.bin", "/1m.bin", 100, 100)
+	nginxLoadSMP(t, ownFirmware, "1m.bin", "/1m.bin", 100, 100)
 }
 
 // nginxLoadSMP boots nginx with jiege's root filesystem on four harts and
 // makes total requests for path, each on a fresh connection, concurrency
-// at a time; every answer must be the file name of the web root.
-func nginxLoadSMP(t *testing.T, name, path string, total, concurrency int) {
+// at a time; every answer must be the file name of the web root. boot
+// is the firmware and kernel (ownFirmware, sbiFirmware).
+func nginxLoadSMP(t *testing.T, boot []string, name, path string, total, concurrency int) {
 	initrd, tree := oursRootfs(t)
 	want, err := os.ReadFile(filepath.Join(tree, "var/www/html", name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	port, console, _, pid := startKernelHarts(t, 10*time.Minute, "512M", "", initrd, 80, "4")
+	port, console, _, pid := startKernelFirmware(t, boot, 10*time.Minute, "512M", "", initrd, 80, "4")
 	url := fmt.Sprintf("http://127.0.0.1:%d%s", port, path)
 	// A whole answer may take minutes on a busy host; a connection that
 	// gets nothing for a minute has stalled.

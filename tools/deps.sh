@@ -7,9 +7,10 @@
 # Debian package of the right version: it is only checked.
 set -eu
 
-# qemu: QEMU (its firmware, OpenSBI, comes with qemu-system-data) and
-# what `jiege rootfs` runs to fetch and unpack Debian's riscv64 packages.
-QEMU_PACKAGES="qemu-system-misc apt dpkg xz-utils ca-certificates"
+# qemu: QEMU (its firmware, OpenSBI, comes with qemu-system-data), U-Boot
+# for S-mode and mke2fs for its boot disk (FIRMWARE=uboot), and what
+# `jiege rootfs` runs to fetch and unpack Debian's riscv64 packages.
+QEMU_PACKAGES="qemu-system-misc u-boot-qemu e2fsprogs apt dpkg xz-utils ca-certificates"
 # test: also qemu-user (the Linux oracle), the riscv64 cross compiler and
 # C library (conformance programs), the host's gcc and C library (the
 # icount QEMU plugin), load generators, git (provenance), make (a fresh

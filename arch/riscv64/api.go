@@ -24,9 +24,13 @@ type BootInfo struct {
 	InitrdEnd  uintptr
 	RAMBase    uintptr
 	RAMSize    uintptr
-	KernelEnd  uintptr
-	BootTicks  uint64 // time CSR at Entry
-	Timebase   uint64 // time CSR ticks per second
+	// The kernel image's code starts at KernelStart (0x80010000 booted by
+	// the trampoline, 0x80201000 as an Image), and the image ends at KernelEnd.
+	KernelStart, KernelEnd uintptr
+	// SBI: booted as the payload of SBI firmware (sbiEntry), not by Entry.
+	SBI       bool
+	BootTicks uint64 // time CSR at Entry
+	Timebase  uint64 // time CSR ticks per second
 	// The kernel's half of every address space: the direct map of
 	// physical memory at DirectMap, the runtime's window [HeapStart, HeapEnd).
 	DirectMap, HeapStart, HeapEnd uintptr
@@ -36,7 +40,7 @@ type BootInfo struct {
 func Boot() BootInfo {
 	return BootInfo{
 		DTB: bootDTB, InitrdBase: initrdBase, InitrdEnd: initrdEnd,
-		RAMBase: ramBase, RAMSize: ramSize, KernelEnd: kernelEnd() - directMap,
+		RAMBase: ramBase, RAMSize: ramSize, KernelStart: kernelStart() - directMap, KernelEnd: kernelEnd() - directMap, SBI: sbiBoot,
 		BootTicks: bootTicks, Timebase: timebase,
 		DirectMap: directMap, HeapStart: kvaBase, HeapEnd: kvaLimit,
 	}

@@ -23,13 +23,6 @@ func putc(c byte) {
 }
 
 //go:nosplit
-func rawPutc(c byte) {
-	for Read8(uartBase+uartLSR)&uartLSRTHRE == 0 {
-	}
-	Write8(uartBase+uartTHR, c)
-}
-
-//go:nosplit
 func print(s string) {
 	for i := 0; i < len(s); i++ {
 		putc(s[i])

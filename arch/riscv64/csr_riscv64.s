@@ -140,6 +140,12 @@ TEXT ·ecall2(SB),NOSPLIT,$0-32
 	MOV	A0, ret+24(FP)
 	RET
 
+// kernelStart returns the first address of the kernel's code (linker symbol runtime.text).
+TEXT ·kernelStart(SB),NOSPLIT,$0-8
+	MOV	$runtime·text(SB), T0
+	MOV	T0, ret+0(FP)
+	RET
+
 // kernelEnd returns the first address past the kernel image (linker symbol runtime.end).
 TEXT ·kernelEnd(SB),NOSPLIT,$0-8
 	MOV	$runtime·end(SB), T0

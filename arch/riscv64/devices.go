@@ -35,12 +35,6 @@ var irqAcks [64]struct {
 	quiet       *uint16
 }
 
-//go:nosplit
-func setTimer(h *hart, when uint64) {
-	h.timerAt = when
-	writeStimecmp(when)
-}
-
 // plicContextOf is the PLIC context of a hart's S-mode on QEMU's virt
 // machine: two contexts per hart, M-mode first.
 //
@@ -59,19 +53,4 @@ func nsToTicks(ns int64) uint64 {
 	}
 	n := uint64(ns)
 	return n/1e9*timebase + n%1e9*timebase/1e9
-}
-
-// powerOff stops the machine through the test device; QEMU exits with
-// status code.
-//
-//go:nosplit
-func powerOff(code int) {
-	if code == 0 {
-		Write32(testBase, testPass)
-	} else {
-		Write32(testBase, uint32(code)<<16|testFail)
-	}
-	for {
-		wfi()
-	}
 }

@@ -92,25 +92,7 @@ TEXT ·Entry(SB),NOSPLIT|NOFRAME,$0
 	MOV	T0, ·bootTicks(SB)
 	MOV	A1, ·bootDTB(SB)
 
-	// bootTable: root entries 128..143 map directMap + n GiB to n GiB.
-	MOV	$·bootTable(SB), T0
-	ADD	$4095, T0
-	SRL	$12, T0
-	SLL	$12, T0
-	ADD	$(8*(const_directMap>>30)), T0, T1
-	MOV	$0xef, T2		// V R W X G A D
-	MOV	$16, T3
-	MOV	$(1<<28), T4		// one GiB in PTE form (ppn << 10)
-bootmap:
-	MOV	T2, (T1)
-	ADD	T4, T2
-	ADD	$8, T1
-	SUB	$1, T3
-	BNE	T3, ZERO, bootmap
-	SRL	$12, T0
-	MOV	$8, T1
-	SLL	$60, T1
-	OR	T1, T0
+	CALL	bootPaging(SB)
 	WORD	$0x18029073		// csrw satp, t0
 	WORD	$0x12000073		// sfence.vma
 	MOV	$bootSupervisor(SB), T0
@@ -143,6 +125,30 @@ supervisor:
 park:
 	WORD	$0x10500073		// wfi
 	JMP	park
+
+// bootPaging fills bootTable, root entries 128..143 mapping directMap +
+// n GiB to n GiB, and returns in T0 the satp value that loads it. It runs
+// at physical addresses with translation off, and uses T0-T4.
+TEXT bootPaging(SB),NOSPLIT|NOFRAME,$0
+	MOV	$·bootTable(SB), T0
+	ADD	$4095, T0
+	SRL	$12, T0
+	SLL	$12, T0
+	ADD	$(8*(const_directMap>>30)), T0, T1
+	MOV	$0xef, T2		// V R W X G A D
+	MOV	$16, T3
+	MOV	$(1<<28), T4		// one GiB in PTE form (ppn << 10)
+bootmap:
+	MOV	T2, (T1)
+	ADD	T4, T2
+	ADD	$8, T1
+	SUB	$1, T3
+	BNE	T3, ZERO, bootmap
+	SRL	$12, T0
+	MOV	$8, T1
+	SLL	$60, T1
+	OR	T1, T0
+	RET
 
 // bootSupervisor: the boot hart in S-mode, in the direct map.
 TEXT bootSupervisor(SB),NOSPLIT|NOFRAME,$0

@@ -152,6 +152,7 @@ func wfiPC() uint64
 func trapReturn()
 func disableInterrupts() uint64
 func restoreInterrupts(old uint64)
+func kernelStart() uintptr
 func kernelEnd() uintptr
 func ecall2(nr, a0, a1 uintptr) uintptr
 

@@ -54,13 +54,16 @@ func earlyInit() {
 	initHarts(dtb)
 	h := &harts[0]
 	h.current = 0
+	if sbiBoot {
+		initSBI(dtb)
+	}
 
 	var ok bool
 	if ramBase, ramSize, ok = fdtReg(dtb, "memory@"); !ok {
 		ramBase, ramSize = 0x8000_0000, 128<<20
 	}
 	if b, _, ok := fdtReg(dtb, "serial@"); ok {
-		uartBase = b
+		uartBase, uartFound = b, true
 	}
 	if b, _, ok := fdtReg(dtb, "clint@"); ok {
 		clintBase = b
@@ -71,7 +74,7 @@ func earlyInit() {
 		plicBase = b
 	}
 	if b, _, ok := fdtReg(dtb, "test@"); ok {
-		testBase = b
+		testBase, testFound = b, true
 	}
 	if f, ok := fdtNumber(dtb, "cpus", "timebase-frequency"); ok && f != 0 {
 		timebase = f
@@ -119,6 +122,7 @@ func earlyInit() {
 	// The other harts may start: they need the kernel page table, the
 	// trap stacks and the device addresses found above.
 	atomic.StoreUint32(&smpRelease, 1)
+	startHarts()
 }
 
 // addFreeRAM gives [start, end) minus two reserved ranges to the frame allocator.

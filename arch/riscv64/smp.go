@@ -69,9 +69,6 @@ func unlockKernel() {
 }
 
 //go:nosplit
-func sendSoft(id int) { Write32(clintBase+clintMsip+4*uintptr(id), 1) }
-
-//go:nosplit
 func clearSoft(h *hart) { clearSoftPending() }
 
 // kickIdle wakes one idle hart other than h to pick up a thread that just
@@ -135,16 +132,15 @@ const (
 //go:nosplit
 func kernelShootdown(h *hart) {
 	sfenceVMA()
-	shootdownOwner = h.id
+	var running uint64
 	for i := 0; i < nHarts; i++ {
 		if o := &harts[i]; i != h.id && !o.idle {
-			atomic.StoreUint32(&o.flushReq, flushTLB)
-			sendSoft(i)
+			running |= 1 << i
 		} else if i != h.id {
 			o.staleTLB = true
 		}
 	}
-	waitFlushes(h)
+	askFlushes(h, running)
 }
 
 // retire makes every hart that has the user table in satp (without ASID)
@@ -163,6 +159,26 @@ func retire(h *hart, satp uint64) {
 		if o := &harts[i]; i != h.id && o.satp == loaded {
 			o.retiring = satp
 			atomic.StoreUint32(&o.flushReq, flushTLB)
+			sendSoft(i)
+		}
+	}
+	waitFlushes(h)
+}
+
+// askFlushes makes the harts in mask flush their TLB and returns once
+// they have: through the firmware's remote fence, or by a flushReq and a
+// software interrupt to each, answered at its next trap entry or while it
+// waits for the kernel lock.
+//
+//go:nosplit
+func askFlushes(h *hart, mask uint64) {
+	if remoteFence(mask) {
+		return
+	}
+	shootdownOwner = h.id
+	for i := 0; i < nHarts; i++ {
+		if mask&(1<<i) != 0 {
+			atomic.StoreUint32(&harts[i].flushReq, flushTLB)
 			sendSoft(i)
 		}
 	}
@@ -203,19 +219,18 @@ func shootdown(h *hart, satp uint64) {
 	} else {
 		forgetASID(h.id, satp)
 	}
-	shootdownOwner = h.id
+	var running uint64
 	for i := 0; i < nHarts; i++ {
 		if o := &harts[i]; i != h.id {
 			if !o.idle && o.satp == loaded {
-				atomic.StoreUint32(&o.flushReq, flushTLB)
-				sendSoft(i)
+				running |= 1 << i
 			} else {
 				forgetASID(i, satp)
 				o.staleTLB = o.staleTLB || o.idle
 			}
 		}
 	}
-	waitFlushes(h)
+	askFlushes(h, running)
 }
 
 // userShootdown makes every hart forget the old translations of the user

@@ -31,7 +31,9 @@ func trap() {
 		switch cause := f.Cause; {
 		case cause&causeInterrupt != 0:
 			interrupt(h, cause)
-		case cause == causeEcallS:
+		case cause == causeEcallS, cause == CauseBreakpoint && sbiBoot:
+			// Under SBI firmware the kernel's ECALLs are EBREAKs
+			// (kimage.TrapECALLs): an ECALL from S-mode is the firmware's.
 			f.PC += 4
 			runtimeSyscall(h, t, f)
 		case cause == CauseLoadPageFault || cause == CauseStorePageFault:

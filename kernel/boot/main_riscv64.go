@@ -80,11 +80,15 @@ func Main(syscalls SyscallLayer) {
 	// instructions per fresh connection to nginx by 4-7%.
 	debug.SetGCPercent(gcPercent)
 
-	fmt.Printf("Jiege-Go %s (%s) riscv64, S-mode, %d of %d harts running\n", Version, runtime.Version(), arch.Harts(), m.Harts)
+	firmware := "its own M-mode code"
+	if b.SBI {
+		firmware = "SBI firmware"
+	}
+	fmt.Printf("Jiege-Go %s (%s) riscv64, S-mode, %d of %d harts running, under %s\n", Version, runtime.Version(), arch.Harts(), m.Harts, firmware)
 	fmt.Printf("machine: %s, timebase %d Hz\n", m.Model, m.Timebase)
 	fmt.Printf("memory: %#x-%#x (%d MiB)\n", m.RAMBase, m.RAMBase+m.RAMSize, m.RAMSize>>20)
-	imageSize := b.KernelEnd - 0x8001_0000
-	fmt.Printf("  %#x-%#x kernel image (%d KiB)\n", 0x8001_0000, b.KernelEnd, imageSize>>10)
+	imageSize := b.KernelEnd - b.KernelStart
+	fmt.Printf("  %#x-%#x kernel image (%d KiB)\n", b.KernelStart, b.KernelEnd, imageSize>>10)
 	// gVisor's netstack links crypto, whose FIPS 140-3 entropy source
 	// reserves a 32 MiB scratch buffer in BSS, only ever touched in FIPS mode.
 	if !fips140.Enabled() {

@@ -1,0 +1,126 @@
+// Entry as the payload of SBI firmware (OpenSBI, U-Boot after it), and the
+// SBI call. Every ECALL of the kernel's own code is made an EBREAK in the
+// Image (kimage.TrapECALLs), except in the functions named sbi*: theirs
+// are the calls into the firmware.
+//
+// Register contract of sbiEntry, the Image's entry (its header's first two
+// words jump here) and sbiSecondaryEntry (HSM hart_start's start address)
+//   in:  A0 = hart id, A1 = physical address of the flattened device tree
+//        (for a secondary hart: hart_start's opaque argument, unused);
+//        S-mode, satp = 0, sstatus.SIE = 0, every other register undefined.
+//        Only pc-relative addresses (which come out physical) until paging
+//        is on, as in Entry.
+//   what the firmware already did: PMP, delegation of U-mode's ECALL, of
+//        breakpoints, page faults and the supervisor interrupts, Sstc's
+//        enable when the hart has it, mcounteren.
+//   sbiEntry: FP on, time readable in U-mode, the BSS zeroed (an Image
+//        carries none), sbiBoot set. A hart other than 0 hands the boot to
+//        hart 0 (HSM hart_start with the device tree) and stops: the
+//        kernel boots on hart 0 and starts the others itself. Hart 0
+//        turns paging on with bootTable and reaches bootSupervisor in the
+//        direct map, as Entry's mret does: with stvec set to it, the first
+//        fetch after the satp write faults there.
+//   sbiSecondaryEntry: FP on, then the kernel table and
+//        secondarySupervisor the same way.
+
+#include "textflag.h"
+#include "go_asm.h"
+
+#define SBI_HSM 0x48534D
+#define HSM_HART_START 0
+#define HSM_HART_STOP 1
+
+TEXT ·sbiEntry(SB),NOSPLIT|NOFRAME,$0
+	MOV	$const_fsDirty, T0
+	WORD	$0x1002a073		// csrs sstatus, t0
+	WORD	$0x00301073		// csrw fcsr, zero
+	MOV	$2, T0
+	WORD	$0x10629073		// csrw scounteren, t0 (TM)
+
+	// Zero the BSS but the part the kernel gives to its frame allocator
+	// untouched (unusedImage, virtual addresses; 0 when there is none).
+	MOV	$runtime·bss(SB), T0
+	MOV	$runtime·end(SB), T1
+	MOV	$const_directMap, T4
+	MOV	·unusedImage+8(SB), T2
+	SUB	T4, T2
+	MOV	·unusedImage+16(SB), T3
+	SUB	T4, T3
+bssloop:
+	BGEU	T0, T1, bssdone
+	BNE	T0, T2, bssword
+	MOV	T3, T0
+	JMP	bssloop
+bssword:
+	MOV	ZERO, (T0)
+	ADD	$8, T0
+	JMP	bssloop
+bssdone:
+	MOV	$1, T0
+	MOVB	T0, ·sbiBoot(SB)
+
+	BEQ	A0, ZERO, boothart
+	MOV	A1, A2			// opaque: the device tree
+	MOV	$·sbiEntry(SB), A1
+	MOV	ZERO, A0
+	MOV	$SBI_HSM, A7
+	MOV	$HSM_HART_START, A6
+	ECALL
+	MOV	$SBI_HSM, A7
+	MOV	$HSM_HART_STOP, A6
+	ECALL
+stopped:
+	WORD	$0x10500073		// wfi
+	JMP	stopped
+
+boothart:
+	WORD	$0xc01022f3		// csrr t0, time
+	MOV	T0, ·bootTicks(SB)
+	MOV	A1, ·bootDTB(SB)
+	CALL	bootPaging(SB)
+	MOV	$bootSupervisor(SB), T1
+	JMP	sbiPaging(SB)
+
+TEXT ·sbiSecondaryEntry(SB),NOSPLIT|NOFRAME,$0
+	MOV	$const_fsDirty, T0
+	WORD	$0x1002a073		// csrs sstatus, t0
+	WORD	$0x00301073		// csrw fcsr, zero
+	MOV	$2, T0
+	WORD	$0x10629073		// csrw scounteren, t0 (TM)
+	MOV	·kernelSatp(SB), T0
+	MOV	$secondarySupervisor(SB), T1
+	JMP	sbiPaging(SB)
+
+// sbiPaging loads satp = T0 and continues at the physical address T1,
+// moved into the direct map: stvec points there, and the fetch after the
+// satp write, at a physical address no table maps, faults to it.
+TEXT sbiPaging(SB),NOSPLIT|NOFRAME,$0
+	MOV	$const_directMap, T2
+	ADD	T2, T1
+	WORD	$0x10531073		// csrw stvec, t1
+	WORD	$0x12000073		// sfence.vma
+	WORD	$0x18029073		// csrw satp, t0
+faulted:
+	WORD	$0x10500073		// wfi: not reached, the fetch faults
+	JMP	faulted
+
+// sbiCall(eid, fid, a0, a1, a2, a3) (err, value) makes an SBI call.
+TEXT ·sbiCall(SB),NOSPLIT,$0-64
+	MOV	eid+0(FP), A7
+	MOV	fid+8(FP), A6
+	MOV	a0+16(FP), A0
+	MOV	a1+24(FP), A1
+	MOV	a2+32(FP), A2
+	MOV	a3+40(FP), A3
+	ECALL
+	MOV	A0, err+48(FP)
+	MOV	A1, value+56(FP)
+	RET
+
+// sbiSecondaryEntryPA returns sbiSecondaryEntry's physical address.
+TEXT ·sbiSecondaryEntryPA(SB),NOSPLIT,$0-8
+	MOV	$·sbiSecondaryEntry(SB), T0
+	MOV	$const_directMap, T1
+	SUB	T1, T0
+	MOV	T0, ret+0(FP)
+	RET
