@@ -126,6 +126,15 @@ LTP_TARBALL ?= /work/shared/ltp/ltp-20260529.tar.xz
 ltp-build: deps-ltp
 	sh tools/ltp/build.sh $(LTP_TARBALL) $(BUILD)/ltp
 
+# Runs them on our kernel and on Debian's Linux (about 15 minutes each for
+# all of them), writes tests/testdata/ltp/results-{linux,ours}.txt and
+# README's table. LTP_FLAGS='--limit 100' or '--run REGEXP' runs a subset.
+LTP_FLAGS ?=
+.PHONY: ltp
+ltp: ltp-build kernel jiege
+	$(BUILD)/jiege ltp --opt $$(sh tools/ltp/build.sh $(LTP_TARBALL) $(BUILD)/ltp) $(LTP_FLAGS)
+	$(GO) test ./tools/jiege/internal/ltp -run README -count=1 -update-readme
+
 .PHONY: repeatability
 repeatability: jiege kernel
 	$(BUILD)/jiege repeatability --selfchecks 3 --probe-runs 20 --out $(BUILD)/repeatability
