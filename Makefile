@@ -99,6 +99,8 @@ deps-qemu:
 	@GO=$(GO) sh tools/deps.sh qemu
 deps-test:
 	@GO=$(GO) sh tools/deps.sh test
+deps-ltp:
+	@GO=$(GO) sh tools/deps.sh ltp
 
 # Debian's nginx and its libraries (fetched with apt; /init is nginx).
 $(ROOTFS): jiege deps-qemu
@@ -157,6 +159,24 @@ test-e2e: jiege
 # fingerprint's random requests on Debian's Linux against the oracle with
 # 20 seeds (any difference?); report in build/repeatability/. About 40
 # minutes on 2 cores.
+# LTP, the Linux Test Project: its syscall tests cross-built for riscv64,
+# dynamically linked against the guest's glibc, under
+# build/ltp/<sha256 of the tarball, 16 hex>/opt/ltp (rebuilt only when the
+# tarball changes; about 3 to 12 minutes on 2 cores).
+LTP_TARBALL ?= /work/shared/ltp/ltp-20260529.tar.xz
+.PHONY: ltp-build deps-ltp
+ltp-build: deps-ltp
+	sh tools/ltp/build.sh $(LTP_TARBALL) $(BUILD)/ltp
+
+# Runs them on our kernel and on Debian's Linux (about 15 minutes each for
+# all of them), writes tests/testdata/ltp/results-{linux,ours}.txt and
+# README's table. LTP_FLAGS='--limit 100' or '--run REGEXP' runs a subset.
+LTP_FLAGS ?=
+.PHONY: ltp
+ltp: ltp-build kernel jiege
+	$(BUILD)/jiege ltp --opt $$(sh tools/ltp/build.sh $(LTP_TARBALL) $(BUILD)/ltp) $(LTP_FLAGS)
+	$(GO) test ./tools/jiege/internal/ltp -run README -count=1 -update-readme
+
 .PHONY: repeatability
 repeatability: jiege kernel
 	$(BUILD)/jiege repeatability --selfchecks 3 --probe-runs 20 --out $(BUILD)/repeatability

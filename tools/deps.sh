@@ -1,6 +1,6 @@
 #!/bin/sh
-# deps.sh qemu|test [--dry-run]: installs the Debian packages that
-# `make qemu` or `make test` need and that are missing (apt-get as root,
+# deps.sh qemu|test|ltp [--dry-run]: installs the Debian packages that
+# `make qemu`, `make test` or `make ltp-build` need and that are missing (apt-get as root,
 # else through sudo), saying what it installs; for test it also registers
 # qemu-user's binfmt_misc handler, through which the tests exec riscv64
 # programs. Shared by the Makefile and .ci/run. The Go toolchain is not a
@@ -16,8 +16,12 @@ QEMU_PACKAGES="qemu-system-misc u-boot-qemu e2fsprogs apt dpkg xz-utils ca-certi
 # icount QEMU plugin), load generators, git (provenance), make (a fresh
 # Debian image lacks it; .ci/run runs this script first).
 TEST_PACKAGES="$QEMU_PACKAGES make gcc libc6-dev qemu-user qemu-user-binfmt binutils-riscv64-linux-gnu gcc-riscv64-linux-gnu libc6-dev-riscv64-cross curl cpio wrk apache2-utils git chromium-headless-shell"
+# ltp: what `make ltp-build` runs to configure and cross-build LTP (its
+# autotools and parser generators) on top of the cross compiler. Not part
+# of test, so that make test's CI does not install them.
+LTP_PACKAGES="$QEMU_PACKAGES make gcc-riscv64-linux-gnu libc6-dev-riscv64-cross binutils-riscv64-linux-gnu autoconf automake m4 bison flex pkgconf"
 
-usage() { echo "usage: $0 qemu|test [--dry-run]" >&2; exit 2; }
+usage() { echo "usage: $0 qemu|test|ltp [--dry-run]" >&2; exit 2; }
 [ $# -ge 1 ] || usage
 goal=$1
 dry=
@@ -25,6 +29,7 @@ dry=
 case $goal in
 qemu) want=$QEMU_PACKAGES ;;
 test) want=$TEST_PACKAGES ;;
+ltp) want=$LTP_PACKAGES ;;
 *) usage ;;
 esac
 

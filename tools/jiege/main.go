@@ -57,6 +57,7 @@ var commands = []command{
 	{"merge", "join the partial leaderboards of compare --shard into one", cmdMerge},
 	{"selfcheck", "prove the verifier: linux passes, negative controls fail at their stage", cmdSelfcheck},
 	{"repeatability", "selfcheck N times and the fingerprint's random requests on Linux against the oracle; report", cmdRepeatability},
+	{"ltp", "run LTP's syscall tests on our kernel and on Debian's Linux; result files", cmdLTP},
 	{"replay", "verify an attempt's git history: the first commit that boots, serves, passes", cmdReplay},
 }
 

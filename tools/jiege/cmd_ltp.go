@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jiege-go/jiege/tools/jiege/internal/ltp"
+	"github.com/jiege-go/jiege/tools/jiege/internal/rootfs"
+)
+
+// cmdLTP runs LTP's syscall tests (built by make ltp-build) on our kernel
+// and on Debian's Linux, and writes a result file per kernel.
+func cmdLTP(ctx context.Context, args []string) error {
+	fs := newFlags("ltp", "--opt BUILD/ltp/SUM/opt/ltp [--kernel ours,linux] [--limit N] [--run REGEXP] [--out DIR]")
+	opt := fs.String("opt", "", "LTP's install tree, as make ltp-build prints it")
+	kernels := fs.StringSlice("kernel", []string{"linux", "ours"}, "kernels to run on: ours (build/kernel.elf), linux (Debian's)")
+	limit := fs.Int("limit", 0, "run only the first N tests of the list (0: all)")
+	runRE := fs.String("run", "", "run only the tests whose name matches this regular expression")
+	outDir := fs.String("out", "tests/testdata/ltp", "where results-KERNEL.txt are written")
+	mem := fs.String("mem", "1G", "guest RAM")
+	if help, err := parse(fs, args); help || err != nil {
+		return err
+	}
+	if *opt == "" || fs.NArg() > 0 {
+		return usageErr("ltp: --opt is required (make ltp prints it); no arguments")
+	}
+	var match *regexp.Regexp
+	if *runRE != "" {
+		var err error
+		if match, err = regexp.Compile(*runRE); err != nil {
+			return usageErr("ltp: --run: %v", err)
+		}
+	}
+	root := rootfs.ModuleRoot()
+	if root == "" {
+		return envErr(fmt.Errorf("ltp: run inside the jiege source tree"))
+	}
+	build := filepath.Join(root, "build")
+
+	rt, err := os.Open(filepath.Join(*opt, "runtest", "syscalls"))
+	if err != nil {
+		return envErr(err)
+	}
+	all, err := ltp.ParseRuntest(rt)
+	rt.Close()
+	if err != nil {
+		return envErr(err)
+	}
+	fam, err := ltp.Families(filepath.Join(*opt, "..", "..", "src"))
+	if err != nil {
+		return envErr(err)
+	}
+	var es []ltp.Entry
+	for _, e := range ltp.Select(all, *opt, fam) {
+		if match == nil || match.MatchString(e.Name) {
+			es = append(es, e)
+		}
+	}
+	if *limit > 0 && *limit < len(es) {
+		es = es[:*limit]
+	}
+
+	// The same image for both kernels: the ours flavour's tree (Debian's
+	// glibc), LTP, the init, and Linux's configuration where LTP looks
+	// for it (/boot/config-RELEASE), which our kernel's release never names.
+	base, err := rootfs.Build(ctx, rootfs.Options{Flavor: rootfs.Ours, SmallMemory: true, Log: io.Discard})
+	if err != nil {
+		return envErr(err)
+	}
+	linux, err := rootfs.Build(ctx, rootfs.Options{Flavor: rootfs.Linux, Log: io.Discard})
+	if err != nil {
+		return envErr(err)
+	}
+	release := strings.TrimPrefix(filepath.Base(linux.Kernel), "vmlinux-")
+	config, err := os.ReadFile(filepath.Join(filepath.Dir(linux.Kernel), "config-"+release))
+	if err != nil {
+		return envErr(err)
+	}
+	initBin := filepath.Join(build, "ltp", "ltp-init")
+	cc := exec.CommandContext(ctx, "riscv64-linux-gnu-gcc", "-static", "-O2", "-Wall", "-o", initBin, filepath.Join(root, "tools", "ltp", "init.c"))
+	if out, err := cc.CombinedOutput(); err != nil {
+		return envErr(fmt.Errorf("ltp: building the guest's init: %v\n%s", err, out))
+	}
+	init, err := os.ReadFile(initBin)
+	if err != nil {
+		return envErr(err)
+	}
+	// One image per kernel list, so that runs on each kernel can go side by side.
+	img := filepath.Join(build, "ltp", "ltp-"+strings.Join(*kernels, "-")+".cpio")
+	if err := ltp.Image(img, base.CPIO, *opt, init, ltp.List(es), map[string][]byte{"boot/config-" + release: config}); err != nil {
+		return envErr(err)
+	}
+	fmt.Printf("ltp: %d tests, image %s\n", len(es), img)
+
+	// The same QEMU machine for both; only firmware, kernel and the
+	// command line's way of naming init differ.
+	qemuArgs := func(start int, bios, kernel, cmdline string) []string {
+		return []string{"-machine", "virt", "-m", *mem, "-smp", "1", "-nographic", "-monitor", "none", "-no-reboot",
+			"-global", "virtio-mmio.force-legacy=false", "-device", "virtio-rng-device",
+			"-bios", bios, "-kernel", kernel, "-initrd", img,
+			"-append", cmdline + " -- " + strconv.Itoa(start)}
+	}
+	machines := map[string]ltp.Machine{
+		"ours": {Name: "ours", Command: func(ctx context.Context, start int) *exec.Cmd {
+			return exec.CommandContext(ctx, "qemu-system-riscv64", qemuArgs(start, filepath.Join(build, "tramp.bin"),
+				filepath.Join(build, "kernel.elf"), "init="+ltp.InitPath)...)
+		}},
+		"linux": {Name: "linux", Command: func(ctx context.Context, start int) *exec.Cmd {
+			return exec.CommandContext(ctx, "qemu-system-riscv64", qemuArgs(start, "default", linux.Kernel,
+				"console=ttyS0 quiet loglevel=1 panic=-1 rdinit="+ltp.InitPath)...)
+		}},
+	}
+	if err := os.MkdirAll(*outDir, 0o755); err != nil {
+		return envErr(err)
+	}
+	for _, k := range *kernels {
+		m, ok := machines[k]
+		if !ok {
+			return usageErr("ltp: --kernel %q: ours or linux", k)
+		}
+		began := time.Now()
+		rs, boots, runErr := ltp.Run(ctx, m, es, filepath.Join(build, "ltp", "console-"+k), os.Stdout)
+		pass := 0
+		for _, r := range rs {
+			if r.Verdict() == "PASS" {
+				pass++
+			}
+		}
+		header := []string{
+			fmt.Sprintf("LTP build %s, runtest/syscalls on %s, %s", filepath.Base(filepath.Dir(filepath.Dir(*opt))), k, began.UTC().Format("2006-01-02 15:04 MST")),
+			fmt.Sprintf("%d tests, %d pass, %d boots, %s; QEMU %s", len(rs), pass, boots, time.Since(began).Round(time.Second), strings.Join(m.Command(ctx, 0).Args[1:], " ")),
+		}
+		if runErr != nil {
+			// What ran is kept: an interrupted run is still a measurement.
+			header = append(header, fmt.Sprintf("INCOMPLETE: %d of %d tests; %v", len(rs), len(es), runErr))
+		}
+		out := filepath.Join(*outDir, "results-"+k+".txt")
+		f, err := os.Create(out)
+		if err != nil {
+			return envErr(err)
+		}
+		err = ltp.WriteResults(f, header, rs)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return envErr(err)
+		}
+		if runErr != nil {
+			return envErr(runErr)
+		}
+		fmt.Printf("ltp: %s: %d tests, %d pass, %d boots, %s -> %s\n", k, len(rs), pass, boots, time.Since(began).Round(time.Second), out)
+	}
+	return nil
+}
