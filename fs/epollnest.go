@@ -34,7 +34,7 @@ func (e *Epoll) linkNested(child *Epoll) error {
 	if child.reaches(e, map[*Epoll]bool{}) {
 		return unix.ELOOP
 	}
-	if child.depthBelow(map[*Epoll]int{})+1+e.heightAbove(map[*Epoll]int{}) > epollMaxNests {
+	if child.chain(children, map[*Epoll]int{})+1+e.chain(parents, map[*Epoll]int{}) > epollMaxNests {
 		return unix.ELOOP
 	}
 	if e.nest.children == nil {
@@ -78,28 +78,19 @@ func (e *Epoll) reaches(target *Epoll, seen map[*Epoll]bool) bool {
 	return false
 }
 
-// depthBelow is the length of the longest chain of instances below e.
-func (e *Epoll) depthBelow(memo map[*Epoll]int) int {
-	if d, ok := memo[e]; ok {
-		return d
+// chain is the length of the longest chain of instances from e along
+// step: below it (children) or above it (parents).
+func (e *Epoll) chain(step func(*Epoll) map[*Epoll]int, memo map[*Epoll]int) int {
+	if n, ok := memo[e]; ok {
+		return n
 	}
-	d := 0
-	for c := range e.nest.children {
-		d = max(d, 1+c.depthBelow(memo))
+	n := 0
+	for next := range step(e) {
+		n = max(n, 1+next.chain(step, memo))
 	}
-	memo[e] = d
-	return d
+	memo[e] = n
+	return n
 }
 
-// heightAbove is the length of the longest chain of instances above e.
-func (e *Epoll) heightAbove(memo map[*Epoll]int) int {
-	if h, ok := memo[e]; ok {
-		return h
-	}
-	h := 0
-	for p := range e.nest.parents {
-		h = max(h, 1+p.heightAbove(memo))
-	}
-	memo[e] = h
-	return h
-}
+func children(e *Epoll) map[*Epoll]int { return e.nest.children }
+func parents(e *Epoll) map[*Epoll]int  { return e.nest.parents }

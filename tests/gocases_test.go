@@ -21,17 +21,7 @@ func TestGoCases(t *testing.T) {
 	}
 	for _, dir := range dirs {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			bin := filepath.Join(t.TempDir(), "init")
-			build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, ".")
-			build.Dir = dir
-			build.Env = append(build.Environ(), "GOOS=linux", "GOARCH=riscv64", "CGO_ENABLED=0")
-			if out, err := build.CombinedOutput(); err != nil {
-				t.Fatalf("go build: %v\n%s", err, out)
-			}
-			prog, err := os.ReadFile(bin)
-			if err != nil {
-				t.Fatal(err)
-			}
+			prog := buildGo(t, dir)
 			want, wantCode := oracleInDir(t, prog)
 			r := bootKernel(t, "512M", "", 4*time.Minute, "-smp", "2", "-initrd", initramfs(t, prog, nil))
 			if r.timedOut {
@@ -40,4 +30,22 @@ func TestGoCases(t *testing.T) {
 			compareWithOracle(t, r, want, wantCode)
 		})
 	}
+}
+
+// buildGo builds the Go program in dir as a static linux/riscv64
+// executable and returns it.
+func buildGo(t *testing.T, dir string) []byte {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "prog")
+	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, ".")
+	build.Dir = dir
+	build.Env = append(build.Environ(), "GOOS=linux", "GOARCH=riscv64", "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	prog, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return prog
 }

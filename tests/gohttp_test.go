@@ -5,9 +5,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -21,17 +19,7 @@ import (
 // Date) and bodies; /quit shuts the server down and the guest powers off.
 func TestGoHTTPServer(t *testing.T) {
 	recordProgram(t)
-	bin := filepath.Join(t.TempDir(), "gohttp")
-	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, ".")
-	build.Dir = "testdata/gohttp"
-	build.Env = append(build.Environ(), "GOOS=linux", "GOARCH=riscv64", "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	prog, err := os.ReadFile(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
+	prog := buildGo(t, "testdata/gohttp")
 	body := filepath.Join(t.TempDir(), "body")
 	if err := os.WriteFile(body, bytes.Repeat([]byte("riscv "), 50000), 0o644); err != nil {
 		t.Fatal(err)

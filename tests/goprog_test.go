@@ -1,10 +1,6 @@
 package tests
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 )
@@ -16,17 +12,7 @@ import (
 // parks them on futexes with timeouts.
 func TestGoProgram(t *testing.T) {
 	recordProgram(t)
-	bin := filepath.Join(t.TempDir(), "goprog")
-	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, ".")
-	build.Dir = "testdata/goprog"
-	build.Env = append(build.Environ(), "GOOS=linux", "GOARCH=riscv64", "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	prog, err := os.ReadFile(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
+	prog := buildGo(t, "testdata/goprog")
 	want, wantCode := oracle(t, prog, nil)
 	r := bootKernel(t, "256M", "", 3*time.Minute, "-initrd", initramfs(t, prog, nil))
 	if r.timedOut {
