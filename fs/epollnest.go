@@ -34,7 +34,7 @@ func (e *Epoll) linkNested(child *Epoll) error {
 	if child.reaches(e, map[*Epoll]bool{}) {
 		return unix.ELOOP
 	}
-	if child.chain(children, map[*Epoll]int{})+1+e.chain(parents, map[*Epoll]int{}) > epollMaxNests {
+	if child.chain(nestChildren, map[*Epoll]int{})+1+e.chain(nestParents, map[*Epoll]int{}) > epollMaxNests {
 		return unix.ELOOP
 	}
 	if e.nest.children == nil {
@@ -92,5 +92,5 @@ func (e *Epoll) chain(step func(*Epoll) map[*Epoll]int, memo map[*Epoll]int) int
 	return n
 }
 
-func children(e *Epoll) map[*Epoll]int { return e.nest.children }
-func parents(e *Epoll) map[*Epoll]int  { return e.nest.parents }
+func nestChildren(e *Epoll) map[*Epoll]int { return e.nest.children }
+func nestParents(e *Epoll) map[*Epoll]int  { return e.nest.parents }
