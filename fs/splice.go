@@ -23,15 +23,21 @@ func (e *PipeEnd) SpliceTo(n int64, write func([]byte) (int, error)) (int64, err
 	if e.write {
 		return 0, unix.EBADF
 	}
-	p := e.p
+	moved, fns, err := e.p.spliceOut(n, write)
+	Notify(fns)
+	return moved, err
+}
+
+// spliceOut is SpliceTo's work under the pipe's lock; it returns the
+// notifications to send once the lock is dropped.
+func (p *pipe) spliceOut(n int64, write func([]byte) (int, error)) (int64, []func(), error) {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	if len(p.bufs) == 0 {
-		w := p.writers
-		p.mu.Unlock()
-		if w == 0 {
-			return 0, nil
+		if p.writers == 0 {
+			return 0, nil, nil
 		}
-		return 0, unix.EAGAIN
+		return 0, nil, unix.EAGAIN
 	}
 	moved := int64(0)
 	var err error
@@ -45,100 +51,101 @@ func (e *PipeEnd) SpliceTo(n int64, write func([]byte) (int, error)) (int64, err
 			break
 		}
 	}
-	fns := p.notifier.Changed()
-	p.mu.Unlock()
-	Notify(fns)
-	if moved > 0 {
-		return moved, nil
+	if moved == 0 {
+		return 0, nil, err
 	}
-	return 0, err
+	return moved, p.notifier.Changed(), nil
 }
 
 // SpliceFrom fills the pipe, whose write end e is, with up to n bytes
 // from read, a new page each time, until the pipe is full, read gives
 // less than a page asked or fails (its error returned only when nothing
 // moved) or n bytes came. EPIPE without a reader; EAGAIN when the pipe is
-// full.
+// full; ENOMEM when the kernel's budget (mm.Charged) is spent.
 func (e *PipeEnd) SpliceFrom(n int64, read func([]byte) (int, error)) (int64, error) {
 	if !e.write {
 		return 0, unix.EBADF
 	}
-	p := e.p
+	moved, fns, err := e.p.spliceIn(n, read)
+	Notify(fns)
+	return moved, err
+}
+
+// spliceIn is SpliceFrom's work under the pipe's lock.
+func (p *pipe) spliceIn(n int64, read func([]byte) (int, error)) (int64, []func(), error) {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	switch {
 	case p.readers == 0:
-		p.mu.Unlock()
-		return 0, unix.EPIPE
+		return 0, nil, unix.EPIPE
 	case len(p.bufs) >= p.slots:
-		p.mu.Unlock()
-		return 0, unix.EAGAIN
+		return 0, nil, unix.EAGAIN
 	}
 	moved := int64(0)
 	var err error
 	for moved < n && len(p.bufs) < p.slots {
-		if err = mm.Charged.Charge(pipePage); err != nil {
+		if mm.Charged.Charge(pipePage) != nil {
 			err = unix.ENOMEM
 			break
 		}
 		page := make([]byte, min(pipePage, n-moved), pipePage)
 		var k int
 		k, err = read(page)
-		if k > 0 {
-			p.bufs, p.offs = append(p.bufs, page[:k]), append(p.offs, 0)
-			moved += int64(k)
-		} else {
+		if k == 0 {
 			mm.Charged.Uncharge(pipePage)
+			break
 		}
+		p.bufs, p.offs = append(p.bufs, page[:k]), append(p.offs, 0)
+		moved += int64(k)
 		if err != nil || k < len(page) {
 			break
 		}
 	}
-	var fns []func()
-	if moved > 0 {
-		fns = p.notifier.Changed()
+	if moved == 0 {
+		return 0, nil, err
 	}
-	p.mu.Unlock()
-	Notify(fns)
-	if moved > 0 {
-		return moved, nil
-	}
-	return 0, err
+	return moved, p.notifier.Changed(), nil
 }
 
 // SplicePipe moves up to n bytes from the pipe read at in to the pipe
 // written at out, whole pages where they fit (tee: copies them, leaving
 // them in in). EINVAL for a pipe into itself; EAGAIN when in is empty
 // with a writer or out is full; 0 when in is empty without a writer;
-// EPIPE when out has no reader.
+// EPIPE when out has no reader; ENOMEM when the budget is spent.
 func SplicePipe(in, out *PipeEnd, n int64, tee bool) (int64, error) {
 	if in.write || !out.write {
 		return 0, unix.EBADF
 	}
-	src, dst := in.p, out.p
-	if src == dst {
+	if in.p == out.p {
 		return 0, unix.EINVAL
 	}
+	moved, fns, err := splicePipes(in.p, out.p, n, tee)
+	Notify(fns)
+	return moved, err
+}
+
+// splicePipes is SplicePipe's work under both pipes' locks, taken in the
+// order of their inode numbers.
+func splicePipes(src, dst *pipe, n int64, tee bool) (int64, []func(), error) {
 	first, second := src, dst
 	if second.ino < first.ino {
 		first, second = second, first
 	}
 	first.mu.Lock()
+	defer first.mu.Unlock()
 	second.mu.Lock()
-	moved := int64(0)
-	var err error
+	defer second.mu.Unlock()
 	switch {
 	case dst.readers == 0:
-		err = unix.EPIPE
-	case len(src.bufs) == 0 && src.writers > 0:
-		err = unix.EAGAIN
-	case len(src.bufs) > 0 && len(dst.bufs) >= dst.slots:
-		err = unix.EAGAIN
+		return 0, nil, unix.EPIPE
+	case len(src.bufs) == 0 && src.writers > 0, len(src.bufs) > 0 && len(dst.bufs) >= dst.slots:
+		return 0, nil, unix.EAGAIN
 	}
-	for i := 0; err == nil && moved < n && i < len(src.bufs) && len(dst.bufs) < dst.slots; {
+	moved := int64(0)
+	var err error
+	for i := 0; moved < n && i < len(src.bufs) && len(dst.bufs) < dst.slots; {
 		if mm.Charged.Charge(pipePage) != nil {
-			if moved == 0 {
-				err = unix.ENOMEM
-			}
+			err = unix.ENOMEM
 			break
 		}
 		page := src.bufs[i][:min(int64(len(src.bufs[i])), n-moved)]
@@ -151,17 +158,10 @@ func SplicePipe(in, out *PipeEnd, n int64, tee bool) (int64, error) {
 			src.consume(len(page))
 		}
 	}
-	var fns []func()
-	if moved > 0 {
-		fns = append(src.notifier.Changed(), dst.notifier.Changed()...)
+	if moved == 0 {
+		return 0, nil, err
 	}
-	second.mu.Unlock()
-	first.mu.Unlock()
-	Notify(fns)
-	if moved > 0 {
-		return moved, nil
-	}
-	return 0, err
+	return moved, append(src.notifier.Changed(), dst.notifier.Changed()...), nil
 }
 
 // consume drops k bytes from the front of the oldest page; p.mu is held.

@@ -112,26 +112,11 @@ func (p *Process) setIDsOnExec(exe *fs.Node) {
 // another thread's execve or the process's exit wins, t leaves too.
 func (t *Task) endOtherThreads() error {
 	p := t.Proc
-	p.mu.Lock()
-	if p.threads == 1 {
-		p.mu.Unlock()
-		return nil
+	left, err := t.claimExec()
+	if err != nil || left == nil {
+		return err
 	}
-	if !p.execSurvivor.CompareAndSwap(nil, t) {
-		p.mu.Unlock()
-		t.Exiting = true // another thread's execve ends this one
-		return unix.EINTR
-	}
-	left := make(chan struct{})
-	p.othersLeft = left
-	p.mu.Unlock()
-	p.k.sigMu.Lock()
-	for _, o := range tasksOf(p) {
-		if o != t {
-			o.wakeUp()
-		}
-	}
-	p.k.sigMu.Unlock()
+	t.wakeOtherThreads()
 	select {
 	case <-left:
 	case <-p.exited:
@@ -145,6 +130,35 @@ func (t *Task) endOtherThreads() error {
 		p.k.addTask(t)
 	}
 	return nil
+}
+
+// claimExec makes t the thread whose execve survives and returns the
+// channel closed when the others have left; nil when t is alone.
+func (t *Task) claimExec() (<-chan struct{}, error) {
+	p := t.Proc
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.threads == 1 {
+		return nil, nil
+	}
+	if !p.execSurvivor.CompareAndSwap(nil, t) {
+		t.Exiting = true // another thread's execve ends this one
+		return nil, unix.EINTR
+	}
+	left := make(chan struct{})
+	p.othersLeft = left
+	return left, nil
+}
+
+// wakeOtherThreads wakes the other threads of t's process from Block.
+func (t *Task) wakeOtherThreads() {
+	t.Proc.k.sigMu.Lock()
+	defer t.Proc.k.sigMu.Unlock()
+	for _, o := range tasksOf(t.Proc) {
+		if o != t {
+			o.wakeUp()
+		}
+	}
 }
 
 // endedByExec reports whether another thread's execve is ending t.

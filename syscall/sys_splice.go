@@ -109,6 +109,9 @@ func sysSplice(t *kernel.Task, a Args) (uint64, error) {
 	}
 	defer in.d.DecRef()
 	defer out.d.DecRef()
+	if in.off+n < 0 || out.off+n < 0 {
+		return 0, unix.EINVAL // an offset and the length past the largest (rw_verify_area)
+	}
 	nonblock := flags&unix.SPLICE_F_NONBLOCK != 0
 	var moved int64
 	for {

@@ -76,6 +76,9 @@ int main(void) {
 	RET("to an O_APPEND file", splice(p[0], NULL, ap, NULL, 1, 0));
 	off = -1;
 	RET("negative offset", splice(f, &off, p[1], NULL, 1, 0));
+	int o[2];
+	pipe(o);
+	RET("offset and length past the largest", splice(f, &(loff_t){0x7ffffffffffffffeLL}, o[1], NULL, 10, 0));
 	RET("tee of a file", tee(f, q[1], 1, 0));
 	RET("tee, empty, nonblocking", tee(q[0], p[1], 1, SPLICE_F_NONBLOCK));
 	close(q[0]);
@@ -120,6 +123,7 @@ int main(void) {
 	lseek(h, 0, SEEK_SET);
 	contents("copy", h, 30);
 	RET("copy_file_range past the end", copy_file_range(f, &(loff_t){100}, h, NULL, 5, 0));
+	RET("copy_file_range offset past the largest", copy_file_range(f, &(loff_t){0x7ffffffffffffffeLL}, h, NULL, 10, 0));
 	RET("copy_file_range bad flags", copy_file_range(f, NULL, h, NULL, 5, 1));
 	RET("copy_file_range from a pipe", copy_file_range(p[0], NULL, h, NULL, 5, 0));
 	RET("copy_file_range overlapping", copy_file_range(f, &(loff_t){0}, f, &(loff_t){4}, 8, 0));
