@@ -279,9 +279,7 @@ func (f *NodeFile) write(src UserIO, p []byte) (int, error) {
 	defer f.mu.Unlock()
 	off := f.off
 	if f.append {
-		f.node.mu.RLock()
-		off = f.node.sizeLocked()
-		f.node.mu.RUnlock()
+		off = f.end()
 	}
 	p, err := limitWrite(src, p, off)
 	if err != nil {
@@ -297,13 +295,8 @@ func (f *NodeFile) write(src UserIO, p []byte) (int, error) {
 // at the end whatever the offset, as Linux does (pwrite(2), BUGS).
 func (f *NodeFile) WriteAtFrom(src UserIO, off int64) (int64, error) {
 	return WriteCopied(src, func(p []byte) (int, error) {
-		f.mu.Lock()
-		appending := f.append
-		f.mu.Unlock()
-		if appending {
-			f.node.mu.RLock()
-			off = f.node.sizeLocked()
-			f.node.mu.RUnlock()
+		if f.appending() {
+			off = f.end()
 		}
 		p, err := limitWrite(src, p, off)
 		if err != nil {
@@ -311,6 +304,20 @@ func (f *NodeFile) WriteAtFrom(src UserIO, off int64) (int64, error) {
 		}
 		return f.WriteAt(p, off)
 	})
+}
+
+// appending reports O_APPEND.
+func (f *NodeFile) appending() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.append
+}
+
+// end is the file's size: where an O_APPEND write goes.
+func (f *NodeFile) end() int64 {
+	f.node.mu.RLock()
+	defer f.node.mu.RUnlock()
+	return f.node.sizeLocked()
 }
 
 // WriteAt writes p at an offset without moving the position.
