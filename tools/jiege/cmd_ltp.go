@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -19,13 +20,14 @@ import (
 // cmdLTP runs LTP's syscall tests (built by make ltp-build) on our kernel
 // and on Debian's Linux, and writes a result file per kernel.
 func cmdLTP(ctx context.Context, args []string) error {
-	fs := newFlags("ltp", "--opt BUILD/ltp/SUM/opt/ltp [--kernel ours,linux] [--limit N] [--run REGEXP] [--out DIR]")
+	fs := newFlags("ltp", "--opt BUILD/ltp/SUM/opt/ltp [--kernel ours,linux] [--limit N] [--run REGEXP] [--gate FILE] [--out DIR]")
 	opt := fs.String("opt", "", "LTP's install tree, as make ltp-build prints it")
 	kernels := fs.StringSlice("kernel", []string{"linux", "ours"}, "kernels to run on: ours (build/kernel.elf), linux (Debian's)")
 	limit := fs.Int("limit", 0, "run only the first N tests of the list (0: all)")
 	runRE := fs.String("run", "", "run only the tests whose name matches this regular expression")
 	outDir := fs.String("out", "tests/testdata/ltp", "where results-KERNEL.txt are written")
 	mem := fs.String("mem", "1G", "guest RAM")
+	gatePath := fs.String("gate", "", "run only the tests this list names (make ltp-gate: tests/testdata/ltp/both-pass.txt); one that fails, and fails again when run alone with the others that failed, fails the command")
 	if help, err := parse(fs, args); help || err != nil {
 		return err
 	}
@@ -58,11 +60,39 @@ func cmdLTP(ctx context.Context, args []string) error {
 	if err != nil {
 		return envErr(err)
 	}
+	var gate map[string]bool
+	if *gatePath != "" {
+		f, err := os.Open(*gatePath)
+		if err != nil {
+			return usageErr("ltp: --gate: %v", err)
+		}
+		names, err := ltp.ReadGate(f)
+		f.Close()
+		if err != nil {
+			return usageErr("ltp: --gate %s: %v", *gatePath, err)
+		}
+		gate = map[string]bool{}
+		for _, n := range names {
+			gate[n] = true
+		}
+	}
 	var es []ltp.Entry
+	runnable := map[string]bool{}
 	for _, e := range ltp.Select(all, *opt, fam) {
-		if match == nil || match.MatchString(e.Name) {
+		runnable[e.Name] = true
+		if (match == nil || match.MatchString(e.Name)) && (gate == nil || gate[e.Name]) {
 			es = append(es, e)
 		}
+	}
+	var unknown []string
+	for n := range gate {
+		if !runnable[n] {
+			unknown = append(unknown, n)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return usageErr("ltp: --gate %s names tests this LTP build does not run: %s", *gatePath, strings.Join(unknown, " "))
 	}
 	if *limit > 0 && *limit < len(es) {
 		es = es[:*limit]
@@ -95,7 +125,10 @@ func cmdLTP(ctx context.Context, args []string) error {
 	}
 	// One image per kernel list, so that runs on each kernel can go side by side.
 	img := filepath.Join(build, "ltp", "ltp-"+strings.Join(*kernels, "-")+".cpio")
-	if err := ltp.Image(img, base.CPIO, *opt, init, ltp.List(es), map[string][]byte{"boot/config-" + release: config}); err != nil {
+	writeImage := func(es []ltp.Entry) error {
+		return ltp.Image(img, base.CPIO, *opt, init, ltp.List(es), map[string][]byte{"boot/config-" + release: config})
+	}
+	if err := writeImage(es); err != nil {
 		return envErr(err)
 	}
 	fmt.Printf("ltp: %d tests, image %s\n", len(es), img)
@@ -128,6 +161,13 @@ func cmdLTP(ctx context.Context, args []string) error {
 		}
 		began := time.Now()
 		rs, boots, runErr := ltp.Run(ctx, m, es, filepath.Join(build, "ltp", "console-"+k), os.Stdout)
+		var failed []string
+		if *gatePath != "" && runErr == nil {
+			if failed, runErr = rerunFailed(ctx, m, es, rs, writeImage, filepath.Join(build, "ltp", "console-"+k+"-again")); runErr == nil {
+				// The next kernel's run needs the whole list again.
+				runErr = writeImage(es)
+			}
+		}
 		pass := 0
 		for _, r := range rs {
 			if r.Verdict() == "PASS" {
@@ -158,6 +198,54 @@ func cmdLTP(ctx context.Context, args []string) error {
 			return envErr(runErr)
 		}
 		fmt.Printf("ltp: %s: %d tests, %d pass, %d boots, %s -> %s\n", k, len(rs), pass, boots, time.Since(began).Round(time.Second), out)
+		if len(failed) > 0 {
+			fmt.Printf("ltp: gate: %d of %d tests of %s failed on %s twice: %s\n", len(failed), len(es), *gatePath, k, strings.Join(failed, " "))
+			return errFailed
+		}
+		if *gatePath != "" {
+			fmt.Printf("ltp: gate: all %d tests of %s pass on %s\n", len(es), *gatePath, k)
+		}
 	}
 	return nil
+}
+
+// rerunFailed runs once more, in a boot of their own, the gate's tests
+// that did not pass in rs, so that one that failed by the host's load
+// alone is not a regression; it returns those that fail again and keeps
+// the second result in rs.
+func rerunFailed(ctx context.Context, m ltp.Machine, es []ltp.Entry, rs []ltp.Result, writeImage func([]ltp.Entry) error, logPrefix string) ([]string, error) {
+	var again []ltp.Entry
+	for i, r := range rs {
+		if r.Verdict() != "PASS" {
+			again = append(again, es[i])
+		}
+	}
+	if len(again) == 0 {
+		return nil, nil
+	}
+	fmt.Printf("ltp: gate: %d tests did not pass; running them again\n", len(again))
+	if err := writeImage(again); err != nil {
+		return nil, err
+	}
+	second, _, err := ltp.Run(ctx, m, again, logPrefix, os.Stdout)
+	if err != nil {
+		return nil, err
+	}
+	byName := map[string]ltp.Result{}
+	for _, r := range second {
+		byName[r.Name] = r
+	}
+	var failed []string
+	for i, r := range rs {
+		if r.Verdict() == "PASS" {
+			continue
+		}
+		if r2, ok := byName[r.Name]; ok {
+			rs[i] = r2
+		}
+		if rs[i].Verdict() != "PASS" {
+			failed = append(failed, r.Name)
+		}
+	}
+	return failed, nil
 }

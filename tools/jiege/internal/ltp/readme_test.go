@@ -55,3 +55,30 @@ func TestREADMELTPTable(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestREADMEGateList keeps tests/testdata/ltp/both-pass.txt, make test's
+// regression gate, equal to the tests that pass on both kernels in the
+// result files the README's table comes from; -update-readme rewrites it.
+func TestREADMEGateList(t *testing.T) {
+	data := filepath.Join("../../../..", "tests", "testdata", "ltp")
+	names := BothPass(readResults(t, filepath.Join(data, "results-linux.txt")), readResults(t, filepath.Join(data, "results-ours.txt")))
+	if len(names) == 0 {
+		t.Fatal("no test passes on both kernels")
+	}
+	want := GateHeader + strings.Join(names, "\n") + "\n"
+	path := filepath.Join(data, "both-pass.txt")
+	got, err := os.ReadFile(path)
+	if err == nil && string(got) == want {
+		gate, err := ReadGate(strings.NewReader(string(got)))
+		if err != nil || len(gate) != len(names) {
+			t.Fatalf("ReadGate: %d names, %v; want %d", len(gate), err, len(names))
+		}
+		return
+	}
+	if !*updateREADME {
+		t.Fatalf("%s is not the result files' both-pass list (%v): run go test ./tools/jiege/internal/ltp -run README -update-readme", path, err)
+	}
+	if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
