@@ -71,6 +71,17 @@ func (e *EventFD) write(p []byte) (int, error) {
 	return 8, nil
 }
 
+// Signal adds n to the counter, short of its largest value, as Linux's
+// eventfd_signal: the kernel's own writes (an AIO completion) never fail.
+func (e *EventFD) Signal(n uint64) {
+	e.mu.Lock()
+	n = min(n, ^uint64(0)-e.count)
+	e.count += n
+	fns := e.notifier.Changed()
+	e.mu.Unlock()
+	Notify(fns)
+}
+
 // Readiness: readable while the count is non-zero, writable while it can grow.
 func (e *EventFD) Readiness(mask uint32) uint32 {
 	e.mu.Lock()

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	arch "github.com/jiege-go/jiege/arch/riscv64"
+	"github.com/jiege-go/jiege/kernel/aio"
 	"github.com/jiege-go/jiege/kernel/loader"
 	"github.com/jiege-go/jiege/mm"
 	jnet "github.com/jiege-go/jiege/net"
@@ -79,7 +80,12 @@ type Kernel struct {
 
 	randMu  sync.Mutex
 	randGen *rand.ChaCha8 // random.go: getrandom(2) and AT_RANDOM
+
+	aioLimit aio.Limit // fs.aio-nr: the events every AIO context asked for
 }
+
+// AIOLimit is the system-wide count of native AIO events (fs.aio-nr).
+func (k *Kernel) AIOLimit() *aio.Limit { return &k.aioLimit }
 
 // Config is what a Kernel is made with: the machine's hooks and facts.
 type Config struct {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jiege-go/jiege/abi/linux"
 	arch "github.com/jiege-go/jiege/arch/riscv64"
+	"github.com/jiege-go/jiege/kernel/aio"
 	"github.com/jiege-go/jiege/mm"
 )
 
@@ -18,10 +19,13 @@ import (
 // credentials. Processes cloned with CLONE_VM share the address space too,
 // and with CLONE_FILES the file table, so both are reference counted.
 
-// sharedVM is the lock over an address space and how many processes use it.
+// sharedVM is the lock over an address space and how many processes use
+// it, and what belongs to the address space as Linux's mm: the native AIO
+// contexts, whose ids are addresses in it.
 type sharedVM struct {
 	mu    sync.Mutex
 	users int // guarded by mu
+	aio   aio.Table
 }
 
 // newRefs returns a reference count of one.
@@ -197,6 +201,9 @@ func (p *Process) ReplaceAddressSpace(as *mm.AddressSpace) {
 	p.VforkDone()
 }
 
+// AIO is the native AIO contexts of p's address space.
+func (p *Process) AIO() *aio.Table { return &p.vm.Load().aio }
+
 // dropVM gives up p's use of its address space, releasing it with the last.
 func (p *Process) dropVM() {
 	p.Lock()
@@ -216,6 +223,7 @@ func (vm *sharedVM) drop(as *mm.AddressSpace) {
 func (vm *sharedVM) releaseLocked(as *mm.AddressSpace) {
 	vm.users--
 	if vm.users == 0 {
+		vm.aio.DestroyAll()
 		as.Release()
 	}
 }
