@@ -74,7 +74,8 @@ func procRoot(tree *fs.Tree, k Kernel) *fs.Node {
 		"filesystems": procFile(func() []byte {
 			return []byte("nodev\tsysfs\nnodev\ttmpfs\nnodev\tproc\nnodev\tdevtmpfs\n")
 		}),
-		"sys": procSys(k.Sysctl()),
+		"sys":       procSys(k.Sysctl),
+		"config.gz": procFile(func() []byte { return gzipStored(kernelConfigText()) }),
 		"net": procDir(func() map[string]*fs.Node {
 			network := k.Network()
 			return map[string]*fs.Node{
@@ -97,22 +98,27 @@ func procRoot(tree *fs.Tree, k Kernel) *fs.Node {
 }
 
 // procSys is /proc/sys: the settings LTP and programs read, in Linux's
-// formats. They are read-only: the kernel changes none of them.
-func procSys(s Sysctl) *fs.Node {
-	line := func(v string) *fs.Node { return procFile(func() []byte { return []byte(v + "\n") }) }
+// formats, read from the kernel at each open. They are read-only: the
+// kernel changes them through system calls only (sethostname).
+func procSys(sysctl func() Sysctl) *fs.Node {
+	line := func(v func(Sysctl) string) *fs.Node {
+		return procFile(func() []byte { return []byte(v(sysctl()) + "\n") })
+	}
+	fixed := func(v string) *fs.Node { return line(func(Sysctl) string { return v }) }
 	return procDir(func() map[string]*fs.Node {
 		return map[string]*fs.Node{
 			"kernel": procDir(func() map[string]*fs.Node {
 				return map[string]*fs.Node{
-					"hostname":     line(s.Hostname),
-					"domainname":   line(s.Domainname),
-					"pid_max":      line(strconv.Itoa(s.PIDMax)),
-					"tainted":      line("0"),
-					"core_pattern": line("core"), // Linux's default: a file "core" in the cwd
+					"hostname":              line(func(s Sysctl) string { return s.Hostname }),
+					"domainname":            line(func(s Sysctl) string { return s.Domainname }),
+					"pid_max":               line(func(s Sysctl) string { return strconv.Itoa(s.PIDMax) }),
+					"tainted":               fixed("0"),
+					"core_pattern":          fixed("core"), // Linux's default: a file "core" in the cwd
+					"sched_rr_timeslice_ms": fixed("100"),  // SCHED_RR's quantum, as sched_rr_get_interval says
 				}
 			}),
 			"fs": procDir(func() map[string]*fs.Node {
-				return map[string]*fs.Node{"pipe-max-size": line(strconv.Itoa(fs.PipeMaxSize))}
+				return map[string]*fs.Node{"pipe-max-size": fixed(strconv.Itoa(fs.PipeMaxSize))}
 			}),
 		}
 	})
