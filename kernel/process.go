@@ -98,7 +98,8 @@ type Task struct {
 	minorFaults atomic.Uint64 // page faults taken (each a minor fault: there is no disk)
 	sleeping    atomic.Bool   // waiting in Block: ps shows S
 
-	sig taskSignals // signal.go
+	sig   taskSignals // signal.go
+	sched taskSched   // sched.go
 }
 
 // nanotime is the runtime's monotonic clock in ns: on the kernel, the

@@ -33,16 +33,10 @@ func (s ProcfsSource) CPUs() int                          { return s.k.cpus }
 func (s ProcfsSource) MemoryStats() (inUse, total uint64) { return s.k.memoryStats() }
 func (s ProcfsSource) Network() procfs.Network            { return s.k.Network }
 
-// Hostname and Domainname are the system's names (uname's nodename and
-// domainname); there is no sethostname, so they are fixed.
-const (
-	Hostname   = "jiege"
-	Domainname = "(none)"
-)
-
 // Sysctl is what /proc/sys shows.
 func (s ProcfsSource) Sysctl() procfs.Sysctl {
-	return procfs.Sysctl{Hostname: Hostname, Domainname: Domainname, PIDMax: PIDMax}
+	host, domain := s.k.UTSNames()
+	return procfs.Sysctl{Hostname: host, Domainname: domain, PIDMax: PIDMax}
 }
 
 // procfsProcess is a process as /proc/PID reads it (procfs.Process).
