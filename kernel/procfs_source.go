@@ -61,7 +61,7 @@ func (v procfsProcess) Cmdline() []string {
 
 func (v procfsProcess) IDs() procfs.IDs {
 	p := v.p
-	return procfs.IDs{UID: p.UID, EUID: p.EUID, SUID: p.SUID, GID: p.GID, EGID: p.EGID, SGID: p.SGID, Umask: p.Umask}
+	return procfs.IDs{UID: p.UID, EUID: p.EUID, SUID: p.SUID, FSUID: p.FSUID, GID: p.GID, EGID: p.EGID, SGID: p.SGID, FSGID: p.FSGID, Umask: p.Umask}
 }
 
 func (v procfsProcess) Exited() bool {
@@ -79,6 +79,9 @@ func (v procfsProcess) Tasks() []procfs.Task {
 	views := make([]procfs.Task, len(ts))
 	for i, t := range ts {
 		views[i] = procfs.Task{TID: t.TID, Sleeping: t.sleeping.Load()}
+		if name := t.Settings.Name.Load(); name != nil {
+			views[i].Name = *name
+		}
 	}
 	slices.SortFunc(views, func(a, b procfs.Task) int { return a.TID - b.TID })
 	return views

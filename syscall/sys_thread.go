@@ -182,15 +182,3 @@ func sysSchedSetaffinity(t *kernel.Task, a Args) (uint64, error) {
 	}
 	return 0, target.SetAffinity(binary.LittleEndian.Uint64(b))
 }
-
-// sysPrctl implements prctl(2) for what servers set: dumpability, the
-// keep-capabilities flag and the process name.
-func sysPrctl(t *kernel.Task, a Args) (uint64, error) {
-	switch a[0] {
-	case unix.PR_SET_DUMPABLE, unix.PR_SET_KEEPCAPS, unix.PR_SET_NAME, unix.PR_SET_PDEATHSIG:
-		return 0, nil
-	case unix.PR_GET_DUMPABLE:
-		return 1, nil
-	}
-	return 0, unix.EINVAL
-}

@@ -148,7 +148,7 @@ func procPID(p Process) *fs.Node {
 			"cwd":       procLink(cwd),
 			"root":      procLink("/"),
 			"cmdline":   procFile(func() []byte { return cmdline(p) }),
-			"comm":      procFile(func() []byte { return []byte(comm(p) + "\n") }),
+			"comm":      procFile(func() []byte { return []byte(comm(p, p.PID()) + "\n") }),
 			"stat":      procFile(func() []byte { return pidStat(p, p.PID(), state(p)) }),
 			"status":    procFile(func() []byte { return pidStatus(p, p.PID(), state(p)) }),
 			"task":      procDir(func() map[string]*fs.Node { return taskDirs(p) }),
@@ -172,8 +172,15 @@ func cmdline(p Process) []byte {
 	return b.Bytes()
 }
 
-// comm is the process name: its executable's base name, at most 15 bytes.
-func comm(p Process) string {
+// comm is a thread's name (id is its tid; the process's is its main
+// thread's): what prctl(PR_SET_NAME) gave it, else its executable's base
+// name, at most 15 bytes.
+func comm(p Process, id int) string {
+	for _, t := range p.Tasks() {
+		if t.TID == id && t.Name != "" {
+			return t.Name
+		}
+	}
 	exe, _ := p.Paths()
 	name := exe[strings.LastIndexByte(exe, '/')+1:]
 	return name[:min(len(name), 15)]
@@ -221,7 +228,7 @@ func taskDirs(p Process) map[string]*fs.Node {
 			return map[string]*fs.Node{
 				"stat":   procFile(func() []byte { return pidStat(p, tid, threadState()) }),
 				"status": procFile(func() []byte { return pidStatus(p, tid, threadState()) }),
-				"comm":   procFile(func() []byte { return []byte(comm(p) + "\n") }),
+				"comm":   procFile(func() []byte { return []byte(comm(p, tid) + "\n") }),
 			}
 		})
 		ids := p.IDs()
@@ -245,7 +252,7 @@ func mapped(p Process) uint64 {
 func pidStat(p Process, id int, state string) []byte {
 	ticks := func(d time.Duration) string { return strconv.FormatInt(int64(d/(time.Second/100)), 10) }
 	self, children := p.Usage()
-	f := []string{strconv.Itoa(id), "(" + comm(p) + ")", state, strconv.Itoa(p.ParentPID()),
+	f := []string{strconv.Itoa(id), "(" + comm(p, id) + ")", state, strconv.Itoa(p.ParentPID()),
 		strconv.Itoa(p.PGID()), strconv.Itoa(p.SID()), "0", "-1", "4194560",
 		strconv.FormatUint(self.MinorFaults, 10), strconv.FormatUint(children.MinorFaults, 10), "0", "0", // minflt, cminflt, majflt, cmajflt
 		ticks(self.User), ticks(self.System), ticks(children.User), ticks(children.System),
@@ -263,8 +270,8 @@ func pidStatus(p Process, id int, state string) []byte {
 	name := map[string]string{"R": "R (running)", "S": "S (sleeping)", "Z": "Z (zombie)"}[state]
 	ids := p.IDs()
 	fmt.Fprintf(&b, "Name:\t%s\nUmask:\t%04o\nState:\t%s\nTgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t%d\nTracerPid:\t0\n",
-		comm(p), ids.Umask, name, p.PID(), id, p.ParentPID())
-	fmt.Fprintf(&b, "Uid:\t%d\t%d\t%d\t%d\nGid:\t%d\t%d\t%d\t%d\n", ids.UID, ids.EUID, ids.SUID, ids.EUID, ids.GID, ids.EGID, ids.SGID, ids.EGID)
+		comm(p, id), ids.Umask, name, p.PID(), id, p.ParentPID())
+	fmt.Fprintf(&b, "Uid:\t%d\t%d\t%d\t%d\nGid:\t%d\t%d\t%d\t%d\n", ids.UID, ids.EUID, ids.SUID, ids.FSUID, ids.GID, ids.EGID, ids.SGID, ids.FSGID)
 	fmt.Fprintf(&b, "FDSize:\t%d\nVmSize:\t%d kB\nVmRSS:\t%d kB\nThreads:\t%d\n", p.Files().Limit(),
 		mapped(p)*mm.PageSize>>10, p.ResidentPages()*mm.PageSize>>10, max(p.Threads(), 1))
 	return b.Bytes()

@@ -33,7 +33,7 @@ func (*fakeProcess) SID() int                 { return 1 }
 func (*fakeProcess) Paths() (exe, cwd string) { return "/usr/sbin/a-long-program-name", "/tmp" }
 func (*fakeProcess) Cmdline() []string        { return []string{"prog", "-x"} }
 func (*fakeProcess) IDs() IDs {
-	return IDs{UID: 1000, EUID: 1001, SUID: 1002, GID: 100, EGID: 101, SGID: 102, Umask: 0o022}
+	return IDs{UID: 1000, EUID: 1001, SUID: 1002, FSUID: 1003, GID: 100, EGID: 101, SGID: 102, FSGID: 103, Umask: 0o022}
 }
 func (*fakeProcess) Exited() bool                  { return false }
 func (*fakeProcess) Tasks() []Task                 { return []Task{{TID: 7, Sleeping: true}, {TID: 8}} }
@@ -83,7 +83,7 @@ func TestProcPIDFiles(t *testing.T) {
 		t.Errorf("stat %q", stat)
 	}
 	status := read(t, tree, "/proc/7/status")
-	for _, line := range []string{"State:\tS (sleeping)\n", "Uid:\t1000\t1001\t1002\t1001\n", "Gid:\t100\t101\t102\t101\n",
+	for _, line := range []string{"State:\tS (sleeping)\n", "Uid:\t1000\t1001\t1002\t1003\n", "Gid:\t100\t101\t102\t103\n",
 		"VmSize:\t16 kB\n", "VmRSS:\t8 kB\n", "Threads:\t3\n", "Umask:\t0022\n"} {
 		if !strings.Contains(status, line) {
 			t.Errorf("status lacks %q:\n%s", line, status)
