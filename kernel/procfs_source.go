@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"bytes"
 	"slices"
 	"time"
 
@@ -113,6 +114,21 @@ func (v procfsProcess) Mappings() []procfs.Mapping {
 		case vma.Start == loader.VDSOAddr && vma.Perm == mm.PTERead|mm.PTEExec:
 			ms[i].Name = "[vdso]"
 		}
+	}
+	return ms
+}
+
+// MappingsResident is Mappings with each mapping's resident pages.
+func (v procfsProcess) MappingsResident() []procfs.Mapping {
+	ms := v.Mappings()
+	v.p.Lock()
+	defer v.p.Unlock()
+	for i := range ms {
+		vec, err := v.p.AS.Resident(ms[i].Start, ms[i].End-ms[i].Start)
+		if err != nil {
+			continue // unmapped since
+		}
+		ms[i].Resident = bytes.Count(vec, []byte{1})
 	}
 	return ms
 }

@@ -49,7 +49,8 @@ type Process interface {
 	Threads() int
 	Start() time.Duration // Uptime when it was made
 	Mappings() []Mapping
-	ResidentPages() int // user pages it has frames for
+	MappingsResident() []Mapping // Mappings with their resident pages (smaps)
+	ResidentPages() int          // user pages it has frames for
 	Files() *fs.FDTable
 	Root() *fs.Tree
 }
@@ -79,5 +80,6 @@ type Usage struct {
 // gives it: "[stack]", "[vvar]", "[vdso]" or none.
 type Mapping struct {
 	mm.VMA
-	Name string
+	Name     string
+	Resident int // pages with a frame; filled by MappingsResident only
 }

@@ -153,6 +153,7 @@ func procPID(p Process) *fs.Node {
 			"status":    procFile(func() []byte { return pidStatus(p, p.PID(), state(p)) }),
 			"task":      procDir(func() map[string]*fs.Node { return taskDirs(p) }),
 			"maps":      procFile(func() []byte { return maps(p) }),
+			"smaps":     procFile(func() []byte { return smaps(p) }),
 			"mounts":    procFile(func() []byte { return mounts(p.Root()) }),
 			"mountinfo": procFile(func() []byte { return mountinfo(p.Root()) }),
 			"fd":        procDir(func() map[string]*fs.Node { return fdLinks(p) }),
@@ -272,27 +273,73 @@ func pidStatus(p Process, id int, state string) []byte {
 	fmt.Fprintf(&b, "Name:\t%s\nUmask:\t%04o\nState:\t%s\nTgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t%d\nTracerPid:\t0\n",
 		comm(p, id), ids.Umask, name, p.PID(), id, p.ParentPID())
 	fmt.Fprintf(&b, "Uid:\t%d\t%d\t%d\t%d\nGid:\t%d\t%d\t%d\t%d\n", ids.UID, ids.EUID, ids.SUID, ids.FSUID, ids.GID, ids.EGID, ids.SGID, ids.FSGID)
-	fmt.Fprintf(&b, "FDSize:\t%d\nVmSize:\t%d kB\nVmRSS:\t%d kB\nThreads:\t%d\n", p.Files().Limit(),
-		mapped(p)*mm.PageSize>>10, p.ResidentPages()*mm.PageSize>>10, max(p.Threads(), 1))
+	fmt.Fprintf(&b, "FDSize:\t%d\nVmSize:\t%d kB\nVmLck:\t%d kB\nVmRSS:\t%d kB\nThreads:\t%d\n", p.Files().Limit(),
+		mapped(p)*mm.PageSize>>10, lockedKB(p), p.ResidentPages()*mm.PageSize>>10, max(p.Threads(), 1))
 	return b.Bytes()
 }
 
 func maps(p Process) []byte {
 	var b bytes.Buffer
 	for _, v := range p.Mappings() {
-		perm := []byte("---p")
-		if v.Perm&mm.PTERead != 0 {
-			perm[0] = 'r'
-		}
-		if v.Perm&mm.PTEWrite != 0 {
-			perm[1] = 'w'
-		}
-		if v.Perm&mm.PTEExec != 0 {
-			perm[2] = 'x'
-		}
-		fmt.Fprintf(&b, "%08x-%08x %s 00000000 00:00 0 %s\n", v.Start, v.End, perm, v.Name)
+		b.WriteString(mapsLine(v))
 	}
 	return b.Bytes()
+}
+
+// mapsLine is a mapping's line of /proc/PID/maps: 's' for shared memory.
+func mapsLine(v Mapping) string {
+	perm := []byte("---p")
+	if v.Perm&mm.PTERead != 0 {
+		perm[0] = 'r'
+	}
+	if v.Perm&mm.PTEWrite != 0 {
+		perm[1] = 'w'
+	}
+	if v.Perm&mm.PTEExec != 0 {
+		perm[2] = 'x'
+	}
+	if v.IsShared() {
+		perm[3] = 's'
+	}
+	return fmt.Sprintf("%08x-%08x %s 00000000 00:00 0 %s\n", v.Start, v.End, perm, v.Name)
+}
+
+// smaps is /proc/PID/smaps: each mapping's line, then its sizes in kB
+// (the fields programs read: Size, Rss, Locked; those the kernel does
+// not track 0).
+func smaps(p Process) []byte {
+	var b bytes.Buffer
+	for _, v := range p.MappingsResident() {
+		b.WriteString(mapsLine(v))
+		size, rss := (v.End-v.Start)>>10, uint64(v.Resident)*mm.PageSize>>10
+		locked := uint64(0)
+		if v.Locked {
+			locked = rss
+		}
+		fmt.Fprintf(&b, "Size:%17d kB\nKernelPageSize:%7d kB\nMMUPageSize:%10d kB\nRss:%18d kB\nPss:%18d kB\n",
+			size, 4, 4, rss, rss)
+		for _, f := range []string{"Pss_Dirty", "Shared_Clean", "Shared_Dirty", "Private_Clean"} {
+			fmt.Fprintf(&b, "%s:%*d kB\n", f, 21-len(f), 0)
+		}
+		fmt.Fprintf(&b, "Private_Dirty:%8d kB\nReferenced:%11d kB\nAnonymous:%12d kB\n", rss, rss, rss)
+		for _, f := range []string{"KSM", "LazyFree", "AnonHugePages", "ShmemPmdMapped", "FilePmdMapped",
+			"Shared_Hugetlb", "Private_Hugetlb", "Swap", "SwapPss"} {
+			fmt.Fprintf(&b, "%s:%*d kB\n", f, 21-len(f), 0)
+		}
+		fmt.Fprintf(&b, "Locked:%15d kB\n", locked)
+	}
+	return b.Bytes()
+}
+
+// lockedKB is the size of the process's locked mappings (VmLck).
+func lockedKB(p Process) uint64 {
+	n := uint64(0)
+	for _, v := range p.Mappings() {
+		if v.Locked {
+			n += uint64(v.End-v.Start) >> 10
+		}
+	}
+	return n
 }
 
 // fdLinks is /proc/PID/fd: a link per descriptor, named as Linux names
