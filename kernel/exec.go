@@ -69,7 +69,10 @@ func (t *Task) Execve(file, name string, argv, envp []string) error {
 		as.Release()
 		return err
 	}
-	p.setIDsOnExec(exe)
+	p.setIDsOnExec(exe, t.Settings.NoNewPrivs.Load())
+	t.Settings.Name.Store(nil)
+	p.Settings.NotDumpable.Store(false)
+	p.Settings.SecureBits.And(^uint32(SecBitKeepCaps))
 	if _, c, err := p.Root.LookupPath(nil, file); err == nil {
 		file = c
 	}
@@ -78,13 +81,7 @@ func (t *Task) Execve(file, name string, argv, envp []string) error {
 	p.Exe = file
 	p.Cmdline = argv
 	p.mu.Unlock()
-	if p.filesRefs.Load() > 1 { // shared with CLONE_FILES: exec gets its own table
-		shared, sharedRefs := p.Files, p.filesRefs
-		p.Files, p.filesRefs = shared.Fork(), newRefs()
-		if sharedRefs.Add(-1) == 0 {
-			shared.CloseAll()
-		}
-	}
+	p.unshareFiles() // shared with CLONE_FILES: exec gets its own table
 	p.Files.CloseOnExec()
 	t.ResetSignalsForExec()
 	t.Regs.SetContext(regs)
@@ -92,15 +89,18 @@ func (t *Task) Execve(file, name string, argv, envp []string) error {
 }
 
 // setIDsOnExec applies a set-user-ID or set-group-ID program's owner or
-// group to the effective ids, and saves the effective ids, as execve does.
-func (p *Process) setIDsOnExec(exe *fs.Node) {
-	if exe.Mode&iofs.ModeSetuid != 0 {
+// group to the effective ids (unless no_new_privs), and saves the
+// effective ids, as execve does.
+func (p *Process) setIDsOnExec(exe *fs.Node, noNewPrivs bool) {
+	if exe.Mode&iofs.ModeSetuid != 0 && !noNewPrivs {
 		p.EUID = exe.UID
 	}
-	if exe.Mode&iofs.ModeSetgid != 0 && exe.Mode&0o010 != 0 {
+	if exe.Mode&iofs.ModeSetgid != 0 && exe.Mode&0o010 != 0 && !noNewPrivs {
 		p.EGID = exe.GID
 	}
 	p.SUID, p.SGID = p.EUID, p.EGID
+	p.FSUID, p.FSGID = p.EUID, p.EGID
+	p.capsOnExec()
 }
 
 // endOtherThreads ends every thread of the process but t, as Linux's

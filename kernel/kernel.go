@@ -82,6 +82,7 @@ type Kernel struct {
 	randGen *rand.ChaCha8 // random.go: getrandom(2) and AT_RANDOM
 
 	aioLimit aio.Limit // fs.aio-nr: the events every AIO context asked for
+	uts      utsNames  // uts.go
 }
 
 // AIOLimit is the system-wide count of native AIO events (fs.aio-nr).

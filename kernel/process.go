@@ -29,9 +29,15 @@ type Process struct {
 	Umask   uint32
 
 	// Credentials: every program starts as root. SUID and SGID are the
-	// saved set-user-ID and set-group-ID.
+	// saved set-user-ID and set-group-ID; FSUID and FSGID, the ids file
+	// permissions are checked with, follow the effective ids unless
+	// setfsuid or setfsgid moved them.
 	UID, GID, EUID, EGID, SUID, SGID uint32
+	FSUID, FSGID                     uint32
 	Groups                           []uint32
+	Caps                             Caps            // caps.go
+	Settings                         ProcessSettings // prctl.go
+	Personality                      Personality     // prctl.go
 
 	limits     [RlimitCount]Rlimit // guarded by mu
 	usage      Usage               // guarded by mu: threads that have left
@@ -98,7 +104,9 @@ type Task struct {
 	minorFaults atomic.Uint64 // page faults taken (each a minor fault: there is no disk)
 	sleeping    atomic.Bool   // waiting in Block: ps shows S
 
-	sig taskSignals // signal.go
+	sig      taskSignals  // signal.go
+	sched    taskSched    // sched.go
+	Settings TaskSettings // prctl.go
 }
 
 // nanotime is the runtime's monotonic clock in ns: on the kernel, the
@@ -185,10 +193,14 @@ func (p *Process) ParentPID() int { return int(p.parentPID.Load()) }
 func (p *Process) newChild(pid int, as *mm.AddressSpace, vm *sharedVM, files *fs.FDTable, filesRefs *atomic.Int32) *Process {
 	c := &Process{PID: pid, AS: as, Files: files, filesRefs: filesRefs, Root: p.Root, Exe: p.Exe, Umask: p.Umask,
 		Cmdline: p.Cmdline, start: p.k.Uptime(), k: p.k,
-		UID: p.UID, GID: p.GID, EUID: p.EUID, EGID: p.EGID, SUID: p.SUID, SGID: p.SGID,
+		UID: p.UID, GID: p.GID, EUID: p.EUID, EGID: p.EGID, SUID: p.SUID, SGID: p.SGID, FSUID: p.FSUID, FSGID: p.FSGID, Caps: p.Caps,
 		Groups: append([]uint32(nil), p.Groups...), limits: p.Limits(),
 		exited: make(chan struct{}), released: make(chan struct{}), threads: 1, parent: p, childEvent: make(chan struct{})}
 	c.vm.Store(vm)
+	c.Personality.Store(p.Personality.Load())
+	c.Settings.NotDumpable.Store(p.Settings.NotDumpable.Load())
+	c.Settings.THPDisable.Store(p.Settings.THPDisable.Load())
+	c.Settings.SecureBits.Store(p.Settings.SecureBits.Load())
 	c.cwd.Store(p.cwd.Load())
 	c.parentPID.Store(int64(p.PID))
 	c.watchCPULimit() // the interval timers are not inherited, RLIMIT_CPU is
@@ -204,7 +216,7 @@ func (p *Process) newChild(pid int, as *mm.AddressSpace, vm *sharedVM, files *fs
 // Cred is who the process is for permission checks: its effective ids
 // (Linux's fsuid and fsgid follow them) and its groups.
 func (p *Process) Cred() *fs.Cred {
-	return &fs.Cred{UID: p.EUID, GID: p.EGID, Groups: p.Groups}
+	return &fs.Cred{UID: p.FSUID, GID: p.FSGID, Groups: p.Groups}
 }
 
 // RealCred is the process with its real ids, as access(2) checks.
@@ -220,12 +232,13 @@ func (k *Kernel) NewProcess(tree *fs.Tree, as *mm.AddressSpace, files *fs.FDTabl
 		return nil
 	}
 	p := &Process{PID: pid, AS: as, Files: files, filesRefs: newRefs(),
-		Root: tree, Exe: path.Clean(exe), Cmdline: argv, Umask: 0o022, start: k.Uptime(), limits: initLimits(), k: k,
+		Root: tree, Exe: path.Clean(exe), Cmdline: argv, Umask: 0o022, start: k.Uptime(), limits: initLimits(), Caps: initCaps(), k: k,
 		exited: make(chan struct{}), released: make(chan struct{}), threads: 1, childEvent: make(chan struct{})}
 	p.vm.Store(&sharedVM{users: 1})
 	p.SetCwd("/")
 	files.SetLimit(int(p.limits[unix.RLIMIT_NOFILE].Cur))
 	t := &Task{TID: pid, Proc: p, Regs: regs}
+	t.initSettings()
 	k.addTask(t)
 	return t
 }

@@ -23,7 +23,7 @@ func TestSetIDsOnExec(t *testing.T) {
 		{0o745 | iofs.ModeSetgid, 1000, 1000, 1000, 1000},
 	} {
 		p := &Process{UID: 1000, GID: 1000, EUID: 1000, EGID: 1000, SUID: 7, SGID: 7}
-		p.setIDsOnExec(&fs.Node{Mode: c.mode, UID: 0, GID: 50})
+		p.setIDsOnExec(&fs.Node{Mode: c.mode, UID: 0, GID: 50}, false)
 		if p.EUID != c.euid || p.EGID != c.egid || p.SUID != c.suid || p.SGID != c.sgid || p.UID != 1000 || p.GID != 1000 {
 			t.Errorf("mode %v: ids r %d/%d e %d/%d s %d/%d, want e %d/%d s %d/%d", c.mode, p.UID, p.GID,
 				p.EUID, p.EGID, p.SUID, p.SGID, c.euid, c.egid, c.suid, c.sgid)

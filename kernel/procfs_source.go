@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"bytes"
 	"slices"
 	"time"
 
@@ -33,16 +34,10 @@ func (s ProcfsSource) CPUs() int                          { return s.k.cpus }
 func (s ProcfsSource) MemoryStats() (inUse, total uint64) { return s.k.memoryStats() }
 func (s ProcfsSource) Network() procfs.Network            { return s.k.Network }
 
-// Hostname and Domainname are the system's names (uname's nodename and
-// domainname); there is no sethostname, so they are fixed.
-const (
-	Hostname   = "jiege"
-	Domainname = "(none)"
-)
-
 // Sysctl is what /proc/sys shows.
 func (s ProcfsSource) Sysctl() procfs.Sysctl {
-	return procfs.Sysctl{Hostname: Hostname, Domainname: Domainname, PIDMax: PIDMax}
+	host, domain := s.k.UTSNames()
+	return procfs.Sysctl{Hostname: host, Domainname: domain, PIDMax: PIDMax}
 }
 
 // procfsProcess is a process as /proc/PID reads it (procfs.Process).
@@ -67,7 +62,7 @@ func (v procfsProcess) Cmdline() []string {
 
 func (v procfsProcess) IDs() procfs.IDs {
 	p := v.p
-	return procfs.IDs{UID: p.UID, EUID: p.EUID, SUID: p.SUID, GID: p.GID, EGID: p.EGID, SGID: p.SGID, Umask: p.Umask}
+	return procfs.IDs{UID: p.UID, EUID: p.EUID, SUID: p.SUID, FSUID: p.FSUID, GID: p.GID, EGID: p.EGID, SGID: p.SGID, FSGID: p.FSGID, Umask: p.Umask}
 }
 
 func (v procfsProcess) Exited() bool {
@@ -85,6 +80,9 @@ func (v procfsProcess) Tasks() []procfs.Task {
 	views := make([]procfs.Task, len(ts))
 	for i, t := range ts {
 		views[i] = procfs.Task{TID: t.TID, Sleeping: t.sleeping.Load()}
+		if name := t.Settings.Name.Load(); name != nil {
+			views[i].Name = *name
+		}
 	}
 	slices.SortFunc(views, func(a, b procfs.Task) int { return a.TID - b.TID })
 	return views
@@ -116,6 +114,21 @@ func (v procfsProcess) Mappings() []procfs.Mapping {
 		case vma.Start == loader.VDSOAddr && vma.Perm == mm.PTERead|mm.PTEExec:
 			ms[i].Name = "[vdso]"
 		}
+	}
+	return ms
+}
+
+// MappingsResident is Mappings with each mapping's resident pages.
+func (v procfsProcess) MappingsResident() []procfs.Mapping {
+	ms := v.Mappings()
+	v.p.Lock()
+	defer v.p.Unlock()
+	for i := range ms {
+		vec, err := v.p.AS.Resident(ms[i].Start, ms[i].End-ms[i].Start)
+		if err != nil {
+			continue // unmapped since
+		}
+		ms[i].Resident = bytes.Count(vec, []byte{1})
 	}
 	return ms
 }

@@ -104,3 +104,14 @@ func (k *Kernel) Processes() []*Process {
 	sort.Slice(ps, func(i, j int) bool { return ps[i].PID < ps[j].PID })
 	return ps
 }
+
+// Tasks returns every running task.
+func (k *Kernel) Tasks() []*Task {
+	k.tablesMu.RLock()
+	defer k.tablesMu.RUnlock()
+	ts := make([]*Task, 0, len(k.tasks))
+	for _, t := range k.tasks {
+		ts = append(ts, t)
+	}
+	return ts
+}

@@ -132,6 +132,8 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 		}
 		child = &Task{TID: tid, Proc: c, Regs: regs}
 	}
+	child.inheritSched(t)
+	child.inheritSettings(t)
 	child.Regs.SetContext(t.Regs)
 	child.Regs.Satp = child.Proc.AS.Satp()
 	child.Regs.X[arch.RegA0] = 0

@@ -80,6 +80,8 @@ type VMA struct {
 	Cache *SharedMemory
 	// Offset is where Start lies in Shared or Cache, in bytes.
 	Offset uintptr
+	// Locked: mlock(2), mlockall(2) or MAP_LOCKED locked it (mlock.go).
+	Locked bool
 }
 
 // slice is the part [start, end) of v.
@@ -91,7 +93,7 @@ func (v *VMA) slice(start, end uintptr) VMA {
 
 // mergeable reports whether b continues a seamlessly.
 func mergeable(a, b *VMA) bool {
-	return a.End == b.Start && a.Perm == b.Perm && a.Shared == b.Shared && a.Cache == b.Cache &&
+	return a.End == b.Start && a.Perm == b.Perm && a.Shared == b.Shared && a.Cache == b.Cache && a.Locked == b.Locked &&
 		(a.Shared == nil && a.Cache == nil || b.Offset == a.Offset+(a.End-a.Start))
 }
 
@@ -129,6 +131,8 @@ type AddressSpace struct {
 	BrkBase  uintptr
 	Brk      uintptr
 	mmapNext uintptr
+	// lockFuture: mlockall(MCL_FUTURE) locks every new mapping.
+	lockFuture bool
 	// unmapped holds frames taken out of the page table and not yet
 	// flushed from other processors' TLBs; flush frees them.
 	unmapped []uintptr
@@ -296,7 +300,9 @@ func (as *AddressSpace) Clone() (*AddressSpace, error) {
 	c := &AddressSpace{mem: as.mem, root: root, refs: as.refs, BrkBase: as.BrkBase, Brk: as.Brk, mmapNext: as.mmapNext}
 	var err error
 	as.vmas.each(func(v *VMA) bool {
-		c.vmas.insert(*v)
+		copied := *v
+		copied.Locked = false // memory locks are not inherited
+		c.vmas.insert(copied)
 		v.hold(c)
 		as.eachPage(v.Start, v.End, func(va uintptr, e *uint64) {
 			if err != nil {
@@ -421,6 +427,7 @@ type Mapping struct {
 	// (HoldPrivateLocked), which takes that reference.
 	FilePrivate *SharedMemory
 	Offset      uintptr // of the mapping in the file
+	Locked      bool    // MAP_LOCKED
 }
 
 // Map maps anonymous private memory; see Mmap.
@@ -472,7 +479,8 @@ func (as *AddressSpace) Mmap(addr, length uintptr, m Mapping) (uintptr, error) {
 		}
 		addr = start
 	}
-	v := VMA{Start: addr, End: addr + size, Perm: m.Perm, Cache: m.FilePrivate, Offset: m.Offset, Shared: m.FileShared}
+	v := VMA{Start: addr, End: addr + size, Perm: m.Perm, Cache: m.FilePrivate, Offset: m.Offset, Shared: m.FileShared,
+		Locked: m.Locked || as.lockFuture && m.Kernel == nil}
 	if m.Shared {
 		v.Shared = newSharedMemory(as.mem)
 	}

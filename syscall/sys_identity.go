@@ -23,6 +23,12 @@ func init() {
 	register(sysno.Setregid, sysSetregid)
 	register(sysno.Getresuid, sysGetresuid)
 	register(sysno.Getresgid, sysGetresgid)
+	register(sysno.Setfsuid, func(t *kernel.Task, a Args) (uint64, error) {
+		old := setFSID(t, userIDs(t.Proc), uint32(a[0]))
+		t.Proc.FixCapsAfterSetfsuid(uint32(old))
+		return old, nil
+	})
+	register(sysno.Setfsgid, func(t *kernel.Task, a Args) (uint64, error) { return setFSID(t, groupIDs(t.Proc), uint32(a[0])), nil })
 }
 
 // Credentials follow Linux's rules, with "privileged" meaning an effective
@@ -31,11 +37,13 @@ func init() {
 // noID is -1, which leaves an id as it is.
 const noID = ^uint32(0)
 
-// ids are a process's real, effective and saved user or group ids.
-type ids struct{ real, eff, saved *uint32 }
+// ids are a process's real, effective, saved and file-system user or
+// group ids. Every change of them moves the file-system id to the
+// effective one, as Linux's do.
+type ids struct{ real, eff, saved, fs *uint32 }
 
-func userIDs(p *kernel.Process) ids  { return ids{&p.UID, &p.EUID, &p.SUID} }
-func groupIDs(p *kernel.Process) ids { return ids{&p.GID, &p.EGID, &p.SGID} }
+func userIDs(p *kernel.Process) ids  { return ids{&p.UID, &p.EUID, &p.SUID, &p.FSUID} }
+func groupIDs(p *kernel.Process) ids { return ids{&p.GID, &p.EGID, &p.SGID, &p.FSGID} }
 
 // own reports whether id is one of the three.
 func (s ids) own(id uint32) bool { return id == *s.real || id == *s.eff || id == *s.saved }
@@ -53,6 +61,7 @@ func setID(t *kernel.Task, s ids, id uint32) error {
 	default:
 		return unix.EPERM
 	}
+	*s.fs = *s.eff
 	return nil
 }
 
@@ -76,6 +85,7 @@ func setREID(t *kernel.Task, s ids, r, e uint32) error {
 	if r != noID || e != noID && e != oldReal {
 		*s.saved = *s.eff
 	}
+	*s.fs = *s.eff
 	return nil
 }
 
@@ -97,6 +107,7 @@ func setRESID(t *kernel.Task, s ids, r, e, sv uint32) error {
 			*f.dst = f.id
 		}
 	}
+	*s.fs = *s.eff
 	return nil
 }
 
@@ -111,14 +122,17 @@ func getRESID(t *kernel.Task, s ids, a Args) error {
 	return nil
 }
 
-// changingUser runs a change of the user ids and tells the process when
-// its real uid changed (RLIMIT_NPROC's check at the next execve).
+// changingUser runs a change of the user ids, tells the process when
+// its real uid changed (RLIMIT_NPROC's check at the next execve) and
+// adjusts its capabilities as Linux does.
 func changingUser(t *kernel.Task, change func(ids) error) error {
-	old := t.Proc.UID
-	err := change(userIDs(t.Proc))
-	if t.Proc.UID != old {
-		t.Proc.UserChanged()
+	p := t.Proc
+	old, oldEff, oldSaved := p.UID, p.EUID, p.SUID
+	err := change(userIDs(p))
+	if p.UID != old {
+		p.UserChanged()
 	}
+	p.FixCapsAfterSetuid(old, oldEff, oldSaved)
 	return err
 }
 
@@ -188,4 +202,16 @@ func sysGetgroups(t *kernel.Task, a Args) (uint64, error) {
 		return 0, unix.EINVAL
 	}
 	return uint64(len(g)), copyOutStructs(t, a[1], g)
+}
+
+// setFSID implements setfsuid(2) and setfsgid(2): the file-system id
+// becomes id when it is the real, effective, saved or file-system id, or
+// the caller is privileged; the old id is returned whatever happened
+// (-1, which no id is, only asks for it).
+func setFSID(t *kernel.Task, s ids, id uint32) uint64 {
+	old := *s.fs
+	if id != noID && (s.own(id) || id == old || t.Proc.EUID == 0) {
+		*s.fs = id
+	}
+	return uint64(old)
 }

@@ -1,6 +1,7 @@
 package syscall
 
 import (
+	"bytes"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -12,20 +13,57 @@ import (
 
 func init() {
 	register(sysno.Uname, sysUname)
+	register(sysno.Sethostname, sysSethostname)
+	register(sysno.Setdomainname, sysSetdomainname)
 	register(sysno.Sysinfo, sysSysinfo)
 	register(sysno.Getrandom, sysGetrandom)
 }
 
-// Uname fields; the release names the Linux ABI level the layer follows.
-var uname = [6]string{"Linux", kernel.Hostname, "6.12.0-jiege", "#1 Jiege-Go", "riscv64", kernel.Domainname}
+// Uname's release names the Linux ABI level the layer follows.
+const unameRelease = "6.12.0-jiege"
+
+// utsNameLen is __NEW_UTS_LEN: a field's bytes, its NUL aside.
+const utsNameLen = 64
 
 // sysUname implements uname(2).
 func sysUname(t *kernel.Task, a Args) (uint64, error) {
-	b := make([]byte, 6*65)
-	for i, s := range uname {
-		copy(b[65*i:65*i+64], s)
+	host, domain := t.Kernel().UTSNames()
+	b := make([]byte, 6*(utsNameLen+1))
+	for i, s := range [6]string{"Linux", host, unameRelease, "#1 Jiege-Go", "riscv64", domain} {
+		copy(b[(utsNameLen+1)*i:(utsNameLen+1)*i+utsNameLen], s)
 	}
 	return 0, copyOut(t, a[0], b)
+}
+
+// setUTSName is sethostname(2) and setdomainname(2): EPERM without
+// privilege (CAP_SYS_ADMIN), then EINVAL for a length past 64, then
+// EFAULT; the name is the bytes given, up to a NUL.
+func setUTSName(t *kernel.Task, a Args, set func(string)) error {
+	if t.Proc.EUID != 0 {
+		return unix.EPERM
+	}
+	if n := int32(a[1]); n < 0 || n > utsNameLen {
+		return unix.EINVAL
+	}
+	b := make([]byte, int32(a[1]))
+	if err := copyIn(t, a[0], b); err != nil {
+		return err
+	}
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	set(string(b))
+	return nil
+}
+
+// sysSethostname implements sethostname(2).
+func sysSethostname(t *kernel.Task, a Args) (uint64, error) {
+	return 0, setUTSName(t, a, t.Kernel().SetHostname)
+}
+
+// sysSetdomainname implements setdomainname(2).
+func sysSetdomainname(t *kernel.Task, a Args) (uint64, error) {
+	return 0, setUTSName(t, a, t.Kernel().SetDomainname)
 }
 
 // sysGetrandom implements getrandom(2) from the kernel's generator.

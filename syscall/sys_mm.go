@@ -110,10 +110,14 @@ func sysMmap(t *kernel.Task, a Args) (uint64, error) {
 		NoReplace: flags&unix.MAP_FIXED_NOREPLACE != 0,
 		Shared:    anonymous && shared,
 		Offset:    uintptr(off),
+		Locked:    flags&unix.MAP_LOCKED != 0,
 	}
 	p := t.Proc
 	p.Lock()
 	defer p.Unlock()
+	if err := mapLockCheck(t, m.Locked, uint64(size)); err != nil {
+		return 0, err
+	}
 	if node != nil {
 		fm := node.Map(func(src fs.MappedNode) fs.FileMapping { return p.AS.NewFileMemory(src) }, shared).(*mm.SharedMemory)
 		if shared {
@@ -132,13 +136,15 @@ func sysMmap(t *kernel.Task, a Args) (uint64, error) {
 		}
 		return 0, err
 	}
+	if m.Locked || p.AS.LocksFuture() {
+		p.AS.PopulateRange(got, got+size)
+	}
 	return uint64(got), nil
 }
 
 // legacyMapFlags are the flags Linux knew before MAP_SHARED_VALIDATE
 // (LEGACY_MAP_MASK): the ones it accepts in a validated shared mapping of
-// a file. MAP_LOCKED maps as a plain mapping, as every page of the
-// kernel's memory stays resident anyway.
+// a file.
 const legacyMapFlags = unix.MAP_SHARED | unix.MAP_PRIVATE | unix.MAP_FIXED | unix.MAP_ANONYMOUS |
 	unix.MAP_DENYWRITE | unix.MAP_EXECUTABLE | mapUninitialized | unix.MAP_GROWSDOWN | unix.MAP_LOCKED |
 	unix.MAP_NORESERVE | unix.MAP_POPULATE | unix.MAP_NONBLOCK | unix.MAP_STACK | unix.MAP_HUGETLB |

@@ -120,9 +120,10 @@ func timeoutArg(t *kernel.Task, addr uint64) (time.Time, bool, error) {
 }
 
 // writeRemaining stores the time left until deadline in the timespec at
-// addr, as ppoll and pselect6 do.
+// addr, as ppoll and pselect6 do, unless the personality has
+// STICKY_TIMEOUTS.
 func writeRemaining(t *kernel.Task, addr uint64, deadline time.Time) error {
-	if addr == 0 || deadline.IsZero() {
+	if addr == 0 || deadline.IsZero() || t.Proc.Personality.Load()&stickyTimeouts != 0 {
 		return nil
 	}
 	return copyOutStruct(t, addr, linux.DurationTimespec(max(time.Until(deadline), 0)))

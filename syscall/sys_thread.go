@@ -1,6 +1,7 @@
 package syscall
 
 import (
+	"encoding/binary"
 	"runtime"
 
 	"golang.org/x/sys/unix"
@@ -25,6 +26,7 @@ func init() {
 	register(sysno.Setsid, sysSetsid)
 	register(sysno.SchedYield, sysSchedYield)
 	register(sysno.SchedGetaffinity, sysSchedGetaffinity)
+	register(sysno.SchedSetaffinity, sysSchedSetaffinity)
 	register(sysno.Prctl, sysPrctl)
 }
 
@@ -149,22 +151,34 @@ func sysSchedYield(t *kernel.Task, a Args) (uint64, error) {
 	return 0, nil
 }
 
-// sysSchedGetaffinity implements sched_getaffinity(2): every hart.
+// sysSchedGetaffinity implements sched_getaffinity(2): the harts the
+// thread may run on, in a mask of one long (the harts are at most 8); the
+// size must be a multiple of a long.
 func sysSchedGetaffinity(t *kernel.Task, a Args) (uint64, error) {
-	if a[1] < 8 {
+	if a[1] < 8 || a[1]%8 != 0 {
 		return 0, unix.EINVAL
 	}
-	return 8, copyOutStruct(t, a[2], uint64(1<<t.Kernel().CPUs()-1))
+	target, err := schedTarget(t, a[0])
+	if err != nil {
+		return 0, err
+	}
+	return 8, copyOutStruct(t, a[2], target.Affinity())
 }
 
-// sysPrctl implements prctl(2) for what servers set: dumpability, the
-// keep-capabilities flag and the process name.
-func sysPrctl(t *kernel.Task, a Args) (uint64, error) {
-	switch a[0] {
-	case unix.PR_SET_DUMPABLE, unix.PR_SET_KEEPCAPS, unix.PR_SET_NAME, unix.PR_SET_PDEATHSIG:
-		return 0, nil
-	case unix.PR_GET_DUMPABLE:
-		return 1, nil
+// sysSchedSetaffinity implements sched_setaffinity(2): a mask shorter
+// than a long is zero-extended, a longer one cut (harts past 64 cannot
+// exist); another user's thread is EPERM, a mask of no hart EINVAL.
+func sysSchedSetaffinity(t *kernel.Task, a Args) (uint64, error) {
+	b := make([]byte, 8)
+	if err := copyIn(t, a[2], b[:min(a[1], 8)]); err != nil {
+		return 0, err
 	}
-	return 0, unix.EINVAL
+	target, err := schedTarget(t, a[0])
+	if err != nil {
+		return 0, err
+	}
+	if !target.SameOwner(t.Proc) {
+		return 0, unix.EPERM
+	}
+	return 0, target.SetAffinity(binary.LittleEndian.Uint64(b))
 }

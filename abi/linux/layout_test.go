@@ -100,6 +100,9 @@ func TestLayoutMatchesUnix(t *testing.T) {
 		{"IfAddrmsg", "IfAddrmsg", nil},
 		{"RtMsg", "RtMsg", nil},
 		{"RtAttr", "RtAttr", nil},
+		{"SchedAttr", "SchedAttr", nil},
+		{"CapUserHeader", "CapUserHeader", nil},
+		{"CapUserData", "CapUserData", nil},
 	} {
 		o, u := structOf(t, ours, c.ours), structOf(t, theirs, c.theirs)
 		if so, su := riscv64Sizes.Sizeof(o), riscv64Sizes.Sizeof(u); so != su {

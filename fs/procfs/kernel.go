@@ -49,7 +49,8 @@ type Process interface {
 	Threads() int
 	Start() time.Duration // Uptime when it was made
 	Mappings() []Mapping
-	ResidentPages() int // user pages it has frames for
+	MappingsResident() []Mapping // Mappings with their resident pages (smaps)
+	ResidentPages() int          // user pages it has frames for
 	Files() *fs.FDTable
 	Root() *fs.Tree
 }
@@ -57,14 +58,15 @@ type Process interface {
 // Task is a thread of a process, as /proc/PID/task/TID shows it.
 type Task struct {
 	TID      int
-	Sleeping bool // waits in a blocking call (ps's S)
+	Sleeping bool   // waits in a blocking call (ps's S)
+	Name     string // prctl(PR_SET_NAME)'s, "" for the executable's
 }
 
-// IDs are a process's real, effective and saved user and group ids, and
-// its umask.
+// IDs are a process's real, effective, saved and file-system user and
+// group ids, and its umask.
 type IDs struct {
-	UID, EUID, SUID, GID, EGID, SGID uint32
-	Umask                            uint32
+	UID, EUID, SUID, FSUID, GID, EGID, SGID, FSGID uint32
+	Umask                                          uint32
 }
 
 // Usage is CPU time spent in U-mode and in the kernel, and the page faults
@@ -78,5 +80,6 @@ type Usage struct {
 // gives it: "[stack]", "[vvar]", "[vdso]" or none.
 type Mapping struct {
 	mm.VMA
-	Name string
+	Name     string
+	Resident int // pages with a frame; filled by MappingsResident only
 }

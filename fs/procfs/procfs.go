@@ -74,7 +74,8 @@ func procRoot(tree *fs.Tree, k Kernel) *fs.Node {
 		"filesystems": procFile(func() []byte {
 			return []byte("nodev\tsysfs\nnodev\ttmpfs\nnodev\tproc\nnodev\tdevtmpfs\n")
 		}),
-		"sys": procSys(k.Sysctl()),
+		"sys":       procSys(k.Sysctl),
+		"config.gz": procFile(func() []byte { return gzipStored(kernelConfigText()) }),
 		"net": procDir(func() map[string]*fs.Node {
 			network := k.Network()
 			return map[string]*fs.Node{
@@ -97,22 +98,27 @@ func procRoot(tree *fs.Tree, k Kernel) *fs.Node {
 }
 
 // procSys is /proc/sys: the settings LTP and programs read, in Linux's
-// formats. They are read-only: the kernel changes none of them.
-func procSys(s Sysctl) *fs.Node {
-	line := func(v string) *fs.Node { return procFile(func() []byte { return []byte(v + "\n") }) }
+// formats, read from the kernel at each open. They are read-only: the
+// kernel changes them through system calls only (sethostname).
+func procSys(sysctl func() Sysctl) *fs.Node {
+	line := func(v func(Sysctl) string) *fs.Node {
+		return procFile(func() []byte { return []byte(v(sysctl()) + "\n") })
+	}
+	fixed := func(v string) *fs.Node { return line(func(Sysctl) string { return v }) }
 	return procDir(func() map[string]*fs.Node {
 		return map[string]*fs.Node{
 			"kernel": procDir(func() map[string]*fs.Node {
 				return map[string]*fs.Node{
-					"hostname":     line(s.Hostname),
-					"domainname":   line(s.Domainname),
-					"pid_max":      line(strconv.Itoa(s.PIDMax)),
-					"tainted":      line("0"),
-					"core_pattern": line("core"), // Linux's default: a file "core" in the cwd
+					"hostname":              line(func(s Sysctl) string { return s.Hostname }),
+					"domainname":            line(func(s Sysctl) string { return s.Domainname }),
+					"pid_max":               line(func(s Sysctl) string { return strconv.Itoa(s.PIDMax) }),
+					"tainted":               fixed("0"),
+					"core_pattern":          fixed("core"), // Linux's default: a file "core" in the cwd
+					"sched_rr_timeslice_ms": fixed("100"),  // SCHED_RR's quantum, as sched_rr_get_interval says
 				}
 			}),
 			"fs": procDir(func() map[string]*fs.Node {
-				return map[string]*fs.Node{"pipe-max-size": line(strconv.Itoa(fs.PipeMaxSize))}
+				return map[string]*fs.Node{"pipe-max-size": fixed(strconv.Itoa(fs.PipeMaxSize))}
 			}),
 		}
 	})
@@ -142,11 +148,12 @@ func procPID(p Process) *fs.Node {
 			"cwd":       procLink(cwd),
 			"root":      procLink("/"),
 			"cmdline":   procFile(func() []byte { return cmdline(p) }),
-			"comm":      procFile(func() []byte { return []byte(comm(p) + "\n") }),
+			"comm":      procFile(func() []byte { return []byte(comm(p, p.PID()) + "\n") }),
 			"stat":      procFile(func() []byte { return pidStat(p, p.PID(), state(p)) }),
 			"status":    procFile(func() []byte { return pidStatus(p, p.PID(), state(p)) }),
 			"task":      procDir(func() map[string]*fs.Node { return taskDirs(p) }),
 			"maps":      procFile(func() []byte { return maps(p) }),
+			"smaps":     procFile(func() []byte { return smaps(p) }),
 			"mounts":    procFile(func() []byte { return mounts(p.Root()) }),
 			"mountinfo": procFile(func() []byte { return mountinfo(p.Root()) }),
 			"fd":        procDir(func() map[string]*fs.Node { return fdLinks(p) }),
@@ -166,8 +173,15 @@ func cmdline(p Process) []byte {
 	return b.Bytes()
 }
 
-// comm is the process name: its executable's base name, at most 15 bytes.
-func comm(p Process) string {
+// comm is a thread's name (id is its tid; the process's is its main
+// thread's): what prctl(PR_SET_NAME) gave it, else its executable's base
+// name, at most 15 bytes.
+func comm(p Process, id int) string {
+	for _, t := range p.Tasks() {
+		if t.TID == id && t.Name != "" {
+			return t.Name
+		}
+	}
 	exe, _ := p.Paths()
 	name := exe[strings.LastIndexByte(exe, '/')+1:]
 	return name[:min(len(name), 15)]
@@ -215,7 +229,7 @@ func taskDirs(p Process) map[string]*fs.Node {
 			return map[string]*fs.Node{
 				"stat":   procFile(func() []byte { return pidStat(p, tid, threadState()) }),
 				"status": procFile(func() []byte { return pidStatus(p, tid, threadState()) }),
-				"comm":   procFile(func() []byte { return []byte(comm(p) + "\n") }),
+				"comm":   procFile(func() []byte { return []byte(comm(p, tid) + "\n") }),
 			}
 		})
 		ids := p.IDs()
@@ -239,7 +253,7 @@ func mapped(p Process) uint64 {
 func pidStat(p Process, id int, state string) []byte {
 	ticks := func(d time.Duration) string { return strconv.FormatInt(int64(d/(time.Second/100)), 10) }
 	self, children := p.Usage()
-	f := []string{strconv.Itoa(id), "(" + comm(p) + ")", state, strconv.Itoa(p.ParentPID()),
+	f := []string{strconv.Itoa(id), "(" + comm(p, id) + ")", state, strconv.Itoa(p.ParentPID()),
 		strconv.Itoa(p.PGID()), strconv.Itoa(p.SID()), "0", "-1", "4194560",
 		strconv.FormatUint(self.MinorFaults, 10), strconv.FormatUint(children.MinorFaults, 10), "0", "0", // minflt, cminflt, majflt, cmajflt
 		ticks(self.User), ticks(self.System), ticks(children.User), ticks(children.System),
@@ -257,29 +271,75 @@ func pidStatus(p Process, id int, state string) []byte {
 	name := map[string]string{"R": "R (running)", "S": "S (sleeping)", "Z": "Z (zombie)"}[state]
 	ids := p.IDs()
 	fmt.Fprintf(&b, "Name:\t%s\nUmask:\t%04o\nState:\t%s\nTgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t%d\nTracerPid:\t0\n",
-		comm(p), ids.Umask, name, p.PID(), id, p.ParentPID())
-	fmt.Fprintf(&b, "Uid:\t%d\t%d\t%d\t%d\nGid:\t%d\t%d\t%d\t%d\n", ids.UID, ids.EUID, ids.SUID, ids.EUID, ids.GID, ids.EGID, ids.SGID, ids.EGID)
-	fmt.Fprintf(&b, "FDSize:\t%d\nVmSize:\t%d kB\nVmRSS:\t%d kB\nThreads:\t%d\n", p.Files().Limit(),
-		mapped(p)*mm.PageSize>>10, p.ResidentPages()*mm.PageSize>>10, max(p.Threads(), 1))
+		comm(p, id), ids.Umask, name, p.PID(), id, p.ParentPID())
+	fmt.Fprintf(&b, "Uid:\t%d\t%d\t%d\t%d\nGid:\t%d\t%d\t%d\t%d\n", ids.UID, ids.EUID, ids.SUID, ids.FSUID, ids.GID, ids.EGID, ids.SGID, ids.FSGID)
+	fmt.Fprintf(&b, "FDSize:\t%d\nVmSize:\t%d kB\nVmLck:\t%d kB\nVmRSS:\t%d kB\nThreads:\t%d\n", p.Files().Limit(),
+		mapped(p)*mm.PageSize>>10, lockedKB(p), p.ResidentPages()*mm.PageSize>>10, max(p.Threads(), 1))
 	return b.Bytes()
 }
 
 func maps(p Process) []byte {
 	var b bytes.Buffer
 	for _, v := range p.Mappings() {
-		perm := []byte("---p")
-		if v.Perm&mm.PTERead != 0 {
-			perm[0] = 'r'
-		}
-		if v.Perm&mm.PTEWrite != 0 {
-			perm[1] = 'w'
-		}
-		if v.Perm&mm.PTEExec != 0 {
-			perm[2] = 'x'
-		}
-		fmt.Fprintf(&b, "%08x-%08x %s 00000000 00:00 0 %s\n", v.Start, v.End, perm, v.Name)
+		b.WriteString(mapsLine(v))
 	}
 	return b.Bytes()
+}
+
+// mapsLine is a mapping's line of /proc/PID/maps: 's' for shared memory.
+func mapsLine(v Mapping) string {
+	perm := []byte("---p")
+	if v.Perm&mm.PTERead != 0 {
+		perm[0] = 'r'
+	}
+	if v.Perm&mm.PTEWrite != 0 {
+		perm[1] = 'w'
+	}
+	if v.Perm&mm.PTEExec != 0 {
+		perm[2] = 'x'
+	}
+	if v.IsShared() {
+		perm[3] = 's'
+	}
+	return fmt.Sprintf("%08x-%08x %s 00000000 00:00 0 %s\n", v.Start, v.End, perm, v.Name)
+}
+
+// smaps is /proc/PID/smaps: each mapping's line, then its sizes in kB
+// (the fields programs read: Size, Rss, Locked; those the kernel does
+// not track 0).
+func smaps(p Process) []byte {
+	var b bytes.Buffer
+	for _, v := range p.MappingsResident() {
+		b.WriteString(mapsLine(v))
+		size, rss := (v.End-v.Start)>>10, uint64(v.Resident)*mm.PageSize>>10
+		locked := uint64(0)
+		if v.Locked {
+			locked = rss
+		}
+		fmt.Fprintf(&b, "Size:%17d kB\nKernelPageSize:%7d kB\nMMUPageSize:%10d kB\nRss:%18d kB\nPss:%18d kB\n",
+			size, 4, 4, rss, rss)
+		for _, f := range []string{"Pss_Dirty", "Shared_Clean", "Shared_Dirty", "Private_Clean"} {
+			fmt.Fprintf(&b, "%s:%*d kB\n", f, 21-len(f), 0)
+		}
+		fmt.Fprintf(&b, "Private_Dirty:%8d kB\nReferenced:%11d kB\nAnonymous:%12d kB\n", rss, rss, rss)
+		for _, f := range []string{"KSM", "LazyFree", "AnonHugePages", "ShmemPmdMapped", "FilePmdMapped",
+			"Shared_Hugetlb", "Private_Hugetlb", "Swap", "SwapPss"} {
+			fmt.Fprintf(&b, "%s:%*d kB\n", f, 21-len(f), 0)
+		}
+		fmt.Fprintf(&b, "Locked:%15d kB\n", locked)
+	}
+	return b.Bytes()
+}
+
+// lockedKB is the size of the process's locked mappings (VmLck).
+func lockedKB(p Process) uint64 {
+	n := uint64(0)
+	for _, v := range p.Mappings() {
+		if v.Locked {
+			n += uint64(v.End-v.Start) >> 10
+		}
+	}
+	return n
 }
 
 // fdLinks is /proc/PID/fd: a link per descriptor, named as Linux names

@@ -33,7 +33,7 @@ func (*fakeProcess) SID() int                 { return 1 }
 func (*fakeProcess) Paths() (exe, cwd string) { return "/usr/sbin/a-long-program-name", "/tmp" }
 func (*fakeProcess) Cmdline() []string        { return []string{"prog", "-x"} }
 func (*fakeProcess) IDs() IDs {
-	return IDs{UID: 1000, EUID: 1001, SUID: 1002, GID: 100, EGID: 101, SGID: 102, Umask: 0o022}
+	return IDs{UID: 1000, EUID: 1001, SUID: 1002, FSUID: 1003, GID: 100, EGID: 101, SGID: 102, FSGID: 103, Umask: 0o022}
 }
 func (*fakeProcess) Exited() bool                  { return false }
 func (*fakeProcess) Tasks() []Task                 { return []Task{{TID: 7, Sleeping: true}, {TID: 8}} }
@@ -41,9 +41,16 @@ func (*fakeProcess) Usage() (self, children Usage) { return Usage{User: time.Sec
 func (*fakeProcess) Threads() int                  { return 3 }
 func (*fakeProcess) Start() time.Duration          { return 2 * time.Second }
 func (p *fakeProcess) Mappings() []Mapping         { return p.mappings }
-func (*fakeProcess) ResidentPages() int            { return 2 }
-func (p *fakeProcess) Files() *fs.FDTable          { return p.files }
-func (p *fakeProcess) Root() *fs.Tree              { return p.tree }
+func (p *fakeProcess) MappingsResident() []Mapping {
+	ms := append([]Mapping(nil), p.mappings...)
+	for i := range ms {
+		ms[i].Resident = 1
+	}
+	return ms
+}
+func (*fakeProcess) ResidentPages() int   { return 2 }
+func (p *fakeProcess) Files() *fs.FDTable { return p.files }
+func (p *fakeProcess) Root() *fs.Tree     { return p.tree }
 
 // read returns the generated contents of a file of tree.
 func read(t *testing.T, tree *fs.Tree, path string) string {
@@ -60,7 +67,7 @@ func read(t *testing.T, tree *fs.Tree, path string) string {
 func TestProcPIDFiles(t *testing.T) {
 	tree := fs.NewTree(fs.NewDir(0o755))
 	p := &fakeProcess{tree: tree, files: &fs.FDTable{}, mappings: []Mapping{
-		{VMA: mm.VMA{Start: 0x10000, End: 0x12000, Perm: mm.PTERead | mm.PTEExec}},
+		{VMA: mm.VMA{Start: 0x10000, End: 0x12000, Perm: mm.PTERead | mm.PTEExec, Locked: true}},
 		{VMA: mm.VMA{Start: 0x20000, End: 0x21000, Perm: mm.PTERead}, Name: "[vvar]"},
 		{VMA: mm.VMA{Start: 0x21000, End: 0x22000, Perm: mm.PTERead | mm.PTEExec}, Name: "[vdso]"},
 	}}
@@ -70,6 +77,13 @@ func TestProcPIDFiles(t *testing.T) {
 	if got, want := read(t, tree, "/proc/7/maps"), "00010000-00012000 r-xp 00000000 00:00 0 \n"+
 		"00020000-00021000 r--p 00000000 00:00 0 [vvar]\n00021000-00022000 r-xp 00000000 00:00 0 [vdso]\n"; got != want {
 		t.Errorf("maps:\n%s\nwant:\n%s", got, want)
+	}
+	smaps := read(t, tree, "/proc/7/smaps")
+	for _, want := range []string{"00010000-00012000 r-xp 00000000 00:00 0 \nSize:                8 kB\n",
+		"Rss:                 4 kB\n", "Locked:              4 kB\n00020000-00021000"} {
+		if !strings.Contains(smaps, want) {
+			t.Errorf("smaps lacks %q:\n%s", want, smaps)
+		}
 	}
 	if got := read(t, tree, "/proc/7/cmdline"); got != "prog\x00-x\x00" {
 		t.Errorf("cmdline %q", got)
@@ -83,8 +97,8 @@ func TestProcPIDFiles(t *testing.T) {
 		t.Errorf("stat %q", stat)
 	}
 	status := read(t, tree, "/proc/7/status")
-	for _, line := range []string{"State:\tS (sleeping)\n", "Uid:\t1000\t1001\t1002\t1001\n", "Gid:\t100\t101\t102\t101\n",
-		"VmSize:\t16 kB\n", "VmRSS:\t8 kB\n", "Threads:\t3\n", "Umask:\t0022\n"} {
+	for _, line := range []string{"State:\tS (sleeping)\n", "Uid:\t1000\t1001\t1002\t1003\n", "Gid:\t100\t101\t102\t103\n",
+		"VmSize:\t16 kB\n", "VmLck:\t8 kB\n", "VmRSS:\t8 kB\n", "Threads:\t3\n", "Umask:\t0022\n"} {
 		if !strings.Contains(status, line) {
 			t.Errorf("status lacks %q:\n%s", line, status)
 		}

@@ -114,6 +114,21 @@ func cmdLTP(ctx context.Context, args []string) error {
 	if err != nil {
 		return envErr(err)
 	}
+	// LTP reads a gzip-compressed configuration (our kernel's
+	// /proc/config.gz) through popen("zcat FILE"): it needs /bin/sh and
+	// zcat, which the ours flavour's tree lacks. dash is the shell and
+	// busybox, named zcat, runs only that applet; nothing else comes with
+	// them (from the tests' pinned shell packages).
+	shells, err := rootfs.Build(ctx, rootfs.Options{Packages: []string{"base-passwd", "bash", "busybox-static", "dash"}, Log: io.Discard})
+	if err != nil {
+		return envErr(err)
+	}
+	extra := map[string][]byte{"boot/config-" + release: config}
+	for dst, src := range map[string]string{"usr/bin/sh": "usr/bin/dash", "usr/bin/zcat": "usr/bin/busybox"} {
+		if extra[dst], err = os.ReadFile(filepath.Join(shells.Dir, src)); err != nil {
+			return envErr(err)
+		}
+	}
 	initBin := filepath.Join(build, "ltp", "ltp-init")
 	cc := exec.CommandContext(ctx, "riscv64-linux-gnu-gcc", "-static", "-O2", "-Wall", "-o", initBin, filepath.Join(root, "tools", "ltp", "init.c"))
 	if out, err := cc.CombinedOutput(); err != nil {
@@ -126,7 +141,7 @@ func cmdLTP(ctx context.Context, args []string) error {
 	// One image per kernel list, so that runs on each kernel can go side by side.
 	img := filepath.Join(build, "ltp", "ltp-"+strings.Join(*kernels, "-")+".cpio")
 	writeImage := func(es []ltp.Entry) error {
-		return ltp.Image(img, base.CPIO, *opt, init, ltp.List(es), map[string][]byte{"boot/config-" + release: config})
+		return ltp.Image(img, base.CPIO, *opt, init, ltp.List(es), extra)
 	}
 	if err := writeImage(es); err != nil {
 		return envErr(err)

@@ -2,6 +2,7 @@ package ltp
 
 import (
 	"bufio"
+	"bytes"
 	"io"
 	"io/fs"
 	"os"
@@ -17,7 +18,7 @@ const InitPath = "/ltp-init"
 // Image writes dst: the root filesystem archive base (the ours flavour's
 // tree, Debian's glibc) followed by a second newc archive with opt (as
 // /opt/ltp), init at InitPath, list at /opt/ltp/jiege-list and extra
-// files (path -> content). Both kernels unpack the archives in order.
+// files (path -> content; ELF files and scripts executable). Both kernels unpack the archives in order.
 func Image(dst, base, opt string, init []byte, list string, extra map[string][]byte) error {
 	tmp := dst + ".tmp"
 	f, err := os.Create(tmp)
@@ -73,8 +74,12 @@ func Image(dst, base, opt string, init []byte, list string, extra map[string][]b
 		err = w.file(InitPath[1:], init, 0o755)
 	}
 	for name, data := range extra {
+		perm := uint32(0o644)
+		if bytes.HasPrefix(data, []byte("\x7fELF")) || bytes.HasPrefix(data, []byte("#!")) {
+			perm = 0o755
+		}
 		if err == nil {
-			err = w.file(name, data, 0o644)
+			err = w.file(name, data, perm)
 		}
 	}
 	if err == nil {

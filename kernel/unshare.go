@@ -1,0 +1,70 @@
+package kernel
+
+import "golang.org/x/sys/unix"
+
+// unshareFiles gives p a copy of its descriptor table when another
+// process shares it (CLONE_FILES).
+func (p *Process) unshareFiles() {
+	if p.filesRefs.Load() > 1 {
+		shared, sharedRefs := p.Files, p.filesRefs
+		p.Files, p.filesRefs = shared.Fork(), newRefs()
+		if sharedRefs.Add(-1) == 0 {
+			shared.CloseAll()
+		}
+	}
+}
+
+// The namespaces unshare(2) names; the kernel has one of each.
+const namespaceFlags = unix.CLONE_NEWNS | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC | unix.CLONE_NEWNET |
+	unix.CLONE_NEWPID | unix.CLONE_NEWCGROUP | unix.CLONE_NEWTIME | unix.CLONE_NEWUSER
+
+// Unshare implements unshare(2) as Linux's ksys_unshare on a kernel built
+// without namespaces: the descriptor table is copied when another process
+// shares it; the cwd and umask (CLONE_FS) are the process's already, and
+// there are no System V semaphores (CLONE_SYSVSEM); the thread group,
+// signal handlers and memory (CLONE_THREAD, SIGHAND, VM) can only be
+// unshared when nothing shares them; a namespace is EPERM without
+// privilege (a user namespace needs none) and EINVAL otherwise.
+func (t *Task) Unshare(flags uint64) error {
+	if flags&unix.CLONE_NEWUSER != 0 {
+		flags |= unix.CLONE_THREAD | unix.CLONE_FS
+	}
+	if flags&unix.CLONE_VM != 0 {
+		flags |= unix.CLONE_SIGHAND
+	}
+	if flags&unix.CLONE_SIGHAND != 0 {
+		flags |= unix.CLONE_THREAD
+	}
+	if flags&unix.CLONE_NEWNS != 0 {
+		flags |= unix.CLONE_FS
+	}
+	if flags&^(unix.CLONE_THREAD|unix.CLONE_FS|unix.CLONE_SIGHAND|unix.CLONE_VM|unix.CLONE_FILES|
+		unix.CLONE_SYSVSEM|namespaceFlags) != 0 {
+		return unix.EINVAL
+	}
+	p := t.Proc
+	if flags&(unix.CLONE_THREAD|unix.CLONE_SIGHAND|unix.CLONE_VM) != 0 && len(tasksOf(p)) > 1 {
+		return unix.EINVAL
+	}
+	if flags&unix.CLONE_VM != 0 {
+		vm := p.vm.Load()
+		vm.mu.Lock()
+		users := vm.users
+		vm.mu.Unlock()
+		if users > 1 {
+			return unix.EINVAL
+		}
+	}
+	switch {
+	case flags&unix.CLONE_NEWUSER != 0:
+		return unix.EINVAL
+	case flags&namespaceFlags != 0 && p.EUID != 0:
+		return unix.EPERM
+	case flags&namespaceFlags != 0:
+		return unix.EINVAL
+	}
+	if flags&unix.CLONE_FILES != 0 {
+		p.unshareFiles()
+	}
+	return nil
+}
