@@ -7,6 +7,7 @@ import (
 
 	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/fs/procfs"
+	"github.com/jiege-go/jiege/kernel/aio"
 	"github.com/jiege-go/jiege/kernel/loader"
 	"github.com/jiege-go/jiege/mm"
 )
@@ -37,7 +38,7 @@ func (s ProcfsSource) Network() procfs.Network            { return s.k.Network }
 // Sysctl is what /proc/sys shows.
 func (s ProcfsSource) Sysctl() procfs.Sysctl {
 	host, domain := s.k.UTSNames()
-	return procfs.Sysctl{Hostname: host, Domainname: domain, PIDMax: PIDMax}
+	return procfs.Sysctl{Hostname: host, Domainname: domain, PIDMax: PIDMax, AIONr: s.k.aioLimit.Nr(), AIOMaxNr: aio.MaxNr}
 }
 
 // procfsProcess is a process as /proc/PID reads it (procfs.Process).

@@ -189,13 +189,13 @@ func TestProcessPrograms(t *testing.T) {
 // in Linux's .config syntax.
 func TestProcConfigGz(t *testing.T) {
 	root := debianRootfs(t, shellPackages)
-	script := "zcat /proc/config.gz | grep -E '^(CONFIG_EVENTFD|CONFIG_EPOLL|CONFIG_IKCONFIG_PROC)=y$|CONFIG_AIO is not set'; echo zcat=$?\n"
+	script := "zcat /proc/config.gz | grep -E '^(CONFIG_EVENTFD|CONFIG_EPOLL|CONFIG_IKCONFIG_PROC)=y$|CONFIG_IO_URING is not set'; echo zcat=$?\n"
 	initrd := withFiles(t, root.archive, map[string][]byte{"config.sh": []byte(script)})
 	r := bootKernel(t, "256M", "init=/usr/bin/busybox -- sh /config.sh", 2*time.Minute, "-initrd", initrd)
 	if r.timedOut {
 		t.Fatalf("timed out:\n%s", r.console)
 	}
-	for _, line := range []string{"CONFIG_EPOLL=y", "CONFIG_EVENTFD=y", "CONFIG_IKCONFIG_PROC=y", "# CONFIG_AIO is not set", "zcat=0"} {
+	for _, line := range []string{"CONFIG_EPOLL=y", "CONFIG_EVENTFD=y", "CONFIG_IKCONFIG_PROC=y", "# CONFIG_IO_URING is not set", "zcat=0"} {
 		if !strings.Contains(r.console, line+"\n") && !strings.Contains(r.console, line+"\r\n") {
 			t.Errorf("console lacks %q:\n%s", line, r.console)
 		}

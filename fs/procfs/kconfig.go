@@ -36,6 +36,7 @@ var KernelConfig = []string{
 	"CONFIG_EPOLL",
 	"CONFIG_EVENTFD",
 	"CONFIG_TIMERFD",
+	"CONFIG_AIO",          // io_setup and the rest (kernel/aio)
 	"CONFIG_FILE_LOCKING", // flock, fcntl locks
 	"CONFIG_ADVISE_SYSCALLS",
 	"CONFIG_HIGH_RES_TIMERS",
@@ -60,7 +61,6 @@ var KernelConfigNotSet = []string{
 	"CONFIG_MODULES",
 	"CONFIG_SYSVIPC",
 	"CONFIG_POSIX_MQUEUE",
-	"CONFIG_AIO",
 	"CONFIG_IO_URING",
 	"CONFIG_SIGNALFD",
 	"CONFIG_POSIX_TIMERS",

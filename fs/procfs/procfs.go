@@ -118,7 +118,11 @@ func procSys(sysctl func() Sysctl) *fs.Node {
 				}
 			}),
 			"fs": procDir(func() map[string]*fs.Node {
-				return map[string]*fs.Node{"pipe-max-size": fixed(strconv.Itoa(fs.PipeMaxSize))}
+				return map[string]*fs.Node{
+					"pipe-max-size": fixed(strconv.Itoa(fs.PipeMaxSize)),
+					"aio-nr":        line(func(s Sysctl) string { return strconv.FormatUint(s.AIONr, 10) }),
+					"aio-max-nr":    line(func(s Sysctl) string { return strconv.FormatUint(s.AIOMaxNr, 10) }),
+				}
 			}),
 		}
 	})

@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -50,14 +52,29 @@ static void submit1(const char *name, aio_context_t ctx, struct iocb *cb) {
 	       ev.obj == (uintptr_t)cb ? "is the iocb" : "differs", (long long)ev.res, (long long)ev.res2);
 }
 
+/* aio_nr is /proc/sys/fs/aio-nr: the events every context asked for. */
+static long aio_nr(void) {
+	FILE *f = fopen("/proc/sys/fs/aio-nr", "r");
+	long n = -1;
+	if (f) {
+		fscanf(f, "%ld", &n);
+		fclose(f);
+	}
+	return n;
+}
+
 int main(void) {
+	mkdir("/proc", 0555);
+	mount("proc", "/proc", "proc", 0, NULL);
 	aio_context_t ctx = 0, bad = 1;
 	RET("setup.null", io_setup(8, NULL));
 	RET("setup.nonzero", io_setup(8, &bad));
 	RET("setup.zero", io_setup(0, &ctx));
 	RET("setup.minus1", io_setup(-1, &ctx));
 	RET("setup.over.max", io_setup(65537, &ctx));
+	SHOW("aio-nr.before", "%ld", aio_nr());
 	RET("setup", io_setup(8, &ctx));
+	SHOW("aio-nr.after", "%ld", aio_nr());
 	struct aio_ring_header {
 		unsigned id, nr, head, tail, magic, compat, incompat, len;
 	} *ring = (void *)ctx;
@@ -223,6 +240,7 @@ int main(void) {
 	RET("small.destroy", io_destroy(small));
 
 	RET("destroy", io_destroy(ctx));
+	SHOW("aio-nr.destroyed", "%ld", aio_nr());
 	RET("destroy.again", io_destroy(ctx));
 	RET("getevents.destroyed", io_getevents(ctx, 0, 1, ev, &zero));
 	RET("destroy.bad", io_destroy(~0ULL));
