@@ -209,9 +209,10 @@ func unixModeToGo(m uint32) fs.FileMode {
 	return mode
 }
 
-// The per-mount flags mount(2) takes; the others are refused with EINVAL
-// (MS_RDONLY among them: nothing here would make a mount read-only).
-const mountFlags = unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC | unix.MS_NOATIME |
+// The flags mount(2) takes; the others are refused with EINVAL. MS_RDONLY
+// makes the file system read-only (its device: Access gives EROFS), so a
+// bind mount cannot be made read-only on its own.
+const mountFlags = unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC | unix.MS_NOATIME |
 	unix.MS_NODIRATIME | unix.MS_RELATIME | unix.MS_STRICTATIME | unix.MS_SILENT
 
 // Propagation changes (mount --make-private and the like) are accepted and
@@ -265,6 +266,7 @@ func (t *Tree) Mount(c *Cred, source, target, fstype string, flags uint64, data 
 	if root.Dev == 0 {
 		root.Dev = t.anonDev()
 	}
+	root.tree = t
 	t.attach(parent, n, canon, &Mount{Source: source, Type: fstype, Flags: flags, Options: opts, Root: root, RootPath: "/", Dev: root.Dev})
 	return nil
 }
@@ -292,6 +294,7 @@ func (t *Tree) attach(parent, n *Node, canon string, m *Mount) {
 	parent.Children[path.Base(canon)] = m.Root
 	t.mounts = append(t.mounts, m)
 	t.indexProc()
+	t.indexReadOnly()
 }
 
 // bind makes what source names (a directory or a file) visible at canon
@@ -332,6 +335,37 @@ func (t *Tree) indexProc() {
 	t.procTargets = targets
 }
 
+// indexReadOnly rebuilds the set of read-only devices. t.mu is held.
+func (t *Tree) indexReadOnly() {
+	ro := map[uint64]bool{}
+	for _, m := range t.mounts {
+		if m.Flags&unix.MS_RDONLY != 0 {
+			ro[m.Dev] = true
+		}
+	}
+	t.readOnly.Store(&ro)
+}
+
+// onReadOnlyFS reports whether n belongs to a file system mounted
+// read-only.
+func (n *Node) onReadOnlyFS() bool {
+	if n.tree == nil {
+		return false
+	}
+	ro := n.tree.readOnly.Load()
+	return ro != nil && (*ro)[n.Dev]
+}
+
+// ReadOnlyFS is EROFS for a node of a read-only file system, which no
+// change of its data, its metadata or its entries may touch (Linux's
+// mnt_want_write); nil otherwise.
+func ReadOnlyFS(n *Node) error {
+	if n.onReadOnlyFS() {
+		return unix.EROFS
+	}
+	return nil
+}
+
 // ProcTargets returns where procfs is mounted, where "self" names the
 // caller's own directory.
 func (t *Tree) ProcTargets() []string {
@@ -346,14 +380,18 @@ const atimeFlags = unix.MS_NOATIME | unix.MS_NODIRATIME | unix.MS_RELATIME | uni
 
 // remount changes the per-mount flags of the mount whose root n is (they
 // are replaced, the atime ones kept unless given) and, without MS_BIND,
-// a tmpfs's size= and nr_inodes= (its mode and owner stay, as on Linux).
-// EINVAL for a directory that is no mount's root, or for MS_RDONLY,
-// which nothing here enforces. t.mu is held.
+// a tmpfs's size= and nr_inodes= (its mode and owner stay, as on Linux)
+// and whether it is read-only. EINVAL for a directory that is no mount's
+// root, for MS_RDONLY with MS_BIND (a read-only view of a writable file
+// system) and for the root made read-only. t.mu is held.
 func (t *Tree) remount(n *Node, canon string, flags uint64, data string) error {
-	if flags&^(mountFlags|unix.MS_BIND) != 0 {
+	if flags&^(mountFlags|unix.MS_BIND) != 0 || flags&unix.MS_BIND != 0 && flags&unix.MS_RDONLY != 0 {
 		return unix.EINVAL
 	}
 	if canon == "/" && n == t.Root {
+		if flags&unix.MS_RDONLY != 0 {
+			return unix.EINVAL
+		}
 		return nil // the root keeps its (default) flags
 	}
 	var m *Mount
@@ -382,7 +420,16 @@ func (t *Tree) remount(n *Node, canon string, flags uint64, data string) error {
 	if flags&atimeFlags == 0 {
 		flags |= m.Flags & atimeFlags
 	}
+	if flags&unix.MS_BIND != 0 {
+		flags |= m.Flags & unix.MS_RDONLY // the file system's, which a bind remount keeps
+	}
 	m.Flags = flags &^ unix.MS_BIND
+	for _, other := range t.mounts {
+		if other.Dev == m.Dev { // its bind mounts show the same file system
+			other.Flags = other.Flags&^unix.MS_RDONLY | m.Flags&unix.MS_RDONLY
+		}
+	}
+	t.indexReadOnly()
 	return nil
 }
 
@@ -492,6 +539,7 @@ func (t *Tree) detach(j int) {
 		parent.Children[path.Base(m.Target)] = m.covered
 	}
 	t.indexProc()
+	t.indexReadOnly()
 	for _, other := range t.mounts {
 		if other.Dev == m.Dev {
 			return // a bind mount still shows the file system
@@ -514,10 +562,27 @@ func (t *Tree) Mounts() []Mount {
 	return out
 }
 
+// access is "ro" for a read-only mount, else "rw".
+func (m *Mount) access() string {
+	if m.Flags&unix.MS_RDONLY != 0 {
+		return "ro"
+	}
+	return "rw"
+}
+
+// SuperOptions is what /proc/PID/mountinfo says of the file system itself
+// (its access, then its own options), as show_sb_opts writes it.
+func (m *Mount) SuperOptions() string {
+	if m.Options == "" {
+		return m.access()
+	}
+	return m.access() + "," + m.Options
+}
+
 // MountOptions is what /proc/mounts says of a mount's per-mount flags,
 // "rw" first, as show_mnt_opts writes them.
 func (m *Mount) MountOptions() string {
-	opts := []string{"rw"}
+	opts := []string{m.access()}
 	for _, f := range []struct {
 		flag uint64
 		name string

@@ -133,6 +133,9 @@ type Tree struct {
 	mounts      []*Mount // in the order they were made (mount.go)
 	nextMount   int
 	procTargets []string
+	// readOnly holds the devices of the file systems mounted or remounted
+	// read-only (mount.go), replaced on change: Access reads it without t.mu.
+	readOnly atomic.Pointer[map[uint64]bool]
 
 	// The file system types, the tmpfs mounts by device number and the
 	// last anonymous device number given (mount.go). regMu is a leaf
@@ -386,6 +389,9 @@ func (t *Tree) Open(c *Cred, p string, o OpenFlags) (*Node, error) {
 		return nil, err
 	}
 	if o.Trunc && n.Mode.IsRegular() {
+		if err := ReadOnlyFS(n); err != nil {
+			return nil, err
+		}
 		n.mu.Lock()
 		n.truncateLocked(0)
 		n.mu.Unlock()
@@ -422,6 +428,9 @@ func (t *Tree) Remove(c *Cred, p string, dir bool) error {
 	parent, name, err := t.entry(c, p)
 	if err != nil {
 		return err
+	}
+	if err := ReadOnlyFS(parent); err != nil {
+		return err // before the lookup, as Linux's mnt_want_write
 	}
 	n, ok := parent.Children[name]
 	switch {
@@ -466,6 +475,9 @@ func (t *Tree) Rename(c *Cred, oldp, newp string) error {
 	}
 	oldParent, _, err := t.entry(c, oldp)
 	if err != nil {
+		return err
+	}
+	if err := ReadOnlyFS(oldParent); err != nil {
 		return err
 	}
 	n, ok := oldParent.Children[on]

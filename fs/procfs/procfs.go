@@ -430,7 +430,7 @@ func mountinfo(tree *fs.Tree) []byte {
 	var b bytes.Buffer
 	for _, m := range tree.Mounts() {
 		fmt.Fprintf(&b, "%d %d 0:%d %s %s %s - %s %s %s\n", m.ID, m.ParentID, m.Dev, m.RootPath, m.Target, m.MountOptions(),
-			m.Type, m.Source, joinOptions("rw", m.Options))
+			m.Type, m.Source, m.SuperOptions())
 	}
 	return b.Bytes()
 }
