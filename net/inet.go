@@ -36,6 +36,7 @@ type InetSocket struct {
 	cork   cork        // what TCP_CORK holds (cork.go)
 	link   *link       // the Ethernet link, if the stack has one (finmerge.go)
 	tw     *timeWaits  // the stack's (timewait.go)
+	Timeouts
 }
 
 var _ Socket = (*InetSocket)(nil)
@@ -265,7 +266,7 @@ func (so *InetSocket) CheckDestination() error { return nil }
 
 // SendMsg sends b: a datagram to to, or to the connected peer. An inet
 // socket passes no descriptions.
-func (so *InetSocket) SendMsg(b []byte, to *Addr, _ []*fs.Description) (int, error) {
+func (so *InetSocket) SendMsg(b []byte, to *Addr, _ Control, _ Namespace) (int, error) {
 	if !so.dgram {
 		if to != nil {
 			return so.SendTo(b, to.IP, to.Port)

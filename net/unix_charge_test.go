@@ -10,7 +10,7 @@ import (
 
 func TestUnixSendsChargedUntilReadOrClosed(t *testing.T) {
 	base := mm.Charged.Total()
-	a, b := loopbackStack(t).SocketPair()
+	a, b := loopbackStack(t).UnixStreamPair(false, Caller{})
 	a.Write(make([]byte, 1000))
 	a.Write(make([]byte, 500))
 	if got := mm.Charged.Total() - base; got != 1500+2*unixSegmentOverhead {
@@ -31,7 +31,7 @@ func TestUnixSendsChargedUntilReadOrClosed(t *testing.T) {
 }
 
 func TestUnixSendStopsAtSndbufThenBudget(t *testing.T) {
-	a, b := loopbackStack(t).SocketPair()
+	a, b := loopbackStack(t).UnixStreamPair(false, Caller{})
 	defer a.Close()
 	defer b.Close()
 	a.SetIntOption(unix.SOL_SOCKET, unix.SO_SNDBUF, 5000) // doubled: 10000

@@ -120,6 +120,7 @@ func writeSockaddr(t *kernel.Task, addr, lenAddr uint64, sa jnet.Addr) error {
 		} else if sa.Path != "" {
 			b = append(append(b, sa.Path...), 0)
 		}
+	case 0: // no address: a datagram from an unbound Unix socket
 	default:
 		b = linux.AsBytes(&sa.Family)
 	}
@@ -182,13 +183,18 @@ func sysSocket(t *kernel.Task, a Args) (uint64, error) {
 		}
 		f = so
 	case unix.AF_UNIX:
-		if typ != unix.SOCK_STREAM || a[2] != 0 {
-			return 0, unix.EPROTONOSUPPORT
+		typ, err := unixType(typ, a[2])
+		if err != nil {
+			return 0, err
 		}
 		if t.Kernel().Network == nil {
 			return 0, unix.ENETDOWN
 		}
-		f = t.Kernel().Network.NewUnix()
+		if typ == unix.SOCK_DGRAM {
+			f = t.Kernel().Network.NewUnixDgram()
+		} else {
+			f = t.Kernel().Network.NewUnixStream(typ == unix.SOCK_SEQPACKET, names{t}.Caller())
+		}
 	case unix.AF_NETLINK:
 		if typ != unix.SOCK_RAW && typ != unix.SOCK_DGRAM {
 			return 0, unix.ESOCKTNOSUPPORT
@@ -207,8 +213,24 @@ func sysSocket(t *kernel.Task, a Args) (uint64, error) {
 	return uint64(fd), err
 }
 
-// sysSocketpair implements socketpair(2) for Unix stream sockets
-// (EOPNOTSUPP for IPv4, as Linux's inet sockets have no pairs).
+// unixType is the type of a Unix socket made with type typ and protocol
+// proto, as Linux's unix_create: SOCK_RAW stands for SOCK_DGRAM, the
+// protocol is 0 or PF_UNIX.
+func unixType(typ, proto uint64) (uint64, error) {
+	if proto != 0 && proto != unix.PF_UNIX {
+		return 0, unix.EPROTONOSUPPORT
+	}
+	switch typ {
+	case unix.SOCK_STREAM, unix.SOCK_DGRAM, unix.SOCK_SEQPACKET:
+		return typ, nil
+	case unix.SOCK_RAW:
+		return unix.SOCK_DGRAM, nil
+	}
+	return 0, unix.ESOCKTNOSUPPORT
+}
+
+// sysSocketpair implements socketpair(2) for Unix sockets (EOPNOTSUPP
+// for IPv4, as Linux's inet sockets have no pairs).
 func sysSocketpair(t *kernel.Task, a Args) (uint64, error) {
 	switch a[0] {
 	case unix.AF_UNIX:
@@ -221,13 +243,18 @@ func sysSocketpair(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if typ != unix.SOCK_STREAM || a[2] != 0 {
-		return 0, unix.EPROTONOSUPPORT
+	if typ, err = unixType(typ, a[2]); err != nil {
+		return 0, err
 	}
 	if t.Kernel().Network == nil {
 		return 0, unix.ENETDOWN
 	}
-	x, y := t.Kernel().Network.SocketPair()
+	caller := names{t}.Caller()
+	if typ == unix.SOCK_DGRAM {
+		x, y := t.Kernel().Network.UnixDgramPair(caller)
+		return 0, installPair(t, x, y, flags, flags, cloexec, a[3])
+	}
+	x, y := t.Kernel().Network.UnixStreamPair(typ == unix.SOCK_SEQPACKET, caller)
 	return 0, installPair(t, x, y, flags, flags, cloexec, a[3])
 }
 
@@ -285,6 +312,12 @@ func (ns names) BoundSocket(path string) (any, error) {
 		return nil, err
 	}
 	return n.Bound, nil
+}
+
+// Caller is the task's process with its ids.
+func (ns names) Caller() jnet.Caller {
+	p := ns.t.Proc
+	return jnet.Caller{PID: int32(p.PID), UID: p.UID, GID: p.GID, EUID: p.EUID, EGID: p.EGID}
 }
 
 // sysListen implements listen(2).
