@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/jiege-go/jiege/fs"
 )
 
@@ -189,3 +191,13 @@ type TimeoutSocket interface {
 	SetTimeout(send bool, d time.Duration)
 	Timeout(send bool) time.Duration
 }
+
+// QuietErrno is an errno whose failure raises no signal: EPIPE from a
+// send on a Unix datagram or seqpacket socket, which Linux's
+// unix_dgram_sendmsg returns without SIGPIPE.
+type QuietErrno unix.Errno
+
+func (e QuietErrno) Error() string { return unix.Errno(e).Error() }
+
+// Errno is the errno the call returns.
+func (e QuietErrno) Errno() unix.Errno { return unix.Errno(e) }

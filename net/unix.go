@@ -647,11 +647,15 @@ func (s *UnixSocket) SendMsg(b []byte, _ *Addr, ctl Control, ns Namespace) (int,
 	}
 	if p.sendShut(end) {
 		p.mu.Unlock()
+		if s.seqpacket {
+			return 0, QuietErrno(unix.EPIPE)
+		}
 		return 0, unix.EPIPE
 	}
 	room := sndbuf - p.wmem[end] - unixSegmentOverhead
-	if s.seqpacket && p.wmem[end] < sndbuf {
-		room = len(b) // Linux sends a message whenever some of SO_SNDBUF is free
+	if s.seqpacket {
+		// Linux sends a message whole whenever some of SO_SNDBUF is free.
+		room = min(sndbuf-p.wmem[end], 1)
 	}
 	if room <= 0 {
 		p.mu.Unlock()

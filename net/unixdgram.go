@@ -246,13 +246,13 @@ func (s *UnixDgramSocket) CheckDestination() error { return nil }
 // EAGAIN while s's datagrams queued reach its SO_SNDBUF or the receiver's
 // queue is full; ECONNREFUSED when the receiver is gone (the peer is
 // then forgotten), EPERM when it is connected to another socket, EPIPE
-// when it shut down reading or s writing.
+// (without SIGPIPE) when it shut down reading or s writing.
 func (s *UnixDgramSocket) SendMsg(b []byte, to *Addr, ctl Control, ns Namespace) (int, error) {
 	s.mu.Lock()
 	shut, peer := s.shutWr, s.peer
 	s.mu.Unlock()
 	if shut {
-		return 0, unix.EPIPE
+		return 0, QuietErrno(unix.EPIPE)
 	}
 	o := peer
 	if to != nil {
@@ -286,7 +286,7 @@ func (s *UnixDgramSocket) SendMsg(b []byte, to *Addr, ctl Control, ns Namespace)
 		return 0, unix.EPERM
 	case o.shutRd:
 		o.mu.Unlock()
-		return 0, unix.EPIPE
+		return 0, QuietErrno(unix.EPIPE)
 	case o.peer != s && len(o.queue) > unixMaxDgramQueue:
 		o.mu.Unlock()
 		s.mu.Lock()
