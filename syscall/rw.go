@@ -248,10 +248,18 @@ func waitReady(t *kernel.Task, d *fs.Description, mask uint32) error {
 	}
 	err := t.BlockOn(w, mask|unix.EPOLLERR|unix.EPOLLHUP, deadline)
 	if err == unix.ETIMEDOUT {
-		return unix.EAGAIN
+		return errSocketTimeout
 	}
 	return err
 }
+
+// errSocketTimeout ends a wait that SO_RCVTIMEO or SO_SNDTIMEO bounds: the
+// call fails with EAGAIN, and its loops, which wait again on EAGAIN, stop.
+var errSocketTimeout = socketTimeout{}
+
+type socketTimeout struct{}
+
+func (socketTimeout) Error() string { return "socket timeout" }
 
 // readTo reads into the user buffers vs with read (the file's ReadTo, or
 // a positioned read), a chunk at a time until a short read. Unless mode

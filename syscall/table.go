@@ -90,6 +90,8 @@ func errnoOf(err error) unix.Errno {
 		return e.Errno
 	case jnet.QuietErrno:
 		return e.Errno()
+	case socketTimeout:
+		return unix.EAGAIN
 	}
 	return memErrno(err)
 }
