@@ -122,6 +122,13 @@ func recvData(t *kernel.Task, fd uint64, vs []iovec, flags uint64) (uint64, rece
 		return 0, received{}, err
 	}
 	defer d.DecRef()
+	inet := so.Family() == unix.AF_INET || so.Family() == unix.AF_INET6
+	switch {
+	case flags&unix.MSG_ERRQUEUE != 0 && inet:
+		return 0, received{}, unix.EAGAIN // no errors queued
+	case flags&unix.MSG_OOB != 0 && so.MaxMessage() == 0:
+		return 0, received{}, unix.EINVAL // no urgent data
+	}
 	if limit := so.MaxMessage(); limit > 0 {
 		if flags&^(recvFlags|unix.MSG_TRUNC) != 0 {
 			return 0, received{}, unix.EOPNOTSUPP
@@ -206,13 +213,21 @@ func sysRecvfrom(t *kernel.Task, a Args) (uint64, error) {
 	return n, senderOut(t, a[0], r, a[4], a[5])
 }
 
-// senderOut writes where received data came from: a datagram's sender, or
-// a stream socket's peer.
+// senderOut writes where received data came from: a datagram's sender, a
+// Unix stream socket's peer, no address (a length of 0) for TCP.
 func senderOut(t *kernel.Task, fd uint64, r received, addr, lenAddr uint64) error {
 	if r.from != nil {
 		return writeSockaddr(t, addr, lenAddr, *r.from)
 	}
-	_, err := sockName(t, Args{fd, addr, lenAddr}, true)
+	so, d, err := sockFile(t, fd)
+	if err != nil {
+		return err
+	}
+	d.DecRef()
+	if so.Family() != unix.AF_UNIX {
+		return writeSockaddr(t, addr, lenAddr, jnet.Addr{})
+	}
+	_, err = sockName(t, Args{fd, addr, lenAddr}, true)
 	return err
 }
 
@@ -221,6 +236,9 @@ func senderOut(t *kernel.Task, fd uint64, r received, addr, lenAddr uint64) erro
 func sysSendmsg(t *kernel.Task, a Args) (uint64, error) {
 	var m linux.Msghdr
 	if err := copyInStruct(t, a[1], &m); err != nil {
+		return 0, err
+	}
+	if err := checkMsghdr(&m); err != nil {
 		return 0, err
 	}
 	vs, err := readIovecs(t, m.Iov, m.Iovlen)
@@ -244,6 +262,19 @@ func sysSendmsg(t *kernel.Task, a Args) (uint64, error) {
 		}
 	}
 	return sendData(t, a[0], vs, a[2], m.Name, uint64(m.Namelen), ctl)
+}
+
+// checkMsghdr refuses a msghdr as Linux's copy_msghdr_from_user: a
+// negative name length with a name (EINVAL), more than UIO_MAXIOV
+// buffers (EMSGSIZE).
+func checkMsghdr(m *linux.Msghdr) error {
+	if m.Name != 0 && int32(m.Namelen) < 0 {
+		return unix.EINVAL
+	}
+	if m.Iovlen > maxIovecs {
+		return unix.EMSGSIZE
+	}
+	return nil
 }
 
 // maxRights is SCM_MAX_FD, the most descriptors one message passes.
@@ -339,6 +370,9 @@ func mayClaim(t *kernel.Task, uc linux.Ucred) error {
 func sysRecvmsg(t *kernel.Task, a Args) (uint64, error) {
 	var m linux.Msghdr
 	if err := copyInStruct(t, a[1], &m); err != nil {
+		return 0, err
+	}
+	if err := checkMsghdr(&m); err != nil {
 		return 0, err
 	}
 	vs, err := readIovecs(t, m.Iov, m.Iovlen)
