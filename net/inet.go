@@ -32,10 +32,15 @@ type InetSocket struct {
 
 	deferAccept atomic.Int32 // TCP_DEFER_ACCEPT in seconds, as Linux rounds it
 
+	// oobInline is SO_OOBINLINE as set (off by default, as on Linux);
+	// netstack keeps urgent data inline whatever it says.
+	oobInline atomic.Bool
+
 	corked atomic.Bool // TCP_CORK as set
 	cork   cork        // what TCP_CORK holds (cork.go)
 	link   *link       // the Ethernet link, if the stack has one (finmerge.go)
 	tw     *timeWaits  // the stack's (timewait.go)
+	Timeouts
 }
 
 var _ Socket = (*InetSocket)(nil)
@@ -229,6 +234,9 @@ func (so *InetSocket) Connect(to Addr, _ Namespace) error {
 	if err != nil {
 		return err
 	}
+	if st := tcp.EndpointState(so.ep.State()); !so.dgram && (st == tcp.StateEstablished || st == tcp.StateCloseWait) {
+		return unix.EISCONN // netstack accepts a connect to the same peer again
+	}
 	terr := so.ep.Connect(fa)
 	if _, ok := terr.(*tcpip.ErrConnectStarted); ok {
 		return unix.EINPROGRESS
@@ -265,7 +273,7 @@ func (so *InetSocket) CheckDestination() error { return nil }
 
 // SendMsg sends b: a datagram to to, or to the connected peer. An inet
 // socket passes no descriptions.
-func (so *InetSocket) SendMsg(b []byte, to *Addr, _ []*fs.Description) (int, error) {
+func (so *InetSocket) SendMsg(b []byte, to *Addr, _ Control, _ Namespace) (int, error) {
 	if !so.dgram {
 		if to != nil {
 			return so.SendTo(b, to.IP, to.Port)
@@ -315,10 +323,12 @@ func (so *InetSocket) SetIntOption(level, name, v int) error {
 		ops.SetKeepAlive(on)
 	case level == unix.SOL_SOCKET && name == unix.SO_BROADCAST:
 		ops.SetBroadcast(on)
-	case level == unix.SOL_SOCKET && name == unix.SO_RCVBUF:
+	case level == unix.SOL_SOCKET && name == unix.SO_OOBINLINE:
+		so.oobInline.Store(on)
+	case level == unix.SOL_SOCKET && (name == unix.SO_RCVBUF || name == unix.SO_RCVBUFFORCE):
 		// Linux keeps twice the size asked for, the rest for its overhead.
 		ops.SetReceiveBufferSize(2*int64(max(v, 0)), true)
-	case level == unix.SOL_SOCKET && name == unix.SO_SNDBUF:
+	case level == unix.SOL_SOCKET && (name == unix.SO_SNDBUF || name == unix.SO_SNDBUFFORCE):
 		ops.SetSendBufferSize(2*int64(max(v, 0)), true)
 	case level == unix.IPPROTO_IPV6 && name == unix.IPV6_V6ONLY && so.v6:
 		ops.SetV6Only(on)
@@ -382,6 +392,8 @@ func (so *InetSocket) IntOption(level, name int) (int, error) {
 		return boolInt(ops.GetKeepAlive()), nil
 	case level == unix.SOL_SOCKET && name == unix.SO_BROADCAST:
 		return boolInt(ops.GetBroadcast()), nil
+	case level == unix.SOL_SOCKET && name == unix.SO_OOBINLINE:
+		return boolInt(so.oobInline.Load()), nil
 	case level == unix.SOL_SOCKET && name == unix.SO_RCVBUF:
 		return int(ops.GetReceiveBufferSize()), nil
 	case level == unix.SOL_SOCKET && name == unix.SO_SNDBUF:
@@ -393,7 +405,7 @@ func (so *InetSocket) IntOption(level, name int) (int, error) {
 	case level == unix.IPPROTO_IPV6 && name == unix.IPV6_RECVERR && so.v6:
 		return boolInt(ops.GetIPv6RecvError()), nil
 	case level != unix.IPPROTO_TCP || so.dgram:
-		return 0, unix.ENOPROTOOPT
+		return 0, so.unknownOption(level)
 	case name == unix.TCP_NODELAY:
 		return boolInt(!ops.GetDelayOption()), nil
 	case name == unix.TCP_DEFER_ACCEPT:
@@ -402,6 +414,20 @@ func (so *InetSocket) IntOption(level, name int) (int, error) {
 		return boolInt(so.corked.Load()), nil
 	}
 	return 0, unix.ENOPROTOOPT
+}
+
+// unknownOption is getsockopt's errno for an option the socket does not
+// have: ENOPROTOOPT at a level it has, EOPNOTSUPP at another, as Linux's
+// ip_getsockopt answers a level that is not its own.
+func (so *InetSocket) unknownOption(level int) error {
+	switch {
+	case level == unix.SOL_SOCKET, level == unix.IPPROTO_IP,
+		level == unix.IPPROTO_IPV6 && so.v6,
+		level == unix.IPPROTO_TCP && !so.dgram,
+		level == unix.IPPROTO_UDP && so.dgram:
+		return unix.ENOPROTOOPT
+	}
+	return unix.EOPNOTSUPP
 }
 
 // deferAcceptSeconds rounds a TCP_DEFER_ACCEPT time up as Linux does:

@@ -147,7 +147,7 @@ func (so *NetlinkSocket) Write(b []byte) (int, error) { return so.SendTo(b, 0) }
 func (so *NetlinkSocket) CheckDestination() error { return nil }
 
 // SendMsg sends requests, to the port to names (nil: the kernel).
-func (so *NetlinkSocket) SendMsg(b []byte, to *Addr, _ []*fs.Description) (int, error) {
+func (so *NetlinkSocket) SendMsg(b []byte, to *Addr, _ Control, _ Namespace) (int, error) {
 	var port uint32
 	if to != nil {
 		port = to.NlPort

@@ -2,6 +2,10 @@ package net
 
 import (
 	"net/netip"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/jiege-go/jiege/fs"
 )
@@ -57,10 +61,11 @@ type Socket interface {
 	// nil where it is then used (datagrams) or ignored (TCP).
 	CheckDestination() error
 	// SendMsg sends b, to to (datagrams; nil: the connected peer), with
-	// the descriptions rights attached to its first byte (Unix sockets;
-	// the socket takes references). A datagram goes whole; a stream takes
-	// what fits. EAGAIN when nothing does.
-	SendMsg(b []byte, to *Addr, rights []*fs.Description) (int, error)
+	// what ctl carries attached to its first byte (Unix sockets; the
+	// socket takes references to the descriptions). A datagram goes whole;
+	// a stream takes what fits. EAGAIN when nothing does. ns is the
+	// sender: where a Unix destination's path is found, and who sends.
+	SendMsg(b []byte, to *Addr, ctl Control, ns Namespace) (int, error)
 	// RecvMsg receives into b (peek: leaves the data queued) and returns
 	// how much b got and what came with it; EAGAIN when nothing is there,
 	// 0 at the end of a stream.
@@ -100,7 +105,43 @@ type Received struct {
 	Total  int               // datagrams: the full length (more than read: truncated)
 	From   Addr              // datagrams: the sender
 	Rights []*fs.Description // Unix sockets: descriptions passed with SCM_RIGHTS
+	Cred   *Ucred            // Unix sockets with SO_PASSCRED: the sender's SCM_CREDENTIALS
 }
+
+// Control is what a send carries besides its bytes: its control messages.
+type Control struct {
+	Rights []*fs.Description // SCM_RIGHTS
+	Cred   *Ucred            // SCM_CREDENTIALS as the sender gave them (checked); nil: its own
+}
+
+// Ucred is struct ucred: a process and its user and group, as
+// SO_PEERCRED and SCM_CREDENTIALS report them.
+type Ucred struct {
+	PID      int32
+	UID, GID uint32
+}
+
+// NoPeerCred is what SO_PEERCRED reports on a socket whose peer left no
+// credentials (unconnected, or a datagram socket connected by connect).
+var NoPeerCred = Ucred{PID: 0, UID: ^uint32(0), GID: ^uint32(0)}
+
+// noScmCred is what SCM_CREDENTIALS reports for a message sent while
+// neither end asked for credentials: Linux's invalid ids read as the
+// overflow ids.
+var noScmCred = Ucred{PID: 0, UID: 65534, GID: 65534}
+
+// Caller is the process making a call: its id and credentials.
+type Caller struct {
+	PID        int32
+	UID, GID   uint32 // real: what SCM_CREDENTIALS carries
+	EUID, EGID uint32 // effective: what SO_PEERCRED reports
+}
+
+// Peer is the caller as SO_PEERCRED shows it to the other end.
+func (c Caller) Peer() Ucred { return Ucred{PID: c.PID, UID: c.EUID, GID: c.EGID} }
+
+// Scm is the caller as SCM_CREDENTIALS shows it to the receiver.
+func (c Caller) Scm() Ucred { return Ucred{PID: c.PID, UID: c.UID, GID: c.GID} }
 
 // Linger is SO_LINGER: with On, close waits up to Seconds for unsent data
 // (0: resets the connection).
@@ -119,4 +160,44 @@ type Namespace interface {
 	// BoundSocket is what is bound to the socket node at path, once the
 	// caller may write to it.
 	BoundSocket(path string) (any, error)
+	// Caller is the process that makes the call.
+	Caller() Caller
 }
+
+// Timeouts are SO_RCVTIMEO and SO_SNDTIMEO: how long a blocking receive
+// or send waits before it fails with EAGAIN (0: for ever). A socket
+// embeds them, so it satisfies TimeoutSocket.
+type Timeouts struct{ recv, send atomic.Int64 }
+
+// SetTimeout sets SO_SNDTIMEO (send) or SO_RCVTIMEO.
+func (t *Timeouts) SetTimeout(send bool, d time.Duration) {
+	if send {
+		t.send.Store(int64(d))
+	} else {
+		t.recv.Store(int64(d))
+	}
+}
+
+// Timeout reads SO_SNDTIMEO (send) or SO_RCVTIMEO.
+func (t *Timeouts) Timeout(send bool) time.Duration {
+	if send {
+		return time.Duration(t.send.Load())
+	}
+	return time.Duration(t.recv.Load())
+}
+
+// A TimeoutSocket keeps SO_RCVTIMEO and SO_SNDTIMEO.
+type TimeoutSocket interface {
+	SetTimeout(send bool, d time.Duration)
+	Timeout(send bool) time.Duration
+}
+
+// QuietErrno is an errno whose failure raises no signal: EPIPE from a
+// send on a Unix datagram or seqpacket socket, which Linux's
+// unix_dgram_sendmsg returns without SIGPIPE.
+type QuietErrno unix.Errno
+
+func (e QuietErrno) Error() string { return unix.Errno(e).Error() }
+
+// Errno is the errno the call returns.
+func (e QuietErrno) Errno() unix.Errno { return unix.Errno(e) }

@@ -103,7 +103,7 @@ func NewLoopback() (*Stack, error) {
 	}
 	s.SetRouteTable(routes)
 	return &Stack{Stack: s,
-		abstract:     abstractNames{bound: map[string]*UnixSocket{}},
+		abstract:     abstractNames{bound: map[string]Socket{}},
 		netlinkPorts: netlinkPorts{bound: map[uint32]*NetlinkSocket{}, rover: -4096},
 		tw:           timeWaits{pruneEvery: 10 * time.Second},
 	}, nil

@@ -10,9 +10,12 @@ import (
 	"github.com/jiege-go/jiege/mm"
 )
 
-// Unix stream sockets: socketpair(2), and sockets bound to a path in the
-// tree or to an abstract name, which listen, accept and connect. Data
-// travels with the descriptions passed by SCM_RIGHTS.
+// Unix stream and seqpacket sockets: socketpair(2), and sockets bound to
+// a path in the tree or to an abstract name, which listen, accept and
+// connect. Data travels with the descriptions passed by SCM_RIGHTS and
+// the sender's credentials. A seqpacket socket is a stream connection
+// whose sends stay whole messages: a receive takes one, the rest of it
+// dropped when the buffer is short (unixdgram.go has the datagrams).
 
 // Linux's socket buffer sizes: SO_SNDBUF and SO_RCVBUF start at
 // net.core.wmem_default and rmem_default, setsockopt clamps a request to
@@ -37,18 +40,23 @@ const unixSegmentOverhead = 64
 type unixSegment struct {
 	data   []byte
 	rights []*fs.Description
+	cred   Ucred
 	charge int
 }
 
 // unixPair is a connection: end i reads in[i], which end 1-i writes.
 type unixPair struct {
-	mu       sync.Mutex
-	in       [2][]unixSegment
-	queued   [2]int  // bytes in in[i]
-	wmem     [2]int  // charge of end i's sends still queued, in in[1-i]
-	closed   [2]bool // end i closed
-	shutWr   [2]bool // end i shut down writing
-	shutRd   [2]bool // end i shut down reading
+	mu     sync.Mutex
+	in     [2][]unixSegment
+	queued [2]int  // bytes in in[i]
+	wmem   [2]int  // charge of end i's sends still queued, in in[1-i]
+	closed [2]bool // end i closed
+	shutWr [2]bool // end i shut down writing
+	shutRd [2]bool // end i shut down reading
+	// reset[i]: end i reads ECONNRESET once before the end of the
+	// stream, as its peer closed with bytes unread (Linux's sk_err).
+	reset    [2]bool
+	sockets  [2]*UnixSocket // the two ends, whose SO_PASSCRED a send reads
 	notifier fs.Notifier
 }
 
@@ -66,85 +74,159 @@ func (p *unixPair) sendShut(end int) bool {
 	return p.shutWr[end] || p.shutRd[1-end] || p.closed[1-end]
 }
 
-// UnixSocket is an AF_UNIX stream socket: unbound, bound to a name,
-// listening, or one end of a connection.
+// UnixSocket is an AF_UNIX stream or seqpacket socket: unbound, bound to
+// a name, listening, or one end of a connection.
 type UnixSocket struct {
-	stack   *Stack // whose abstract names it binds and finds
-	mu      sync.Mutex
-	bound   string // bound name: a path, or "@" and an abstract name
-	peer    string // the name of the socket connected to
-	pair    *unixPair
-	end     int
-	listen  bool
-	backlog []*UnixSocket
-	maxConn int
-	closed  bool
+	stack     *Stack // whose abstract names it binds and finds
+	seqpacket bool
+	// owner is who made or last connected the socket: the peer's
+	// SO_PEERCRED once it connects to or is accepted from this one.
+	owner    Caller
+	peerCred Ucred // SO_PEERCRED
+	mu       sync.Mutex
+	bound    string // bound name: a path, or "@" and an abstract name
+	peer     string // the name of the socket connected to
+	pair     *unixPair
+	end      int
+	listen   bool
+	backlog  []*UnixSocket
+	maxConn  int
+	closed   bool
 	// accepts wakes readiness watchers of a listening socket.
 	accepts fs.Notifier
 	ino     uint64
 	// sndbuf and rcvbuf are SO_SNDBUF and SO_RCVBUF; 0 until set, which
 	// reads as the default. Atomic: Readiness reads sndbuf without s.mu.
-	sndbuf atomic.Int64
-	rcvbuf atomic.Int64
+	sndbuf   atomic.Int64
+	rcvbuf   atomic.Int64
+	passcred atomic.Bool // SO_PASSCRED
+	Timeouts
 }
 
 var _ Socket = (*UnixSocket)(nil)
 
-// NewUnix returns an unbound, unconnected Unix stream socket on s.
-func (s *Stack) NewUnix() *UnixSocket { return &UnixSocket{stack: s, ino: s.newSocketIno()} }
+// NewUnixStream returns an unbound, unconnected Unix stream (or
+// seqpacket) socket on s, made by c.
+func (s *Stack) NewUnixStream(seqpacket bool, c Caller) *UnixSocket {
+	return &UnixSocket{stack: s, seqpacket: seqpacket, owner: c, peerCred: NoPeerCred, ino: s.newSocketIno()}
+}
 
-// SocketPair returns two connected Unix stream sockets on s.
-func (s *Stack) SocketPair() (*UnixSocket, *UnixSocket) {
+// UnixStreamPair returns two connected Unix stream (or seqpacket) sockets
+// on s, made by c, each the other's peer.
+func (s *Stack) UnixStreamPair(seqpacket bool, c Caller) (*UnixSocket, *UnixSocket) {
 	p := &unixPair{}
-	return &UnixSocket{stack: s, pair: p, end: 0, ino: s.newSocketIno()}, &UnixSocket{stack: s, pair: p, end: 1, ino: s.newSocketIno()}
+	x, y := s.NewUnixStream(seqpacket, c), s.NewUnixStream(seqpacket, c)
+	x.pair, y.pair, y.end = p, p, 1
+	p.sockets = [2]*UnixSocket{x, y}
+	x.peerCred, y.peerCred = c.Peer(), c.Peer()
+	return x, y
 }
 
 // abstractNames are the sockets bound in a stack's abstract namespace.
 type abstractNames struct {
 	mu    sync.Mutex
-	bound map[string]*UnixSocket
+	bound map[string]Socket
+	// lastAuto is the last name autobind gave, five hex digits as Linux's.
+	lastAuto uint32
 }
 
 // Family is AF_UNIX.
 func (s *UnixSocket) Family() uint16 { return unix.AF_UNIX }
 
-// MaxMessage is 0: a stream.
-func (s *UnixSocket) MaxMessage() int { return 0 }
-
-// Bind binds s to an abstract name, or to a path: its socket node is made
-// in ns first, as Linux does (EINVAL when s is already bound).
-func (s *UnixSocket) Bind(a Addr, ns Namespace) error {
-	if a.Abstract {
-		return s.bindAbstract(a.Path)
+// MaxMessage is 0 for a stream; a seqpacket message is at most SO_SNDBUF
+// less 32 bytes, as Linux's unix_dgram_sendmsg allows.
+func (s *UnixSocket) MaxMessage() int {
+	if s.seqpacket {
+		return s.sendBuffer() - 32
 	}
-	if s.name() != "" {
-		return unix.EINVAL
-	}
-	if err := ns.MakeSocketNode(a.Path, s); err != nil {
-		return err
-	}
-	return s.setName(a.Path)
+	return 0
 }
 
-// bindAbstract binds s to an abstract name: EADDRINUSE when taken.
-func (s *UnixSocket) bindAbstract(name string) error {
-	names := &s.stack.abstract
+// Bind binds s to an abstract name, or to a path: its socket node is made
+// in ns first, as Linux does (EINVAL when s is already bound). An address
+// of the family alone autobinds.
+func (s *UnixSocket) Bind(a Addr, ns Namespace) error {
+	return bindUnix(s.stack, s, a, ns, s.name, s.setName)
+}
+
+// bindUnix binds so, whose name and setName read and set its bound name:
+// to an abstract name (EADDRINUSE when taken), to a path (its node made
+// first), or, for an address without a name, to a name autobind picks
+// (nothing when so is bound already, as Linux's unix_autobind).
+func bindUnix(st *Stack, so Socket, a Addr, ns Namespace, name func() string, setName func(string) error) error {
+	switch {
+	case a.Abstract:
+		return st.abstract.bind(a.Path, so, setName)
+	case a.Path == "":
+		if name() != "" {
+			return nil
+		}
+		return st.abstract.autobind(so, setName)
+	}
+	if name() != "" {
+		return unix.EINVAL
+	}
+	if err := ns.MakeSocketNode(a.Path, so); err != nil {
+		return err
+	}
+	return setName(a.Path)
+}
+
+// bind binds so to an abstract name: EADDRINUSE when taken.
+func (names *abstractNames) bind(name string, so Socket, setName func(string) error) error {
 	names.mu.Lock()
 	defer names.mu.Unlock()
 	if _, taken := names.bound[name]; taken {
 		return unix.EADDRINUSE
 	}
-	if err := s.setName("@" + name); err != nil {
+	if err := setName("@" + name); err != nil {
 		return err
 	}
-	names.bound[name] = s
+	names.bound[name] = so
 	return nil
+}
+
+// autobind binds so to the next free abstract name of five hex digits,
+// as Linux's unix_autobind: ENOSPC when all are taken.
+func (names *abstractNames) autobind(so Socket, setName func(string) error) error {
+	names.mu.Lock()
+	defer names.mu.Unlock()
+	const hex = "0123456789abcdef"
+	for range 1 << 20 {
+		names.lastAuto = (names.lastAuto + 1) & 0xfffff
+		var digits [5]byte
+		for i := range digits {
+			digits[i] = hex[names.lastAuto>>(4*(4-i))&0xf]
+		}
+		name := string(digits[:])
+		if _, taken := names.bound[name]; taken {
+			continue
+		}
+		if err := setName("@" + name); err != nil {
+			return err
+		}
+		names.bound[name] = so
+		return nil
+	}
+	return unix.ENOSPC
+}
+
+// release frees an abstract name so held.
+func (names *abstractNames) release(name string, so Socket) {
+	if len(name) == 0 || name[0] != '@' {
+		return
+	}
+	names.mu.Lock()
+	if names.bound[name[1:]] == so {
+		delete(names.bound, name[1:])
+	}
+	names.mu.Unlock()
 }
 
 func (s *UnixSocket) setName(name string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.bound != "" || s.pair != nil {
+	if s.bound != "" {
 		return unix.EINVAL
 	}
 	s.bound = name
@@ -152,7 +234,7 @@ func (s *UnixSocket) setName(name string) error {
 }
 
 // lookup finds the socket bound to an abstract name.
-func (names *abstractNames) lookup(name string) (*UnixSocket, bool) {
+func (names *abstractNames) lookup(name string) (Socket, bool) {
 	names.mu.Lock()
 	defer names.mu.Unlock()
 	s, ok := names.bound[name]
@@ -172,6 +254,16 @@ func unixAddr(name string) Addr {
 		return Addr{Family: unix.AF_UNIX, Path: name[1:], Abstract: true}
 	}
 	return Addr{Family: unix.AF_UNIX, Path: name}
+}
+
+// senderAddr is the address a receive reports for a sender named name:
+// none (Family 0, a length of 0) for an unbound one, as Linux's
+// unix_copy_addr leaves msg_namelen 0.
+func senderAddr(name string) Addr {
+	if name == "" {
+		return Addr{}
+	}
+	return unixAddr(name)
 }
 
 // LocalAddr is the bound name.
@@ -210,32 +302,44 @@ func (s *UnixSocket) listening() bool {
 // path found in ns: ECONNREFUSED when none listens there, EAGAIN when its
 // backlog is full.
 func (s *UnixSocket) Connect(to Addr, ns Namespace) error {
-	l, err := s.listenerAt(to, ns)
+	so, err := unixBoundAt(s.stack, to, ns)
 	if err != nil {
 		return err
 	}
-	return s.connect(l)
+	l, ok := so.(*UnixSocket)
+	if !ok || l.seqpacket != s.seqpacket {
+		return unix.EPROTOTYPE // Linux finds only a socket of the caller's type
+	}
+	if s.passcred.Load() {
+		if err := s.Bind(Addr{Family: unix.AF_UNIX}, ns); err != nil {
+			return err
+		}
+	}
+	return s.connect(l, ns.Caller())
 }
 
-// listenerAt finds the socket bound to a Unix address, an abstract one in
-// s's stack: ECONNREFUSED when the name holds no socket.
-func (s *UnixSocket) listenerAt(a Addr, ns Namespace) (*UnixSocket, error) {
+// unixBoundAt finds the socket bound to a Unix address, an abstract one
+// in st: ECONNREFUSED when the name holds no socket.
+func unixBoundAt(st *Stack, a Addr, ns Namespace) (Socket, error) {
 	if a.Abstract {
-		l, ok := s.stack.abstract.lookup(a.Path)
+		so, ok := st.abstract.lookup(a.Path)
 		if !ok {
 			return nil, unix.ECONNREFUSED
 		}
-		return l, nil
+		return so, nil
+	}
+	if a.Path == "" {
+		return nil, unix.EINVAL
 	}
 	bound, err := ns.BoundSocket(a.Path)
 	if err != nil {
 		return nil, err
 	}
-	l, ok := bound.(*UnixSocket)
+	so, ok := bound.(Socket)
 	if !ok {
 		return nil, unix.ECONNREFUSED
 	}
-	return l, nil
+	return so, nil
 }
 
 // UnspecDisconnects is false: a stream socket refuses AF_UNSPEC.
@@ -244,8 +348,8 @@ func (s *UnixSocket) UnspecDisconnects() bool { return false }
 // ConnectResult is nil: a connect ends at once.
 func (s *UnixSocket) ConnectResult() error { return nil }
 
-// connect connects s to the listening socket l.
-func (s *UnixSocket) connect(l *UnixSocket) error {
+// connect connects s, made or connected by c, to the listening socket l.
+func (s *UnixSocket) connect(l *UnixSocket, c Caller) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.pair != nil {
@@ -264,8 +368,14 @@ func (s *UnixSocket) connect(l *UnixSocket) error {
 		return unix.EAGAIN
 	}
 	p := &unixPair{}
-	server := &UnixSocket{stack: l.stack, pair: p, end: 1, bound: l.bound, peer: s.bound, ino: l.stack.newSocketIno()}
-	s.pair, s.end, s.peer = p, 0, l.bound
+	server := l.stack.NewUnixStream(s.seqpacket, c)
+	server.pair, server.end, server.bound, server.peer, server.peerCred = p, 1, l.bound, s.bound, c.Peer()
+	server.sndbuf.Store(l.sndbuf.Load())
+	server.rcvbuf.Store(l.rcvbuf.Load())
+	server.passcred.Store(l.passcred.Load())
+	s.owner = c
+	s.pair, s.end, s.peer, s.peerCred = p, 0, l.bound, l.owner.Peer()
+	p.sockets = [2]*UnixSocket{s, server}
 	l.backlog = append(l.backlog, server)
 	fns := l.accepts.Changed()
 	l.mu.Unlock()
@@ -329,7 +439,12 @@ func (s *UnixSocket) WriteFrom(src fs.UserIO) (int64, error) { return fs.WriteSt
 // Read receives what the peer wrote; 0 once the peer closed or shut down
 // writing and all is read; EAGAIN while nothing is there.
 func (s *UnixSocket) Read(b []byte) (int, error) {
-	n, rights, err := s.recv(b, false)
+	if s.seqpacket {
+		n, r, err := s.recvMessage(b, false)
+		dropRights(r.Rights)
+		return n, err
+	}
+	n, rights, _, err := s.recv(b, false)
 	for _, d := range rights {
 		d.DecRef() // a read without a control buffer drops them, as on Linux
 	}
@@ -338,47 +453,74 @@ func (s *UnixSocket) Read(b []byte) (int, error) {
 
 // Peek copies what a Read would return without taking it.
 func (s *UnixSocket) Peek(b []byte) (int, error) {
-	n, _, err := s.recv(b, true)
+	if s.seqpacket {
+		n, _, err := s.recvMessage(b, true)
+		return n, err
+	}
+	n, _, _, err := s.recv(b, true)
 	return n, err
 }
 
 // Discard takes n bytes a Peek returned (descriptions passed with them
-// are dropped, as a read without a control buffer drops them).
+// are dropped, as a read without a control buffer drops them); on a
+// seqpacket socket, the message peeked.
 func (s *UnixSocket) Discard(n int) {
-	if n > 0 {
+	if n > 0 || s.seqpacket {
 		s.Read(make([]byte, n))
+	}
+}
+
+func dropRights(ds []*fs.Description) {
+	for _, d := range ds {
+		d.DecRef()
 	}
 }
 
 // RecvMsg receives like Read, and the descriptions passed with the bytes
 // read: a read stops before a segment that carries some (unless it is the
-// first) and after the one it took them from. With peek nothing is taken
-// and no descriptions are returned.
+// first) and after the one it took them from; with SO_PASSCRED, before a
+// segment another sender sent, and the sender's credentials come with
+// them. With peek nothing is taken and no descriptions are returned. A
+// seqpacket socket receives one message: Total is its length.
 func (s *UnixSocket) RecvMsg(b []byte, peek bool) (int, Received, error) {
-	n, rights, err := s.recv(b, peek)
-	return n, Received{Rights: rights}, err
+	if s.seqpacket {
+		return s.recvMessage(b, peek)
+	}
+	var r Received
+	n, rights, cred, err := s.recv(b, peek)
+	r.Rights = rights
+	if err == nil && s.passcred.Load() {
+		r.Cred = &cred
+	}
+	return n, r, err
 }
 
-func (s *UnixSocket) recv(b []byte, peek bool) (int, []*fs.Description, error) {
+func (s *UnixSocket) recv(b []byte, peek bool) (int, []*fs.Description, Ucred, error) {
 	p, end, err := s.connection()
 	if err != nil {
-		return 0, nil, unix.EINVAL
+		return 0, nil, Ucred{}, unix.EINVAL
 	}
 	p.mu.Lock()
-	if p.queued[end] == 0 {
-		eof := p.receiveShut(end)
+	if p.queued[end] == 0 && !hasRights(p.in[end]) {
+		eof, reset := p.receiveShut(end), p.reset[end]
+		p.reset[end] = false
 		p.mu.Unlock()
-		if eof || len(b) == 0 {
-			return 0, nil, nil
+		switch {
+		case reset:
+			return 0, nil, Ucred{}, unix.ECONNRESET
+		case eof || len(b) == 0:
+			return 0, nil, Ucred{}, nil
 		}
-		return 0, nil, unix.EAGAIN
+		return 0, nil, Ucred{}, unix.EAGAIN
 	}
 	n := 0
 	var rights []*fs.Description
 	segs := p.in[end]
+	cred := segs[0].cred
+	byCred := s.passcred.Load()
 	for i := 0; i < len(segs) && n < len(b); i++ {
 		seg := &segs[i]
-		if len(seg.rights) > 0 && n > 0 {
+		if (len(seg.rights) > 0 || byCred && seg.cred != cred) && n > 0 {
 			break
 		}
 		k := copy(b[n:], seg.data)
@@ -405,7 +547,49 @@ func (s *UnixSocket) recv(b []byte, peek bool) (int, []*fs.Description, error) {
 	fns := p.notifier.Changed()
 	p.mu.Unlock()
 	fs.Notify(fns)
-	return n, rights, nil
+	return n, rights, cred, nil
+}
+
+// recvMessage takes one seqpacket message, as much of it as b holds
+// (the rest is dropped unless peek); 0 at the end of the connection.
+func (s *UnixSocket) recvMessage(b []byte, peek bool) (int, Received, error) {
+	p, end, err := s.connection()
+	if err != nil {
+		return 0, Received{}, unix.ENOTCONN
+	}
+	s.mu.Lock()
+	peer := s.peer
+	s.mu.Unlock()
+	p.mu.Lock()
+	if len(p.in[end]) == 0 {
+		eof, reset := p.receiveShut(end), p.reset[end]
+		p.reset[end] = false
+		p.mu.Unlock()
+		switch {
+		case reset:
+			return 0, Received{}, unix.ECONNRESET
+		case eof:
+			return 0, Received{}, nil
+		}
+		return 0, Received{}, unix.EAGAIN
+	}
+	seg := p.in[end][0]
+	n := copy(b, seg.data)
+	r := Received{Total: len(seg.data), From: senderAddr(peer)}
+	if s.passcred.Load() {
+		r.Cred = &seg.cred
+	}
+	if !peek {
+		r.Rights = seg.rights
+		p.in[end] = p.in[end][1:]
+		p.queued[end] -= len(seg.data)
+		p.wmem[1-end] -= seg.charge
+		mm.Charged.Uncharge(seg.charge)
+	}
+	fns := p.notifier.Changed()
+	p.mu.Unlock()
+	fs.Notify(fns)
+	return n, r, nil
 }
 
 // Pending returns the bytes a read would return (FIONREAD).
@@ -420,18 +604,35 @@ func (s *UnixSocket) Pending() (int, error) {
 }
 
 // Write sends what fits of b to the peer; EAGAIN when nothing does, EPIPE
-// once the peer closed.
-func (s *UnixSocket) Write(b []byte) (int, error) { return s.SendMsg(b, nil, nil) }
+// once the peer closed. A seqpacket write is a message.
+func (s *UnixSocket) Write(b []byte) (int, error) {
+	if s.seqpacket && len(b) > s.MaxMessage() {
+		return 0, unix.EMSGSIZE
+	}
+	return s.SendMsg(b, nil, Control{}, nil)
+}
 
-// CheckDestination refuses a destination: a stream sends to its peer.
-func (s *UnixSocket) CheckDestination() error { return unix.EISCONN }
+// CheckDestination refuses a destination on a stream, which sends to its
+// peer (EISCONN when connected, as Linux, else EOPNOTSUPP); a seqpacket
+// socket ignores it.
+func (s *UnixSocket) CheckDestination() error {
+	if s.seqpacket {
+		return nil
+	}
+	if _, _, err := s.connection(); err != nil {
+		return unix.EOPNOTSUPP
+	}
+	return unix.EISCONN
+}
 
-// SendMsg sends what fits of b to the peer, with rights attached to its
-// first byte (the stream takes references to them). What is queued from
-// this end is bounded by its SO_SNDBUF (EAGAIN when full, as Linux's
+// SendMsg sends what fits of b to the peer (a seqpacket message whole, or
+// nothing), with ctl's descriptions and credentials attached to its first
+// byte (the stream takes references to the descriptions). What is queued
+// from this end is bounded by its SO_SNDBUF (EAGAIN when full, as Linux's
 // sock_alloc_send_pskb) and charged to the kernel-wide budget (ENOBUFS
-// when that is spent, as an skb Linux cannot allocate).
-func (s *UnixSocket) SendMsg(b []byte, _ *Addr, rights []*fs.Description) (int, error) {
+// when that is spent, as an skb Linux cannot allocate). The destination
+// is ignored: CheckDestination refused it where Linux does.
+func (s *UnixSocket) SendMsg(b []byte, _ *Addr, ctl Control, ns Namespace) (int, error) {
 	p, end, err := s.connection()
 	if err != nil {
 		return 0, unix.ENOTCONN
@@ -439,19 +640,36 @@ func (s *UnixSocket) SendMsg(b []byte, _ *Addr, rights []*fs.Description) (int, 
 	peer := 1 - end
 	sndbuf := s.sendBuffer()
 	p.mu.Lock()
+	if s.seqpacket && p.reset[end] {
+		p.reset[end] = false
+		p.mu.Unlock()
+		return 0, unix.ECONNRESET
+	}
 	if p.sendShut(end) {
 		p.mu.Unlock()
+		if s.seqpacket {
+			return 0, QuietErrno(unix.EPIPE)
+		}
 		return 0, unix.EPIPE
 	}
 	room := sndbuf - p.wmem[end] - unixSegmentOverhead
+	if s.seqpacket {
+		// Linux sends a message whole whenever some of SO_SNDBUF is free.
+		room = min(sndbuf-p.wmem[end], 1)
+	}
 	if room <= 0 {
 		p.mu.Unlock()
 		return 0, unix.EAGAIN
 	}
 	n := min(room, len(b))
-	if n == 0 && len(rights) == 0 {
+	if n == 0 && len(ctl.Rights) == 0 && !s.seqpacket {
 		p.mu.Unlock()
 		return 0, nil
+	}
+	cred := sendCred(ctl, ns, s.passcred.Load() || s.peerPasscred())
+	rights := ctl.Rights
+	if s.seqpacket {
+		n = len(b)
 	}
 	charge := n + unixSegmentOverhead
 	if mm.Charged.Charge(charge) != nil {
@@ -461,13 +679,31 @@ func (s *UnixSocket) SendMsg(b []byte, _ *Addr, rights []*fs.Description) (int, 
 	for _, d := range rights {
 		d.IncRef()
 	}
-	p.in[peer] = append(p.in[peer], unixSegment{data: append([]byte(nil), b[:n]...), rights: rights, charge: charge})
+	p.in[peer] = append(p.in[peer], unixSegment{data: append([]byte(nil), b[:n]...), rights: rights, cred: cred, charge: charge})
 	p.queued[peer] += n
 	p.wmem[end] += charge
 	fns := p.notifier.Changed()
 	p.mu.Unlock()
 	fs.Notify(fns)
 	return n, nil
+}
+
+// peerPasscred reports whether the peer has SO_PASSCRED set.
+func (s *UnixSocket) peerPasscred() bool {
+	return s.pair.sockets[1-s.end].passcred.Load()
+}
+
+// sendCred is the SCM_CREDENTIALS a message carries: those the sender
+// gave, else its own when either end wants them (want), else none, as
+// Linux's maybe_add_creds.
+func sendCred(ctl Control, ns Namespace, want bool) Ucred {
+	switch {
+	case ctl.Cred != nil:
+		return *ctl.Cred
+	case want && ns != nil:
+		return ns.Caller().Scm()
+	}
+	return noScmCred
 }
 
 // Shutdown shuts down reading, writing or both.
@@ -514,8 +750,11 @@ func (s *UnixSocket) Readiness(mask uint32) uint32 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var r uint32
-	if p.queued[end] > 0 || hasRights(p.in[end]) {
+	if len(p.in[end]) > 0 {
 		r |= unix.EPOLLIN
+	}
+	if p.reset[end] {
+		r |= unix.EPOLLERR
 	}
 	if p.receiveShut(end) {
 		r |= unix.EPOLLIN | unix.EPOLLRDHUP
@@ -566,21 +805,22 @@ func (s *UnixSocket) Close() error {
 	s.mu.Unlock()
 	fs.Notify(fns)
 	for _, c := range backlog {
+		// A connection never accepted resets its client, as Linux's
+		// embryo.
+		c.pair.mu.Lock()
+		c.pair.reset[0] = true
+		c.pair.mu.Unlock()
 		c.Close()
 	}
-	if len(name) > 0 && name[0] == '@' {
-		names := &s.stack.abstract
-		names.mu.Lock()
-		if names.bound[name[1:]] == s {
-			delete(names.bound, name[1:])
-		}
-		names.mu.Unlock()
-	}
+	s.stack.abstract.release(name, s)
 	if p == nil {
 		return nil
 	}
 	p.mu.Lock()
 	p.closed[end] = true
+	if len(p.in[end]) > 0 {
+		p.reset[1-end] = true // closed with data unread: the peer reads ECONNRESET once
+	}
 	dropped := p.in[end]
 	p.in[end], p.queued[end] = nil, 0
 	mm.Charged.Uncharge(p.wmem[1-end])
@@ -611,10 +851,34 @@ func (s *UnixSocket) SetIntOption(level, name, v int) error {
 	case unix.SO_RCVBUF:
 		s.rcvbuf.Store(int64(socketBufferSize(v, unixMinRcvbuf)))
 		return nil
+	case unix.SO_SNDBUFFORCE:
+		s.sndbuf.Store(int64(forcedBufferSize(v, unixMinSndbuf)))
+		return nil
+	case unix.SO_RCVBUFFORCE:
+		s.rcvbuf.Store(int64(forcedBufferSize(v, unixMinRcvbuf)))
+		return nil
+	case unix.SO_PASSCRED:
+		s.passcred.Store(v != 0)
+		return nil
 	case unix.SO_REUSEADDR, unix.SO_REUSEPORT, unix.SO_KEEPALIVE:
 		return nil
 	}
 	return unix.ENOPROTOOPT
+}
+
+// forcedBufferSize is the size SO_SNDBUFFORCE or SO_RCVBUFFORCE gives a
+// buffer asked to be v bytes: no maximum but Linux's INT_MAX/2, doubled,
+// at least least.
+func forcedBufferSize(v, least int) int {
+	return max(2*min(max(v, 0), 1<<30-1), least)
+}
+
+// PeerCred is SO_PEERCRED: who made the peer, when it connected or the
+// pair was made; no one for a socket not connected.
+func (s *UnixSocket) PeerCred() Ucred {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.peerCred
 }
 
 // socketBufferSize is the size setsockopt gives a buffer asked to be v
@@ -641,9 +905,24 @@ func (s *UnixSocket) IntOption(level, name int) (int, error) {
 		return 0, unix.EOPNOTSUPP
 	}
 	switch name {
-	case unix.SO_ERROR, unix.SO_PROTOCOL:
+	case unix.SO_ERROR:
+		if p, end, err := s.connection(); err == nil {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			if p.reset[end] {
+				p.reset[end] = false
+				return int(unix.ECONNRESET), nil
+			}
+		}
 		return 0, nil
+	case unix.SO_PROTOCOL:
+		return 0, nil
+	case unix.SO_PASSCRED:
+		return boolInt(s.passcred.Load()), nil
 	case unix.SO_TYPE:
+		if s.seqpacket {
+			return unix.SOCK_SEQPACKET, nil
+		}
 		return unix.SOCK_STREAM, nil
 	case unix.SO_DOMAIN:
 		return unix.AF_UNIX, nil

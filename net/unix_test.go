@@ -20,7 +20,7 @@ func loopbackStack(t testing.TB) *Stack {
 }
 
 func TestSocketPair(t *testing.T) {
-	a, b := loopbackStack(t).SocketPair()
+	a, b := loopbackStack(t).UnixStreamPair(false, Caller{})
 	if n, err := a.Write([]byte("ping")); n != 4 || err != nil {
 		t.Fatalf("Write = %d %v", n, err)
 	}
@@ -86,6 +86,11 @@ func (ns treeNames) MakeSocketNode(path string, s Socket) error {
 	return nil
 }
 
+// Caller is a process of pid 1 run by user 1000.
+func (ns treeNames) Caller() Caller {
+	return Caller{PID: 1, UID: 1000, GID: 1000, EUID: 1000, EGID: 1000}
+}
+
 func (ns treeNames) BoundSocket(path string) (any, error) {
 	b, ok := ns[path]
 	if !ok {
@@ -103,7 +108,7 @@ func TestUnixBindConnect(t *testing.T) {
 		{Family: unix.AF_UNIX, Path: "/run/sock"},
 		{Family: unix.AF_UNIX, Path: "test-abstract", Abstract: true},
 	} {
-		var ln Socket = s.NewUnix()
+		var ln Socket = s.NewUnixStream(false, Caller{})
 		if err := ln.Bind(at, ns); err != nil {
 			t.Fatalf("Bind %v: %v", at, err)
 		}
@@ -113,7 +118,7 @@ func TestUnixBindConnect(t *testing.T) {
 		if a, _ := ln.LocalAddr(); a != at {
 			t.Errorf("LocalAddr = %v, want %v", a, at)
 		}
-		cli := s.NewUnix()
+		cli := s.NewUnixStream(false, Caller{})
 		if err := cli.Connect(at, ns); err != unix.ECONNREFUSED {
 			t.Errorf("connect before listen: %v, want ECONNREFUSED", err)
 		}
@@ -130,7 +135,7 @@ func TestUnixBindConnect(t *testing.T) {
 		if a, err := cli.PeerAddr(); err != nil || a != at {
 			t.Errorf("client's PeerAddr = %v %v, want %v", a, err, at)
 		}
-		if n, err := cli.SendMsg([]byte("hi"), nil, nil); n != 2 || err != nil {
+		if n, err := cli.SendMsg([]byte("hi"), nil, Control{}, ns); n != 2 || err != nil {
 			t.Fatalf("SendMsg = %d %v", n, err)
 		}
 		buf := make([]byte, 4)
@@ -141,7 +146,7 @@ func TestUnixBindConnect(t *testing.T) {
 		cli.Close()
 		ln.Close()
 	}
-	if err := s.NewUnix().Connect(Addr{Family: unix.AF_UNIX, Path: "/fifo"}, ns); err != unix.ECONNREFUSED {
+	if err := s.NewUnixStream(false, Caller{}).Connect(Addr{Family: unix.AF_UNIX, Path: "/fifo"}, ns); err != unix.ECONNREFUSED {
 		t.Errorf("connect to a node without a socket: %v, want ECONNREFUSED", err)
 	}
 }
@@ -151,7 +156,7 @@ func TestUnixBindConnect(t *testing.T) {
 func TestStacksShareNothing(t *testing.T) {
 	a, b := loopbackStack(t), loopbackStack(t)
 	name := Addr{Family: unix.AF_UNIX, Path: "shared-name", Abstract: true}
-	la, lb := a.NewUnix(), b.NewUnix()
+	la, lb := a.NewUnixStream(false, Caller{}), b.NewUnixStream(false, Caller{})
 	defer la.Close()
 	defer lb.Close()
 	if err := la.Bind(name, nil); err != nil {
@@ -163,10 +168,10 @@ func TestStacksShareNothing(t *testing.T) {
 	if err := la.Listen(1); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.NewUnix().Connect(name, nil); err != unix.ECONNREFUSED {
+	if err := b.NewUnixStream(false, Caller{}).Connect(name, treeNames{}); err != unix.ECONNREFUSED {
 		t.Errorf("b connects to a's listener: %v, want ECONNREFUSED", err)
 	}
-	if err := a.NewUnix().Connect(name, nil); err != nil {
+	if err := a.NewUnixStream(false, Caller{}).Connect(name, treeNames{}); err != nil {
 		t.Errorf("a connects to its own listener: %v", err)
 	}
 

@@ -11,6 +11,7 @@ import (
 	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/kernel"
 	"github.com/jiege-go/jiege/mm"
+	jnet "github.com/jiege-go/jiege/net"
 )
 
 // User I/O: reads and writes move between a file and a sequence of user
@@ -232,14 +233,33 @@ type ioMode struct{ nonblock, waitAll bool }
 func modeOf(d *fs.Description) ioMode { return ioMode{nonblock: d.Nonblock()} }
 
 // waitReady waits until d's file is ready for mask; a file that cannot be
-// waited for gives EAGAIN back.
+// waited for gives EAGAIN back, and so does a socket whose SO_RCVTIMEO
+// (for EPOLLIN) or SO_SNDTIMEO (for EPOLLOUT) passes first.
 func waitReady(t *kernel.Task, d *fs.Description, mask uint32) error {
 	w, ok := d.Waitable()
 	if !ok {
 		return unix.EAGAIN
 	}
-	return t.BlockOn(w, mask|unix.EPOLLERR|unix.EPOLLHUP, time.Time{})
+	var deadline time.Time
+	if so, ok := d.File.(jnet.TimeoutSocket); ok {
+		if timeout := so.Timeout(mask&unix.EPOLLOUT != 0); timeout > 0 {
+			deadline = time.Now().Add(timeout)
+		}
+	}
+	err := t.BlockOn(w, mask|unix.EPOLLERR|unix.EPOLLHUP, deadline)
+	if err == unix.ETIMEDOUT {
+		return errSocketTimeout
+	}
+	return err
 }
+
+// errSocketTimeout ends a wait that SO_RCVTIMEO or SO_SNDTIMEO bounds: the
+// call fails with EAGAIN, and its loops, which wait again on EAGAIN, stop.
+var errSocketTimeout = socketTimeout{}
+
+type socketTimeout struct{}
+
+func (socketTimeout) Error() string { return "socket timeout" }
 
 // readTo reads into the user buffers vs with read (the file's ReadTo, or
 // a positioned read), a chunk at a time until a short read. Unless mode

@@ -143,8 +143,12 @@ func sysIoctl(t *kernel.Task, a Args) (uint64, error) {
 	case fioasync:
 		return 0, nil // no SIGIO is sent yet
 	}
-	if _, sd, err := sockFile(t, a[0]); err == nil {
+	if so, sd, err := sockFile(t, a[0]); err == nil {
 		sd.DecRef()
+		if a[1] == unix.SIOCATMARK && so.MaxMessage() == 0 {
+			// A stream socket is never at an urgent mark: none is kept.
+			return 0, copyOutStruct(t, a[2], int32(0))
+		}
 		if handled, err := ifreqIoctl(t, a[1], a[2]); handled {
 			return 0, err
 		}

@@ -35,9 +35,9 @@ const (
 
 // sendData sends the user buffers vs on the socket open on fd with the
 // send(2) flags, to the address at (to, toLen) when there is one (a
-// socket may refuse or ignore it), and rights (Unix sockets) with the
-// first byte.
-func sendData(t *kernel.Task, fd uint64, vs []iovec, flags uint64, to, toLen uint64, rights []*fs.Description) (uint64, error) {
+// socket may refuse or ignore it), and ctl's control messages (Unix
+// sockets) with the first byte.
+func sendData(t *kernel.Task, fd uint64, vs []iovec, flags uint64, to, toLen uint64, ctl jnet.Control) (uint64, error) {
 	so, d, err := sockFile(t, fd)
 	if err != nil {
 		return 0, err
@@ -52,7 +52,7 @@ func sendData(t *kernel.Task, fd uint64, vs []iovec, flags uint64, to, toLen uin
 		}
 	}
 	if limit := so.MaxMessage(); limit > 0 {
-		return sendMessage(t, d, so, limit, vs, flags, to, toLen, rights)
+		return sendMessage(t, d, so, limit, vs, flags, to, toLen, ctl)
 	}
 	more, holdsMore := so.(jnet.MoreSender)
 	holdsMore = holdsMore && flags&unix.MSG_MORE != 0
@@ -60,9 +60,9 @@ func sendData(t *kernel.Task, fd uint64, vs []iovec, flags uint64, to, toLen uin
 		if holdsMore {
 			return more.SendMore(b, nil)
 		}
-		n, err := so.SendMsg(b, nil, rights)
+		n, err := so.SendMsg(b, nil, ctl, names{t})
 		if n > 0 || err == nil {
-			rights = nil
+			ctl.Rights = nil
 		}
 		return n, err
 	}
@@ -73,7 +73,7 @@ func sendData(t *kernel.Task, fd uint64, vs []iovec, flags uint64, to, toLen uin
 // sendMessage sends vs as one message of at most limit bytes, to the
 // address at (to, toLen) or to the connected peer; it waits for room
 // unless non-blocking.
-func sendMessage(t *kernel.Task, d *fs.Description, so jnet.Socket, limit int, vs []iovec, flags, to, toLen uint64, rights []*fs.Description) (uint64, error) {
+func sendMessage(t *kernel.Task, d *fs.Description, so jnet.Socket, limit int, vs []iovec, flags, to, toLen uint64, ctl jnet.Control) (uint64, error) {
 	if !d.Writable() {
 		return 0, unix.EBADF
 	}
@@ -93,7 +93,7 @@ func sendMessage(t *kernel.Task, d *fs.Description, so jnet.Socket, limit int, v
 	if err := copyInSeq(t, vs, buf); err != nil {
 		return 0, err
 	}
-	send := func() (int, error) { return so.SendMsg(buf, dest, rights) }
+	send := func() (int, error) { return so.SendMsg(buf, dest, ctl, names{t}) }
 	if more, ok := so.(jnet.MoreSender); ok && flags&unix.MSG_MORE != 0 {
 		send = func() (int, error) { return more.SendMore(buf, dest) }
 	}
@@ -109,6 +109,7 @@ func sendMessage(t *kernel.Task, d *fs.Description, so jnet.Socket, limit int, v
 // received is what a receive call got besides the data.
 type received struct {
 	rights    []*fs.Description // Unix sockets: descriptions passed with SCM_RIGHTS
+	cred      *jnet.Ucred       // Unix sockets with SO_PASSCRED: the sender's SCM_CREDENTIALS
 	from      *jnet.Addr        // messages: the sender
 	truncated bool              // messages: part of it did not fit (MSG_TRUNC)
 }
@@ -121,6 +122,13 @@ func recvData(t *kernel.Task, fd uint64, vs []iovec, flags uint64) (uint64, rece
 		return 0, received{}, err
 	}
 	defer d.DecRef()
+	inet := so.Family() == unix.AF_INET || so.Family() == unix.AF_INET6
+	switch {
+	case flags&unix.MSG_ERRQUEUE != 0 && inet:
+		return 0, received{}, unix.EAGAIN // no errors queued
+	case flags&unix.MSG_OOB != 0 && so.MaxMessage() == 0:
+		return 0, received{}, unix.EINVAL // no urgent data
+	}
 	if limit := so.MaxMessage(); limit > 0 {
 		if flags&^(recvFlags|unix.MSG_TRUNC) != 0 {
 			return 0, received{}, unix.EOPNOTSUPP
@@ -133,12 +141,16 @@ func recvData(t *kernel.Task, fd uint64, vs []iovec, flags uint64) (uint64, rece
 	peek := flags&unix.MSG_PEEK != 0
 	mode := ioMode{nonblock: d.Nonblock() || flags&unix.MSG_DONTWAIT != 0, waitAll: flags&unix.MSG_WAITALL != 0 && !peek}
 	var rights []*fs.Description
+	var cred *jnet.Ucred
 	read := func(b []byte) (int, error) {
 		if rights != nil {
 			return 0, nil // a read ends after the bytes that carried descriptions
 		}
 		n, r, err := so.RecvMsg(b, peek)
 		rights = r.Rights
+		if r.Cred != nil {
+			cred = r.Cred
+		}
 		return n, err
 	}
 	if peek { // one look: later chunks would see the same bytes again
@@ -154,7 +166,7 @@ func recvData(t *kernel.Task, fd uint64, vs []iovec, flags uint64) (uint64, rece
 	}
 	staged := func(dst fs.UserIO) (int64, error) { return fs.ReadStaged(dst, read) }
 	n, err := readTo(t, d, vs, staged, mode)
-	return n, received{rights: rights}, err
+	return n, received{rights: rights, cred: cred}, err
 }
 
 // recvMessage takes one message (at most limit bytes of it) into vs,
@@ -178,7 +190,7 @@ func recvMessage(t *kernel.Task, d *fs.Description, so jnet.Socket, limit int, v
 	if err := copyOutSeq(t, vs, buf[:n]); err != nil {
 		return 0, received{}, err
 	}
-	got := received{rights: r.Rights, from: &r.From, truncated: r.Total > n}
+	got := received{rights: r.Rights, cred: r.Cred, from: &r.From, truncated: r.Total > n}
 	if flags&unix.MSG_TRUNC != 0 {
 		return uint64(r.Total), got, nil
 	}
@@ -188,7 +200,7 @@ func recvMessage(t *kernel.Task, d *fs.Description, so jnet.Socket, limit int, v
 // sysSendto implements sendto(2): to an address on datagram sockets, on
 // connected stream sockets.
 func sysSendto(t *kernel.Task, a Args) (uint64, error) {
-	return sendData(t, a[0], oneIovec(a[1], a[2]), a[3], a[4], a[5], nil)
+	return sendData(t, a[0], oneIovec(a[1], a[2]), a[3], a[4], a[5], jnet.Control{})
 }
 
 // sysRecvfrom implements recvfrom(2).
@@ -201,13 +213,21 @@ func sysRecvfrom(t *kernel.Task, a Args) (uint64, error) {
 	return n, senderOut(t, a[0], r, a[4], a[5])
 }
 
-// senderOut writes where received data came from: a datagram's sender, or
-// a stream socket's peer.
+// senderOut writes where received data came from: a datagram's sender, a
+// Unix stream socket's peer, no address (a length of 0) for TCP.
 func senderOut(t *kernel.Task, fd uint64, r received, addr, lenAddr uint64) error {
 	if r.from != nil {
 		return writeSockaddr(t, addr, lenAddr, *r.from)
 	}
-	_, err := sockName(t, Args{fd, addr, lenAddr}, true)
+	so, d, err := sockFile(t, fd)
+	if err != nil {
+		return err
+	}
+	d.DecRef()
+	if so.Family() != unix.AF_UNIX {
+		return writeSockaddr(t, addr, lenAddr, jnet.Addr{})
+	}
+	_, err = sockName(t, Args{fd, addr, lenAddr}, true)
 	return err
 }
 
@@ -218,17 +238,20 @@ func sysSendmsg(t *kernel.Task, a Args) (uint64, error) {
 	if err := copyInStruct(t, a[1], &m); err != nil {
 		return 0, err
 	}
+	if err := checkMsghdr(&m); err != nil {
+		return 0, err
+	}
 	vs, err := readIovecs(t, m.Iov, m.Iovlen)
 	if err != nil {
 		return 0, err
 	}
-	rights, err := readRights(t, m.Control, m.Controllen)
+	ctl, err := readControl(t, m.Control, m.Controllen)
 	if err != nil {
 		return 0, err
 	}
 	// A message sent takes references of its own (net.UnixSocket.SendMsg).
-	defer dropRefs(rights)
-	if len(rights) > 0 { // only Unix sockets pass descriptions, as Linux's scm_send checks
+	defer dropRefs(ctl.Rights)
+	if len(ctl.Rights) > 0 { // only Unix sockets pass descriptions, as Linux's scm_send checks
 		so, d, err := sockFile(t, a[0])
 		if err != nil {
 			return 0, err
@@ -238,56 +261,106 @@ func sysSendmsg(t *kernel.Task, a Args) (uint64, error) {
 			return 0, unix.EINVAL
 		}
 	}
-	return sendData(t, a[0], vs, a[2], m.Name, uint64(m.Namelen), rights)
+	return sendData(t, a[0], vs, a[2], m.Name, uint64(m.Namelen), ctl)
+}
+
+// checkMsghdr refuses a msghdr as Linux's copy_msghdr_from_user: a
+// negative name length with a name (EINVAL), more than UIO_MAXIOV
+// buffers (EMSGSIZE).
+func checkMsghdr(m *linux.Msghdr) error {
+	if m.Name != 0 && int32(m.Namelen) < 0 {
+		return unix.EINVAL
+	}
+	if m.Iovlen > maxIovecs {
+		return unix.EMSGSIZE
+	}
+	return nil
 }
 
 // maxRights is SCM_MAX_FD, the most descriptors one message passes.
 const maxRights = 253
 
-// readRights reads a control buffer: SCM_RIGHTS messages name descriptors
-// of the caller, whose descriptions it returns with a reference each that
-// the caller drops (dropRefs); anything else is EINVAL.
-func readRights(t *kernel.Task, addr, length uint64) (_ []*fs.Description, err error) {
+// readControl reads a control buffer, as Linux's __scm_send: SCM_RIGHTS
+// messages name descriptors of the caller, whose descriptions it returns
+// with a reference each that the caller drops (dropRefs); SCM_CREDENTIALS
+// gives credentials the caller may claim (EPERM otherwise). Other levels
+// are skipped; another SOL_SOCKET type is EINVAL.
+func readControl(t *kernel.Task, addr, length uint64) (ctl jnet.Control, err error) {
 	if length == 0 {
-		return nil, nil
+		return ctl, nil
 	}
 	if length > 64<<10 {
-		return nil, unix.ENOBUFS
+		return ctl, unix.ENOBUFS
 	}
 	buf := make([]byte, length)
 	if err := copyIn(t, addr, buf); err != nil {
-		return nil, err
+		return ctl, err
 	}
-	var rights []*fs.Description
 	defer func() {
 		if err != nil {
-			dropRefs(rights)
+			dropRefs(ctl.Rights)
+			ctl.Rights = nil
 		}
 	}()
 	for off := uint64(0); off+linux.SizeofCmsghdr <= length; {
 		var h linux.Cmsghdr
 		linux.Decode(buf[off:], &h)
-		if h.Len < linux.SizeofCmsghdr || off+h.Len > length {
-			return nil, unix.EINVAL
+		if h.Len < linux.SizeofCmsghdr || h.Len > length-off {
+			return ctl, unix.EINVAL
 		}
-		if h.Level != unix.SOL_SOCKET || h.Type != unix.SCM_RIGHTS {
-			return nil, unix.EINVAL
+		data := buf[off+linux.SizeofCmsghdr : off+h.Len]
+		off += linux.CmsgAlign(h.Len)
+		if h.Level != unix.SOL_SOCKET {
+			continue
 		}
-		fds := make([]int32, (h.Len-linux.SizeofCmsghdr)/4)
-		copy(linux.SliceAsBytes(fds), buf[off+linux.SizeofCmsghdr:off+h.Len])
+		if h.Type == unix.SCM_CREDENTIALS {
+			if uint64(len(data)) != linux.SizeofUcred {
+				return ctl, unix.EINVAL
+			}
+			var uc linux.Ucred
+			linux.Decode(data, &uc)
+			if err := mayClaim(t, uc); err != nil {
+				return ctl, err
+			}
+			ctl.Cred = &jnet.Ucred{PID: uc.Pid, UID: uc.Uid, GID: uc.Gid}
+			continue
+		}
+		if h.Type != unix.SCM_RIGHTS {
+			return ctl, unix.EINVAL
+		}
+		fds := make([]int32, len(data)/4)
+		copy(linux.SliceAsBytes(fds), data)
 		for _, fd := range fds {
 			d, err := t.Proc.Files.Get(int(fd))
 			if err != nil {
-				return nil, err
+				return ctl, err
 			}
-			rights = append(rights, d)
-			if len(rights) > maxRights {
-				return nil, unix.EINVAL
+			ctl.Rights = append(ctl.Rights, d)
+			if len(ctl.Rights) > maxRights {
+				return ctl, unix.EINVAL
 			}
 		}
-		off += linux.CmsgAlign(h.Len)
 	}
-	return rights, nil
+	return ctl, nil
+}
+
+// mayClaim checks credentials a sender puts in SCM_CREDENTIALS, as
+// Linux's scm_check_creds: its own process id and one of its real,
+// effective or saved user and group ids, unless privileged; an id of -1
+// is EINVAL.
+func mayClaim(t *kernel.Task, uc linux.Ucred) error {
+	p := t.Proc
+	if uc.Uid == ^uint32(0) || uc.Gid == ^uint32(0) {
+		return unix.EINVAL
+	}
+	if p.Cred().Privileged() {
+		return nil
+	}
+	if uc.Pid != int32(p.PID) || (uc.Uid != p.UID && uc.Uid != p.EUID && uc.Uid != p.SUID) ||
+		(uc.Gid != p.GID && uc.Gid != p.EGID && uc.Gid != p.SGID) {
+		return unix.EPERM
+	}
+	return nil
 }
 
 // sysRecvmsg implements recvmsg(2): data, the peer's address, and the
@@ -299,6 +372,9 @@ func sysRecvmsg(t *kernel.Task, a Args) (uint64, error) {
 	if err := copyInStruct(t, a[1], &m); err != nil {
 		return 0, err
 	}
+	if err := checkMsghdr(&m); err != nil {
+		return 0, err
+	}
 	vs, err := readIovecs(t, m.Iov, m.Iovlen)
 	if err != nil {
 		return 0, err
@@ -307,38 +383,46 @@ func sysRecvmsg(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	rights := r.rights
-	var control []byte
 	m.Flags = 0
 	if r.truncated {
 		m.Flags |= unix.MSG_TRUNC
 	}
-	if len(rights) > 0 {
-		room := int((m.Controllen - min(m.Controllen, linux.SizeofCmsghdr)) / 4)
+	c := cmsgs{room: m.Controllen}
+	if m.Control == 0 {
+		c.room = 0
+	}
+	if r.cred != nil {
+		c.put(unix.SCM_CREDENTIALS, linux.AsBytes(&linux.Ucred{Pid: r.cred.PID, Uid: r.cred.UID, Gid: r.cred.GID}))
+	}
+	if len(r.rights) > 0 {
+		room := int((c.room - min(c.room, linux.SizeofCmsghdr)) / 4)
 		var fds []int32
-		for i, d := range rights {
+		for i, d := range r.rights {
 			if i < room {
 				fd, err := t.Proc.Files.Install(d, a[2]&unix.MSG_CMSG_CLOEXEC != 0, 0)
 				if err == nil {
 					fds = append(fds, int32(fd))
 				} else {
-					m.Flags |= unix.MSG_CTRUNC
+					c.truncated = true
 				}
 			} else {
-				m.Flags |= unix.MSG_CTRUNC
+				c.truncated = true
 			}
 			d.DecRef()
 		}
 		if len(fds) > 0 {
-			data := linux.SliceAsBytes(fds)
-			control = linux.Append(nil, linux.Cmsghdr{Len: linux.SizeofCmsghdr + uint64(len(data)), Level: unix.SOL_SOCKET, Type: unix.SCM_RIGHTS})
-			control = append(control, data...)
-			if err := copyOut(t, m.Control, control); err != nil {
-				return 0, err
-			}
+			c.put(unix.SCM_RIGHTS, linux.SliceAsBytes(fds))
 		}
 	}
-	m.Controllen = uint64(len(control))
+	if c.truncated {
+		m.Flags |= unix.MSG_CTRUNC
+	}
+	if len(c.out) > 0 {
+		if err := copyOut(t, m.Control, c.out); err != nil {
+			return 0, err
+		}
+	}
+	m.Controllen = uint64(len(c.out))
 	if m.Name != 0 {
 		lenAddr := a[1] + linux.OffsetofMsghdrNamelen
 		if err := senderOut(t, a[0], r, m.Name, lenAddr); err != nil && err != unix.ENOTCONN {
@@ -351,6 +435,34 @@ func sysRecvmsg(t *kernel.Task, a Args) (uint64, error) {
 		m.Namelen = back.Namelen
 	}
 	return n, copyOutStruct(t, a[1], m)
+}
+
+// cmsgs is a control buffer recvmsg fills, as Linux's put_cmsg: a
+// message that does not fit whole is cut to the room left, and
+// MSG_CTRUNC said.
+type cmsgs struct {
+	out       []byte
+	room      uint64 // bytes of the caller's buffer left
+	truncated bool
+}
+
+// put appends a SOL_SOCKET control message of type typ.
+func (c *cmsgs) put(typ int32, data []byte) {
+	if c.room < linux.SizeofCmsghdr {
+		c.truncated = true
+		return
+	}
+	length := linux.SizeofCmsghdr + uint64(len(data))
+	if length > c.room {
+		c.truncated = true
+		length = c.room
+	}
+	m := linux.Append(nil, linux.Cmsghdr{Len: length, Level: unix.SOL_SOCKET, Type: typ})
+	m = append(m, data...)[:length]
+	space := min(linux.CmsgAlign(length), c.room)
+	m = append(m, make([]byte, space-length)...)
+	c.out = append(c.out, m...)
+	c.room -= space
 }
 
 const msgWaitForOne = 0x10000 // MSG_WAITFORONE

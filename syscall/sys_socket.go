@@ -120,6 +120,7 @@ func writeSockaddr(t *kernel.Task, addr, lenAddr uint64, sa jnet.Addr) error {
 		} else if sa.Path != "" {
 			b = append(append(b, sa.Path...), 0)
 		}
+	case 0: // no address: a datagram from an unbound Unix socket
 	default:
 		b = linux.AsBytes(&sa.Family)
 	}
@@ -131,11 +132,16 @@ func writeSockaddr(t *kernel.Task, addr, lenAddr uint64, sa jnet.Addr) error {
 
 // sockFile returns the socket open on fd and its description, with the
 // reference the caller drops when done (FDTable.Get): ENOTSOCK for any
-// other file.
+// other file, EBADF for an O_PATH description (Linux's sockfd_lookup
+// does not take one).
 func sockFile(t *kernel.Task, fd uint64) (jnet.Socket, *fs.Description, error) {
 	d, err := t.Proc.Files.Get(int(int32(fd)))
 	if err != nil {
 		return nil, nil, err
+	}
+	if d.Flags()&unix.O_PATH != 0 {
+		d.DecRef()
+		return nil, nil, unix.EBADF
 	}
 	so, ok := d.File.(jnet.Socket)
 	if !ok {
@@ -165,13 +171,9 @@ func sysSocket(t *kernel.Task, a Args) (uint64, error) {
 	var f fs.File
 	switch a[0] {
 	case unix.AF_INET, unix.AF_INET6:
-		var dgram bool
-		switch {
-		case typ == unix.SOCK_STREAM && (a[2] == 0 || a[2] == unix.IPPROTO_TCP):
-		case typ == unix.SOCK_DGRAM && (a[2] == 0 || a[2] == unix.IPPROTO_UDP):
-			dgram = true
-		default:
-			return 0, unix.EPROTONOSUPPORT
+		dgram, err := inetType(typ, a[2])
+		if err != nil {
+			return 0, err
 		}
 		if t.Kernel().Network == nil {
 			return 0, unix.ENETDOWN
@@ -182,13 +184,18 @@ func sysSocket(t *kernel.Task, a Args) (uint64, error) {
 		}
 		f = so
 	case unix.AF_UNIX:
-		if typ != unix.SOCK_STREAM || a[2] != 0 {
-			return 0, unix.EPROTONOSUPPORT
+		typ, err := unixType(typ, a[2])
+		if err != nil {
+			return 0, err
 		}
 		if t.Kernel().Network == nil {
 			return 0, unix.ENETDOWN
 		}
-		f = t.Kernel().Network.NewUnix()
+		if typ == unix.SOCK_DGRAM {
+			f = t.Kernel().Network.NewUnixDgram()
+		} else {
+			f = t.Kernel().Network.NewUnixStream(typ == unix.SOCK_SEQPACKET, names{t}.Caller())
+		}
 	case unix.AF_NETLINK:
 		if typ != unix.SOCK_RAW && typ != unix.SOCK_DGRAM {
 			return 0, unix.ESOCKTNOSUPPORT
@@ -207,27 +214,63 @@ func sysSocket(t *kernel.Task, a Args) (uint64, error) {
 	return uint64(fd), err
 }
 
-// sysSocketpair implements socketpair(2) for Unix stream sockets
-// (EOPNOTSUPP for IPv4, as Linux's inet sockets have no pairs).
-func sysSocketpair(t *kernel.Task, a Args) (uint64, error) {
-	switch a[0] {
-	case unix.AF_UNIX:
-	case unix.AF_INET, unix.AF_INET6:
-		return 0, unix.EOPNOTSUPP
-	default:
-		return 0, unix.EAFNOSUPPORT
+// inetType checks an inet socket's type and protocol: TCP or UDP, the
+// protocol 0 or its own; it reports whether it is UDP.
+func inetType(typ, proto uint64) (dgram bool, err error) {
+	switch {
+	case typ == unix.SOCK_STREAM && (proto == 0 || proto == unix.IPPROTO_TCP):
+		return false, nil
+	case typ == unix.SOCK_DGRAM && (proto == 0 || proto == unix.IPPROTO_UDP):
+		return true, nil
 	}
+	return false, unix.EPROTONOSUPPORT
+}
+
+// unixType is the type of a Unix socket made with type typ and protocol
+// proto, as Linux's unix_create: SOCK_RAW stands for SOCK_DGRAM, the
+// protocol is 0 or PF_UNIX.
+func unixType(typ, proto uint64) (uint64, error) {
+	if proto != 0 && proto != unix.PF_UNIX {
+		return 0, unix.EPROTONOSUPPORT
+	}
+	switch typ {
+	case unix.SOCK_STREAM, unix.SOCK_DGRAM, unix.SOCK_SEQPACKET:
+		return typ, nil
+	case unix.SOCK_RAW:
+		return unix.SOCK_DGRAM, nil
+	}
+	return 0, unix.ESOCKTNOSUPPORT
+}
+
+// sysSocketpair implements socketpair(2) for Unix sockets (EOPNOTSUPP
+// for IPv4, as Linux's inet sockets have no pairs).
+func sysSocketpair(t *kernel.Task, a Args) (uint64, error) {
 	typ, flags, cloexec, err := socketFlags(a[1])
 	if err != nil {
 		return 0, err
 	}
-	if typ != unix.SOCK_STREAM || a[2] != 0 {
-		return 0, unix.EPROTONOSUPPORT
+	switch a[0] {
+	case unix.AF_UNIX:
+	case unix.AF_INET, unix.AF_INET6:
+		if _, err := inetType(typ, a[2]); err != nil {
+			return 0, err
+		}
+		return 0, unix.EOPNOTSUPP
+	default:
+		return 0, unix.EAFNOSUPPORT
+	}
+	if typ, err = unixType(typ, a[2]); err != nil {
+		return 0, err
 	}
 	if t.Kernel().Network == nil {
 		return 0, unix.ENETDOWN
 	}
-	x, y := t.Kernel().Network.SocketPair()
+	caller := names{t}.Caller()
+	if typ == unix.SOCK_DGRAM {
+		x, y := t.Kernel().Network.UnixDgramPair(caller)
+		return 0, installPair(t, x, y, flags, flags, cloexec, a[3])
+	}
+	x, y := t.Kernel().Network.UnixStreamPair(typ == unix.SOCK_SEQPACKET, caller)
 	return 0, installPair(t, x, y, flags, flags, cloexec, a[3])
 }
 
@@ -242,6 +285,11 @@ func sysBind(t *kernel.Task, a Args) (uint64, error) {
 	sa, err := readSockaddr(t, a[1], a[2], so.Family())
 	if err != nil {
 		return 0, err
+	}
+	// Ports below ip_unprivileged_port_start (1024) need
+	// CAP_NET_BIND_SERVICE.
+	if (sa.Family == unix.AF_INET || sa.Family == unix.AF_INET6) && sa.Port > 0 && sa.Port < 1024 && !t.Proc.Cred().Privileged() {
+		return 0, unix.EACCES
 	}
 	return 0, so.Bind(sa, names{t})
 }
@@ -285,6 +333,12 @@ func (ns names) BoundSocket(path string) (any, error) {
 		return nil, err
 	}
 	return n.Bound, nil
+}
+
+// Caller is the task's process with its ids.
+func (ns names) Caller() jnet.Caller {
+	p := ns.t.Proc
+	return jnet.Caller{PID: int32(p.PID), UID: p.UID, GID: p.GID, EUID: p.EUID, EGID: p.EGID}
 }
 
 // sysListen implements listen(2).
@@ -368,13 +422,17 @@ func sysGetsockname(t *kernel.Task, a Args) (uint64, error) { return sockName(t,
 // sysGetpeername implements getpeername(2).
 func sysGetpeername(t *kernel.Task, a Args) (uint64, error) { return sockName(t, a, true) }
 
-// sockName writes the socket's own or its peer's address to (a[1], a[2]).
+// sockName writes the socket's own or its peer's address to (a[1], a[2]):
+// EFAULT without a buffer, as Linux's move_addr_to_user.
 func sockName(t *kernel.Task, a Args, peer bool) (uint64, error) {
 	so, d, err := sockFile(t, a[0])
 	if err != nil {
 		return 0, err
 	}
 	defer d.DecRef()
+	if a[1] == 0 {
+		return 0, unix.EFAULT
+	}
 	name := so.LocalAddr
 	if peer {
 		name = so.PeerAddr

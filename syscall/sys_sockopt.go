@@ -1,6 +1,9 @@
 package syscall
 
 import (
+	"time"
+	"unsafe"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/jiege-go/jiege/abi/linux"
@@ -25,6 +28,16 @@ func sysSetsockopt(t *kernel.Task, a Args) (uint64, error) {
 	}
 	defer d.DecRef()
 	level, name := int(int32(a[1])), int(int32(a[2]))
+	if level == unix.SOL_SOCKET {
+		switch name {
+		case unix.SO_RCVTIMEO_OLD, unix.SO_RCVTIMEO_NEW, unix.SO_SNDTIMEO_OLD, unix.SO_SNDTIMEO_NEW:
+			return 0, setTimeout(t, so, name, a[3], a[4])
+		case unix.SO_SNDBUFFORCE, unix.SO_RCVBUFFORCE:
+			if !t.Proc.Cred().Privileged() { // CAP_NET_ADMIN
+				return 0, unix.EPERM
+			}
+		}
+	}
 	if level == unix.SOL_SOCKET && name == unix.SO_LINGER {
 		var l linux.Linger
 		if a[4] < 8 {
@@ -61,13 +74,26 @@ func sysGetsockopt(t *kernel.Task, a Args) (uint64, error) {
 	}
 	level, name := int(int32(a[1])), int(int32(a[2]))
 	var out []byte
-	if level == unix.SOL_SOCKET && name == unix.SO_LINGER {
+	switch {
+	case level == unix.SOL_SOCKET && name == unix.SO_PEERCRED:
+		cred := jnet.NoPeerCred
+		if p, ok := so.(peerCredSocket); ok {
+			cred = p.PeerCred()
+		}
+		out = linux.Append(nil, linux.Ucred{Pid: cred.PID, Uid: cred.UID, Gid: cred.GID})
+	case level == unix.SOL_SOCKET && isTimeoutOption(name):
+		var d time.Duration
+		if ts, ok := so.(jnet.TimeoutSocket); ok {
+			d = ts.Timeout(name == unix.SO_SNDTIMEO_OLD || name == unix.SO_SNDTIMEO_NEW)
+		}
+		out = linux.Append(nil, linux.Timeval{Sec: int64(d / time.Second), Usec: int64(d % time.Second / time.Microsecond)})
+	case level == unix.SOL_SOCKET && name == unix.SO_LINGER:
 		l, err := so.Linger()
 		if err != nil {
 			return 0, err
 		}
 		out = linux.Append(nil, linux.Linger{OnOff: int32(boolInt(l.On)), Linger: int32(l.Seconds)})
-	} else {
+	default:
 		v, err := so.IntOption(level, name)
 		if err != nil {
 			return 0, err
@@ -79,6 +105,45 @@ func sysGetsockopt(t *kernel.Task, a Args) (uint64, error) {
 		return 0, err
 	}
 	return 0, copyOutStruct(t, a[4], uint32(len(out))) // *optlen
+}
+
+// peerCredSocket is a socket that knows its peer's credentials
+// (SO_PEERCRED): a Unix socket.
+type peerCredSocket interface{ PeerCred() jnet.Ucred }
+
+func isTimeoutOption(name int) bool {
+	switch name {
+	case unix.SO_RCVTIMEO_OLD, unix.SO_RCVTIMEO_NEW, unix.SO_SNDTIMEO_OLD, unix.SO_SNDTIMEO_NEW:
+		return true
+	}
+	return false
+}
+
+// setTimeout sets SO_RCVTIMEO or SO_SNDTIMEO from the struct timeval at
+// addr, as Linux's sock_set_timeout: EINVAL when optlen is short, EDOM
+// for microseconds out of range, no wait for a negative time, for ever
+// for 0.
+func setTimeout(t *kernel.Task, so jnet.Socket, name int, addr, length uint64) error {
+	if length < uint64(unsafe.Sizeof(linux.Timeval{})) {
+		return unix.EINVAL
+	}
+	var tv linux.Timeval
+	if err := copyInStruct(t, addr, &tv); err != nil {
+		return err
+	}
+	if tv.Usec < 0 || tv.Usec >= 1000000 {
+		return unix.EDOM
+	}
+	ts, ok := so.(jnet.TimeoutSocket)
+	if !ok {
+		return unix.ENOPROTOOPT
+	}
+	d := time.Duration(min(tv.Sec, 1<<32))*time.Second + time.Duration(tv.Usec)*time.Microsecond
+	if tv.Sec < 0 {
+		d = time.Nanosecond // Linux's timeout of 0 jiffies: no wait at all
+	}
+	ts.SetTimeout(name == unix.SO_SNDTIMEO_OLD || name == unix.SO_SNDTIMEO_NEW, d)
+	return nil
 }
 
 func boolInt(b bool) int {

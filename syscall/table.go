@@ -14,6 +14,7 @@ import (
 	arch "github.com/jiege-go/jiege/arch/riscv64"
 	"github.com/jiege-go/jiege/kernel"
 	"github.com/jiege-go/jiege/kernel/loader"
+	jnet "github.com/jiege-go/jiege/net"
 )
 
 // Args are a system call's six raw arguments (a0-a5).
@@ -87,6 +88,10 @@ func errnoOf(err error) unix.Errno {
 		return e
 	case *loader.ExecError:
 		return e.Errno
+	case jnet.QuietErrno:
+		return e.Errno()
+	case socketTimeout:
+		return unix.EAGAIN
 	}
 	return memErrno(err)
 }

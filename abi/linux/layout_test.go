@@ -95,6 +95,7 @@ func TestLayoutMatchesUnix(t *testing.T) {
 		{"Msghdr", "Msghdr", nil},
 		{"Mmsghdr", "Mmsghdr", nil},
 		{"Cmsghdr", "Cmsghdr", nil},
+		{"Ucred", "Ucred", nil},
 		{"NlMsghdr", "NlMsghdr", nil},
 		{"IfInfomsg", "IfInfomsg", nil},
 		{"IfAddrmsg", "IfAddrmsg", nil},

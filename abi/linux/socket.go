@@ -92,6 +92,16 @@ const SizeofCmsghdr = uint64(unsafe.Sizeof(Cmsghdr{}))
 // boundaries.
 func CmsgAlign(n uint64) uint64 { return (n + 7) &^ 7 }
 
+// Ucred is struct ucred: SO_PEERCRED's value and SCM_CREDENTIALS' data.
+type Ucred struct {
+	Pid int32
+	Uid uint32
+	Gid uint32
+}
+
+// SizeofUcred is sizeof(struct ucred).
+const SizeofUcred = uint64(unsafe.Sizeof(Ucred{}))
+
 // Ifreq is struct ifreq: an interface's name, then a 24-byte union whose
 // member each SIOC*IF* request picks, read and written by the methods.
 type Ifreq struct {
