@@ -102,6 +102,9 @@ func Main(syscalls SyscallLayer) {
 	if m.InitrdEnd > m.InitrdStart {
 		fmt.Printf("  %#x-%#x initrd (%d KiB)\n", m.InitrdStart, m.InitrdEnd, (m.InitrdEnd-m.InitrdStart)>>10)
 	}
+	for _, r := range m.Reserved {
+		fmt.Printf("  %#x-%#x reserved (the device tree's reserved-memory)\n", r[0], r[1])
+	}
 	inUse, total := arch.MemoryStats()
 	fmt.Printf("  %d MiB in frames, %d KiB in use; Go heap soft limit %d MiB\n", total>>20, inUse>>10, heapLimit>>20)
 	mm.Charged.SetLimit(int64(total / mm.ChargeShareOfRAM))
