@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -376,4 +377,37 @@ func icicleTree(t *testing.T, harts int) string {
 		t.Fatalf("dtc: %v\n%s", err, out)
 	}
 	return blob
+}
+
+// TestReboot: busybox's reboot -f as init, reboot(2) with
+// LINUX_REBOOT_CMD_RESTART, restarts the machine through SBI's SRST under
+// OpenSBI and through the test device's reset under our own M-mode code:
+// QEMU boots the kernel again (its boot line comes twice), and with
+// -no-reboot exits with status 0 instead.
+func TestReboot(t *testing.T) {
+	bb, err := os.ReadFile(linuxBusybox(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpio := initramfs(t, bb, map[string]string{"bin/busybox": string(bb)})
+	for _, c := range []struct {
+		name string
+		boot []string
+	}{
+		{"own", ownFirmware},
+		{"opensbi", sbiFirmware},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			boot := append(slices.Clone(c.boot), "-initrd", cpio)
+			const cmdline = "init=/bin/busybox -- reboot -f"
+			r := bootKernelWith(t, boot, "256M", cmdline, time.Minute, "-no-reboot")
+			if r.timedOut || r.exitCode != 0 || strings.Count(r.console, "Jiege-Go 0.1.0") != 1 {
+				t.Fatalf("with -no-reboot: timed out %v, exit %d, want exit 0 after one boot:\n%s", r.timedOut, r.exitCode, r.console)
+			}
+			r = bootKernelWith(t, boot, "256M", cmdline, 20*time.Second)
+			if n := strings.Count(r.console, "Jiege-Go 0.1.0"); n < 2 {
+				t.Fatalf("without -no-reboot the kernel booted %d times in 20 s, want it booted again:\n%s", n, r.console)
+			}
+		})
+	}
 }

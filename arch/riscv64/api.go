@@ -73,6 +73,10 @@ func WallClockOffset() int64 {
 // PowerOff stops the machine; QEMU exits with status code (0 = success).
 func PowerOff(code int) { powerOff(code) }
 
+// Reboot restarts the machine (QEMU with -no-reboot exits with status 0);
+// it returns when no firmware or device can.
+func Reboot() { reboot() }
+
 // MemoryStats reports physical frames in use and managed, in bytes.
 func MemoryStats() (inUse, total uint64) {
 	old := disableInterrupts()

@@ -14,6 +14,7 @@ const (
 	plicClaim       = 4
 	testPass        = 0x5555
 	testFail        = 0x3333
+	testReset       = 0x7777
 )
 
 // noContext is hart.plicContext of a hart the PLIC does not interrupt in S-mode.

@@ -39,7 +39,8 @@ const (
 	rfenceSfenceVMA    = 1
 	hsmHartStart       = 0
 	srstReset          = 0
-	srstShutdown       = 0 // reset type
+	srstShutdown       = 0 // reset types
+	srstColdReboot     = 1
 	srstNoReason       = 0
 	srstSystemFailure  = 1
 	dbcnWriteByte      = 2
@@ -244,6 +245,22 @@ func powerOff(code int) {
 	}
 	for {
 		wfi()
+	}
+}
+
+// reboot restarts the machine: SBI's SRST cold reboot, or under our own
+// M-mode code the test device's reset; it returns when neither is there.
+//
+//go:nosplit
+func reboot() {
+	switch {
+	case sbiBoot && sbiHas.srst:
+		sbiCall(sbiSRST, srstReset, srstColdReboot, srstNoReason, 0, 0)
+	case !sbiBoot && testBase != 0:
+		Write32(testBase, testReset)
+		for {
+			wfi()
+		}
 	}
 }
 

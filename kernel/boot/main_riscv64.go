@@ -68,6 +68,12 @@ func Main(syscalls SyscallLayer) {
 		StartTask:   func(t *kernel.Task) { go t.Run(syscalls.Dispatch) },
 		CPUs:        arch.Harts(),
 		MemoryStats: arch.MemoryStats,
+		Reset: func(restart bool) {
+			if restart {
+				arch.Reboot()
+			}
+			arch.PowerOff(0)
+		},
 	})
 	// The kernel's runtime reads the monotonic clock as the time CSR in ns
 	// (nanotime), so CLOCK_MONOTONIC (Uptime) is that minus k.BootNano.
