@@ -7,8 +7,8 @@ import "github.com/jiege-go/jiege/mm"
 // The early device-tree reader: the few facts the trap handler needs before
 // the Go runtime runs (RAM, reserved ranges, the harts, timer, console,
 // power-off). The kernel parses the whole tree later with u-root's pkg/dt
-// (kernel/boot), which gives the PLIC's contexts and the UART's register
-// layout (SetPLIC, SetConsole). Like Linux's early reader it assumes two
+// (kernel/boot), which gives the PLIC's contexts (SetPLIC) and the
+// console's receive interrupt. Like Linux's early reader it assumes two
 // address cells and two size cells for reg (the root's and a simple
 // bus's on QEMU's machines and the VisionFive 2), one for a cpu's.
 
