@@ -36,6 +36,7 @@ type Kernel struct {
 	startTask   func(*Task)
 	cpus        int
 	memoryStats func() (inUse, total uint64)
+	reset       func(restart bool)
 
 	// bootNano is when the Kernel was made, in the runtime's nanotime;
 	// Uptime counts from it.
@@ -99,6 +100,9 @@ type Config struct {
 	// CPUs and MemoryStats are the machine facts procfs and sysinfo report.
 	CPUs        int
 	MemoryStats func() (inUse, total uint64)
+	// Reset restarts the machine (restart) or powers it off, and does not
+	// return; reboot(2) calls it.
+	Reset func(restart bool)
 }
 
 // New makes a kernel with no processes; its clock starts now. Unset hooks
@@ -107,7 +111,7 @@ type Config struct {
 func New(c Config) *Kernel {
 	k := &Kernel{
 		userMemory: c.UserMemory, newRegs: c.NewRegs, startTask: c.StartTask,
-		cpus: c.CPUs, memoryStats: c.MemoryStats,
+		cpus: c.CPUs, memoryStats: c.MemoryStats, reset: c.Reset,
 		bootNano:    nanotime(),
 		vdso:        loader.NewVDSO(),
 		processes:   map[int]*Process{},
@@ -139,6 +143,16 @@ func (t *Task) Kernel() *Kernel { return t.Proc.k }
 
 // CPUs is the number of harts running.
 func (k *Kernel) CPUs() int { return k.cpus }
+
+// Reset restarts the machine or powers it off (Config.Reset); it reports
+// false when the kernel was made without the hook (host tests).
+func (k *Kernel) Reset(restart bool) bool {
+	if k.reset == nil {
+		return false
+	}
+	k.reset(restart)
+	return true
+}
 
 // MemoryStats returns the frames in use and in all, in bytes.
 func (k *Kernel) MemoryStats() (inUse, total uint64) { return k.memoryStats() }

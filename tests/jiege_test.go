@@ -255,6 +255,37 @@ func TestJiegeVerifyOursIn128M(t *testing.T) {
 	noQEMUFor(t, v.QEMUCommand)
 }
 
+// TestJiegeVerifyOursOpenSBI: jiege verify ours --firmware opensbi boots
+// build/Image under QEMU's OpenSBI, as Debian's Linux boots, and nginx
+// passes every stage there.
+func TestJiegeVerifyOursOpenSBI(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "ours.json")
+	r := jiege(t, 6*time.Minute, nil, "verify", "ours", "--firmware", "opensbi", "--json", out)
+	var v verifyDoc
+	readJSON(t, out, &v)
+	if r.code != 0 || !v.Pass {
+		t.Fatalf("verify ours --firmware opensbi: exit %d, pass %v\n%s\n%s", r.code, v.Pass, r.stdout, r.stderr)
+	}
+	want := []string{"build", "boot", "provenance", "port-open", "first-200", "nginx-fingerprint", "content", "stability", "survival"}
+	if len(v.Stages) != len(want) {
+		t.Fatalf("stages %+v", v.Stages)
+	}
+	for i, s := range v.Stages {
+		if s.Name != want[i] || s.Status != "pass" {
+			t.Errorf("stage %d: %+v, want %s pass", i, s, want[i])
+		}
+	}
+	bios := slices.Index(v.QEMUCommand, "-bios")
+	kernel := slices.Index(v.QEMUCommand, "-kernel")
+	if bios < 0 || kernel < 0 || v.QEMUCommand[bios+1] != "default" || filepath.Base(v.QEMUCommand[kernel+1]) != "Image" {
+		t.Errorf("QEMU did not boot build/Image under OpenSBI: %q", v.QEMUCommand)
+	}
+	if b, err := os.ReadFile(v.ConsoleLog); err != nil || !bytes.Contains(b, []byte("OpenSBI v1.")) || !bytes.Contains(b, []byte("under SBI firmware")) {
+		t.Errorf("console log %s lacks OpenSBI's banner or the kernel's SBI boot line: %v", v.ConsoleLog, err)
+	}
+	noQEMUFor(t, v.QEMUCommand)
+}
+
 // selfcheckDoc is the part of the selfcheck JSON the tests read.
 type selfcheckDoc struct {
 	Kind   string `json:"kind"`

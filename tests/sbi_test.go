@@ -1,14 +1,18 @@
 package tests
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -180,5 +184,230 @@ func TestUBootNginx(t *testing.T) {
 	}
 	if !strings.Contains(console.String(), "Retrieving file: /initrd") {
 		t.Errorf("U-Boot did not load the initramfs from the disk:\n%s", console.String())
+	}
+}
+
+// TestSBIOtherMachines boots build/Image through OpenSBI on two QEMU
+// machines whose layout is not virt's and runs busybox sh on their
+// consoles. Every difference is one a kernel with virt's layout compiled
+// in would trip on. The shell's sleep needs the timer interrupt, through
+// SBI TIME (neither machine has Sstc):
+//
+//   - sifive_u, with the tree QEMU makes for it: hart 0 is the E51 monitor
+//     core (no MMU, no S-mode), so OpenSBI boots the kernel on hart 1, and
+//     the kernel starts hart 2 through HSM; the PLIC's S-mode contexts
+//     are 2 and 4, not virt's 2*hart+1 (3 would be hart 1's M-mode
+//     context: with it the typed line never arrives, which was checked);
+//     the console is SiFive's UART at 0x10010000 (virt's 16550 sits at
+//     0x10000000, which here is the clock controller); timebase 1 MHz.
+//     The test types at the shell: the line reaching it proves the UART's
+//     receive interrupt arrives through the PLIC context the tree names.
+//   - microchip-icicle-kit, which QEMU boots from a tree the user gives
+//     (-dtb, with OpenSBI as its firmware): icicleTree, compiled with dtc,
+//     describes its 16550 MMUART0 at 0x20000000 as Linux's tree does,
+//     reg-shift 2 and reg-io-width 4 (32-bit registers 4 bytes apart:
+//     with byte accesses at virt's spacing nothing appears), three harts
+//     of which the kernel runs on two (hart 0 is again an E51), and a
+//     reserved-memory range, which the boot log lists. The shell runs a
+//     command line: the UART's interrupt is PLIC source 90, and the
+//     kernel serves sources 1-63 only, so the console has no input there.
+//
+// Neither machine has virtio, an RTC or a test device, nor OpenSBI a
+// shutdown device for them: the test stops QEMU.
+func TestSBIOtherMachines(t *testing.T) {
+	if err := buildKernelOnce(); err != nil {
+		t.Fatal(err)
+	}
+	bb, err := os.ReadFile(linuxBusybox(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpio := initramfs(t, bb, map[string]string{"bin/busybox": string(bb)})
+	const interactive = "init=/bin/busybox -- setsid -c /bin/busybox sh -i"
+	for _, c := range []struct {
+		name    string
+		args    []string
+		cmdline string
+		want    []string
+	}{
+		{"sifive_u", []string{"-machine", "sifive_u", "-smp", "3", "-m", "256M", "-bios", "default"}, interactive, []string{
+			"Boot HART ID              : 1", // OpenSBI's choice, not hart 0
+			"S-mode, 2 of 3 harts running, under SBI firmware",
+			"machine: SiFive HiFive Unleashed A00, timebase 1000000 Hz",
+			"interrupt-controller@c000000 plic, S-mode contexts by hart id map[1:2 2:4]",
+			"serial@10010000        uart, irq 4 (sifive,uart0, reg-shift 0, reg-io-width 1): the console",
+		}},
+		// QEMU's icicle kit wants more than 1.5 GiB; with -dtb and no
+		// -bios its firmware is OpenSBI (fw_dynamic), loaded at 0x80000000.
+		{"icicle", []string{"-machine", "microchip-icicle-kit", "-smp", "3", "-m", "2G", "-dtb", icicleTree(t, 3)},
+			`init=/bin/busybox -- sh -c "echo typed $((6*7)); sleep 1; echo slept $((6*8))"`, []string{
+				"S-mode, 2 of 3 harts running, under SBI firmware",
+				"machine: Microchip PolarFire SoC Icicle Kit (a tree for QEMU), timebase 1000000 Hz",
+				"  0x90000000-0x94000000 reserved",
+				"interrupt-controller@c000000 plic, S-mode contexts by hart id map[1:2 2:4]",
+				"serial@20000000        uart, irq 90 (ns16550a, reg-shift 2, reg-io-width 4): the console",
+			}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := typeAtShell(t, append(c.args, "-kernel", filepath.Join(repoRoot, "build/Image"), "-initrd", cpio,
+				"-append", c.cmdline), c.cmdline == interactive)
+			for _, want := range append(c.want, "sbi: timer TIME set_timer") {
+				if !strings.Contains(out, want) {
+					t.Errorf("console lacks %q:\n%s", want, out)
+				}
+			}
+		})
+	}
+}
+
+// typeAtShell boots QEMU with args, busybox sh as init, and returns the
+// console once it shows "typed 42" and then "slept 48": if interactive,
+// after it typed the commands that print them at the shell's prompt.
+func typeAtShell(t *testing.T, args []string, interactive bool) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "qemu-system-riscv64", append([]string{"-nographic", "-monitor", "none"}, args...)...)
+	var mu sync.Mutex
+	var console bytes.Buffer
+	cmd.Stdout = writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return console.Write(p)
+	})
+	cmd.Stderr = cmd.Stdout
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.WaitDelay = 5 * time.Second
+	cmd.SysProcAttr = dieWithTest
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() { cmd.Process.Kill(); <-exited }()
+	out := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.ReplaceAll(console.String(), "\r\n", "\n")
+	}
+	steps := []struct{ waitFor, send string }{
+		{"built-in shell", "echo typed $((6*7))\n"},
+		{"typed 42", "sleep 1; echo slept $((6*8))\n"},
+		{"slept 48", ""},
+	}
+	if !interactive {
+		steps = steps[1:]
+	}
+	for _, s := range steps {
+		for !strings.Contains(out(), s.waitFor) {
+			select {
+			case err := <-exited:
+				exited <- err
+				t.Fatalf("QEMU ended (%v) before the console showed %q:\n%s", err, s.waitFor, out())
+			case <-ctx.Done():
+				t.Fatalf("the console never showed %q:\n%s", s.waitFor, out())
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+		stdin.Write([]byte(s.send))
+	}
+	return out()
+}
+
+// icicleTree writes a device tree for QEMU's microchip-icicle-kit with
+// harts harts (hart 0 the E51, without an MMU), compiles it with dtc and
+// returns the blob's path. The addresses and interrupt numbers are
+// QEMU's (hw/riscv/microchip_pfsoc.c): CLINT 0x2000000, PLIC 0xc000000
+// (context 0 the E51's M-mode, then M and S per U54), MMUART0 0x20000000
+// on PLIC source 90, DDR at 0x80000000; the UART's reg-shift 2 and
+// reg-io-width 4 are Linux's tree's for the board (mpfs.dtsi).
+func icicleTree(t *testing.T, harts int) string {
+	t.Helper()
+	dtc, err := exec.LookPath("dtc")
+	if err != nil {
+		t.Fatal("dtc not installed (apt-get install device-tree-compiler, or sh tools/deps.sh test)")
+	}
+	var cpus, clint, plic []string
+	for h := 0; h < harts; h++ {
+		isa, mmu := "rv64imafdc", `mmu-type = "riscv,sv39";`
+		if h == 0 {
+			isa, mmu = "rv64imac", ""
+		}
+		cpus = append(cpus, fmt.Sprintf(`cpu@%d { device_type = "cpu"; reg = <%d>; compatible = "riscv"; riscv,isa = "%s"; %s
+			cpu%d_intc: interrupt-controller { #interrupt-cells = <1>; interrupt-controller; compatible = "riscv,cpu-intc"; }; };`,
+			h, h, isa, mmu, h))
+		clint = append(clint, fmt.Sprintf("<&cpu%d_intc 3>, <&cpu%d_intc 7>", h, h))
+		plic = append(plic, fmt.Sprintf("<&cpu%d_intc 11>", h))
+		if h > 0 {
+			plic = append(plic, fmt.Sprintf("<&cpu%d_intc 9>", h))
+		}
+	}
+	dts := fmt.Sprintf(`/dts-v1/;
+/ {
+	#address-cells = <2>; #size-cells = <2>;
+	model = "Microchip PolarFire SoC Icicle Kit (a tree for QEMU)";
+	compatible = "microchip,mpfs-icicle-kit", "microchip,mpfs";
+	chosen { stdout-path = "/soc/serial@20000000"; };
+	cpus { #address-cells = <1>; #size-cells = <0>; timebase-frequency = <1000000>;
+		%s
+	};
+	memory@80000000 { device_type = "memory"; reg = <0x0 0x80000000 0x0 0x40000000>; };
+	reserved-memory { #address-cells = <2>; #size-cells = <2>; ranges;
+		fabric@90000000 { reg = <0x0 0x90000000 0x0 0x4000000>; no-map; };
+	};
+	soc { #address-cells = <2>; #size-cells = <2>; compatible = "simple-bus"; ranges;
+		clint@2000000 { compatible = "sifive,clint0"; reg = <0x0 0x2000000 0x0 0xc000>; interrupts-extended = %s; };
+		plic: interrupt-controller@c000000 { compatible = "sifive,plic-1.0.0"; reg = <0x0 0xc000000 0x0 0x4000000>;
+			#address-cells = <0>; #interrupt-cells = <1>; interrupt-controller; riscv,ndev = <186>;
+			interrupts-extended = %s; };
+		serial@20000000 { compatible = "ns16550a"; reg = <0x0 0x20000000 0x0 0x400>; reg-io-width = <4>; reg-shift = <2>;
+			clock-frequency = <150000000>; interrupt-parent = <&plic>; interrupts = <90>; };
+	};
+};
+`, strings.Join(cpus, "\n\t\t"), strings.Join(clint, ", "), strings.Join(plic, ", "))
+	dir := t.TempDir()
+	src, blob := filepath.Join(dir, "icicle.dts"), filepath.Join(dir, "icicle.dtb")
+	if err := os.WriteFile(src, []byte(dts), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(dtc, "-q", "-I", "dts", "-O", "dtb", "-o", blob, src).CombinedOutput(); err != nil {
+		t.Fatalf("dtc: %v\n%s", err, out)
+	}
+	return blob
+}
+
+// TestReboot: busybox's reboot -f as init, reboot(2) with
+// LINUX_REBOOT_CMD_RESTART, restarts the machine through SBI's SRST under
+// OpenSBI and through the test device's reset under our own M-mode code:
+// QEMU boots the kernel again (its boot line comes twice), and with
+// -no-reboot exits with status 0 instead.
+func TestReboot(t *testing.T) {
+	bb, err := os.ReadFile(linuxBusybox(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpio := initramfs(t, bb, map[string]string{"bin/busybox": string(bb)})
+	for _, c := range []struct {
+		name string
+		boot []string
+	}{
+		{"own", ownFirmware},
+		{"opensbi", sbiFirmware},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			boot := append(slices.Clone(c.boot), "-initrd", cpio)
+			const cmdline = "init=/bin/busybox -- reboot -f"
+			r := bootKernelWith(t, boot, "256M", cmdline, time.Minute, "-no-reboot")
+			if r.timedOut || r.exitCode != 0 || strings.Count(r.console, "Jiege-Go 0.1.0") != 1 {
+				t.Fatalf("with -no-reboot: timed out %v, exit %d, want exit 0 after one boot:\n%s", r.timedOut, r.exitCode, r.console)
+			}
+			r = bootKernelWith(t, boot, "256M", cmdline, 20*time.Second)
+			if n := strings.Count(r.console, "Jiege-Go 0.1.0"); n < 2 {
+				t.Fatalf("without -no-reboot the kernel booted %d times in 20 s, want it booted again:\n%s", n, r.console)
+			}
+		})
 	}
 }

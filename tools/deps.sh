@@ -14,8 +14,9 @@ QEMU_PACKAGES="qemu-system-misc u-boot-qemu e2fsprogs apt dpkg xz-utils ca-certi
 # test: also qemu-user (the Linux oracle), the riscv64 cross compiler and
 # C library (conformance programs), the host's gcc and C library (the
 # icount QEMU plugin), load generators, git (provenance), make (a fresh
-# Debian image lacks it; .ci/run runs this script first).
-TEST_PACKAGES="$QEMU_PACKAGES make gcc libc6-dev qemu-user qemu-user-binfmt binutils-riscv64-linux-gnu gcc-riscv64-linux-gnu libc6-dev-riscv64-cross curl cpio wrk apache2-utils git chromium-headless-shell"
+# Debian image lacks it; .ci/run runs this script first), dtc (the device
+# tree of QEMU's icicle kit, which QEMU makes none for).
+TEST_PACKAGES="$QEMU_PACKAGES make gcc libc6-dev qemu-user qemu-user-binfmt binutils-riscv64-linux-gnu gcc-riscv64-linux-gnu libc6-dev-riscv64-cross curl cpio wrk apache2-utils git chromium-headless-shell device-tree-compiler"
 # ltp: what `make ltp-build` runs to configure and cross-build LTP (its
 # autotools and parser generators) on top of the cross compiler. Not part
 # of test, so that make test's CI does not install them.

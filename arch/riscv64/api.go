@@ -70,11 +70,12 @@ func WallClockOffset() int64 {
 	return off
 }
 
-// SetConsole moves the trap handler's console to the UART at base.
-func SetConsole(base uintptr) { uartBase = base }
-
 // PowerOff stops the machine; QEMU exits with status code (0 = success).
 func PowerOff(code int) { powerOff(code) }
+
+// Reboot restarts the machine (QEMU with -no-reboot exits with status 0);
+// it returns when no firmware or device can.
+func Reboot() { reboot() }
 
 // MemoryStats reports physical frames in use and managed, in bytes.
 func MemoryStats() (inUse, total uint64) {
@@ -157,9 +158,14 @@ func withKernelHalf(root uintptr) uintptr {
 // EnableIRQ gives PLIC interrupt irq a priority and opens every hart's
 // S-mode threshold; the source itself is unmasked by IRQ.Wait.
 func EnableIRQ(irq int) {
+	if irqHart == nil {
+		return
+	}
 	Write32(plicBase+uintptr(4*irq), 1)
 	for i := 0; i < nHarts; i++ {
-		Write32(plicBase+plicContext+0x1000*plicContextOf(&harts[i]), 0)
+		if c := harts[i].plicContext; c != noContext {
+			Write32(plicBase+plicContext+0x1000*c, 0)
+		}
 	}
 }
 
@@ -169,6 +175,9 @@ func EnableIRQ(irq int) {
 // its line at once, so the source stays unmasked: an interrupt costs no
 // PLIC masking and unmasking, and IRQ.Wait no PLIC access at all.
 func EnableIRQAcked(irq int, status, ack uintptr) {
+	if irqHart == nil {
+		return
+	}
 	EnableIRQ(irq)
 	old := disableInterrupts()
 	lockKernel(thisHart())
@@ -214,6 +223,9 @@ type IRQ struct {
 func OpenIRQ(irq int) (*IRQ, error) {
 	if irq <= 0 || irq >= 64 {
 		return nil, fmt.Errorf("irq %d out of range", irq)
+	}
+	if irqHart == nil {
+		return nil, fmt.Errorf("irq %d: the device tree names no PLIC context of S-mode", irq)
 	}
 	f := os.NewFile(uintptr(irqFDBase+irq), fmt.Sprintf("irq%d", irq))
 	rc, err := f.SyscallConn()

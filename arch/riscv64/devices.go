@@ -4,7 +4,7 @@ package riscv64
 
 // The timer (Sstc's stimecmp), the CLINT's software interrupts, the PLIC
 // and the power-off device: the hardware the trap handler itself drives.
-// Addresses come from the device tree at boot.
+// Addresses come from the device tree at boot; 0 is "none".
 
 const (
 	clintMtimecmp   = 0x4000 // + 8 * hart: M-mode timer, set to never by Entry
@@ -14,16 +14,25 @@ const (
 	plicClaim       = 4
 	testPass        = 0x5555
 	testFail        = 0x3333
+	testReset       = 0x7777
 )
 
+// noContext is hart.plicContext of a hart the PLIC does not interrupt in S-mode.
+const noContext = ^uintptr(0)
+
 var (
+	// clintBase is where QEMU's virt machine has its CLINT, the one
+	// address of a machine compiled in: our own M-mode code (Entry) sets
+	// the M-mode timer there before it reads the device tree, and it runs
+	// only on virt (QEMU's -bios runs the trampoline at virt's RAM).
+	// earlyInit takes the tree's; the SBI boot never touches it.
 	clintBase     uintptr = 0x0200_0000
-	plicBase      uintptr = 0x0c00_0000
-	testBase      uintptr = 0x0010_0000
-	timebase      uint64  = 10_000_000 // ticks per second of the time CSR
-	quantumTicks  uint64  = 100_000    // 10 ms at 10 MHz; set from timebase at boot
-	irqPending    uint64               // external interrupts claimed and not yet consumed
-	wallOffsetNs  int64                // wall-clock time at tick 0, from the RTC
+	plicBase      uintptr
+	testBase      uintptr
+	timebase      uint64 = 10_000_000 // ticks per second of the time CSR
+	quantumTicks  uint64 = 100_000    // 10 ms at 10 MHz; set from timebase at boot
+	irqPending    uint64              // external interrupts claimed and not yet consumed
+	wallOffsetNs  int64               // wall-clock time at tick 0, from the RTC
 	wallClockSeen bool
 )
 
@@ -35,11 +44,25 @@ var irqAcks [64]struct {
 	quiet       *uint16
 }
 
-// plicContextOf is the PLIC context of a hart's S-mode on QEMU's virt
-// machine: two contexts per hart, M-mode first.
-//
-//go:nosplit
-func plicContextOf(h *hart) uintptr { return uintptr(2*h.id + 1) }
+// SetPLIC names the PLIC at base and each hart's S-mode context, by
+// hart id (from the PLIC's interrupts-extended); the boot code calls it
+// before any interrupt is enabled.
+func SetPLIC(base uintptr, contexts map[int]int) {
+	irqHart = nil
+	for i := range harts[:nHarts] {
+		if c, ok := contexts[harts[i].hartID]; ok {
+			harts[i].plicContext = uintptr(c)
+			if irqHart == nil {
+				irqHart = &harts[i]
+			}
+		}
+	}
+	plicBase = base
+}
+
+// irqHart is the hart every device interrupt goes to (plicEnable): the
+// first with an S-mode context, or nil when there is no PLIC.
+var irqHart *hart
 
 //go:nosplit
 func ticksToNs(t uint64) int64 {

@@ -53,9 +53,17 @@ type hart struct {
 	scratch  uint64    // trap entry's spill slot
 	stackTop uintptr   // top of this hart's trap stack
 	standInG [8]uint64 // what Go code on the trap stack sees as g: stack guard 0
-	id       int
-	current  int    // index of the thread running on this hart, or noThread
-	satp     uint64 // satp value currently loaded, with its ASID (guarded by the kernel lock)
+	id       int       // index in harts; hart 0 booted the kernel
+	// hartID is the hart's mhartid, the number the SBI, the CLINT and the
+	// device tree know it by: under our own M-mode code it is id, under
+	// SBI firmware the boot hart is whichever the firmware chose.
+	hartID int
+	// plicContext is the PLIC context of the hart's S-mode external
+	// interrupt, from the PLIC's interrupts-extended (SetPLIC); noContext
+	// when the device tree gives it none.
+	plicContext uintptr
+	current     int    // index of the thread running on this hart, or noThread
+	satp        uint64 // satp value currently loaded, with its ASID (guarded by the kernel lock)
 	// table is satp without its ASID, and tableASID that ASID: satpLoaded's
 	// test on every system call's way back, without working it out.
 	table     uint64

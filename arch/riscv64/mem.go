@@ -51,30 +51,28 @@ var (
 //go:nosplit
 func earlyInit() {
 	dtb := bootDTB
-	initHarts(dtb)
+	bootNode := initHarts(dtb)
 	h := &harts[0]
 	h.current = 0
+	findConsole(dtb)
 	if sbiBoot {
-		initSBI(dtb)
+		initSBI(dtb, bootNode)
 	}
 
 	var ok bool
 	if ramBase, ramSize, ok = fdtReg(dtb, "memory@"); !ok {
-		ramBase, ramSize = 0x8000_0000, 128<<20
+		fatal("the device tree has no memory node")
 	}
-	if b, _, ok := fdtReg(dtb, "serial@"); ok {
-		uartBase, uartFound = b, true
-	}
-	if b, _, ok := fdtReg(dtb, "clint@"); ok {
+	// The CLINT serves our own M-mode code (sendSoft, machineTrap), whose
+	// Entry found it where QEMU's virt machine has it; under SBI firmware
+	// the kernel never touches it.
+	if b, _, ok := fdtCompatibleReg(dtb, "riscv,clint0"); ok {
+		clintBase = b
+	} else if b, _, ok := fdtCompatibleReg(dtb, "sifive,clint0"); ok {
 		clintBase = b
 	}
-	if b, _, ok := fdtReg(dtb, "plic@"); ok {
-		plicBase = b
-	} else if b, _, ok := fdtReg(dtb, "interrupt-controller@"); ok {
-		plicBase = b
-	}
-	if b, _, ok := fdtReg(dtb, "test@"); ok {
-		testBase, testFound = b, true
+	if b, _, ok := fdtCompatibleReg(dtb, "sifive,test0"); ok {
+		testBase = b
 	}
 	if f, ok := fdtNumber(dtb, "cpus", "timebase-frequency"); ok && f != 0 {
 		timebase = f
@@ -87,8 +85,13 @@ func earlyInit() {
 		}
 	}
 
-	// Free RAM: after the kernel image, minus the device tree and the initrd.
-	addFreeRAM(kernelEnd()-directMap, ramBase+ramSize, dtb, dtb+fdtSize(dtb), initrdBase, initrdEnd)
+	// Free RAM: after the kernel image, minus the device tree, the initrd
+	// and what the tree reserves.
+	var reserved [16]memRange
+	reserved[0] = memRange{dtb, dtb + fdtSize(dtb)}
+	reserved[1] = memRange{initrdBase, initrdEnd}
+	n := 2 + fdtReserved(dtb, reserved[2:])
+	addFreeRAM(kernelEnd()-directMap, ramBase+ramSize, reserved[:n])
 
 	kernelRoot = frames.Alloc()
 	mm.MapGiga(kernelRoot, directMap, 0, directMapPerm) // devices
@@ -125,21 +128,24 @@ func earlyInit() {
 	startHarts()
 }
 
-// addFreeRAM gives [start, end) minus two reserved ranges to the frame allocator.
+// addFreeRAM gives [start, end) minus the reserved ranges to the frame
+// allocator (it sorts them).
 //
 //go:nosplit
-func addFreeRAM(start, end, r1s, r1e, r2s, r2e uintptr) {
-	if r2s < r1s {
-		r1s, r1e, r2s, r2e = r2s, r2e, r1s, r1e
+func addFreeRAM(start, end uintptr, reserved []memRange) {
+	for i := 1; i < len(reserved); i++ {
+		for j := i; j > 0 && reserved[j].start < reserved[j-1].start; j-- {
+			reserved[j], reserved[j-1] = reserved[j-1], reserved[j]
+		}
 	}
-	for _, r := range [2][2]uintptr{{r1s, r1e}, {r2s, r2e}} {
-		if r[1] <= r[0] || r[1] <= start {
+	for _, r := range reserved {
+		if r.end <= r.start || r.end <= start {
 			continue
 		}
-		if r[0] > start {
-			frames.AddRange(start, min(r[0], end))
+		if r.start > start {
+			frames.AddRange(start, min(r.start, end))
 		}
-		start = r[1]
+		start = r.end
 	}
 	if start < end {
 		frames.AddRange(start, end)

@@ -39,19 +39,19 @@ const (
 	rfenceSfenceVMA    = 1
 	hsmHartStart       = 0
 	srstReset          = 0
-	srstShutdown       = 0 // reset type
+	srstShutdown       = 0 // reset types
+	srstColdReboot     = 1
 	srstNoReason       = 0
 	srstSystemFailure  = 1
 	dbcnWriteByte      = 2
 )
 
 var (
-	sbiBoot bool // booted by SBI firmware through sbiEntry (set before the BSS is used)
+	sbiBoot     bool // booted by SBI firmware through sbiEntry (set before the BSS is used)
+	sbiBootHart int  // the hart id the firmware booted the kernel on (set with sbiBoot)
 	// What the firmware offers, probed by initSBI.
-	sbiHas    struct{ time, ipi, rfence, hsm, srst, dbcn, legacyPutchar, legacyShutdown bool }
-	sstc      = true // stimecmp works: always under our own M-mode code
-	uartFound bool   // the device tree names the console's UART
-	testFound bool   // the device tree names the test (power-off) device
+	sbiHas struct{ time, ipi, rfence, hsm, srst, dbcn, legacyPutchar, legacyShutdown bool }
+	sstc   = true // stimecmp works: always under our own M-mode code
 )
 
 // Implemented in sbi_riscv64.s.
@@ -65,11 +65,11 @@ func sbiCall(eid, fid, a0, a1, a2, a3 uint64) (err int64, value uint64)
 // boot log what it found and uses.
 //
 //go:nosplit
-func initSBI(dtb uintptr) {
+func initSBI(dtb, bootNode uintptr) {
 	sbiHas.time, sbiHas.ipi, sbiHas.rfence = sbiProbe(sbiTime), sbiProbe(sbiIPI), sbiProbe(sbiRFence)
 	sbiHas.hsm, sbiHas.srst, sbiHas.dbcn = sbiProbe(sbiHSM), sbiProbe(sbiSRST), sbiProbe(sbiDBCN)
 	sbiHas.legacyPutchar, sbiHas.legacyShutdown = sbiProbe(sbiLegacyPutchar), sbiProbe(sbiLegacyShutdown)
-	sstc = isaHas(dtb, "sstc")
+	sstc = bootNode != 0 && isaHas(dtb, bootNode, "sstc")
 
 	_, spec := sbiCall(sbiBase, baseGetSpecVersion, 0, 0, 0, 0)
 	_, impl := sbiCall(sbiBase, baseGetImplID, 0, 0, 0, 0)
@@ -134,12 +134,12 @@ func sbiProbe(eid uint64) bool {
 	return err == 0 && v != 0
 }
 
-// isaHas reports whether the first hart's ISA string in the device tree
-// names the multi-letter extension ext.
+// isaHas reports whether the ISA string of the cpu node at node names the
+// multi-letter extension ext.
 //
 //go:nosplit
-func isaHas(dtb uintptr, ext string) bool {
-	v, n, ok := fdtFind(dtb, "cpu@", "riscv,isa")
+func isaHas(dtb, node uintptr, ext string) bool {
+	v, n, ok := fdtFindFrom(dtb, node, "", "riscv,isa")
 	if !ok {
 		return false
 	}
@@ -157,8 +157,9 @@ func isaHas(dtb uintptr, ext string) bool {
 	return false
 }
 
-// startHarts starts every other hart through HSM at sbiSecondaryEntry;
-// under our own M-mode code they wait in Entry for smpRelease instead.
+// startHarts starts every other hart through HSM at sbiSecondaryEntry,
+// with its index in harts as the opaque argument; under our own M-mode
+// code they wait in Entry for smpRelease instead.
 //
 //go:nosplit
 func startHarts() {
@@ -166,9 +167,9 @@ func startHarts() {
 		return
 	}
 	for i := 1; i < nHarts; i++ {
-		if err, _ := sbiCall(sbiHSM, hsmHartStart, uint64(i), uint64(sbiSecondaryEntryPA()), 0, 0); err != 0 {
+		if err, _ := sbiCall(sbiHSM, hsmHartStart, uint64(harts[i].hartID), uint64(sbiSecondaryEntryPA()), uint64(i), 0); err != 0 {
 			print("sbi: hart_start of hart ")
-			printDec(int64(i))
+			printDec(int64(harts[i].hartID))
 			print(" failed: ")
 			printDec(err)
 			print("\n")
@@ -186,19 +187,19 @@ func setTimer(h *hart, when uint64) {
 	}
 }
 
-// sendSoft raises the supervisor software interrupt on hart id.
+// sendSoft raises the supervisor software interrupt on harts[id].
 //
 //go:nosplit
 func sendSoft(id int) {
 	if sbiBoot {
-		sbiCall(sbiIPI, 0, 1<<id, 0, 0, 0)
+		sbiCall(sbiIPI, 0, 1<<harts[id].hartID, 0, 0, 0)
 	} else {
 		Write32(clintBase+clintMsip+4*uintptr(id), 1)
 	}
 }
 
-// remoteFence makes the harts in mask (one bit per hart) flush their
-// whole TLB, and returns once they have; it reports false when the
+// remoteFence makes the harts in mask (one bit per index in harts) flush
+// their whole TLB, and returns once they have; it reports false when the
 // firmware cannot, and the caller asks each hart by IPI (flushReq).
 //
 //go:nosplit
@@ -206,8 +207,14 @@ func remoteFence(mask uint64) bool {
 	if !sbiBoot || !sbiHas.rfence {
 		return false
 	}
-	if mask != 0 {
-		sbiCall(sbiRFence, rfenceSfenceVMA, mask, 0, 0, ^uint64(0))
+	var ids uint64 // the SBI's hart mask: one bit per hart id
+	for i := 0; i < nHarts; i++ {
+		if mask&(1<<i) != 0 {
+			ids |= 1 << harts[i].hartID
+		}
+	}
+	if ids != 0 {
+		sbiCall(sbiRFence, rfenceSfenceVMA, ids, 0, 0, ^uint64(0))
 	}
 	return true
 }
@@ -219,13 +226,14 @@ func remoteFence(mask uint64) bool {
 //
 //go:nosplit
 func powerOff(code int) {
-	if !sbiBoot || code != 0 && testFound {
+	switch {
+	case testBase != 0 && (!sbiBoot || code != 0):
 		if code == 0 {
 			Write32(testBase, testPass)
 		} else {
 			Write32(testBase, uint32(code)<<16|testFail)
 		}
-	} else {
+	case sbiBoot:
 		reason := uint64(srstNoReason)
 		if code != 0 {
 			reason = srstSystemFailure
@@ -240,20 +248,34 @@ func powerOff(code int) {
 	}
 }
 
-// rawPutc writes one byte to the console: the UART, or under SBI before
-// the device tree has named one, the firmware's console.
+// reboot restarts the machine: SBI's SRST cold reboot, or under our own
+// M-mode code the test device's reset; it returns when neither is there.
+//
+//go:nosplit
+func reboot() {
+	switch {
+	case sbiBoot && sbiHas.srst:
+		sbiCall(sbiSRST, srstReset, srstColdReboot, srstNoReason, 0, 0)
+	case !sbiBoot && testBase != 0:
+		Write32(testBase, testReset)
+		for {
+			wfi()
+		}
+	}
+}
+
+// rawPutc writes one byte to the console: the UART, or under SBI where
+// the device tree names none the kernel drives, the firmware's console.
 //
 //go:nosplit
 func rawPutc(c byte) {
-	if sbiBoot && !uartFound {
-		if sbiHas.dbcn {
-			sbiCall(sbiDBCN, dbcnWriteByte, uint64(c), 0, 0, 0)
-		} else {
-			sbiCall(sbiLegacyPutchar, 0, uint64(c), 0, 0, 0)
-		}
-		return
+	switch {
+	case console.Base != 0:
+		uartPutc(c)
+	case !sbiBoot:
+	case sbiHas.dbcn:
+		sbiCall(sbiDBCN, dbcnWriteByte, uint64(c), 0, 0, 0)
+	default:
+		sbiCall(sbiLegacyPutchar, 0, uint64(c), 0, 0, 0)
 	}
-	for Read8(uartBase+uartLSR)&uartLSRTHRE == 0 {
-	}
-	Write8(uartBase+uartTHR, c)
 }

@@ -6,7 +6,8 @@
 // Register contract of sbiEntry, the Image's entry (its header's first two
 // words jump here) and sbiSecondaryEntry (HSM hart_start's start address)
 //   in:  A0 = hart id, A1 = physical address of the flattened device tree
-//        (for a secondary hart: hart_start's opaque argument, unused);
+//        (for a secondary hart: hart_start's opaque argument, its index
+//        in harts);
 //        S-mode, satp = 0, sstatus.SIE = 0, every other register undefined.
 //        Only pc-relative addresses (which come out physical) until paging
 //        is on, as in Entry.
@@ -14,21 +15,17 @@
 //        breakpoints, page faults and the supervisor interrupts, Sstc's
 //        enable when the hart has it, mcounteren.
 //   sbiEntry: FP on, time readable in U-mode, the BSS zeroed (an Image
-//        carries none), sbiBoot set. A hart other than 0 hands the boot to
-//        hart 0 (HSM hart_start with the device tree) and stops: the
-//        kernel boots on hart 0 and starts the others itself. Hart 0
-//        turns paging on with bootTable and reaches bootSupervisor in the
-//        direct map, as Entry's mret does: with stvec set to it, the first
-//        fetch after the satp write faults there.
+//        carries none), sbiBoot and sbiBootHart set. The kernel boots on
+//        whichever hart the firmware chose (index 0 in harts) and starts
+//        the others itself: it turns paging on with bootTable and
+//        reaches bootSupervisor in the direct map, as Entry's mret does:
+//        with stvec set to it, the first fetch after the satp write
+//        faults there.
 //   sbiSecondaryEntry: FP on, then the kernel table and
-//        secondarySupervisor the same way.
+//        secondarySupervisor the same way, with A0 = its index.
 
 #include "textflag.h"
 #include "go_asm.h"
-
-#define SBI_HSM 0x48534D
-#define HSM_HART_START 0
-#define HSM_HART_STOP 1
 
 TEXT ·sbiEntry(SB),NOSPLIT|NOFRAME,$0
 	MOV	$const_fsDirty, T0
@@ -58,22 +55,8 @@ bssword:
 bssdone:
 	MOV	$1, T0
 	MOVB	T0, ·sbiBoot(SB)
+	MOV	A0, ·sbiBootHart(SB)
 
-	BEQ	A0, ZERO, boothart
-	MOV	A1, A2			// opaque: the device tree
-	MOV	$·sbiEntry(SB), A1
-	MOV	ZERO, A0
-	MOV	$SBI_HSM, A7
-	MOV	$HSM_HART_START, A6
-	ECALL
-	MOV	$SBI_HSM, A7
-	MOV	$HSM_HART_STOP, A6
-	ECALL
-stopped:
-	WORD	$0x10500073		// wfi
-	JMP	stopped
-
-boothart:
 	WORD	$0xc01022f3		// csrr t0, time
 	MOV	T0, ·bootTicks(SB)
 	MOV	A1, ·bootDTB(SB)
@@ -87,6 +70,7 @@ TEXT ·sbiSecondaryEntry(SB),NOSPLIT|NOFRAME,$0
 	WORD	$0x00301073		// csrw fcsr, zero
 	MOV	$2, T0
 	WORD	$0x10629073		// csrw scounteren, t0 (TM)
+	MOV	A1, A0			// the index startHarts passed
 	MOV	·kernelSatp(SB), T0
 	MOV	$secondarySupervisor(SB), T1
 	JMP	sbiPaging(SB)

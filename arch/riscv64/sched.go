@@ -316,7 +316,10 @@ func chargeTick(h *hart, now uint64) {
 //
 //go:nosplit
 func external(h *hart) {
-	claim := plicBase + plicContext + 0x1000*plicContextOf(h) + plicClaim
+	if h.plicContext == noContext {
+		return
+	}
+	claim := plicBase + plicContext + 0x1000*h.plicContext + plicClaim
 	irq := Read32(claim)
 	if irq == 0 {
 		return
@@ -348,7 +351,7 @@ func plicIsPending(irq uint32) bool {
 	return Read32(plicBase+plicPendingBase+uintptr(irq/32*4))&(1<<(irq%32)) != 0
 }
 
-// plicEnable unmasks or masks irq in hart 0's context only, as Linux's
+// plicEnable unmasks or masks irq in irqHart's context only, as Linux's
 // PLIC driver gives each interrupt one hart: QEMU raises a source enabled
 // for several harts on each of them, so every interrupt took every hart
 // out of what it ran (a cross-thread kick in QEMU), and all but the first
@@ -356,7 +359,7 @@ func plicIsPending(irq uint32) bool {
 //
 //go:nosplit
 func plicEnable(irq uint32, on bool) {
-	en := plicBase + plicEnableBase + 0x80*plicContextOf(&harts[0]) + uintptr(irq/32*4)
+	en := plicBase + plicEnableBase + 0x80*irqHart.plicContext + uintptr(irq/32*4)
 	if on {
 		Write32(en, Read32(en)|1<<(irq%32))
 	} else {

@@ -268,16 +268,35 @@ func secondaryInit() {
 }
 
 // initHarts prepares every hart's trap stack and identity; the boot hart
-// calls it before it releases the others.
+// calls it before it releases the others. It returns the boot hart's cpu
+// node in the device tree (0 when the tree does not list it).
+//
+// Under our own M-mode code QEMU starts every hart and each finds its
+// harts entry by mhartid, so index and hart id agree (QEMU numbers its
+// harts from 0). Under SBI firmware the boot hart, whichever the firmware
+// chose, is index 0, and the other harts the device tree lists as able to
+// run the kernel follow in its order; startHarts passes each its index.
 //
 //go:nosplit
-func initHarts(dtb uintptr) {
-	nHarts = min(max(fdtCount(dtb, "cpu@"), 1), maxHarts)
+func initHarts(dtb uintptr) uintptr {
+	var ids [maxHarts]int
+	var bootNode uintptr
+	if sbiBoot {
+		nHarts, bootNode = fdtHarts(dtb, sbiBootHart, ids[:])
+	} else {
+		nHarts, bootNode = fdtHarts(dtb, 0, ids[:])
+		for i := range ids {
+			ids[i] = i
+		}
+	}
 	for i := range harts {
 		harts[i].id = i
+		harts[i].hartID = ids[i]
+		harts[i].plicContext = noContext
 		harts[i].current = noThread
 		harts[i].stackTop = uintptr(unsafe.Pointer(&trapStacks[i][trapStackSize-32])) // ABI0 argument and result slots above it
 	}
+	return bootNode
 }
 
 // Harts returns the number of harts the kernel runs on.

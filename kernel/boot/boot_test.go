@@ -40,6 +40,64 @@ func TestParseDeviceTreeQEMUVirt(t *testing.T) {
 	if len(v) != 8 || v[0].Base != 0x1000_1000 || v[0].IRQ != 1 || v[7].IRQ != 8 {
 		t.Errorf("virtio-mmio slots: %+v", v)
 	}
+	// virt's PLIC: two contexts per hart, M-mode's first.
+	if c := m.PLICContexts; len(c) != 2 || c[0] != 1 || c[1] != 3 {
+		t.Errorf("PLIC contexts %v, want map[0:1 1:3]", c)
+	}
+	if u := m.DevicesOf("uart"); len(u) != 1 || u[0].Compatible != "ns16550a" || u[0].RegShift != 0 || u[0].RegIOWidth != 1 {
+		t.Errorf("uart %+v", u)
+	}
+}
+
+// sifive_u-smp3.dtb was dumped by QEMU 7.2: -machine sifive_u,dumpdtb=...
+// -smp 3 -m 256M. Hart 0 is the E51 monitor core, with an M-mode PLIC
+// context only; the U54 harts 1 and 2 have M and S contexts each.
+func TestParseDeviceTreeSiFiveU(t *testing.T) {
+	blob, err := os.ReadFile("testdata/sifive_u-smp3.dtb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := ParseDeviceTree(blob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := m.PLICContexts; len(c) != 2 || c[1] != 2 || c[2] != 4 {
+		t.Errorf("PLIC contexts %v, want map[1:2 2:4]", c)
+	}
+	if p := m.DevicesOf("plic"); len(p) != 1 || p[0].Base != 0xc00_0000 {
+		t.Errorf("plic %+v", p)
+	}
+	if u := m.DevicesOf("uart"); len(u) != 2 || u[0].Base != 0x1001_0000 || u[0].Compatible != "sifive,uart0" || u[0].IRQ != 4 {
+		t.Errorf("uarts %+v", u)
+	}
+	if m.Harts != 3 || m.Timebase != 1_000_000 {
+		t.Errorf("harts %d timebase %d", m.Harts, m.Timebase)
+	}
+}
+
+// dw-uart.dtb is testdata/dw-uart.dts, a tree shaped like the VisionFive 2's.
+func TestParseDeviceTreeDesignWareUART(t *testing.T) {
+	blob, err := os.ReadFile("testdata/dw-uart.dtb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := ParseDeviceTree(blob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.RAMBase != 0x4000_0000 || m.RAMSize != 4<<30 {
+		t.Errorf("RAM = %#x+%#x", m.RAMBase, m.RAMSize)
+	}
+	if r := m.Reserved; len(r) != 2 || r[0] != [2]uint64{0x4000_0000, 0x4008_0000} || r[1] != [2]uint64{0x6ce0_0000, 0x6e40_0000} {
+		t.Errorf("reserved %#x", r)
+	}
+	if c := m.PLICContexts; len(c) != 2 || c[1] != 2 || c[2] != 4 {
+		t.Errorf("PLIC contexts %v, want map[1:2 2:4]", c)
+	}
+	u := m.DevicesOf("uart")
+	if len(u) != 1 || u[0].Base != 0x1000_0000 || u[0].Compatible != "snps,dw-apb-uart" || u[0].RegShift != 2 || u[0].RegIOWidth != 4 || u[0].IRQ != 32 {
+		t.Errorf("uart %+v", u)
+	}
 }
 
 func TestParseDeviceTreeRejectsGarbage(t *testing.T) {

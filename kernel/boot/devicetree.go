@@ -21,6 +21,13 @@ type Machine struct {
 	InitrdStart uint64
 	InitrdEnd   uint64
 	Devices     []Device
+	// PLICContexts is each hart's S-mode context of the PLIC, by hart id:
+	// the position in the PLIC's interrupts-extended of the pair naming
+	// the hart's interrupt controller and the supervisor external
+	// interrupt (9).
+	PLICContexts map[int]int
+	// Reserved are the reserved-memory nodes' ranges, [base, base+size).
+	Reserved [][2]uint64
 }
 
 // Device is one device node the kernel knows how to use.
@@ -30,12 +37,21 @@ type Device struct {
 	Base uint64
 	Size uint64
 	IRQ  uint32 // 0 when the node has no interrupts property
+	// Compatible is the compatible string the kind was found by.
+	Compatible string
+	// RegShift and RegIOWidth are a 16550's reg-shift and reg-io-width
+	// (register n at Base + n<<RegShift, accessed RegIOWidth bytes wide).
+	RegShift   uint
+	RegIOWidth int
 }
 
 // compatibleKinds is the kind of each device the kernel knows, by its
 // device-tree compatible string; a fixed table, only read.
 var compatibleKinds = map[string]string{
 	"ns16550a":            "uart",
+	"ns16550":             "uart",
+	"snps,dw-apb-uart":    "uart",
+	"sifive,uart0":        "uart",
 	"riscv,clint0":        "clint",
 	"sifive,clint0":       "clint",
 	"riscv,plic0":         "plic",
@@ -46,8 +62,12 @@ var compatibleKinds = map[string]string{
 	"virtio,mmio":         "virtio-mmio",
 }
 
-// ParseDeviceTree reads a flattened device tree (QEMU virt's layout: two
-// address cells and two size cells).
+// supervisorExternal is the interrupt a PLIC context raises at a hart's
+// interrupt controller when it serves S-mode (riscv,cpu-intc numbers).
+const supervisorExternal = 9
+
+// ParseDeviceTree reads a flattened device tree (two address cells and two
+// size cells for reg, as QEMU's machines and the VisionFive 2 have).
 func ParseDeviceTree(blob []byte) (*Machine, error) {
 	fdt, err := dt.ReadFDT(bytes.NewReader(blob))
 	if err != nil {
@@ -55,6 +75,8 @@ func ParseDeviceTree(blob []byte) (*Machine, error) {
 	}
 	m := &Machine{}
 	root := fdt.RootNode
+	intcHart := map[uint32]int{} // a hart's interrupt controller's phandle: its hart id
+	var plic *dt.Node
 	if p, ok := root.LookProperty("model"); ok {
 		m.Model, _ = p.AsString()
 	}
@@ -75,17 +97,43 @@ func ParseDeviceTree(blob []byte) (*Machine, error) {
 			m.Timebase = number(n, "timebase-frequency")
 		case strings.HasPrefix(n.Name, "cpu@"):
 			m.Harts++
+			for _, c := range n.Children {
+				if _, ok := c.LookProperty("interrupt-controller"); ok {
+					if p, ok := c.LookProperty("phandle"); ok && len(p.Value) == 4 {
+						intcHart[binary.BigEndian.Uint32(p.Value)] = int(number(n, "reg"))
+					}
+				}
+			}
+		case n.Name == "reserved-memory":
+			for _, c := range n.Children {
+				if base, size, ok := reg(c); ok {
+					m.Reserved = append(m.Reserved, [2]uint64{base, base + size})
+				}
+			}
 		}
-		kind := kindOf(n)
+		kind, compatible := kindOf(n)
 		if kind == "" {
 			return nil
 		}
 		base, size, _ := reg(n)
-		m.Devices = append(m.Devices, Device{Kind: kind, Node: n.Name, Base: base, Size: size, IRQ: uint32(number(n, "interrupts"))})
+		d := Device{Kind: kind, Node: n.Name, Base: base, Size: size, IRQ: uint32(number(n, "interrupts")), Compatible: compatible, RegIOWidth: 1}
+		if p, ok := n.LookProperty("reg-shift"); ok && len(p.Value) == 4 {
+			d.RegShift = uint(binary.BigEndian.Uint32(p.Value))
+		}
+		if p, ok := n.LookProperty("reg-io-width"); ok && len(p.Value) == 4 {
+			d.RegIOWidth = int(binary.BigEndian.Uint32(p.Value))
+		}
+		if kind == "plic" && plic == nil {
+			plic = n
+		}
+		m.Devices = append(m.Devices, d)
 		return nil
 	})
 	if err != nil {
 		return nil, err
+	}
+	if plic != nil {
+		m.PLICContexts = plicContexts(plic, intcHart)
 	}
 	if m.RAMSize == 0 {
 		return nil, fmt.Errorf("device tree: no memory node")
@@ -94,17 +142,38 @@ func ParseDeviceTree(blob []byte) (*Machine, error) {
 	return m, nil
 }
 
-func kindOf(n *dt.Node) string {
+// plicContexts reads the PLIC's interrupts-extended: one (phandle,
+// interrupt) pair per context, in context order, each naming a hart's
+// interrupt controller (one interrupt cell). A pair whose interrupt is
+// not the supervisor external one is another mode's context (M-mode's is
+// 11), or none (-1, 0xffffffff, in a tree that leaves a hart out).
+func plicContexts(plic *dt.Node, intcHart map[uint32]int) map[int]int {
+	p, ok := plic.LookProperty("interrupts-extended")
+	if !ok {
+		return nil
+	}
+	contexts := map[int]int{}
+	for i := 0; i+8 <= len(p.Value); i += 8 {
+		phandle, irq := binary.BigEndian.Uint32(p.Value[i:]), binary.BigEndian.Uint32(p.Value[i+4:])
+		hart, known := intcHart[phandle]
+		if _, taken := contexts[hart]; known && irq == supervisorExternal && !taken {
+			contexts[hart] = i / 8
+		}
+	}
+	return contexts
+}
+
+func kindOf(n *dt.Node) (kind, compatible string) {
 	p, ok := n.LookProperty("compatible")
 	if !ok {
-		return ""
+		return "", ""
 	}
 	for _, c := range strings.Split(strings.TrimRight(string(p.Value), "\x00"), "\x00") {
 		if k, ok := compatibleKinds[c]; ok {
-			return k
+			return k, c
 		}
 	}
-	return ""
+	return "", ""
 }
 
 func reg(n *dt.Node) (base, size uint64, ok bool) {

@@ -55,8 +55,8 @@ func Main(syscalls SyscallLayer) {
 		fmt.Printf("kernel: %v\n", err)
 		arch.PowerOff(3)
 	}
-	if u := m.DevicesOf("uart"); len(u) > 0 {
-		arch.SetConsole(uintptr(u[0].Base))
+	if p := m.DevicesOf("plic"); len(p) > 0 {
+		arch.SetPLIC(uintptr(p[0].Base), m.PLICContexts)
 	}
 	if r := m.DevicesOf("rtc"); len(r) > 0 {
 		arch.SetWallClock(goldfish.ReadTime(uintptr(r[0].Base)))
@@ -68,6 +68,12 @@ func Main(syscalls SyscallLayer) {
 		StartTask:   func(t *kernel.Task) { go t.Run(syscalls.Dispatch) },
 		CPUs:        arch.Harts(),
 		MemoryStats: arch.MemoryStats,
+		Reset: func(restart bool) {
+			if restart {
+				arch.Reboot()
+			}
+			arch.PowerOff(0)
+		},
 	})
 	// The kernel's runtime reads the monotonic clock as the time CSR in ns
 	// (nanotime), so CLOCK_MONOTONIC (Uptime) is that minus k.BootNano.
@@ -101,6 +107,9 @@ func Main(syscalls SyscallLayer) {
 	fmt.Printf("  %#x-%#x device tree\n", b.DTB, b.DTB+uintptr(dtSize))
 	if m.InitrdEnd > m.InitrdStart {
 		fmt.Printf("  %#x-%#x initrd (%d KiB)\n", m.InitrdStart, m.InitrdEnd, (m.InitrdEnd-m.InitrdStart)>>10)
+	}
+	for _, r := range m.Reserved {
+		fmt.Printf("  %#x-%#x reserved (the device tree's reserved-memory)\n", r[0], r[1])
 	}
 	inUse, total := arch.MemoryStats()
 	fmt.Printf("  %d MiB in frames, %d KiB in use; Go heap soft limit %d MiB\n", total>>20, inUse>>10, heapLimit>>20)
@@ -162,6 +171,12 @@ func Main(syscalls SyscallLayer) {
 			fmt.Printf("  %-22s %s", d.Node, d.Kind)
 			if d.IRQ != 0 {
 				fmt.Printf(", irq %d", d.IRQ)
+			}
+			switch {
+			case d.Kind == "uart" && uintptr(d.Base) == arch.ConsoleUART().Base:
+				fmt.Printf(" (%s, reg-shift %d, reg-io-width %d): the console", d.Compatible, d.RegShift, d.RegIOWidth)
+			case d.Kind == "plic":
+				fmt.Printf(", S-mode contexts by hart id %v", m.PLICContexts)
 			}
 			fmt.Println()
 		}
@@ -430,15 +445,20 @@ func consoleOut(p []byte) {
 	}
 }
 
-// startConsole makes the console a terminal: the UART's input, by
-// interrupt, goes through the line discipline; without an interrupt the
-// terminal has output only.
+// startConsole makes the console a terminal: the input of the UART the
+// console writes to (arch.ConsoleUART), by interrupt, goes through the
+// line discipline; without an interrupt the terminal has output only.
 func startConsole(k *kernel.Kernel, m *Machine) *fs.TTY {
 	tty := fs.NewTTY(consoleOut, k.SignalGroup)
-	if u := m.DevicesOf("uart"); len(u) > 0 && u[0].IRQ > 0 {
-		if err := uart.Start(uintptr(u[0].Base), int(u[0].IRQ), tty.Input); err != nil {
+	c := arch.ConsoleUART()
+	for _, u := range m.DevicesOf("uart") {
+		if uintptr(u.Base) != c.Base || c.Base == 0 || u.IRQ == 0 {
+			continue
+		}
+		if err := uart.Start(c, int(u.IRQ), tty.Input); err != nil {
 			fmt.Printf("kernel: console input: %v\n", err)
 		}
+		break
 	}
 	return tty
 }

@@ -91,8 +91,8 @@ func (b *bencher) add(ctx context.Context, s *series, run int, once func(context
 		b.progress("%s: %s", s.t.name, s.err)
 		return
 	}
-	b.progress("%s run %d/%d: keep-alive %.0f req/s, fresh %.0f req/s, p50 %.2f ms, p99 %.2f ms, %.1f MB/s, first 200 %.2f s%s%s",
-		s.t.name, run, b.runs, r.ka, r.fresh, r.p50, r.p99, r.mbps, r.boot, r.wrkText(), r.countedText())
+	b.progress("%s run %d/%d: keep-alive %.0f req/s, fresh %.0f req/s, p50 %.2f ms, p99 %.2f ms, %.1f MB/s, first 200 %.2f s%s%s%s",
+		s.t.name, run, b.runs, r.ka, r.fresh, r.p50, r.p99, r.mbps, r.boot, r.openSBIText(), r.wrkText(), r.countedText())
 	s.runs = append(s.runs, r)
 }
 
@@ -107,7 +107,7 @@ type series struct {
 func (s *series) result() report.BenchTarget {
 	t := s.t
 	bt := report.BenchTarget{Target: t.name, KernelKind: t.kind, Error: s.err}
-	var ka, fresh, p50, p99, mbps, boot, wrk []float64
+	var ka, fresh, p50, p99, mbps, boot, bootOpenSBI, wrk []float64
 	var counted []report.RunCounted
 	for _, r := range s.runs {
 		if r.counted != nil {
@@ -115,6 +115,9 @@ func (s *series) result() report.BenchTarget {
 		}
 		ka, fresh, p50, p99 = append(ka, r.ka), append(fresh, r.fresh), append(p50, r.p50), append(p99, r.p99)
 		boot = append(boot, r.boot)
+		if r.bootOpenSBI > 0 {
+			bootOpenSBI = append(bootOpenSBI, r.bootOpenSBI)
+		}
 		if r.mbps > 0 {
 			mbps = append(mbps, r.mbps)
 		}
@@ -135,6 +138,7 @@ func (s *series) result() report.BenchTarget {
 	bt.KeepAliveRPS, bt.FreshRPS = report.NewStat(ka), report.NewStat(fresh)
 	bt.P50MS, bt.P99MS = report.NewStat(p50), report.NewStat(p99)
 	bt.TransferMBps, bt.BootToFirst200 = report.NewStat(mbps), report.NewStat(boot)
+	bt.BootToFirst200OpenSBI = report.NewStat(bootOpenSBI)
 	if len(wrk) > 0 {
 		w := report.NewStat(wrk)
 		bt.WrkKeepAliveRPS = &w
@@ -147,8 +151,16 @@ func (s *series) result() report.BenchTarget {
 
 type runFigures struct {
 	ka, fresh, p50, p99, mbps, boot, wrk float64
+	bootOpenSBI                          float64 // ours: first 200 booted through OpenSBI, or 0
 	errors, retries                      int64
 	counted                              *report.RunCounted // --icount
+}
+
+func (r runFigures) openSBIText() string {
+	if r.bootOpenSBI == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (through OpenSBI %.2f s)", r.bootOpenSBI)
 }
 
 func (r runFigures) countedText() string {
@@ -262,7 +274,35 @@ func (b *bencher) once(ctx context.Context, t *target) (runFigures, error) {
 	if !b.noWrk {
 		r.wrk = wrkRPS(ctx, addr, b.conns, b.duration)
 	}
+	if t.viaOpenSBI != nil {
+		g.stop()
+		if r.bootOpenSBI, err = b.firstViaOpenSBI(ctx, t); err != nil {
+			return r, err
+		}
+	}
 	return r, nil
+}
+
+// firstViaOpenSBI boots ours as its Image under QEMU's OpenSBI, the way
+// Debian's Linux boots, and returns the seconds from QEMU's start to its
+// first 200: the boot figure on Linux's path, beside the own firmware's.
+func (b *bencher) firstViaOpenSBI(ctx context.Context, t *target) (float64, error) {
+	sbi := *t
+	sbi.machine, sbi.viaOpenSBI = *t.viaOpenSBI, nil
+	logPath := b.logPath(t) + ".opensbi"
+	g, err := b.start(ctx, &sbi, logPath)
+	if err != nil {
+		return 0, err
+	}
+	defer g.stop()
+	if s := b.bootStage(ctx, g); !s.Passed() {
+		return 0, fmt.Errorf("boot under OpenSBI: %s (console %s)", s.Detail, logPath)
+	}
+	s, at := probe.First200(ctx, g.Addr())
+	if !s.Passed() {
+		return 0, fmt.Errorf("first 200 under OpenSBI: %s (console %s)", s.Detail, logPath)
+	}
+	return at.Sub(g.Started()).Seconds(), nil
 }
 
 // transferRequest is the request for the root filesystem's 64 MiB

@@ -35,7 +35,24 @@ type common struct {
 	console     bool
 	bootTimeout time.Duration
 	logDir      string
+	firmware    string // how ours boots: firmwareOwn, firmwareOpenSBI or firmwareUBoot
 }
+
+// How `ours` boots (--firmware).
+const (
+	// firmwareOwn: build/kernel.elf with its own M-mode code, behind a
+	// trampoline that QEMU runs as -bios.
+	firmwareOwn = "own"
+	// firmwareOpenSBI: build/Image as the payload of QEMU's OpenSBI
+	// (-bios default), as Debian's Linux boots.
+	firmwareOpenSBI = "opensbi"
+	// firmwareUBoot: OpenSBI, then Debian's U-Boot for S-mode, which boots
+	// build/Image and the root filesystem from a boot disk (extlinux.conf).
+	firmwareUBoot = "uboot"
+)
+
+// ubootSmode is Debian's U-Boot for S-mode on QEMU's virt (u-boot-qemu).
+const ubootSmode = "/usr/lib/u-boot/qemu-riscv64_smode/uboot.elf"
 
 func (c *common) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.buildDir, "build-dir", "", "cache and output directory (default: build/ of the source tree)")
@@ -47,6 +64,7 @@ func (c *common) flags(fs *pflag.FlagSet) {
 	fs.BoolVar(&c.console, "console", false, "also copy the guest console to stderr, live")
 	fs.DurationVar(&c.bootTimeout, "boot-timeout", 30*time.Second, "time allowed for the first console output")
 	fs.StringVar(&c.logDir, "log-dir", "", "where console logs go (default: <build-dir>/logs)")
+	fs.StringVar(&c.firmware, "firmware", firmwareOwn, "how ours boots: own (its own M-mode code), opensbi (build/Image under QEMU's OpenSBI, as Linux boots), uboot (OpenSBI, then U-Boot from a boot disk)")
 }
 
 func (c *common) defaults() {
@@ -64,6 +82,15 @@ func (c *common) defaults() {
 // preflight reports host problems before any build: QEMU missing, the
 // requested port taken.
 func (c *common) preflight() error {
+	switch c.firmware {
+	case firmwareOwn, firmwareOpenSBI:
+	case firmwareUBoot:
+		if _, err := os.Stat(ubootSmode); err != nil {
+			return envErr(fmt.Errorf("--firmware uboot: %v (Debian: apt-get install u-boot-qemu)", err))
+		}
+	default:
+		return usageErr("--firmware %q: want own, opensbi or uboot", c.firmware)
+	}
 	if _, err := exec.LookPath(qemu.DefaultBinary); err != nil {
 		return envErr(fmt.Errorf("%w: %s not found on PATH (Debian: apt-get install qemu-system-misc)", qemu.ErrNotInstalled, qemu.DefaultBinary))
 	}
@@ -109,6 +136,9 @@ type target struct {
 	// Filled by build.
 	machine qemu.Machine
 	image   *rootfs.Image
+	// viaOpenSBI is ours booted own as it boots through OpenSBI, for
+	// bench's second first-200 figure; nil for other targets.
+	viaOpenSBI *qemu.Machine
 }
 
 // parseTarget resolves a command-line target. An attempt is given as
@@ -225,6 +255,27 @@ func (c *common) build(ctx context.Context, t *target, log io.Writer) report.Sta
 		// Our kernel reads its root from a disk on demand; QEMU would copy
 		// an initrd into RAM before the first instruction.
 		m.Disk, t.image = img.CPIO, img
+		if m.SMP == 0 {
+			m.SMP = 1 // whatever the firmware: -bios default alone means Linux's 2
+		}
+		if t.kind == kindOurs {
+			sbi := m
+			sbi.Kernel, sbi.BIOS = filepath.Join(c.repo, "build", "Image"), "default"
+			switch c.firmware {
+			case firmwareOwn:
+				t.viaOpenSBI = &sbi
+			case firmwareOpenSBI:
+				m = sbi
+			case firmwareUBoot:
+				// U-Boot loads the Image and the root (as an initrd) from
+				// the disk, as from a board's SD card.
+				disk := filepath.Join(c.buildDir, "logs", fmt.Sprintf("uboot-disk-%d.img", os.Getpid()))
+				if err := c.writeBootDisk(ctx, sbi.Kernel, img.CPIO, disk, log); err != nil {
+					return fail(report.ClassBuildFailed, err)
+				}
+				m.Kernel, m.BIOS, m.Disk = ubootSmode, "default", disk
+			}
+		}
 		if t.kind == kindOursAttempt {
 			dir, err := filepath.Abs(filepath.Join(c.buildDir, "controls", kindOursAttempt))
 			if err == nil {
@@ -308,6 +359,21 @@ func (c *common) build(ctx context.Context, t *target, log io.Writer) report.Sta
 		detail = fmt.Sprintf("kernel %s, root disk %s", m.Kernel, m.Disk)
 	}
 	return report.Passf(report.StageBuild, time.Since(t0), "%s", detail)
+}
+
+// writeBootDisk writes U-Boot's boot disk with the Image and the initramfs
+// (qemu/cmd/bootdisk of the source tree).
+func (c *common) writeBootDisk(ctx context.Context, image, initrd, disk string, log io.Writer) error {
+	if err := os.MkdirAll(filepath.Dir(disk), 0o755); err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, "go", "run", "./qemu/cmd/bootdisk", "-image", image, "-initrd", initrd, "-out", disk)
+	cmd.Dir = c.repo
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("bootdisk in %s: %w", c.repo, err)
+	}
+	return nil
 }
 
 // linuxAppend is Debian's Linux command line: serial console, and quiet,

@@ -218,15 +218,18 @@ func scanStream(name string, r io.Reader, role Role) ([]Sign, int64, error) {
 }
 
 // headerSigns reads a Linux Image's or EFI zboot image's header at the
-// start of a file.
+// start of a file. The plain Image header is a boot format, which SBI
+// firmware and U-Boot load for any kernel (ours among them): alone it is
+// reported, and Linux's banner in the file is what makes it Linux; the
+// EFI stub and zboot wrappers are Linux's own.
 func headerSigns(name string, b []byte, role Role) []Sign {
 	var out []Sign
 	if len(b) >= imageMagicOff+len(imageMagic) && bytes.Equal(b[imageMagicOff:imageMagicOff+len(imageMagic)], imageMagic) {
-		what := "a RISC-V Linux Image header (magic \"RSC\\x05\" at 0x38)"
-		if bytes.HasPrefix(b, []byte("MZ")) {
+		what, efi := "a RISC-V Linux Image header (magic \"RSC\\x05\" at 0x38)", bytes.HasPrefix(b, []byte("MZ"))
+		if efi {
 			what = "an EFI-stub Linux Image (PE \"MZ\" with the RISC-V Linux Image header)"
 		}
-		out = append(out, Sign{Linux: role == Code, What: fmt.Sprintf("%s is %s", name, what)})
+		out = append(out, Sign{Linux: role == Code && efi, What: fmt.Sprintf("%s is %s", name, what)})
 	}
 	if len(b) >= zbootTypeOff+8 && bytes.HasPrefix(b, []byte("MZ")) && bytes.Equal(b[4:8], zbootMagic) {
 		comp, _, _ := bytes.Cut(b[zbootTypeOff:zbootTypeOff+8], []byte{0})

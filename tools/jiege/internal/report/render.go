@@ -168,6 +168,21 @@ func (b *Bench) header() string {
 
 // benchRows returns the table as rows of cells: one row per metric, one
 // column per target; later targets carry their ratio to the first.
+// openSBIRow is ours's first 200 through OpenSBI, under the first-200 row,
+// when a target has it (none, or one row).
+func openSBIRow(b *Bench) [][]string {
+	row := []string{"boot to first 200 via OpenSBI (s)"}
+	have := false
+	for _, t := range b.Targets {
+		row = append(row, t.BootToFirst200OpenSBI.cell("s", false))
+		have = have || len(t.BootToFirst200OpenSBI.Runs) > 0
+	}
+	if !have {
+		return nil
+	}
+	return [][]string{row}
+}
+
 func benchRows(b *Bench) [][]string {
 	head := []string{"metric"}
 	for _, t := range b.Targets {
@@ -192,6 +207,9 @@ func benchRows(b *Bench) [][]string {
 			row = append(row, m.Get(&b.Targets[i]).cell(m.Unit, i > 0))
 		}
 		rows = append(rows, row)
+		if m.Key == "boot_to_first_200_s" {
+			rows = append(rows, openSBIRow(b)...)
+		}
 	}
 	wrk := []string{"wrk keep-alive (req/s)"}
 	have := false

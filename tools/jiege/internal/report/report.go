@@ -234,6 +234,10 @@ type BenchTarget struct {
 	P99MS          Stat   `json:"p99_ms"`
 	TransferMBps   Stat   `json:"transfer_mb_per_s"`
 	BootToFirst200 Stat   `json:"boot_to_first_200_s"`
+	// BootToFirst200OpenSBI is ours's first 200 booted as Debian's Linux
+	// boots, its Image under QEMU's OpenSBI, beside BootToFirst200 on
+	// its own firmware (jiege bench ours); empty for other targets.
+	BootToFirst200OpenSBI Stat `json:"boot_to_first_200_opensbi_s,omitzero"`
 	// Harts is the guest's -smp (0: unknown, an attempt's own QEMU), and
 	// KeepAlivePerHart the keep-alive figure divided by it, so that kernels
 	// given different harts compare per hart too.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -669,5 +670,27 @@ func TestCountedFigures(t *testing.T) {
 	c.Rows[1].Bench.Counted = b.Targets[1].Counted
 	if !strings.Contains(CompareText(c), "keep-alive kernel (S) instructions (insns/req)") {
 		t.Errorf("no counted column:\n%s", CompareText(c))
+	}
+}
+
+// TestBenchRenderOpenSBI: ours's first 200 through OpenSBI gets its row
+// under the first-200 row, only when a target has it.
+func TestBenchRenderOpenSBI(t *testing.T) {
+	b := sampleBench()
+	b.Targets[1].BootToFirst200OpenSBI = NewStat([]float64{1.5, 1.25, 1.75})
+	rows := mdTable(t, BenchMarkdown(b))
+	if len(rows) != 11 {
+		t.Fatalf("%d rows, want 11", len(rows))
+	}
+	first := slices.IndexFunc(rows, func(r []string) bool { return strings.HasPrefix(r[0], "boot to first 200 (s)") })
+	if first < 0 || first+1 >= len(rows) {
+		t.Fatalf("no first-200 row: %q", rows)
+	}
+	if got := strings.Join(rows[first+1], "|"); got != "boot to first 200 via OpenSBI (s)|-|1.50 (1.25-1.75)|-" {
+		t.Errorf("row under first 200: %q", got)
+	}
+	j, err := json.Marshal(b.Targets[0])
+	if err != nil || strings.Contains(string(j), "opensbi") {
+		t.Errorf("a target without the figure has it in JSON: %s %v", j, err)
 	}
 }
