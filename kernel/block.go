@@ -37,14 +37,7 @@ func (t *Task) Block(ready <-chan struct{}, deadline time.Time) error {
 		t.cpu.start(time.Now())
 	}()
 	for {
-		t.Proc.k.sigMu.Lock()
-		wake := t.wakeChan()
-		select {
-		case <-wake:
-		default:
-		}
-		interrupted := t.mustHandle() || t.endedByExec()
-		t.Proc.k.sigMu.unlockUnchanged() // it only read signal state
+		wake, interrupted := t.drainWake()
 		if interrupted {
 			return unix.EINTR
 		}
@@ -77,4 +70,18 @@ func (t *Task) BlockOn(w fs.Waitable, mask uint32, deadline time.Time) error {
 		}
 	}
 	return nil
+}
+
+// drainWake empties the task's wake channel and returns it, and reports
+// whether the task must stop waiting now: a signal to handle, or another
+// thread's execve.
+func (t *Task) drainWake() (chan struct{}, bool) {
+	t.Proc.k.sigMu.Lock()
+	defer t.Proc.k.sigMu.unlockUnchanged() // it only reads signal state
+	wake := t.wakeChan()
+	select {
+	case <-wake:
+	default:
+	}
+	return wake, t.mustHandle() || t.endedByExec()
 }

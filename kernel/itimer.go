@@ -62,21 +62,26 @@ func (p *Process) armRealTimer(d time.Duration) {
 }
 
 func (p *Process) realTimerExpired(gen int) {
+	if p.realTimerFired(gen) {
+		p.terminate(unix.SIGALRM)
+	}
+}
+
+// realTimerFired rearms an interval timer and sends SIGALRM, unless the
+// timer was set again since it was armed as gen; it reports whether the
+// signal is fatal now.
+func (p *Process) realTimerFired(gen int) bool {
 	p.k.sigMu.Lock()
+	defer p.k.sigMu.Unlock()
 	it := &p.sig.itimer
 	if it.gen != gen {
-		p.k.sigMu.Unlock()
-		return
+		return false
 	}
 	it.timer = nil
 	if it.interval > 0 {
 		p.armRealTimer(it.interval)
 	}
-	fatal := p.queueSignal(nil, unix.SIGALRM, &SigInfo{Code: SIKernel})
-	p.k.sigMu.Unlock()
-	if fatal {
-		p.terminate(unix.SIGALRM)
-	}
+	return p.queueSignal(nil, unix.SIGALRM, &SigInfo{Code: SIKernel})
 }
 
 // stopRealTimer disarms the timer of an exiting process.

@@ -104,9 +104,7 @@ func (t *Task) Sigreturn() {
 	t.Proc.Unlock()
 	if err != nil {
 		fmt.Printf("kernel: pid %d (%s) rt_sigreturn: bad frame at %#x\n", t.Proc.PID, t.Proc.Exe, r.X[arch.RegSP])
-		t.Proc.k.sigMu.Lock()
-		t.forceSegv()
-		t.Proc.k.sigMu.Unlock()
+		t.raiseSegv()
 		return
 	}
 	mc := &f.UC.Mcontext
@@ -116,9 +114,7 @@ func (t *Task) Sigreturn() {
 	r.X[0] = x0
 	r.F = mc.F
 	r.FCSR = uint64(mc.FCSR)
-	t.Proc.k.sigMu.Lock()
-	t.setMaskLocked(SigSet(f.UC.Sigmask))
-	t.Proc.k.sigMu.Unlock()
+	t.SetMask(SigSet(f.UC.Sigmask))
 	// The saved alternate stack comes back, unless the task is on it
 	// (Linux squashes that EPERM).
 	ss := f.UC.Stack

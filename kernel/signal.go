@@ -244,10 +244,7 @@ func (t *Task) SendSignal(sig unix.Signal, info *SigInfo) {
 
 // SignalThread sends sig to this thread only, as tgkill(2) does.
 func (t *Task) SignalThread(sig unix.Signal, info *SigInfo) {
-	t.Proc.k.sigMu.Lock()
-	fatal := t.Proc.queueSignal(t, sig, info)
-	t.Proc.k.sigMu.Unlock()
-	if fatal {
+	if t.Proc.queue(t, sig, info) {
 		t.Proc.terminate(sig)
 	}
 }
@@ -257,12 +254,18 @@ const SIQueue = -1
 
 // Signal sends sig to the process, as kill(2) does.
 func (p *Process) Signal(sig unix.Signal, info *SigInfo) {
-	p.k.sigMu.Lock()
-	fatal := p.queueSignal(nil, sig, info)
-	p.k.sigMu.Unlock()
-	if fatal {
+	if p.queue(nil, sig, info) {
 		p.terminate(sig)
 	}
+}
+
+// queue is queueSignal under sigMu. (Every critical section of sigMu is a
+// function that releases it by defer: Task.Run recovers a handler's
+// panic, and a panic that left sigMu held would wedge every later signal.)
+func (p *Process) queue(to *Task, sig unix.Signal, info *SigInfo) bool {
+	p.k.sigMu.Lock()
+	defer p.k.sigMu.Unlock()
+	return p.queueSignal(to, sig, info)
 }
 
 // queueSignal makes sig pending on p, or on its task to when not nil, and
@@ -433,12 +436,17 @@ func (p *Process) terminate(sig unix.Signal) {
 
 // exitBySignal ends the process with sig as the cause.
 func (p *Process) exitBySignal(sig unix.Signal) {
+	p.setTermSig(sig)
+	p.Exit(128 + int(sig))
+}
+
+// setTermSig records sig as the cause of death unless one is recorded.
+func (p *Process) setTermSig(sig unix.Signal) {
 	p.k.sigMu.Lock()
+	defer p.k.sigMu.Unlock()
 	if p.sig.termSig == 0 {
 		p.sig.termSig = sig
 	}
-	p.k.sigMu.Unlock()
-	p.Exit(128 + int(sig))
 }
 
 // notifyParent tells p's parent that p changed state: SIGCHLD (unless the
@@ -528,37 +536,64 @@ func (t *Task) HandleSignals() {
 }
 
 func (t *Task) handleSignals() {
+	for {
+		next, sig, cont := t.deliverSignals()
+		switch next {
+		case deliveredAll:
+			return
+		case waitWhileStopped:
+			select {
+			case <-cont:
+			case <-t.Proc.exited:
+			}
+		case dieBySignal:
+			t.Proc.terminate(sig)
+			return
+		case dieBySegv:
+			t.Proc.exitBySignal(unix.SIGSEGV)
+			return
+		}
+	}
+}
+
+// What handleSignals does once deliverSignals has released sigMu.
+type afterDelivery int
+
+const (
+	deliveredAll     afterDelivery = iota
+	waitWhileStopped               // until the channel returned is closed, then deliver again
+	dieBySignal                    // the default action of the signal returned: terminate
+	dieBySegv                      // the frame for SIGSEGV could not be written
+)
+
+// deliverSignals applies default actions and sets up handler frames for
+// the deliverable pending signals, under sigMu, until none is left or
+// what comes next must happen without the lock.
+func (t *Task) deliverSignals() (afterDelivery, unix.Signal, chan struct{}) {
 	p := t.Proc
-	t.Proc.k.sigMu.Lock()
+	p.k.sigMu.Lock()
 	// Only a pass that changed signal state counts: one that found nothing
 	// to do left other tasks nothing new, and counting it would send each
 	// task that runs next through this lock in turn, for good.
 	changed := false
 	defer func() {
 		if changed {
-			t.sig.seenGen = t.Proc.k.sigMu.gen.Load() + 1 // the count after this Unlock
-			t.Proc.k.sigMu.Unlock()
+			t.sig.seenGen = p.k.sigMu.gen.Load() + 1 // the count after this Unlock
+			p.k.sigMu.Unlock()
 		} else {
-			t.sig.seenGen = t.Proc.k.sigMu.gen.Load()
-			t.Proc.k.sigMu.unlockUnchanged()
+			t.sig.seenGen = p.k.sigMu.gen.Load()
+			p.k.sigMu.unlockUnchanged()
 		}
 	}()
 	for {
 		select {
 		case <-p.exited:
-			return
+			return deliveredAll, 0, nil
 		default:
 		}
 		if p.sig.stopped {
 			changed = true
-			cont := p.sig.continued
-			t.Proc.k.sigMu.Unlock()
-			select {
-			case <-cont:
-			case <-p.exited:
-			}
-			t.Proc.k.sigMu.Lock()
-			continue
+			return waitWhileStopped, 0, p.sig.continued
 		}
 		info, ok := t.dequeue(^t.sig.mask)
 		if !ok {
@@ -581,10 +616,7 @@ func (t *Task) handleSignals() {
 				p.stop(sig)
 				continue
 			}
-			t.Proc.k.sigMu.Unlock()
-			p.terminate(sig)
-			t.Proc.k.sigMu.Lock()
-			return
+			return dieBySignal, sig, nil
 		}
 		if t.sig.restart != RestartNever {
 			if t.sig.restart == RestartSys && act.Flags&SARestart != 0 {
@@ -598,10 +630,7 @@ func (t *Task) handleSignals() {
 			fmt.Printf("kernel: pid %d (%s) cannot take %s: bad signal stack at %#x\n",
 				p.PID, p.Exe, unix.SignalName(sig), t.Regs.X[arch.RegSP])
 			if sig == unix.SIGSEGV {
-				t.Proc.k.sigMu.Unlock()
-				p.exitBySignal(unix.SIGSEGV)
-				t.Proc.k.sigMu.Lock()
-				return
+				return dieBySegv, sig, nil
 			}
 			t.forceSegv()
 			continue
@@ -618,6 +647,7 @@ func (t *Task) handleSignals() {
 		changed = true
 		t.sig.mask, t.sig.hasSavedMask = t.sig.savedMask, false
 	}
+	return deliveredAll, 0, nil
 }
 
 // stop stops p by sig: its tasks wait in HandleSignals until SIGCONT or
@@ -643,25 +673,38 @@ func (t *Task) forceSegv() {
 	t.sig.queue = append(t.sig.queue, SigInfo{Signo: unix.SIGSEGV, Code: SIKernel})
 }
 
+// raiseSegv is forceSegv under sigMu.
+func (t *Task) raiseSegv() {
+	t.Proc.k.sigMu.Lock()
+	defer t.Proc.k.sigMu.Unlock()
+	t.forceSegv()
+}
+
 // Fault delivers a synchronous signal for a fault at addr: to the handler
 // when one is installed and the signal is not blocked, else the process
 // dies with it, reported on the console with the trap's cause.
 func (t *Task) Fault(sig unix.Signal, code int32, addr uint64, cause uint64) {
 	p := t.Proc
-	t.Proc.k.sigMu.Lock()
-	a := p.sig.actions[sig-1]
-	handled := a.Handler != SigDefault && a.Handler != SigIgnore && t.sig.mask&Bit(sig) == 0
-	if handled {
-		t.sig.pending |= Bit(sig)
-		t.sig.queue = append(t.sig.queue, SigInfo{Signo: sig, Code: code, Addr: addr})
-	}
-	t.Proc.k.sigMu.Unlock()
-	if !handled {
+	if !t.queueFault(sig, code, addr) {
 		fmt.Printf("kernel: pid %d (%s) killed by %s: cause %d at pc %#x, address %#x\n",
 			p.PID, p.Exe, unix.SignalName(sig), cause, t.Regs.PC, t.Regs.Tval)
 		t.Exiting = true
 		p.exitBySignal(sig)
 	}
+}
+
+// queueFault queues a fault's signal on the task when a handler takes it
+// and the task does not block it, and reports whether it did.
+func (t *Task) queueFault(sig unix.Signal, code int32, addr uint64) bool {
+	t.Proc.k.sigMu.Lock()
+	defer t.Proc.k.sigMu.Unlock()
+	a := t.Proc.sig.actions[sig-1]
+	if a.Handler == SigDefault || a.Handler == SigIgnore || t.sig.mask&Bit(sig) != 0 {
+		return false
+	}
+	t.sig.pending |= Bit(sig)
+	t.sig.queue = append(t.sig.queue, SigInfo{Signo: sig, Code: code, Addr: addr})
+	return true
 }
 
 // Action returns the disposition of sig.
@@ -755,33 +798,45 @@ func (t *Task) Suspend(mask SigSet) error {
 func (t *Task) TakeSignal(set SigSet, deadline time.Time) (SigInfo, error) {
 	set &^= unblockable
 	for {
-		t.Proc.k.sigMu.Lock()
-		info, ok := t.dequeue(set)
-		if !ok {
-			// Waiting for them counts as not blocking them.
-			old := t.sig.mask
-			t.sig.mask &^= set
-			t.sig.waiting = set
-			t.Proc.k.sigMu.Unlock()
-			err := t.Block(nil, deadline)
-			t.Proc.k.sigMu.Lock()
-			t.sig.mask, t.sig.waiting = old, 0
-			info, ok = t.dequeue(set)
-			t.Proc.k.sigMu.Unlock()
-			if ok {
-				return info, nil
-			}
-			if err == unix.ETIMEDOUT {
-				return SigInfo{}, unix.EAGAIN
-			}
-			if err != nil {
-				return SigInfo{}, unix.EINTR
-			}
-			continue
+		info, ok, old := t.takeOrWaitFor(set)
+		if ok {
+			return info, nil
 		}
-		t.Proc.k.sigMu.Unlock()
-		return info, nil
+		err := t.Block(nil, deadline)
+		if info, ok := t.endWaitFor(set, old); ok {
+			return info, nil
+		}
+		if err == unix.ETIMEDOUT {
+			return SigInfo{}, unix.EAGAIN
+		}
+		if err != nil {
+			return SigInfo{}, unix.EINTR
+		}
 	}
+}
+
+// takeOrWaitFor takes a pending signal of set; when there is none, it
+// unblocks set for the wait (waiting for them counts as not blocking
+// them) and returns the mask to restore.
+func (t *Task) takeOrWaitFor(set SigSet) (info SigInfo, ok bool, old SigSet) {
+	t.Proc.k.sigMu.Lock()
+	defer t.Proc.k.sigMu.Unlock()
+	if info, ok := t.dequeue(set); ok {
+		return info, true, 0
+	}
+	old = t.sig.mask
+	t.sig.mask &^= set
+	t.sig.waiting = set
+	return SigInfo{}, false, old
+}
+
+// endWaitFor ends takeOrWaitFor's wait: the mask comes back, and a
+// signal of set that came is taken.
+func (t *Task) endWaitFor(set, old SigSet) (SigInfo, bool) {
+	t.Proc.k.sigMu.Lock()
+	defer t.Proc.k.sigMu.Unlock()
+	t.sig.mask, t.sig.waiting = old, 0
+	return t.dequeue(set)
 }
 
 // AltStack returns the alternate signal stack (sigaltstack's stack_t).

@@ -87,47 +87,20 @@ func (t *Task) Wait(which WaitFor, options int) (WaitResult, error) {
 
 		found := false
 		for _, c := range kids {
-			t.Proc.k.sigMu.Lock()
-			if !which.matches(c) {
-				t.Proc.k.sigMu.Unlock()
+			r, state := p.childState(c, which, options)
+			switch state {
+			case childOther:
 				continue
-			}
-			found = true
-			r := WaitResult{PID: c.PID, UID: c.UID}
-			select {
-			case <-c.exited:
-				t.Proc.k.sigMu.Unlock()
-				if options&WaitExited == 0 {
-					continue
-				}
-				r.Code, r.Status = CldExited, int32(c.status&0xff)
-				if c.sig.termSig != 0 {
-					r.Code, r.Status = CldKilled, int32(c.sig.termSig)
-				}
-				if options&WaitNoWait != 0 || p.reap(c) {
+			case childExited:
+				found = true
+				if options&WaitExited != 0 && (options&WaitNoWait != 0 || p.reap(c)) {
 					return r, nil
 				}
-				continue
-			default:
-			}
-			keep := options&WaitNoWait != 0
-			if options&WaitUntraced != 0 && c.sig.stopReport != 0 {
-				r.Code, r.Status = CldStopped, int32(c.sig.stopReport)
-				if !keep {
-					c.sig.stopReport = 0
-				}
-				t.Proc.k.sigMu.Unlock()
+			case childReported:
 				return r, nil
+			case childUnchanged:
+				found = true
 			}
-			if options&WaitContinued != 0 && c.sig.contReport {
-				r.Code, r.Status = CldContinued, int32(unix.SIGCONT)
-				if !keep {
-					c.sig.contReport = false
-				}
-				t.Proc.k.sigMu.Unlock()
-				return r, nil
-			}
-			t.Proc.k.sigMu.Unlock()
 		}
 		if !found {
 			return WaitResult{}, unix.ECHILD
@@ -139,6 +112,53 @@ func (t *Task) Wait(which WaitFor, options int) (WaitResult, error) {
 			return WaitResult{}, err
 		}
 	}
+}
+
+// What childState found of a child.
+type childFound int
+
+const (
+	childOther     childFound = iota // not one the wait is for
+	childUnchanged                   // one it is for, with nothing to report
+	childExited                      // exited: the result says how
+	childReported                    // stopped or continued, reported now
+)
+
+// childState looks at child c for a wait: whether it is one the wait is
+// for, and its exit, or a stop or continue the options ask for (consumed
+// unless WaitNoWait).
+func (p *Process) childState(c *Process, which WaitFor, options int) (WaitResult, childFound) {
+	p.k.sigMu.Lock()
+	defer p.k.sigMu.Unlock()
+	if !which.matches(c) {
+		return WaitResult{}, childOther
+	}
+	r := WaitResult{PID: c.PID, UID: c.UID}
+	select {
+	case <-c.exited:
+		r.Code, r.Status = CldExited, int32(c.status&0xff)
+		if c.sig.termSig != 0 {
+			r.Code, r.Status = CldKilled, int32(c.sig.termSig)
+		}
+		return r, childExited
+	default:
+	}
+	keep := options&WaitNoWait != 0
+	if options&WaitUntraced != 0 && c.sig.stopReport != 0 {
+		r.Code, r.Status = CldStopped, int32(c.sig.stopReport)
+		if !keep {
+			c.sig.stopReport = 0
+		}
+		return r, childReported
+	}
+	if options&WaitContinued != 0 && c.sig.contReport {
+		r.Code, r.Status = CldContinued, int32(unix.SIGCONT)
+		if !keep {
+			c.sig.contReport = false
+		}
+		return r, childReported
+	}
+	return r, childUnchanged
 }
 
 // reap removes an exited child, reporting false when another waiter got
@@ -163,11 +183,24 @@ func (p *Process) reap(c *Process) bool {
 // wait4; a parent that ignores SIGCHLD (or set SA_NOCLDWAIT) never sees
 // the child, which is reaped at once.
 func (p *Process) notifyExit() {
+	pp, autoReap := p.signalExit()
+	if pp == nil {
+		return
+	}
+	if autoReap {
+		pp.reap(p)
+	}
+	pp.wakeWaiters()
+}
+
+// signalExit sends the parent the exit's signal and reports the parent
+// (nil: none) and whether the child is reaped at once.
+func (p *Process) signalExit() (*Process, bool) {
 	p.k.sigMu.Lock()
+	defer p.k.sigMu.Unlock()
 	pp := p.parent
 	if pp == nil {
-		p.k.sigMu.Unlock()
-		return
+		return nil, false
 	}
 	code, status := int32(CldExited), int32(p.status&0xff)
 	if p.sig.termSig != 0 {
@@ -185,11 +218,7 @@ func (p *Process) notifyExit() {
 		autoReap = false
 		pp.queueSignal(nil, exitSig, info)
 	}
-	p.k.sigMu.Unlock()
-	if autoReap {
-		pp.reap(p)
-	}
-	pp.wakeWaiters()
+	return pp, autoReap
 }
 
 // reparentChildren gives p's children to init (pid 1), which then waits
@@ -204,12 +233,7 @@ func (p *Process) reparentChildren() {
 	}
 	p.children = nil
 	p.mu.Unlock()
-	p.k.sigMu.Lock()
-	for _, c := range kids {
-		c.parent = init
-		c.parentPID.Store(int64(init.PID))
-	}
-	p.k.sigMu.Unlock()
+	p.k.setParent(kids, init)
 	init.mu.Lock()
 	if init.children == nil {
 		init.children = map[int]*Process{}
@@ -219,4 +243,14 @@ func (p *Process) reparentChildren() {
 	}
 	init.mu.Unlock()
 	init.wakeWaiters()
+}
+
+// setParent makes parent the parent of kids.
+func (k *Kernel) setParent(kids map[int]*Process, parent *Process) {
+	k.sigMu.Lock()
+	defer k.sigMu.Unlock()
+	for _, c := range kids {
+		c.parent = parent
+		c.parentPID.Store(int64(parent.PID))
+	}
 }
