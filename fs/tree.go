@@ -155,6 +155,7 @@ func NewTree(root *Node) *Tree {
 	t.filesystems = map[string]Filesystem{"tmpfs": t.newTmpfs}
 	t.devices.open = map[uint64]func() (File, error){}
 	t.locks.byNode = map[*Node]*nodeLocks{}
+	t.locks.waitsFor = map[LockOwner]LockOwner{}
 	root.tree = t
 	return t
 }
