@@ -104,8 +104,9 @@ type NodeFile struct {
 	path   string
 	off    int64
 	append bool
-	// counted: the node counts this open (a tree file's, not a snapshot's).
-	counted bool
+	// counted: the node counts this open (a tree file's, not a snapshot's),
+	// and as a writer when writable.
+	counted, writable bool
 }
 
 // OpenNode opens a node of t found at path (openat uses the path of a
@@ -126,6 +127,18 @@ func (t *Tree) OpenNode(n *Node, path string) *NodeFile {
 
 // Path is where the node was opened.
 func (f *NodeFile) Path() string { return f.path }
+
+// OpenedAs counts a writable open of a tree file among its node's
+// writers (which leases look at).
+func (f *NodeFile) OpenedAs(flags uint32) {
+	if !f.counted || flags&unix.O_ACCMODE == unix.O_RDONLY || flags&unix.O_PATH != 0 {
+		return
+	}
+	f.writable = true
+	f.node.mu.Lock()
+	f.node.writers++
+	f.node.mu.Unlock()
+}
 
 // SetStatusFlags takes O_APPEND from the description.
 func (f *NodeFile) SetStatusFlags(flags uint32) {
@@ -364,8 +377,12 @@ func (f *NodeFile) Stat() Stat { return StatNode(f.node) }
 func (f *NodeFile) Close() error {
 	f.tree.ReleaseOwner(f)
 	if n := f.node; f.counted {
+		f.tree.SetLease(n, f, false, true)
 		n.mu.Lock()
 		n.opens--
+		if f.writable {
+			n.writers--
+		}
 		n.releaseIfGoneLocked()
 		n.mu.Unlock()
 	}

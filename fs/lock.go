@@ -38,6 +38,7 @@ func (l Lock) overlaps(start, end int64) bool {
 type nodeLocks struct {
 	posix    []Lock
 	flocks   map[LockOwner]bool // owner → exclusive
+	leases   map[*NodeFile]bool // holder → write lease (lease.go)
 	notifier Notifier
 }
 
@@ -54,7 +55,7 @@ type lockTable struct {
 func (l *lockTable) of(n *Node) *nodeLocks {
 	nl := l.byNode[n]
 	if nl == nil {
-		nl = &nodeLocks{flocks: map[LockOwner]bool{}}
+		nl = &nodeLocks{flocks: map[LockOwner]bool{}, leases: map[*NodeFile]bool{}}
 		l.byNode[n] = nl
 	}
 	return nl
@@ -207,7 +208,7 @@ func replaceRange(posix []Lock, want Lock, unlock bool) []Lock {
 // forgetIdle drops n's entry once it holds no lock and has no waiter.
 // l.mu is held.
 func (l *lockTable) forgetIdle(n *Node, nl *nodeLocks) {
-	if len(nl.posix) == 0 && len(nl.flocks) == 0 && len(nl.notifier.watchers) == 0 {
+	if len(nl.posix) == 0 && len(nl.flocks) == 0 && len(nl.leases) == 0 && len(nl.notifier.watchers) == 0 {
 		delete(l.byNode, n)
 	}
 }

@@ -38,6 +38,7 @@ type Node struct {
 	disk                *diskFile  // or its contents on a root image's disk, until written
 	written             *filePages // a regular file's own pages, once written
 	opens               int        // open descriptions of a regular file
+	writers             int        // of which writable
 	Link                string     // symbolic links
 	Rdev                uint64     // character devices
 	Bound               any        // the Unix socket bound to a socket node; a FIFO's pipe, guarded by mu
@@ -363,35 +364,35 @@ type OpenFlags struct {
 // Open resolves p for opening by c, creating or truncating a regular file
 // as the flags say. A file that exists must grant the access asked (a
 // directory is never opened for writing: EISDIR); one that open creates
-// is c's whatever its mode.
-func (t *Tree) Open(c *Cred, p string, o OpenFlags) (*Node, error) {
+// is c's whatever its mode. created says that it made the file.
+func (t *Tree) Open(c *Cred, p string, o OpenFlags) (n *Node, created bool, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	n, _, err := t.walk(c, p, o.Follow, 0)
+	n, _, err = t.walk(c, p, o.Follow, 0)
 	switch {
 	case err == ErrNotExist && o.Create:
 		n = &Node{Mode: o.Perm &^ fs.ModeType}
 		n.Touch()
 		if err := t.create(c, p, n); err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		return n, nil
+		return n, true, nil
 	case err != nil:
-		return nil, err
+		return nil, false, err
 	case o.Create && o.Excl:
-		return nil, ErrExist
+		return nil, false, ErrExist
 	case n.IsDir() && o.Want&MayWrite != 0:
-		return nil, unix.EISDIR
+		return nil, false, unix.EISDIR
 	}
 	if err := Access(n, c, o.Want); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if o.Trunc && n.Mode.IsRegular() {
 		n.mu.Lock()
 		n.truncateLocked(0)
 		n.mu.Unlock()
 	}
-	return n, nil
+	return n, false, nil
 }
 
 // entry finds the parent directory of p and the entry name names in it

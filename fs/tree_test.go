@@ -42,7 +42,7 @@ func TestTreesShareNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	write := func(tr *Tree, p string, n int) error {
-		node, err := tr.Open(nil, p, OpenFlags{Create: true, Perm: 0o644})
+		node, _, err := tr.Open(nil, p, OpenFlags{Create: true, Perm: 0o644})
 		if err != nil {
 			return err
 		}

@@ -183,7 +183,7 @@ func sysOpenat(t *kernel.Task, a Args) (uint64, error) {
 			return 0, unix.ENOTDIR
 		}
 		f := pe.Reopen(acc != unix.O_WRONLY, acc != unix.O_RDONLY)
-		fd, err := t.Proc.Files.Open(f, uint32(flags), flags&unix.O_CLOEXEC != 0)
+		fd, err := t.Proc.Files.Open(f, uint32(flags&^unix.O_CREAT), flags&unix.O_CLOEXEC != 0)
 		if err != nil {
 			f.Close()
 		}
@@ -196,13 +196,16 @@ func sysOpenat(t *kernel.Task, a Args) (uint64, error) {
 	if oPath {
 		want = 0
 	}
-	n, err := t.Proc.Root.Open(t.Proc.Cred(), p, fs.OpenFlags{
+	n, created, err := t.Proc.Root.Open(t.Proc.Cred(), p, fs.OpenFlags{
 		Create: flags&unix.O_CREAT != 0, Excl: flags&unix.O_EXCL != 0,
 		Trunc: flags&unix.O_TRUNC != 0 && acc != unix.O_RDONLY, Follow: flags&unix.O_NOFOLLOW == 0 || dirOnly,
 		Perm: fs.ModeFromUnix(uint32(a[3]) & 0o7777 &^ t.Proc.Umask), Want: want,
 	})
 	if err != nil {
 		return 0, err
+	}
+	if !created {
+		flags &^= unix.O_CREAT // the description's F_CREATED_QUERY
 	}
 	if (flags&unix.O_DIRECTORY != 0 || dirOnly) && !n.IsDir() {
 		return 0, unix.ENOTDIR

@@ -82,6 +82,19 @@ type Flock struct {
 	_      int32
 }
 
+// FOwnerEx is struct f_owner_ex (F_GETOWN_EX, F_SETOWN_EX).
+type FOwnerEx struct {
+	Type int32
+	Pid  int32
+}
+
+// f_owner_ex's types.
+const (
+	FOwnerTID  = 0
+	FOwnerPID  = 1
+	FOwnerPGRP = 2
+)
+
 // Dirent64Len is the length of a struct linux_dirent64 record for a name:
 // the fixed part (d_ino, d_off, d_reclen, d_type), the name and its NUL,
 // padded to 8 bytes.

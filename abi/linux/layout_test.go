@@ -193,6 +193,8 @@ func TestLayoutOffsets(t *testing.T) {
 		{"sizeof(struct clone_args)", unsafe.Sizeof(ca), 88},
 		{"offsetof(clone_args, exit_signal)", unsafe.Offsetof(ca.ExitSignal), 32},
 		{"offsetof(clone_args, tls)", unsafe.Offsetof(ca.TLS), 56},
+		{"sizeof(struct f_owner_ex)", unsafe.Sizeof(FOwnerEx{}), 8},
+		{"offsetof(f_owner_ex, pid)", unsafe.Offsetof(FOwnerEx{}.Pid), 4},
 		{"sizeof(struct robust_list_head)", unsafe.Sizeof(RobustListHead{}), 24},
 		{"sizeof(struct termios)", unsafe.Sizeof(Termios{}), 36},
 		{"sizeof(struct itimerspec)", unsafe.Sizeof(Itimerspec{}), 32},
