@@ -32,18 +32,19 @@ type Node struct {
 	// Times of last access, modification and status change.
 	ATime, MTime, CTime time.Time
 	Ino                 uint64
-	Links               int        // names in the tree (regular files)
-	charged             int64      // bytes of pages charged to the tree's size limit
-	Data                []byte     // a regular file's contents until written (usage.go)
-	disk                *diskFile  // or its contents on a root image's disk, until written
-	written             *filePages // a regular file's own pages, once written
-	opens               int        // open descriptions of a regular file
-	writers             int        // of which writable
-	Link                string     // symbolic links
-	Rdev                uint64     // character devices
-	Bound               any        // the Unix socket bound to a socket node; a FIFO's pipe, guarded by mu
-	Dev                 uint64     // st_dev when not the tree's own (procfs, sysfs)
-	tree                *Tree      // the tree it was named in, whose limits its pages count against
+	Links               int               // names in the tree (regular files)
+	charged             int64             // bytes of pages charged to the tree's size limit
+	Data                []byte            // a regular file's contents until written (usage.go)
+	disk                *diskFile         // or its contents on a root image's disk, until written
+	written             *filePages        // a regular file's own pages, once written
+	opens               int               // open descriptions of a regular file
+	writers             int               // of which writable
+	Link                string            // symbolic links
+	Rdev                uint64            // character devices
+	xattrs              map[string][]byte // extended attributes (xattr.go), guarded by mu
+	Bound               any               // the Unix socket bound to a socket node; a FIFO's pipe, guarded by mu
+	Dev                 uint64            // st_dev when not the tree's own (procfs, sysfs)
+	tree                *Tree             // the tree it was named in, whose limits its pages count against
 	Children            map[string]*Node
 	subdirs             int // directories among Children (st_nlink), under the tree's lock
 	// Synthetic nodes (procfs, sysfs) compute their contents: a file's data
