@@ -358,6 +358,7 @@ func (t *Tree) Mkdir(c *Cred, p string, perm fs.FileMode) error {
 // Want is the access (MayRead, MayWrite) that an existing file must grant.
 type OpenFlags struct {
 	Create, Excl, Trunc, Follow bool
+	NoAtime                     bool // O_NOATIME: the owner's (or root's) only
 	Perm                        fs.FileMode
 	Want                        int
 }
@@ -382,11 +383,14 @@ func (t *Tree) Open(c *Cred, p string, o OpenFlags) (n *Node, created bool, err 
 		return nil, false, err
 	case o.Create && o.Excl:
 		return nil, false, ErrExist
-	case n.IsDir() && o.Want&MayWrite != 0:
+	case n.IsDir() && (o.Want&MayWrite != 0 || o.Create):
 		return nil, false, unix.EISDIR
 	}
 	if err := Access(n, c, o.Want); err != nil {
 		return nil, false, err
+	}
+	if o.NoAtime && !c.Owns(n) {
+		return nil, false, unix.EPERM
 	}
 	if o.Trunc && n.Mode.IsRegular() {
 		n.mu.Lock()

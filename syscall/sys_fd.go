@@ -274,6 +274,9 @@ func sysIoctl(t *kernel.Task, a Args) (uint64, error) {
 		return 0, err
 	}
 	defer d.DecRef()
+	if d.Flags()&unix.O_PATH != 0 {
+		return 0, unix.EBADF
+	}
 	switch a[1] {
 	case fionbio:
 		var on int32

@@ -27,6 +27,9 @@ func init() {
 	register(sysno.Umask, sysUmask)
 	register(sysno.Fsync, sysFsync)
 	register(sysno.Fdatasync, sysFsync)
+	register(sysno.SyncFileRange, sysSyncFileRange)
+	register(sysno.Readahead, sysReadahead)
+	register(sysno.CloseRange, sysCloseRange)
 	register(sysno.Getdents64, sysGetdents64)
 	register(sysno.Getcwd, sysGetcwd)
 	register(sysno.Chdir, sysChdir)
@@ -199,7 +202,7 @@ func sysOpenat(t *kernel.Task, a Args) (uint64, error) {
 	n, created, err := t.Proc.Root.Open(t.Proc.Cred(), p, fs.OpenFlags{
 		Create: flags&unix.O_CREAT != 0, Excl: flags&unix.O_EXCL != 0,
 		Trunc: flags&unix.O_TRUNC != 0 && acc != unix.O_RDONLY, Follow: flags&unix.O_NOFOLLOW == 0 || dirOnly,
-		Perm: fs.ModeFromUnix(uint32(a[3]) & 0o7777 &^ t.Proc.Umask), Want: want,
+		Perm: fs.ModeFromUnix(uint32(a[3]) & 0o7777 &^ t.Proc.Umask), Want: want, NoAtime: flags&unix.O_NOATIME != 0,
 	})
 	if err != nil {
 		return 0, err
@@ -397,12 +400,94 @@ func sysUmask(t *kernel.Task, a Args) (uint64, error) {
 }
 
 // sysFsync implements fsync(2) and fdatasync(2): memory is the medium.
+// Only a tree's regular files and directories have an fsync; pipes,
+// sockets, devices and procfs files are EINVAL, as on Linux.
 func sysFsync(t *kernel.Task, a Args) (uint64, error) {
 	d, err := t.Proc.Files.Get(int(int32(a[0])))
 	if err != nil {
 		return 0, err
 	}
-	d.DecRef()
+	defer d.DecRef()
+	if n := d.Node(); d.Flags()&unix.O_PATH != 0 {
+		return 0, unix.EBADF
+	} else if _, ok := d.NodeFile(); !ok || n.Generate != nil || n.ListDir != nil || !n.Mode.IsRegular() && !n.IsDir() {
+		return 0, unix.EINVAL
+	}
+	return 0, nil
+}
+
+// sync_file_range(2)'s flags.
+const syncFileRangeFlags = 1 | 2 | 4 // WAIT_BEFORE, WRITE, WAIT_AFTER
+
+// sysSyncFileRange implements sync_file_range(2), which has nothing to
+// write: Linux's checks of the flags, the range and the file's kind
+// (ESPIPE for a pipe, a socket or a device).
+func sysSyncFileRange(t *kernel.Task, a Args) (uint64, error) {
+	d, err := t.Proc.Files.Get(int(int32(a[0])))
+	if err != nil {
+		return 0, err
+	}
+	defer d.DecRef()
+	off, n := int64(a[1]), int64(a[2])
+	if a[3]&^syncFileRangeFlags != 0 || off < 0 || off+n < 0 || off+n < off {
+		return 0, unix.EINVAL
+	}
+	if node := d.Node(); node == nil || !node.Mode.IsRegular() && !node.IsDir() && node.Mode&iofs.ModeSymlink == 0 {
+		return 0, unix.ESPIPE
+	}
+	return 0, nil
+}
+
+// sysReadahead implements readahead(2): a file in memory is read already.
+// EBADF unless open for reading, EINVAL for anything but a regular file.
+func sysReadahead(t *kernel.Task, a Args) (uint64, error) {
+	d, err := t.Proc.Files.Get(int(int32(a[0])))
+	if err != nil {
+		return 0, err
+	}
+	defer d.DecRef()
+	if !d.Readable() {
+		return 0, unix.EBADF
+	}
+	if n := d.Node(); n == nil || !n.Mode.IsRegular() {
+		return 0, unix.EINVAL
+	}
+	return 0, nil
+}
+
+// close_range(2)'s flags.
+const (
+	closeRangeUnshare = 2
+	closeRangeCloexec = 4
+)
+
+// sysCloseRange implements close_range(2): every open descriptor from
+// first to last is closed (its process's locks on the file released, as
+// close does), or marked close-on-exec with CLOSE_RANGE_CLOEXEC; with
+// CLOSE_RANGE_UNSHARE first in a copy of a table shared by CLONE_FILES.
+func sysCloseRange(t *kernel.Task, a Args) (uint64, error) {
+	first, last, flags := uint32(a[0]), uint32(a[1]), a[2]
+	if flags&^(closeRangeUnshare|closeRangeCloexec) != 0 || first > last {
+		return 0, unix.EINVAL
+	}
+	if flags&closeRangeUnshare != 0 {
+		t.Proc.UnshareFiles()
+	}
+	for _, fd := range t.Proc.Files.Numbers() {
+		if uint32(fd) < first || uint32(fd) > last {
+			continue
+		}
+		if flags&closeRangeCloexec != 0 {
+			t.Proc.Files.SetCloExec(fd, true)
+			continue
+		}
+		if d, err := t.Proc.Files.Remove(fd); err == nil {
+			if n := d.Node(); n != nil {
+				t.Proc.Root.ReleaseLocks(n, t.Proc)
+			}
+			d.DecRef()
+		}
+	}
 	return 0, nil
 }
 
@@ -412,6 +497,10 @@ func sysGetdents64(t *kernel.Task, a Args) (uint64, error) {
 	f, d, err := nodeFile(t, a[0])
 	if err != nil {
 		return 0, err
+	}
+	if d.Flags()&unix.O_PATH != 0 {
+		d.DecRef()
+		return 0, unix.EBADF
 	}
 	defer d.DecRef()
 	dir := f.Node()
@@ -554,6 +643,20 @@ func sysChdir(t *kernel.Task, a Args) (uint64, error) {
 	}
 	t.Proc.SetCwd(canon)
 	return 0, nil
+}
+
+// openNodeOf is nodeOf for the calls that need an open file, not a
+// location: EBADF for an O_PATH descriptor, as Linux's fdget.
+func openNodeOf(t *kernel.Task, fd uint64) (*fs.Node, error) {
+	f, d, err := nodeFile(t, fd)
+	if err != nil {
+		return nil, err
+	}
+	d.DecRef()
+	if d.Flags()&unix.O_PATH != 0 {
+		return nil, unix.EBADF
+	}
+	return f.Node(), nil
 }
 
 // sysFchdir implements fchdir(2).
