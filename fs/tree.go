@@ -148,6 +148,7 @@ type Tree struct {
 	data      dataUsage      // usage.go
 	diskCache diskCache      // disk.go
 	locks     lockTable      // lock.go
+	notify    notifyTable    // inotify.go
 }
 
 // NewTree returns a tree with root as its root directory, tmpfs its one
@@ -297,6 +298,10 @@ func (t *Tree) create(c *Cred, p string, n *Node) error {
 	parent.putChild(name, n)
 	n.Links++
 	parent.MTime, parent.CTime = time.Now(), time.Now()
+	if n.Links > 1 {
+		n.notifyAttrib() // a hard link: the link count first, as Linux's fsnotify_link
+	}
+	t.fsnotify(n, parent, name, unix.IN_CREATE, 0)
 	return nil
 }
 
@@ -454,7 +459,26 @@ func (t *Tree) Remove(c *Cred, p string, dir bool) error {
 	}
 	n.CTime = time.Now()
 	parent.MTime, parent.CTime = n.CTime, n.CTime
+	if !dir {
+		n.notifyAttrib()
+	}
+	t.notifyIfGone(n)
+	t.fsnotify(n, parent, name, unix.IN_DELETE, 0)
 	return nil
+}
+
+// notifyIfGone reports IN_DELETE_SELF for a node whose last name went
+// and that no description holds open (else its last close does).
+func (t *Tree) notifyIfGone(n *Node) {
+	if t.notify.count.Load() == 0 {
+		return
+	}
+	n.mu.RLock()
+	gone := n.Links <= 0 && n.opens == 0
+	n.mu.RUnlock()
+	if gone {
+		t.fsnotify(n, nil, "", unix.IN_DELETE_SELF, 0)
+	}
 }
 
 // Rename moves oldp to newp for c, replacing what is there as rename(2)
@@ -530,14 +554,25 @@ func (t *Tree) Rename(c *Cred, oldp, newp string) error {
 	now := time.Now()
 	n.CTime = now
 	oldParent.MTime, oldParent.CTime, newParent.MTime, newParent.CTime = now, now, now, now
+	if t.notify.count.Load() != 0 {
+		cookie := t.nextCookie()
+		t.fsnotify(n, oldParent, on, unix.IN_MOVED_FROM, cookie)
+		t.fsnotify(n, newParent, nn, unix.IN_MOVED_TO, cookie)
+		if replacing {
+			old.notifyAttrib()
+			t.notifyIfGone(old)
+		}
+		t.fsnotify(n, nil, "", unix.IN_MOVE_SELF, 0)
+	}
 	return nil
 }
 
-// touchChange sets the status change time (chmod, chown).
+// touchChange sets the status change time (chmod, chown, xattrs).
 func (n *Node) touchChange() {
 	n.mu.Lock()
 	n.CTime = time.Now()
 	n.mu.Unlock()
+	n.notifyChange()
 }
 
 // DirEntry is one name in a directory listing.

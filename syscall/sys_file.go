@@ -187,10 +187,7 @@ func sysOpenat(t *kernel.Task, a Args) (uint64, error) {
 		}
 		f := pe.Reopen(acc != unix.O_WRONLY, acc != unix.O_RDONLY)
 		fd, err := t.Proc.Files.Open(f, uint32(flags&^unix.O_CREAT), flags&unix.O_CLOEXEC != 0)
-		if err != nil {
-			f.Close()
-		}
-		return uint64(fd), err
+		return uint64(fd), err // a failed Open closed f
 	}
 	want := map[uint64]int{unix.O_RDONLY: fs.MayRead, unix.O_WRONLY: fs.MayWrite, unix.O_RDWR: fs.MayRead | fs.MayWrite}[acc]
 	if flags&unix.O_TRUNC != 0 {
@@ -230,9 +227,13 @@ func sysOpenat(t *kernel.Task, a Args) (uint64, error) {
 	}
 	fd, err := t.Proc.Files.Open(f, uint32(flags), flags&unix.O_CLOEXEC != 0)
 	if err != nil {
-		f.Close()
+		return 0, err // Open closed f
 	}
-	return uint64(fd), err
+	if !oPath {
+		truncated := flags&unix.O_TRUNC != 0 && acc != unix.O_RDONLY && !created && n.Mode.IsRegular()
+		t.Proc.Root.NotifyOpen(n, p, truncated)
+	}
+	return uint64(fd), nil
 }
 
 // openFIFO opens a named pipe; without O_NONBLOCK a reader waits for a

@@ -82,6 +82,18 @@ type Flock struct {
 	_      int32
 }
 
+// InotifyEvent is struct inotify_event without its name, which follows
+// it padded with NULs to Len bytes.
+type InotifyEvent struct {
+	Wd     int32
+	Mask   uint32
+	Cookie uint32
+	Len    uint32
+}
+
+// SizeofInotifyEvent is sizeof(struct inotify_event).
+const SizeofInotifyEvent = 16
+
 // FOwnerEx is struct f_owner_ex (F_GETOWN_EX, F_SETOWN_EX).
 type FOwnerEx struct {
 	Type int32

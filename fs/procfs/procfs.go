@@ -112,7 +112,16 @@ func procSys(s Sysctl) *fs.Node {
 				}
 			}),
 			"fs": procDir(func() map[string]*fs.Node {
-				return map[string]*fs.Node{"pipe-max-size": line(strconv.Itoa(fs.PipeMaxSize))}
+				return map[string]*fs.Node{
+					"pipe-max-size": line(strconv.Itoa(fs.PipeMaxSize)),
+					"inotify": procDir(func() map[string]*fs.Node {
+						return map[string]*fs.Node{
+							"max_queued_events":  line(strconv.Itoa(fs.InotifyMaxQueuedEvents)),
+							"max_user_instances": line(strconv.Itoa(fs.InotifyMaxUserInstances)),
+							"max_user_watches":   line(strconv.Itoa(fs.InotifyMaxUserWatches)),
+						}
+					}),
+				}
 			}),
 		}
 	})
