@@ -486,7 +486,7 @@ func (t *Tree) notifyIfGone(n *Node) {
 // c needs to be allowed to delete the old entry and the one it replaces
 // (or to create in the new directory), and to write a directory that
 // changes parents (its "..").
-func (t *Tree) Rename(c *Cred, oldp, newp string) error {
+func (t *Tree) Rename(c *Cred, oldp, newp string, noReplace bool) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	oldp, newp = path.Clean("/"+oldp), path.Clean("/"+newp)
@@ -508,6 +508,9 @@ func (t *Tree) Rename(c *Cred, oldp, newp string) error {
 		return err
 	}
 	old, replacing := newParent.Children[nn]
+	if replacing && noReplace {
+		return ErrExist // RENAME_NOREPLACE
+	}
 	if old == n {
 		return nil // the same file: nothing to do, nothing to check
 	}
@@ -564,6 +567,60 @@ func (t *Tree) Rename(c *Cred, oldp, newp string) error {
 		}
 		t.fsnotify(n, nil, "", unix.IN_MOVE_SELF, 0)
 	}
+	return nil
+}
+
+// Exchange swaps the entries a and b for c (RENAME_EXCHANGE): both must
+// exist, and c must be allowed to delete each from its directory.
+func (t *Tree) Exchange(c *Cred, a, b string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	a, b = path.Clean("/"+a), path.Clean("/"+b)
+	aDir, an, err := t.entry(c, a)
+	if err != nil {
+		return err
+	}
+	bDir, bn, err := t.entry(c, b)
+	if err != nil {
+		return err
+	}
+	na, okA := aDir.Children[an]
+	nb, okB := bDir.Children[bn]
+	if !okA || !okB {
+		return ErrNotExist
+	}
+	if na == nb {
+		return nil
+	}
+	if aDir.Dev != bDir.Dev {
+		return unix.EXDEV
+	}
+	if t.isMountRoot(na) || t.isMountRoot(nb) || t.hasMountUnder(a) || t.hasMountUnder(b) {
+		return unix.EBUSY
+	}
+	if strings.HasPrefix(b, a+"/") || strings.HasPrefix(a, b+"/") {
+		return unix.EINVAL // one inside the other
+	}
+	if err := mayDelete(aDir, na, c); err != nil {
+		return err
+	}
+	if err := mayDelete(bDir, nb, c); err != nil {
+		return err
+	}
+	if aDir != bDir {
+		for _, n := range []*Node{na, nb} {
+			if n.IsDir() {
+				if err := Access(n, c, MayWrite); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	aDir.putChild(an, nb)
+	bDir.putChild(bn, na)
+	now := time.Now()
+	na.CTime, nb.CTime = now, now
+	aDir.MTime, aDir.CTime, bDir.MTime, bDir.CTime = now, now, now, now
 	return nil
 }
 

@@ -315,10 +315,13 @@ func sysUnlinkat(t *kernel.Task, a Args) (uint64, error) {
 	return 0, t.Proc.Root.Remove(t.Proc.Cred(), p, a[2]&unix.AT_REMOVEDIR != 0)
 }
 
-// sysRenameat2 implements renameat2(2) without flags.
+// sysRenameat2 implements renameat2(2) (and rename, renameat) with
+// RENAME_NOREPLACE and RENAME_EXCHANGE.
 func sysRenameat2(t *kernel.Task, a Args) (uint64, error) {
-	if a[4] != 0 {
-		return 0, unix.EINVAL
+	flags := a[4]
+	if flags&^(unix.RENAME_NOREPLACE|unix.RENAME_EXCHANGE) != 0 ||
+		flags&unix.RENAME_NOREPLACE != 0 && flags&unix.RENAME_EXCHANGE != 0 {
+		return 0, unix.EINVAL // RENAME_WHITEOUT is not offered
 	}
 	from, err := pathArg(t, a[0], a[1])
 	if err != nil {
@@ -328,7 +331,39 @@ func sysRenameat2(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return 0, t.Proc.Root.Rename(t.Proc.Cred(), from, to)
+	if flags&unix.RENAME_EXCHANGE != 0 {
+		err = t.Proc.Root.Exchange(t.Proc.Cred(), from, to)
+	} else {
+		err = t.Proc.Root.Rename(t.Proc.Cred(), from, to, flags&unix.RENAME_NOREPLACE != 0)
+	}
+	if err != nil {
+		return 0, err
+	}
+	followRename(t.Kernel(), path.Clean(from), path.Clean(to), flags&unix.RENAME_EXCHANGE != 0)
+	return 0, nil
+}
+
+// followRename moves the working directories in or under a renamed
+// directory to its new name (and those under to to from, for an
+// exchange): a working directory is kept as a path, and Linux's follows
+// the directory.
+func followRename(k *kernel.Kernel, from, to string, exchange bool) {
+	moved := func(cwd, from, to string) (string, bool) {
+		if cwd == from {
+			return to, true
+		}
+		if rest, ok := strings.CutPrefix(cwd, from+"/"); ok {
+			return path.Join(to, rest), true
+		}
+		return "", false
+	}
+	for _, p := range k.Processes() {
+		if cwd, ok := moved(p.Cwd(), from, to); ok {
+			p.SetCwd(cwd)
+		} else if cwd, ok := moved(p.Cwd(), to, from); ok && exchange {
+			p.SetCwd(cwd)
+		}
+	}
 }
 
 // sysLinkat implements linkat(2).
