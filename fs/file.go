@@ -76,6 +76,9 @@ func StatNode(n *Node) Stat {
 	case n.IsDevice():
 		st.Mode = unix.S_IFCHR | mode
 		st.Rdev = n.Rdev
+	case n.IsBlockDevice():
+		st.Mode = unix.S_IFBLK | mode
+		st.Rdev = n.Rdev
 	case n.Mode&fs.ModeSocket != 0:
 		st.Mode = unix.S_IFSOCK | mode
 	case n.IsFIFO():

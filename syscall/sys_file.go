@@ -220,6 +220,8 @@ func sysOpenat(t *kernel.Task, a Args) (uint64, error) {
 		if f, err = t.Proc.Root.OpenDevice(n, p); err != nil {
 			return 0, err
 		}
+	case n.IsBlockDevice(), n.Mode&iofs.ModeSocket != 0:
+		return 0, unix.ENXIO // no block driver; a socket is connected to, not opened
 	case n.IsFIFO():
 		if f, err = openFIFO(t, n, acc, flags&unix.O_NONBLOCK != 0); err != nil {
 			return 0, err
@@ -269,8 +271,8 @@ func waitPartner(t *kernel.Task, o *fs.FIFOOpen, nonblock bool) (fs.File, error)
 	return o.File, nil
 }
 
-// sysMknodat implements mknodat(2) for named pipes, regular files and
-// character devices.
+// sysMknodat implements mknodat(2) for named pipes, regular files,
+// sockets (a name no socket is bound to) and device nodes.
 func sysMknodat(t *kernel.Task, a Args) (uint64, error) {
 	p, err := pathArg(t, a[0], a[1])
 	if err != nil {
@@ -283,11 +285,17 @@ func sysMknodat(t *kernel.Task, a Args) (uint64, error) {
 		n = fs.NewFIFO(perm)
 	case 0, unix.S_IFREG:
 		n = &fs.Node{Mode: perm}
-	case unix.S_IFCHR:
+	case unix.S_IFCHR, unix.S_IFBLK:
 		if t.Proc.EUID != 0 {
 			return 0, unix.EPERM // CAP_MKNOD
 		}
-		n = fs.NewDevice(perm, a[3])
+		if a[2]&unix.S_IFMT == unix.S_IFBLK {
+			n = fs.NewBlockDevice(perm, a[3])
+		} else {
+			n = fs.NewDevice(perm, a[3])
+		}
+	case unix.S_IFSOCK:
+		n = &fs.Node{Mode: iofs.ModeSocket | perm}
 	case unix.S_IFDIR:
 		return 0, unix.EPERM
 	default:
@@ -590,6 +598,8 @@ func direntType(n *fs.Node) byte {
 		return unix.DT_FIFO
 	case n.IsDevice():
 		return unix.DT_CHR
+	case n.IsBlockDevice():
+		return unix.DT_BLK
 	case n.Mode&iofs.ModeSocket != 0:
 		return unix.DT_SOCK
 	}
