@@ -23,6 +23,59 @@ type Description struct {
 	// exclusiveMu is a leaf lock: taken in notifications.
 	exclusiveMu sync.Mutex
 	exclusive   *exclusiveGroup
+
+	// Created: this open made the file (F_CREATED_QUERY).
+	Created bool
+	owner   atomic.Pointer[Owner]
+	signal  atomic.Int32 // F_SETSIG's signal, 0 for SIGIO
+	// asyncCancel stops the watch that sends the I/O signals while
+	// O_ASYNC is set (Linux's fasync), at the latest at the last close.
+	asyncMu     sync.Mutex
+	asyncCancel func()
+}
+
+// WatchAsync calls notify at every change of the file's readiness until
+// it is called again (with nil: no more) or the description closes. A
+// file that is not Waitable sends nothing.
+func (d *Description) WatchAsync(notify func()) {
+	d.asyncMu.Lock()
+	defer d.asyncMu.Unlock()
+	if d.asyncCancel != nil {
+		d.asyncCancel()
+		d.asyncCancel = nil
+	}
+	if w, ok := d.File.(Waitable); ok && notify != nil {
+		d.asyncCancel = w.Watch(notify)
+	}
+}
+
+// Owner is who receives a description's I/O signals (F_SETOWN_EX): a
+// thread, a process or a process group (F_OWNER_TID, _PID, _PGRP).
+type Owner struct {
+	Kind int32
+	ID   int32
+}
+
+// Owner returns the description's owner; a zero ID means none.
+func (d *Description) Owner() Owner {
+	if o := d.owner.Load(); o != nil {
+		return *o
+	}
+	return Owner{}
+}
+
+// SetOwner sets who receives the description's I/O signals.
+func (d *Description) SetOwner(o Owner) { d.owner.Store(&o) }
+
+// Signal returns the signal F_SETSIG chose (0: SIGIO).
+func (d *Description) Signal() int { return int(d.signal.Load()) }
+
+// SetSignal sets the signal sent for I/O readiness (F_SETSIG).
+func (d *Description) SetSignal(sig int) { d.signal.Store(int32(sig)) }
+
+// accessOpener is a file that wants its open's access mode and flags.
+type accessOpener interface {
+	OpenedAs(flags uint32)
 }
 
 // settableFlags are the status flags F_SETFL may change (Linux's SETFL_MASK
@@ -36,9 +89,13 @@ type StatusFlagsSetter interface {
 }
 
 // NewDescription opens a description of f with open(2) flags (access mode
-// and status flags; creation flags are ignored). It holds no reference yet.
+// and status flags; of the creation flags, O_CREAT says that this open
+// made the file). It holds no reference yet.
 func NewDescription(f File, flags uint32) *Description {
-	d := &Description{File: f}
+	d := &Description{File: f, Created: flags&unix.O_CREAT != 0}
+	if o, ok := f.(accessOpener); ok {
+		o.OpenedAs(flags)
+	}
 	d.flags.Store(flags & (unix.O_ACCMODE | unix.O_APPEND | unix.O_NONBLOCK | unix.O_ASYNC | unix.O_DIRECT | unix.O_NOATIME | unix.O_LARGEFILE | unix.O_PATH))
 	if s, ok := f.(StatusFlagsSetter); ok {
 		s.SetStatusFlags(d.flags.Load())
@@ -123,6 +180,7 @@ func (d *Description) DecRef() {
 	for e := range epolls {
 		e.forget(d)
 	}
+	d.WatchAsync(nil)
 	d.File.Close()
 }
 

@@ -59,6 +59,17 @@ func (d *deviceFile) Path() string { return d.path }
 // IsDevice reports whether n is a character device node.
 func (n *Node) IsDevice() bool { return n.Mode&fs.ModeCharDevice != 0 }
 
+// IsBlockDevice reports whether n is a block device node (no driver
+// serves one: opening it is ENXIO).
+func (n *Node) IsBlockDevice() bool {
+	return n.Mode&fs.ModeDevice != 0 && n.Mode&fs.ModeCharDevice == 0
+}
+
+// NewBlockDevice returns a block device node.
+func NewBlockDevice(perm fs.FileMode, rdev uint64) *Node {
+	return &Node{Mode: fs.ModeDevice | perm.Perm(), Rdev: rdev, Ino: nextIno.Add(1)}
+}
+
 // NewDevice returns a character device node.
 func NewDevice(perm fs.FileMode, rdev uint64) *Node {
 	return &Node{Mode: fs.ModeDevice | fs.ModeCharDevice | perm.Perm(), Rdev: rdev, Ino: nextIno.Add(1)}

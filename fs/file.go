@@ -76,6 +76,9 @@ func StatNode(n *Node) Stat {
 	case n.IsDevice():
 		st.Mode = unix.S_IFCHR | mode
 		st.Rdev = n.Rdev
+	case n.IsBlockDevice():
+		st.Mode = unix.S_IFBLK | mode
+		st.Rdev = n.Rdev
 	case n.Mode&fs.ModeSocket != 0:
 		st.Mode = unix.S_IFSOCK | mode
 	case n.IsFIFO():
@@ -104,8 +107,10 @@ type NodeFile struct {
 	path   string
 	off    int64
 	append bool
-	// counted: the node counts this open (a tree file's, not a snapshot's).
-	counted bool
+	// counted: the node counts this open (a tree file's, not a snapshot's),
+	// and as a writer when writable.
+	counted, writable bool
+	location          bool // an O_PATH open: no close event
 }
 
 // OpenNode opens a node of t found at path (openat uses the path of a
@@ -126,6 +131,19 @@ func (t *Tree) OpenNode(n *Node, path string) *NodeFile {
 
 // Path is where the node was opened.
 func (f *NodeFile) Path() string { return f.path }
+
+// OpenedAs counts a writable open of a tree file among its node's
+// writers (which leases look at).
+func (f *NodeFile) OpenedAs(flags uint32) {
+	f.location = flags&unix.O_PATH != 0
+	if !f.counted || flags&unix.O_ACCMODE == unix.O_RDONLY || f.location {
+		return
+	}
+	f.writable = true
+	f.node.mu.Lock()
+	f.node.writers++
+	f.node.mu.Unlock()
+}
 
 // SetStatusFlags takes O_APPEND from the description.
 func (f *NodeFile) SetStatusFlags(flags uint32) {
@@ -169,6 +187,14 @@ func (f *NodeFile) ReadTo(dst UserIO) (int64, error) {
 // so a write meanwhile may show in part, as a read racing a write may on
 // Linux.
 func (f *NodeFile) ReadAtTo(dst UserIO, off int64) (int64, error) {
+	n, err := f.readAtTo(dst, off)
+	if n > 0 {
+		f.fsnotify(unix.IN_ACCESS)
+	}
+	return n, err
+}
+
+func (f *NodeFile) readAtTo(dst UserIO, off int64) (int64, error) {
 	want := int(min(dst.Len(), IOChunk))
 	if want > 0 && dst.Writable(1) == 0 {
 		return 0, unix.EFAULT
@@ -247,6 +273,14 @@ var zeroPage page
 
 // ReadAt reads at an offset into p without moving the position.
 func (f *NodeFile) ReadAt(p []byte, off int64) (int, error) {
+	n, err := f.readAt(p, off)
+	if n > 0 {
+		f.fsnotify(unix.IN_ACCESS)
+	}
+	return n, err
+}
+
+func (f *NodeFile) readAt(p []byte, off int64) (int, error) {
 	if f.node.IsDir() {
 		return 0, unix.EISDIR
 	}
@@ -322,6 +356,14 @@ func (f *NodeFile) end() int64 {
 
 // WriteAt writes p at an offset without moving the position.
 func (f *NodeFile) WriteAt(p []byte, off int64) (int, error) {
+	n, err := f.writeAt(p, off)
+	if n > 0 {
+		f.fsnotify(unix.IN_MODIFY)
+	}
+	return n, err
+}
+
+func (f *NodeFile) writeAt(p []byte, off int64) (int, error) {
 	if f.node.IsDir() {
 		return 0, unix.EISDIR
 	}
@@ -351,10 +393,24 @@ func (f *NodeFile) Truncate(size int64) error {
 		return unix.EISDIR
 	}
 	f.node.mu.Lock()
-	defer f.node.mu.Unlock()
 	f.node.MTime = time.Now()
 	f.node.CTime = f.node.MTime
-	return f.node.truncateLocked(size)
+	err := f.node.truncateLocked(size)
+	f.node.mu.Unlock()
+	if err == nil {
+		f.fsnotify(unix.IN_MODIFY)
+	}
+	return err
+}
+
+// fsnotify reports an event of the open file to its inotify watchers
+// and its directory's (found by the path it was opened at).
+func (f *NodeFile) fsnotify(mask uint32) {
+	if f.tree == nil || f.tree.notify.count.Load() == 0 {
+		return
+	}
+	dir, name := f.tree.parentOf(f.node, f.path)
+	f.tree.fsnotify(f.node, dir, name, mask, 0)
 }
 
 func (f *NodeFile) Stat() Stat { return StatNode(f.node) }
@@ -363,11 +419,27 @@ func (f *NodeFile) Stat() Stat { return StatNode(f.node) }
 // file's pages' charge when it was the last thing holding an unlinked file.
 func (f *NodeFile) Close() error {
 	f.tree.ReleaseOwner(f)
+	gone := false
 	if n := f.node; f.counted {
+		f.tree.SetLease(n, f, false, true)
 		n.mu.Lock()
 		n.opens--
+		if f.writable {
+			n.writers--
+		}
+		gone = n.Links == 0 && n.opens == 0
 		n.releaseIfGoneLocked()
 		n.mu.Unlock()
+	}
+	if !f.location {
+		if f.writable {
+			f.fsnotify(unix.IN_CLOSE_WRITE)
+		} else {
+			f.fsnotify(unix.IN_CLOSE_NOWRITE)
+		}
+	}
+	if gone && f.tree != nil {
+		f.tree.fsnotify(f.node, nil, "", unix.IN_DELETE_SELF, 0) // the last user of an unlinked file
 	}
 	return nil
 }

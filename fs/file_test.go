@@ -191,7 +191,7 @@ func TestTreeSizeLimit(t *testing.T) {
 	tree := NewTree(NewDir(0o755))
 	tree.SetSizeLimit(1 << 20)
 	before, _ := tree.Usage()
-	n, err := tree.Open(nil, "/f", OpenFlags{Create: true, Perm: 0o644})
+	n, _, err := tree.Open(nil, "/f", OpenFlags{Create: true, Perm: 0o644})
 	if err != nil {
 		t.Fatal(err)
 	}

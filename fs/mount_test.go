@@ -47,7 +47,7 @@ func TestTmpfsMount(t *testing.T) {
 	if err := tree.Link(nil, "/mnt/f", "/g", false); err != unix.EXDEV {
 		t.Errorf("link out of the mount: %v, want EXDEV", err)
 	}
-	if err := tree.Rename(nil, "/mnt/f", "/g"); err != unix.EXDEV {
+	if err := tree.Rename(nil, "/mnt/f", "/g", false); err != unix.EXDEV {
 		t.Errorf("rename out of the mount: %v, want EXDEV", err)
 	}
 	if err := tree.Remove(nil, "/mnt", true); err != unix.EBUSY {

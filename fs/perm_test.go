@@ -61,10 +61,10 @@ func TestTreePermissions(t *testing.T) {
 		{"mkdir in root's directory", tr.Mkdir(user, "/root/d", 0o755), unix.EACCES},
 		{"lookup through a 0700 directory", func() error { _, err := tr.Lookup(user, "/private/f", true); return err }(), unix.EACCES},
 		{"unlink another's file in a sticky directory", tr.Remove(user, "/tmp/rootfile", false), unix.EPERM},
-		{"rename another's file in a sticky directory", tr.Rename(user, "/tmp/rootfile", "/tmp/moved"), unix.EPERM},
+		{"rename another's file in a sticky directory", tr.Rename(user, "/tmp/rootfile", "/tmp/moved", false), unix.EPERM},
 		{"create in one's own directory", tr.Create(user, "/home/mine", &Node{Mode: 0o600}), nil},
-		{"move one's file into root's directory", tr.Rename(user, "/home/mine", "/root/mine"), unix.EACCES},
-		{"open root's file for writing", func() error { _, err := tr.Open(user, "/tmp/rootfile", OpenFlags{Want: MayWrite}); return err }(), nil},
+		{"move one's file into root's directory", tr.Rename(user, "/home/mine", "/root/mine", false), unix.EACCES},
+		{"open root's file for writing", func() error { _, _, err := tr.Open(user, "/tmp/rootfile", OpenFlags{Want: MayWrite}); return err }(), nil},
 		{"chmod another's file", func() error { n, _ := tr.Lookup(nil, "/tmp/rootfile", false); return Chmod(n, user, 0o777) }(), unix.EPERM},
 		{"chown another's file", func() error { n, _ := tr.Lookup(nil, "/tmp/rootfile", false); return Chown(n, user, 1000, NoID) }(), unix.EPERM},
 		{"unlink in one's own directory", tr.Remove(user, "/home/mine", false), nil},
@@ -84,7 +84,7 @@ func TestTreePermissions(t *testing.T) {
 	if d.UID != 1000 || d.GID != 3000 || d.Mode&fs.ModeSetgid == 0 {
 		t.Errorf("directory in a set-group-ID directory: uid %d gid %d mode %v, want 1000, 3000, setgid", d.UID, d.GID, d.Mode)
 	}
-	n, err := tr.Open(user, "/shared/f", OpenFlags{Create: true, Perm: 0o644 | fs.ModeSetgid})
+	n, _, err := tr.Open(user, "/shared/f", OpenFlags{Create: true, Perm: 0o644 | fs.ModeSetgid})
 	if err != nil {
 		t.Fatal(err)
 	}

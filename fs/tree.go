@@ -32,17 +32,19 @@ type Node struct {
 	// Times of last access, modification and status change.
 	ATime, MTime, CTime time.Time
 	Ino                 uint64
-	Links               int        // names in the tree (regular files)
-	charged             int64      // bytes of pages charged to the tree's size limit
-	Data                []byte     // a regular file's contents until written (usage.go)
-	disk                *diskFile  // or its contents on a root image's disk, until written
-	written             *filePages // a regular file's own pages, once written
-	opens               int        // open descriptions of a regular file
-	Link                string     // symbolic links
-	Rdev                uint64     // character devices
-	Bound               any        // the Unix socket bound to a socket node; a FIFO's pipe, guarded by mu
-	Dev                 uint64     // st_dev when not the tree's own (procfs, sysfs)
-	tree                *Tree      // the tree it was named in, whose limits its pages count against
+	Links               int               // names in the tree (regular files)
+	charged             int64             // bytes of pages charged to the tree's size limit
+	Data                []byte            // a regular file's contents until written (usage.go)
+	disk                *diskFile         // or its contents on a root image's disk, until written
+	written             *filePages        // a regular file's own pages, once written
+	opens               int               // open descriptions of a regular file
+	writers             int               // of which writable
+	Link                string            // symbolic links
+	Rdev                uint64            // character devices
+	xattrs              map[string][]byte // extended attributes (xattr.go), guarded by mu
+	Bound               any               // the Unix socket bound to a socket node; a FIFO's pipe, guarded by mu
+	Dev                 uint64            // st_dev when not the tree's own (procfs, sysfs)
+	tree                *Tree             // the tree it was named in, whose limits its pages count against
 	Children            map[string]*Node
 	subdirs             int // directories among Children (st_nlink), under the tree's lock
 	// Synthetic nodes (procfs, sysfs) compute their contents: a file's data
@@ -149,6 +151,7 @@ type Tree struct {
 	data      dataUsage      // usage.go
 	diskCache diskCache      // disk.go
 	locks     lockTable      // lock.go
+	notify    notifyTable    // inotify.go
 }
 
 // NewTree returns a tree with root as its root directory, tmpfs its one
@@ -158,6 +161,7 @@ func NewTree(root *Node) *Tree {
 	t.filesystems = map[string]Filesystem{"tmpfs": t.newTmpfs}
 	t.devices.open = map[uint64]func() (File, error){}
 	t.locks.byNode = map[*Node]*nodeLocks{}
+	t.locks.waitsFor = map[LockOwner]LockOwner{}
 	root.tree = t
 	return t
 }
@@ -297,6 +301,10 @@ func (t *Tree) create(c *Cred, p string, n *Node) error {
 	parent.putChild(name, n)
 	n.Links++
 	parent.MTime, parent.CTime = time.Now(), time.Now()
+	if n.Links > 1 {
+		n.notifyAttrib() // a hard link: the link count first, as Linux's fsnotify_link
+	}
+	t.fsnotify(n, parent, name, unix.IN_CREATE, 0)
 	return nil
 }
 
@@ -358,6 +366,7 @@ func (t *Tree) Mkdir(c *Cred, p string, perm fs.FileMode) error {
 // Want is the access (MayRead, MayWrite) that an existing file must grant.
 type OpenFlags struct {
 	Create, Excl, Trunc, Follow bool
+	NoAtime                     bool // O_NOATIME: the owner's (or root's) only
 	Perm                        fs.FileMode
 	Want                        int
 }
@@ -365,38 +374,41 @@ type OpenFlags struct {
 // Open resolves p for opening by c, creating or truncating a regular file
 // as the flags say. A file that exists must grant the access asked (a
 // directory is never opened for writing: EISDIR); one that open creates
-// is c's whatever its mode.
-func (t *Tree) Open(c *Cred, p string, o OpenFlags) (*Node, error) {
+// is c's whatever its mode. created says that it made the file.
+func (t *Tree) Open(c *Cred, p string, o OpenFlags) (n *Node, created bool, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	n, _, err := t.walk(c, p, o.Follow, 0)
+	n, _, err = t.walk(c, p, o.Follow, 0)
 	switch {
 	case err == ErrNotExist && o.Create:
 		n = &Node{Mode: o.Perm &^ fs.ModeType}
 		n.Touch()
 		if err := t.create(c, p, n); err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		return n, nil
+		return n, true, nil
 	case err != nil:
-		return nil, err
+		return nil, false, err
 	case o.Create && o.Excl:
-		return nil, ErrExist
-	case n.IsDir() && o.Want&MayWrite != 0:
-		return nil, unix.EISDIR
+		return nil, false, ErrExist
+	case n.IsDir() && (o.Want&MayWrite != 0 || o.Create):
+		return nil, false, unix.EISDIR
 	}
 	if err := Access(n, c, o.Want); err != nil {
-		return nil, err
+		return nil, false, err
+	}
+	if o.NoAtime && !c.Owns(n) {
+		return nil, false, unix.EPERM
 	}
 	if o.Trunc && n.Mode.IsRegular() {
 		if err := ReadOnlyFS(n); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		n.mu.Lock()
 		n.truncateLocked(0)
 		n.mu.Unlock()
 	}
-	return n, nil
+	return n, false, nil
 }
 
 // entry finds the parent directory of p and the entry name names in it
@@ -456,7 +468,26 @@ func (t *Tree) Remove(c *Cred, p string, dir bool) error {
 	}
 	n.CTime = time.Now()
 	parent.MTime, parent.CTime = n.CTime, n.CTime
+	if !dir {
+		n.notifyAttrib()
+	}
+	t.notifyIfGone(n)
+	t.fsnotify(n, parent, name, unix.IN_DELETE, 0)
 	return nil
+}
+
+// notifyIfGone reports IN_DELETE_SELF for a node whose last name went
+// and that no description holds open (else its last close does).
+func (t *Tree) notifyIfGone(n *Node) {
+	if t.notify.count.Load() == 0 {
+		return
+	}
+	n.mu.RLock()
+	gone := n.Links <= 0 && n.opens == 0
+	n.mu.RUnlock()
+	if gone {
+		t.fsnotify(n, nil, "", unix.IN_DELETE_SELF, 0)
+	}
 }
 
 // Rename moves oldp to newp for c, replacing what is there as rename(2)
@@ -464,7 +495,7 @@ func (t *Tree) Remove(c *Cred, p string, dir bool) error {
 // c needs to be allowed to delete the old entry and the one it replaces
 // (or to create in the new directory), and to write a directory that
 // changes parents (its "..").
-func (t *Tree) Rename(c *Cred, oldp, newp string) error {
+func (t *Tree) Rename(c *Cred, oldp, newp string, noReplace bool) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	oldp, newp = path.Clean("/"+oldp), path.Clean("/"+newp)
@@ -489,6 +520,9 @@ func (t *Tree) Rename(c *Cred, oldp, newp string) error {
 		return err
 	}
 	old, replacing := newParent.Children[nn]
+	if replacing && noReplace {
+		return ErrExist // RENAME_NOREPLACE
+	}
 	if old == n {
 		return nil // the same file: nothing to do, nothing to check
 	}
@@ -535,14 +569,79 @@ func (t *Tree) Rename(c *Cred, oldp, newp string) error {
 	now := time.Now()
 	n.CTime = now
 	oldParent.MTime, oldParent.CTime, newParent.MTime, newParent.CTime = now, now, now, now
+	if t.notify.count.Load() != 0 {
+		cookie := t.nextCookie()
+		t.fsnotify(n, oldParent, on, unix.IN_MOVED_FROM, cookie)
+		t.fsnotify(n, newParent, nn, unix.IN_MOVED_TO, cookie)
+		if replacing {
+			old.notifyAttrib()
+			t.notifyIfGone(old)
+		}
+		t.fsnotify(n, nil, "", unix.IN_MOVE_SELF, 0)
+	}
 	return nil
 }
 
-// touchChange sets the status change time (chmod, chown).
+// Exchange swaps the entries a and b for c (RENAME_EXCHANGE): both must
+// exist, and c must be allowed to delete each from its directory.
+func (t *Tree) Exchange(c *Cred, a, b string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	a, b = path.Clean("/"+a), path.Clean("/"+b)
+	aDir, an, err := t.entry(c, a)
+	if err != nil {
+		return err
+	}
+	bDir, bn, err := t.entry(c, b)
+	if err != nil {
+		return err
+	}
+	na, okA := aDir.Children[an]
+	nb, okB := bDir.Children[bn]
+	if !okA || !okB {
+		return ErrNotExist
+	}
+	if na == nb {
+		return nil
+	}
+	if aDir.Dev != bDir.Dev {
+		return unix.EXDEV
+	}
+	if t.isMountRoot(na) || t.isMountRoot(nb) || t.hasMountUnder(a) || t.hasMountUnder(b) {
+		return unix.EBUSY
+	}
+	if strings.HasPrefix(b, a+"/") || strings.HasPrefix(a, b+"/") {
+		return unix.EINVAL // one inside the other
+	}
+	if err := mayDelete(aDir, na, c); err != nil {
+		return err
+	}
+	if err := mayDelete(bDir, nb, c); err != nil {
+		return err
+	}
+	if aDir != bDir {
+		for _, n := range []*Node{na, nb} {
+			if n.IsDir() {
+				if err := Access(n, c, MayWrite); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	aDir.putChild(an, nb)
+	bDir.putChild(bn, na)
+	now := time.Now()
+	na.CTime, nb.CTime = now, now
+	aDir.MTime, aDir.CTime, bDir.MTime, bDir.CTime = now, now, now, now
+	return nil
+}
+
+// touchChange sets the status change time (chmod, chown, xattrs).
 func (n *Node) touchChange() {
 	n.mu.Lock()
 	n.CTime = time.Now()
 	n.mu.Unlock()
+	n.notifyChange()
 }
 
 // DirEntry is one name in a directory listing.

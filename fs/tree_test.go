@@ -42,7 +42,7 @@ func TestTreesShareNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	write := func(tr *Tree, p string, n int) error {
-		node, err := tr.Open(nil, p, OpenFlags{Create: true, Perm: 0o644})
+		node, _, err := tr.Open(nil, p, OpenFlags{Create: true, Perm: 0o644})
 		if err != nil {
 			return err
 		}
@@ -85,7 +85,7 @@ func TestTreesShareNothing(t *testing.T) {
 
 	// One node, locked in a's table, is free in b's.
 	n, _ := a.Lookup(nil, "/g", true)
-	if err := a.SetLock(n, Lock{Owner: 1, Write: true}, false); err != nil {
+	if err := a.SetLock(n, Lock{Owner: 1, Write: true}, false, false); err != nil {
 		t.Fatal(err)
 	}
 	if _, busy := a.TestLock(n, Lock{Owner: 2, Write: true}); !busy {

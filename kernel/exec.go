@@ -81,11 +81,25 @@ func (t *Task) Execve(file, name string, argv, envp []string) error {
 	p.Exe = file
 	p.Cmdline = argv
 	p.mu.Unlock()
-	p.unshareFiles() // shared with CLONE_FILES: exec gets its own table
+	p.UnshareFiles() // shared with CLONE_FILES: exec gets its own table
 	p.Files.CloseOnExec()
 	t.ResetSignalsForExec()
 	t.Regs.SetContext(regs)
 	return nil
+}
+
+// UnshareFiles gives p a descriptor table of its own, a copy, when it
+// shares one with another process (CLONE_FILES): for execve, unshare's
+// CLONE_FILES and close_range's CLOSE_RANGE_UNSHARE.
+func (p *Process) UnshareFiles() {
+	if p.filesRefs.Load() <= 1 {
+		return
+	}
+	shared, sharedRefs := p.Files, p.filesRefs
+	p.Files, p.filesRefs = shared.Fork(), newRefs()
+	if sharedRefs.Add(-1) == 0 {
+		shared.CloseAll()
+	}
 }
 
 // setIDsOnExec applies a set-user-ID or set-group-ID program's owner or

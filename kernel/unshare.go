@@ -2,18 +2,6 @@ package kernel
 
 import "golang.org/x/sys/unix"
 
-// unshareFiles gives p a copy of its descriptor table when another
-// process shares it (CLONE_FILES).
-func (p *Process) unshareFiles() {
-	if p.filesRefs.Load() > 1 {
-		shared, sharedRefs := p.Files, p.filesRefs
-		p.Files, p.filesRefs = shared.Fork(), newRefs()
-		if sharedRefs.Add(-1) == 0 {
-			shared.CloseAll()
-		}
-	}
-}
-
 // The namespaces unshare(2) names; the kernel has one of each.
 const namespaceFlags = unix.CLONE_NEWNS | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC | unix.CLONE_NEWNET |
 	unix.CLONE_NEWPID | unix.CLONE_NEWCGROUP | unix.CLONE_NEWTIME | unix.CLONE_NEWUSER
@@ -64,7 +52,7 @@ func (t *Task) Unshare(flags uint64) error {
 		return unix.EINVAL
 	}
 	if flags&unix.CLONE_FILES != 0 {
-		p.unshareFiles()
+		p.UnshareFiles()
 	}
 	return nil
 }

@@ -3,6 +3,9 @@ package syscall
 import (
 	"golang.org/x/sys/unix"
 
+	"github.com/jiege-go/jiege/abi/linux"
+	"github.com/jiege-go/jiege/fs"
+
 	"github.com/jiege-go/jiege/abi/linux/sysno"
 	"github.com/jiege-go/jiege/kernel"
 )
@@ -71,8 +74,45 @@ func sysFcntl(t *kernel.Task, a Args) (uint64, error) {
 		return 0, nil
 	case unix.F_SETFD:
 		return 0, t.Proc.Files.SetCloExec(fd, a[2]&unix.FD_CLOEXEC != 0)
-	case unix.F_SETOWN, unix.F_GETOWN:
-		return 0, nil // no SIGIO is sent yet
+	case unix.F_GETOWN:
+		o := d.Owner()
+		if o.Kind == linux.FOwnerPGRP {
+			return uint64(-int64(o.ID)), nil
+		}
+		return uint64(int64(o.ID)), nil
+	case unix.F_SETOWN:
+		o := fs.Owner{Kind: linux.FOwnerPID, ID: int32(a[2])}
+		if o.ID < 0 {
+			o = fs.Owner{Kind: linux.FOwnerPGRP, ID: -o.ID}
+		}
+		return 0, setOwner(t, d, o)
+	case unix.F_GETOWN_EX:
+		o := d.Owner()
+		return 0, copyOutStruct(t, a[2], linux.FOwnerEx{Type: o.Kind, Pid: o.ID})
+	case unix.F_SETOWN_EX:
+		var ex linux.FOwnerEx
+		if err := copyInStruct(t, a[2], &ex); err != nil {
+			return 0, err
+		}
+		if ex.Type != linux.FOwnerTID && ex.Type != linux.FOwnerPID && ex.Type != linux.FOwnerPGRP {
+			return 0, unix.EINVAL
+		}
+		return 0, setOwner(t, d, fs.Owner{Kind: ex.Type, ID: ex.Pid})
+	case unix.F_GETSIG:
+		return uint64(d.Signal()), nil
+	case unix.F_SETSIG:
+		if a[2] > numSignals {
+			return 0, unix.EINVAL
+		}
+		d.SetSignal(int(a[2]))
+		return 0, nil
+	case unix.F_SETLEASE, unix.F_GETLEASE:
+		return setLease(t, d, a[1] == unix.F_GETLEASE, a[2])
+	case unix.F_CREATED_QUERY:
+		if d.Created {
+			return 1, nil
+		}
+		return 0, nil
 	case unix.F_DUPFD, unix.F_DUPFD_CLOEXEC:
 		min := int(int32(a[2]))
 		if min < 0 || min >= t.Proc.Files.Limit() {
@@ -84,6 +124,7 @@ func sysFcntl(t *kernel.Task, a Args) (uint64, error) {
 		return uint64(d.Flags()), nil
 	case unix.F_SETFL:
 		d.SetFlags(uint32(a[2]))
+		setAsync(t, d, a[2]&unix.O_ASYNC != 0)
 		return 0, nil
 	case unix.F_GETLK, unix.F_SETLK, unix.F_SETLKW, unix.F_OFD_GETLK, unix.F_OFD_SETLK, unix.F_OFD_SETLKW:
 		return 0, recordLock(t, d, a[1], a[2])
@@ -97,6 +138,119 @@ func sysFcntl(t *kernel.Task, a Args) (uint64, error) {
 		return uint64(n), err
 	}
 	return 0, unix.EINVAL
+}
+
+// numSignals is the largest signal number (_NSIG).
+const numSignals = 64
+
+// setOwner makes o the owner of d's I/O signals: ESRCH when no thread,
+// process or group has its id (0 clears the owner).
+func setOwner(t *kernel.Task, d *fs.Description, o fs.Owner) error {
+	if o.ID != 0 && !idInUse(t.Kernel(), int(o.ID)) {
+		return unix.ESRCH
+	}
+	d.SetOwner(o)
+	return nil
+}
+
+// idInUse reports whether a thread, process or process group has id,
+// as Linux's find_vpid.
+func idInUse(k *kernel.Kernel, id int) bool {
+	if k.TaskByID(id) != nil || k.ProcessByID(id) != nil {
+		return true
+	}
+	for _, p := range k.Processes() {
+		if p.PGID() == id {
+			return true
+		}
+	}
+	return false
+}
+
+// I/O signal codes (si_code of a F_SETSIG signal).
+const (
+	pollIn  = 1
+	pollOut = 2
+)
+
+// setAsync starts or stops the I/O signals of an O_ASYNC description:
+// at each change of its file's readiness, while it is readable or
+// writable, its owner gets F_SETSIG's signal (SIGIO by default).
+func setAsync(t *kernel.Task, d *fs.Description, on bool) {
+	if !on {
+		d.WatchAsync(nil)
+		return
+	}
+	w, ok := d.Waitable()
+	if !ok {
+		return
+	}
+	k := t.Kernel()
+	d.WatchAsync(func() {
+		// A file may notify under its own locks: the readiness is asked
+		// and the signal sent from another goroutine.
+		go sendIOSignal(k, d, w)
+	})
+}
+
+// sendIOSignal sends d's owner its I/O signal when w is ready.
+func sendIOSignal(k *kernel.Kernel, d *fs.Description, w fs.Waitable) {
+	ready := w.Readiness(unix.EPOLLIN | unix.EPOLLOUT)
+	if ready == 0 || d.Flags()&unix.O_ASYNC == 0 {
+		return
+	}
+	sig, info := unix.SIGIO, (*kernel.SigInfo)(nil)
+	if s := d.Signal(); s != 0 {
+		code := int32(pollIn)
+		if ready&unix.EPOLLIN == 0 {
+			code = pollOut
+		}
+		sig, info = unix.Signal(s), &kernel.SigInfo{Signo: unix.Signal(s), Code: code}
+	}
+	o := d.Owner()
+	switch {
+	case o.ID == 0:
+	case o.Kind == linux.FOwnerTID:
+		if t := k.TaskByID(int(o.ID)); t != nil {
+			t.SignalThread(sig, info)
+		}
+	case o.Kind == linux.FOwnerPID:
+		if p := k.ProcessByID(int(o.ID)); p != nil {
+			p.Signal(sig, info)
+		}
+	default:
+		for _, p := range k.Processes() {
+			if p.PGID() == int(o.ID) {
+				p.Signal(sig, info)
+			}
+		}
+	}
+}
+
+// setLease implements F_SETLEASE and F_GETLEASE: leases on regular files
+// only (EINVAL), set by the file's owner or root (EACCES).
+func setLease(t *kernel.Task, d *fs.Description, get bool, arg uint64) (uint64, error) {
+	nf, ok := d.NodeFile()
+	if get {
+		if !ok {
+			return 0, unix.EINVAL
+		}
+		return uint64(t.Proc.Root.Lease(nf.Node(), nf)), nil
+	}
+	if arg != unix.F_RDLCK && arg != unix.F_WRLCK && arg != unix.F_UNLCK {
+		return 0, unix.EINVAL
+	}
+	if !ok {
+		return 0, unix.EINVAL
+	}
+	n := nf.Node()
+	if arg != unix.F_UNLCK && t.Proc.EUID != 0 && t.Proc.EUID != n.UID {
+		return 0, unix.EACCES
+	}
+	if !n.Mode.IsRegular() {
+		return 0, unix.EINVAL
+	}
+	return 0, t.Proc.Root.SetLease(n, nf, arg == unix.F_WRLCK, arg == unix.F_UNLCK)
 }
 
 // ioctl requests (asm-generic/ioctls.h).
@@ -120,6 +274,9 @@ func sysIoctl(t *kernel.Task, a Args) (uint64, error) {
 		return 0, err
 	}
 	defer d.DecRef()
+	if d.Flags()&unix.O_PATH != 0 {
+		return 0, unix.EBADF
+	}
 	switch a[1] {
 	case fionbio:
 		var on int32
@@ -141,7 +298,17 @@ func sysIoctl(t *kernel.Task, a Args) (uint64, error) {
 	case fioclex, fionclex:
 		return 0, t.Proc.Files.SetCloExec(fd, a[1] == fioclex)
 	case fioasync:
-		return 0, nil // no SIGIO is sent yet
+		var on int32
+		if err := copyInStruct(t, a[2], &on); err != nil {
+			return 0, err
+		}
+		fl := d.Flags() &^ unix.O_ASYNC
+		if on != 0 {
+			fl |= unix.O_ASYNC
+		}
+		d.SetFlags(fl)
+		setAsync(t, d, on != 0)
+		return 0, nil
 	}
 	if so, sd, err := sockFile(t, a[0]); err == nil {
 		sd.DecRef()

@@ -27,6 +27,9 @@ func init() {
 	register(sysno.Umask, sysUmask)
 	register(sysno.Fsync, sysFsync)
 	register(sysno.Fdatasync, sysFsync)
+	register(sysno.SyncFileRange, sysSyncFileRange)
+	register(sysno.Readahead, sysReadahead)
+	register(sysno.CloseRange, sysCloseRange)
 	register(sysno.Getdents64, sysGetdents64)
 	register(sysno.Getcwd, sysGetcwd)
 	register(sysno.Chdir, sysChdir)
@@ -183,11 +186,8 @@ func sysOpenat(t *kernel.Task, a Args) (uint64, error) {
 			return 0, unix.ENOTDIR
 		}
 		f := pe.Reopen(acc != unix.O_WRONLY, acc != unix.O_RDONLY)
-		fd, err := t.Proc.Files.Open(f, uint32(flags), flags&unix.O_CLOEXEC != 0)
-		if err != nil {
-			f.Close()
-		}
-		return uint64(fd), err
+		fd, err := t.Proc.Files.Open(f, uint32(flags&^unix.O_CREAT), flags&unix.O_CLOEXEC != 0)
+		return uint64(fd), err // a failed Open closed f
 	}
 	want := map[uint64]int{unix.O_RDONLY: fs.MayRead, unix.O_WRONLY: fs.MayWrite, unix.O_RDWR: fs.MayRead | fs.MayWrite}[acc]
 	if flags&unix.O_TRUNC != 0 {
@@ -196,13 +196,16 @@ func sysOpenat(t *kernel.Task, a Args) (uint64, error) {
 	if oPath {
 		want = 0
 	}
-	n, err := t.Proc.Root.Open(t.Proc.Cred(), p, fs.OpenFlags{
+	n, created, err := t.Proc.Root.Open(t.Proc.Cred(), p, fs.OpenFlags{
 		Create: flags&unix.O_CREAT != 0, Excl: flags&unix.O_EXCL != 0,
 		Trunc: flags&unix.O_TRUNC != 0 && acc != unix.O_RDONLY, Follow: flags&unix.O_NOFOLLOW == 0 || dirOnly,
-		Perm: fs.ModeFromUnix(uint32(a[3]) & 0o7777 &^ t.Proc.Umask), Want: want,
+		Perm: fs.ModeFromUnix(uint32(a[3]) & 0o7777 &^ t.Proc.Umask), Want: want, NoAtime: flags&unix.O_NOATIME != 0,
 	})
 	if err != nil {
 		return 0, err
+	}
+	if !created {
+		flags &^= unix.O_CREAT // the description's F_CREATED_QUERY
 	}
 	if (flags&unix.O_DIRECTORY != 0 || dirOnly) && !n.IsDir() {
 		return 0, unix.ENOTDIR
@@ -217,6 +220,8 @@ func sysOpenat(t *kernel.Task, a Args) (uint64, error) {
 		if f, err = t.Proc.Root.OpenDevice(n, p); err != nil {
 			return 0, err
 		}
+	case n.IsBlockDevice(), n.Mode&iofs.ModeSocket != 0:
+		return 0, unix.ENXIO // no block driver; a socket is connected to, not opened
 	case n.IsFIFO():
 		if f, err = openFIFO(t, n, acc, flags&unix.O_NONBLOCK != 0); err != nil {
 			return 0, err
@@ -224,9 +229,13 @@ func sysOpenat(t *kernel.Task, a Args) (uint64, error) {
 	}
 	fd, err := t.Proc.Files.Open(f, uint32(flags), flags&unix.O_CLOEXEC != 0)
 	if err != nil {
-		f.Close()
+		return 0, err // Open closed f
 	}
-	return uint64(fd), err
+	if !oPath {
+		truncated := flags&unix.O_TRUNC != 0 && acc != unix.O_RDONLY && !created && n.Mode.IsRegular()
+		t.Proc.Root.NotifyOpen(n, p, truncated)
+	}
+	return uint64(fd), nil
 }
 
 // openFIFO opens a named pipe; without O_NONBLOCK a reader waits for a
@@ -262,8 +271,8 @@ func waitPartner(t *kernel.Task, o *fs.FIFOOpen, nonblock bool) (fs.File, error)
 	return o.File, nil
 }
 
-// sysMknodat implements mknodat(2) for named pipes, regular files and
-// character devices.
+// sysMknodat implements mknodat(2) for named pipes, regular files,
+// sockets (a name no socket is bound to) and device nodes.
 func sysMknodat(t *kernel.Task, a Args) (uint64, error) {
 	p, err := pathArg(t, a[0], a[1])
 	if err != nil {
@@ -276,11 +285,17 @@ func sysMknodat(t *kernel.Task, a Args) (uint64, error) {
 		n = fs.NewFIFO(perm)
 	case 0, unix.S_IFREG:
 		n = &fs.Node{Mode: perm}
-	case unix.S_IFCHR:
+	case unix.S_IFCHR, unix.S_IFBLK:
 		if t.Proc.EUID != 0 {
 			return 0, unix.EPERM // CAP_MKNOD
 		}
-		n = fs.NewDevice(perm, a[3])
+		if a[2]&unix.S_IFMT == unix.S_IFBLK {
+			n = fs.NewBlockDevice(perm, a[3])
+		} else {
+			n = fs.NewDevice(perm, a[3])
+		}
+	case unix.S_IFSOCK:
+		n = &fs.Node{Mode: iofs.ModeSocket | perm}
 	case unix.S_IFDIR:
 		return 0, unix.EPERM
 	default:
@@ -308,10 +323,13 @@ func sysUnlinkat(t *kernel.Task, a Args) (uint64, error) {
 	return 0, t.Proc.Root.Remove(t.Proc.Cred(), p, a[2]&unix.AT_REMOVEDIR != 0)
 }
 
-// sysRenameat2 implements renameat2(2) without flags.
+// sysRenameat2 implements renameat2(2) (and rename, renameat) with
+// RENAME_NOREPLACE and RENAME_EXCHANGE.
 func sysRenameat2(t *kernel.Task, a Args) (uint64, error) {
-	if a[4] != 0 {
-		return 0, unix.EINVAL
+	flags := a[4]
+	if flags&^(unix.RENAME_NOREPLACE|unix.RENAME_EXCHANGE) != 0 ||
+		flags&unix.RENAME_NOREPLACE != 0 && flags&unix.RENAME_EXCHANGE != 0 {
+		return 0, unix.EINVAL // RENAME_WHITEOUT is not offered
 	}
 	from, err := pathArg(t, a[0], a[1])
 	if err != nil {
@@ -321,7 +339,39 @@ func sysRenameat2(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return 0, t.Proc.Root.Rename(t.Proc.Cred(), from, to)
+	if flags&unix.RENAME_EXCHANGE != 0 {
+		err = t.Proc.Root.Exchange(t.Proc.Cred(), from, to)
+	} else {
+		err = t.Proc.Root.Rename(t.Proc.Cred(), from, to, flags&unix.RENAME_NOREPLACE != 0)
+	}
+	if err != nil {
+		return 0, err
+	}
+	followRename(t.Kernel(), path.Clean(from), path.Clean(to), flags&unix.RENAME_EXCHANGE != 0)
+	return 0, nil
+}
+
+// followRename moves the working directories in or under a renamed
+// directory to its new name (and those under to to from, for an
+// exchange): a working directory is kept as a path, and Linux's follows
+// the directory.
+func followRename(k *kernel.Kernel, from, to string, exchange bool) {
+	moved := func(cwd, from, to string) (string, bool) {
+		if cwd == from {
+			return to, true
+		}
+		if rest, ok := strings.CutPrefix(cwd, from+"/"); ok {
+			return path.Join(to, rest), true
+		}
+		return "", false
+	}
+	for _, p := range k.Processes() {
+		if cwd, ok := moved(p.Cwd(), from, to); ok {
+			p.SetCwd(cwd)
+		} else if cwd, ok := moved(p.Cwd(), to, from); ok && exchange {
+			p.SetCwd(cwd)
+		}
+	}
 }
 
 // sysLinkat implements linkat(2).
@@ -394,12 +444,94 @@ func sysUmask(t *kernel.Task, a Args) (uint64, error) {
 }
 
 // sysFsync implements fsync(2) and fdatasync(2): memory is the medium.
+// Only a tree's regular files and directories have an fsync; pipes,
+// sockets, devices and procfs files are EINVAL, as on Linux.
 func sysFsync(t *kernel.Task, a Args) (uint64, error) {
 	d, err := t.Proc.Files.Get(int(int32(a[0])))
 	if err != nil {
 		return 0, err
 	}
-	d.DecRef()
+	defer d.DecRef()
+	if n := d.Node(); d.Flags()&unix.O_PATH != 0 {
+		return 0, unix.EBADF
+	} else if _, ok := d.NodeFile(); !ok || n.Generate != nil || n.ListDir != nil || !n.Mode.IsRegular() && !n.IsDir() {
+		return 0, unix.EINVAL
+	}
+	return 0, nil
+}
+
+// sync_file_range(2)'s flags.
+const syncFileRangeFlags = 1 | 2 | 4 // WAIT_BEFORE, WRITE, WAIT_AFTER
+
+// sysSyncFileRange implements sync_file_range(2), which has nothing to
+// write: Linux's checks of the flags, the range and the file's kind
+// (ESPIPE for a pipe, a socket or a device).
+func sysSyncFileRange(t *kernel.Task, a Args) (uint64, error) {
+	d, err := t.Proc.Files.Get(int(int32(a[0])))
+	if err != nil {
+		return 0, err
+	}
+	defer d.DecRef()
+	off, n := int64(a[1]), int64(a[2])
+	if a[3]&^syncFileRangeFlags != 0 || off < 0 || off+n < 0 || off+n < off {
+		return 0, unix.EINVAL
+	}
+	if node := d.Node(); node == nil || !node.Mode.IsRegular() && !node.IsDir() && node.Mode&iofs.ModeSymlink == 0 {
+		return 0, unix.ESPIPE
+	}
+	return 0, nil
+}
+
+// sysReadahead implements readahead(2): a file in memory is read already.
+// EBADF unless open for reading, EINVAL for anything but a regular file.
+func sysReadahead(t *kernel.Task, a Args) (uint64, error) {
+	d, err := t.Proc.Files.Get(int(int32(a[0])))
+	if err != nil {
+		return 0, err
+	}
+	defer d.DecRef()
+	if !d.Readable() {
+		return 0, unix.EBADF
+	}
+	if n := d.Node(); n == nil || !n.Mode.IsRegular() {
+		return 0, unix.EINVAL
+	}
+	return 0, nil
+}
+
+// close_range(2)'s flags.
+const (
+	closeRangeUnshare = 2
+	closeRangeCloexec = 4
+)
+
+// sysCloseRange implements close_range(2): every open descriptor from
+// first to last is closed (its process's locks on the file released, as
+// close does), or marked close-on-exec with CLOSE_RANGE_CLOEXEC; with
+// CLOSE_RANGE_UNSHARE first in a copy of a table shared by CLONE_FILES.
+func sysCloseRange(t *kernel.Task, a Args) (uint64, error) {
+	first, last, flags := uint32(a[0]), uint32(a[1]), a[2]
+	if flags&^(closeRangeUnshare|closeRangeCloexec) != 0 || first > last {
+		return 0, unix.EINVAL
+	}
+	if flags&closeRangeUnshare != 0 {
+		t.Proc.UnshareFiles()
+	}
+	for _, fd := range t.Proc.Files.Numbers() {
+		if uint32(fd) < first || uint32(fd) > last {
+			continue
+		}
+		if flags&closeRangeCloexec != 0 {
+			t.Proc.Files.SetCloExec(fd, true)
+			continue
+		}
+		if d, err := t.Proc.Files.Remove(fd); err == nil {
+			if n := d.Node(); n != nil {
+				t.Proc.Root.ReleaseLocks(n, t.Proc)
+			}
+			d.DecRef()
+		}
+	}
 	return 0, nil
 }
 
@@ -409,6 +541,10 @@ func sysGetdents64(t *kernel.Task, a Args) (uint64, error) {
 	f, d, err := nodeFile(t, a[0])
 	if err != nil {
 		return 0, err
+	}
+	if d.Flags()&unix.O_PATH != 0 {
+		d.DecRef()
+		return 0, unix.EBADF
 	}
 	defer d.DecRef()
 	dir := f.Node()
@@ -462,6 +598,8 @@ func direntType(n *fs.Node) byte {
 		return unix.DT_FIFO
 	case n.IsDevice():
 		return unix.DT_CHR
+	case n.IsBlockDevice():
+		return unix.DT_BLK
 	case n.Mode&iofs.ModeSocket != 0:
 		return unix.DT_SOCK
 	}
@@ -551,6 +689,20 @@ func sysChdir(t *kernel.Task, a Args) (uint64, error) {
 	}
 	t.Proc.SetCwd(canon)
 	return 0, nil
+}
+
+// openNodeOf is nodeOf for the calls that need an open file, not a
+// location: EBADF for an O_PATH descriptor, as Linux's fdget.
+func openNodeOf(t *kernel.Task, fd uint64) (*fs.Node, error) {
+	f, d, err := nodeFile(t, fd)
+	if err != nil {
+		return nil, err
+	}
+	d.DecRef()
+	if d.Flags()&unix.O_PATH != 0 {
+		return nil, unix.EBADF
+	}
+	return f.Node(), nil
 }
 
 // sysFchdir implements fchdir(2).

@@ -18,13 +18,13 @@ func init() {
 // recordLock implements fcntl's F_GETLK, F_SETLK, F_SETLKW and their OFD
 // forms: POSIX locks are the process's, OFD locks the description's.
 func recordLock(t *kernel.Task, d *fs.Description, cmd, addr uint64) error {
-	nf, ok := d.NodeFile()
-	if !ok {
-		return unix.EINVAL
-	}
 	var fl linux.Flock
 	if err := copyInStruct(t, addr, &fl); err != nil {
 		return err
+	}
+	nf, ok := d.NodeFile()
+	if !ok {
+		return unix.EINVAL
 	}
 	var owner fs.LockOwner = t.Proc
 	pid := t.Proc.PID
@@ -94,7 +94,13 @@ func recordLock(t *kernel.Task, d *fs.Description, cmd, addr uint64) error {
 		return copyOutStruct(t, addr, fl)
 	}
 	wait := cmd == unix.F_SETLKW || cmd == unix.F_OFD_SETLKW
-	return lockWaiting(t, node, wait, func() error { return t.Proc.Root.SetLock(node, want, fl.Type == unix.F_UNLCK) })
+	waiter := cmd == unix.F_SETLKW // OFD locks have no deadlock check, as on Linux
+	if waiter {
+		defer t.Proc.Root.StopWaiting(owner)
+	}
+	return lockWaiting(t, node, wait, func() error {
+		return t.Proc.Root.SetLock(node, want, fl.Type == unix.F_UNLCK, waiter)
+	})
 }
 
 // lockWaiting runs try, and while it finds the lock taken and the caller

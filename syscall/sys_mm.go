@@ -157,6 +157,9 @@ const mapUninitialized = 0x4000000
 // order: an end past the largest file offset, the mapping type and its
 // flags, then the description's access and whether the file maps at all.
 func checkFileMapping(f *fs.Description, pgoff, size, prot, flags uint64) error {
+	if f.Flags()&unix.O_PATH != 0 {
+		return unix.EBADF // not an open file: Linux's fget finds none
+	}
 	nf, ok := f.NodeFile()
 	maxSize := uint64(math.MaxUint64)
 	if ok && nf.Node().Mode.IsRegular() {

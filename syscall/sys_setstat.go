@@ -44,7 +44,7 @@ func sysFchownat(t *kernel.Task, a Args) (uint64, error) {
 
 // sysFchown implements fchown(2).
 func sysFchown(t *kernel.Task, a Args) (uint64, error) {
-	n, err := nodeOf(t, a[0])
+	n, err := openNodeOf(t, a[0])
 	if err != nil {
 		return 0, err
 	}
@@ -66,7 +66,7 @@ func sysFchmodat(t *kernel.Task, a Args) (uint64, error) {
 
 // sysFchmod implements fchmod(2).
 func sysFchmod(t *kernel.Task, a Args) (uint64, error) {
-	n, err := nodeOf(t, a[0])
+	n, err := openNodeOf(t, a[0])
 	if err != nil {
 		return 0, err
 	}
@@ -146,7 +146,7 @@ func sysUtimensat(t *kernel.Task, a Args) (uint64, error) {
 	var n *fs.Node
 	var err error
 	if a[1] == 0 {
-		n, err = nodeOf(t, a[0])
+		n, err = openNodeOf(t, a[0])
 	} else {
 		_, n, err = statTarget(t, a[0], a[1], a[3])
 	}

@@ -82,6 +82,31 @@ type Flock struct {
 	_      int32
 }
 
+// InotifyEvent is struct inotify_event without its name, which follows
+// it padded with NULs to Len bytes.
+type InotifyEvent struct {
+	Wd     int32
+	Mask   uint32
+	Cookie uint32
+	Len    uint32
+}
+
+// SizeofInotifyEvent is sizeof(struct inotify_event).
+const SizeofInotifyEvent = 16
+
+// FOwnerEx is struct f_owner_ex (F_GETOWN_EX, F_SETOWN_EX).
+type FOwnerEx struct {
+	Type int32
+	Pid  int32
+}
+
+// f_owner_ex's types.
+const (
+	FOwnerTID  = 0
+	FOwnerPID  = 1
+	FOwnerPGRP = 2
+)
+
 // Dirent64Len is the length of a struct linux_dirent64 record for a name:
 // the fixed part (d_ino, d_off, d_reclen, d_type), the name and its NUL,
 // padded to 8 bytes.

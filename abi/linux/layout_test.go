@@ -79,6 +79,7 @@ func TestLayoutMatchesUnix(t *testing.T) {
 		{"Statx", "Statx_t", nil},
 		{"Statfs", "Statfs_t", nil},
 		{"Flock", "Flock_t", nil},
+		{"InotifyEvent", "InotifyEvent", nil},
 		{"Iovec", "Iovec", nil},
 		{"PollFd", "PollFd", nil},
 		{"EpollEvent", "EpollEvent", map[string]string{"Data": ""}}, // unix: fd and pad
@@ -197,6 +198,9 @@ func TestLayoutOffsets(t *testing.T) {
 		{"sizeof(struct clone_args)", unsafe.Sizeof(ca), 88},
 		{"offsetof(clone_args, exit_signal)", unsafe.Offsetof(ca.ExitSignal), 32},
 		{"offsetof(clone_args, tls)", unsafe.Offsetof(ca.TLS), 56},
+		{"sizeof(struct inotify_event)", unsafe.Sizeof(InotifyEvent{}), SizeofInotifyEvent},
+		{"sizeof(struct f_owner_ex)", unsafe.Sizeof(FOwnerEx{}), 8},
+		{"offsetof(f_owner_ex, pid)", unsafe.Offsetof(FOwnerEx{}.Pid), 4},
 		{"sizeof(struct robust_list_head)", unsafe.Sizeof(RobustListHead{}), 24},
 		{"sizeof(struct termios)", unsafe.Sizeof(Termios{}), 36},
 		{"sizeof(struct itimerspec)", unsafe.Sizeof(Itimerspec{}), 32},

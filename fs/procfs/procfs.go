@@ -122,6 +122,13 @@ func procSys(sysctl func() Sysctl) *fs.Node {
 					"pipe-max-size": fixed(strconv.Itoa(fs.PipeMaxSize)),
 					"aio-nr":        line(func(s Sysctl) string { return strconv.FormatUint(s.AIONr, 10) }),
 					"aio-max-nr":    line(func(s Sysctl) string { return strconv.FormatUint(s.AIOMaxNr, 10) }),
+					"inotify": procDir(func() map[string]*fs.Node {
+						return map[string]*fs.Node{
+							"max_queued_events":  fixed(strconv.Itoa(fs.InotifyMaxQueuedEvents)),
+							"max_user_instances": fixed(strconv.Itoa(fs.InotifyMaxUserInstances)),
+							"max_user_watches":   fixed(strconv.Itoa(fs.InotifyMaxUserWatches)),
+						}
+					}),
 				}
 			}),
 		}

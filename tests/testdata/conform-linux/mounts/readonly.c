@@ -11,6 +11,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/xattr.h>
 #include <utime.h>
 
 /* show_access prints the access field of /proc/mounts for mount point dir. */
@@ -79,6 +80,9 @@ int main(void) {
 	RET("utimes", utimes("/mnt/ro/file", tv));
 	RET("truncate", truncate("/mnt/ro/file", 0));
 	RET("truncate dir", truncate("/mnt/ro/dir", 0));
+	RET("setxattr", setxattr("/mnt/ro/file", "user.a", "v", 1, 0));
+	RET("removexattr", removexattr("/mnt/ro/file", "user.a"));
+	RET("getxattr", getxattr("/mnt/ro/file", "user.a", buf, sizeof buf));
 	RET("access W_OK", access("/mnt/ro/file", W_OK));
 	RET("access W_OK dir", access("/mnt/ro/dir", W_OK));
 	RET("access R_OK", access("/mnt/ro/file", R_OK));
