@@ -411,9 +411,11 @@ type Mapping struct {
 	Fixed     bool // exactly at addr, replacing what is there
 	NoReplace bool // exactly at addr, ErrExists if anything is there
 	Shared    bool // anonymous MAP_SHARED memory
-	// Kernel is memory from NewKernelMemory, mapped read-only (Perm
-	// must not allow writes).
-	Kernel *SharedMemory
+	// Held is shared memory its maker holds and maps into address spaces
+	// as it pleases: the kernel's (NewKernelMemory, mapped read-only:
+	// Perm must not allow writes) or a System V segment's
+	// (NewSegmentMemory). The mapping takes a reference of its own.
+	Held *SharedMemory
 	// FileShared is a file's shared memory (NewFileMemory), held for
 	// this mapping (HoldLocked); the mapping takes that reference.
 	FileShared *SharedMemory
@@ -444,7 +446,7 @@ func (as *AddressSpace) Mmap(addr, length uintptr, m Mapping) (uintptr, error) {
 	if as.vmas.count > MaxMapCount {
 		return 0, ErrNoMemory
 	}
-	if m.Kernel != nil && m.Perm&PTEWrite != 0 {
+	if m.Held != nil && m.Held.kernelOwned && m.Perm&PTEWrite != 0 {
 		return 0, ErrAccess
 	}
 	if m.Fixed || m.NoReplace {
@@ -476,9 +478,9 @@ func (as *AddressSpace) Mmap(addr, length uintptr, m Mapping) (uintptr, error) {
 	if m.Shared {
 		v.Shared = newSharedMemory(as.mem)
 	}
-	if m.Kernel != nil {
-		m.Kernel.hold()
-		v.Shared = m.Kernel
+	if m.Held != nil {
+		m.Held.hold()
+		v.Shared = m.Held
 	}
 	if m.FileShared != nil {
 		m.FileShared.enter(as)

@@ -84,6 +84,20 @@ func (s *SharedMemory) Frame(i uintptr) uintptr {
 	return pa
 }
 
+// NewSegmentMemory returns anonymous shared memory held by its maker (a
+// System V shared memory segment), which user programs map read-write or
+// read-only (Mapping.Held). Its frames go when the maker has released it
+// (Release) and no mapping is left.
+func NewSegmentMemory(mem Memory) *SharedMemory { return newSharedMemory(mem) }
+
+// References counts the VMAs that map s, and its maker's hold if it has
+// not released it.
+func (s *SharedMemory) References() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.vmas
+}
+
 func newSharedMemory(mem Memory) *SharedMemory {
 	return &SharedMemory{mem: mem, pages: map[uintptr]uintptr{}, vmas: 1}
 }
