@@ -40,6 +40,9 @@ const (
 	Domainname = "(none)"
 )
 
+// SysVIPC is what /proc/sysvipc shows, and IPC's settings in /proc/sys.
+func (s ProcfsSource) SysVIPC() procfs.SysVIPC { return s.k.ipc }
+
 // Sysctl is what /proc/sys shows.
 func (s ProcfsSource) Sysctl() procfs.Sysctl {
 	return procfs.Sysctl{Hostname: Hostname, Domainname: Domainname, PIDMax: PIDMax}

@@ -1124,3 +1124,42 @@ func (as *AddressSpace) CopyInString(va uintptr, max int) (string, error) {
 	}
 	return "", ErrInvalid
 }
+
+// DetachSegment unmaps, as shmdt(2), the mappings of the System V segment
+// that is mapped from its start at addr: the first mapping at or above
+// addr that maps a segment (segmentSize reports its size) at its offset
+// from addr, and the mappings of the same segment laid out from addr
+// within its size. ErrInvalid when there is none.
+func (as *AddressSpace) DetachSegment(addr uintptr, segmentSize func(*SharedMemory) (uintptr, bool)) (*SharedMemory, error) {
+	var seg *SharedMemory
+	var ranges [][2]uintptr
+	size := uintptr(0)
+	atOffset := func(v *VMA) bool { return v.Shared != nil && v.Start-addr == v.Offset }
+	for v := as.vmas.ceil(addr); v != nil; v = as.vmas.ceil(v.End) {
+		if seg == nil {
+			if !atOffset(v) {
+				continue
+			}
+			n, ok := segmentSize(v.Shared)
+			if !ok {
+				continue
+			}
+			seg, size = v.Shared, pageUp(n)
+			ranges = append(ranges, [2]uintptr{v.Start, v.End})
+			continue
+		}
+		if v.End-addr > size {
+			break
+		}
+		if v.Shared == seg && atOffset(v) {
+			ranges = append(ranges, [2]uintptr{v.Start, v.End})
+		}
+	}
+	if seg == nil {
+		return nil, ErrInvalid
+	}
+	for _, r := range ranges {
+		as.unmap(r[0], r[1])
+	}
+	return seg, nil
+}

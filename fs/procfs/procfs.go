@@ -74,7 +74,15 @@ func procRoot(tree *fs.Tree, k Kernel) *fs.Node {
 		"filesystems": procFile(func() []byte {
 			return []byte("nodev\tsysfs\nnodev\ttmpfs\nnodev\tproc\nnodev\tdevtmpfs\n")
 		}),
-		"sys": procSys(k.Sysctl()),
+		"sys": procSys(k.Sysctl(), k.SysVIPC()),
+		"sysvipc": procDir(func() map[string]*fs.Node {
+			ipc := k.SysVIPC()
+			m := map[string]*fs.Node{}
+			for _, kind := range []string{"shm", "sem", "msg"} {
+				m[kind] = procFile(func() []byte { return ipc.Listing(kind) })
+			}
+			return m
+		}),
 		"net": procDir(func() map[string]*fs.Node {
 			network := k.Network()
 			return map[string]*fs.Node{
@@ -97,19 +105,25 @@ func procRoot(tree *fs.Tree, k Kernel) *fs.Node {
 }
 
 // procSys is /proc/sys: the settings LTP and programs read, in Linux's
-// formats. They are read-only: the kernel changes none of them.
-func procSys(s Sysctl) *fs.Node {
+// formats. They are read-only but System V IPC's limits, which root
+// writes.
+func procSys(s Sysctl, ipc SysVIPC) *fs.Node {
 	line := func(v string) *fs.Node { return procFile(func() []byte { return []byte(v + "\n") }) }
 	return procDir(func() map[string]*fs.Node {
 		return map[string]*fs.Node{
 			"kernel": procDir(func() map[string]*fs.Node {
-				return map[string]*fs.Node{
+				m := map[string]*fs.Node{
 					"hostname":     line(s.Hostname),
 					"domainname":   line(s.Domainname),
 					"pid_max":      line(strconv.Itoa(s.PIDMax)),
 					"tainted":      line("0"),
 					"core_pattern": line("core"), // Linux's default: a file "core" in the cwd
 				}
+				for _, name := range ipc.Settings() {
+					m[name] = fs.NewSetting(func() []byte { return []byte(ipc.Setting(name) + "\n") },
+						func(b []byte) error { return ipc.Set(name, string(b)) })
+				}
+				return m
 			}),
 			"fs": procDir(func() map[string]*fs.Node {
 				return map[string]*fs.Node{"pipe-max-size": line(strconv.Itoa(fs.PipeMaxSize))}

@@ -3,9 +3,11 @@
 // in one namespace per kernel (Namespace). Operations never block: one
 // that would wait returns ErrWouldBlock and a channel that is closed at the
 // object's next change, and the system call layer waits on it (Task.Block)
-// and tries again, so signals, deadlines and process exit are handled in
-// one place. Each object's ids and state are guarded by the namespace's
-// lock.
+// and tries again with the same Wait, so signals, deadlines and process
+// exit are handled in one place, and a waiter whose object was removed
+// meanwhile sees EIDRM. Every object's ids and state are guarded by the
+// namespace's lock, which is never held while an address space's lock is
+// taken (a segment's detach takes it from under one).
 package ipc
 
 import (
@@ -38,15 +40,19 @@ const (
 	flagExcl   = 0o2000
 	flagNowait = 0o4000
 
-	cmdRmid = 0
-	cmdSet  = 1
-	cmdStat = 2
-	cmdInfo = 3
+	CmdRmid = 0
+	CmdSet  = 1
+	CmdStat = 2
+	CmdInfo = 3
 
 	// idSeqShift: an id is its sequence number times 32768 plus its index
-	// (IPCMNI_SHIFT).
+	// (IPCMNI_SHIFT); ipcMni bounds the indexes.
 	idSeqShift = 15
+	ipcMni     = 1 << idSeqShift
 	idSeqMax   = (1<<31 - 1) >> idSeqShift
+	// minCycle: new indexes cycle through at least this many before
+	// reusing one (ipc_min_cycle, RADIX_TREE_MAP_SIZE).
+	minCycle = 64
 )
 
 // Perm is the ipc_perm part every object has: its key, owner, creator and
@@ -77,8 +83,8 @@ func (p *Perm) linux() linux.IpcPerm {
 }
 
 // access checks the caller's rights to the object as Linux's ipcperms:
-// flag holds the requested bits in the owner's position (0o400 read,
-// 0o200 write); root passes (CAP_IPC_OWNER).
+// flag holds the requested bits in any class's position (0o444 read,
+// 0o222 write); root passes (CAP_IPC_OWNER).
 func (p *Perm) access(c Caller, flag uint32) error {
 	requested := (flag>>6 | flag>>3 | flag) & 0o7
 	granted := p.Mode
@@ -110,24 +116,24 @@ func (p *Perm) set(from linux.IpcPerm) {
 // object is a queue, a semaphore set or a segment.
 type object interface{ perm() *Perm }
 
-// table is one kind's objects by index.
+// table is one kind's objects by index, and by key those not private.
 type table struct {
 	objects map[int]object
-	max     int // the most objects (MSGMNI, SEMMNI, SHMMNI)
-	next    int // where the next index search starts (cyclic, as Linux)
-	seq     int
+	keys    map[int32]object
+	// max is the most objects (msgmni, the fourth of sem, shmmni), which
+	// the sysctls change.
+	max int
+	// next is where the cyclic index search starts, lastIdx the index
+	// given last, seq the sequence number of new ids (bumped when the
+	// indexes wrap), as Linux's ipc_idr_alloc.
+	next, lastIdx, seq int
+	// nextID is the id the next object gets (/proc/sys/kernel/*_next_id),
+	// or -1.
+	nextID int
 }
 
-func newTable(max int) table { return table{objects: map[int]object{}, max: max} }
-
-// byKey finds the object with a key.
-func (t *table) byKey(key int32) object {
-	for _, o := range t.objects {
-		if p := o.perm(); p.Key == key && !p.removed {
-			return o
-		}
-	}
-	return nil
+func newTable(max int) table {
+	return table{objects: map[int]object{}, keys: map[int32]object{}, max: max, lastIdx: -1, nextID: -1}
 }
 
 // byID finds the object an id names: EINVAL when there is none, or the
@@ -136,32 +142,68 @@ func (t *table) byID(id int) (object, error) {
 	if id < 0 {
 		return nil, unix.EINVAL
 	}
-	o, ok := t.objects[id&(1<<idSeqShift-1)]
+	o, ok := t.objects[id&(ipcMni-1)]
 	if !ok || o.perm().seq != id>>idSeqShift {
 		return nil, unix.EINVAL
 	}
 	return o, nil
 }
 
-// add gives o an index and a sequence number: ENOSPC when the table is full.
+// freeIndex returns the first free index in [from, to), or -1.
+func (t *table) freeIndex(from, to int) int {
+	for i := from; i < to; i++ {
+		if _, used := t.objects[i]; !used {
+			return i
+		}
+	}
+	return -1
+}
+
+// add gives o an index and a sequence number as Linux's ipc_addid: ENOSPC
+// when the table is full.
 func (t *table) add(o object, key int32, mode uint32, c Caller) error {
-	if len(t.objects) >= t.max {
+	if len(t.objects) >= min(t.max, ipcMni) {
 		return unix.ENOSPC
 	}
-	idx := t.next
-	for {
-		if _, used := t.objects[idx]; !used {
-			break
+	var idx, seq int
+	if next := t.nextID; next >= 0 {
+		t.nextID = -1
+		seq = next >> idSeqShift
+		if idx = t.freeIndex(next&(ipcMni-1), ipcMni); idx < 0 {
+			return unix.ENOSPC
 		}
-		idx = (idx + 1) % t.max
+	} else {
+		limit := min(max(len(t.objects)*3/2, minCycle), ipcMni)
+		if idx = t.freeIndex(t.next, limit); idx < 0 {
+			idx = t.freeIndex(0, min(t.next, limit))
+		}
+		if idx < 0 {
+			return unix.ENOSPC
+		}
+		if idx <= t.lastIdx {
+			if t.seq++; t.seq >= idSeqMax {
+				t.seq = 0
+			}
+		}
+		t.lastIdx, t.next, seq = idx, idx+1, t.seq
 	}
-	t.next = (idx + 1) % t.max
 	p := o.perm()
 	*p = Perm{Key: key, UID: c.Cred.UID, GID: c.Cred.GID, CUID: c.Cred.UID, CGID: c.Cred.GID,
-		Mode: mode & 0o777, Ctime: time.Now().Unix(), seq: t.seq, idx: idx, changed: make(chan struct{})}
-	t.seq = (t.seq + 1) % (idSeqMax + 1)
+		Mode: mode & 0o777, Ctime: time.Now().Unix(), seq: seq, idx: idx, changed: make(chan struct{})}
 	t.objects[idx] = o
+	if key != keyPrivate {
+		t.keys[key] = o
+	}
 	return nil
+}
+
+// makePrivate takes o's key away (a segment removed while attached).
+func (t *table) makePrivate(o object) {
+	p := o.perm()
+	if p.Key != keyPrivate && t.keys[p.Key] == o {
+		delete(t.keys, p.Key)
+	}
+	p.Key = keyPrivate
 }
 
 // remove takes o out of the table and wakes its waiters, who see EIDRM.
@@ -169,6 +211,9 @@ func (t *table) remove(o object) {
 	p := o.perm()
 	p.removed = true
 	delete(t.objects, p.idx)
+	if t.keys[p.Key] == o {
+		delete(t.keys, p.Key)
+	}
 	p.notify()
 }
 
@@ -181,20 +226,21 @@ func (t *table) highest() int {
 	return h
 }
 
-// get is msgget, semget and shmget's common part: IPC_PRIVATE or a key
-// not found with IPC_CREAT makes an object (create), a key found is
-// checked against IPC_EXCL, the requested mode and the kind's own rules
-// (check).
-func (t *table) get(key int32, flags int, c Caller, create func() (object, error), check func(object) error) (int, error) {
+// get is msgget, semget and shmget's common part, as Linux's ipcget:
+// IPC_PRIVATE or a key not found with IPC_CREAT makes an object (create),
+// a key found is checked against IPC_EXCL, the kind's own rules (check)
+// and then the requested mode. An object made but not added to a full
+// table is discarded.
+func (t *table) get(key int32, flags int, c Caller, create func() (object, error), check func(object) error, discard func(object)) (int, error) {
 	if key != keyPrivate {
-		if o := t.byKey(key); o != nil {
+		if o := t.keys[key]; o != nil {
 			if flags&flagCreate != 0 && flags&flagExcl != 0 {
 				return 0, unix.EEXIST
 			}
-			if err := o.perm().access(c, uint32(flags)&0o777); err != nil {
+			if err := check(o); err != nil {
 				return 0, err
 			}
-			if err := check(o); err != nil {
+			if err := o.perm().access(c, uint32(flags)&0o777); err != nil {
 				return 0, err
 			}
 			return o.perm().id(), nil
@@ -208,42 +254,77 @@ func (t *table) get(key int32, flags int, c Caller, create func() (object, error
 		return 0, err
 	}
 	if err := t.add(o, key, uint32(flags), c); err != nil {
+		discard(o)
 		return 0, err
 	}
 	return o.perm().id(), nil
 }
 
-// stat finds the object of a *_STAT or *_STAT_ANY command, which name an
-// index: it returns the object and its id.
+// statByIndex finds the object of a *_STAT or *_STAT_ANY command, which
+// name an index: it returns the object and its id.
 func (t *table) statByIndex(idx int, c Caller, any bool) (object, int, error) {
 	o, ok := t.objects[idx]
-	if !ok {
+	if !ok || idx < 0 {
 		return nil, 0, unix.EINVAL
 	}
 	if !any {
-		if err := o.perm().access(c, 0o400); err != nil {
+		if err := o.perm().access(c, 0o444); err != nil {
 			return nil, 0, err
 		}
 	}
 	return o, o.perm().id(), nil
 }
 
-// Namespace holds a kernel's System V IPC objects.
+// Wait carries a blocking call's object from one try to the next: a call
+// made again after a wait finds it removed (EIDRM) rather than its id
+// unknown.
+type Wait struct {
+	obj object
+	// sem: the set's waiter record while the call waits (sem.go).
+	sem *semWaiter
+}
+
+// lookup finds the object an id names for a call that may block, the one
+// of its earlier try if there was one.
+func (t *table) lookup(id int, w *Wait) (object, error) {
+	if w != nil && w.obj != nil {
+		if w.obj.perm().removed {
+			return nil, unix.EIDRM
+		}
+		return w.obj, nil
+	}
+	o, err := t.byID(id)
+	if err == nil && w != nil {
+		w.obj = o
+	}
+	return o, err
+}
+
+// Namespace holds a kernel's System V IPC objects and limits.
 type Namespace struct {
 	mu  sync.Mutex
 	msg table
 	sem table
 	shm table
-	// undo holds each process's SEM_UNDO adjustments, per set and
-	// semaphore, applied when the process exits.
-	undo map[int]map[*SemSet]map[int]int
-	// shmPages counts the pages of every segment (SHMALL), mem makes them.
+	// undo holds each process's SEM_UNDO adjustments, per set, applied
+	// when the process exits.
+	undo map[int]map[*SemSet][]int
+	// shmPages counts the pages of every segment (against shmAll), mem
+	// makes their frames.
 	shmPages uint64
 	mem      mm.Memory
+	// The limits /proc/sys/kernel shows and root changes.
+	shmMax, shmAll            uint64
+	semMsl, semMns, semOpm    int
+	msgMax, msgMnb            int
+	semsInUse, msgs, msgBytes int
 }
 
-// NewNamespace returns an empty namespace whose segments take frames from mem.
+// NewNamespace returns an empty namespace with Linux's default limits,
+// whose segments take frames from mem.
 func NewNamespace(mem mm.Memory) *Namespace {
 	return &Namespace{msg: newTable(msgMni), sem: newTable(semMni), shm: newTable(shmMni),
-		undo: map[int]map[*SemSet]map[int]int{}, mem: mem}
+		undo: map[int]map[*SemSet][]int{}, mem: mem,
+		shmMax: shmMaxDefault, shmAll: shmAllDefault,
+		semMsl: semMsl, semMns: semMns, semOpm: semOpm, msgMax: msgMax, msgMnb: msgMnb}
 }

@@ -1,11 +1,13 @@
 package ipc
 
 import (
+	"slices"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/jiege-go/jiege/abi/linux"
+	"github.com/jiege-go/jiege/mm"
 )
 
 // Linux's message queue limits (linux/msg.h) and msgrcv's flags.
@@ -15,6 +17,9 @@ const (
 	msgMni  = 32000 // MSGMNI: the most queues
 	msgSsz  = 16
 	msgPool = msgMni * msgMnb / 1024
+	// msgHeader is what a queued message costs the kernel besides its
+	// text (Linux's struct msg_msg), charged with it.
+	msgHeader = 48
 
 	MsgNoerror = 0o10000
 	MsgExcept  = 0o20000
@@ -44,13 +49,14 @@ func (q *Queue) perm() *Perm { return &q.Perm }
 func (ns *Namespace) MsgGet(key int32, flags int, c Caller) (int, error) {
 	ns.mu.Lock()
 	defer ns.mu.Unlock()
-	return ns.msg.get(key, flags, c, func() (object, error) { return &Queue{qbytes: msgMnb}, nil },
-		func(object) error { return nil })
+	return ns.msg.get(key, flags, c, func() (object, error) { return &Queue{qbytes: ns.msgMnb}, nil },
+		func(object) error { return nil }, func(object) {})
 }
 
-// queue finds the queue an id names and checks the caller's access.
-func (ns *Namespace) queue(id int, c Caller, flag uint32) (*Queue, error) {
-	o, err := ns.msg.byID(id)
+// queue finds the queue an id names (the one of an earlier try, w) and
+// checks the caller's access.
+func (ns *Namespace) queue(id int, c Caller, flag uint32, w *Wait) (*Queue, error) {
+	o, err := ns.msg.lookup(id, w)
 	if err != nil {
 		return nil, err
 	}
@@ -59,9 +65,11 @@ func (ns *Namespace) queue(id int, c Caller, flag uint32) (*Queue, error) {
 }
 
 // MsgCheckSize is msgsnd's check of a message before it is read from
-// user memory: EINVAL for a size over MSGMAX or negative.
-func MsgCheckSize(size int64) error {
-	if size < 0 || size > msgMax {
+// user memory: EINVAL for a size over msgmax or negative.
+func (ns *Namespace) MsgCheckSize(size int64) error {
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	if size < 0 || size > int64(ns.msgMax) {
 		return unix.EINVAL
 	}
 	return nil
@@ -69,15 +77,15 @@ func MsgCheckSize(size int64) error {
 
 // MsgSend implements msgsnd(2) once m has been read: the message is
 // queued, or with a full queue EAGAIN (IPC_NOWAIT) or ErrWouldBlock and
-// the channel to wait on. EIDRM when the queue went meanwhile (q names
-// the queue of an earlier try; nil the first time).
-func (ns *Namespace) MsgSend(id int, m Message, flags int, c Caller) (<-chan struct{}, error) {
+// the channel to wait on. EIDRM when the queue of an earlier try (w) went
+// meanwhile; ENOMEM past the kernel's memory budget.
+func (ns *Namespace) MsgSend(id int, m Message, flags int, c Caller, w *Wait) (<-chan struct{}, error) {
 	if id < 0 || m.Type < 1 {
 		return nil, unix.EINVAL
 	}
 	ns.mu.Lock()
 	defer ns.mu.Unlock()
-	q, err := ns.queue(id, c, 0o200)
+	q, err := ns.queue(id, c, 0o222, w)
 	if err != nil {
 		return nil, err
 	}
@@ -87,29 +95,26 @@ func (ns *Namespace) MsgSend(id int, m Message, flags int, c Caller) (<-chan str
 		}
 		return q.changed, ErrWouldBlock
 	}
+	if mm.Charged.Charge(msgHeader+len(m.Text)) != nil {
+		return nil, unix.ENOMEM
+	}
 	q.msgs = append(q.msgs, m)
 	q.bytes += len(m.Text)
+	ns.msgs++
+	ns.msgBytes += len(m.Text)
 	q.lspid, q.stime = c.PID, time.Now().Unix()
 	q.notify()
 	return nil, nil
-}
-
-// MsgRemoved reports whether the queue an id named is gone, for a waiter
-// woken by its removal (EIDRM) rather than by a change.
-func (ns *Namespace) MsgRemoved(id int) bool {
-	ns.mu.Lock()
-	defer ns.mu.Unlock()
-	_, err := ns.msg.byID(id)
-	return err != nil
 }
 
 // MsgReceive implements msgrcv(2): the message typ selects (0 the first,
 // positive the first of that type or with MSG_EXCEPT of another, negative
 // the lowest type up to its magnitude; with MSG_COPY the one at that
 // index, copied and left in place), its text cut to size with
-// MSG_NOERROR (else E2BIG). With none, ENOMSG (IPC_NOWAIT) or
-// ErrWouldBlock and the channel to wait on.
-func (ns *Namespace) MsgReceive(id int, size int64, typ int64, flags int, c Caller) (Message, <-chan struct{}, error) {
+// MSG_NOERROR (else E2BIG; a copy into a smaller buffer is EINVAL, as
+// Linux's copy_msg). With none, ENOMSG (IPC_NOWAIT) or ErrWouldBlock and
+// the channel to wait on.
+func (ns *Namespace) MsgReceive(id int, size int64, typ int64, flags int, c Caller, w *Wait) (Message, <-chan struct{}, error) {
 	if id < 0 || size < 0 {
 		return Message{}, nil, unix.EINVAL
 	}
@@ -118,7 +123,7 @@ func (ns *Namespace) MsgReceive(id int, size int64, typ int64, flags int, c Call
 	}
 	ns.mu.Lock()
 	defer ns.mu.Unlock()
-	q, err := ns.queue(id, c, 0o400)
+	q, err := ns.queue(id, c, 0o444, w)
 	if err != nil {
 		return Message{}, nil, err
 	}
@@ -134,16 +139,28 @@ func (ns *Namespace) MsgReceive(id int, size int64, typ int64, flags int, c Call
 		if flags&MsgNoerror == 0 {
 			return Message{}, nil, unix.E2BIG
 		}
+		if flags&MsgCopy != 0 {
+			return Message{}, nil, unix.EINVAL
+		}
 		m.Text = m.Text[:size]
 	}
 	if flags&MsgCopy != 0 {
 		return m, nil, nil
 	}
-	q.bytes -= len(q.msgs[i].Text)
-	q.msgs = append(q.msgs[:i], q.msgs[i+1:]...)
+	ns.dequeue(q, i)
 	q.lrpid, q.rtime = c.PID, time.Now().Unix()
 	q.notify()
 	return m, nil, nil
+}
+
+// dequeue takes message i out of q.
+func (ns *Namespace) dequeue(q *Queue, i int) {
+	n := len(q.msgs[i].Text)
+	mm.Charged.Uncharge(msgHeader + n)
+	q.bytes -= n
+	ns.msgs--
+	ns.msgBytes -= n
+	q.msgs = slices.Delete(q.msgs, i, i+1)
 }
 
 // find returns the index of the message msgrcv's type and flags select,
@@ -196,7 +213,7 @@ func (ns *Namespace) MsgStat(idOrIndex int, byIndex, any bool, c Caller) (linux.
 		q, ret = o.(*Queue), id
 	} else {
 		var err error
-		if q, err = ns.queue(idOrIndex, c, 0o400); err != nil {
+		if q, err = ns.queue(idOrIndex, c, 0o444, nil); err != nil {
 			return linux.MsqidDs{}, 0, err
 		}
 	}
@@ -215,7 +232,7 @@ func (ns *Namespace) MsgSet(id int, ds linux.MsqidDs, c Caller) error {
 		return err
 	}
 	q := o.(*Queue)
-	if !q.owns(c) || ds.Qbytes > msgMnb && !c.Cred.Privileged() {
+	if !q.owns(c) || ds.Qbytes > uint64(ns.msgMnb) && !c.Cred.Privileged() {
 		return unix.EPERM
 	}
 	q.set(ds.Perm)
@@ -235,6 +252,10 @@ func (ns *Namespace) MsgRemove(id int, c Caller) error {
 	if !o.perm().owns(c) {
 		return unix.EPERM
 	}
+	q := o.(*Queue)
+	for len(q.msgs) > 0 {
+		ns.dequeue(q, len(q.msgs)-1)
+	}
 	ns.msg.remove(o)
 	return nil
 }
@@ -244,15 +265,10 @@ func (ns *Namespace) MsgRemove(id int, c Caller) error {
 func (ns *Namespace) MsgInfo(usage bool) (linux.Msginfo, int) {
 	ns.mu.Lock()
 	defer ns.mu.Unlock()
-	info := linux.Msginfo{Pool: msgPool, Map: msgMnb, Max: msgMax, Mnb: msgMnb, Mni: msgMni, Ssz: msgSsz, Tql: msgMnb, Seg: 0xffff}
+	info := linux.Msginfo{Pool: msgPool, Map: msgMnb, Max: int32(ns.msgMax), Mnb: int32(ns.msgMnb), Mni: int32(ns.msg.max),
+		Ssz: msgSsz, Tql: msgMnb, Seg: 0xffff}
 	if usage {
-		msgs, bytes := 0, 0
-		for _, o := range ns.msg.objects {
-			q := o.(*Queue)
-			msgs += len(q.msgs)
-			bytes += q.bytes
-		}
-		info.Pool, info.Map, info.Tql = int32(len(ns.msg.objects)), int32(msgs), int32(bytes)
+		info.Pool, info.Map, info.Tql = int32(len(ns.msg.objects)), int32(ns.msgs), int32(ns.msgBytes)
 	}
 	return info, ns.msg.highest()
 }
