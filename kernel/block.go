@@ -31,7 +31,6 @@ func (t *Task) Block(ready <-chan struct{}, deadline time.Time) error {
 		expired = timer.C
 	}
 	t.cpu.stop(time.Now())
-	t.sleeping.Store(true)
 	defer func() {
 		t.sleeping.Store(false)
 		t.cpu.start(time.Now())
@@ -44,6 +43,9 @@ func (t *Task) Block(ready <-chan struct{}, deadline time.Time) error {
 		default:
 		}
 		interrupted := t.mustHandle() || t.endedByExec()
+		// Asleep from here: a signal sent once sigMu is released wakes
+		// it (wakeUp) and marks it running.
+		t.sleeping.Store(!interrupted)
 		t.Proc.k.sigMu.unlockUnchanged() // it only read signal state
 		if interrupted {
 			return unix.EINTR

@@ -45,7 +45,7 @@ func (s ProcfsSource) SysVIPC() procfs.SysVIPC { return s.k.ipc }
 
 // Sysctl is what /proc/sys shows.
 func (s ProcfsSource) Sysctl() procfs.Sysctl {
-	return procfs.Sysctl{Hostname: Hostname, Domainname: Domainname, PIDMax: PIDMax}
+	return procfs.Sysctl{Hostname: Hostname, Domainname: Domainname, PIDMax: PIDMax, ThreadsMax: maxThreads}
 }
 
 // procfsProcess is a process as /proc/PID reads it (procfs.Process).

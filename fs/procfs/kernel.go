@@ -34,6 +34,7 @@ type SysVIPC interface {
 type Sysctl struct {
 	Hostname, Domainname string
 	PIDMax               int // ids wrap below it
+	ThreadsMax           int // the most threads (RLIMIT_NPROC's default is half)
 }
 
 // Network is what /proc/net shows of the network stack, each file already

@@ -116,6 +116,7 @@ func procSys(s Sysctl, ipc SysVIPC) *fs.Node {
 					"hostname":     line(s.Hostname),
 					"domainname":   line(s.Domainname),
 					"pid_max":      line(strconv.Itoa(s.PIDMax)),
+					"threads-max":  line(strconv.Itoa(s.ThreadsMax)),
 					"tainted":      line("0"),
 					"core_pattern": line("core"), // Linux's default: a file "core" in the cwd
 				}
