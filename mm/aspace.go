@@ -1163,3 +1163,24 @@ func (as *AddressSpace) DetachSegment(addr uintptr, segmentSize func(*SharedMemo
 	}
 	return seg, nil
 }
+
+// SharedRange returns the shared memory that the VMAs covering all of
+// [start, end) map, one after the other, and the protection of the first:
+// what remap_file_pages(2) may map again at other offsets. False when a
+// page is unmapped or private, or the VMAs map different memory or the
+// kernel's.
+func (as *AddressSpace) SharedRange(start, end uintptr) (*SharedMemory, uint64, bool) {
+	v := as.vmas.find(start)
+	if v == nil || v.Shared == nil || v.Shared.kernelOwned {
+		return nil, 0, false
+	}
+	mem, perm := v.Shared, v.Perm
+	for at := v.End; at < end; {
+		w := as.vmas.find(at)
+		if w == nil || w.Shared != mem {
+			return nil, 0, false
+		}
+		at = w.End
+	}
+	return mem, perm, true
+}

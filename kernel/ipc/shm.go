@@ -51,8 +51,9 @@ func (s *Segment) perm() *Perm { return &s.Perm }
 // about to map it.
 func (s *Segment) nattch() int { return s.mem.References() - 1 + s.attaching }
 
-// ShmGet implements shmget(2). SHM_HUGETLB is ENOMEM, as on a Linux with
-// no huge pages reserved.
+// ShmGet implements shmget(2). SHM_HUGETLB is ENOENT, as on a Linux
+// whose processor offers no huge pages (hugetlbfs has no mount for its
+// size; /proc/meminfo has no Hugepagesize line).
 func (ns *Namespace) ShmGet(key int32, size uint64, flags int, c Caller) (int, error) {
 	ns.mu.Lock()
 	defer ns.mu.Unlock()
@@ -65,7 +66,7 @@ func (ns *Namespace) ShmGet(key int32, size uint64, flags int, c Caller) (int, e
 			return nil, unix.ENOSPC
 		}
 		if flags&ShmHugetlb != 0 {
-			return nil, unix.ENOMEM
+			return nil, unix.ENOENT
 		}
 		seg := &Segment{size: size, pages: pages, cpid: c.PID}
 		seg.mem = mm.NewSegmentMemory(ns.mem, func() { ns.detached(seg) })
@@ -136,6 +137,21 @@ func (ns *Namespace) ShmAttach(id, flags int, c Caller) (*Attachment, error) {
 	}
 	s.attaching++
 	return &Attachment{seg: s, Mem: s.mem, Size: uintptr(s.size)}, nil
+}
+
+// ShmReattach is ShmAttach for a segment's memory that a mapping maps
+// again (remap_file_pages): EINVAL once the segment is gone, as Linux's
+// shm_mmap finds its id no more.
+func (ns *Namespace) ShmReattach(mem *mm.SharedMemory) (*Attachment, error) {
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	for _, o := range ns.shm.objects {
+		if s := o.(*Segment); s.mem == mem {
+			s.attaching++
+			return &Attachment{seg: s, Mem: s.mem, Size: uintptr(s.size)}, nil
+		}
+	}
+	return nil, unix.EINVAL
 }
 
 // ShmAttached ends a shmat: mapped says whether the mapping was made.
