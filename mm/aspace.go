@@ -80,6 +80,9 @@ type VMA struct {
 	Cache *SharedMemory
 	// Offset is where Start lies in Shared or Cache, in bytes.
 	Offset uintptr
+	// NoWrite: the mapping can never be made writable (Linux's VMA
+	// without VM_MAYWRITE: a segment attached SHM_RDONLY).
+	NoWrite bool
 }
 
 // slice is the part [start, end) of v.
@@ -89,9 +92,14 @@ func (v *VMA) slice(start, end uintptr) VMA {
 	return s
 }
 
-// mergeable reports whether b continues a seamlessly.
+// mergeable reports whether b continues a seamlessly. A segment's
+// mappings never merge: each counts as an attachment (Linux merges no
+// VMA whose vm_ops has a close).
 func mergeable(a, b *VMA) bool {
-	return a.End == b.Start && a.Perm == b.Perm && a.Shared == b.Shared && a.Cache == b.Cache &&
+	if a.Shared != nil && a.Shared.detached != nil {
+		return false
+	}
+	return a.End == b.Start && a.Perm == b.Perm && a.Shared == b.Shared && a.Cache == b.Cache && a.NoWrite == b.NoWrite &&
 		(a.Shared == nil && a.Cache == nil || b.Offset == a.Offset+(a.End-a.Start))
 }
 
@@ -411,6 +419,7 @@ type Mapping struct {
 	Fixed     bool // exactly at addr, replacing what is there
 	NoReplace bool // exactly at addr, ErrExists if anything is there
 	Shared    bool // anonymous MAP_SHARED memory
+	NoWrite   bool // never to be made writable (VMA.NoWrite)
 	// Held is shared memory its maker holds and maps into address spaces
 	// as it pleases: the kernel's (NewKernelMemory, mapped read-only:
 	// Perm must not allow writes) or a System V segment's
@@ -474,7 +483,7 @@ func (as *AddressSpace) Mmap(addr, length uintptr, m Mapping) (uintptr, error) {
 		}
 		addr = start
 	}
-	v := VMA{Start: addr, End: addr + size, Perm: m.Perm, Cache: m.FilePrivate, Offset: m.Offset, Shared: m.FileShared}
+	v := VMA{Start: addr, End: addr + size, Perm: m.Perm, Cache: m.FilePrivate, Offset: m.Offset, Shared: m.FileShared, NoWrite: m.NoWrite}
 	if m.Shared {
 		v.Shared = newSharedMemory(as.mem)
 	}
@@ -564,7 +573,7 @@ func (as *AddressSpace) Protect(addr, length uintptr, perm uint64) error {
 	}
 	mapped := start
 	for v := as.vmas.find(start); v != nil && mapped < end; v = as.vmas.find(mapped) {
-		if perm&PTEWrite != 0 && v.Shared != nil && v.Shared.kernelOwned {
+		if perm&PTEWrite != 0 && (v.NoWrite || v.Shared != nil && v.Shared.kernelOwned) {
 			return ErrAccess
 		}
 		mapped = v.End
@@ -576,19 +585,29 @@ func (as *AddressSpace) Protect(addr, length uintptr, perm uint64) error {
 	if as.vmas.count+as.splits(start, stop) > MaxMapCount {
 		return ErrNoMemory
 	}
-	as.splitAt(start)
-	as.splitAt(stop)
-	if perm&PTEExec != 0 {
+	// Only the VMAs whose protection changes are split, as Linux's
+	// mprotect_fixup leaves one alone when its flags stay.
+	var changes [][2]uintptr
+	as.eachIn(start, stop, func(v *VMA) {
+		if v.Perm != perm {
+			changes = append(changes, [2]uintptr{max(v.Start, start), min(v.End, stop)})
+		}
+	})
+	if perm&PTEExec != 0 && len(changes) > 0 {
 		// The pages may hold code written as data (read(2), the loader).
 		as.mem.SyncICache(as.root)
 	}
-	for _, v := range as.vmas.cut(start, stop) {
-		v.Perm = perm
-		as.eachPage(v.Start, v.End, func(_ uintptr, e *uint64) { setLeaf(e, as.entryBits(&v, *e)) })
-		as.vmas.insert(v)
-		as.mergeAt(v.Start)
+	for _, c := range changes {
+		as.splitAt(c[0])
+		as.splitAt(c[1])
+		for _, v := range as.vmas.cut(c[0], c[1]) {
+			v.Perm = perm
+			as.eachPage(v.Start, v.End, func(_ uintptr, e *uint64) { setLeaf(e, as.entryBits(&v, *e)) })
+			as.vmas.insert(v)
+			as.mergeAt(v.Start)
+		}
+		as.mergeAt(c[1])
 	}
-	as.mergeAt(stop)
 	as.flush()
 	if stop < end {
 		return ErrNoMemory
@@ -1164,23 +1183,21 @@ func (as *AddressSpace) DetachSegment(addr uintptr, segmentSize func(*SharedMemo
 	return seg, nil
 }
 
-// SharedRange returns the shared memory that the VMAs covering all of
-// [start, end) map, one after the other, and the protection of the first:
-// what remap_file_pages(2) may map again at other offsets. False when a
-// page is unmapped or private, or the VMAs map different memory or the
-// kernel's.
-func (as *AddressSpace) SharedRange(start, end uintptr) (*SharedMemory, uint64, bool) {
+// SharedRange returns the first of the VMAs covering all of [start, end)
+// one after the other and mapping one shared memory: what
+// remap_file_pages(2) may map again at other offsets. False when a page is
+// unmapped or private, or the VMAs map different memory or the kernel's.
+func (as *AddressSpace) SharedRange(start, end uintptr) (VMA, bool) {
 	v := as.vmas.find(start)
 	if v == nil || v.Shared == nil || v.Shared.kernelOwned {
-		return nil, 0, false
+		return VMA{}, false
 	}
-	mem, perm := v.Shared, v.Perm
 	for at := v.End; at < end; {
 		w := as.vmas.find(at)
-		if w == nil || w.Shared != mem {
-			return nil, 0, false
+		if w == nil || w.Shared != v.Shared {
+			return VMA{}, false
 		}
 		at = w.End
 	}
-	return mem, perm, true
+	return *v, true
 }

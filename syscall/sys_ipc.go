@@ -292,7 +292,8 @@ func sysShmat(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	m := mm.Mapping{Perm: mm.Perm(true, flags&ipc.ShmRdonly == 0, flags&ipc.ShmExec != 0), Held: at.Mem}
+	m := mm.Mapping{Perm: mm.Perm(true, flags&ipc.ShmRdonly == 0, flags&ipc.ShmExec != 0), Held: at.Mem,
+		NoWrite: flags&ipc.ShmRdonly != 0}
 	if addr != 0 {
 		m.Fixed = flags&ipc.ShmRemap != 0
 		m.NoReplace = !m.Fixed

@@ -310,11 +310,12 @@ func sysRemapFilePages(t *kernel.Task, a Args) (uint64, error) {
 	p := t.Proc
 	p.Lock()
 	defer p.Unlock()
-	mem, perm, ok := p.AS.SharedRange(start, start+size)
+	v, ok := p.AS.SharedRange(start, start+size)
 	if !ok {
 		return 0, unix.EINVAL
 	}
-	m := mm.Mapping{Perm: perm, Fixed: true, Offset: uintptr(pgoff * mm.PageSize)}
+	mem := v.Shared
+	m := mm.Mapping{Perm: v.Perm, Fixed: true, Offset: uintptr(pgoff * mm.PageSize), NoWrite: v.NoWrite}
 	if _, segment := ns.IsSegment(mem); segment {
 		if err := p.AS.Unmap(start, size); err != nil {
 			return 0, err

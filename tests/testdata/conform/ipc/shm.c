@@ -94,6 +94,11 @@ int main(int argc, char **argv) {
 		_exit(0);
 	}
 	SHOW("write to SHM_RDONLY", "%d", child_status(pid));
+	RET("mprotect SHM_RDONLY writable", mprotect(q, 4096, PROT_READ | PROT_WRITE));
+	RET("mprotect SHM_RDONLY read-only", mprotect(q, 4096, PROT_READ));
+	RET("mprotect read-write attachment read-only", mprotect(p + 4096, 4096, PROT_READ));
+	RET("nattch after a split", nattch(id));
+	RET("mprotect it back", mprotect(p + 4096, 4096, PROT_READ | PROT_WRITE));
 
 	/* fork: the child inherits both attachments and shares the memory. */
 	pid = fork();
