@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -56,6 +57,15 @@ func sysMsgsnd(t *kernel.Task, a Args) (uint64, error) {
 	if id < 0 || m.Type < 1 {
 		return 0, unix.EINVAL
 	}
+	if err := ipc.ChargeMessage(int(size)); err != nil {
+		return 0, err
+	}
+	queued := false
+	defer func() {
+		if !queued {
+			ipc.UnchargeMessage(int(size))
+		}
+	}()
 	m.Text = make([]byte, size)
 	if err := copyIn(t, msgp+8, m.Text); err != nil {
 		return 0, err
@@ -64,6 +74,7 @@ func sysMsgsnd(t *kernel.Task, a Args) (uint64, error) {
 	for {
 		changed, err := ns.MsgSend(id, m, flags, t.IPCCaller(), &w)
 		if err != ipc.ErrWouldBlock {
+			queued = err == nil
 			return 0, err
 		}
 		if err := t.Block(changed, time.Time{}); err != nil {
@@ -173,6 +184,12 @@ func semTimedOp(t *kernel.Task, id int, sops, nsops, timeout uint64) (uint64, er
 	if nsops < 1 {
 		return 0, unix.EINVAL
 	}
+	// semopm is root's to raise: the operations are charged while read.
+	opsSize := int(nsops) * int(unsafe.Sizeof(linux.Sembuf{}))
+	if mm.Charged.Charge(opsSize) != nil {
+		return 0, unix.ENOMEM
+	}
+	defer mm.Charged.Uncharge(opsSize)
 	ops := make([]linux.Sembuf, nsops)
 	if err := copyIn(t, sops, linux.SliceAsBytes(ops)); err != nil {
 		return 0, err

@@ -75,10 +75,24 @@ func (ns *Namespace) MsgCheckSize(size int64) error {
 	return nil
 }
 
-// MsgSend implements msgsnd(2) once m has been read: the message is
+// ChargeMessage takes what a message of size bytes costs the kernel from
+// its memory budget before its text is read (ENOMEM past it): a queued
+// message keeps the charge until it is received or its queue removed;
+// one not queued gives it back (UnchargeMessage).
+func ChargeMessage(size int) error {
+	if mm.Charged.Charge(msgHeader+size) != nil {
+		return unix.ENOMEM
+	}
+	return nil
+}
+
+// UnchargeMessage gives back the charge of a message not queued.
+func UnchargeMessage(size int) { mm.Charged.Uncharge(msgHeader + size) }
+
+// MsgSend implements msgsnd(2) once m has been read and charged: the message is
 // queued, or with a full queue EAGAIN (IPC_NOWAIT) or ErrWouldBlock and
 // the channel to wait on. EIDRM when the queue of an earlier try (w) went
-// meanwhile; ENOMEM past the kernel's memory budget.
+// meanwhile.
 func (ns *Namespace) MsgSend(id int, m Message, flags int, c Caller, w *Wait) (<-chan struct{}, error) {
 	if id < 0 || m.Type < 1 {
 		return nil, unix.EINVAL
@@ -94,9 +108,6 @@ func (ns *Namespace) MsgSend(id int, m Message, flags int, c Caller, w *Wait) (<
 			return nil, unix.EAGAIN
 		}
 		return q.changed, ErrWouldBlock
-	}
-	if mm.Charged.Charge(msgHeader+len(m.Text)) != nil {
-		return nil, unix.ENOMEM
 	}
 	q.msgs = append(q.msgs, m)
 	q.bytes += len(m.Text)
