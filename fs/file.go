@@ -119,7 +119,7 @@ type NodeFile struct {
 func (t *Tree) OpenNode(n *Node, path string) *NodeFile {
 	if n.Generate != nil {
 		n = &Node{Mode: n.Mode, UID: n.UID, GID: n.GID, ATime: n.ATime, MTime: n.MTime, CTime: n.CTime,
-			Ino: n.Ino, Links: n.Links, Data: n.Generate()}
+			Ino: n.Ino, Links: n.Links, Data: n.Generate(), Store: n.Store}
 	} else if n.Mode.IsRegular() {
 		n.mu.Lock()
 		n.opens++
@@ -309,6 +309,9 @@ func (f *NodeFile) WriteFrom(src UserIO) (int64, error) {
 }
 
 func (f *NodeFile) write(src UserIO, p []byte) (int, error) {
+	if f.node.Store != nil {
+		return f.store(p)
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	off := f.off
@@ -329,6 +332,9 @@ func (f *NodeFile) write(src UserIO, p []byte) (int, error) {
 // at the end whatever the offset, as Linux does (pwrite(2), BUGS).
 func (f *NodeFile) WriteAtFrom(src UserIO, off int64) (int64, error) {
 	return WriteCopied(src, func(p []byte) (int, error) {
+		if f.node.Store != nil {
+			return f.store(p)
+		}
 		if f.appending() {
 			off = f.end()
 		}
@@ -338,6 +344,14 @@ func (f *NodeFile) WriteAtFrom(src UserIO, off int64) (int64, error) {
 		}
 		return f.WriteAt(p, off)
 	})
+}
+
+// store hands a write to a setting, which takes all of it or fails.
+func (f *NodeFile) store(p []byte) (int, error) {
+	if err := f.node.Store(p); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // appending reports O_APPEND.

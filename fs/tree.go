@@ -51,6 +51,9 @@ type Node struct {
 	// when it is opened, a directory's children when it is walked.
 	Generate func() []byte
 	ListDir  func() map[string]*Node
+	// Store takes what is written to a synthetic file that is a setting
+	// (/proc/sys), each write on its own.
+	Store func([]byte) error
 	// mapped is the memory of the node's shared mappings (mapped.go),
 	// guarded by mu.
 	mapped FileMapping
@@ -90,6 +93,14 @@ const (
 func NewGenerated(gen func() []byte) *Node {
 	n := &Node{Mode: 0o444, Generate: gen, Ino: nextIno.Add(1), Dev: DevProc}
 	n.Touch()
+	return n
+}
+
+// NewSetting returns a synthetic file that reads as gen says and whose
+// writes go to store (a /proc/sys setting): writable by its owner, root.
+func NewSetting(gen func() []byte, store func([]byte) error) *Node {
+	n := NewGenerated(gen)
+	n.Mode, n.Store = 0o644, store
 	return n
 }
 

@@ -31,7 +31,6 @@ func (t *Task) Block(ready <-chan struct{}, deadline time.Time) error {
 		expired = timer.C
 	}
 	t.cpu.stop(time.Now())
-	t.sleeping.Store(true)
 	defer func() {
 		t.sleeping.Store(false)
 		t.cpu.start(time.Now())
@@ -83,5 +82,9 @@ func (t *Task) drainWake() (chan struct{}, bool) {
 	case <-wake:
 	default:
 	}
-	return wake, t.mustHandle() || t.endedByExec()
+	interrupted := t.mustHandle() || t.endedByExec()
+	// Asleep from here: a signal sent once sigMu is released wakes it
+	// (wakeUp) and marks it running.
+	t.sleeping.Store(!interrupted)
+	return wake, interrupted
 }

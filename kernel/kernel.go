@@ -8,6 +8,7 @@ import (
 
 	arch "github.com/jiege-go/jiege/arch/riscv64"
 	"github.com/jiege-go/jiege/kernel/aio"
+	"github.com/jiege-go/jiege/kernel/ipc"
 	"github.com/jiege-go/jiege/kernel/loader"
 	"github.com/jiege-go/jiege/mm"
 	jnet "github.com/jiege-go/jiege/net"
@@ -82,8 +83,9 @@ type Kernel struct {
 	randMu  sync.Mutex
 	randGen *rand.ChaCha8 // random.go: getrandom(2) and AT_RANDOM
 
-	aioLimit aio.Limit // fs.aio-nr: the events every AIO context asked for
-	uts      utsNames  // uts.go
+	aioLimit aio.Limit      // fs.aio-nr: the events every AIO context asked for
+	uts      utsNames       // uts.go
+	ipc      *ipc.Namespace // System V message queues, semaphores and segments
 }
 
 // AIOLimit is the system-wide count of native AIO events (fs.aio-nr).
@@ -118,6 +120,7 @@ func New(c Config) *Kernel {
 		tasks:       map[int]*Task{},
 		futexQueues: map[futexKey][]*futexWaiter{},
 		randGen:     rand.NewChaCha8(seedFromRuntime()),
+		ipc:         ipc.NewNamespace(c.UserMemory),
 	}
 	if k.newRegs == nil {
 		k.newRegs = func() *arch.Frame { return new(arch.Frame) }
@@ -160,6 +163,12 @@ func (k *Kernel) MemoryStats() (inUse, total uint64) { return k.memoryStats() }
 // VDSO returns the vDSO data pages this kernel keeps: exec maps them, and
 // boot sets their clock.
 func (k *Kernel) VDSO() *loader.VDSO { return k.vdso }
+
+// IPC is the kernel's System V IPC namespace.
+func (k *Kernel) IPC() *ipc.Namespace { return k.ipc }
+
+// IPCCaller is the task's process as System V IPC checks it.
+func (t *Task) IPCCaller() ipc.Caller { return ipc.Caller{PID: t.Proc.PID, Cred: t.Proc.Cred()} }
 
 // UserMemory is where user address spaces get their frames.
 func (k *Kernel) UserMemory() mm.Memory { return k.userMemory }

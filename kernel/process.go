@@ -177,6 +177,7 @@ func (p *Process) Exit(status int) {
 		}
 		p.stopRealTimer()
 		p.Root.ReleaseOwner(p)
+		p.k.ipc.ExitProcess(p.PID)
 		p.gone.Store(true)
 		close(p.exited)
 		p.VforkDone()

@@ -35,10 +35,14 @@ func (s ProcfsSource) CPUs() int                          { return s.k.cpus }
 func (s ProcfsSource) MemoryStats() (inUse, total uint64) { return s.k.memoryStats() }
 func (s ProcfsSource) Network() procfs.Network            { return s.k.Network }
 
+// SysVIPC is what /proc/sysvipc shows, and IPC's settings in /proc/sys.
+func (s ProcfsSource) SysVIPC() procfs.SysVIPC { return s.k.ipc }
+
 // Sysctl is what /proc/sys shows.
 func (s ProcfsSource) Sysctl() procfs.Sysctl {
 	host, domain := s.k.UTSNames()
-	return procfs.Sysctl{Hostname: host, Domainname: domain, PIDMax: PIDMax, AIONr: s.k.aioLimit.Nr(), AIOMaxNr: aio.MaxNr}
+	return procfs.Sysctl{Hostname: host, Domainname: domain, PIDMax: PIDMax, ThreadsMax: maxThreads,
+		AIONr: s.k.aioLimit.Nr(), AIOMaxNr: aio.MaxNr}
 }
 
 // procfsProcess is a process as /proc/PID reads it (procfs.Process).

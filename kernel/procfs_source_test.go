@@ -24,7 +24,7 @@ func TestProcfsNamesTheStackAndTheVDSO(t *testing.T) {
 	if _, err := as.Map(mm.UserStackTop-mm.PageSize, mm.PageSize, mm.PTERead|mm.PTEWrite, true); err != nil {
 		t.Fatal(err)
 	}
-	vvar := mm.Mapping{Perm: mm.PTERead, Fixed: true, Kernel: mm.NewKernelMemory(mem)}
+	vvar := mm.Mapping{Perm: mm.PTERead, Fixed: true, Held: mm.NewKernelMemory(mem)}
 	if _, err := as.Mmap(loader.VvarAddr, mm.PageSize, vvar); err != nil {
 		t.Fatal(err)
 	}

@@ -201,7 +201,11 @@ func (t *Task) wakeChan() chan struct{} {
 	return t.sig.wake
 }
 
+// wakeUp ends the task's Block wait for a signal or exec: from now on
+// it runs (ps shows R), as Linux's signal_wake_up makes it runnable
+// before kill returns; a Block that finds nothing to handle sleeps again.
 func (t *Task) wakeUp() {
+	t.sleeping.Store(false)
 	select {
 	case t.wakeChan() <- struct{}{}:
 	default:

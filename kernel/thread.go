@@ -35,9 +35,11 @@ func newRefs() *atomic.Int32 {
 	return r
 }
 
-// cloneSupported are the clone flags Clone implements. CLONE_SYSVSEM,
-// CLONE_DETACHED, CLONE_UNTRACED, CLONE_PTRACE and CLONE_IO change nothing
-// here (no System V semaphores, no tracing, one I/O context). CLONE_FS is
+// cloneSupported are the clone flags Clone implements. CLONE_DETACHED,
+// CLONE_UNTRACED, CLONE_PTRACE and CLONE_IO change nothing here (no
+// tracing, one I/O context), nor CLONE_SYSVSEM: SEM_UNDO adjustments
+// belong to a process, shared by its threads, and a child process starts
+// with none even when it asks to share them. CLONE_FS is
 // sharing for threads; a process cloned with it gets a copy of the cwd and
 // umask, which differs from Linux only if one of them changes it later.
 const cloneSupported = unix.CLONE_VM | unix.CLONE_FS | unix.CLONE_FILES | unix.CLONE_SIGHAND |

@@ -82,6 +82,9 @@ type VMA struct {
 	Offset uintptr
 	// Locked: mlock(2), mlockall(2) or MAP_LOCKED locked it (mlock.go).
 	Locked bool
+	// NoWrite: the mapping can never be made writable (Linux's VMA
+	// without VM_MAYWRITE: a segment attached SHM_RDONLY).
+	NoWrite bool
 }
 
 // slice is the part [start, end) of v.
@@ -91,9 +94,14 @@ func (v *VMA) slice(start, end uintptr) VMA {
 	return s
 }
 
-// mergeable reports whether b continues a seamlessly.
+// mergeable reports whether b continues a seamlessly. A segment's
+// mappings never merge: each counts as an attachment (Linux merges no
+// VMA whose vm_ops has a close).
 func mergeable(a, b *VMA) bool {
-	return a.End == b.Start && a.Perm == b.Perm && a.Shared == b.Shared && a.Cache == b.Cache && a.Locked == b.Locked &&
+	if a.Shared != nil && a.Shared.detached != nil {
+		return false
+	}
+	return a.End == b.Start && a.Perm == b.Perm && a.Shared == b.Shared && a.Cache == b.Cache && a.Locked == b.Locked && a.NoWrite == b.NoWrite &&
 		(a.Shared == nil && a.Cache == nil || b.Offset == a.Offset+(a.End-a.Start))
 }
 
@@ -417,9 +425,12 @@ type Mapping struct {
 	Fixed     bool // exactly at addr, replacing what is there
 	NoReplace bool // exactly at addr, ErrExists if anything is there
 	Shared    bool // anonymous MAP_SHARED memory
-	// Kernel is memory from NewKernelMemory, mapped read-only (Perm
-	// must not allow writes).
-	Kernel *SharedMemory
+	NoWrite   bool // never to be made writable (VMA.NoWrite)
+	// Held is shared memory its maker holds and maps into address spaces
+	// as it pleases: the kernel's (NewKernelMemory, mapped read-only:
+	// Perm must not allow writes) or a System V segment's
+	// (NewSegmentMemory). The mapping takes a reference of its own.
+	Held *SharedMemory
 	// FileShared is a file's shared memory (NewFileMemory), held for
 	// this mapping (HoldLocked); the mapping takes that reference.
 	FileShared *SharedMemory
@@ -451,7 +462,7 @@ func (as *AddressSpace) Mmap(addr, length uintptr, m Mapping) (uintptr, error) {
 	if as.vmas.count > MaxMapCount {
 		return 0, ErrNoMemory
 	}
-	if m.Kernel != nil && m.Perm&PTEWrite != 0 {
+	if m.Held != nil && m.Held.kernelOwned && m.Perm&PTEWrite != 0 {
 		return 0, ErrAccess
 	}
 	if m.Fixed || m.NoReplace {
@@ -480,13 +491,13 @@ func (as *AddressSpace) Mmap(addr, length uintptr, m Mapping) (uintptr, error) {
 		addr = start
 	}
 	v := VMA{Start: addr, End: addr + size, Perm: m.Perm, Cache: m.FilePrivate, Offset: m.Offset, Shared: m.FileShared,
-		Locked: m.Locked || as.lockFuture && m.Kernel == nil}
+		Locked: m.Locked || as.lockFuture && (m.Held == nil || !m.Held.kernelOwned), NoWrite: m.NoWrite}
 	if m.Shared {
 		v.Shared = newSharedMemory(as.mem)
 	}
-	if m.Kernel != nil {
-		m.Kernel.hold()
-		v.Shared = m.Kernel
+	if m.Held != nil {
+		m.Held.hold()
+		v.Shared = m.Held
 	}
 	if m.FileShared != nil {
 		m.FileShared.enter(as)
@@ -570,7 +581,7 @@ func (as *AddressSpace) Protect(addr, length uintptr, perm uint64) error {
 	}
 	mapped := start
 	for v := as.vmas.find(start); v != nil && mapped < end; v = as.vmas.find(mapped) {
-		if perm&PTEWrite != 0 && v.Shared != nil && v.Shared.kernelOwned {
+		if perm&PTEWrite != 0 && (v.NoWrite || v.Shared != nil && v.Shared.kernelOwned) {
 			return ErrAccess
 		}
 		mapped = v.End
@@ -582,19 +593,29 @@ func (as *AddressSpace) Protect(addr, length uintptr, perm uint64) error {
 	if as.vmas.count+as.splits(start, stop) > MaxMapCount {
 		return ErrNoMemory
 	}
-	as.splitAt(start)
-	as.splitAt(stop)
-	if perm&PTEExec != 0 {
+	// Only the VMAs whose protection changes are split, as Linux's
+	// mprotect_fixup leaves one alone when its flags stay.
+	var changes [][2]uintptr
+	as.eachIn(start, stop, func(v *VMA) {
+		if v.Perm != perm {
+			changes = append(changes, [2]uintptr{max(v.Start, start), min(v.End, stop)})
+		}
+	})
+	if perm&PTEExec != 0 && len(changes) > 0 {
 		// The pages may hold code written as data (read(2), the loader).
 		as.mem.SyncICache(as.root)
 	}
-	for _, v := range as.vmas.cut(start, stop) {
-		v.Perm = perm
-		as.eachPage(v.Start, v.End, func(_ uintptr, e *uint64) { setLeaf(e, as.entryBits(&v, *e)) })
-		as.vmas.insert(v)
-		as.mergeAt(v.Start)
+	for _, c := range changes {
+		as.splitAt(c[0])
+		as.splitAt(c[1])
+		for _, v := range as.vmas.cut(c[0], c[1]) {
+			v.Perm = perm
+			as.eachPage(v.Start, v.End, func(_ uintptr, e *uint64) { setLeaf(e, as.entryBits(&v, *e)) })
+			as.vmas.insert(v)
+			as.mergeAt(v.Start)
+		}
+		as.mergeAt(c[1])
 	}
-	as.mergeAt(stop)
 	as.flush()
 	if stop < end {
 		return ErrNoMemory
@@ -1129,4 +1150,62 @@ func (as *AddressSpace) CopyInString(va uintptr, max int) (string, error) {
 		va += uintptr(len(chunk))
 	}
 	return "", ErrInvalid
+}
+
+// DetachSegment unmaps, as shmdt(2), the mappings of the System V segment
+// that is mapped from its start at addr: the first mapping at or above
+// addr that maps a segment (segmentSize reports its size) at its offset
+// from addr, and the mappings of the same segment laid out from addr
+// within its size. ErrInvalid when there is none.
+func (as *AddressSpace) DetachSegment(addr uintptr, segmentSize func(*SharedMemory) (uintptr, bool)) (*SharedMemory, error) {
+	var seg *SharedMemory
+	var ranges [][2]uintptr
+	size := uintptr(0)
+	atOffset := func(v *VMA) bool { return v.Shared != nil && v.Start-addr == v.Offset }
+	for v := as.vmas.ceil(addr); v != nil; v = as.vmas.ceil(v.End) {
+		if seg == nil {
+			if !atOffset(v) {
+				continue
+			}
+			n, ok := segmentSize(v.Shared)
+			if !ok {
+				continue
+			}
+			seg, size = v.Shared, pageUp(n)
+			ranges = append(ranges, [2]uintptr{v.Start, v.End})
+			continue
+		}
+		if v.End-addr > size {
+			break
+		}
+		if v.Shared == seg && atOffset(v) {
+			ranges = append(ranges, [2]uintptr{v.Start, v.End})
+		}
+	}
+	if seg == nil {
+		return nil, ErrInvalid
+	}
+	for _, r := range ranges {
+		as.unmap(r[0], r[1])
+	}
+	return seg, nil
+}
+
+// SharedRange returns the first of the VMAs covering all of [start, end)
+// one after the other and mapping one shared memory: what
+// remap_file_pages(2) may map again at other offsets. False when a page is
+// unmapped or private, or the VMAs map different memory or the kernel's.
+func (as *AddressSpace) SharedRange(start, end uintptr) (VMA, bool) {
+	v := as.vmas.find(start)
+	if v == nil || v.Shared == nil || v.Shared.kernelOwned {
+		return VMA{}, false
+	}
+	for at := v.End; at < end; {
+		w := as.vmas.find(at)
+		if w == nil || w.Shared != v.Shared {
+			return VMA{}, false
+		}
+		at = w.End
+	}
+	return *v, true
 }

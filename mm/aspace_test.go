@@ -259,3 +259,53 @@ func TestCopyInStringLimits(t *testing.T) {
 		t.Errorf("a string across two pages, max 5 = %q, %v", s, err)
 	}
 }
+
+// A segment's mappings (memory with a detach hook) never merge, so each
+// VMA counts as an attachment; mprotect splits only the VMAs whose
+// protection changes; a NoWrite mapping is never made writable; and
+// DetachSegment removes every piece of the segment laid out from its
+// start.
+func TestSegmentMappings(t *testing.T) {
+	m := mmtest.New(t, 64)
+	as, err := NewAddressSpace(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	detached := 0
+	seg := NewSegmentMemory(m, func() { detached++ })
+	addr, err := as.Mmap(0, 3*PageSize, Mapping{Perm: PTERead | PTEWrite, Held: seg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := as.Protect(addr+PageSize, PageSize, PTERead|PTEWrite); err != nil || as.MapCount() != 1 {
+		t.Fatalf("mprotect to the same protection: %v, %d VMAs, want 1", err, as.MapCount())
+	}
+	if err := as.Protect(addr+PageSize, PageSize, PTERead); err != nil || as.MapCount() != 3 {
+		t.Fatalf("mprotect of the middle page: %v, %d VMAs, want 3", err, as.MapCount())
+	}
+	if err := as.Protect(addr+PageSize, PageSize, PTERead|PTEWrite); err != nil || as.MapCount() != 3 {
+		t.Fatalf("mprotect back: %v, %d VMAs, want 3 (no merge)", err, as.MapCount())
+	}
+	if seg.References() != 4 {
+		t.Fatalf("references %d, want 3 VMAs and the maker's", seg.References())
+	}
+	ro, err := as.Mmap(0, PageSize, Mapping{Perm: PTERead, Held: seg, NoWrite: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := as.Protect(ro, PageSize, PTERead|PTEWrite); !errors.Is(err, ErrAccess) {
+		t.Fatalf("mprotect of a NoWrite mapping writable: %v, want ErrAccess", err)
+	}
+	size := func(s *SharedMemory) (uintptr, bool) { return 3 * PageSize, s == seg }
+	if _, err := as.DetachSegment(addr, size); err != nil {
+		t.Fatal(err)
+	}
+	if seg.References() != 2 || detached != 3 {
+		t.Fatalf("after the detach: references %d, hook ran %d times; want 2 and 3", seg.References(), detached)
+	}
+	if _, err := as.DetachSegment(addr, size); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("second detach: %v, want ErrInvalid", err)
+	}
+	as.Release()
+	seg.Release()
+}

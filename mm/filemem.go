@@ -48,7 +48,7 @@ func (s *SharedMemory) HoldLocked() { s.hold() }
 func (s *SharedMemory) HoldPrivateLocked() { s.holdPrivate() }
 
 // Release drops a reference taken by HoldLocked for a mapping that was
-// not made.
+// not made, or the maker's hold of a segment (NewSegmentMemory).
 func (s *SharedMemory) Release() { s.release() }
 
 // ReleasePrivate drops a reference taken by HoldPrivateLocked for a

@@ -66,6 +66,8 @@ type SharedMemory struct {
 	kernelOwned bool
 	// file is the file whose pages these are (filemem.go), or nil.
 	file FileSource
+	// detached is a segment's hook (NewSegmentMemory).
+	detached func()
 }
 
 // NewKernelMemory returns shared memory that the kernel holds and writes,
@@ -82,6 +84,32 @@ func NewKernelMemory(mem Memory) *SharedMemory {
 func (s *SharedMemory) Frame(i uintptr) uintptr {
 	pa, _ := s.frame(i)
 	return pa
+}
+
+// NewSegmentMemory returns anonymous shared memory held by its maker (a
+// System V shared memory segment), which user programs map read-write or
+// read-only (Mapping.Held). Its frames go when the maker has released its
+// hold (Release) and no mapping is left. detached is called, without s's lock,
+// each time a mapping's reference goes while the maker still holds it.
+func NewSegmentMemory(mem Memory, detached func()) *SharedMemory {
+	s := newSharedMemory(mem)
+	s.detached = detached
+	return s
+}
+
+// References counts the VMAs that map s, and its maker's hold if it has
+// not released it.
+func (s *SharedMemory) References() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.vmas
+}
+
+// Resident counts the pages that have frames.
+func (s *SharedMemory) Resident() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.pages)
 }
 
 func newSharedMemory(mem Memory) *SharedMemory {
@@ -160,6 +188,14 @@ func (s *SharedMemory) release() { s.drop(false) }
 func (s *SharedMemory) releasePrivate() { s.drop(true) }
 
 func (s *SharedMemory) drop(private bool) {
+	if s.dropped(private) && s.detached != nil {
+		s.detached()
+	}
+}
+
+// dropped is drop's work under the locks; it reports whether references
+// are left.
+func (s *SharedMemory) dropped(private bool) bool {
 	if s.file != nil {
 		s.file.Lock()
 		defer s.file.Unlock()
@@ -174,7 +210,7 @@ func (s *SharedMemory) drop(private bool) {
 		}
 	}
 	if s.vmas > 0 || s.privates > 0 {
-		return
+		return true
 	}
 	for _, pa := range s.pages {
 		s.mem.FreeFrame(pa)
@@ -183,4 +219,5 @@ func (s *SharedMemory) drop(private bool) {
 	if s.file != nil {
 		s.file.Unmapped()
 	}
+	return false
 }

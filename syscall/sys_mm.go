@@ -22,6 +22,7 @@ func init() {
 	register(sysno.Msync, sysMsync)
 	register(sysno.Mincore, sysMincore)
 	register(sysno.RiscvFlushIcache, sysRiscvFlushIcache)
+	register(sysno.RemapFilePages, sysRemapFilePages)
 }
 
 // memErrno turns the memory manager's errors into errnos. The range
@@ -300,5 +301,60 @@ func sysRiscvFlushIcache(t *kernel.Task, a Args) (uint64, error) {
 	t.Proc.Lock()
 	defer t.Proc.Unlock()
 	t.Proc.AS.SyncICache()
+	return 0, nil
+}
+
+// sysRemapFilePages implements remap_file_pages(2) as Linux has since
+// 4.0: the shared mapping at start (all of [start, start+size) mapping one
+// memory) is mapped again, with its protection, from page pgoff of that
+// memory. A System V segment's mapping goes first, and so may the segment
+// (removed, with no other attachment): then it is EINVAL and the range
+// stays unmapped, as Linux's shm_mmap finds the id no more.
+func sysRemapFilePages(t *kernel.Task, a Args) (uint64, error) {
+	start, size, prot, pgoff := uintptr(a[0])&^(mm.PageSize-1), uintptr(a[1])&^(mm.PageSize-1), a[2], uint64(a[3])
+	if prot != 0 || start+size <= start || pgoff+uint64(size/mm.PageSize) < pgoff || pgoff > math.MaxUint64/mm.PageSize {
+		return 0, unix.EINVAL
+	}
+	ns, c := t.Kernel().IPC(), t.IPCCaller()
+	p := t.Proc
+	p.Lock()
+	defer p.Unlock()
+	v, ok := p.AS.SharedRange(start, start+size)
+	if !ok {
+		return 0, unix.EINVAL
+	}
+	mem := v.Shared
+	m := mm.Mapping{Perm: v.Perm, Fixed: true, Offset: uintptr(pgoff * mm.PageSize), NoWrite: v.NoWrite}
+	if _, segment := ns.IsSegment(mem); segment {
+		if err := p.AS.Unmap(start, size); err != nil {
+			return 0, err
+		}
+		at, err := ns.ShmReattach(mem)
+		if err != nil {
+			return 0, err
+		}
+		m.Held = mem
+		_, err = p.AS.Mmap(start, size, m)
+		ns.ShmAttached(at, err == nil, c)
+		return 0, err
+	}
+	// A reference of the call's own keeps the memory while the old
+	// mappings go; a file's becomes the new mapping's.
+	if src := mem.Source(); src != nil {
+		src.Lock()
+		mem.HoldLocked()
+		src.Unlock()
+		m.FileShared = mem
+	} else {
+		mem.HoldLocked()
+		defer mem.Release()
+		m.Held = mem
+	}
+	if _, err := p.AS.Mmap(start, size, m); err != nil {
+		if m.FileShared != nil {
+			mem.Release()
+		}
+		return 0, err
+	}
 	return 0, nil
 }

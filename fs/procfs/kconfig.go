@@ -15,7 +15,7 @@ import (
 
 // KernelConfig lists the options set to y: each line names the option and
 // what of the kernel it stands for. Add an option when its feature lands
-// (CONFIG_SYSVIPC with System V IPC, CONFIG_TMPFS_XATTR with xattrs).
+// (CONFIG_POSIX_MQUEUE with POSIX message queues).
 var KernelConfig = []string{
 	"CONFIG_RISCV",     // the architecture
 	"CONFIG_64BIT",     // riscv64
@@ -59,7 +59,6 @@ var KernelConfig = []string{
 // about; Linux's .config says "is not set" for them.
 var KernelConfigNotSet = []string{
 	"CONFIG_MODULES",
-	"CONFIG_SYSVIPC",
 	"CONFIG_POSIX_MQUEUE",
 	"CONFIG_IO_URING",
 	"CONFIG_SIGNALFD",
@@ -74,7 +73,6 @@ var KernelConfigNotSet = []string{
 	"CONFIG_CHECKPOINT_RESTORE",
 	"CONFIG_BSD_PROCESS_ACCT",
 	"CONFIG_DNOTIFY",
-	"CONFIG_INOTIFY_USER",
 	"CONFIG_FANOTIFY",
 	"CONFIG_SECCOMP",
 	"CONFIG_SECURITY_LOCKDOWN_LSM",

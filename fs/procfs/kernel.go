@@ -18,12 +18,23 @@ type Kernel interface {
 	MemoryStats() (inUse, total uint64) // RAM, in bytes
 	Network() Network
 	Sysctl() Sysctl
+	SysVIPC() SysVIPC
+}
+
+// SysVIPC is what /proc/sysvipc and the System V IPC settings of
+// /proc/sys/kernel show, each in Linux's format.
+type SysVIPC interface {
+	Listing(kind string) []byte // kind: shm, sem or msg
+	Settings() []string         // the names of the settings
+	Setting(name string) string // a setting's value, without the newline
+	Set(name, value string) error
 }
 
 // Sysctl is what /proc/sys shows of the kernel's settings.
 type Sysctl struct {
 	Hostname, Domainname string
 	PIDMax               int    // ids wrap below it
+	ThreadsMax           int    // the most threads (RLIMIT_NPROC's default is half)
 	AIONr, AIOMaxNr      uint64 // native AIO events asked for, and their limit
 }
 

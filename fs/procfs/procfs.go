@@ -74,8 +74,16 @@ func procRoot(tree *fs.Tree, k Kernel) *fs.Node {
 		"filesystems": procFile(func() []byte {
 			return []byte("nodev\tsysfs\nnodev\ttmpfs\nnodev\tproc\nnodev\tdevtmpfs\n")
 		}),
-		"sys":       procSys(k.Sysctl),
+		"sys":       procSys(k.Sysctl, k.SysVIPC()),
 		"config.gz": procFile(func() []byte { return gzipStored(kernelConfigText()) }),
+		"sysvipc": procDir(func() map[string]*fs.Node {
+			ipc := k.SysVIPC()
+			m := map[string]*fs.Node{}
+			for _, kind := range []string{"shm", "sem", "msg"} {
+				m[kind] = procFile(func() []byte { return ipc.Listing(kind) })
+			}
+			return m
+		}),
 		"net": procDir(func() map[string]*fs.Node {
 			network := k.Network()
 			return map[string]*fs.Node{
@@ -99,8 +107,9 @@ func procRoot(tree *fs.Tree, k Kernel) *fs.Node {
 
 // procSys is /proc/sys: the settings LTP and programs read, in Linux's
 // formats, read from the kernel at each open. They are read-only: the
-// kernel changes them through system calls only (sethostname).
-func procSys(sysctl func() Sysctl) *fs.Node {
+// kernel changes them through system calls only (sethostname), but for
+// System V IPC's limits, which root writes.
+func procSys(sysctl func() Sysctl, ipc SysVIPC) *fs.Node {
 	line := func(v func(Sysctl) string) *fs.Node {
 		return procFile(func() []byte { return []byte(v(sysctl()) + "\n") })
 	}
@@ -108,14 +117,20 @@ func procSys(sysctl func() Sysctl) *fs.Node {
 	return procDir(func() map[string]*fs.Node {
 		return map[string]*fs.Node{
 			"kernel": procDir(func() map[string]*fs.Node {
-				return map[string]*fs.Node{
+				m := map[string]*fs.Node{
 					"hostname":              line(func(s Sysctl) string { return s.Hostname }),
 					"domainname":            line(func(s Sysctl) string { return s.Domainname }),
 					"pid_max":               line(func(s Sysctl) string { return strconv.Itoa(s.PIDMax) }),
+					"threads-max":           line(func(s Sysctl) string { return strconv.Itoa(s.ThreadsMax) }),
 					"tainted":               fixed("0"),
 					"core_pattern":          fixed("core"), // Linux's default: a file "core" in the cwd
 					"sched_rr_timeslice_ms": fixed("100"),  // SCHED_RR's quantum, as sched_rr_get_interval says
 				}
+				for _, name := range ipc.Settings() {
+					m[name] = fs.NewSetting(func() []byte { return []byte(ipc.Setting(name) + "\n") },
+						func(b []byte) error { return ipc.Set(name, string(b)) })
+				}
+				return m
 			}),
 			"fs": procDir(func() map[string]*fs.Node {
 				return map[string]*fs.Node{

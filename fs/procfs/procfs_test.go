@@ -19,6 +19,15 @@ func (fakeKernel) CPUs() int                          { return 2 }
 func (fakeKernel) MemoryStats() (inUse, total uint64) { return 16 << 20, 64 << 20 }
 func (fakeKernel) Network() Network                   { return nil }
 func (fakeKernel) Sysctl() Sysctl                     { return Sysctl{Hostname: "host", PIDMax: 32768} }
+func (fakeKernel) SysVIPC() SysVIPC                   { return noIPC{} }
+
+// noIPC is a kernel without System V IPC objects or settings.
+type noIPC struct{}
+
+func (noIPC) Listing(string) []byte    { return nil }
+func (noIPC) Settings() []string       { return nil }
+func (noIPC) Setting(string) string    { return "" }
+func (noIPC) Set(string, string) error { return nil }
 
 type fakeProcess struct {
 	tree     *fs.Tree

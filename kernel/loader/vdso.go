@@ -94,7 +94,7 @@ func (v *VDSO) mapVDSO(mem mm.Memory, as *mm.AddressSpace) error {
 	if err != nil {
 		return err
 	}
-	if _, err := as.Mmap(VvarAddr, mm.PageSize, mm.Mapping{Perm: mm.PTERead, Fixed: true, Kernel: s}); err != nil {
+	if _, err := as.Mmap(VvarAddr, mm.PageSize, mm.Mapping{Perm: mm.PTERead, Fixed: true, Held: s}); err != nil {
 		return err
 	}
 	image := arch.VDSOImage()
