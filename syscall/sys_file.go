@@ -314,13 +314,40 @@ func sysMkdirat(t *kernel.Task, a Args) (uint64, error) {
 	return 0, t.Proc.Root.Mkdir(t.Proc.Cred(), p, fs.ModeFromUnix(uint32(a[2])&0o1777&^t.Proc.Umask))
 }
 
-// sysUnlinkat implements unlinkat(2).
+// sysUnlinkat implements unlinkat(2). A path whose last component is "."
+// or ".." or that is the root names no entry to remove: EINVAL, ENOTEMPTY
+// and EBUSY for a directory, EISDIR otherwise, as Linux's do_rmdir and
+// do_unlinkat.
 func sysUnlinkat(t *kernel.Task, a Args) (uint64, error) {
-	p, err := pathArg(t, a[0], a[1])
+	if a[2]&^unix.AT_REMOVEDIR != 0 {
+		return 0, unix.EINVAL
+	}
+	dir := a[2]&unix.AT_REMOVEDIR != 0
+	name, err := copyInString(t, a[1])
 	if err != nil {
 		return 0, err
 	}
-	return 0, t.Proc.Root.Remove(t.Proc.Cred(), p, a[2]&unix.AT_REMOVEDIR != 0)
+	p, err := resolve(t, int32(a[0]), name)
+	if err != nil {
+		return 0, err
+	}
+	last := "/"
+	if trimmed := strings.TrimRight(name, "/"); trimmed != "" {
+		last = path.Base(trimmed)
+	}
+	if last == "." || last == ".." || last == "/" {
+		switch {
+		case !dir:
+			return 0, unix.EISDIR
+		case last == ".":
+			return 0, unix.EINVAL
+		case last == "..":
+			return 0, unix.ENOTEMPTY
+		default:
+			return 0, unix.EBUSY
+		}
+	}
+	return 0, t.Proc.Root.Remove(t.Proc.Cred(), p, dir)
 }
 
 // sysRenameat2 implements renameat2(2) (and rename, renameat) with

@@ -23,6 +23,9 @@ func init() {
 
 // sysFchownat implements fchownat(2) (and chown through it).
 func sysFchownat(t *kernel.Task, a Args) (uint64, error) {
+	if a[4]&^(unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH) != 0 {
+		return 0, unix.EINVAL
+	}
 	name, err := copyInString(t, a[1])
 	if err != nil {
 		return 0, err
@@ -145,6 +148,9 @@ func sysUtimensat(t *kernel.Task, a Args) (uint64, error) {
 	}
 	var n *fs.Node
 	var err error
+	if a[1] == 0 && int32(a[0]) == unix.AT_FDCWD {
+		return 0, unix.EFAULT // no path and no file: Linux reads the null name
+	}
 	if a[1] == 0 {
 		n, err = openNodeOf(t, a[0])
 	} else {
