@@ -219,9 +219,9 @@ type IRQ struct {
 	rc syscall.RawConn
 }
 
-// OpenIRQ opens PLIC interrupt irq (1..63) for waiting.
+// OpenIRQ opens PLIC interrupt irq (1..maxIRQ-1) for waiting.
 func OpenIRQ(irq int) (*IRQ, error) {
-	if irq <= 0 || irq >= 64 {
+	if irq <= 0 || irq >= maxIRQ {
 		return nil, fmt.Errorf("irq %d out of range", irq)
 	}
 	if irqHart == nil {

@@ -20,6 +20,23 @@ const (
 // noContext is hart.plicContext of a hart the PLIC does not interrupt in S-mode.
 const noContext = ^uintptr(0)
 
+// maxIRQ bounds the PLIC sources the kernel serves, 1..maxIRQ-1: QEMU's
+// virt has 95, the VisionFive 2's JH7110 136, the PolarFire SoC 186 (its
+// UARTs are 90-94).
+const maxIRQ = 256
+
+// irqSet is a set of PLIC sources, a bit each.
+type irqSet [maxIRQ / 64]uint64
+
+//go:nosplit
+func (s *irqSet) has(irq uint32) bool { return s[irq/64]&(1<<(irq%64)) != 0 }
+
+//go:nosplit
+func (s *irqSet) add(irq uint32) { s[irq/64] |= 1 << (irq % 64) }
+
+//go:nosplit
+func (s *irqSet) remove(irq uint32) { s[irq/64] &^= 1 << (irq % 64) }
+
 var (
 	// clintBase is where QEMU's virt machine has its CLINT, the one
 	// address of a machine compiled in: our own M-mode code (Entry) sets
@@ -31,7 +48,7 @@ var (
 	testBase      uintptr
 	timebase      uint64 = 10_000_000 // ticks per second of the time CSR
 	quantumTicks  uint64 = 100_000    // 10 ms at 10 MHz; set from timebase at boot
-	irqPending    uint64              // external interrupts claimed and not yet consumed
+	irqPending    irqSet              // external interrupts claimed and not yet consumed
 	wallOffsetNs  int64               // wall-clock time at tick 0, from the RTC
 	wallClockSeen bool
 )
@@ -39,7 +56,7 @@ var (
 // irqAcks are the registers through which the trap handler
 // acknowledges a device's interrupt itself (EnableIRQAcked), and the
 // word it sets to quieten the device (QuietOnIRQ).
-var irqAcks [64]struct {
+var irqAcks [maxIRQ]struct {
 	status, ack uintptr
 	quiet       *uint16
 }

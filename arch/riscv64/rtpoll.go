@@ -22,15 +22,15 @@ const (
 	rtEventFD = 4
 )
 
-// irqFDBase + irq is the descriptor of PLIC interrupt irq (1..63).
+// irqFDBase + irq is the descriptor of PLIC interrupt irq (1..maxIRQ-1).
 const irqFDBase = 64
 
 var (
-	irqPolled    uint64     // interrupts registered with the runtime's epoll
-	irqEdge      uint64     // interrupts recorded and not yet reported by epoll_pwait
-	irqPollData  [64]uint64 // their epoll_event.data
-	rtEventCount uint64     // the eventfd's counter
-	rtEventData  uint64     // epoll_event.data registered for the eventfd
+	irqPolled    irqSet         // interrupts registered with the runtime's epoll
+	irqEdge      irqSet         // interrupts recorded and not yet reported by epoll_pwait
+	irqPollData  [maxIRQ]uint64 // their epoll_event.data
+	rtEventCount uint64         // the eventfd's counter
+	rtEventData  uint64         // epoll_event.data registered for the eventfd
 	rtEventAdded bool
 	// rtPollKey is what epoll_pwait sleepers block on: an address no futex uses.
 	rtPollKey = uintptr(1) << 62
@@ -79,14 +79,18 @@ func rtEpollPwait(h *hart, epfd, events, maxEvents uintptr, timeoutMs int64) int
 		}
 		n++
 	}
-	for ready := irqEdge & irqPolled &^ 1; ready != 0 && n < maxEvents; ready &= ready - 1 {
-		irq := bits.TrailingZeros64(ready)
-		bit := uint64(1) << irq
-		if !storeU64(events+16*n, unix.EPOLLIN) || !storeU64(events+16*n+8, irqPollData[irq]) {
-			return -errEFAULT
+	for w := range irqEdge {
+		for ready := irqEdge[w] & irqPolled[w]; ready != 0 && n < maxEvents; ready &= ready - 1 {
+			irq := uint32(64*w + bits.TrailingZeros64(ready))
+			if irq == 0 {
+				continue
+			}
+			if !storeU64(events+16*n, unix.EPOLLIN) || !storeU64(events+16*n+8, irqPollData[irq]) {
+				return -errEFAULT
+			}
+			irqEdge.remove(irq)
+			n++
 		}
-		irqEdge &^= bit
-		n++
 	}
 	if n > 0 || timeoutMs == 0 {
 		return int64(n)
@@ -100,11 +104,10 @@ func rtEpollPwait(h *hart, epfd, events, maxEvents uintptr, timeoutMs int64) int
 }
 
 //go:nosplit
-func isIRQFD(fd uint64) bool { return fd > irqFDBase && fd < irqFDBase+64 }
+func isIRQFD(fd uint64) bool { return fd > irqFDBase && fd < irqFDBase+maxIRQ }
 
 //go:nosplit
 func irqEpollCtl(irq uint32, op, event uintptr) int64 {
-	bit := uint64(1) << irq
 	switch op {
 	case unix.EPOLL_CTL_ADD, unix.EPOLL_CTL_MOD:
 		d, ok := loadU64(event + 8)
@@ -112,9 +115,9 @@ func irqEpollCtl(irq uint32, op, event uintptr) int64 {
 			return -errEFAULT
 		}
 		irqPollData[irq] = d
-		irqPolled |= bit
+		irqPolled.add(irq)
 	case unix.EPOLL_CTL_DEL:
-		irqPolled &^= bit
+		irqPolled.remove(irq)
 	default:
 		return -errEINVAL
 	}
@@ -127,8 +130,7 @@ func irqEpollCtl(irq uint32, op, event uintptr) int64 {
 //
 //go:nosplit
 func rtIRQRead(h *hart, irq uint32) int64 {
-	bit := uint64(1) << irq
-	if irqPending&bit == 0 && irqAcks[irq].ack == 0 {
+	if !irqPending.has(irq) && irqAcks[irq].ack == 0 {
 		plicEnable(irq, true)
 		// QEMU's PLIC does not re-evaluate its output when a source is
 		// enabled, so an interrupt that became pending while masked is
@@ -137,11 +139,11 @@ func rtIRQRead(h *hart, irq uint32) int64 {
 			external(h)
 		}
 	}
-	if irqPending&bit == 0 {
+	if !irqPending.has(irq) {
 		return -errEAGAIN
 	}
-	irqPending &^= bit
-	irqEdge &^= bit
+	irqPending.remove(irq)
+	irqEdge.remove(irq)
 	return 1
 }
 

@@ -324,7 +324,7 @@ func external(h *hart) {
 	if irq == 0 {
 		return
 	}
-	if irq < 64 && irqAcks[irq].ack != 0 {
+	if irq < maxIRQ && irqAcks[irq].ack != 0 {
 		// The device lowers its line when acknowledged; then the
 		// completion lets the PLIC take its next interrupt.
 		if q := irqAcks[irq].quiet; q != nil {
@@ -339,9 +339,9 @@ func external(h *hart) {
 		Write32(claim, irq)
 		plicEnable(irq, false)
 	}
-	if irq < 64 {
-		irqPending |= 1 << irq
-		irqEdge |= 1 << irq
+	if irq < maxIRQ {
+		irqPending.add(irq)
+		irqEdge.add(irq)
 		wakeKey(rtPollKey, maxThreads)
 	}
 }
