@@ -145,6 +145,10 @@ int main(void) {
 	RET("pair.send.shut", send(sv[0], "x", 1, MSG_NOSIGNAL));
 	RET("pair.recv.shut", recv(sv[1], buf, sizeof buf, 0));
 	SHOW("pair.poll.shut", "%#x", revents(sv[1]));
+	RET("pair.write.big", write(sv[1], big, 100000));
+	RET("pair.write.small", write(sv[1], "s", 1));
+	RET("pair.read.big", read(sv[0], big, sizeof big));
+	RET("pair.read.small", read(sv[0], big, sizeof big));
 	RET("pair.back", send(sv[1], "back", 4, 0));
 	RET("pair.back.recv", recv(sv[0], buf, sizeof buf, 0));
 	return 0;
