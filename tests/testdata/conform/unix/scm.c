@@ -182,6 +182,8 @@ int main(void) {
 		close(p[1]);
 		send_ctl(sv[0], "xy", SOL_SOCKET, SCM_RIGHTS, &p[0], sizeof(int));
 		close(p[0]);
+		snprintf(what, sizeof what, "%s.rights.peek", name);
+		show_recv(what, sv[1], 256, MSG_PEEK);
 		snprintf(what, sizeof what, "%s.rights", name);
 		show_recv(what, sv[1], 256, 0);
 		close(sv[0]);
