@@ -370,9 +370,7 @@ func (s *UnixSocket) connect(l *UnixSocket, c Caller) error {
 	p := &unixPair{}
 	server := l.stack.NewUnixStream(s.seqpacket, c)
 	server.pair, server.end, server.bound, server.peer, server.peerCred = p, 1, l.bound, s.bound, c.Peer()
-	server.sndbuf.Store(l.sndbuf.Load())
-	server.rcvbuf.Store(l.rcvbuf.Load())
-	server.passcred.Store(l.passcred.Load())
+	server.passcred.Store(l.passcred.Load()) // as unix_sock_inherit_flags
 	s.owner = c
 	s.pair, s.end, s.peer, s.peerCred = p, 0, l.bound, l.owner.Peer()
 	p.sockets = [2]*UnixSocket{s, server}

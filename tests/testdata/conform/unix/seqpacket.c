@@ -113,7 +113,12 @@ int main(void) {
 	SHOW("sigpipes", "%d", sigpipes);
 	close(s);
 
-	/* A client that closes with nothing unread: just end of file. */
+	/* A client that closes with nothing unread: just end of file. The
+	 * accepted socket inherits the listener's SO_PASSCRED, not its
+	 * SO_SNDBUF. */
+	int one = 1, small = 10000;
+	setsockopt(l, SOL_SOCKET, SO_PASSCRED, &one, sizeof one);
+	setsockopt(l, SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
 	child = fork();
 	if (child == 0) {
 		int c = socket(AF_UNIX, SOCK_SEQPACKET, 0);
@@ -122,6 +127,8 @@ int main(void) {
 		_exit(0);
 	}
 	s = accept(l, NULL, NULL);
+	SHOW("accepted.SO_PASSCRED", "%d", option(s, SO_PASSCRED));
+	SHOW("accepted.SO_SNDBUF.default", "%d", option(s, SO_SNDBUF) == option(socket(AF_UNIX, SOCK_SEQPACKET, 0), SO_SNDBUF));
 	waitpid(child, &status, 0);
 	RET("recv.bye", recv(s, buf, sizeof buf, 0));
 	RET("recv.bye.eof", recv(s, buf, sizeof buf, 0));
