@@ -46,7 +46,7 @@ func sysWrite(t *kernel.Task, a Args) (uint64, error) {
 		return 0, err
 	}
 	defer d.DecRef()
-	if movesMessages(d) {
+	if writesAsSend(d) {
 		return sendData(t, a[0], oneIovec(a[1], a[2]), 0, 0, 0, jnet.Control{})
 	}
 	return writeFrom(t, d, oneIovec(a[1], a[2]), d.File.WriteFrom, modeOf(d))
@@ -80,7 +80,7 @@ func sysWritev(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if movesMessages(d) {
+	if writesAsSend(d) {
 		return sendData(t, a[0], vs, 0, 0, 0, jnet.Control{})
 	}
 	return writeFrom(t, d, vs, d.File.WriteFrom, modeOf(d))
@@ -92,6 +92,14 @@ func sysWritev(t *kernel.Task, a Args) (uint64, error) {
 func movesMessages(d *fs.Description) bool {
 	so, ok := d.File.(jnet.Socket)
 	return ok && so.MaxMessage() > 0
+}
+
+// writesAsSend reports whether a write on d is a send(2) without flags: on
+// a socket of messages, and on a Unix socket, whose sends carry the
+// writer's credentials (SO_PASSCRED).
+func writesAsSend(d *fs.Description) bool {
+	so, ok := d.File.(jnet.Socket)
+	return ok && (so.MaxMessage() > 0 || so.Family() == unix.AF_UNIX)
 }
 
 // recvWhole reads one message into vs as recv(2) without flags; the
