@@ -394,12 +394,21 @@ func sysUmask(t *kernel.Task, a Args) (uint64, error) {
 }
 
 // sysFsync implements fsync(2) and fdatasync(2): memory is the medium.
+// A pipe, FIFO, socket or device has nothing to sync (EINVAL, as Linux
+// answers a file without an fsync operation); an O_PATH descriptor is
+// EBADF.
 func sysFsync(t *kernel.Task, a Args) (uint64, error) {
 	d, err := t.Proc.Files.Get(int(int32(a[0])))
 	if err != nil {
 		return 0, err
 	}
-	d.DecRef()
+	defer d.DecRef()
+	if d.Flags()&unix.O_PATH != 0 {
+		return 0, unix.EBADF
+	}
+	if _, ok := d.NodeFile(); !ok {
+		return 0, unix.EINVAL
+	}
 	return 0, nil
 }
 
