@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/netip"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -506,8 +507,15 @@ func (so *InetSocket) Read(p []byte) (int, error) {
 	w := tcpip.SliceWriter(p)
 	r, terr := so.ep.Read(&w, tcpip.ReadOptions{})
 	err := Errno(terr)
-	if err == errEOF {
+	switch err {
+	case errEOF:
 		return 0, nil
+	case unix.EAGAIN:
+		// netstack delivers a loopback segment in its own goroutines,
+		// where Linux delivers it before the send returns: a program
+		// that polls with MSG_DONTWAIT (LTP's send02) would keep them
+		// off the hart until the next tick, 30 ms a segment.
+		runtime.Gosched()
 	}
 	return r.Count, err
 }
