@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/netip"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -31,6 +32,8 @@ type InetSocket struct {
 	v6    bool // AF_INET6
 
 	deferAccept atomic.Int32 // TCP_DEFER_ACCEPT in seconds, as Linux rounds it
+
+	readShut atomic.Bool // shut down for reading (SHUT_RD)
 
 	// oobInline is SO_OOBINLINE as set (off by default, as on Linux);
 	// netstack keeps urgent data inline whatever it says.
@@ -478,7 +481,15 @@ func (so *InetSocket) Shutdown(how int) error {
 	default:
 		return unix.EINVAL
 	}
-	return Errno(so.shutdown(f))
+	err := Errno(so.shutdown(f))
+	if f&tcpip.ShutdownRead != 0 && (err == nil || so.dgram) {
+		// Linux marks the socket shut down for reading even when an
+		// unconnected UDP socket's shutdown fails with ENOTCONN; poll
+		// then says EPOLLIN and EPOLLRDHUP, which netstack does not.
+		so.readShut.Store(true)
+		so.wq.Notify(waiter.ReadableEvents | waiter.EventRdHUp)
+	}
+	return err
 }
 
 // ReadTo receives into dst, staged through a buffer: the stack copies
@@ -496,8 +507,15 @@ func (so *InetSocket) Read(p []byte) (int, error) {
 	w := tcpip.SliceWriter(p)
 	r, terr := so.ep.Read(&w, tcpip.ReadOptions{})
 	err := Errno(terr)
-	if err == errEOF {
+	switch err {
+	case errEOF:
 		return 0, nil
+	case unix.EAGAIN:
+		// netstack delivers a loopback segment in its own goroutines,
+		// where Linux delivers it before the send returns: a program
+		// that polls with MSG_DONTWAIT (LTP's send02) would keep them
+		// off the hart until the next tick, 30 ms a segment.
+		runtime.Gosched()
 	}
 	return r.Count, err
 }
@@ -554,7 +572,11 @@ func (r sizedReader) Len() int { return r.n }
 // Readiness returns the poll events in mask that hold now (netstack's
 // waiter masks are Linux's poll bits).
 func (so *InetSocket) Readiness(mask uint32) uint32 {
-	return uint32(so.ep.Readiness(waiter.EventMask(mask)))
+	r := uint32(so.ep.Readiness(waiter.EventMask(mask)))
+	if so.readShut.Load() {
+		r |= (unix.EPOLLIN | unix.EPOLLRDHUP) & mask
+	}
+	return r
 }
 
 // Watch calls notify on every event of the endpoint until cancelled.

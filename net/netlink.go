@@ -26,6 +26,7 @@ type NetlinkSocket struct {
 	groups   uint32
 	queue    [][]byte
 	notifier fs.Notifier
+	Timeouts
 }
 
 var _ Socket = (*NetlinkSocket)(nil)

@@ -370,9 +370,7 @@ func (s *UnixSocket) connect(l *UnixSocket, c Caller) error {
 	p := &unixPair{}
 	server := l.stack.NewUnixStream(s.seqpacket, c)
 	server.pair, server.end, server.bound, server.peer, server.peerCred = p, 1, l.bound, s.bound, c.Peer()
-	server.sndbuf.Store(l.sndbuf.Load())
-	server.rcvbuf.Store(l.rcvbuf.Load())
-	server.passcred.Store(l.passcred.Load())
+	server.passcred.Store(l.passcred.Load()) // as unix_sock_inherit_flags
 	s.owner = c
 	s.pair, s.end, s.peer, s.peerCred = p, 0, l.bound, l.owner.Peer()
 	p.sockets = [2]*UnixSocket{s, server}
@@ -454,10 +452,12 @@ func (s *UnixSocket) Read(b []byte) (int, error) {
 // Peek copies what a Read would return without taking it.
 func (s *UnixSocket) Peek(b []byte) (int, error) {
 	if s.seqpacket {
-		n, _, err := s.recvMessage(b, true)
+		n, r, err := s.recvMessage(b, true)
+		dropRights(r.Rights)
 		return n, err
 	}
-	n, _, _, err := s.recv(b, true)
+	n, rights, _, err := s.recv(b, true)
+	dropRights(rights)
 	return n, err
 }
 
@@ -470,6 +470,15 @@ func (s *UnixSocket) Discard(n int) {
 	}
 }
 
+// dupRights returns ds with a reference of the caller's to each: a peek
+// passes descriptions as Linux's scm_fp_dup, leaving them queued too.
+func dupRights(ds []*fs.Description) []*fs.Description {
+	for _, d := range ds {
+		d.IncRef()
+	}
+	return ds
+}
+
 func dropRights(ds []*fs.Description) {
 	for _, d := range ds {
 		d.DecRef()
@@ -480,8 +489,9 @@ func dropRights(ds []*fs.Description) {
 // read: a read stops before a segment that carries some (unless it is the
 // first) and after the one it took them from; with SO_PASSCRED, before a
 // segment another sender sent, and the sender's credentials come with
-// them. With peek nothing is taken and no descriptions are returned. A
-// seqpacket socket receives one message: Total is its length.
+// them. With peek nothing is taken and the descriptions come as new
+// references. A seqpacket socket receives one message: Total is its
+// length.
 func (s *UnixSocket) RecvMsg(b []byte, peek bool) (int, Received, error) {
 	if s.seqpacket {
 		return s.recvMessage(b, peek)
@@ -526,6 +536,10 @@ func (s *UnixSocket) recv(b []byte, peek bool) (int, []*fs.Description, Ucred, e
 		k := copy(b[n:], seg.data)
 		n += k
 		if peek {
+			if seg.rights != nil {
+				rights = dupRights(seg.rights)
+				break
+			}
 			continue
 		}
 		rights, seg.rights = seg.rights, nil
@@ -579,7 +593,9 @@ func (s *UnixSocket) recvMessage(b []byte, peek bool) (int, Received, error) {
 	if s.passcred.Load() {
 		r.Cred = &seg.cred
 	}
-	if !peek {
+	if peek {
+		r.Rights = dupRights(seg.rights)
+	} else {
 		r.Rights = seg.rights
 		p.in[end] = p.in[end][1:]
 		p.queued[end] -= len(seg.data)

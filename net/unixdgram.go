@@ -353,9 +353,7 @@ func (s *UnixDgramSocket) RecvMsg(b []byte, peek bool) (int, Received, error) {
 		r.Cred = &d.cred
 	}
 	if peek {
-		for _, f := range d.rights {
-			f.IncRef()
-		}
+		r.Rights = dupRights(d.rights)
 	} else {
 		d.from.uncharge(d.charge)
 	}

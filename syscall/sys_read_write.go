@@ -10,6 +10,7 @@ import (
 	"github.com/jiege-go/jiege/abi/linux/sysno"
 	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/kernel"
+	jnet "github.com/jiege-go/jiege/net"
 )
 
 func init() {
@@ -32,6 +33,9 @@ func sysRead(t *kernel.Task, a Args) (uint64, error) {
 		return 0, err
 	}
 	defer d.DecRef()
+	if movesMessages(d) {
+		return recvWhole(t, a[0], oneIovec(a[1], a[2]))
+	}
 	return readTo(t, d, oneIovec(a[1], a[2]), d.File.ReadTo, modeOf(d))
 }
 
@@ -42,6 +46,9 @@ func sysWrite(t *kernel.Task, a Args) (uint64, error) {
 		return 0, err
 	}
 	defer d.DecRef()
+	if writesAsSend(d) {
+		return sendData(t, a[0], oneIovec(a[1], a[2]), 0, 0, 0, jnet.Control{})
+	}
 	return writeFrom(t, d, oneIovec(a[1], a[2]), d.File.WriteFrom, modeOf(d))
 }
 
@@ -55,6 +62,9 @@ func sysReadv(t *kernel.Task, a Args) (uint64, error) {
 	vs, err := readIovecs(t, a[1], a[2])
 	if err != nil {
 		return 0, err
+	}
+	if movesMessages(d) {
+		return recvWhole(t, a[0], vs)
 	}
 	return readTo(t, d, vs, d.File.ReadTo, modeOf(d))
 }
@@ -70,7 +80,34 @@ func sysWritev(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	if writesAsSend(d) {
+		return sendData(t, a[0], vs, 0, 0, 0, jnet.Control{})
+	}
 	return writeFrom(t, d, vs, d.File.WriteFrom, modeOf(d))
+}
+
+// movesMessages reports whether d is a socket of messages (datagrams,
+// seqpacket), which read and write move whole, as recv and send do, not
+// in the chunks of a stream.
+func movesMessages(d *fs.Description) bool {
+	so, ok := d.File.(jnet.Socket)
+	return ok && so.MaxMessage() > 0
+}
+
+// writesAsSend reports whether a write on d is a send(2) without flags: on
+// a socket of messages, and on a Unix socket, whose sends carry the
+// writer's credentials (SO_PASSCRED).
+func writesAsSend(d *fs.Description) bool {
+	so, ok := d.File.(jnet.Socket)
+	return ok && (so.MaxMessage() > 0 || so.Family() == unix.AF_UNIX)
+}
+
+// recvWhole reads one message into vs as recv(2) without flags; the
+// descriptions passed with it are dropped, as a read drops them.
+func recvWhole(t *kernel.Task, fd uint64, vs []iovec) (uint64, error) {
+	n, r, err := recvData(t, fd, vs, 0)
+	dropRefs(r.rights)
+	return n, err
 }
 
 // positioned returns the description open on fd for pread and pwrite,

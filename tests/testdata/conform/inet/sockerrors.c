@@ -1,15 +1,22 @@
 /* Errors of socket calls LTP checks: socketpair's order of checks,
  * getsockname without a buffer, recv's MSG_OOB and MSG_ERRQUEUE on TCP,
  * recvfrom of TCP (no address), a bad msghdr, getsockopt's levels,
- * SO_OOBINLINE, SO_SNDBUFFORCE, SIOCATMARK, a second connect, calls on an
- * O_PATH descriptor, a privileged port bound by an unprivileged user. */
+ * SO_OOBINLINE, SO_SNDBUFFORCE, SIOCATMARK, a second connect, SO_RCVTIMEO,
+ * EPOLLRDHUP after SHUT_RD,
+ * calls on an O_PATH descriptor, a privileged port bound by an
+ * unprivileged user. */
 #include "../conform.h"
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 
 int main(void) {
@@ -85,6 +92,31 @@ int main(void) {
 	len = sizeof v;
 	getsockopt(u, SOL_SOCKET, SO_SNDBUF, &v, &len);
 	SHOW("SO_SNDBUFFORCE.nonnegative", "%d", v >= 0);
+
+	/* SO_RCVTIMEO ends a wait on TCP, UDP and netlink with EAGAIN. */
+	struct timeval tv = {0, 100000};
+	int nl = socket(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE);
+	int socks[3] = {c, u, nl};
+	for (int i = 0; i < 3; i++) {
+		char what[32];
+		snprintf(what, sizeof what, "SO_RCVTIMEO.%d", i);
+		RET(what, setsockopt(socks[i], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv));
+		snprintf(what, sizeof what, "recv.timeout.%d", i);
+		RET(what, recv(socks[i], buf, sizeof buf, 0));
+	}
+
+	/* A socket shut down for reading reports EPOLLRDHUP and EPOLLIN. */
+	int ep = epoll_create1(0);
+	struct epoll_event ev = {.events = EPOLLRDHUP, .data.fd = c};
+	epoll_ctl(ep, EPOLL_CTL_ADD, c, &ev);
+	RET("tcp.shutdown.rd", shutdown(c, SHUT_RD));
+	struct epoll_event got;
+	RET("tcp.epoll.rdhup", epoll_wait(ep, &got, 1, 1000));
+	SHOW("tcp.epoll.rdhup.events", "%#x", got.events);
+	struct pollfd pu = {u, POLLIN | POLLRDHUP, 0};
+	RET("udp.shutdown.rd", shutdown(u, SHUT_RD));
+	RET("udp.poll.rdhup", poll(&pu, 1, 1000));
+	SHOW("udp.poll.rdhup.events", "%#x", pu.revents);
 
 	int path = open(".", O_PATH);
 	RET("accept.O_PATH", accept(path, NULL, NULL));

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 
 static socklen_t path_addr(struct sockaddr_un *a, const char *path) {
@@ -181,6 +182,15 @@ int main(void) {
 	RET("pair.getpeername", getpeername(sv[0], (struct sockaddr *)&from, &fromlen));
 	SHOW("pair.getpeername.len", "%d", (int)fromlen);
 	RET("pair.write", write(sv[0], "w", 1));
+	RET("pair.read.w", read(sv[1], buf, sizeof buf));
+	/* read and write move datagrams larger than a stream's chunk whole. */
+	RET("pair.write.big", write(sv[0], big, 100000));
+	RET("pair.write.64k", write(sv[0], big, 65536));
+	RET("pair.write.small", write(sv[0], "s", 1));
+	RET("pair.read.big", read(sv[1], big, sizeof big));
+	RET("pair.read.64k", read(sv[1], big, sizeof big));
+	struct iovec two[2] = {{big, 10}, {big + 10, sizeof big - 10}};
+	RET("pair.readv.small", readv(sv[1], two, 2));
 	close(sv[1]);
 	RET("pair.send.closed", send(sv[0], "x", 1, 0));
 	RET("pair.send.closed.again", send(sv[0], "x", 1, 0));

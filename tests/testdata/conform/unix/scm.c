@@ -174,6 +174,9 @@ int main(void) {
 		char what[64];
 		snprintf(what, sizeof what, "%s.passcred", name);
 		show_recv(what, sv[1], 256, 0);
+		write(sv[0], "write", 5);
+		snprintf(what, sizeof what, "%s.passcred.write", name);
+		show_recv(what, sv[1], 256, 0);
 		len = sizeof cred;
 		getsockopt(sv[1], SOL_SOCKET, SO_PEERCRED, &cred, &len);
 		SHOW(what, "SO_PEERCRED %d %d %d", cred.pid == getpid(), (int)cred.uid, (int)cred.gid);
@@ -182,6 +185,8 @@ int main(void) {
 		close(p[1]);
 		send_ctl(sv[0], "xy", SOL_SOCKET, SCM_RIGHTS, &p[0], sizeof(int));
 		close(p[0]);
+		snprintf(what, sizeof what, "%s.rights.peek", name);
+		show_recv(what, sv[1], 256, MSG_PEEK);
 		snprintf(what, sizeof what, "%s.rights", name);
 		show_recv(what, sv[1], 256, 0);
 		close(sv[0]);

@@ -113,7 +113,12 @@ int main(void) {
 	SHOW("sigpipes", "%d", sigpipes);
 	close(s);
 
-	/* A client that closes with nothing unread: just end of file. */
+	/* A client that closes with nothing unread: just end of file. The
+	 * accepted socket inherits the listener's SO_PASSCRED, not its
+	 * SO_SNDBUF. */
+	int one = 1, small = 10000;
+	setsockopt(l, SOL_SOCKET, SO_PASSCRED, &one, sizeof one);
+	setsockopt(l, SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
 	child = fork();
 	if (child == 0) {
 		int c = socket(AF_UNIX, SOCK_SEQPACKET, 0);
@@ -122,6 +127,8 @@ int main(void) {
 		_exit(0);
 	}
 	s = accept(l, NULL, NULL);
+	SHOW("accepted.SO_PASSCRED", "%d", option(s, SO_PASSCRED));
+	SHOW("accepted.SO_SNDBUF.default", "%d", option(s, SO_SNDBUF) == option(socket(AF_UNIX, SOCK_SEQPACKET, 0), SO_SNDBUF));
 	waitpid(child, &status, 0);
 	RET("recv.bye", recv(s, buf, sizeof buf, 0));
 	RET("recv.bye.eof", recv(s, buf, sizeof buf, 0));
@@ -145,6 +152,10 @@ int main(void) {
 	RET("pair.send.shut", send(sv[0], "x", 1, MSG_NOSIGNAL));
 	RET("pair.recv.shut", recv(sv[1], buf, sizeof buf, 0));
 	SHOW("pair.poll.shut", "%#x", revents(sv[1]));
+	RET("pair.write.big", write(sv[1], big, 100000));
+	RET("pair.write.small", write(sv[1], "s", 1));
+	RET("pair.read.big", read(sv[0], big, sizeof big));
+	RET("pair.read.small", read(sv[0], big, sizeof big));
 	RET("pair.back", send(sv[1], "back", 4, 0));
 	RET("pair.back.recv", recv(sv[0], buf, sizeof buf, 0));
 	return 0;
