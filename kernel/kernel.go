@@ -80,7 +80,8 @@ type Kernel struct {
 	randMu  sync.Mutex
 	randGen *rand.ChaCha8 // random.go: getrandom(2) and AT_RANDOM
 
-	uts utsNames // uts.go
+	uts  utsNames  // uts.go
+	wall wallClock // clock.go
 }
 
 // Config is what a Kernel is made with: the machine's hooks and facts.

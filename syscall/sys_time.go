@@ -14,6 +14,8 @@ func init() {
 	register(sysno.ClockGettime, sysClockGettime)
 	register(sysno.ClockGetres, sysClockGetres)
 	register(sysno.Gettimeofday, sysGettimeofday)
+	register(sysno.ClockSettime, sysClockSettime)
+	register(sysno.Settimeofday, sysSettimeofday)
 	register(sysno.Nanosleep, sysNanosleep)
 	register(sysno.ClockNanosleep, sysClockNanosleep)
 	register(sysno.Setitimer, sysSetitimer)
@@ -25,7 +27,7 @@ func sysClockGettime(t *kernel.Task, a Args) (uint64, error) {
 	var d time.Duration
 	switch a[0] {
 	case unix.CLOCK_REALTIME, unix.CLOCK_REALTIME_COARSE:
-		d = time.Duration(time.Now().UnixNano())
+		d = time.Duration(t.Kernel().Now().UnixNano())
 	case unix.CLOCK_MONOTONIC, unix.CLOCK_MONOTONIC_COARSE, unix.CLOCK_MONOTONIC_RAW, unix.CLOCK_BOOTTIME:
 		d = t.Kernel().Uptime()
 	case unix.CLOCK_PROCESS_CPUTIME_ID:
@@ -55,19 +57,84 @@ func sysClockGetres(t *kernel.Task, a Args) (uint64, error) {
 	return 0, copyOutStruct(t, a[1], linux.DurationTimespec(time.Nanosecond))
 }
 
-// sysGettimeofday implements gettimeofday(2); the time zone is UTC (the
-// vDSO's __vdso_gettimeofday answers the same).
+// sysGettimeofday implements gettimeofday(2), with settimeofday's time
+// zone (the vDSO's __vdso_gettimeofday answers the same).
 func sysGettimeofday(t *kernel.Task, a Args) (uint64, error) {
 	if a[0] != 0 {
-		now := time.Now()
+		now := t.Kernel().Now()
 		if err := copyOutStruct(t, a[0], linux.Timeval{Sec: now.Unix(), Usec: int64(now.Nanosecond() / 1000)}); err != nil {
 			return 0, err
 		}
 	}
 	if a[1] != 0 {
-		return 0, copyOut(t, a[1], make([]byte, 8))
+		west, dst := t.Kernel().TimeZone()
+		return 0, copyOutStruct(t, a[1], [2]int32{west, dst})
 	}
 	return 0, nil
+}
+
+// settodSecMax is Linux's TIME_SETTOD_SEC_MAX: KTIME_SEC_MAX less 30
+// years of uptime.
+const settodSecMax = (1<<63-1)/1_000_000_000 - 30*365*86400
+
+// setRealtime is do_sys_settimeofday64: EINVAL for a time out of range,
+// then EPERM without CAP_SYS_TIME.
+func setRealtime(t *kernel.Task, ts *linux.Timespec, tz *[2]int32) error {
+	if ts != nil && (ts.Sec < 0 || ts.Nsec < 0 || ts.Nsec >= 1e9 || ts.Sec >= settodSecMax) {
+		return unix.EINVAL
+	}
+	if t.Proc.Caps.Effective&(1<<capSysTime) == 0 {
+		return unix.EPERM
+	}
+	if tz != nil {
+		if tz[0] > 15*60 || tz[0] < -15*60 {
+			return unix.EINVAL
+		}
+		t.Kernel().SetTimeZone(tz[0], tz[1])
+	}
+	if ts != nil {
+		t.Kernel().SetRealtime(time.Unix(ts.Sec, ts.Nsec))
+	}
+	return nil
+}
+
+// capSysTime is CAP_SYS_TIME.
+const capSysTime = 25
+
+// sysClockSettime implements clock_settime(2): CLOCK_REALTIME is the one
+// clock that may be set.
+func sysClockSettime(t *kernel.Task, a Args) (uint64, error) {
+	if a[0] != unix.CLOCK_REALTIME {
+		return 0, unix.EINVAL
+	}
+	var ts linux.Timespec
+	if err := copyInStruct(t, a[1], &ts); err != nil {
+		return 0, err
+	}
+	return 0, setRealtime(t, &ts, nil)
+}
+
+// sysSettimeofday implements settimeofday(2).
+func sysSettimeofday(t *kernel.Task, a Args) (uint64, error) {
+	var ts *linux.Timespec
+	if a[0] != 0 {
+		var tv linux.Timeval
+		if err := copyInStruct(t, a[0], &tv); err != nil {
+			return 0, err
+		}
+		if tv.Usec < 0 || tv.Usec > 1e6 {
+			return 0, unix.EINVAL
+		}
+		ts = &linux.Timespec{Sec: tv.Sec, Nsec: tv.Usec * 1000}
+	}
+	var tz *[2]int32
+	if a[1] != 0 {
+		tz = new([2]int32)
+		if err := copyInStruct(t, a[1], tz); err != nil {
+			return 0, err
+		}
+	}
+	return 0, setRealtime(t, ts, tz)
 }
 
 // sysNanosleep implements nanosleep(2).
@@ -91,7 +158,7 @@ func sysClockNanosleep(t *kernel.Task, a Args) (uint64, error) {
 	if a[1]&timerAbstime != 0 {
 		switch a[0] {
 		case unix.CLOCK_REALTIME:
-			deadline = time.Unix(0, int64(d))
+			deadline = time.Now().Add(d - time.Duration(t.Kernel().Now().UnixNano()))
 		case unix.CLOCK_MONOTONIC, unix.CLOCK_BOOTTIME:
 			deadline = time.Now().Add(d - t.Kernel().Uptime())
 		default:
