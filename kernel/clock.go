@@ -15,6 +15,7 @@ type wallClock struct {
 	// minutesWest and dstTime are settimeofday's time zone, which
 	// gettimeofday gives back.
 	minutesWest, dstTime int32
+	ntp                  *NTP // ntp.go, made at first use
 }
 
 // Now is CLOCK_REALTIME.

@@ -1,6 +1,7 @@
 package syscall
 
 import (
+	"math"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -16,6 +17,8 @@ func init() {
 	register(sysno.Gettimeofday, sysGettimeofday)
 	register(sysno.ClockSettime, sysClockSettime)
 	register(sysno.Settimeofday, sysSettimeofday)
+	register(sysno.Adjtimex, sysAdjtimex)
+	register(sysno.ClockAdjtime, sysClockAdjtime)
 	register(sysno.Nanosleep, sysNanosleep)
 	register(sysno.ClockNanosleep, sysClockNanosleep)
 	register(sysno.Setitimer, sysSetitimer)
@@ -244,4 +247,87 @@ func sysGetitimer(t *kernel.Task, a Args) (uint64, error) {
 		return 0, unix.EINVAL
 	}
 	return 0, copyOutStruct(t, a[1], encodeItimerval(value, interval))
+}
+
+// adjtimex is do_adjtimex: timekeeping_validate_timex's checks (EPERM
+// without CAP_SYS_TIME for any change, EINVAL for a tick more than 10%
+// off or an adjtime(3) call without its single-shot bit), then the clock
+// model; the struct is written back whatever the result code.
+func adjtimex(t *kernel.Task, addr uint64) (uint64, error) {
+	var tx linux.Timex
+	if err := copyInStruct(t, addr, &tx); err != nil {
+		return 0, err
+	}
+	privileged := t.Proc.Caps.Effective&(1<<capSysTime) != 0
+	m := tx.Modes
+	if m&kernel.AdjAdjtime != 0 {
+		if m&kernel.AdjOffsetSingle == 0 {
+			return 0, unix.EINVAL
+		}
+		if m&kernel.AdjOffsetReadonly == 0 && !privileged {
+			return 0, unix.EPERM
+		}
+	} else {
+		if m != 0 && !privileged {
+			return 0, unix.EPERM
+		}
+		if m&unix.ADJ_TICK != 0 && (tx.Tick < 900000/100 || tx.Tick > 1100000/100) {
+			return 0, unix.EINVAL
+		}
+	}
+	if m&unix.ADJ_SETOFFSET != 0 {
+		if !privileged {
+			return 0, unix.EPERM
+		}
+		limit := int64(1e6)
+		if m&unix.ADJ_NANO != 0 {
+			limit = 1e9
+		}
+		if tx.Time.Usec < 0 || tx.Time.Usec >= limit {
+			return 0, unix.EINVAL
+		}
+	}
+	if m&unix.ADJ_FREQUENCY != 0 && (tx.Freq < math.MinInt64/ppmScale || tx.Freq > math.MaxInt64/ppmScale) {
+		return 0, unix.EINVAL
+	}
+	if m&unix.ADJ_SETOFFSET != 0 {
+		d := time.Duration(tx.Time.Sec)*time.Second + time.Duration(tx.Time.Usec)
+		if m&unix.ADJ_NANO == 0 {
+			d = time.Duration(tx.Time.Sec)*time.Second + time.Duration(tx.Time.Usec)*time.Microsecond
+		}
+		t.Kernel().SetRealtime(t.Kernel().Now().Add(d))
+	}
+	n := kernel.NTPTimex{Modes: m, Offset: tx.Offset, Freq: tx.Freq, MaxError: tx.Maxerror, EstError: tx.Esterror,
+		Status: tx.Status, Constant: tx.Constant, Tick: tx.Tick}
+	state := t.Kernel().NTP().Adjust(&n)
+	now := t.Kernel().Now()
+	out := linux.Timex{Modes: tx.Modes, Offset: n.Offset, Freq: n.Freq, Maxerror: n.MaxError, Esterror: n.EstError,
+		Status: n.Status, Constant: n.Constant, Precision: n.Precision, Tolerance: n.Tolerance,
+		Time: linux.Timeval{Sec: now.Unix(), Usec: int64(now.Nanosecond() / 1000)}, Tick: n.Tick, Tai: n.Tai}
+	if n.Status&unix.STA_NANO != 0 {
+		out.Time.Usec = int64(now.Nanosecond())
+	}
+	if err := copyOutStruct(t, addr, out); err != nil {
+		return 0, err
+	}
+	return uint64(state), nil
+}
+
+// ppmScale is Linux's PPM_SCALE: a ppm in the clock's 2^-32 ns units.
+const ppmScale = 1000 << 16
+
+// sysAdjtimex implements adjtimex(2).
+func sysAdjtimex(t *kernel.Task, a Args) (uint64, error) { return adjtimex(t, a[0]) }
+
+// sysClockAdjtime implements clock_adjtime(2): CLOCK_REALTIME is the one
+// clock that adjusts; another known clock is EOPNOTSUPP.
+func sysClockAdjtime(t *kernel.Task, a Args) (uint64, error) {
+	switch a[0] {
+	case unix.CLOCK_REALTIME:
+		return adjtimex(t, a[1])
+	case unix.CLOCK_MONOTONIC, unix.CLOCK_PROCESS_CPUTIME_ID, unix.CLOCK_THREAD_CPUTIME_ID, unix.CLOCK_MONOTONIC_RAW,
+		unix.CLOCK_REALTIME_COARSE, unix.CLOCK_MONOTONIC_COARSE, unix.CLOCK_BOOTTIME:
+		return 0, unix.EOPNOTSUPP
+	}
+	return 0, unix.EINVAL
 }
