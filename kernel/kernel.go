@@ -30,6 +30,10 @@ type Kernel struct {
 	// before the first process starts.
 	SyscallTrace io.Writer
 
+	// CommandLine is the kernel's command line (bootargs), as
+	// /proc/cmdline shows it. Boot sets it before the first process starts.
+	CommandLine string
+
 	userMemory  mm.Memory
 	newRegs     func() *arch.Frame
 	startTask   func(*Task)

@@ -37,7 +37,7 @@ func (s ProcfsSource) Network() procfs.Network            { return s.k.Network }
 // Sysctl is what /proc/sys shows.
 func (s ProcfsSource) Sysctl() procfs.Sysctl {
 	host, domain := s.k.UTSNames()
-	return procfs.Sysctl{Hostname: host, Domainname: domain, PIDMax: PIDMax}
+	return procfs.Sysctl{Hostname: host, Domainname: domain, PIDMax: PIDMax, Cmdline: s.k.CommandLine}
 }
 
 // procfsProcess is a process as /proc/PID reads it (procfs.Process).

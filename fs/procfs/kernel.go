@@ -23,7 +23,8 @@ type Kernel interface {
 // Sysctl is what /proc/sys shows of the kernel's settings.
 type Sysctl struct {
 	Hostname, Domainname string
-	PIDMax               int // ids wrap below it
+	PIDMax               int    // ids wrap below it
+	Cmdline              string // the kernel's command line (/proc/cmdline)
 }
 
 // Network is what /proc/net shows of the network stack, each file already

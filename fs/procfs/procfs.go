@@ -76,6 +76,7 @@ func procRoot(tree *fs.Tree, k Kernel) *fs.Node {
 		}),
 		"sys":       procSys(k.Sysctl),
 		"config.gz": procFile(func() []byte { return gzipStored(kernelConfigText()) }),
+		"cmdline":   procFile(func() []byte { return []byte(k.Sysctl().Cmdline + "\n") }),
 		"net": procDir(func() map[string]*fs.Node {
 			network := k.Network()
 			return map[string]*fs.Node{
