@@ -38,6 +38,7 @@ type Process struct {
 	Caps                             Caps            // caps.go
 	Settings                         ProcessSettings // prctl.go
 	Personality                      Personality     // prctl.go
+	ChildSubreaper                   ChildSubreaper  // prctl.go
 
 	limits     [RlimitCount]Rlimit // guarded by mu
 	usage      Usage               // guarded by mu: threads that have left
