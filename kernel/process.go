@@ -40,6 +40,11 @@ type Process struct {
 	Personality                      Personality     // prctl.go
 	ChildSubreaper                   ChildSubreaper  // prctl.go
 
+	// mainThread is the task the process was made with: after it exited,
+	// until the process is reaped, scheduling calls still find it, as
+	// Linux's find_process_by_pid finds a zombie.
+	mainThread *Task
+
 	limits     [RlimitCount]Rlimit // guarded by mu
 	usage      Usage               // guarded by mu: threads that have left
 	childUsage Usage               // guarded by mu: reaped children and their descendants
@@ -239,6 +244,7 @@ func (k *Kernel) NewProcess(tree *fs.Tree, as *mm.AddressSpace, files *fs.FDTabl
 	p.SetCwd("/")
 	files.SetLimit(int(p.limits[unix.RLIMIT_NOFILE].Cur))
 	t := &Task{TID: pid, Proc: p, Regs: regs}
+	p.mainThread = t
 	t.initSettings()
 	k.addTask(t)
 	return t
