@@ -32,6 +32,10 @@ type Kernel struct {
 	// before the first process starts.
 	SyscallTrace io.Writer
 
+	// CommandLine is the kernel's command line (bootargs), as
+	// /proc/cmdline shows it. Boot sets it before the first process starts.
+	CommandLine string
+
 	userMemory  mm.Memory
 	newRegs     func() *arch.Frame
 	startTask   func(*Task)
@@ -85,6 +89,7 @@ type Kernel struct {
 
 	aioLimit aio.Limit      // fs.aio-nr: the events every AIO context asked for
 	uts      utsNames       // uts.go
+	wall     wallClock      // clock.go
 	ipc      *ipc.Namespace // System V message queues, semaphores and segments
 }
 

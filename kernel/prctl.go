@@ -47,6 +47,11 @@ type ProcessSettings struct {
 	SecureBits atomic.Uint32
 }
 
+// ChildSubreaper is PR_SET_CHILD_SUBREAPER's mark: the process's
+// orphaned descendants become its children (reparentChildren); not
+// inherited.
+type ChildSubreaper = atomic.Bool
+
 // Personality is personality(2)'s execution domain and flags, inherited
 // across fork and execve: the flags the kernel acts on are
 // STICKY_TIMEOUTS (ppoll and pselect6 leave their timeout alone).

@@ -38,6 +38,12 @@ type Process struct {
 	Caps                             Caps            // caps.go
 	Settings                         ProcessSettings // prctl.go
 	Personality                      Personality     // prctl.go
+	ChildSubreaper                   ChildSubreaper  // prctl.go
+
+	// mainThread is the task the process was made with: after it exited,
+	// until the process is reaped, scheduling calls still find it, as
+	// Linux's find_process_by_pid finds a zombie.
+	mainThread *Task
 
 	limits     [RlimitCount]Rlimit // guarded by mu
 	usage      Usage               // guarded by mu: threads that have left
@@ -239,6 +245,7 @@ func (k *Kernel) NewProcess(tree *fs.Tree, as *mm.AddressSpace, files *fs.FDTabl
 	p.SetCwd("/")
 	files.SetLimit(int(p.limits[unix.RLIMIT_NOFILE].Cur))
 	t := &Task{TID: pid, Proc: p, Regs: regs}
+	p.mainThread = t
 	t.initSettings()
 	k.addTask(t)
 	return t

@@ -42,7 +42,7 @@ func (s ProcfsSource) SysVIPC() procfs.SysVIPC { return s.k.ipc }
 func (s ProcfsSource) Sysctl() procfs.Sysctl {
 	host, domain := s.k.UTSNames()
 	return procfs.Sysctl{Hostname: host, Domainname: domain, PIDMax: PIDMax, ThreadsMax: maxThreads,
-		AIONr: s.k.aioLimit.Nr(), AIOMaxNr: aio.MaxNr}
+		AIONr: s.k.aioLimit.Nr(), AIOMaxNr: aio.MaxNr, Cmdline: s.k.CommandLine}
 }
 
 // procfsProcess is a process as /proc/PID reads it (procfs.Process).

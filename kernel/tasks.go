@@ -105,6 +105,19 @@ func (k *Kernel) Processes() []*Process {
 	return ps
 }
 
+// TaskOrZombie returns the task with a thread id, or the main thread of
+// a process with that id that exited and is not reaped yet; nil when
+// there is neither.
+func (k *Kernel) TaskOrZombie(tid int) *Task {
+	if t := k.TaskByID(tid); t != nil {
+		return t
+	}
+	if p := k.ProcessByID(tid); p != nil {
+		return p.mainThread
+	}
+	return nil
+}
+
 // Tasks returns every running task.
 func (k *Kernel) Tasks() []*Task {
 	k.tablesMu.RLock()

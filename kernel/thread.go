@@ -133,6 +133,7 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 			c.vforkDone = make(chan struct{})
 		}
 		child = &Task{TID: tid, Proc: c, Regs: regs}
+		c.mainThread = child
 	}
 	child.inheritSched(t)
 	child.inheritSettings(t)

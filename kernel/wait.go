@@ -221,36 +221,40 @@ func (p *Process) signalExit() (*Process, bool) {
 	return pp, autoReap
 }
 
-// reparentChildren gives p's children to init (pid 1), which then waits
-// for them.
+// reparentChildren gives p's children to their new parent, which then
+// waits for them: the nearest living ancestor that is a child subreaper
+// (PR_SET_CHILD_SUBREAPER), else init (pid 1), as Linux's find_new_reaper.
+// All under sigMu, which guards the parent links, so that a reaper
+// exiting meanwhile hands them on in turn.
 func (p *Process) reparentChildren() {
-	init := p.k.ProcessByID(1)
+	p.k.sigMu.Lock()
+	defer p.k.sigMu.Unlock()
+	reaper := p.k.ProcessByID(1)
+	for a := p.parent; a != nil; a = a.parent {
+		if a.ChildSubreaper.Load() && !a.gone.Load() {
+			reaper = a
+			break
+		}
+	}
 	p.mu.Lock()
 	kids := p.children
-	if init == nil || init == p || len(kids) == 0 {
+	if reaper == nil || reaper == p || len(kids) == 0 {
 		p.mu.Unlock()
 		return
 	}
 	p.children = nil
 	p.mu.Unlock()
-	p.k.setParent(kids, init)
-	init.mu.Lock()
-	if init.children == nil {
-		init.children = map[int]*Process{}
+	for _, c := range kids {
+		c.parent = reaper
+		c.parentPID.Store(int64(reaper.PID))
+	}
+	reaper.mu.Lock()
+	if reaper.children == nil {
+		reaper.children = map[int]*Process{}
 	}
 	for pid, c := range kids {
-		init.children[pid] = c
+		reaper.children[pid] = c
 	}
-	init.mu.Unlock()
-	init.wakeWaiters()
-}
-
-// setParent makes parent the parent of kids.
-func (k *Kernel) setParent(kids map[int]*Process, parent *Process) {
-	k.sigMu.Lock()
-	defer k.sigMu.Unlock()
-	for _, c := range kids {
-		c.parent = parent
-		c.parentPID.Store(int64(parent.PID))
-	}
+	reaper.mu.Unlock()
+	reaper.wakeWaiters()
 }

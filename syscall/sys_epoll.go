@@ -15,6 +15,7 @@ func init() {
 	register(sysno.EpollCreate1, sysEpollCreate1)
 	register(sysno.EpollCtl, sysEpollCtl)
 	register(sysno.EpollPwait, sysEpollPwait)
+	register(sysno.EpollPwait2, sysEpollPwait2)
 	register(sysno.Eventfd2, sysEventfd2)
 }
 
@@ -71,6 +72,34 @@ func sysEpollCtl(t *kernel.Task, a Args) (uint64, error) {
 // while it waits. A timeout in milliseconds: negative waits forever, 0 not
 // at all; a signal interrupts it (EINTR, never restarted).
 func sysEpollPwait(t *kernel.Task, a Args) (uint64, error) {
+	ms := int32(a[3])
+	var deadline time.Time
+	if ms > 0 {
+		deadline = time.Now().Add(time.Duration(ms) * time.Millisecond)
+	}
+	return epollWait(t, a, deadline, ms != 0)
+}
+
+// sysEpollPwait2 implements epoll_pwait2(2): epoll_pwait with a struct
+// timespec for its timeout (null: wait forever), checked first (EFAULT,
+// EINVAL).
+func sysEpollPwait2(t *kernel.Task, a Args) (uint64, error) {
+	if a[3] == 0 {
+		return epollWait(t, a, time.Time{}, true)
+	}
+	d, err := copyInTimespec(t, a[3])
+	if err != nil {
+		return 0, err
+	}
+	if d == 0 {
+		return epollWait(t, a, time.Time{}, false)
+	}
+	return epollWait(t, a, time.Now().Add(d), true)
+}
+
+// epollWait is epoll_pwait and epoll_pwait2 once their timeout is known:
+// no wait unless wait, else until deadline (zero: forever).
+func epollWait(t *kernel.Task, a Args, deadline time.Time, wait bool) (uint64, error) {
 	e, ed, err := epollOf(t, a[0])
 	if err != nil {
 		return 0, err
@@ -81,11 +110,7 @@ func sysEpollPwait(t *kernel.Task, a Args) (uint64, error) {
 		return 0, unix.EINVAL
 	}
 	var block func(<-chan struct{}) error
-	if ms := int32(a[3]); ms != 0 {
-		var deadline time.Time
-		if ms > 0 {
-			deadline = time.Now().Add(time.Duration(ms) * time.Millisecond)
-		}
+	if wait {
 		block = func(ready <-chan struct{}) error { return t.Block(ready, deadline) }
 	}
 	sigmask, err := sigmaskArg(t, a[4], a[5])

@@ -38,8 +38,8 @@ func capValid(c uint64) bool { return c <= kernel.CapLast }
 
 // sysPrctl implements prctl(2) for the options programs and LTP use,
 // with Linux's argument checks; an option it does not know, or one of a
-// feature the kernel lacks (seccomp, child subreapers, x86's TSC), is
-// EINVAL as on a kernel built without it.
+// feature the kernel lacks (seccomp, x86's TSC), is EINVAL as on a
+// kernel built without it.
 func sysPrctl(t *kernel.Task, a Args) (uint64, error) {
 	p := t.Proc
 	s := &t.Settings
@@ -164,6 +164,15 @@ func sysPrctl(t *kernel.Task, a Args) (uint64, error) {
 		return 0, nil
 	case unix.PR_CAP_AMBIENT:
 		return capAmbient(t, a)
+	case unix.PR_SET_CHILD_SUBREAPER:
+		p.ChildSubreaper.Store(a[1] != 0)
+		return 0, nil
+	case unix.PR_GET_CHILD_SUBREAPER:
+		v := int32(0)
+		if p.ChildSubreaper.Load() {
+			v = 1
+		}
+		return 0, copyOutStruct(t, a[1], v)
 	}
 	return 0, unix.EINVAL
 }

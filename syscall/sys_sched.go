@@ -43,8 +43,9 @@ const (
 	schedFlagsAll       = 0x7f
 )
 
-// schedTarget is the thread a pid names, 0 for the caller: EINVAL for a
-// negative pid, ESRCH when there is none (find_process_by_pid).
+// schedTarget is the thread a pid names, 0 for the caller, an exited
+// process not yet reaped included: EINVAL for a negative pid, ESRCH when
+// there is none (find_process_by_pid).
 func schedTarget(t *kernel.Task, pid uint64) (*kernel.Task, error) {
 	switch id := int32(pid); {
 	case id < 0:
@@ -52,7 +53,7 @@ func schedTarget(t *kernel.Task, pid uint64) (*kernel.Task, error) {
 	case id == 0:
 		return t, nil
 	default:
-		if target := t.Kernel().TaskByID(int(id)); target != nil {
+		if target := t.Kernel().TaskOrZombie(int(id)); target != nil {
 			return target, nil
 		}
 		return nil, unix.ESRCH

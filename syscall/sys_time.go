@@ -1,6 +1,7 @@
 package syscall
 
 import (
+	"math"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -14,6 +15,10 @@ func init() {
 	register(sysno.ClockGettime, sysClockGettime)
 	register(sysno.ClockGetres, sysClockGetres)
 	register(sysno.Gettimeofday, sysGettimeofday)
+	register(sysno.ClockSettime, sysClockSettime)
+	register(sysno.Settimeofday, sysSettimeofday)
+	register(sysno.Adjtimex, sysAdjtimex)
+	register(sysno.ClockAdjtime, sysClockAdjtime)
 	register(sysno.Nanosleep, sysNanosleep)
 	register(sysno.ClockNanosleep, sysClockNanosleep)
 	register(sysno.Setitimer, sysSetitimer)
@@ -25,7 +30,7 @@ func sysClockGettime(t *kernel.Task, a Args) (uint64, error) {
 	var d time.Duration
 	switch a[0] {
 	case unix.CLOCK_REALTIME, unix.CLOCK_REALTIME_COARSE:
-		d = time.Duration(time.Now().UnixNano())
+		d = time.Duration(t.Kernel().Now().UnixNano())
 	case unix.CLOCK_MONOTONIC, unix.CLOCK_MONOTONIC_COARSE, unix.CLOCK_MONOTONIC_RAW, unix.CLOCK_BOOTTIME:
 		d = t.Kernel().Uptime()
 	case unix.CLOCK_PROCESS_CPUTIME_ID:
@@ -55,19 +60,84 @@ func sysClockGetres(t *kernel.Task, a Args) (uint64, error) {
 	return 0, copyOutStruct(t, a[1], linux.DurationTimespec(time.Nanosecond))
 }
 
-// sysGettimeofday implements gettimeofday(2); the time zone is UTC (the
-// vDSO's __vdso_gettimeofday answers the same).
+// sysGettimeofday implements gettimeofday(2), with settimeofday's time
+// zone (the vDSO's __vdso_gettimeofday answers the same).
 func sysGettimeofday(t *kernel.Task, a Args) (uint64, error) {
 	if a[0] != 0 {
-		now := time.Now()
+		now := t.Kernel().Now()
 		if err := copyOutStruct(t, a[0], linux.Timeval{Sec: now.Unix(), Usec: int64(now.Nanosecond() / 1000)}); err != nil {
 			return 0, err
 		}
 	}
 	if a[1] != 0 {
-		return 0, copyOut(t, a[1], make([]byte, 8))
+		west, dst := t.Kernel().TimeZone()
+		return 0, copyOutStruct(t, a[1], [2]int32{west, dst})
 	}
 	return 0, nil
+}
+
+// settodSecMax is Linux's TIME_SETTOD_SEC_MAX: KTIME_SEC_MAX less 30
+// years of uptime.
+const settodSecMax = (1<<63-1)/1_000_000_000 - 30*365*86400
+
+// setRealtime is do_sys_settimeofday64: EINVAL for a time out of range,
+// then EPERM without CAP_SYS_TIME.
+func setRealtime(t *kernel.Task, ts *linux.Timespec, tz *[2]int32) error {
+	if ts != nil && (ts.Sec < 0 || ts.Nsec < 0 || ts.Nsec >= 1e9 || ts.Sec >= settodSecMax) {
+		return unix.EINVAL
+	}
+	if t.Proc.Caps.Effective&(1<<capSysTime) == 0 {
+		return unix.EPERM
+	}
+	if tz != nil {
+		if tz[0] > 15*60 || tz[0] < -15*60 {
+			return unix.EINVAL
+		}
+		t.Kernel().SetTimeZone(tz[0], tz[1])
+	}
+	if ts != nil {
+		t.Kernel().SetRealtime(time.Unix(ts.Sec, ts.Nsec))
+	}
+	return nil
+}
+
+// capSysTime is CAP_SYS_TIME.
+const capSysTime = 25
+
+// sysClockSettime implements clock_settime(2): CLOCK_REALTIME is the one
+// clock that may be set.
+func sysClockSettime(t *kernel.Task, a Args) (uint64, error) {
+	if a[0] != unix.CLOCK_REALTIME {
+		return 0, unix.EINVAL
+	}
+	var ts linux.Timespec
+	if err := copyInStruct(t, a[1], &ts); err != nil {
+		return 0, err
+	}
+	return 0, setRealtime(t, &ts, nil)
+}
+
+// sysSettimeofday implements settimeofday(2).
+func sysSettimeofday(t *kernel.Task, a Args) (uint64, error) {
+	var ts *linux.Timespec
+	if a[0] != 0 {
+		var tv linux.Timeval
+		if err := copyInStruct(t, a[0], &tv); err != nil {
+			return 0, err
+		}
+		if tv.Usec < 0 || tv.Usec > 1e6 {
+			return 0, unix.EINVAL
+		}
+		ts = &linux.Timespec{Sec: tv.Sec, Nsec: tv.Usec * 1000}
+	}
+	var tz *[2]int32
+	if a[1] != 0 {
+		tz = new([2]int32)
+		if err := copyInStruct(t, a[1], tz); err != nil {
+			return 0, err
+		}
+	}
+	return 0, setRealtime(t, ts, tz)
 }
 
 // sysNanosleep implements nanosleep(2).
@@ -91,7 +161,7 @@ func sysClockNanosleep(t *kernel.Task, a Args) (uint64, error) {
 	if a[1]&timerAbstime != 0 {
 		switch a[0] {
 		case unix.CLOCK_REALTIME:
-			deadline = time.Unix(0, int64(d))
+			deadline = time.Now().Add(d - time.Duration(t.Kernel().Now().UnixNano()))
 		case unix.CLOCK_MONOTONIC, unix.CLOCK_BOOTTIME:
 			deadline = time.Now().Add(d - t.Kernel().Uptime())
 		default:
@@ -177,4 +247,87 @@ func sysGetitimer(t *kernel.Task, a Args) (uint64, error) {
 		return 0, unix.EINVAL
 	}
 	return 0, copyOutStruct(t, a[1], encodeItimerval(value, interval))
+}
+
+// adjtimex is do_adjtimex: timekeeping_validate_timex's checks (EPERM
+// without CAP_SYS_TIME for any change, EINVAL for a tick more than 10%
+// off or an adjtime(3) call without its single-shot bit), then the clock
+// model; the struct is written back whatever the result code.
+func adjtimex(t *kernel.Task, addr uint64) (uint64, error) {
+	var tx linux.Timex
+	if err := copyInStruct(t, addr, &tx); err != nil {
+		return 0, err
+	}
+	privileged := t.Proc.Caps.Effective&(1<<capSysTime) != 0
+	m := tx.Modes
+	if m&kernel.AdjAdjtime != 0 {
+		if m&kernel.AdjOffsetSingle == 0 {
+			return 0, unix.EINVAL
+		}
+		if m&kernel.AdjOffsetReadonly == 0 && !privileged {
+			return 0, unix.EPERM
+		}
+	} else {
+		if m != 0 && !privileged {
+			return 0, unix.EPERM
+		}
+		if m&unix.ADJ_TICK != 0 && (tx.Tick < 900000/100 || tx.Tick > 1100000/100) {
+			return 0, unix.EINVAL
+		}
+	}
+	if m&unix.ADJ_SETOFFSET != 0 {
+		if !privileged {
+			return 0, unix.EPERM
+		}
+		limit := int64(1e6)
+		if m&unix.ADJ_NANO != 0 {
+			limit = 1e9
+		}
+		if tx.Time.Usec < 0 || tx.Time.Usec >= limit {
+			return 0, unix.EINVAL
+		}
+	}
+	if m&unix.ADJ_FREQUENCY != 0 && (tx.Freq < math.MinInt64/ppmScale || tx.Freq > math.MaxInt64/ppmScale) {
+		return 0, unix.EINVAL
+	}
+	if m&unix.ADJ_SETOFFSET != 0 {
+		d := time.Duration(tx.Time.Sec)*time.Second + time.Duration(tx.Time.Usec)
+		if m&unix.ADJ_NANO == 0 {
+			d = time.Duration(tx.Time.Sec)*time.Second + time.Duration(tx.Time.Usec)*time.Microsecond
+		}
+		t.Kernel().SetRealtime(t.Kernel().Now().Add(d))
+	}
+	n := kernel.NTPTimex{Modes: m, Offset: tx.Offset, Freq: tx.Freq, MaxError: tx.Maxerror, EstError: tx.Esterror,
+		Status: tx.Status, Constant: tx.Constant, Tick: tx.Tick}
+	state := t.Kernel().NTP().Adjust(&n)
+	now := t.Kernel().Now()
+	out := linux.Timex{Modes: tx.Modes, Offset: n.Offset, Freq: n.Freq, Maxerror: n.MaxError, Esterror: n.EstError,
+		Status: n.Status, Constant: n.Constant, Precision: n.Precision, Tolerance: n.Tolerance,
+		Time: linux.Timeval{Sec: now.Unix(), Usec: int64(now.Nanosecond() / 1000)}, Tick: n.Tick, Tai: n.Tai}
+	if n.Status&unix.STA_NANO != 0 {
+		out.Time.Usec = int64(now.Nanosecond())
+	}
+	if err := copyOutStruct(t, addr, out); err != nil {
+		return 0, err
+	}
+	return uint64(state), nil
+}
+
+// ppmScale is Linux's PPM_SCALE: a ppm in the clock's 2^-32 ns units.
+const ppmScale = 1000 << 16
+
+// sysAdjtimex implements adjtimex(2).
+func sysAdjtimex(t *kernel.Task, a Args) (uint64, error) { return adjtimex(t, a[0]) }
+
+// sysClockAdjtime implements clock_adjtime(2): CLOCK_REALTIME is the one
+// clock that adjusts; another known clock is EOPNOTSUPP.
+func sysClockAdjtime(t *kernel.Task, a Args) (uint64, error) {
+	switch a[0] {
+	case unix.CLOCK_REALTIME:
+		return adjtimex(t, a[1])
+	case unix.CLOCK_MONOTONIC, unix.CLOCK_PROCESS_CPUTIME_ID, unix.CLOCK_THREAD_CPUTIME_ID, unix.CLOCK_MONOTONIC_RAW,
+		unix.CLOCK_REALTIME_COARSE, unix.CLOCK_MONOTONIC_COARSE, unix.CLOCK_BOOTTIME:
+		return 0, unix.EOPNOTSUPP
+	}
+	return 0, unix.EINVAL
 }

@@ -96,7 +96,7 @@ func sysTimerfdSettime(t *kernel.Task, a Args) (uint64, error) {
 		case a[1]&abstime == 0:
 			next = time.Now().Add(value)
 		case f.clock == unix.CLOCK_REALTIME || f.clock == unix.CLOCK_REALTIME_ALARM:
-			next = time.Unix(0, int64(value))
+			next = time.Now().Add(value - time.Duration(t.Kernel().Now().UnixNano()))
 		default:
 			next = time.Now().Add(value - t.Kernel().Uptime())
 		}

@@ -103,6 +103,7 @@ func TestLayoutMatchesUnix(t *testing.T) {
 		{"RtMsg", "RtMsg", nil},
 		{"RtAttr", "RtAttr", nil},
 		{"SchedAttr", "SchedAttr", nil},
+		{"Timex", "Timex", nil},
 		{"CapUserHeader", "CapUserHeader", nil},
 		{"CapUserData", "CapUserData", nil},
 	} {

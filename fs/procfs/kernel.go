@@ -36,6 +36,7 @@ type Sysctl struct {
 	PIDMax               int    // ids wrap below it
 	ThreadsMax           int    // the most threads (RLIMIT_NPROC's default is half)
 	AIONr, AIOMaxNr      uint64 // native AIO events asked for, and their limit
+	Cmdline              string // the kernel's command line (/proc/cmdline)
 }
 
 // Network is what /proc/net shows of the network stack, each file already

@@ -84,6 +84,7 @@ func procRoot(tree *fs.Tree, k Kernel) *fs.Node {
 			}
 			return m
 		}),
+		"cmdline": procFile(func() []byte { return []byte(k.Sysctl().Cmdline + "\n") }),
 		"net": procDir(func() map[string]*fs.Node {
 			network := k.Network()
 			return map[string]*fs.Node{

@@ -18,8 +18,10 @@ func (fakeKernel) Uptime() time.Duration              { return 90 * time.Second 
 func (fakeKernel) CPUs() int                          { return 2 }
 func (fakeKernel) MemoryStats() (inUse, total uint64) { return 16 << 20, 64 << 20 }
 func (fakeKernel) Network() Network                   { return nil }
-func (fakeKernel) Sysctl() Sysctl                     { return Sysctl{Hostname: "host", PIDMax: 32768} }
-func (fakeKernel) SysVIPC() SysVIPC                   { return noIPC{} }
+func (fakeKernel) Sysctl() Sysctl {
+	return Sysctl{Hostname: "host", PIDMax: 32768, Cmdline: "init=/x -- a"}
+}
+func (fakeKernel) SysVIPC() SysVIPC { return noIPC{} }
 
 // noIPC is a kernel without System V IPC objects or settings.
 type noIPC struct{}
@@ -93,6 +95,9 @@ func TestProcPIDFiles(t *testing.T) {
 		if !strings.Contains(smaps, want) {
 			t.Errorf("smaps lacks %q:\n%s", want, smaps)
 		}
+	}
+	if got := read(t, tree, "/proc/cmdline"); got != "init=/x -- a\n" {
+		t.Errorf("/proc/cmdline %q", got)
 	}
 	if got := read(t, tree, "/proc/7/cmdline"); got != "prog\x00-x\x00" {
 		t.Errorf("cmdline %q", got)

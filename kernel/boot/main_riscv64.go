@@ -182,6 +182,7 @@ func Main(syscalls SyscallLayer) {
 		}
 	}
 	fmt.Printf("command line: %q\n", m.Bootargs)
+	k.CommandLine = m.Bootargs
 	if cmdErr != nil {
 		fmt.Printf("kernel: command line: %v\n", cmdErr)
 		arch.PowerOff(2)

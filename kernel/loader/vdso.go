@@ -104,3 +104,14 @@ func (v *VDSO) mapVDSO(mem mm.Memory, as *mm.AddressSpace) error {
 	}
 	return as.Populate(VDSOAddr, image)
 }
+
+// AdjustRealtime moves CLOCK_REALTIME by delta ns in every data page
+// (clock_settime, settimeofday).
+func (v *VDSO) AdjustRealtime(delta int64) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.clock.realtime += delta
+	for _, s := range v.pages {
+		v.writeVvar(s)
+	}
+}

@@ -93,6 +93,18 @@ int main(void) {
 		_exit(0);
 	}
 	waitpid(child, NULL, 0);
+	/* an exited child not yet reaped still answers, as a zombie */
+	child = fork();
+	if (child == 0)
+		_exit(0);
+	siginfo_t si;
+	waitid(P_PID, child, &si, WEXITED | WNOWAIT);
+	RET("zombie.getscheduler", sched_getscheduler(child));
+	struct sched_param zp = {-1};
+	RET("zombie.getparam", sched_getparam(child, &zp));
+	SHOW("zombie.priority", "%d", zp.sched_priority);
+	waitpid(child, NULL, 0);
+	RET("reaped.getscheduler", sched_getscheduler(child));
 	p.sched_priority = 0;
 	RET("set.fifo.toother", sched_setscheduler(0, SCHED_OTHER, &p));
 	RET("get.other", sched_getscheduler(0));

@@ -1,0 +1,98 @@
+package fs
+
+import (
+	"math"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// fallocate(2) on a file of the tree, as Linux's tmpfs (shmem_fallocate)
+// does it: allocation gives the range pages (charged, all or nothing) and
+// grows the file unless FALLOC_FL_KEEP_SIZE; FALLOC_FL_PUNCH_HOLE frees
+// the range's pages, its partial pages zeroed; any other mode is
+// EOPNOTSUPP.
+
+// Modes tmpfs takes.
+const (
+	FallocKeepSize  = 0x01
+	FallocPunchHole = 0x02
+)
+
+// Allocate implements fallocate(2) on the file; the caller checked the
+// mode, the range and that the description writes.
+func (f *NodeFile) Allocate(mode uint32, off, length int64) error {
+	n := f.node
+	switch {
+	case n.Mode.IsDir():
+		return unix.EISDIR
+	case !n.Mode.IsRegular():
+		return unix.ENODEV
+	case mode&^(FallocKeepSize|FallocPunchHole) != 0:
+		return unix.EOPNOTSUPP
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.pullMapped()
+	if err := n.ownPagesLocked(math.MaxInt64); err != nil {
+		return err
+	}
+	end := off + length
+	if mode&FallocPunchHole != 0 {
+		n.punchLocked(off, min(end, n.written.size))
+	} else if err := n.allocateLocked(off, end, mode&FallocKeepSize == 0); err != nil {
+		return err
+	}
+	if n.mapped != nil {
+		n.mapped.Push(off, end)
+	}
+	n.MTime = time.Now()
+	n.CTime = n.MTime
+	return nil
+}
+
+// allocateLocked gives [off, end) pages, charged together (ENOSPC, with
+// nothing allocated, past the limits), and the file that size when grow.
+// n.mu is held.
+func (n *Node) allocateLocked(off, end int64, grow bool) error {
+	w := n.written
+	fresh := int64(0)
+	for i := off / pageSize; i*pageSize < end; i++ {
+		if w.pages[i] == nil {
+			fresh++
+		}
+	}
+	if err := n.chargeLocked(fresh * pageSize); err != nil {
+		return err
+	}
+	for i := off / pageSize; i*pageSize < end; i++ {
+		if w.pages[i] == nil {
+			w.pages[i] = new(page)
+		}
+	}
+	if grow {
+		w.size = max(w.size, end)
+	}
+	return nil
+}
+
+// punchLocked makes [off, end) a hole: whole pages freed, the parts of
+// the pages at either edge zeroed. n.mu is held.
+func (n *Node) punchLocked(off, end int64) {
+	w := n.written
+	freed := int64(0)
+	for i := off / pageSize; i*pageSize < end; i++ {
+		pg := w.pages[i]
+		if pg == nil {
+			continue
+		}
+		lo, hi := max(off, i*pageSize), min(end, (i+1)*pageSize)
+		if lo == i*pageSize && hi == (i+1)*pageSize {
+			delete(w.pages, i)
+			freed++
+		} else {
+			clear(pg[lo-i*pageSize : hi-i*pageSize])
+		}
+	}
+	n.chargeLocked(-freed * pageSize)
+}
