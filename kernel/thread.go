@@ -229,6 +229,26 @@ func (t *Task) ExitThread(code int) {
 	t.exitCode = code
 }
 
+// ExitGroup ends the process (exit_group(2)) once the call returns. A
+// process whose only thread this is ends as that thread leaves, after its
+// address space is dropped, as Linux's exit_mm comes before exit_notify:
+// a parent that has waited for it sees its memory (its System V
+// attachments, say) gone. With other threads, the process ends at once
+// and they leave at their next return to user mode.
+func (t *Task) ExitGroup(code int) {
+	p := t.Proc
+	t.Exiting = true
+	p.mu.Lock()
+	alone := p.threads == 1
+	if alone {
+		t.exitCode, p.leaderStatus = code, code
+	}
+	p.mu.Unlock()
+	if !alone {
+		p.Exit(code)
+	}
+}
+
 // leave is a task's last act (Task.Run): the futexes it holds in its
 // robust list are marked dead, its CLONE_CHILD_CLEARTID word is cleared and
 // woken (pthread_join waits on it), and the last thread to leave drops the

@@ -324,3 +324,36 @@ func TestLockAcrossExec(t *testing.T) {
 	close(done)
 	wg.Wait()
 }
+
+// exit_group of a process's only thread ends the process once the thread
+// has left and dropped the address space, with exit_group's status (not
+// the thread's own code): a parent that waited sees its memory gone. With
+// another thread the process ends at once.
+func TestExitGroupEndsAfterTheMemoryIsDropped(t *testing.T) {
+	task, mem, _ := newThreadTask(t)
+	task.ExitGroup(3)
+	select {
+	case <-task.Proc.Exited():
+		t.Fatal("exit_group of the only thread ended the process before the thread left")
+	default:
+	}
+	task.leave()
+	<-task.Proc.Exited()
+	if task.Proc.Status() != 3 {
+		t.Fatalf("status %d, want exit_group's 3", task.Proc.Status())
+	}
+	if now, _ := mem.Frames.Stats(); now != 0 {
+		t.Fatalf("%d frames left when the process was seen exited", now)
+	}
+
+	task, _, _ = newThreadTask(t)
+	child, err := task.Clone(CloneArgs{Flags: glibcThreads, Stack: userBase + 0x3000, ParentTID: userBase, ChildTID: userBase + 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	child.ExitGroup(4)
+	<-task.Proc.Exited()
+	if task.Proc.Status() != 4 {
+		t.Fatalf("status %d, want exit_group's 4", task.Proc.Status())
+	}
+}
