@@ -205,6 +205,7 @@ func (p *Process) dropVM() {
 	p.vm.Load().releaseLocked(p.AS)
 	p.Unlock()
 	close(p.released)
+	p.reportIfDead()
 }
 
 // drop gives up one user's use of as, releasing it with the last.
@@ -229,25 +230,9 @@ func (t *Task) ExitThread(code int) {
 	t.exitCode = code
 }
 
-// ExitGroup ends the process (exit_group(2)) once the call returns. A
-// process whose only thread this is ends as that thread leaves, after its
-// address space is dropped, as Linux's exit_mm comes before exit_notify:
-// a parent that has waited for it sees its memory (its System V
-// attachments, say) gone. With other threads, the process ends at once
-// and they leave at their next return to user mode.
-func (t *Task) ExitGroup(code int) {
-	p := t.Proc
-	t.Exiting = true
-	p.mu.Lock()
-	alone := p.threads == 1
-	if alone {
-		t.exitCode, p.leaderStatus = code, code
-	}
-	p.mu.Unlock()
-	if !alone {
-		p.Exit(code)
-	}
-}
+// Leave is what Task.Run does last (leave), for a task that host tests
+// make and end without running it.
+func (t *Task) Leave() { t.leave() }
 
 // leave is a task's last act (Task.Run): the futexes it holds in its
 // robust list are marked dead, its CLONE_CHILD_CLEARTID word is cleared and

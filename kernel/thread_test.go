@@ -325,35 +325,30 @@ func TestLockAcrossExec(t *testing.T) {
 	wg.Wait()
 }
 
-// exit_group of a process's only thread ends the process once the thread
-// has left and dropped the address space, with exit_group's status (not
-// the thread's own code): a parent that waited sees its memory gone. With
-// another thread the process ends at once.
-func TestExitGroupEndsAfterTheMemoryIsDropped(t *testing.T) {
+// A child that has exited is reported to its parent's wait only once its
+// last thread has dropped the address space, as Linux's exit_mm comes
+// before exit_notify: a parent that waited finds its memory (its System V
+// attachments, say) gone.
+func TestWaitSeesAChildOnceItsMemoryIsGone(t *testing.T) {
 	task, mem, _ := newThreadTask(t)
-	task.ExitGroup(3)
-	select {
-	case <-task.Proc.Exited():
-		t.Fatal("exit_group of the only thread ended the process before the thread left")
-	default:
-	}
-	task.leave()
-	<-task.Proc.Exited()
-	if task.Proc.Status() != 3 {
-		t.Fatalf("status %d, want exit_group's 3", task.Proc.Status())
-	}
-	if now, _ := mem.Frames.Stats(); now != 0 {
-		t.Fatalf("%d frames left when the process was seen exited", now)
-	}
-
-	task, _, _ = newThreadTask(t)
-	child, err := task.Clone(CloneArgs{Flags: glibcThreads, Stack: userBase + 0x3000, ParentTID: userBase, ChildTID: userBase + 8})
+	before, _ := mem.Frames.Stats()
+	child, err := task.Clone(CloneArgs{ExitSignal: int(unix.SIGCHLD)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	child.ExitGroup(4)
-	<-task.Proc.Exited()
-	if task.Proc.Status() != 4 {
-		t.Fatalf("status %d, want exit_group's 4", task.Proc.Status())
+	child.Proc.Exit(3) // exit_group, or a SIGKILL from elsewhere
+	if r, err := task.Wait(WaitFor{PID: child.TID}, unix.WEXITED|unix.WNOHANG); r.PID != 0 || err != nil {
+		t.Fatalf("wait reported the child before its thread left: pid %d, %v", r.PID, err)
+	}
+	if task.Pending()&Bit(unix.SIGCHLD) != 0 {
+		t.Fatal("SIGCHLD before the child's memory was released")
+	}
+	child.leave()
+	r, err := task.Wait(WaitFor{PID: child.TID}, unix.WEXITED|unix.WNOHANG)
+	if r.PID != child.TID || err != nil || r.WaitStatus() != 3<<8 {
+		t.Fatalf("wait after the child left: %+v, %v", r, err)
+	}
+	if now, _ := mem.Frames.Stats(); now != before {
+		t.Fatalf("frames %d when the child was reaped, %d before the fork", now, before)
 	}
 }

@@ -95,7 +95,7 @@ func (t *Task) Wait(which WaitFor, options int) (WaitResult, error) {
 			found = true
 			r := WaitResult{PID: c.PID, UID: c.UID}
 			select {
-			case <-c.exited:
+			case <-c.dead:
 				t.Proc.k.sigMu.Unlock()
 				if options&WaitExited == 0 {
 					continue

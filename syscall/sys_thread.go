@@ -100,7 +100,8 @@ func sysExit(t *kernel.Task, a Args) (uint64, error) {
 
 // sysExitGroup implements exit_group(2).
 func sysExitGroup(t *kernel.Task, a Args) (uint64, error) {
-	t.ExitGroup(int(a[0] & 0xff))
+	t.Exiting = true
+	t.Proc.Exit(int(a[0] & 0xff))
 	return 0, nil
 }
 

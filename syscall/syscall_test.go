@@ -213,10 +213,12 @@ func TestInfoCallsAndTrace(t *testing.T) {
 	if r := call(task, 9999); r != -int64(unix.ENOSYS) {
 		t.Fatalf("unknown syscall = %d", r)
 	}
-	// The process of one thread ends as that thread leaves (Task.Run,
-	// which this test does not run; kernel.TestExitGroupEndsAfterTheMemoryIsDropped checks it).
 	if r := call(task, sysno.ExitGroup, 3); r != 0 || !task.Exiting {
 		t.Fatalf("exit_group: %d %v", r, task.Exiting)
+	}
+	<-task.Proc.Exited()
+	if task.Proc.Status() != 3 {
+		t.Fatalf("status %d", task.Proc.Status())
 	}
 	for _, want := range []string{"uname(0x100000", "= 0x0", "clock_gettime(0x63", "-1 EINVAL", "unknown(", "-1 ENOSYS"} {
 		if !strings.Contains(trace.String(), want) {
