@@ -9,12 +9,12 @@ import (
 	"github.com/jiege-go/jiege/mm"
 )
 
-// TestOOMWaitsForAReapedVictim: the OOM killer's SIGKILL ends its victim
-// at once, and the parent may reap it while its thread has not yet left
-// and released its memory. A second fault that finds no memory then must
-// wait for that memory, not kill the next process: nginx was killed so
-// after a memory hog, in CI.
-func TestOOMWaitsForAReapedVictim(t *testing.T) {
+// TestOOMWaitsForItsVictim: the OOM killer's SIGKILL ends its victim at
+// once, while its thread has not yet left and released its memory (nor
+// can its parent reap it yet). A second fault that finds no memory then
+// must wait for that memory, not kill the next process: nginx was killed
+// so after a memory hog, in CI, when a victim could be reaped first.
+func TestOOMWaitsForItsVictim(t *testing.T) {
 	task, _, _ := newThreadTask(t)
 	hog, err := task.Clone(CloneArgs{ExitSignal: int(unix.SIGCHLD)})
 	if err != nil {
@@ -39,13 +39,18 @@ func TestOOMWaitsForAReapedVictim(t *testing.T) {
 	first := make(chan *Process, 1)
 	go func() { first <- oomKill(bystander.Proc) }()
 	<-hog.Proc.Exited()
-	if r, err := task.Wait(WaitFor{PID: hog.TID}, unix.WEXITED|unix.WNOHANG); r.PID != hog.TID || err != nil {
-		t.Fatalf("reaping the killed hog: pid %d, %v", r.PID, err)
+	// Its parent cannot reap it before its memory is released (Linux's
+	// exit_mm before exit_notify), which the OOM killer waits for.
+	if r, err := task.Wait(WaitFor{PID: hog.TID}, unix.WEXITED|unix.WNOHANG); r.PID != 0 || err != nil {
+		t.Fatalf("the killed hog was reaped before it released its memory: pid %d, %v", r.PID, err)
 	}
 	second := make(chan *Process, 1)
 	go func() { second <- oomKill(bystander.Proc) }()
 	time.Sleep(50 * time.Millisecond)
 	hog.leave()
+	if r, err := task.Wait(WaitFor{PID: hog.TID}, unix.WEXITED|unix.WNOHANG); r.PID != hog.TID || err != nil {
+		t.Fatalf("reaping the killed hog: pid %d, %v", r.PID, err)
+	}
 	for i, c := range []chan *Process{first, second} {
 		if v := <-c; v != hog.Proc {
 			pid := 0

@@ -65,6 +65,10 @@ type Process struct {
 	// released is closed when the last thread has dropped the address
 	// space (Task.leave), which a SIGKILL's exit comes before.
 	released chan struct{}
+	// dead is closed once the process has exited and released its
+	// address space: wait4 reports it from then on (reportIfDead).
+	dead     chan struct{}
+	deadOnce sync.Once
 	status   int
 	threads  int
 	exitOnce sync.Once
@@ -173,8 +177,10 @@ func (t *Task) Preempt() (alive bool) {
 func (p *Process) Status() int { return p.status }
 
 // Exit ends the process with a status; the first call wins. Its threads
-// leave (Task.Run), a vfork parent resumes, the parent, if any, is told
-// (its exit signal, and wait4 sees the child), and the children go to init.
+// leave (Task.Run), a vfork parent resumes, the children go to init, and
+// once the last thread has dropped the address space (dropVM) the parent,
+// if any, is told (its exit signal, and wait4 sees the child), as Linux's
+// exit_mm comes before exit_notify.
 func (p *Process) Exit(status int) {
 	p.exitOnce.Do(func() {
 		p.status = status
@@ -188,6 +194,26 @@ func (p *Process) Exit(status int) {
 		close(p.exited)
 		p.VforkDone()
 		p.reparentChildren()
+		p.reportIfDead()
+	})
+}
+
+// reportIfDead tells the parent that p is dead once it has both exited and
+// released its address space, whichever comes last: a parent that waited
+// finds its memory (its segment attachments, say) gone.
+func (p *Process) reportIfDead() {
+	select {
+	case <-p.exited:
+	default:
+		return
+	}
+	select {
+	case <-p.released:
+	default:
+		return
+	}
+	p.deadOnce.Do(func() {
+		close(p.dead)
 		p.notifyExit()
 	})
 }
@@ -202,7 +228,7 @@ func (p *Process) newChild(pid int, as *mm.AddressSpace, vm *sharedVM, files *fs
 		Cmdline: p.Cmdline, start: p.k.Uptime(), k: p.k,
 		UID: p.UID, GID: p.GID, EUID: p.EUID, EGID: p.EGID, SUID: p.SUID, SGID: p.SGID, FSUID: p.FSUID, FSGID: p.FSGID, Caps: p.Caps,
 		Groups: append([]uint32(nil), p.Groups...), limits: p.Limits(),
-		exited: make(chan struct{}), released: make(chan struct{}), threads: 1, parent: p, childEvent: make(chan struct{})}
+		exited: make(chan struct{}), released: make(chan struct{}), dead: make(chan struct{}), threads: 1, parent: p, childEvent: make(chan struct{})}
 	c.vm.Store(vm)
 	c.Personality.Store(p.Personality.Load())
 	c.Settings.NotDumpable.Store(p.Settings.NotDumpable.Load())
@@ -240,7 +266,7 @@ func (k *Kernel) NewProcess(tree *fs.Tree, as *mm.AddressSpace, files *fs.FDTabl
 	}
 	p := &Process{PID: pid, AS: as, Files: files, filesRefs: newRefs(),
 		Root: tree, Exe: path.Clean(exe), Cmdline: argv, Umask: 0o022, start: k.Uptime(), limits: initLimits(), Caps: initCaps(), k: k,
-		exited: make(chan struct{}), released: make(chan struct{}), threads: 1, childEvent: make(chan struct{})}
+		exited: make(chan struct{}), released: make(chan struct{}), dead: make(chan struct{}), threads: 1, childEvent: make(chan struct{})}
 	p.vm.Store(&sharedVM{users: 1})
 	p.SetCwd("/")
 	files.SetLimit(int(p.limits[unix.RLIMIT_NOFILE].Cur))

@@ -215,6 +215,7 @@ func (p *Process) dropVM() {
 	p.vm.Load().releaseLocked(p.AS)
 	p.Unlock()
 	close(p.released)
+	p.reportIfDead()
 }
 
 // drop gives up one user's use of as, releasing it with the last.
@@ -239,6 +240,10 @@ func (t *Task) ExitThread(code int) {
 	t.Exiting = true
 	t.exitCode = code
 }
+
+// Leave is what Task.Run does last (leave), for a task that host tests
+// make and end without running it.
+func (t *Task) Leave() { t.leave() }
 
 // leave is a task's last act (Task.Run): the futexes it holds in its
 // robust list are marked dead, its CLONE_CHILD_CLEARTID word is cleared and

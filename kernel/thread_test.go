@@ -324,3 +324,31 @@ func TestLockAcrossExec(t *testing.T) {
 	close(done)
 	wg.Wait()
 }
+
+// A child that has exited is reported to its parent's wait only once its
+// last thread has dropped the address space, as Linux's exit_mm comes
+// before exit_notify: a parent that waited finds its memory (its System V
+// attachments, say) gone.
+func TestWaitSeesAChildOnceItsMemoryIsGone(t *testing.T) {
+	task, mem, _ := newThreadTask(t)
+	before, _ := mem.Frames.Stats()
+	child, err := task.Clone(CloneArgs{ExitSignal: int(unix.SIGCHLD)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	child.Proc.Exit(3) // exit_group, or a SIGKILL from elsewhere
+	if r, err := task.Wait(WaitFor{PID: child.TID}, unix.WEXITED|unix.WNOHANG); r.PID != 0 || err != nil {
+		t.Fatalf("wait reported the child before its thread left: pid %d, %v", r.PID, err)
+	}
+	if task.Pending()&Bit(unix.SIGCHLD) != 0 {
+		t.Fatal("SIGCHLD before the child's memory was released")
+	}
+	child.leave()
+	r, err := task.Wait(WaitFor{PID: child.TID}, unix.WEXITED|unix.WNOHANG)
+	if r.PID != child.TID || err != nil || r.WaitStatus() != 3<<8 {
+		t.Fatalf("wait after the child left: %+v, %v", r, err)
+	}
+	if now, _ := mem.Frames.Stats(); now != before {
+		t.Fatalf("frames %d when the child was reaped, %d before the fork", now, before)
+	}
+}

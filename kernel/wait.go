@@ -135,7 +135,7 @@ func (p *Process) childState(c *Process, which WaitFor, options int) (WaitResult
 	}
 	r := WaitResult{PID: c.PID, UID: c.UID}
 	select {
-	case <-c.exited:
+	case <-c.dead:
 		r.Code, r.Status = CldExited, int32(c.status&0xff)
 		if c.sig.termSig != 0 {
 			r.Code, r.Status = CldKilled, int32(c.sig.termSig)

@@ -194,6 +194,7 @@ func TestOrphanGoesToInit(t *testing.T) {
 		t.Fatal(err)
 	}
 	child.Proc.Exit(0)
+	child.Leave() // its thread leaves: the parent is told once the memory is gone
 	if p := grandchild.Proc.ParentPID(); p != 1 {
 		t.Fatalf("orphan's parent %d, want 1", p)
 	}
@@ -209,6 +210,7 @@ func TestOrphanGoesToInit(t *testing.T) {
 		t.Fatalf("init waits for the running orphan: %+v %v", r, err)
 	}
 	grandchild.Proc.Exit(5)
+	grandchild.Leave()
 	r, err := init.Wait(which, kernel.WaitExited)
 	if err != nil || r.PID != grandchild.Proc.PID || r.WaitStatus() != 5<<8 {
 		t.Fatalf("init reaps the orphan: %+v %v", r, err)

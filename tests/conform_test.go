@@ -27,11 +27,12 @@ func TestConformance(t *testing.T) {
 	}
 }
 
-// TestConformanceSMP runs the threads, futex, memory and /proc programs
-// on four harts: threads of one process run on several harts at once,
-// wait on futexes woken from other harts, change a page table other harts
-// are using (munmap, mprotect, copy-on-write after fork), and read
-// /proc/PID of a process that execs on another hart.
+// TestConformanceSMP runs the threads, futex, memory, /proc and System V
+// IPC programs on four harts: threads of one process run on several harts
+// at once, wait on futexes, semaphores and message queues woken from other
+// harts, change a page table other harts are using (munmap, mprotect,
+// copy-on-write after fork), and read /proc/PID of a process that execs
+// on another hart.
 func TestConformanceSMP(t *testing.T) {
 	srcs, err := filepath.Glob("testdata/conform/*/*.c")
 	if err != nil {
@@ -40,7 +41,7 @@ func TestConformanceSMP(t *testing.T) {
 	ran := 0
 	for _, src := range srcs {
 		area := filepath.Base(filepath.Dir(src))
-		if area != "threads" && area != "futex" && area != "mm" && area != "proc" {
+		if area != "threads" && area != "futex" && area != "mm" && area != "proc" && area != "ipc" {
 			continue
 		}
 		ran++
@@ -49,7 +50,7 @@ func TestConformanceSMP(t *testing.T) {
 		})
 	}
 	if ran < 10 {
-		t.Fatalf("only %d threads, futex, mm and proc programs found", ran)
+		t.Fatalf("only %d threads, futex, mm, proc and ipc programs found", ran)
 	}
 }
 

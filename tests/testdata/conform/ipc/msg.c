@@ -24,6 +24,31 @@ static int child_status(pid_t pid) {
 
 static void on_alarm(int sig) { (void)sig; }
 
+/* sysvipc prints the fields of /proc/sysvipc/msg's line for key that do
+ * not depend on the kernel's ids, pids and clock. */
+static void sysvipc(const char *name, key_t key) {
+	FILE *f = fopen("/proc/sysvipc/msg", "r");
+	char line[512];
+	int found = 0;
+	fgets(line, sizeof line, f);
+	SHOW(name, "header %s", strtok(line, "\n"));
+	while (fgets(line, sizeof line, f)) {
+		int k, id;
+		unsigned perms, lspid, lrpid, uid, gid, cuid, cgid;
+		unsigned long cbytes, qnum;
+		if (sscanf(line, "%d %d %o %lu %lu %u %u %u %u %u %u", &k, &id, &perms, &cbytes, &qnum, &lspid, &lrpid,
+			   &uid, &gid, &cuid, &cgid) == 11 &&
+		    k == key) {
+			SHOW(name, "perms %o cbytes %lu qnum %lu lspid is me %d lrpid %u uid %u cuid %u", perms, cbytes,
+			     qnum, lspid == (unsigned)getpid(), lrpid, uid, cuid);
+			found = 1;
+		}
+	}
+	fclose(f);
+	if (!found)
+		SHOW(name, "%s", "not listed");
+}
+
 static void send(int id, long type, const char *text) {
 	struct msg m = {.type = type};
 	strcpy(m.text, text);
@@ -61,6 +86,7 @@ int main(void) {
 	send(id, 2, "two");
 	send(id, 7, "seven");
 	send(id, 2, "two again");
+	sysvipc("sysvipc", key);
 	RET("IPC_STAT", msgctl(id, IPC_STAT, &ds));
 	SHOW("stat after sends", "qnum %lu cbytes %lu lspid is me %d stime set %d", ds.msg_qnum, ds.__msg_cbytes,
 	     ds.msg_lspid == getpid(), ds.msg_stime != 0);
@@ -176,6 +202,7 @@ int main(void) {
 	SHOW("blocked receiver after IPC_RMID", "%s", strerrorname_np(child_status(pid)));
 	RET("IPC_STAT removed", msgctl(id, IPC_STAT, &ds));
 	RET("msgget removed key", msgget(key, 0));
+	sysvipc("sysvipc after IPC_RMID", key);
 
 	struct msginfo info;
 	RET("IPC_INFO >= 0", msgctl(0, IPC_INFO, (struct msqid_ds *)&info) >= 0 ? 0 : -1);

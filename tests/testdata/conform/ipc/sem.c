@@ -26,6 +26,29 @@ static int child_status(pid_t pid) {
 
 static void on_alarm(int sig) { (void)sig; }
 
+/* sysvipc prints the fields of /proc/sysvipc/sem's line for key that do
+ * not depend on the kernel's ids and clock. */
+static void sysvipc(const char *name, key_t key) {
+	FILE *f = fopen("/proc/sysvipc/sem", "r");
+	char line[512];
+	int found = 0;
+	fgets(line, sizeof line, f);
+	SHOW(name, "header %s", strtok(line, "\n"));
+	while (fgets(line, sizeof line, f)) {
+		int k, id;
+		unsigned perms, nsems, uid, gid, cuid, cgid;
+		if (sscanf(line, "%d %d %o %u %u %u %u %u", &k, &id, &perms, &nsems, &uid, &gid, &cuid, &cgid) == 8 &&
+		    k == key) {
+			SHOW(name, "perms %o nsems %u uid %u gid %u cuid %u cgid %u", perms, nsems, uid, gid, cuid,
+			     cgid);
+			found = 1;
+		}
+	}
+	fclose(f);
+	if (!found)
+		SHOW(name, "%s", "not listed");
+}
+
 static int op(int id, unsigned short num, short delta, short flags) {
 	struct sembuf b = {num, delta, flags};
 	return semop(id, &b, 1);
@@ -70,6 +93,7 @@ int main(void) {
 	SHOW("stat", "mode %o nsems %lu otime %ld ctime set %d", ds.sem_perm.mode & 0777, ds.sem_nsems,
 	     (long)ds.sem_otime, ds.sem_ctime != 0);
 	values("initial", id, 3);
+	sysvipc("sysvipc", key);
 
 	RET("SETVAL 1 5", semctl(id, 1, SETVAL, (union semun){.val = 5}));
 	RET("SETVAL too big", semctl(id, 1, SETVAL, (union semun){.val = 32768}));
@@ -202,6 +226,7 @@ int main(void) {
 	RET("IPC_SET", semctl(id, 0, IPC_SET, (union semun){.buf = &ds}));
 	RET("IPC_STAT", semctl(id, 0, IPC_STAT, (union semun){.buf = &ds}));
 	SHOW("after IPC_SET", "mode %o uid %u cuid %u", ds.sem_perm.mode & 0777, ds.sem_perm.uid, ds.sem_perm.cuid);
+	sysvipc("sysvipc after IPC_SET", key);
 	o = fork();
 	if (o == 0) {
 		setresgid(1000, 1000, 1000);

@@ -32,7 +32,7 @@ static void sysvipc(const char *name, key_t key) {
 	char line[512];
 	int found = 0;
 	fgets(line, sizeof line, f);
-	SHOW(name, "header %.40s", line);
+	SHOW(name, "header %s", strtok(line, "\n"));
 	while (fgets(line, sizeof line, f)) {
 		int k, id;
 		unsigned perms, cpid, lpid, uid, gid, cuid, cgid;
