@@ -80,6 +80,10 @@ type VMA struct {
 	Cache *SharedMemory
 	// Offset is where Start lies in Shared or Cache, in bytes.
 	Offset uintptr
+	// NoWrite: a shared file mapping that mprotect may not make writable
+	// (the file is not open for writing, or sealed: Linux's VM_MAYWRITE
+	// cleared).
+	NoWrite bool
 }
 
 // slice is the part [start, end) of v.
@@ -91,7 +95,7 @@ func (v *VMA) slice(start, end uintptr) VMA {
 
 // mergeable reports whether b continues a seamlessly.
 func mergeable(a, b *VMA) bool {
-	return a.End == b.Start && a.Perm == b.Perm && a.Shared == b.Shared && a.Cache == b.Cache &&
+	return a.End == b.Start && a.Perm == b.Perm && a.Shared == b.Shared && a.Cache == b.Cache && a.NoWrite == b.NoWrite &&
 		(a.Shared == nil && a.Cache == nil || b.Offset == a.Offset+(a.End-a.Start))
 }
 
@@ -421,6 +425,7 @@ type Mapping struct {
 	// (HoldPrivateLocked), which takes that reference.
 	FilePrivate *SharedMemory
 	Offset      uintptr // of the mapping in the file
+	NoWrite     bool    // see VMA.NoWrite
 }
 
 // Map maps anonymous private memory; see Mmap.
@@ -472,7 +477,7 @@ func (as *AddressSpace) Mmap(addr, length uintptr, m Mapping) (uintptr, error) {
 		}
 		addr = start
 	}
-	v := VMA{Start: addr, End: addr + size, Perm: m.Perm, Cache: m.FilePrivate, Offset: m.Offset, Shared: m.FileShared}
+	v := VMA{Start: addr, End: addr + size, Perm: m.Perm, Cache: m.FilePrivate, Offset: m.Offset, Shared: m.FileShared, NoWrite: m.NoWrite}
 	if m.Shared {
 		v.Shared = newSharedMemory(as.mem)
 	}
@@ -562,7 +567,7 @@ func (as *AddressSpace) Protect(addr, length uintptr, perm uint64) error {
 	}
 	mapped := start
 	for v := as.vmas.find(start); v != nil && mapped < end; v = as.vmas.find(mapped) {
-		if perm&PTEWrite != 0 && v.Shared != nil && v.Shared.kernelOwned {
+		if perm&PTEWrite != 0 && (v.Shared != nil && v.Shared.kernelOwned || v.NoWrite) {
 			return ErrAccess
 		}
 		mapped = v.End
