@@ -94,6 +94,10 @@ func (v *VMA) slice(start, end uintptr) VMA {
 }
 
 // mergeable reports whether b continues a seamlessly.
+// SharedMapping reports whether v is a MAP_SHARED mapping (of anonymous
+// memory or of a file), not the kernel's memory it shares read-only.
+func (v *VMA) SharedMapping() bool { return v.Shared != nil && !v.Shared.kernelOwned }
+
 func mergeable(a, b *VMA) bool {
 	return a.End == b.Start && a.Perm == b.Perm && a.Shared == b.Shared && a.Cache == b.Cache && a.NoWrite == b.NoWrite &&
 		(a.Shared == nil && a.Cache == nil || b.Offset == a.Offset+(a.End-a.Start))

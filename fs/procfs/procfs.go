@@ -286,6 +286,9 @@ func maps(p Process) []byte {
 		if v.Perm&mm.PTEExec != 0 {
 			perm[2] = 'x'
 		}
+		if v.SharedMapping() {
+			perm[3] = 's'
+		}
 		fmt.Fprintf(&b, "%08x-%08x %s 00000000 00:00 0 %s\n", v.Start, v.End, perm, v.Name)
 	}
 	return b.Bytes()
