@@ -419,8 +419,8 @@ func (f *NodeFile) fsnotify(mask uint32) {
 	if f.tree == nil || f.tree.notify.count.Load() == 0 {
 		return
 	}
-	dir, name := f.tree.parentOf(f.node, f.path)
-	f.tree.fsnotify(f.node, dir, name, mask, 0)
+	dir, name, unlinked := f.tree.parentOf(f.node, f.path)
+	f.tree.fsnotifyFile(f.node, dir, name, mask, 0, unlinked)
 }
 
 func (f *NodeFile) Stat() Stat { return StatNode(f.node) }
