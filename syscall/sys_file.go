@@ -220,11 +220,11 @@ func sysOpenat(t *kernel.Task, a Args) (uint64, error) {
 		want = 0
 	}
 	var n *fs.Node
-	var created bool
+	var created, reopened bool
 	if un, at, ok := unlinkedOfFD(t.Kernel(), p); ok && flags&unix.O_NOFOLLOW == 0 {
 		// A file without a name (a memfd, an unlinked file) opened anew
 		// through /proc/PID/fd/N, which names no path in the tree.
-		n, p, err = un, at, fs.Access(un, t.Proc.Cred(), want)
+		n, p, reopened, err = un, at, true, fs.Access(un, t.Proc.Cred(), want)
 	} else {
 		n, created, err = t.Proc.Root.Open(t.Proc.Cred(), p, fs.OpenFlags{
 			Create: flags&unix.O_CREAT != 0, Excl: flags&unix.O_EXCL != 0,
@@ -245,6 +245,13 @@ func sysOpenat(t *kernel.Task, a Args) (uint64, error) {
 		return 0, unix.ELOOP // O_NOFOLLOW met a symbolic link
 	}
 	var f fs.File = t.Proc.Root.OpenNode(n, p)
+	if reopened && flags&unix.O_TRUNC != 0 && acc != unix.O_RDONLY {
+		nf := f.(*fs.NodeFile)
+		if err := nf.Truncate(0); err != nil { // a memfd's seals may refuse it
+			nf.Close()
+			return 0, err
+		}
+	}
 	switch {
 	case oPath: // a device or FIFO is not opened for a location
 	case n.IsDevice():

@@ -53,6 +53,8 @@ int main(void) {
 	RET("add.shrink", fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK));
 	RET("truncate.shrink", ftruncate(fd, 5));
 	RET("truncate.grow", ftruncate(fd, 8192));
+	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+	RET("reopen.trunc.shrink.sealed", open(path, O_RDWR | O_TRUNC));
 	RET("add.grow", fcntl(fd, F_ADD_SEALS, F_SEAL_GROW));
 	RET("truncate.grow.sealed", ftruncate(fd, 16384));
 	RET("pwrite.past.end", pwrite(fd, "x", 1, 8192));
@@ -92,6 +94,10 @@ int main(void) {
 
 	/* Punching a hole reads as zeros. */
 	fd = memfd_create("hole", 0);
+	write(fd, "abcdefgh", 8);
+	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+	close(open(path, O_RDWR | O_TRUNC));
+	RET("reopen.trunc", (fstat(fd, &st), (long)st.st_size));
 	write(fd, "abcdefgh", 8);
 	RET("punch", fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 2, 3));
 	char buf[9] = "";
