@@ -354,6 +354,9 @@ func sysMkdirat(t *kernel.Task, a Args) (uint64, error) {
 
 // sysUnlinkat implements unlinkat(2).
 func sysUnlinkat(t *kernel.Task, a Args) (uint64, error) {
+	if a[2]&^unix.AT_REMOVEDIR != 0 {
+		return 0, unix.EINVAL
+	}
 	p, err := pathArg(t, a[0], a[1])
 	if err != nil {
 		return 0, err
