@@ -209,10 +209,30 @@ func unixModeToGo(m uint32) fs.FileMode {
 	return mode
 }
 
-// The per-mount flags mount(2) takes; the others are refused with EINVAL
-// (MS_RDONLY among them: nothing here would make a mount read-only).
-const mountFlags = unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC | unix.MS_NOATIME |
+// The per-mount flags mount(2) takes; the others are refused with EINVAL.
+// MS_RDONLY makes the mount's file system read-only (EROFS), so a bind
+// mount cannot be remounted read-only on its own (EINVAL).
+const mountFlags = unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC | unix.MS_NOATIME |
 	unix.MS_NODIRATIME | unix.MS_RELATIME | unix.MS_STRICTATIME | unix.MS_SILENT
+
+// onReadOnlyMount reports whether n belongs to a file system mounted
+// read-only.
+func (n *Node) onReadOnlyMount() bool {
+	if n.tree == nil || n.Dev == 0 {
+		return false
+	}
+	_, ro := n.tree.readOnly.Load(n.Dev)
+	return ro
+}
+
+// setReadOnly records whether the file system of dev is read-only.
+func (t *Tree) setReadOnly(dev uint64, ro bool) {
+	if ro {
+		t.readOnly.Store(dev, true)
+	} else {
+		t.readOnly.Delete(dev)
+	}
+}
 
 // Propagation changes (mount --make-private and the like) are accepted and
 // change nothing: every mount here is private.
@@ -237,7 +257,7 @@ func (t *Tree) Mount(c *Cred, source, target, fstype string, flags uint64, data 
 		return t.remount(n, canon, flags&^unix.MS_REMOUNT, data)
 	}
 	if flags&unix.MS_BIND != 0 {
-		return t.bind(c, n, canon, source)
+		return t.bind(c, n, canon, source) // MS_RDONLY ignored, as Linux's new bind mount does
 	}
 	if flags&propagationFlags != 0 && flags&^(propagationFlags|unix.MS_SILENT) == 0 {
 		return nil
@@ -250,6 +270,9 @@ func (t *Tree) Mount(c *Cred, source, target, fstype string, flags uint64, data 
 	t.regMu.Unlock()
 	if !ok {
 		return unix.ENODEV
+	}
+	if flags&unix.MS_RDONLY != 0 && fstype == "devtmpfs" {
+		return unix.EINVAL // every devtmpfs mount is the tree's /dev
 	}
 	if !n.IsDir() {
 		return ErrNotDir
@@ -265,6 +288,7 @@ func (t *Tree) Mount(c *Cred, source, target, fstype string, flags uint64, data 
 	if root.Dev == 0 {
 		root.Dev = t.anonDev()
 	}
+	t.setReadOnly(root.Dev, flags&unix.MS_RDONLY != 0)
 	t.attach(parent, n, canon, &Mount{Source: source, Type: fstype, Flags: flags, Options: opts, Root: root, RootPath: "/", Dev: root.Dev})
 	return nil
 }
@@ -347,13 +371,16 @@ const atimeFlags = unix.MS_NOATIME | unix.MS_NODIRATIME | unix.MS_RELATIME | uni
 // remount changes the per-mount flags of the mount whose root n is (they
 // are replaced, the atime ones kept unless given) and, without MS_BIND,
 // a tmpfs's size= and nr_inodes= (its mode and owner stay, as on Linux).
-// EINVAL for a directory that is no mount's root, or for MS_RDONLY,
-// which nothing here enforces. t.mu is held.
+// EINVAL for a directory that is no mount's root, or for MS_RDONLY with
+// MS_BIND or on the root. t.mu is held.
 func (t *Tree) remount(n *Node, canon string, flags uint64, data string) error {
-	if flags&^(mountFlags|unix.MS_BIND) != 0 {
+	if flags&^(mountFlags|unix.MS_BIND) != 0 || flags&unix.MS_BIND != 0 && flags&unix.MS_RDONLY != 0 {
 		return unix.EINVAL
 	}
 	if canon == "/" && n == t.Root {
+		if flags&unix.MS_RDONLY != 0 {
+			return unix.EINVAL // the root stays writable
+		}
 		return nil // the root keeps its (default) flags
 	}
 	var m *Mount
@@ -381,6 +408,11 @@ func (t *Tree) remount(n *Node, canon string, flags uint64, data string) error {
 	}
 	if flags&atimeFlags == 0 {
 		flags |= m.Flags & atimeFlags
+	}
+	if flags&unix.MS_BIND == 0 {
+		t.setReadOnly(m.Dev, flags&unix.MS_RDONLY != 0)
+	} else {
+		flags |= m.Flags & unix.MS_RDONLY // the file system's, which MS_BIND leaves
 	}
 	m.Flags = flags &^ unix.MS_BIND
 	return nil
@@ -518,6 +550,9 @@ func (t *Tree) Mounts() []Mount {
 // "rw" first, as show_mnt_opts writes them.
 func (m *Mount) MountOptions() string {
 	opts := []string{"rw"}
+	if m.Flags&unix.MS_RDONLY != 0 {
+		opts[0] = "ro"
+	}
 	for _, f := range []struct {
 		flag uint64
 		name string

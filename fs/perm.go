@@ -43,6 +43,9 @@ const (
 // and writes anything and searches any directory, but executes a file only
 // when some execute bit is set. It returns unix.EACCES when refused.
 func Access(n *Node, c *Cred, mask int) error {
+	if mask&MayWrite != 0 && c != nil && n.onReadOnlyMount() && (n.Mode.IsRegular() || n.IsDir() || n.Mode&fs.ModeSymlink != 0) {
+		return unix.EROFS // Linux's sb_permission
+	}
 	mode := uint32(n.Mode.Perm())
 	if c.Privileged() {
 		if mask&MayExec == 0 || n.IsDir() || mode&0o111 != 0 {
@@ -95,6 +98,8 @@ func mayLink(n *Node, c *Cred) error {
 // (EACCES).
 func MaySetTimes(n *Node, c *Cred, given bool) error {
 	switch {
+	case n.onReadOnlyMount():
+		return unix.EROFS
 	case c.Owns(n):
 		return nil
 	case given:
@@ -141,6 +146,9 @@ const specialBits = fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky
 // owner or root may (EPERM). A caller outside the file's group loses the
 // set-group-ID bit, as on Linux.
 func Chmod(n *Node, c *Cred, mode uint32) error {
+	if n.onReadOnlyMount() {
+		return unix.EROFS
+	}
 	if !c.Owns(n) {
 		return unix.EPERM
 	}
@@ -161,6 +169,9 @@ func Chmod(n *Node, c *Cred, mode uint32) error {
 // changes hands loses its set-user-ID bit, and its set-group-ID bit when
 // group execute is set.
 func Chown(n *Node, c *Cred, uid, gid uint32) error {
+	if n.onReadOnlyMount() {
+		return unix.EROFS
+	}
 	if uid == NoID && gid == NoID {
 		n.touchChange()
 		return nil

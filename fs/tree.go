@@ -145,6 +145,7 @@ type Tree struct {
 	filesystems map[string]Filesystem
 	tmpfsMounts map[uint64]*tmpfsUsage
 	nextAnonDev uint64
+	readOnly    sync.Map // device numbers of file systems mounted read-only
 
 	devices   deviceRegistry // dev.go
 	data      dataUsage      // usage.go

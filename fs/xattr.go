@@ -46,6 +46,9 @@ func xattrAccess(n *Node, c *Cred, name string, write bool) error {
 		}
 		return unix.EOPNOTSUPP // procfs, sysfs, pipefs, sockfs
 	}
+	if write && n.onReadOnlyMount() {
+		return unix.EROFS
+	}
 	switch {
 	case strings.HasPrefix(name, xattrSecurity):
 		if write && !c.Privileged() {

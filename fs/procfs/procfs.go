@@ -410,8 +410,12 @@ func mounts(tree *fs.Tree) []byte {
 func mountinfo(tree *fs.Tree) []byte {
 	var b bytes.Buffer
 	for _, m := range tree.Mounts() {
+		super := "rw" // the file system's own read-only state
+		if m.Flags&unix.MS_RDONLY != 0 {
+			super = "ro"
+		}
 		fmt.Fprintf(&b, "%d %d 0:%d %s %s %s - %s %s %s\n", m.ID, m.ParentID, m.Dev, m.RootPath, m.Target, m.MountOptions(),
-			m.Type, m.Source, joinOptions("rw", m.Options))
+			m.Type, m.Source, joinOptions(super, m.Options))
 	}
 	return b.Bytes()
 }
