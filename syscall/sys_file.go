@@ -357,11 +357,26 @@ func sysUnlinkat(t *kernel.Task, a Args) (uint64, error) {
 	if a[2]&^unix.AT_REMOVEDIR != 0 {
 		return 0, unix.EINVAL
 	}
-	p, err := pathArg(t, a[0], a[1])
+	name, err := copyInString(t, a[1])
 	if err != nil {
 		return 0, err
 	}
-	return 0, t.Proc.Root.Remove(t.Proc.Cred(), p, a[2]&unix.AT_REMOVEDIR != 0)
+	p, err := resolve(t, int32(a[0]), name)
+	if err != nil {
+		return 0, err
+	}
+	dir := a[2]&unix.AT_REMOVEDIR != 0
+	// A last component of "." or ".." names no entry: rmdir refuses
+	// them as Linux's do_rmdir does, unlink as a directory.
+	switch last := path.Base(strings.TrimRight(name, "/")); {
+	case last == "." && dir:
+		return 0, unix.EINVAL
+	case last == ".." && dir:
+		return 0, unix.ENOTEMPTY
+	case (last == "." || last == "..") && !dir:
+		return 0, unix.EISDIR
+	}
+	return 0, t.Proc.Root.Remove(t.Proc.Cred(), p, dir)
 }
 
 // sysRenameat2 implements renameat2(2) (and rename, renameat) with

@@ -145,9 +145,12 @@ func sysUtimensat(t *kernel.Task, a Args) (uint64, error) {
 	}
 	var n *fs.Node
 	var err error
-	if a[1] == 0 {
+	switch {
+	case a[1] == 0 && int32(a[0]) == unix.AT_FDCWD:
+		return 0, unix.EFAULT // a null path, looked up as a path (Linux's do_utimes)
+	case a[1] == 0:
 		n, err = openNodeOf(t, a[0])
-	} else {
+	default:
 		_, n, err = statTarget(t, a[0], a[1], a[3])
 	}
 	if err != nil {
