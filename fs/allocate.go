@@ -31,13 +31,19 @@ func (f *NodeFile) Allocate(mode uint32, off, length int64) error {
 	case mode&^(FallocKeepSize|FallocPunchHole) != 0:
 		return unix.EOPNOTSUPP
 	}
+	end := off + length
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	// A memfd's seals: no hole under F_SEAL_WRITE, no growth under
+	// F_SEAL_GROW (shmem_fallocate's EPERM).
+	if mode&FallocPunchHole != 0 && n.seals&writeSeals != 0 ||
+		mode&FallocKeepSize == 0 && end > n.sizeLocked() && n.seals&unix.F_SEAL_GROW != 0 {
+		return unix.EPERM
+	}
 	n.pullMapped()
 	if err := n.ownPagesLocked(math.MaxInt64); err != nil {
 		return err
 	}
-	end := off + length
 	if mode&FallocPunchHole != 0 {
 		n.punchLocked(off, min(end, n.written.size))
 	} else if err := n.allocateLocked(off, end, mode&FallocKeepSize == 0); err != nil {

@@ -62,7 +62,11 @@ func StatNode(n *Node) Stat {
 	if n.Dev != 0 {
 		dev = n.Dev
 	}
-	st := Stat{Dev: dev, Ino: n.Ino, Nlink: uint32(max(n.Links, 1)), UID: n.UID, GID: n.GID,
+	nlink := uint32(max(n.Links, 1))
+	if n.memfd {
+		nlink = 0 // never named
+	}
+	st := Stat{Dev: dev, Ino: n.Ino, Nlink: nlink, UID: n.UID, GID: n.GID,
 		ATime: n.ATime, MTime: n.MTime, CTime: n.CTime, Blksize: 4096}
 	mode := UnixPerm(n.Mode)
 	switch {
@@ -389,6 +393,9 @@ func (f *NodeFile) writeAt(p []byte, off int64) (int, error) {
 	}
 	f.node.mu.Lock()
 	defer f.node.mu.Unlock()
+	if err := f.node.checkWriteLocked(off, off+int64(len(p))); err != nil {
+		return 0, err
+	}
 	f.node.pullMapped()
 	if err := f.node.writeAtLocked(p, off); err != nil {
 		return 0, err
@@ -407,9 +414,12 @@ func (f *NodeFile) Truncate(size int64) error {
 		return unix.EISDIR
 	}
 	f.node.mu.Lock()
-	f.node.MTime = time.Now()
-	f.node.CTime = f.node.MTime
-	err := f.node.truncateLocked(size)
+	err := f.node.checkResizeLocked(size)
+	if err == nil {
+		f.node.MTime = time.Now()
+		f.node.CTime = f.node.MTime
+		err = f.node.truncateLocked(size)
+	}
 	f.node.mu.Unlock()
 	if err == nil {
 		f.fsnotify(unix.IN_MODIFY)
@@ -423,8 +433,8 @@ func (f *NodeFile) fsnotify(mask uint32) {
 	if f.tree == nil || f.tree.notify.count.Load() == 0 {
 		return
 	}
-	dir, name := f.tree.parentOf(f.node, f.path)
-	f.tree.fsnotify(f.node, dir, name, mask, 0)
+	dir, name, unlinked := f.tree.parentOf(f.node, f.path)
+	f.tree.fsnotifyFile(f.node, dir, name, mask, 0, unlinked)
 }
 
 func (f *NodeFile) Stat() Stat { return StatNode(f.node) }

@@ -1,7 +1,10 @@
 package fs
 
 import (
+	"cmp"
+	"fmt"
 	"path"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -221,6 +224,12 @@ const dirEntryEvents = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | un
 // nil for none), with the directory flag for a directory. It takes the
 // notify table's lock: no caller holds an instance's.
 func (t *Tree) fsnotify(n, dir *Node, name string, mask, cookie uint32) {
+	t.fsnotifyFile(n, dir, name, mask, cookie, false)
+}
+
+// fsnotifyFile is fsnotify for an event of an open file, which watches
+// with IN_EXCL_UNLINK do not hear once the file is unlinked.
+func (t *Tree) fsnotifyFile(n, dir *Node, name string, mask, cookie uint32, unlinked bool) {
 	nt := &t.notify
 	if nt.count.Load() == 0 {
 		return
@@ -232,12 +241,16 @@ func (t *Tree) fsnotify(n, dir *Node, name string, mask, cookie uint32) {
 	nt.mu.Lock()
 	if dir != nil {
 		for _, w := range nt.byNode[dir] {
-			fns = append(fns, w.deliver(nt, mask, cookie, name)...)
+			if !unlinked || w.mask&unix.IN_EXCL_UNLINK == 0 {
+				fns = append(fns, w.deliver(nt, mask, cookie, name)...)
+			}
 		}
 	}
 	if n != nil && mask&dirEntryEvents == 0 {
 		for _, w := range nt.byNode[n] {
-			fns = append(fns, w.deliver(nt, mask, cookie, "")...)
+			if !unlinked || w.mask&unix.IN_EXCL_UNLINK == 0 {
+				fns = append(fns, w.deliver(nt, mask, cookie, "")...)
+			}
 		}
 		if mask&unix.IN_DELETE_SELF != 0 {
 			for _, w := range nt.byNode[n] {
@@ -372,20 +385,26 @@ func (in *Inotify) Pending() (int, error) {
 	return in.queued, nil
 }
 
-// parentOf returns the directory that names n at p, and the name; nil
-// when p no longer leads to n (renamed or removed since).
-func (t *Tree) parentOf(n *Node, p string) (*Node, string) {
-	dir, name := path.Split(path.Clean("/" + p))
+// parentOf returns the directory that names n at p, and the name, as
+// Linux's dentry would: nil when p no longer leads to n because it was
+// renamed; the directory and unlinked set when n's names are gone.
+func (t *Tree) parentOf(n *Node, p string) (dir *Node, name string, unlinked bool) {
+	dirPath, name := path.Split(path.Clean("/" + p))
 	if name == "" {
-		return nil, ""
+		return nil, "", false
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	parent, _, err := t.walk(nil, dir, true, 0)
-	if err != nil || parent.Children[name] != n {
-		return nil, ""
+	parent, _, err := t.walk(nil, dirPath, true, 0)
+	switch {
+	case err != nil:
+		return nil, "", false
+	case parent.Children[name] == n:
+		return parent, name, false
+	case n.Links <= 0:
+		return parent, name, true
 	}
-	return parent, name
+	return nil, "", false
 }
 
 // NotifyOpen reports an open of n, found at p, to inotify watchers; an
@@ -394,7 +413,7 @@ func (t *Tree) NotifyOpen(n *Node, p string, truncated bool) {
 	if t.notify.count.Load() == 0 {
 		return
 	}
-	dir, name := t.parentOf(n, p)
+	dir, name, _ := t.parentOf(n, p)
 	t.fsnotify(n, dir, name, unix.IN_OPEN, 0)
 	if truncated {
 		t.fsnotify(n, dir, name, unix.IN_MODIFY, 0)
@@ -442,4 +461,22 @@ func (t *Tree) watchedParent(n *Node) (*Node, string) {
 		}
 	}
 	return nil, ""
+}
+
+// Watches describes the instance's watches for /proc/PID/fdinfo, as
+// Linux's inotify_fdinfo: one "inotify wd:..." line each, by wd.
+func (in *Inotify) Watches() []string {
+	in.mu.Lock()
+	ws := make([]*inotifyWatch, 0, len(in.watches))
+	for _, w := range in.watches {
+		ws = append(ws, w)
+	}
+	in.mu.Unlock()
+	slices.SortFunc(ws, func(a, b *inotifyWatch) int { return cmp.Compare(a.wd, b.wd) })
+	lines := make([]string, len(ws))
+	for i, w := range ws {
+		st := StatNode(w.node)
+		lines[i] = fmt.Sprintf("inotify wd:%x ino:%x sdev:%x mask:%x ignored_mask:0", w.wd, st.Ino, st.Dev, w.mask)
+	}
+	return lines
 }

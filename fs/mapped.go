@@ -16,6 +16,8 @@ type FileMapping interface {
 	// private one's; the node's lock is held.
 	HoldLocked()
 	HoldPrivateLocked()
+	// Shared reports whether a shared mapping holds it.
+	Shared() bool
 	// Pull copies the frames into the file (WritePage); Push copies the
 	// file's pages that overlap [from, to) into the frames (ReadPage). The
 	// node's lock is held.

@@ -238,7 +238,7 @@ func (t *Tree) Mount(c *Cred, source, target, fstype string, flags uint64, data 
 		return t.remount(n, canon, flags&^unix.MS_REMOUNT, data)
 	}
 	if flags&unix.MS_BIND != 0 {
-		return t.bind(c, n, canon, source)
+		return t.bind(c, n, canon, source) // MS_RDONLY ignored, as Linux's new bind mount does
 	}
 	if flags&propagationFlags != 0 && flags&^(propagationFlags|unix.MS_SILENT) == 0 {
 		return nil
@@ -251,6 +251,9 @@ func (t *Tree) Mount(c *Cred, source, target, fstype string, flags uint64, data 
 	t.regMu.Unlock()
 	if !ok {
 		return unix.ENODEV
+	}
+	if flags&unix.MS_RDONLY != 0 && fstype == "devtmpfs" {
+		return unix.EINVAL // every devtmpfs mount is the tree's /dev
 	}
 	if !n.IsDir() {
 		return ErrNotDir

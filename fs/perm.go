@@ -154,7 +154,7 @@ func Chmod(n *Node, c *Cred, mode uint32) error {
 		return unix.EPERM
 	}
 	m := ModeFromUnix(mode)
-	if !c.Privileged() && !n.IsDir() && !c.InGroup(n.GID) {
+	if !c.Privileged() && !c.InGroup(n.GID) {
 		m &^= fs.ModeSetgid
 	}
 	n.mu.Lock()

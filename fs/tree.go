@@ -42,6 +42,8 @@ type Node struct {
 	Link                string            // symbolic links
 	Rdev                uint64            // character devices
 	xattrs              map[string][]byte // extended attributes (xattr.go), guarded by mu
+	memfd               bool              // a memfd file, which seals apply to (memfd.go)
+	seals               uint32            // F_SEAL_*, guarded by mu
 	Bound               any               // the Unix socket bound to a socket node; a FIFO's pipe, guarded by mu
 	Dev                 uint64            // st_dev when not the tree's own (procfs, sysfs)
 	tree                *Tree             // the tree it was named in, whose limits its pages count against

@@ -83,7 +83,8 @@ type VMA struct {
 	// Locked: mlock(2), mlockall(2) or MAP_LOCKED locked it (mlock.go).
 	Locked bool
 	// NoWrite: the mapping can never be made writable (Linux's VMA
-	// without VM_MAYWRITE: a segment attached SHM_RDONLY).
+	// without VM_MAYWRITE): a segment attached SHM_RDONLY, or a shared
+	// file mapping whose file is not open for writing or is sealed.
 	NoWrite bool
 }
 

@@ -47,6 +47,13 @@ func (s *SharedMemory) HoldLocked() { s.hold() }
 // the file's lock is held.
 func (s *SharedMemory) HoldPrivateLocked() { s.holdPrivate() }
 
+// Shared reports whether a shared mapping maps the memory.
+func (s *SharedMemory) Shared() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.vmas > 0
+}
+
 // Release drops a reference taken by HoldLocked for a mapping that was
 // not made, or the maker's hold of a segment (NewSegmentMemory).
 func (s *SharedMemory) Release() { s.release() }

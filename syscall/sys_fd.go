@@ -108,6 +108,25 @@ func sysFcntl(t *kernel.Task, a Args) (uint64, error) {
 		return 0, nil
 	case unix.F_SETLEASE, unix.F_GETLEASE:
 		return setLease(t, d, a[1] == unix.F_GETLEASE, a[2])
+	case unix.F_ADD_SEALS:
+		n := d.Node()
+		if n == nil {
+			return 0, unix.EINVAL
+		}
+		if _, err := n.Seals(); err != nil {
+			return 0, err
+		}
+		if !d.Writable() {
+			return 0, unix.EPERM
+		}
+		return 0, n.AddSeals(uint32(a[2]))
+	case unix.F_GET_SEALS:
+		n := d.Node()
+		if n == nil {
+			return 0, unix.EINVAL
+		}
+		seals, err := n.Seals()
+		return uint64(seals), err
 	case unix.F_CREATED_QUERY:
 		if d.Created {
 			return 1, nil

@@ -139,6 +139,29 @@ func allDigits(s string) bool {
 	return s != ""
 }
 
+// unlinkedOfFD returns the file without a name in the tree that
+// /proc/PID/fd/N of k names, if it names one, and the path it shows.
+func unlinkedOfFD(k *kernel.Kernel, p string) (*fs.Node, string, bool) {
+	pid, fd, ok := procFD(p)
+	if !ok {
+		return nil, "", false
+	}
+	proc := k.ProcessByID(pid)
+	if proc == nil {
+		return nil, "", false
+	}
+	d, err := proc.Files.Get(fd)
+	if err != nil {
+		return nil, "", false
+	}
+	defer d.DecRef()
+	nf, ok := d.NodeFile()
+	if !ok || nf.Node().Links != 0 || !nf.Node().Mode.IsRegular() {
+		return nil, "", false
+	}
+	return nf.Node(), nf.Path(), true
+}
+
 // reopener is a pipe end, which a path in /proc/PID/fd opens anew.
 type reopener interface {
 	fs.File
@@ -196,11 +219,19 @@ func sysOpenat(t *kernel.Task, a Args) (uint64, error) {
 	if oPath {
 		want = 0
 	}
-	n, created, err := t.Proc.Root.Open(t.Proc.Cred(), p, fs.OpenFlags{
-		Create: flags&unix.O_CREAT != 0, Excl: flags&unix.O_EXCL != 0,
-		Trunc: flags&unix.O_TRUNC != 0 && acc != unix.O_RDONLY, Follow: flags&unix.O_NOFOLLOW == 0 || dirOnly,
-		Perm: fs.ModeFromUnix(uint32(a[3]) & 0o7777 &^ t.Proc.Umask), Want: want, NoAtime: flags&unix.O_NOATIME != 0,
-	})
+	var n *fs.Node
+	var created, reopened bool
+	if un, at, ok := unlinkedOfFD(t.Kernel(), p); ok && flags&unix.O_NOFOLLOW == 0 {
+		// A file without a name (a memfd, an unlinked file) opened anew
+		// through /proc/PID/fd/N, which names no path in the tree.
+		n, p, reopened, err = un, at, true, fs.Access(un, t.Proc.Cred(), want)
+	} else {
+		n, created, err = t.Proc.Root.Open(t.Proc.Cred(), p, fs.OpenFlags{
+			Create: flags&unix.O_CREAT != 0, Excl: flags&unix.O_EXCL != 0,
+			Trunc: flags&unix.O_TRUNC != 0 && acc != unix.O_RDONLY, Follow: flags&unix.O_NOFOLLOW == 0 || dirOnly,
+			Perm: fs.ModeFromUnix(uint32(a[3]) & 0o7777 &^ t.Proc.Umask), Want: want, NoAtime: flags&unix.O_NOATIME != 0,
+		})
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -214,6 +245,13 @@ func sysOpenat(t *kernel.Task, a Args) (uint64, error) {
 		return 0, unix.ELOOP // O_NOFOLLOW met a symbolic link
 	}
 	var f fs.File = t.Proc.Root.OpenNode(n, p)
+	if reopened && flags&unix.O_TRUNC != 0 && acc != unix.O_RDONLY {
+		nf := f.(*fs.NodeFile)
+		if err := nf.Truncate(0); err != nil { // a memfd's seals may refuse it
+			nf.Close()
+			return 0, err
+		}
+	}
 	switch {
 	case oPath: // a device or FIFO is not opened for a location
 	case n.IsDevice():

@@ -106,6 +106,7 @@ func sysMmap(t *kernel.Task, a Args) (uint64, error) {
 		node = nf.Node()
 	}
 	m := mm.Mapping{
+		NoWrite:   node != nil && shared && (!f.Writable() || node.WriteSealed()),
 		Perm:      protPerm(prot),
 		Fixed:     flags&unix.MAP_FIXED != 0,
 		NoReplace: flags&unix.MAP_FIXED_NOREPLACE != 0,
@@ -176,6 +177,9 @@ func checkFileMapping(f *fs.Description, pgoff, size, prot, flags uint64) error 
 		}
 		if prot&unix.PROT_WRITE != 0 && !f.Writable() {
 			return unix.EACCES
+		}
+		if prot&unix.PROT_WRITE != 0 && ok && nf.Node().WriteSealed() {
+			return unix.EPERM // a memfd sealed against writes
 		}
 	case unix.MAP_PRIVATE:
 	default:

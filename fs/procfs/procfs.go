@@ -3,6 +3,7 @@ package procfs
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -184,6 +185,7 @@ func procPID(p Process) *fs.Node {
 			"mounts":    procFile(func() []byte { return mounts(p.Root()) }),
 			"mountinfo": procFile(func() []byte { return mountinfo(p.Root()) }),
 			"fd":        procDir(func() map[string]*fs.Node { return fdLinks(p) }),
+			"fdinfo":    procDir(func() map[string]*fs.Node { return fdInfos(p) }),
 		}
 	})
 	ids := p.IDs()
@@ -356,6 +358,37 @@ func smaps(p Process) []byte {
 		fmt.Fprintf(&b, "Locked:%15d kB\n", locked)
 	}
 	return b.Bytes()
+}
+
+// fdInfos is /proc/PID/fdinfo: a file per descriptor with its position,
+// flags (close-on-exec as O_CLOEXEC), inode and, for an inotify
+// instance, its watches.
+func fdInfos(p Process) map[string]*fs.Node {
+	m := map[string]*fs.Node{}
+	files := p.Files()
+	for _, fd := range files.Numbers() {
+		m[strconv.Itoa(fd)] = procFile(func() []byte {
+			d, err := files.Get(fd)
+			if err != nil {
+				return nil
+			}
+			defer d.DecRef()
+			flags := d.Flags()
+			if cloexec, _ := files.CloExec(fd); cloexec {
+				flags |= unix.O_CLOEXEC
+			}
+			pos, _ := d.Seek(0, io.SeekCurrent)
+			var b bytes.Buffer
+			fmt.Fprintf(&b, "pos:\t%d\nflags:\t0%o\nmnt_id:\t%d\nino:\t%d\n", max(pos, 0), flags, 1, d.File.Stat().Ino)
+			if in, ok := d.File.(*fs.Inotify); ok {
+				for _, w := range in.Watches() {
+					b.WriteString(w + "\n")
+				}
+			}
+			return b.Bytes()
+		})
+	}
+	return m
 }
 
 // lockedKB is the size of the process's locked mappings (VmLck).

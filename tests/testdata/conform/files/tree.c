@@ -91,6 +91,7 @@ int main(void) {
 	RET("fstatat.dirfd", fstatat(dfd, "inner", &st, 0));
 	RET("mkdirat.dirfd", mkdirat(dfd, "sub", 0755));
 	RET("unlinkat.dirfd.dir.without.flag", unlinkat(dfd, "sub", 0));
+	RET("unlinkat.bad.flags", unlinkat(dfd, "sub", 9999));
 	RET("unlinkat.dirfd", unlinkat(dfd, "sub", AT_REMOVEDIR));
 	int ffd = open("a", O_RDONLY);
 	RET("openat.notdir", openat(ffd, "x", O_RDONLY));
