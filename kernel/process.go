@@ -53,6 +53,8 @@ type Process struct {
 
 	mu     sync.Mutex // guards Exe, Cmdline and the fields below
 	exited chan struct{}
+	// exitWatchers are the pidfds' poll and epoll watches, called at exit.
+	exitWatchers fs.Notifier
 	// gone is set just before exited is closed: what a thread checks at
 	// every return to user mode, without a channel operation.
 	gone atomic.Bool
@@ -180,6 +182,10 @@ func (p *Process) Exit(status int) {
 		p.k.ipc.ExitProcess(p.PID)
 		p.gone.Store(true)
 		close(p.exited)
+		p.mu.Lock()
+		watchers := p.exitWatchers.Changed()
+		p.mu.Unlock()
+		fs.Notify(watchers)
 		p.VforkDone()
 		p.reparentChildren()
 		p.notifyExit()
