@@ -22,12 +22,24 @@ func (f *PidFD) WriteFrom(fs.UserIO) (int64, error) { return 0, unix.EINVAL }
 func (f *PidFD) Stat() fs.Stat                      { return fs.AnonStat(f.ino) }
 func (f *PidFD) Close() error                       { return nil }
 
-// Readiness: EPOLLIN once the process has exited (a zombie or reaped).
+// Readiness: readable once the process has exited, and hung up too once
+// it is reaped, as Linux's pidfd_poll.
 func (f *PidFD) Readiness(mask uint32) uint32 {
-	if f.proc.gone.Load() {
-		return unix.EPOLLIN & mask
+	switch {
+	case f.proc.Reaped():
+		return (unix.EPOLLIN | unix.EPOLLRDNORM | unix.EPOLLHUP) & mask
+	case f.proc.gone.Load():
+		return (unix.EPOLLIN | unix.EPOLLRDNORM) & mask
 	}
 	return 0
+}
+
+// notifyPidFDs wakes the pollers of p's pidfds: p exited or was reaped.
+func (p *Process) notifyPidFDs() {
+	p.mu.Lock()
+	watchers := p.exitWatchers.Changed()
+	p.mu.Unlock()
+	fs.Notify(watchers)
 }
 
 // Watch calls notify when the process exits.

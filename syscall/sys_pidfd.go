@@ -54,10 +54,21 @@ func pidfdProcess(t *kernel.Task, fd uint64, dirOK bool) (*kernel.Process, error
 	return nil, unix.EBADF
 }
 
+// pidfd_send_signal's flags (Linux 6.9): whom the signal goes to; a
+// pidfd names a process, so by default its thread group.
+const (
+	pidfdSignalThread       = 1 << 0
+	pidfdSignalThreadGroup  = 1 << 1
+	pidfdSignalProcessGroup = 1 << 2
+)
+
 // sysPidfdSendSignal implements pidfd_send_signal(2): kill(2) through a
 // pidfd or a /proc/PID directory, or with a siginfo as rt_sigqueueinfo(2).
+// PIDFD_SIGNAL_THREAD sends to the process's main thread, and
+// PIDFD_SIGNAL_PROCESS_GROUP to its process group as kill(-pgid).
 func sysPidfdSendSignal(t *kernel.Task, a Args) (uint64, error) {
-	if a[3] != 0 {
+	flags := a[3]
+	if flags&^(pidfdSignalThread|pidfdSignalThreadGroup|pidfdSignalProcessGroup) != 0 || flags&(flags-1) != 0 {
 		return 0, unix.EINVAL
 	}
 	q, err := pidfdProcess(t, a[0], true)
@@ -75,6 +86,15 @@ func sysPidfdSendSignal(t *kernel.Task, a Args) (uint64, error) {
 			return 0, unix.EINVAL
 		}
 		info = &kernel.SigInfo{Signo: sig, Code: si.Code, Pid: si.Pid, UID: si.UID, Value: si.Value}
+	}
+	switch flags {
+	case pidfdSignalThread:
+		if info != nil {
+			return 0, t.Queue(q.PID, q.PID, *info)
+		}
+		return 0, t.Tgkill(q.PID, q.PID, sig)
+	case pidfdSignalProcessGroup:
+		return 0, t.Kill(-q.PGID(), sig)
 	}
 	return 0, t.SignalPidFD(q, sig, info)
 }
