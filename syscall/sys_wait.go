@@ -69,6 +69,9 @@ func sysWaitid(t *kernel.Task, a Args) (uint64, error) {
 			which.PGID = t.Proc.PGID() // the caller's group
 		}
 	case pPIDFD:
+		if id < 0 {
+			return 0, unix.EINVAL
+		}
 		q, nonblock, err := pidfdWaitTarget(t, a[1])
 		if err != nil {
 			return 0, err

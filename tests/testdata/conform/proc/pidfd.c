@@ -91,6 +91,8 @@ int main(void) {
 	RET("send reaped", pidfd_send_signal(fd, SIGUSR1, NULL, 0));
 	RET("waitid reaped", waitid(P_PIDFD, fd, &si, WEXITED));
 	RET("waitid not a pidfd", waitid(P_PIDFD, p[0] + 100, &si, WEXITED));
+	RET("waitid pidfd -1", waitid(P_PIDFD, -1, &si, WEXITED));
+	RET("waitid pidfd is stdout", waitid(P_PIDFD, 1, &si, WEXITED));
 
 	struct sigaction sa = {.sa_sigaction = on_usr1, .sa_flags = SA_SIGINFO};
 	sigaction(SIGUSR1, &sa, NULL);
