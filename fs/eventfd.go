@@ -101,7 +101,13 @@ func (e *EventFD) Watch(notify func()) func() {
 	return e.notifier.Watch(&e.mu, notify)
 }
 
-func (e *EventFD) Stat() Stat {
-	return Stat{Dev: devAnon, Ino: e.ino, Mode: 0o600, Nlink: 1, Blksize: 4096}
+func (e *EventFD) Stat() Stat { return AnonStat(e.ino) }
+
+// NewAnonIno numbers a new anonymous inode (a file made outside fs: a pidfd).
+func NewAnonIno() uint64 { return nextIno.Add(1) }
+
+// AnonStat is what fstat reports of an anonymous inode.
+func AnonStat(ino uint64) Stat {
+	return Stat{Dev: devAnon, Ino: ino, Mode: 0o600, Nlink: 1, Blksize: 4096}
 }
 func (e *EventFD) Close() error { return nil }

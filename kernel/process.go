@@ -59,6 +59,9 @@ type Process struct {
 
 	mu     sync.Mutex // guards Exe, Cmdline and the fields below
 	exited chan struct{}
+	// exitWatchers are the pidfds' poll and epoll watches, called at exit
+	// and when reaped.
+	exitWatchers fs.Notifier
 	// gone is set just before exited is closed: what a thread checks at
 	// every return to user mode, without a channel operation.
 	gone atomic.Bool
@@ -192,6 +195,7 @@ func (p *Process) Exit(status int) {
 		p.k.ipc.ExitProcess(p.PID)
 		p.gone.Store(true)
 		close(p.exited)
+		p.notifyPidFDs()
 		p.VforkDone()
 		p.reparentChildren()
 		p.reportIfDead()

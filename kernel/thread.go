@@ -46,7 +46,7 @@ const cloneSupported = unix.CLONE_VM | unix.CLONE_FS | unix.CLONE_FILES | unix.C
 	unix.CLONE_PTRACE | unix.CLONE_VFORK | unix.CLONE_THREAD | unix.CLONE_SYSVSEM |
 	unix.CLONE_SETTLS | unix.CLONE_PARENT_SETTID | unix.CLONE_CHILD_CLEARTID |
 	unix.CLONE_DETACHED | unix.CLONE_UNTRACED | unix.CLONE_CHILD_SETTID | unix.CLONE_IO |
-	unix.CLONE_CLEAR_SIGHAND
+	unix.CLONE_CLEAR_SIGHAND | unix.CLONE_PIDFD
 
 // CloneArgs are clone(2)'s and clone3(2)'s arguments.
 type CloneArgs struct {
@@ -56,6 +56,7 @@ type CloneArgs struct {
 	ParentTID  uintptr // CLONE_PARENT_SETTID
 	ChildTID   uintptr // CLONE_CHILD_SETTID, CLONE_CHILD_CLEARTID
 	TLS        uintptr // CLONE_SETTLS: the child's tp
+	PidFD      uintptr // CLONE_PIDFD: where the child's pidfd goes (an int)
 }
 
 // Clone makes a new thread of t's process (CLONE_THREAD) or a new child
@@ -69,10 +70,18 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 		f&unix.CLONE_THREAD != 0 && f&unix.CLONE_SIGHAND == 0,
 		f&unix.CLONE_SIGHAND != 0 && f&unix.CLONE_VM == 0,
 		f&unix.CLONE_SIGHAND != 0 && f&unix.CLONE_CLEAR_SIGHAND != 0,
-		f&unix.CLONE_THREAD != 0 && f&unix.CLONE_VFORK != 0: // a vfork thread: not modelled
+		f&unix.CLONE_THREAD != 0 && f&unix.CLONE_VFORK != 0, // a vfork thread: not modelled
+		f&unix.CLONE_PIDFD != 0 && f&(unix.CLONE_THREAD|unix.CLONE_DETACHED) != 0:
 		return nil, unix.EINVAL
 	}
 	p := t.Proc
+	// The pidfd's place is checked before any child exists: a bad one
+	// fails the clone with EFAULT, and no child is left running.
+	if f&unix.CLONE_PIDFD != 0 {
+		if err := t.putUser32(a.PidFD, 0); err != nil {
+			return nil, unix.EFAULT
+		}
+	}
 	if err := p.mayAddTask(); err != nil {
 		return nil, err
 	}
@@ -157,6 +166,13 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 		t.putUser32(a.ParentTID, uint32(tid))
 	}
 	inheritSignals(t, child, f&unix.CLONE_THREAD != 0, f&unix.CLONE_CLEAR_SIGHAND != 0)
+	if f&unix.CLONE_PIDFD != 0 {
+		// The table is full: Linux fails the clone with EMFILE before
+		// the child exists; here the child runs without a pidfd.
+		if fd, err := p.Files.Open(child.Proc.NewPidFD(), unix.O_RDWR, true); err == nil {
+			t.putUser32(a.PidFD, uint32(fd))
+		}
+	}
 	p.k.forkMu.RLock()
 	p.k.addTask(child)
 	select {

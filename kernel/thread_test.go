@@ -196,8 +196,9 @@ func TestCloneRejectsInconsistentFlags(t *testing.T) {
 		unix.CLONE_SIGHAND,                // shared handlers without shared memory
 		unix.CLONE_NEWNS,                  // no namespaces
 		unix.CLONE_PARENT | unix.CLONE_VM, // no reparenting
-		threadFlags | unix.CLONE_PIDFD,    // no pidfds
-		threadFlags | unix.CLONE_VFORK,    // no vfork threads
+		threadFlags | unix.CLONE_PIDFD,    // a pidfd of a thread
+		unix.CLONE_PIDFD | unix.CLONE_DETACHED,
+		threadFlags | unix.CLONE_VFORK, // no vfork threads
 	} {
 		if _, err := task.Clone(CloneArgs{Flags: f}); !errors.Is(err, unix.EINVAL) {
 			t.Errorf("flags %#x: %v, want EINVAL", f, err)
@@ -350,5 +351,41 @@ func TestWaitSeesAChildOnceItsMemoryIsGone(t *testing.T) {
 	}
 	if now, _ := mem.Frames.Stats(); now != before {
 		t.Fatalf("frames %d when the child was reaped, %d before the fork", now, before)
+	}
+}
+
+// CLONE_PIDFD: a pidfd of the child lands in the parent's table and at
+// PidFD; a bad PidFD fails with EFAULT before any child exists.
+func TestClonePidFD(t *testing.T) {
+	task, _, started := newThreadTask(t)
+	if _, err := task.Clone(CloneArgs{Flags: unix.CLONE_PIDFD, ExitSignal: int(unix.SIGCHLD), PidFD: 0x10}); !errors.Is(err, unix.EFAULT) {
+		t.Fatalf("bad pidfd pointer: %v, want EFAULT", err)
+	}
+	if len(*started) != 0 {
+		t.Fatalf("%d tasks started by a clone that failed", len(*started))
+	}
+	task.putUser32(userBase, 0xffff)
+	child, err := task.Clone(CloneArgs{Flags: unix.CLONE_PIDFD, ExitSignal: int(unix.SIGCHLD), PidFD: userBase})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd := int(word(t, task, userBase))
+	d, err := task.Proc.Files.Get(fd)
+	if err != nil {
+		t.Fatalf("pidfd %d: %v", fd, err)
+	}
+	defer d.DecRef()
+	if f, ok := d.File.(*PidFD); !ok || f.Process() != child.Proc {
+		t.Fatalf("fd %d holds %T, not the child's pidfd", fd, d.File)
+	}
+	if cloexec, _ := task.Proc.Files.CloExec(fd); !cloexec {
+		t.Error("pidfd without FD_CLOEXEC")
+	}
+	if f := d.File.(*PidFD); f.Readiness(unix.EPOLLIN) != 0 {
+		t.Error("pidfd readable before the child exited")
+	}
+	child.Proc.Exit(0)
+	if f := d.File.(*PidFD); f.Readiness(unix.EPOLLIN) != unix.EPOLLIN {
+		t.Error("pidfd not readable after the child exited")
 	}
 }

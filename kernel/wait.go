@@ -170,6 +170,7 @@ func (p *Process) reap(c *Process) bool {
 	p.mu.Unlock()
 	if ok {
 		p.k.removeProcess(c)
+		c.notifyPidFDs()
 		u, cu := c.Usage(), c.ChildUsage()
 		p.mu.Lock()
 		p.childUsage.add(u)

@@ -33,11 +33,15 @@ func init() {
 // sysClone implements clone(2): new processes (fork, vfork, CLONE_VM) and
 // threads (CLONE_THREAD). Its riscv64 argument order is flags, stack,
 // parent_tid, tls, child_tid. Its flags are 32 bits, as on Linux: the
-// flags above them (CLONE_CLEAR_SIGHAND) are clone3's.
+// flags above them (CLONE_CLEAR_SIGHAND) are clone3's. CLONE_PIDFD
+// stores the pidfd at parent_tid, so it excludes CLONE_PARENT_SETTID.
 func sysClone(t *kernel.Task, a Args) (uint64, error) {
 	flags := uint64(uint32(a[0]))
+	if flags&unix.CLONE_PIDFD != 0 && flags&unix.CLONE_PARENT_SETTID != 0 {
+		return 0, unix.EINVAL
+	}
 	child, err := t.Clone(kernel.CloneArgs{Flags: flags &^ 0xff, ExitSignal: int(flags & 0xff),
-		Stack: uintptr(a[1]), ParentTID: uintptr(a[2]), TLS: uintptr(a[3]), ChildTID: uintptr(a[4])})
+		Stack: uintptr(a[1]), ParentTID: uintptr(a[2]), TLS: uintptr(a[3]), ChildTID: uintptr(a[4]), PidFD: uintptr(a[2])})
 	if err != nil {
 		return 0, err
 	}
@@ -53,8 +57,8 @@ const (
 
 // sysClone3 implements clone3(2) (glibc's pthread_create tries it first).
 // set_tid and cgroup placement need privileges this kernel does not model.
-// The pidfd field counts only with CLONE_PIDFD (refused: no pidfds here);
-// glibc's pthread_create fills it in anyway, as Linux allows.
+// The pidfd field counts only with CLONE_PIDFD; glibc's pthread_create
+// fills it in anyway, as Linux allows.
 func sysClone3(t *kernel.Task, a Args) (uint64, error) {
 	size := a[1]
 	switch {
@@ -86,7 +90,7 @@ func sysClone3(t *kernel.Task, a Args) (uint64, error) {
 		sp = uintptr(stack + stackSize)
 	}
 	child, err := t.Clone(kernel.CloneArgs{Flags: flags, ExitSignal: int(exitSignal), Stack: sp,
-		ChildTID: uintptr(ca.ChildTID), ParentTID: uintptr(ca.ParentTID), TLS: uintptr(ca.TLS)})
+		ChildTID: uintptr(ca.ChildTID), ParentTID: uintptr(ca.ParentTID), TLS: uintptr(ca.TLS), PidFD: uintptr(ca.Pidfd)})
 	if err != nil {
 		return 0, err
 	}

@@ -39,10 +39,11 @@ func sysWait4(t *kernel.Task, a Args) (uint64, error) {
 	return uint64(r.PID), nil
 }
 
-// sysWaitid implements waitid(2) for P_ALL, P_PID and P_PGID, without
-// resource usage.
+// sysWaitid implements waitid(2) for P_ALL, P_PID, P_PGID and P_PIDFD,
+// without resource usage. A pidfd opened with PIDFD_NONBLOCK waits as
+// with WNOHANG, and finding no change is EAGAIN unless WNOHANG was asked.
 func sysWaitid(t *kernel.Task, a Args) (uint64, error) {
-	const pAll, pPID, pPGID = 0, 1, 2
+	const pAll, pPID, pPGID, pPIDFD = 0, 1, 2, 3
 	options := a[3] &^ waitThreadFlags
 	if options&^(unix.WNOHANG|unix.WSTOPPED|unix.WEXITED|unix.WCONTINUED|unix.WNOWAIT) != 0 ||
 		options&(unix.WSTOPPED|unix.WEXITED|unix.WCONTINUED) == 0 {
@@ -50,6 +51,7 @@ func sysWaitid(t *kernel.Task, a Args) (uint64, error) {
 	}
 	id := int(int32(a[1]))
 	var which kernel.WaitFor
+	nonblockFD := false
 	switch a[0] {
 	case pAll:
 		which.Any = true
@@ -66,12 +68,28 @@ func sysWaitid(t *kernel.Task, a Args) (uint64, error) {
 		if id == 0 {
 			which.PGID = t.Proc.PGID() // the caller's group
 		}
+	case pPIDFD:
+		if id < 0 {
+			return 0, unix.EINVAL
+		}
+		q, nonblock, err := pidfdWaitTarget(t, a[1])
+		if err != nil {
+			return 0, err
+		}
+		which.PID, nonblockFD = q.PID, nonblock
 	default:
 		return 0, unix.EINVAL
 	}
-	r, err := t.Wait(which, int(options))
+	waitOptions := options
+	if nonblockFD {
+		waitOptions |= unix.WNOHANG
+	}
+	r, err := t.Wait(which, int(waitOptions))
 	if err != nil {
 		return 0, err
+	}
+	if r.PID == 0 && nonblockFD && options&unix.WNOHANG == 0 {
+		return 0, unix.EAGAIN
 	}
 	if a[2] != 0 {
 		var info linux.Siginfo
@@ -89,4 +107,19 @@ func sysWaitid(t *kernel.Task, a Args) (uint64, error) {
 		}
 	}
 	return 0, nil
+}
+
+// pidfdWaitTarget is the process a waitid(P_PIDFD) names, and whether the
+// pidfd was opened with PIDFD_NONBLOCK.
+func pidfdWaitTarget(t *kernel.Task, fd uint64) (*kernel.Process, bool, error) {
+	d, err := t.Proc.Files.Get(int(int32(fd)))
+	if err != nil {
+		return nil, false, err
+	}
+	defer d.DecRef()
+	f, ok := d.File.(*kernel.PidFD)
+	if !ok {
+		return nil, false, unix.EBADF
+	}
+	return f.Process(), d.Nonblock(), nil
 }

@@ -190,8 +190,13 @@ func procPID(p Process) *fs.Node {
 	})
 	ids := p.IDs()
 	d.UID, d.GID = ids.UID, ids.GID
+	d.Bound = PIDDir(p.PID())
 	return d
 }
+
+// PIDDir is what a /proc/PID directory's node is bound to: the pid, which
+// pidfd_send_signal takes an open /proc/PID for.
+type PIDDir int
 
 func cmdline(p Process) []byte {
 	var b bytes.Buffer
