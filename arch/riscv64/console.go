@@ -6,6 +6,8 @@ package riscv64
 // polled NS16550A transmitter. The console driver proper (input,
 // interrupts) lives in drivers/.
 
+import "sync/atomic"
+
 const (
 	uartTHR     = 0
 	uartLSR     = 5
@@ -13,6 +15,60 @@ const (
 )
 
 var uartBase uintptr = 0x1000_0000 // replaced by the device tree's serial node at boot
+
+// consoleLock keeps the kernel's log (the runtime's write, in a trap) and
+// ConsoleTransmit from mixing their bytes. It is held with interrupts off
+// for a few bytes at a time, and its holder touches no memory that can
+// fault.
+var consoleLock uint32
+
+//go:nosplit
+func lockConsole() {
+	for !atomic.CompareAndSwapUint32(&consoleLock, 0, 1) {
+	}
+}
+
+//go:nosplit
+func unlockConsole() { atomic.StoreUint32(&consoleLock, 0) }
+
+// transmitPiece is the most ConsoleTransmit writes at once: the 16550's
+// FIFO, a few hundred microseconds at the pace QEMU's UART goes.
+const transmitPiece = 16
+
+// ConsoleTransmit writes up to 16 bytes of p to the console as ordinary
+// kernel code: not in a trap and without the kernel lock, with interrupts
+// off only while it writes them. It returns how many it wrote, 0 when the
+// transmitter is busy: the caller then lets other goroutines run before it
+// tries again, instead of holding the hart until the UART takes a byte.
+func ConsoleTransmit(p []byte) int {
+	var piece [transmitPiece]byte
+	n := copy(piece[:], p) // any fault on p is taken here, before the lock
+	return transmit(&piece, n)
+}
+
+//go:nosplit
+func transmit(piece *[transmitPiece]byte, n int) int {
+	old := disableInterrupts()
+	lockConsole()
+	done := 0
+	if sbiBoot && !uartFound {
+		for ; done < n; done++ {
+			rawPutc(piece[done])
+		}
+	} else {
+		for ; done < n && Read8(uartBase+uartLSR)&uartLSRTHRE != 0; done++ {
+			if piece[done] == '\n' {
+				Write8(uartBase+uartTHR, '\r') // as putc: the line ends CRLF
+				for Read8(uartBase+uartLSR)&uartLSRTHRE == 0 {
+				}
+			}
+			Write8(uartBase+uartTHR, piece[done])
+		}
+	}
+	unlockConsole()
+	restoreInterrupts(old)
+	return done
+}
 
 //go:nosplit
 func putc(c byte) {

@@ -414,27 +414,11 @@ func runInit(k *kernel.Kernel, tree *fs.Tree, path string, args []string, tty *f
 	return t.Proc.Status()
 }
 
-// consoleOut writes a terminal's output to the UART in small pieces, each
-// one trap with interrupts masked, and lets other goroutines run between
-// them: a program writing megabytes to the console must not keep the hart
-// (nor the kernel's own log) from everyone else.
-func consoleOut(p []byte) {
-	const piece = 1024
-	for len(p) > 0 {
-		n := min(len(p), piece)
-		os.Stdout.Write(p[:n])
-		p = p[n:]
-		if len(p) > 0 {
-			runtime.Gosched()
-		}
-	}
-}
-
 // startConsole makes the console a terminal: the UART's input, by
 // interrupt, goes through the line discipline; without an interrupt the
 // terminal has output only.
 func startConsole(k *kernel.Kernel, m *Machine) *fs.TTY {
-	tty := fs.NewTTY(consoleOut, k.SignalGroup)
+	tty := fs.NewTTY(uart.Write, k.SignalGroup)
 	if u := m.DevicesOf("uart"); len(u) > 0 && u[0].IRQ > 0 {
 		if err := uart.Start(uintptr(u[0].Base), int(u[0].IRQ), tty.Input); err != nil {
 			fmt.Printf("kernel: console input: %v\n", err)
