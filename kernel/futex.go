@@ -53,22 +53,11 @@ func (t *Task) FutexWait(addr uintptr, shared bool, val, bitset uint32, deadline
 	if err != nil {
 		return err
 	}
-	k := t.Proc.k
-	k.futexMu.Lock()
-	cur, err := t.loadUser32(addr)
+	w, err := t.queueFutexWaiter(addr, key, val, bitset)
 	if err != nil {
-		k.futexMu.Unlock()
-		return unix.EFAULT
+		return err
 	}
-	if cur != val {
-		k.futexMu.Unlock()
-		return unix.EAGAIN
-	}
-	w := &futexWaiter{key: key, wake: make(chan struct{}), bitset: bitset}
-	k.futexQueues[key] = append(k.futexQueues[key], w)
-	k.futexMu.Unlock()
-
-	if err := t.Block(w.wake, deadline); err != nil && k.futexRemove(w) {
+	if err := t.Block(w.wake, deadline); err != nil && t.Proc.k.futexRemove(w) {
 		return err
 	}
 	return nil // woken, perhaps at the same moment as the deadline
@@ -246,3 +235,23 @@ func (t *Task) FutexWakeOp(addr, addr2 uintptr, shared bool, nwake, nwake2 int, 
 
 // signExtend12 reads the low 12 bits of v as a signed number.
 func signExtend12(v uint32) int32 { return int32(v<<20) >> 20 }
+
+// queueFutexWaiter queues a waiter on key when the word at addr still
+// holds val: EFAULT when it cannot be read, EAGAIN when it changed. The
+// read and the queueing are one critical section of futexMu, so no wake
+// comes between them.
+func (t *Task) queueFutexWaiter(addr uintptr, key futexKey, val, bitset uint32) (*futexWaiter, error) {
+	k := t.Proc.k
+	k.futexMu.Lock()
+	defer k.futexMu.Unlock()
+	cur, err := t.loadUser32(addr)
+	if err != nil {
+		return nil, unix.EFAULT
+	}
+	if cur != val {
+		return nil, unix.EAGAIN
+	}
+	w := &futexWaiter{key: key, wake: make(chan struct{}), bitset: bitset}
+	k.futexQueues[key] = append(k.futexQueues[key], w)
+	return w, nil
+}

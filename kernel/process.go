@@ -152,6 +152,14 @@ func (p *Process) Lock() {
 	}
 }
 
+// dropTruncated takes away the pages a shrinking truncate left past the
+// end of files the process maps.
+func (p *Process) dropTruncated() {
+	p.Lock()
+	defer p.Unlock()
+	p.AS.DropTruncated()
+}
+
 // Unlock unlocks what Lock locked: the address space cannot have been
 // replaced while it was held.
 func (p *Process) Unlock() { p.vm.Load().mu.Unlock() }

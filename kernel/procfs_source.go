@@ -105,9 +105,7 @@ func (v procfsProcess) Root() *fs.Tree       { return v.p.Root }
 
 // Mappings names the stack's mapping and the vDSO's two, as Linux does.
 func (v procfsProcess) Mappings() []procfs.Mapping {
-	v.p.Lock()
-	vmas := v.p.AS.VMAs()
-	v.p.Unlock()
+	vmas := v.p.vmas()
 	ms := make([]procfs.Mapping, len(vmas))
 	for i, vma := range vmas {
 		ms[i].VMA = vma
@@ -136,4 +134,11 @@ func (v procfsProcess) MappingsResident() []procfs.Mapping {
 		ms[i].Resident = bytes.Count(vec, []byte{1})
 	}
 	return ms
+}
+
+// vmas returns the process's mappings, read under its address space's lock.
+func (p *Process) vmas() []mm.VMA {
+	p.Lock()
+	defer p.Unlock()
+	return p.AS.VMAs()
 }

@@ -45,10 +45,8 @@ func (t *Task) Run(dispatch func(*Task)) {
 		if t.Proc.gone.Load() || t.endedByExec() {
 			return
 		}
-		if as := t.Proc.AS; as.TruncationPending() { // a mapped file shrank
-			t.Proc.Lock()
-			as.DropTruncated()
-			t.Proc.Unlock()
+		if t.Proc.AS.TruncationPending() { // a mapped file shrank
+			t.Proc.dropTruncated()
 		}
 		t.Regs.Owner = uint64(t.Proc.PID) // exec replaces the registers
 		cause = arch.RunUser(t.Regs)

@@ -101,30 +101,26 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 		child = &Task{TID: tid, Proc: p, Regs: regs}
 	} else {
 		as, vm := p.AS, p.vm.Load()
-		p.Lock()
 		if f&unix.CLONE_VM != 0 {
-			vm.users++
+			p.shareVM(vm)
 		} else {
 			// A fork that finds no memory has the OOM killer make some and
 			// tries again, as Linux's page allocator does, a few rounds at
 			// most: it fails with ENOMEM only when nothing else can go.
 			for round := 0; ; round++ {
 				var err error
-				if as, err = p.AS.Clone(); err == nil {
+				if as, err = p.cloneAS(); err == nil {
 					break
 				}
-				p.Unlock()
 				if round == 3 || !errors.Is(err, mm.ErrNoMemory) {
 					return nil, unix.ENOMEM
 				}
 				if v := oomKill(p); v == nil || v == p {
 					return nil, unix.ENOMEM
 				}
-				p.Lock()
 			}
 			vm = &sharedVM{users: 1}
 		}
-		p.Unlock()
 		regs := p.k.newRegs()
 		if regs == nil {
 			vm.drop(as)
@@ -355,17 +351,23 @@ func (t *Task) futexOwnerDied(addr uintptr, pi, pendingOp bool) {
 	}
 }
 
+// copyIn reads the task's memory under its address space's lock.
 func (t *Task) copyIn(addr uintptr, b []byte) error {
 	t.Proc.Lock()
 	defer t.Proc.Unlock()
 	return t.Proc.AS.CopyIn(addr, b)
 }
 
-// putUser32 stores a 32-bit word in the task's memory.
-func (t *Task) putUser32(addr uintptr, v uint32) error {
+// copyOut writes the task's memory under its address space's lock.
+func (t *Task) copyOut(addr uintptr, b []byte) error {
 	t.Proc.Lock()
 	defer t.Proc.Unlock()
-	return t.Proc.AS.CopyOut(addr, linux.AsBytes(&v))
+	return t.Proc.AS.CopyOut(addr, b)
+}
+
+// putUser32 stores a 32-bit word in the task's memory.
+func (t *Task) putUser32(addr uintptr, v uint32) error {
+	return t.copyOut(addr, linux.AsBytes(&v))
 }
 
 // loadUser32 reads the aligned 32-bit word at addr.
@@ -400,4 +402,18 @@ func (t *Task) updateUser32(addr uintptr, update func(uint32) (uint32, bool)) (u
 			return old, nil
 		}
 	}
+}
+
+// shareVM counts one more user of vm, p's address space (CLONE_VM).
+func (p *Process) shareVM(vm *sharedVM) {
+	p.Lock()
+	defer p.Unlock()
+	vm.users++
+}
+
+// cloneAS copies p's address space for a fork, under its lock.
+func (p *Process) cloneAS() (*mm.AddressSpace, error) {
+	p.Lock()
+	defer p.Unlock()
+	return p.AS.Clone()
 }

@@ -64,9 +64,7 @@ func stringArray(t *kernel.Task, addr uint64, budget *int) ([]string, error) {
 		if sp == 0 {
 			return out, nil
 		}
-		t.Proc.Lock()
-		s, err := t.Proc.AS.CopyInString(uintptr(sp), loader.ArgStringMax)
-		t.Proc.Unlock()
+		s, err := copyInArgString(t, sp)
 		if err != nil {
 			if errors.Is(err, mm.ErrInvalid) {
 				return nil, unix.E2BIG
@@ -78,4 +76,11 @@ func stringArray(t *kernel.Task, addr uint64, budget *int) ([]string, error) {
 		}
 		out = append(out, s)
 	}
+}
+
+// copyInArgString reads one argument or environment string of execve.
+func copyInArgString(t *kernel.Task, addr uint64) (string, error) {
+	t.Proc.Lock()
+	defer t.Proc.Unlock()
+	return t.Proc.AS.CopyInString(uintptr(addr), loader.ArgStringMax)
 }

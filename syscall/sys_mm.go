@@ -273,9 +273,7 @@ func sysMincore(t *kernel.Task, a Args) (uint64, error) {
 	}
 	for length > 0 {
 		n := min(length, chunk)
-		t.Proc.Lock()
-		pages, err := t.Proc.AS.Resident(addr, n)
-		t.Proc.Unlock()
+		pages, err := resident(t, addr, n)
 		if err != nil {
 			return 0, err
 		}
@@ -361,4 +359,12 @@ func sysRemapFilePages(t *kernel.Task, a Args) (uint64, error) {
 		return 0, err
 	}
 	return 0, nil
+}
+
+// resident is mincore's answer for one chunk, read under the address
+// space's lock.
+func resident(t *kernel.Task, addr, n uintptr) ([]byte, error) {
+	t.Proc.Lock()
+	defer t.Proc.Unlock()
+	return t.Proc.AS.Resident(addr, n)
 }

@@ -36,7 +36,11 @@ func sysTimerfdCreate(t *kernel.Task, a Args) (uint64, error) {
 	if a[1]&^(unix.TFD_NONBLOCK|unix.TFD_CLOEXEC) != 0 {
 		return 0, unix.EINVAL
 	}
-	f := &clockedTimer{TimerFD: fs.NewTimerFD(), clock: a[0]}
+	timer, err := fs.NewTimerFD()
+	if err != nil {
+		return 0, err
+	}
+	f := &clockedTimer{TimerFD: timer, clock: a[0]}
 	fd, err := t.Proc.Files.Open(f, unix.O_RDWR|uint32(a[1]&unix.TFD_NONBLOCK), a[1]&unix.TFD_CLOEXEC != 0)
 	return uint64(fd), err
 }

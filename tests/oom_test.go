@@ -121,3 +121,28 @@ func TestSocketBuffersBounded(t *testing.T) {
 		t.Logf("console:\n%s", r.console)
 	}
 }
+
+// TestTimersBounded: timerfds made without bound (up to 400 processes of
+// 4096 armed timers each, far more than a 256 MiB machine's kernel can
+// hold) end with timerfd_create's ENOMEM, as Linux's when it cannot
+// allocate, once the kernel-wide charge is spent, instead of the kernel
+// running out of heap. Nothing stays charged once their holders are
+// killed, and init allocates and forks again.
+func TestTimersBounded(t *testing.T) {
+	bin := crossCompile(t, "timerfill.c")
+	r := bootKernel(t, "256M", "", 4*time.Minute, "-initrd", initramfs(t, bin, nil))
+	if r.timedOut || r.exitCode != 0 || strings.Contains(r.console, "kernel panic") {
+		t.Fatalf("exit %d (timed out %v):\n%s", r.exitCode, r.timedOut, r.console[max(0, len(r.console)-3000):])
+	}
+	t.Log(strings.Join(regexp.MustCompile(`(?m)^timerfill: .*$`).FindAllString(r.console, -1), "\n"))
+	for _, want := range []string{
+		`timerfill: \d+ timers in \d+ processes, then ENOMEM\n`,
+		`timerfill: charged while full: [1-9]\d* kB\n`,
+		`timerfill: charged after: 0 kB\n`,
+		`timerfill: init allocates 3, child exit 0\n`,
+	} {
+		if !regexp.MustCompile(want).MatchString(r.console) {
+			t.Errorf("console lacks %q", want)
+		}
+	}
+}

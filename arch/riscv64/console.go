@@ -8,6 +8,8 @@ package riscv64
 // UART (sifive,uart0), the first of them the device tree has. The console
 // driver proper (input, interrupts) lives in drivers/.
 
+import "sync/atomic"
+
 const (
 	uartTHR          = 0
 	uartLSR          = 5
@@ -99,6 +101,66 @@ func uartPutc(c byte) {
 	for u.Read16550(uartLSR)&uartLSRTHRE == 0 {
 	}
 	u.Write16550(uartTHR, c)
+}
+
+// consoleLock keeps the kernel's log (the runtime's write, in a trap) and
+// ConsoleTransmit from mixing their bytes. It is held with interrupts off
+// for a few bytes at a time, and its holder touches no memory that can
+// fault.
+var consoleLock uint32
+
+//go:nosplit
+func lockConsole() {
+	for !atomic.CompareAndSwapUint32(&consoleLock, 0, 1) {
+	}
+}
+
+//go:nosplit
+func unlockConsole() { atomic.StoreUint32(&consoleLock, 0) }
+
+// transmitPiece is the most ConsoleTransmit writes at once: the 16550's
+// FIFO, a few hundred microseconds at the pace QEMU's UART goes.
+const transmitPiece = 16
+
+// ConsoleTransmit writes up to 16 bytes of p to the console as ordinary
+// kernel code: not in a trap and without the kernel lock, with interrupts
+// off only while it writes them. It returns how many it wrote, 0 when the
+// transmitter is busy: the caller then lets other goroutines run before it
+// tries again, instead of holding the hart until the UART takes a byte.
+func ConsoleTransmit(p []byte) int {
+	var piece [transmitPiece]byte
+	n := copy(piece[:], p) // any fault on p is taken here, before the lock
+	return transmit(&piece, n)
+}
+
+//go:nosplit
+func transmit(piece *[transmitPiece]byte, n int) int {
+	old := disableInterrupts()
+	lockConsole()
+	done := 0
+	if console.Base == 0 { // the SBI console: a call per byte
+		for ; done < n; done++ {
+			putc(piece[done])
+		}
+	} else {
+		for ; done < n && uartReady(); done++ {
+			putc(piece[done]) // a '\n' waits for room for its '\r' too, as every putc
+		}
+	}
+	unlockConsole()
+	restoreInterrupts(old)
+	return done
+}
+
+// uartReady reports whether the console's UART takes a byte now.
+//
+//go:nosplit
+func uartReady() bool {
+	u := &console
+	if u.SiFive {
+		return Read32(u.Base+sifiveTxData)&sifiveTxDataFull == 0
+	}
+	return u.Read16550(uartLSR)&uartLSRTHRE != 0
 }
 
 //go:nosplit

@@ -182,6 +182,16 @@ func rtWrite(fd, buf, n uintptr) int64 {
 	if fd != 1 && fd != 2 {
 		return -errEBADF
 	}
+	lockConsole()
+	r := rtWriteConsole(buf, n)
+	unlockConsole()
+	return r
+}
+
+// rtWriteConsole is rtWrite's work under the console lock.
+//
+//go:nosplit
+func rtWriteConsole(buf, n uintptr) int64 {
 	for done := uintptr(0); done < n; {
 		pa := kva(buf + done)
 		if pa == 0 {

@@ -430,27 +430,13 @@ func runInit(k *kernel.Kernel, tree *fs.Tree, path string, args []string, tty *f
 	return t.Proc.Status()
 }
 
-// consoleOut writes a terminal's output to the UART in small pieces, each
-// one trap with interrupts masked, and lets other goroutines run between
-// them: a program writing megabytes to the console must not keep the hart
-// (nor the kernel's own log) from everyone else.
-func consoleOut(p []byte) {
-	const piece = 1024
-	for len(p) > 0 {
-		n := min(len(p), piece)
-		os.Stdout.Write(p[:n])
-		p = p[n:]
-		if len(p) > 0 {
-			runtime.Gosched()
-		}
-	}
-}
-
-// startConsole makes the console a terminal: the input of the UART the
-// console writes to (arch.ConsoleUART), by interrupt, goes through the
-// line discipline; without an interrupt the terminal has output only.
+// startConsole makes the console a terminal: its output written by
+// uart.Write (a FIFO's worth at a time, never holding the hart), the input
+// of the UART the console writes to (arch.ConsoleUART), by interrupt,
+// through the line discipline; without an interrupt the terminal has
+// output only.
 func startConsole(k *kernel.Kernel, m *Machine) *fs.TTY {
-	tty := fs.NewTTY(consoleOut, k.SignalGroup)
+	tty := fs.NewTTY(uart.Write, k.SignalGroup)
 	c := arch.ConsoleUART()
 	for _, u := range m.DevicesOf("uart") {
 		if uintptr(u.Base) != c.Base || c.Base == 0 || u.IRQ == 0 {
