@@ -722,24 +722,33 @@ func sendCred(ctl Control, ns Namespace, want bool) Ucred {
 	return noScmCred
 }
 
+// shutdownSides is which sides shutdown(2)'s how shuts: EINVAL for a
+// value that is none of SHUT_RD, SHUT_WR and SHUT_RDWR.
+func shutdownSides(how int) (rd, wr bool, err error) {
+	switch how {
+	case unix.SHUT_RD:
+		return true, false, nil
+	case unix.SHUT_WR:
+		return false, true, nil
+	case unix.SHUT_RDWR:
+		return true, true, nil
+	}
+	return false, false, unix.EINVAL
+}
+
 // Shutdown shuts down reading, writing or both.
 func (s *UnixSocket) Shutdown(how int) error {
 	p, end, err := s.connection()
 	if err != nil {
 		return err
 	}
-	p.mu.Lock()
-	switch how {
-	case unix.SHUT_RD:
-		p.shutRd[end] = true
-	case unix.SHUT_WR:
-		p.shutWr[end] = true
-	case unix.SHUT_RDWR:
-		p.shutRd[end], p.shutWr[end] = true, true
-	default:
-		p.mu.Unlock()
-		return unix.EINVAL
+	rd, wr, err := shutdownSides(how)
+	if err != nil {
+		return err
 	}
+	p.mu.Lock()
+	p.shutRd[end] = p.shutRd[end] || rd
+	p.shutWr[end] = p.shutWr[end] || wr
 	fns := p.notifier.Changed()
 	p.mu.Unlock()
 	fs.Notify(fns)

@@ -372,18 +372,13 @@ func (s *UnixDgramSocket) ReadTo(dst fs.UserIO) (int64, error) {
 
 // Shutdown shuts down s's own reading, writing or both.
 func (s *UnixDgramSocket) Shutdown(how int) error {
-	s.mu.Lock()
-	switch how {
-	case unix.SHUT_RD:
-		s.shutRd = true
-	case unix.SHUT_WR:
-		s.shutWr = true
-	case unix.SHUT_RDWR:
-		s.shutRd, s.shutWr = true, true
-	default:
-		s.mu.Unlock()
-		return unix.EINVAL
+	rd, wr, err := shutdownSides(how)
+	if err != nil {
+		return err
 	}
+	s.mu.Lock()
+	s.shutRd = s.shutRd || rd
+	s.shutWr = s.shutWr || wr
 	fns := s.notifier.Changed()
 	s.mu.Unlock()
 	fs.Notify(fns)

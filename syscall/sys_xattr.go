@@ -118,14 +118,21 @@ func getxattr(t *kernel.Task, a Args, by xattrTarget) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	size := min(a[3], fs.XattrSizeMax)
+	return copyOutSized(t, a[2], a[3], value)
+}
+
+// copyOutSized answers getxattr and listxattr: the length alone for a
+// size of 0, ERANGE when data does not fit in size bytes, else data
+// copied to addr.
+func copyOutSized(t *kernel.Task, addr, size uint64, data []byte) (uint64, error) {
+	size = min(size, fs.XattrSizeMax)
 	switch {
 	case size == 0:
-		return uint64(len(value)), nil
-	case uint64(len(value)) > size:
+		return uint64(len(data)), nil
+	case uint64(len(data)) > size:
 		return 0, unix.ERANGE
 	}
-	return uint64(len(value)), copyOut(t, a[2], value)
+	return uint64(len(data)), copyOut(t, addr, data)
 }
 
 // listxattr implements listxattr(2), llistxattr and flistxattr: the
@@ -139,14 +146,7 @@ func listxattr(t *kernel.Task, a Args, by xattrTarget) (uint64, error) {
 	for _, name := range fs.ListXattr(n, t.Proc.Cred()) {
 		list = append(append(list, name...), 0)
 	}
-	size := min(a[2], fs.XattrSizeMax)
-	switch {
-	case size == 0:
-		return uint64(len(list)), nil
-	case uint64(len(list)) > size:
-		return 0, unix.ERANGE
-	}
-	return uint64(len(list)), copyOut(t, a[1], list)
+	return copyOutSized(t, a[1], a[2], list)
 }
 
 // removexattr implements removexattr(2), lremovexattr and fremovexattr.
