@@ -125,8 +125,8 @@ func New(c Config) *Kernel {
 		tasks:       map[int]*Task{},
 		futexQueues: map[futexKey][]*futexWaiter{},
 		randGen:     rand.NewChaCha8(seedFromRuntime()),
-		ipc:         ipc.NewNamespace(c.UserMemory),
 	}
+	k.ipc = ipc.NewNamespace(c.UserMemory, k.Now)
 	if k.newRegs == nil {
 		k.newRegs = func() *arch.Frame { return new(arch.Frame) }
 	}

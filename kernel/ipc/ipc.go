@@ -106,11 +106,11 @@ func (p *Perm) owns(c Caller) bool {
 	return c.Cred.Privileged() || c.Cred.UID == p.UID || c.Cred.UID == p.CUID
 }
 
-// set applies IPC_SET's owner and mode.
-func (p *Perm) set(from linux.IpcPerm) {
+// set applies IPC_SET's owner and mode at now (seconds).
+func (p *Perm) set(from linux.IpcPerm, now int64) {
 	p.UID, p.GID = from.UID, from.GID
 	p.Mode = p.Mode&^0o777 | from.Mode&0o777
-	p.Ctime = time.Now().Unix()
+	p.Ctime = now
 }
 
 // object is a queue, a semaphore set or a segment.
@@ -130,10 +130,12 @@ type table struct {
 	// nextID is the id the next object gets (/proc/sys/kernel/*_next_id),
 	// or -1.
 	nextID int
+	// clock is the kernel's wall clock (settable): the objects' times.
+	clock func() time.Time
 }
 
-func newTable(max int) table {
-	return table{objects: map[int]object{}, keys: map[int32]object{}, max: max, lastIdx: -1, nextID: -1}
+func newTable(max int, clock func() time.Time) table {
+	return table{objects: map[int]object{}, keys: map[int32]object{}, max: max, lastIdx: -1, nextID: -1, clock: clock}
 }
 
 // byID finds the object an id names: EINVAL when there is none, or the
@@ -189,7 +191,7 @@ func (t *table) add(o object, key int32, mode uint32, c Caller) error {
 	}
 	p := o.perm()
 	*p = Perm{Key: key, UID: c.Cred.UID, GID: c.Cred.GID, CUID: c.Cred.UID, CGID: c.Cred.GID,
-		Mode: mode & 0o777, Ctime: time.Now().Unix(), seq: seq, idx: idx, changed: make(chan struct{})}
+		Mode: mode & 0o777, Ctime: t.clock().Unix(), seq: seq, idx: idx, changed: make(chan struct{})}
 	t.objects[idx] = o
 	if key != keyPrivate {
 		t.keys[key] = o
@@ -313,6 +315,9 @@ type Namespace struct {
 	// makes their frames.
 	shmPages uint64
 	mem      mm.Memory
+	// clock is the kernel's wall clock, which clock_settime moves: the
+	// send, receive, operation, attach and change times.
+	clock func() time.Time
 	// The limits /proc/sys/kernel shows and root changes.
 	shmMax, shmAll            uint64
 	semMsl, semMns, semOpm    int
@@ -320,10 +325,13 @@ type Namespace struct {
 	semsInUse, msgs, msgBytes int
 }
 
+// seconds is the wall clock's time in seconds, as the objects keep it.
+func (ns *Namespace) seconds() int64 { return ns.clock().Unix() }
+
 // NewNamespace returns an empty namespace with Linux's default limits,
 // whose segments take frames from mem.
-func NewNamespace(mem mm.Memory) *Namespace {
-	return &Namespace{msg: newTable(msgMni), sem: newTable(semMni), shm: newTable(shmMni),
+func NewNamespace(mem mm.Memory, clock func() time.Time) *Namespace {
+	return &Namespace{msg: newTable(msgMni, clock), sem: newTable(semMni, clock), shm: newTable(shmMni, clock), clock: clock,
 		undo: map[int]map[*SemSet][]int{}, mem: mem,
 		shmMax: shmMaxDefault, shmAll: shmAllDefault,
 		semMsl: semMsl, semMns: semMns, semOpm: semOpm, msgMax: msgMax, msgMnb: msgMnb}

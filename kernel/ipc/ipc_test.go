@@ -2,6 +2,7 @@ package ipc
 
 import (
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -17,7 +18,7 @@ var root = Caller{PID: 1, Cred: &fs.Cred{}}
 // at least 64 before one is reused, the sequence number going up at each
 // wrap, and a written *_next_id names the next id once.
 func TestIDsCycleAsLinux(t *testing.T) {
-	ns := NewNamespace(nil)
+	ns := NewNamespace(nil, time.Now)
 	var ids []int
 	for range 3 {
 		id, err := ns.MsgGet(0, 0o600, root)
@@ -70,7 +71,7 @@ func TestIDsCycleAsLinux(t *testing.T) {
 
 // The msgmni setting bounds the queues: ENOSPC past it.
 func TestQueueLimit(t *testing.T) {
-	ns := NewNamespace(nil)
+	ns := NewNamespace(nil, time.Now)
 	if err := ns.Set("msgmni", "2"); err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +92,7 @@ func TestQueueLimit(t *testing.T) {
 // goes, then gives them back; its attach count is its mappings.
 func TestSegmentGoesWithItsLastMapping(t *testing.T) {
 	mem := mmtest.New(t, 64)
-	ns := NewNamespace(mem)
+	ns := NewNamespace(mem, time.Now)
 	as, err := mm.NewAddressSpace(mem)
 	if err != nil {
 		t.Fatal(err)
@@ -137,7 +138,7 @@ func TestSegmentGoesWithItsLastMapping(t *testing.T) {
 
 // SEM_UNDO adjustments are applied when the process exits, clamped at 0.
 func TestSemUndoAtExit(t *testing.T) {
-	ns := NewNamespace(nil)
+	ns := NewNamespace(nil, time.Now)
 	id, err := ns.SemGet(0, 2, 0o600, root)
 	if err != nil {
 		t.Fatal(err)

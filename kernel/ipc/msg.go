@@ -2,7 +2,6 @@ package ipc
 
 import (
 	"slices"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -113,7 +112,7 @@ func (ns *Namespace) MsgSend(id int, m Message, flags int, c Caller, w *Wait) (<
 	q.bytes += len(m.Text)
 	ns.msgs++
 	ns.msgBytes += len(m.Text)
-	q.lspid, q.stime = c.PID, time.Now().Unix()
+	q.lspid, q.stime = c.PID, ns.seconds()
 	q.notify()
 	return nil, nil
 }
@@ -159,7 +158,7 @@ func (ns *Namespace) MsgReceive(id int, size int64, typ int64, flags int, c Call
 		return m, nil, nil
 	}
 	ns.dequeue(q, i)
-	q.lrpid, q.rtime = c.PID, time.Now().Unix()
+	q.lrpid, q.rtime = c.PID, ns.seconds()
 	q.notify()
 	return m, nil, nil
 }
@@ -246,7 +245,7 @@ func (ns *Namespace) MsgSet(id int, ds linux.MsqidDs, c Caller) error {
 	if !q.owns(c) || ds.Qbytes > uint64(ns.msgMnb) && !c.Cred.Privileged() {
 		return unix.EPERM
 	}
-	q.set(ds.Perm)
+	q.set(ds.Perm, ns.seconds())
 	q.qbytes = int(min(ds.Qbytes, 1<<31-1))
 	q.notify() // senders may fit now
 	return nil

@@ -1,8 +1,6 @@
 package ipc
 
 import (
-	"time"
-
 	"golang.org/x/sys/unix"
 
 	"github.com/jiege-go/jiege/abi/linux"
@@ -179,7 +177,7 @@ func (ns *Namespace) SemOp(id int, ops []linux.Sembuf, c Caller, w *Wait) (<-cha
 		s.sems[op.Num].pid = c.PID
 	}
 	copy(adj, newAdj)
-	s.otime = time.Now().Unix()
+	s.otime = ns.seconds()
 	if alter {
 		s.notify()
 	}
@@ -284,7 +282,7 @@ func (ns *Namespace) SemCtl(id, num, cmd, val int, c Caller) (int, error) {
 		}
 		s.sems[num] = semaphore{val: val, pid: c.PID}
 		ns.clearUndo(s, num)
-		s.Ctime = time.Now().Unix()
+		s.Ctime = ns.seconds()
 		s.notify()
 		return 0, nil
 	}
@@ -370,7 +368,7 @@ func (ns *Namespace) SemSetAll(id int, vals []uint16, c Caller) error {
 		s.sems[i] = semaphore{val: int(v), pid: c.PID}
 	}
 	ns.clearUndo(s, -1)
-	s.Ctime = time.Now().Unix()
+	s.Ctime = ns.seconds()
 	s.notify()
 	return nil
 }
@@ -411,7 +409,7 @@ func (ns *Namespace) SemSet(id int, ds linux.SemidDs, c Caller) error {
 	if !s.owns(c) {
 		return unix.EPERM
 	}
-	s.set(ds.Perm)
+	s.set(ds.Perm, ns.seconds())
 	return nil
 }
 

@@ -1,8 +1,6 @@
 package ipc
 
 import (
-	"time"
-
 	"golang.org/x/sys/unix"
 
 	"github.com/jiege-go/jiege/abi/linux"
@@ -94,7 +92,7 @@ func (ns *Namespace) detached(s *Segment) {
 	if s.removed {
 		return
 	}
-	s.dtime = time.Now().Unix()
+	s.dtime = ns.seconds()
 	ns.reapLocked(s)
 }
 
@@ -161,7 +159,7 @@ func (ns *Namespace) ShmAttached(a *Attachment, mapped bool, c Caller) {
 	s := a.seg
 	s.attaching--
 	if mapped {
-		s.atime, s.lpid = time.Now().Unix(), c.PID
+		s.atime, s.lpid = ns.seconds(), c.PID
 	}
 	ns.reapLocked(s)
 }
@@ -238,7 +236,7 @@ func (ns *Namespace) ShmSet(id int, ds linux.ShmidDs, c Caller) error {
 	if err != nil {
 		return err
 	}
-	s.set(ds.Perm)
+	s.set(ds.Perm, ns.seconds())
 	return nil
 }
 
