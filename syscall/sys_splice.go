@@ -12,6 +12,46 @@ func init() {
 	register(sysno.Splice, sysSplice)
 	register(sysno.Tee, sysTee)
 	register(sysno.CopyFileRange, sysCopyFileRange)
+	register(sysno.Vmsplice, sysVmsplice)
+}
+
+// sysVmsplice implements vmsplice(2) by copying, which is what it does on
+// Linux too unless SPLICE_F_GIFT's pages are taken (never, since 2.6.28's
+// fixes): the user's buffers into a pipe's write end, as much as fits once
+// there is room, or a pipe's read end into them. It waits only without
+// SPLICE_F_NONBLOCK (the pipe's own O_NONBLOCK does not count, as Linux's
+// wait_for_space); EBADF for anything but a pipe.
+func sysVmsplice(t *kernel.Task, a Args) (uint64, error) {
+	if a[3]&^spliceFlags != 0 {
+		return 0, unix.EINVAL
+	}
+	d, err := t.Proc.Files.Get(int(int32(a[0])))
+	if err != nil {
+		return 0, err
+	}
+	defer d.DecRef()
+	if _, ok := d.File.(*fs.PipeEnd); !ok {
+		return 0, unix.EBADF
+	}
+	vs, err := readIovecs(t, a[1], a[2])
+	if err != nil || iovecsLen(vs) == 0 {
+		return 0, err
+	}
+	nonblock := a[3]&unix.SPLICE_F_NONBLOCK != 0
+	if !d.Writable() {
+		return readTo(t, d, vs, d.File.ReadTo, ioMode{nonblock: nonblock})
+	}
+	// Into the pipe: what fits once there is room, not all of it (the
+	// caller may be the pipe's only reader).
+	for {
+		n, err := writeFrom(t, d, vs, d.File.WriteFrom, ioMode{nonblock: true})
+		if err != unix.EAGAIN || nonblock {
+			return n, err
+		}
+		if err := waitReady(t, d, unix.EPOLLOUT); err != nil {
+			return 0, err
+		}
+	}
 }
 
 const spliceFlags = unix.SPLICE_F_MOVE | unix.SPLICE_F_NONBLOCK | unix.SPLICE_F_MORE | unix.SPLICE_F_GIFT
