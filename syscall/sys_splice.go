@@ -96,11 +96,28 @@ func spliceEnds(t *kernel.Task, fdIn, offIn, fdOut, offOut uint64) (in, out spli
 			err = unix.EINVAL
 		}
 	}
+	for _, e := range []*spliceEnd{&in, &out} {
+		if err == nil && e.pipe == nil && !spliceable(e.d) {
+			err = unix.EINVAL // no splice_read or splice_write, as Linux's warn_unsupported
+		}
+	}
 	if err != nil {
 		in.d.DecRef()
 		out.d.DecRef()
 	}
 	return in, out, err
+}
+
+// spliceable reports whether the file d is open on is one Linux splices
+// to or from: a regular file (of /proc too), a device or a socket; not a
+// directory, nor an anonymous inode's file (an eventfd, a timerfd, an
+// epoll or inotify instance, a pidfd).
+func spliceable(d *fs.Description) bool {
+	switch d.File.Stat().Mode & unix.S_IFMT {
+	case unix.S_IFREG, unix.S_IFCHR, unix.S_IFSOCK:
+		return true
+	}
+	return false
 }
 
 // read reads the file into b, at the caller's offset or the file's

@@ -4,7 +4,9 @@
 #include "../conform.h"
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 static void contents(const char *name, int fd, int n) {
@@ -128,5 +130,15 @@ int main(void) {
 	RET("copy_file_range from a pipe", copy_file_range(p[0], NULL, h, NULL, 5, 0));
 	RET("copy_file_range overlapping", copy_file_range(f, &(loff_t){0}, f, &(loff_t){4}, 8, 0));
 	RET("copy_file_range to O_APPEND", copy_file_range(f, &(loff_t){0}, ap, NULL, 5, 0));
+
+	/* Files with no splice_read or splice_write: EINVAL, not a wait. */
+	int np[2];
+	pipe(np);
+	mkdir("splice.dir", 0755);
+	int dir = open("splice.dir", O_RDONLY | O_DIRECTORY), efd = eventfd(0, 0);
+	RET("splice from a directory", splice(dir, NULL, np[1], NULL, 1, 0));
+	RET("splice from an empty eventfd", splice(efd, NULL, np[1], NULL, 1, 0));
+	write(np[1], "x", 1);
+	RET("splice into an eventfd", splice(np[0], NULL, efd, NULL, 1, 0));
 	return 0;
 }
