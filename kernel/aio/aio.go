@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jiege-go/jiege/mm"
 )
 
 // MaxNr is fs.aio-max-nr, Linux's default: the events all contexts may ask for.
@@ -102,6 +104,10 @@ func (t *Table) Setup(lim *Limit, id uint64, ring uintptr, nrEvents uint32, even
 	if !lim.take(uint64(nrEvents)) {
 		return nil, unix.EAGAIN
 	}
+	if err := mm.Charged.Charge(contextCharge(events)); err != nil {
+		lim.give(uint64(nrEvents))
+		return nil, unix.ENOMEM // as ioctx_alloc's failed allocation
+	}
 	c := &Context{ID: id, Ring: ring, Events: events, lim: lim, asks: uint64(nrEvents), slots: events - 1, wake: make(chan struct{})}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -152,7 +158,17 @@ func (c *Context) kill() {
 	c.dead = true
 	close(c.wake)
 	c.lim.give(c.asks)
+	c.events = nil
+	mm.Charged.Uncharge(contextCharge(c.Events))
 }
+
+// contextCharge is what a context of events may hold in the kernel's
+// heap, charged to the kernel-wide budget for its life: its completions
+// queued at most, and the context itself.
+func contextCharge(events int) int { return events*eventSize + 256 }
+
+// eventSize is an Event's size in the queue.
+const eventSize = 32
 
 // Reserve takes a slot for one request; false when the ring could not
 // hold its completion (EAGAIN) or the context is gone.

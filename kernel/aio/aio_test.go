@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jiege-go/jiege/mm"
 )
 
 // The ring sizes Linux 6.12 gives (conform-linux/io/aio.c prints its nr
@@ -35,9 +37,10 @@ func TestRingSize(t *testing.T) {
 func TestContextSlots(t *testing.T) {
 	var lim Limit
 	var tab Table
+	charged := mm.Charged.Total()
 	c, err := tab.Setup(&lim, 0x1000, 4096, 3, 4)
-	if err != nil || lim.Nr() != 3 {
-		t.Fatalf("Setup: %v, aio-nr %d", err, lim.Nr())
+	if err != nil || lim.Nr() != 3 || mm.Charged.Total() <= charged {
+		t.Fatalf("Setup: %v, aio-nr %d, charged %d -> %d", err, lim.Nr(), charged, mm.Charged.Total())
 	}
 	for i := 0; i < 3; i++ {
 		if !c.Reserve() {
@@ -59,8 +62,8 @@ func TestContextSlots(t *testing.T) {
 	if !c.Reserve() {
 		t.Fatal("no slot after reaping")
 	}
-	if _, ok := tab.Destroy(0x1000); !ok || lim.Nr() != 0 {
-		t.Fatalf("Destroy: %v, aio-nr %d", ok, lim.Nr())
+	if _, ok := tab.Destroy(0x1000); !ok || lim.Nr() != 0 || mm.Charged.Total() != charged {
+		t.Fatalf("Destroy: %v, aio-nr %d, charged %d, %d before", ok, lim.Nr(), mm.Charged.Total(), charged)
 	}
 	if _, _, dead := c.Take(1); !dead || c.Reserve() {
 		t.Fatal("a destroyed context takes requests")
