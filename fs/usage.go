@@ -216,6 +216,7 @@ func (n *Node) releaseLocked() {
 func (n *Node) releaseIfGoneLocked() {
 	if n.Links == 0 && n.opens == 0 && n.mapped == nil {
 		n.releaseLocked()
+		n.dropXattrsLocked()
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jiege-go/jiege/mm"
 )
 
 // Extended attributes, as tmpfs keeps them: the user.*, trusted.* and
@@ -83,27 +85,54 @@ func xattrAccess(n *Node, c *Cred, name string, write bool) error {
 
 // SetXattr sets n's attribute name to value for c; flags XattrCreate
 // (EEXIST when it exists) or XattrReplace (ENODATA when it does not).
+// Each attribute charges the kernel-wide budget (mm.Charged) for its name
+// and value until it is replaced or removed or the file is gone: ENOSPC
+// past it, as tmpfs's simple_xattr accounting answers.
 func SetXattr(n *Node, c *Cred, name string, value []byte, flags int) error {
 	if err := xattrAccess(n, c, name, true); err != nil {
 		return err
 	}
+	if err := n.setXattr(name, value, flags); err != nil {
+		return err
+	}
+	n.touchChange()
+	return nil
+}
+
+func (n *Node) setXattr(name string, value []byte, flags int) error {
 	n.mu.Lock()
-	_, exists := n.xattrs[name]
+	defer n.mu.Unlock()
+	old, exists := n.xattrs[name]
 	switch {
 	case flags&XattrCreate != 0 && exists:
-		n.mu.Unlock()
 		return unix.EEXIST
 	case flags&XattrReplace != 0 && !exists:
-		n.mu.Unlock()
 		return unix.ENODATA
+	}
+	if err := mm.Charged.Charge(xattrCost(name, value)); err != nil {
+		return unix.ENOSPC
+	}
+	if exists {
+		mm.Charged.Uncharge(xattrCost(name, old))
 	}
 	if n.xattrs == nil {
 		n.xattrs = map[string][]byte{}
 	}
 	n.xattrs[name] = slices.Clone(value)
-	n.mu.Unlock()
-	n.touchChange()
 	return nil
+}
+
+// xattrCost is what an attribute charges: its name, its value and the
+// map entry that holds them.
+func xattrCost(name string, value []byte) int { return len(name) + len(value) + 64 }
+
+// dropXattrsLocked gives back the attributes' charge: the file is gone.
+// n.mu is held.
+func (n *Node) dropXattrsLocked() {
+	for name, v := range n.xattrs {
+		mm.Charged.Uncharge(xattrCost(name, v))
+	}
+	n.xattrs = nil
 }
 
 // GetXattr returns n's attribute name for c: ENODATA when it has none.
@@ -144,13 +173,20 @@ func RemoveXattr(n *Node, c *Cred, name string) error {
 	if err := xattrAccess(n, c, name, true); err != nil {
 		return err
 	}
-	n.mu.Lock()
-	_, ok := n.xattrs[name]
-	delete(n.xattrs, name)
-	n.mu.Unlock()
-	if !ok {
+	if !n.removeXattr(name) {
 		return unix.ENODATA
 	}
 	n.touchChange()
 	return nil
+}
+
+func (n *Node) removeXattr(name string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	v, ok := n.xattrs[name]
+	if ok {
+		delete(n.xattrs, name)
+		mm.Charged.Uncharge(xattrCost(name, v))
+	}
+	return ok
 }
