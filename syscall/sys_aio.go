@@ -47,17 +47,11 @@ func sysIoSetup(t *kernel.Task, a Args) (uint64, error) {
 		return 0, err
 	}
 	p := t.Proc
-	p.Lock()
-	ring, err := p.AS.Mmap(0, length, mm.Mapping{Perm: protPerm(unix.PROT_READ | unix.PROT_WRITE)})
-	p.Unlock()
+	ring, err := mapRing(p, length)
 	if err != nil {
 		return 0, unix.ENOMEM
 	}
-	unmap := func() {
-		p.Lock()
-		p.AS.Unmap(ring, length)
-		p.Unlock()
-	}
+	unmap := func() { unmapRing(p, ring, length) }
 	header := linux.AIORing{ID: 0, Nr: uint32(events), CompatFeatures: 1, Len: uint32(unsafe.Sizeof(linux.AIORing{}))}
 	if err := copyOutStruct(t, uint64(ring), header); err != nil {
 		unmap()
@@ -83,10 +77,23 @@ func sysIoDestroy(t *kernel.Task, a Args) (uint64, error) {
 	if !ok {
 		return 0, unix.EINVAL
 	}
-	t.Proc.Lock()
-	t.Proc.AS.Unmap(uintptr(c.ID), c.Ring)
-	t.Proc.Unlock()
+	unmapRing(t.Proc, uintptr(c.ID), c.Ring)
 	return 0, nil
+}
+
+// mapRing maps a context's ring, readable and writable, where the
+// address space has room.
+func mapRing(p *kernel.Process, length uintptr) (uintptr, error) {
+	p.Lock()
+	defer p.Unlock()
+	return p.AS.Mmap(0, length, mm.Mapping{Perm: protPerm(unix.PROT_READ | unix.PROT_WRITE)})
+}
+
+// unmapRing unmaps a context's ring.
+func unmapRing(p *kernel.Process, ring, length uintptr) {
+	p.Lock()
+	defer p.Unlock()
+	p.AS.Unmap(ring, length)
 }
 
 // sysIoSubmit implements io_submit(2): the number of iocbs taken, or the

@@ -128,25 +128,34 @@ func (t *Table) Get(id uint64) (*Context, bool) {
 
 // Destroy removes the context with id (io_destroy) and kills it.
 func (t *Table) Destroy(id uint64) (*Context, bool) {
-	t.mu.Lock()
-	c, ok := t.ctxs[id]
-	delete(t.ctxs, id)
-	t.mu.Unlock()
+	c, ok := t.remove(id)
 	if ok {
 		c.kill()
 	}
 	return c, ok
 }
 
+func (t *Table) remove(id uint64) (*Context, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c, ok := t.ctxs[id]
+	delete(t.ctxs, id)
+	return c, ok
+}
+
 // DestroyAll kills every context: the address space is gone.
 func (t *Table) DestroyAll() {
-	t.mu.Lock()
-	ctxs := t.ctxs
-	t.ctxs = nil
-	t.mu.Unlock()
-	for _, c := range ctxs {
+	for _, c := range t.removeAll() {
 		c.kill()
 	}
+}
+
+func (t *Table) removeAll() map[uint64]*Context {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ctxs := t.ctxs
+	t.ctxs = nil
+	return ctxs
 }
 
 func (c *Context) kill() {
