@@ -442,7 +442,7 @@ func (f *NodeFile) Stat() Stat { return StatNode(f.node) }
 // Close drops the locks the description held (flock, OFD locks), and the
 // file's pages' charge when it was the last thing holding an unlinked file.
 func (f *NodeFile) Close() error {
-	f.tree.ReleaseOwner(f)
+	f.tree.ReleaseOwnerOn(f.node, f)
 	gone := false
 	if n := f.node; f.counted {
 		f.tree.SetLease(n, f, false, true)

@@ -12,16 +12,19 @@ import "golang.org/x/sys/unix"
 // access, a read (write false) or write lease on n, or drops its lease
 // (unlock): EAGAIN while another open or lease conflicts.
 func (t *Tree) SetLease(n *Node, holder *NodeFile, write, unlock bool) error {
+	if unlock && !n.inLockTable.Load() {
+		return nil
+	}
 	t.locks.mu.Lock()
 	defer t.locks.mu.Unlock()
+	nl := t.locks.byNode[n]
 	if unlock {
-		if nl := t.locks.byNode[n]; nl != nil {
+		if nl != nil {
 			delete(nl.leases, holder)
 			t.locks.forgetIdle(n, nl)
 		}
 		return nil
 	}
-	nl := t.locks.of(n)
 	n.mu.RLock()
 	writers, readers := n.writers, n.opens-n.writers
 	n.mu.RUnlock()
@@ -32,12 +35,14 @@ func (t *Tree) SetLease(n *Node, holder *NodeFile, write, unlock bool) error {
 	if !write && writers > 0 || write && (writers != selfWriters || readers != selfReaders) {
 		return unix.EAGAIN
 	}
-	for h, w := range nl.leases {
-		if h != holder && (w || write) {
-			return unix.EAGAIN
+	if nl != nil {
+		for h, w := range nl.leases {
+			if h != holder && (w || write) {
+				return unix.EAGAIN
+			}
 		}
 	}
-	nl.leases[holder] = write
+	t.locks.of(n).leases[holder] = write // a refusal makes no entry
 	return nil
 }
 

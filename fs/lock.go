@@ -57,6 +57,7 @@ func (l *lockTable) of(n *Node) *nodeLocks {
 	if nl == nil {
 		nl = &nodeLocks{flocks: map[LockOwner]bool{}, leases: map[*NodeFile]bool{}}
 		l.byNode[n] = nl
+		n.inLockTable.Store(true)
 	}
 	return nl
 }
@@ -65,7 +66,11 @@ func (l *lockTable) of(n *Node) *nodeLocks {
 func (t *Tree) TestLock(n *Node, want Lock) (Lock, bool) {
 	t.locks.mu.Lock()
 	defer t.locks.mu.Unlock()
-	return conflict(t.locks.of(n), want)
+	nl := t.locks.byNode[n]
+	if nl == nil { // asking makes no entry: it would stay
+		return Lock{}, false
+	}
+	return conflict(nl, want)
 }
 
 func conflict(nl *nodeLocks, want Lock) (Lock, bool) {
@@ -210,17 +215,21 @@ func replaceRange(posix []Lock, want Lock, unlock bool) []Lock {
 func (l *lockTable) forgetIdle(n *Node, nl *nodeLocks) {
 	if len(nl.posix) == 0 && len(nl.flocks) == 0 && len(nl.leases) == 0 && len(nl.notifier.watchers) == 0 {
 		delete(l.byNode, n)
+		n.inLockTable.Store(false)
 	}
 }
 
 // ReleaseLocks drops every POSIX lock owner holds on n (a close by the
 // owning process).
 func (t *Tree) ReleaseLocks(n *Node, owner LockOwner) {
+	if !n.inLockTable.Load() {
+		return
+	}
 	t.SetLock(n, Lock{Owner: owner}, true, false)
 }
 
-// ReleaseOwner drops every lock owner holds on any node of t (its exit,
-// or the last close of a description).
+// ReleaseOwner drops every lock owner holds on any node of t (a
+// process's exit).
 func (t *Tree) ReleaseOwner(owner LockOwner) {
 	t.locks.mu.Lock()
 	var nodes []*Node
@@ -240,6 +249,17 @@ func (t *Tree) ReleaseOwner(owner LockOwner) {
 		t.ReleaseLocks(n, owner)
 		t.Flock(n, owner, false, true)
 	}
+}
+
+// ReleaseOwnerOn drops every lock owner holds on n: a description's
+// flock and OFD locks at its last close, which can be on its own file
+// only (ReleaseOwner searches every node, for a process's exit).
+func (t *Tree) ReleaseOwnerOn(n *Node, owner LockOwner) {
+	if !n.inLockTable.Load() {
+		return
+	}
+	t.ReleaseLocks(n, owner)
+	t.Flock(n, owner, false, true)
 }
 
 // Flock takes (exclusive or shared) or, with unlock, drops owner's flock

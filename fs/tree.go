@@ -59,6 +59,11 @@ type Node struct {
 	// mapped is the memory of the node's shared mappings (mapped.go),
 	// guarded by mu.
 	mapped FileMapping
+	// inLockTable is set while the node has an entry in its tree's lock
+	// table (lock.go), so that a close of a file no one locked skips the
+	// table, as Linux's locks_remove_posix skips an inode with no lock
+	// context.
+	inLockTable atomic.Bool
 
 	mu sync.RWMutex
 }
