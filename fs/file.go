@@ -3,6 +3,7 @@ package fs
 import (
 	"io"
 	"io/fs"
+	"slices"
 	"sync"
 	"time"
 
@@ -507,7 +508,8 @@ func (c Console) Stat() Stat {
 	return Stat{Dev: devConsole, Ino: 1, Mode: unix.S_IFCHR | 0o620, Nlink: 1, Rdev: devConsole, Blksize: 1024}
 }
 
-// FD is one slot of a descriptor table.
+// FD is one slot of a descriptor table: free while Desc is nil. Slots
+// are held by value, so that an open allocates no slot.
 type FD struct {
 	Desc    *Description
 	CloExec bool
@@ -517,7 +519,7 @@ type FD struct {
 // created with CLONE_FILES share one table; fork copies it.
 type FDTable struct {
 	mu    sync.Mutex
-	files []*FD
+	files []FD
 	limit int  // RLIMIT_NOFILE
 	set   bool // limit was set; DefaultFDLimit applies until then
 }
@@ -580,10 +582,10 @@ func (t *FDTable) Install(d *Description, cloexec bool, min int) (int, error) {
 	}
 	for fd := min; fd < limit; fd++ {
 		if fd >= len(t.files) {
-			t.files = append(t.files, make([]*FD, fd+1-len(t.files))...)
+			t.files = append(t.files, make([]FD, fd+1-len(t.files))...)
 		}
-		if t.files[fd] == nil {
-			t.files[fd] = &FD{Desc: d, CloExec: cloexec}
+		if t.files[fd].Desc == nil {
+			t.files[fd] = FD{Desc: d, CloExec: cloexec}
 			d.IncRef()
 			return fd, nil
 		}
@@ -599,14 +601,14 @@ func (t *FDTable) InstallAt(d *Description, fd int, cloexec bool) error {
 		return unix.EBADF
 	}
 	if fd >= len(t.files) {
-		t.files = append(t.files, make([]*FD, fd+1-len(t.files))...)
+		t.files = append(t.files, make([]FD, fd+1-len(t.files))...)
 	}
-	old := t.files[fd]
+	old := t.files[fd].Desc
 	d.IncRef()
-	t.files[fd] = &FD{Desc: d, CloExec: cloexec}
+	t.files[fd] = FD{Desc: d, CloExec: cloexec}
 	t.mu.Unlock()
 	if old != nil {
-		old.Desc.DecRef()
+		old.DecRef()
 	}
 	return nil
 }
@@ -617,7 +619,7 @@ func (t *FDTable) InstallAt(d *Description, fd int, cloexec bool) error {
 // the call is over, as Linux's fdget and fdput do.
 func (t *FDTable) Get(fd int) (*Description, error) {
 	t.mu.Lock() // no defer: every system call on a descriptor comes here
-	if fd < 0 || fd >= len(t.files) || t.files[fd] == nil {
+	if fd < 0 || fd >= len(t.files) || t.files[fd].Desc == nil {
 		t.mu.Unlock()
 		return nil, unix.EBADF
 	}
@@ -631,7 +633,7 @@ func (t *FDTable) Get(fd int) (*Description, error) {
 func (t *FDTable) SetCloExec(fd int, on bool) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if fd < 0 || fd >= len(t.files) || t.files[fd] == nil {
+	if fd < 0 || fd >= len(t.files) || t.files[fd].Desc == nil {
 		return unix.EBADF
 	}
 	t.files[fd].CloExec = on
@@ -642,7 +644,7 @@ func (t *FDTable) SetCloExec(fd int, on bool) error {
 func (t *FDTable) CloExec(fd int) (bool, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if fd < 0 || fd >= len(t.files) || t.files[fd] == nil {
+	if fd < 0 || fd >= len(t.files) || t.files[fd].Desc == nil {
 		return false, unix.EBADF
 	}
 	return t.files[fd].CloExec, nil
@@ -653,10 +655,9 @@ func (t *FDTable) CloExec(fd int) (bool, error) {
 func (t *FDTable) Fork() *FDTable {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	c := &FDTable{files: make([]*FD, len(t.files)), limit: t.limit, set: t.set}
-	for i, fd := range t.files {
-		if fd != nil {
-			c.files[i] = &FD{Desc: fd.Desc, CloExec: fd.CloExec}
+	c := &FDTable{files: slices.Clone(t.files), limit: t.limit, set: t.set}
+	for _, fd := range c.files {
+		if fd.Desc != nil {
 			fd.Desc.IncRef()
 		}
 	}
@@ -679,12 +680,12 @@ func (t *FDTable) Close(fd int) error {
 // process's locks on the file in between).
 func (t *FDTable) Remove(fd int) (*Description, error) {
 	t.mu.Lock()
-	if fd < 0 || fd >= len(t.files) || t.files[fd] == nil {
+	if fd < 0 || fd >= len(t.files) || t.files[fd].Desc == nil {
 		t.mu.Unlock()
 		return nil, unix.EBADF
 	}
 	d := t.files[fd].Desc
-	t.files[fd] = nil
+	t.files[fd] = FD{}
 	t.mu.Unlock()
 	return d, nil
 }
@@ -694,9 +695,9 @@ func (t *FDTable) CloseOnExec() {
 	t.mu.Lock()
 	var closing []*Description
 	for i, fd := range t.files {
-		if fd != nil && fd.CloExec {
+		if fd.Desc != nil && fd.CloExec {
 			closing = append(closing, fd.Desc)
-			t.files[i] = nil
+			t.files[i] = FD{}
 		}
 	}
 	t.mu.Unlock()
@@ -712,7 +713,7 @@ func (t *FDTable) CloseAll() {
 	t.files = nil
 	t.mu.Unlock()
 	for _, fd := range files {
-		if fd != nil {
+		if fd.Desc != nil {
 			fd.Desc.DecRef()
 		}
 	}
@@ -724,7 +725,7 @@ func (t *FDTable) Numbers() []int {
 	defer t.mu.Unlock()
 	var out []int
 	for i, fd := range t.files {
-		if fd != nil {
+		if fd.Desc != nil {
 			out = append(out, i)
 		}
 	}
