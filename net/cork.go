@@ -1,7 +1,6 @@
 package net
 
 import (
-	"bytes"
 	"encoding/binary"
 	"io"
 	"sync"
@@ -10,6 +9,8 @@ import (
 	"golang.org/x/sys/unix"
 	"gvisor.dev/gvisor/pkg/tcpip"
 	"gvisor.dev/gvisor/pkg/tcpip/transport/tcp"
+
+	"github.com/jiege-go/jiege/fs"
 )
 
 // TCP_CORK, kept here rather than by netstack, whose cork lost and
@@ -37,6 +38,7 @@ const (
 type cork struct {
 	mu    sync.Mutex
 	held  []byte
+	src   payload     // the write under way
 	timer *time.Timer // sends held after corkTimeout
 	// A shutdown for writing or a close that came while the stack had
 	// no room for held: done once held is sent, so that the data goes
@@ -62,7 +64,7 @@ func (so *InetSocket) SetCork(v bool) {
 // without MSG_MORE completes.
 func (so *InetSocket) SendMore(b []byte, to *Addr) (int, error) {
 	if !so.dgram {
-		return so.write(bytes.NewReader(b), len(b), true)
+		return so.write(payload{bytes: b, n: len(b)}, true)
 	}
 	c := &so.cork
 	c.mu.Lock()
@@ -99,25 +101,32 @@ func (so *InetSocket) completeDatagram(b []byte, to *Addr) ([]byte, *Addr, error
 	return append(held, b...), heldTo, nil
 }
 
-// write sends n bytes that r yields, after what the socket holds, or
-// holds them too (TCP_CORK set, or more: MSG_MORE); it returns how many
-// of r's bytes were taken.
-func (so *InetSocket) write(r io.Reader, n int, more bool) (int, error) {
+// write sends src's bytes after what the socket holds, or holds them too
+// (TCP_CORK set, or more: MSG_MORE); it returns how many of src's bytes
+// were taken.
+func (so *InetSocket) write(src payload, more bool) (int, error) {
 	c := &so.cork
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closeAfter || c.shutdownAfter&tcpip.ShutdownWrite != 0 {
 		return 0, unix.EPIPE
 	}
+	n := src.n
 	if n == 0 {
 		return 0, nil
 	}
+	c.src = src
+	defer func() { c.src = payload{} }() // keep no hold on the caller's memory
 	if (more || so.corked.Load()) && len(c.held)+n <= corkHold && (len(c.held) > 0 || so.maySend()) {
+		c.takeHeld()
 		start := len(c.held)
-		c.held = append(c.held, make([]byte, n)...)
-		if k, err := io.ReadFull(r, c.held[start:]); err != nil {
+		c.held = c.held[:start+n]
+		if k, err := io.ReadFull(&c.src, c.held[start:]); err != nil {
 			c.held = c.held[:start+k]
 			if k == 0 {
+				if start == 0 {
+					c.dropHeld()
+				}
 				return 0, err
 			}
 			n = k
@@ -130,19 +139,76 @@ func (so *InetSocket) write(r io.Reader, n int, more bool) (int, error) {
 		return n, nil
 	}
 	held := len(c.held)
-	var p tcpip.Payloader = sizedReader{r, n}
-	if held > 0 {
-		p = sizedReader{io.MultiReader(bytes.NewReader(c.held), r), held + n}
-	}
-	w, terr := so.ep.Write(p, tcpip.WriteOptions{})
+	c.src.held, c.src.n = c.held, held+n
+	w, terr := so.ep.Write(&c.src, tcpip.WriteOptions{})
 	sent := int(w)
 	if sent <= held {
-		// The stack took none of r's bytes, and maybe not all held.
+		// The stack took none of src's bytes, and maybe not all held.
 		c.held = c.held[:copy(c.held, c.held[sent:])]
+		if len(c.held) == 0 {
+			c.dropHeld()
+		}
 		return 0, errorOr(terr, unix.EAGAIN)
 	}
-	c.held = nil // an idle connection keeps no buffer
+	c.dropHeld() // an idle connection keeps no buffer
 	return sent - held, nil
+}
+
+// payload is what one write hands the stack, n bytes in all: the bytes
+// the socket held, then the writer's, from a slice, from user memory
+// (copied once, straight into the stack's buffers) or from a reader. A
+// socket reuses its own, under cork.mu, so that a write allocates none.
+type payload struct {
+	held  []byte
+	bytes []byte
+	user  fs.UserIO
+	r     io.Reader
+	n     int
+}
+
+func (p *payload) Len() int { return p.n }
+
+func (p *payload) Read(b []byte) (int, error) {
+	if p.n == 0 {
+		return 0, io.EOF
+	}
+	b = b[:min(len(b), p.n)]
+	var k int
+	var err error
+	switch {
+	case len(p.held) > 0:
+		k = copy(b, p.held)
+		p.held = p.held[k:]
+	case p.user != nil:
+		k, err = p.user.CopyIn(b)
+	case p.r != nil:
+		k, err = p.r.Read(b)
+	default:
+		k = copy(b, p.bytes)
+		p.bytes = p.bytes[k:]
+	}
+	p.n -= k
+	return k, err
+}
+
+// heldBufs are the buffers of connections that hold bytes: one a
+// connection while it holds any, so that an idle one keeps none and a
+// corked write allocates none.
+var heldBufs = sync.Pool{New: func() any { return new([corkHold]byte) }}
+
+// takeHeld gives a connection that holds nothing a buffer; mu is held.
+func (c *cork) takeHeld() {
+	if c.held == nil {
+		c.held = heldBufs.Get().(*[corkHold]byte)[:0]
+	}
+}
+
+// dropHeld empties held and gives a connection's buffer back; mu is held.
+func (c *cork) dropHeld() {
+	if cap(c.held) == corkHold {
+		heldBufs.Put((*[corkHold]byte)(c.held[:corkHold]))
+	}
+	c.held = nil
 }
 
 // sendHeld sends what the socket holds (on TCP_CORK's removal, its
@@ -174,14 +240,16 @@ func (so *InetSocket) sendHeldLocked() {
 	if len(c.held) == 0 {
 		return
 	}
-	w, err := so.ep.Write(bytes.NewReader(c.held), tcpip.WriteOptions{})
+	c.src = payload{held: c.held, n: len(c.held)}
+	w, err := so.ep.Write(&c.src, tcpip.WriteOptions{})
+	c.src = payload{}
 	c.held = c.held[:copy(c.held, c.held[w:])]
 	if _, full := err.(*tcpip.ErrWouldBlock); full && len(c.held) > 0 {
 		c.timer.Reset(corkRetry)
 		return
 	}
 	if err != nil || len(c.held) == 0 {
-		c.held = nil
+		c.dropHeld()
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/netip"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -39,10 +40,11 @@ type InetSocket struct {
 	// netstack keeps urgent data inline whatever it says.
 	oobInline atomic.Bool
 
-	corked atomic.Bool // TCP_CORK as set
-	cork   cork        // what TCP_CORK holds (cork.go)
-	link   *link       // the Ethernet link, if the stack has one (finmerge.go)
-	tw     *timeWaits  // the stack's (timewait.go)
+	corked  atomic.Bool // TCP_CORK as set
+	cork    cork        // what TCP_CORK holds, and the write under way (cork.go)
+	reading reading     // the read under way
+	link    *link       // the Ethernet link, if the stack has one (finmerge.go)
+	tw      *timeWaits  // the stack's (timewait.go)
 	Timeouts
 }
 
@@ -492,20 +494,72 @@ func (so *InetSocket) Shutdown(how int) error {
 	return err
 }
 
-// ReadTo receives into dst, staged through a buffer: the stack copies
-// into a []byte.
-func (so *InetSocket) ReadTo(dst fs.UserIO) (int64, error) { return fs.ReadStaged(dst, so.Read) }
+// ReadTo receives into dst. A connection's bytes go from the stack's
+// buffers straight to user memory, the bytes before a fault taken, as
+// Linux's tcp_recvmsg; a datagram is staged through a buffer, for it is
+// taken whole or not at all.
+func (so *InetSocket) ReadTo(dst fs.UserIO) (int64, error) {
+	if so.dgram {
+		return fs.ReadStaged(dst, so.Read)
+	}
+	if dst.Len() == 0 {
+		return 0, nil
+	}
+	so.reading.mu.Lock()
+	so.reading.user = userSink{dst}
+	n, err := so.readInto(&so.reading.user)
+	so.reading.user = userSink{}
+	so.reading.mu.Unlock()
+	return int64(n), err
+}
 
-// WriteFrom sends src's bytes, staged through a buffer.
-func (so *InetSocket) WriteFrom(src fs.UserIO) (int64, error) { return fs.WriteStaged(src, so.Write) }
+// WriteFrom sends src's bytes: a connection's are copied once, from user
+// memory into the stack's buffers; a datagram's are staged.
+func (so *InetSocket) WriteFrom(src fs.UserIO) (int64, error) {
+	if so.dgram {
+		return fs.WriteStaged(src, so.Write)
+	}
+	n, err := so.write(payload{user: src, n: int(min(src.Len(), fs.IOChunk))}, false)
+	return int64(n), err
+}
 
 // Read receives into p; 0 at end of stream, EAGAIN when nothing is there.
 func (so *InetSocket) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	w := tcpip.SliceWriter(p)
-	r, terr := so.ep.Read(&w, tcpip.ReadOptions{})
+	so.reading.mu.Lock()
+	so.reading.slice = tcpip.SliceWriter(p)
+	n, err := so.readInto(&so.reading.slice)
+	so.reading.slice = nil
+	so.reading.mu.Unlock()
+	return n, err
+}
+
+// reading is what a socket's reads reuse, one read at a time (as Linux's
+// socket lock orders them), so that a read allocates no writer.
+type reading struct {
+	mu    sync.Mutex
+	slice tcpip.SliceWriter
+	user  userSink
+}
+
+// userSink writes the stack's bytes to user memory: short, with EFAULT,
+// at a page it may not write, and io.ErrShortWrite once it is full, which
+// ends the stack's read there.
+type userSink struct{ dst fs.UserIO }
+
+func (u *userSink) Write(p []byte) (int, error) {
+	n, err := u.dst.CopyOut(p[:min(int64(len(p)), u.dst.Len())])
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
+	}
+	return n, err
+}
+
+// readInto receives into w (so.reading is held).
+func (so *InetSocket) readInto(w io.Writer) (int, error) {
+	r, terr := so.ep.Read(w, tcpip.ReadOptions{})
 	err := Errno(terr)
 	switch err {
 	case errEOF:
@@ -537,7 +591,7 @@ func (so *InetSocket) Peek(p []byte) (int, error) {
 // Write sends what fits of p; EAGAIN when nothing does.
 func (so *InetSocket) Write(p []byte) (int, error) {
 	if !so.dgram {
-		return so.write(bytes.NewReader(p), len(p), false)
+		return so.write(payload{bytes: p, n: len(p)}, false)
 	}
 	n, err := so.ep.Write(bytes.NewReader(p), tcpip.WriteOptions{})
 	if n > 0 {
@@ -552,7 +606,7 @@ func (so *InetSocket) Write(p []byte) (int, error) {
 // the stack reads until it has them.
 func (so *InetSocket) WriteReader(r io.Reader, n int) (int, error) {
 	if !so.dgram {
-		return so.write(r, n, false)
+		return so.write(payload{r: r, n: n}, false)
 	}
 	w, err := so.ep.Write(sizedReader{r, n}, tcpip.WriteOptions{})
 	if w > 0 {
@@ -649,7 +703,7 @@ func Errno(err tcpip.Error) error {
 		return unix.EMSGSIZE
 	case *tcpip.ErrNoPortAvailable:
 		return unix.EAGAIN
-	case *tcpip.ErrBadAddress:
+	case *tcpip.ErrBadAddress, *tcpip.ErrBadBuffer:
 		return unix.EFAULT
 	case *tcpip.ErrAddressFamilyNotSupported:
 		return unix.EAFNOSUPPORT
