@@ -87,7 +87,8 @@ func NewLoopback() (*Stack, error) {
 			return nil, fmt.Errorf("netstack: TCP option %T: %v", opt, err)
 		}
 	}
-	if err := s.CreateNICWithOptions(loopbackNIC, loopback.New(), stack.NICOptions{Name: nicName(loopbackNIC)}); err != nil {
+	lo := loopback.New()
+	if err := s.CreateNICWithOptions(loopbackNIC, lo, stack.NICOptions{Name: nicName(loopbackNIC), QDisc: newDirectQueue(lo)}); err != nil {
 		return nil, fmt.Errorf("netstack: create loopback: %v", err)
 	}
 	addrs := []tcpip.ProtocolAddress{
@@ -128,7 +129,8 @@ func (s *Stack) AddEthernet(c Config, dev Device) error {
 		return fmt.Errorf("netstack: Ethernet interface already added")
 	}
 	link := newLink(dev, c.MTU, tcpip.LinkAddress(c.MAC[:]))
-	if err := s.Stack.CreateNICWithOptions(ethernetNIC, ethernet.New(link), stack.NICOptions{Name: nicName(ethernetNIC)}); err != nil {
+	eth := ethernet.New(link)
+	if err := s.Stack.CreateNICWithOptions(ethernetNIC, eth, stack.NICOptions{Name: nicName(ethernetNIC), QDisc: newDirectQueue(eth)}); err != nil {
 		return fmt.Errorf("netstack: create NIC: %v", err)
 	}
 	addr := tcpip.ProtocolAddress{

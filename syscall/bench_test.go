@@ -1,12 +1,17 @@
 package syscall
 
 import (
+	"encoding/binary"
+	"runtime"
 	"testing"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/jiege-go/jiege/abi/linux/sysno"
 	"github.com/jiege-go/jiege/fs"
+	"github.com/jiege-go/jiege/kernel"
+	"github.com/jiege-go/jiege/mm"
+	jnet "github.com/jiege-go/jiege/net"
 )
 
 // BenchmarkFileRequest makes the file system calls nginx makes for each
@@ -35,6 +40,66 @@ func BenchmarkFileRequest(b *testing.B) {
 		call(task, sysno.Close, uint64(fd))
 		if i++; i%4096 == 0 {
 			call(task, sysno.Ftruncate, uint64(log), 0)
+		}
+	}
+}
+
+// BenchmarkSocketRequest makes the socket calls nginx makes for a request
+// on a kept-alive connection, over the loopback: the client's write of
+// the request, the server's recvfrom of it, TCP_CORK set, writev of the
+// headers and the body, TCP_CORK cleared, and the client's reads of the
+// answer. Each side polls with MSG_DONTWAIT, for netstack delivers in its
+// own goroutines.
+func BenchmarkSocketRequest(b *testing.B) {
+	k := kernel.New(kernel.Config{})
+	lo, err := jnet.NewLoopback()
+	if err != nil {
+		b.Fatal(err)
+	}
+	k.Network = lo
+	task, _ := newTaskIn(b, k)
+	if _, err := task.Proc.AS.Map(benchBuf, benchLen, mm.PTERead|mm.PTEWrite, true); err != nil {
+		b.Fatal(err)
+	}
+	const addr, one, iov, req, head, body, in = scratch, scratch + 64, scratch + 128, scratch + 256, scratch + 512, benchBuf, benchBuf + 4096
+	sockaddr := make([]byte, 16)
+	sockaddr[0] = unix.AF_INET
+	binary.BigEndian.PutUint16(sockaddr[2:], 8080)
+	copy(sockaddr[4:], []byte{127, 0, 0, 1})
+	put(b, task, addr, sockaddr)
+	put(b, task, one, words(1))
+	ls := call(task, sysno.Socket, unix.AF_INET, unix.SOCK_STREAM, 0)
+	if call(task, sysno.Bind, uint64(ls), addr, 16) != 0 || call(task, sysno.Listen, uint64(ls), 8) != 0 {
+		b.Fatal("bind and listen")
+	}
+	cli := call(task, sysno.Socket, unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_NONBLOCK, 0)
+	call(task, sysno.Connect, uint64(cli), addr, 16)
+	srv := int64(-1)
+	for srv < 0 {
+		srv = call(task, sysno.Accept4, uint64(ls), 0, 0, unix.SOCK_NONBLOCK)
+		runtime.Gosched()
+	}
+	request := "GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n"
+	put(b, task, req, []byte(request))
+	put(b, task, head, make([]byte, 250))
+	put(b, task, iov, words(head, 250, body, 239))
+	const answer = 250 + 239
+	for b.Loop() {
+		call(task, sysno.Write, uint64(cli), req, uint64(len(request)))
+		for call(task, sysno.Recvfrom, uint64(srv), in, 1024, unix.MSG_DONTWAIT, 0, 0) <= 0 {
+			runtime.Gosched()
+		}
+		call(task, sysno.Setsockopt, uint64(srv), unix.IPPROTO_TCP, unix.TCP_CORK, one, 4)
+		if n := call(task, sysno.Writev, uint64(srv), iov, 2); n != answer {
+			b.Fatalf("writev: %d", n)
+		}
+		call(task, sysno.Setsockopt, uint64(srv), unix.IPPROTO_TCP, unix.TCP_CORK, one+4, 4)
+		for got := int64(0); got < answer; {
+			if n := call(task, sysno.Recvfrom, uint64(cli), in, 4096, unix.MSG_DONTWAIT, 0, 0); n > 0 {
+				got += n
+			} else {
+				runtime.Gosched()
+			}
 		}
 	}
 }

@@ -31,24 +31,33 @@ const (
 // iovec is one user buffer (struct iovec).
 type iovec struct{ base, len uint64 }
 
-// readIovecs reads an iovec array: EINVAL past UIO_MAXIOV or when the
-// lengths overflow ssize_t, as on Linux; the total is capped at MAX_RW_COUNT.
-func readIovecs(t *kernel.Task, addr, count uint64) ([]iovec, error) {
+// fewIovecs is how many iovecs a call keeps on its stack (nginx's writev
+// passes two); an array of more is allocated.
+const fewIovecs = 8
+
+// readIovecs reads an iovec array, into few when it fits: EINVAL past
+// UIO_MAXIOV or when the lengths overflow ssize_t, as on Linux; the total
+// is capped at MAX_RW_COUNT.
+func readIovecs(t *kernel.Task, addr, count uint64, few *[fewIovecs]iovec) ([]iovec, error) {
 	if count > maxIovecs {
 		return nil, unix.EINVAL
 	}
-	raw := make([]linux.Iovec, count)
-	if err := copyIn(t, addr, linux.SliceAsBytes(raw)); err != nil {
+	var vs []iovec
+	if count <= fewIovecs {
+		vs = few[:count]
+	} else {
+		vs = make([]iovec, count)
+	}
+	// iovec is laid out as struct iovec: the user's array is read as it is.
+	if err := copyIn(t, addr, linux.SliceAsBytes(vs)); err != nil {
 		return nil, err
 	}
-	vs := make([]iovec, count)
 	total := uint64(0)
-	for i := range vs {
-		vs[i] = iovec{raw[i].Base, raw[i].Len}
-		if vs[i].len > 1<<63-1 || total+vs[i].len > 1<<63-1 {
+	for _, v := range vs {
+		if v.len > 1<<63-1 || total+v.len > 1<<63-1 {
 			return nil, unix.EINVAL
 		}
-		total += vs[i].len
+		total += v.len
 	}
 	return capIovecs(vs), nil
 }

@@ -213,7 +213,8 @@ func aioReadWrite(t *kernel.Task, d *fs.Description, cb *linux.IOCB) (int64, err
 	vs := oneIovec(cb.Buf, cb.NBytes)
 	if cb.Opcode == linux.IOCBCmdPreadv || cb.Opcode == linux.IOCBCmdPwritev {
 		var err error
-		if vs, err = readIovecs(t, cb.Buf, cb.NBytes); err != nil {
+		var few [fewIovecs]iovec
+		if vs, err = readIovecs(t, cb.Buf, cb.NBytes, &few); err != nil {
 			return 0, err
 		}
 	}

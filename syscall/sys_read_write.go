@@ -59,7 +59,8 @@ func sysReadv(t *kernel.Task, a Args) (uint64, error) {
 		return 0, err
 	}
 	defer d.DecRef()
-	vs, err := readIovecs(t, a[1], a[2])
+	var few [fewIovecs]iovec
+	vs, err := readIovecs(t, a[1], a[2], &few)
 	if err != nil {
 		return 0, err
 	}
@@ -76,7 +77,8 @@ func sysWritev(t *kernel.Task, a Args) (uint64, error) {
 		return 0, err
 	}
 	defer d.DecRef()
-	vs, err := readIovecs(t, a[1], a[2])
+	var few [fewIovecs]iovec
+	vs, err := readIovecs(t, a[1], a[2], &few)
 	if err != nil {
 		return 0, err
 	}
@@ -172,7 +174,8 @@ func sysPwrite64(t *kernel.Task, a Args) (uint64, error) {
 
 // sysPreadv implements preadv(2).
 func sysPreadv(t *kernel.Task, a Args) (uint64, error) {
-	vs, err := readIovecs(t, a[1], a[2])
+	var few [fewIovecs]iovec
+	vs, err := readIovecs(t, a[1], a[2], &few)
 	if err != nil {
 		return 0, err
 	}
@@ -181,7 +184,8 @@ func sysPreadv(t *kernel.Task, a Args) (uint64, error) {
 
 // sysPwritev implements pwritev(2).
 func sysPwritev(t *kernel.Task, a Args) (uint64, error) {
-	vs, err := readIovecs(t, a[1], a[2])
+	var few [fewIovecs]iovec
+	vs, err := readIovecs(t, a[1], a[2], &few)
 	if err != nil {
 		return 0, err
 	}

@@ -56,6 +56,12 @@ func sendData(t *kernel.Task, fd uint64, vs []iovec, flags uint64, to, toLen uin
 	}
 	more, holdsMore := so.(jnet.MoreSender)
 	holdsMore = holdsMore && flags&unix.MSG_MORE != 0
+	mode := ioMode{nonblock: d.Nonblock() || flags&unix.MSG_DONTWAIT != 0}
+	if inet := so.Family() == unix.AF_INET || so.Family() == unix.AF_INET6; inet && !holdsMore {
+		// A connection's send is its write: the bytes go from the user's
+		// buffers straight into the stack's, with nothing staged.
+		return writeFrom(t, d, vs, d.File.WriteFrom, mode)
+	}
 	write := func(b []byte) (int, error) {
 		if holdsMore {
 			return more.SendMore(b, nil)
@@ -67,7 +73,7 @@ func sendData(t *kernel.Task, fd uint64, vs []iovec, flags uint64, to, toLen uin
 		return n, err
 	}
 	staged := func(src fs.UserIO) (int64, error) { return fs.WriteStaged(src, write) }
-	return writeFrom(t, d, vs, staged, ioMode{nonblock: d.Nonblock() || flags&unix.MSG_DONTWAIT != 0})
+	return writeFrom(t, d, vs, staged, mode)
 }
 
 // sendMessage sends vs as one message of at most limit bytes, to the
@@ -140,6 +146,12 @@ func recvData(t *kernel.Task, fd uint64, vs []iovec, flags uint64) (uint64, rece
 	}
 	peek := flags&unix.MSG_PEEK != 0
 	mode := ioMode{nonblock: d.Nonblock() || flags&unix.MSG_DONTWAIT != 0, waitAll: flags&unix.MSG_WAITALL != 0 && !peek}
+	if inet && !peek {
+		// A connection's receive is its read: the bytes go from the
+		// stack's buffers straight to the user's.
+		n, err := readTo(t, d, vs, d.File.ReadTo, mode)
+		return n, received{}, err
+	}
 	var rights []*fs.Description
 	var cred *jnet.Ucred
 	read := func(b []byte) (int, error) {
@@ -241,7 +253,8 @@ func sysSendmsg(t *kernel.Task, a Args) (uint64, error) {
 	if err := checkMsghdr(&m); err != nil {
 		return 0, err
 	}
-	vs, err := readIovecs(t, m.Iov, m.Iovlen)
+	var few [fewIovecs]iovec
+	vs, err := readIovecs(t, m.Iov, m.Iovlen, &few)
 	if err != nil {
 		return 0, err
 	}
@@ -375,7 +388,8 @@ func sysRecvmsg(t *kernel.Task, a Args) (uint64, error) {
 	if err := checkMsghdr(&m); err != nil {
 		return 0, err
 	}
-	vs, err := readIovecs(t, m.Iov, m.Iovlen)
+	var few [fewIovecs]iovec
+	vs, err := readIovecs(t, m.Iov, m.Iovlen, &few)
 	if err != nil {
 		return 0, err
 	}

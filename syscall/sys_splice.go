@@ -33,7 +33,8 @@ func sysVmsplice(t *kernel.Task, a Args) (uint64, error) {
 	if _, ok := d.File.(*fs.PipeEnd); !ok {
 		return 0, unix.EBADF
 	}
-	vs, err := readIovecs(t, a[1], a[2])
+	var few [fewIovecs]iovec
+	vs, err := readIovecs(t, a[1], a[2], &few)
 	if err != nil || iovecsLen(vs) == 0 {
 		return 0, err
 	}
