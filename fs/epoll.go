@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jiege-go/jiege/abi/linux"
 	"github.com/jiege-go/jiege/mm"
 )
 
@@ -61,11 +62,9 @@ type epollItem struct {
 	cancel  func()
 }
 
-// Event is one ready file, as epoll_wait reports it.
-type Event struct {
-	Events uint32
-	Data   uint64
-}
+// Event is one ready file, as epoll_wait reports it: struct
+// epoll_event, so that the events are copied out as they are.
+type Event = linux.EpollEvent
 
 const epollUserFlags = unix.EPOLLET | unix.EPOLLONESHOT | unix.EPOLLEXCLUSIVE | unix.EPOLLWAKEUP
 
@@ -198,8 +197,7 @@ func (e *Epoll) signal() {
 }
 
 // collect returns up to max ready events. e.mu is held.
-func (e *Epoll) collect(max int) []Event {
-	var out []Event
+func (e *Epoll) collect(max int, out []Event) []Event {
 	for i := 0; i < len(e.order) && len(out) < max; i++ {
 		it := e.items[e.order[i]]
 		if !it.armed {
@@ -223,13 +221,14 @@ func (e *Epoll) collect(max int) []Event {
 	return out
 }
 
-// Wait returns up to max ready events. While there are none it calls
-// block with a channel that receives at each change, and returns block's
-// error when it fails (a timeout, an interruption; nil block: no waiting).
-func (e *Epoll) Wait(max int, block func(<-chan struct{}) error) ([]Event, error) {
+// Wait appends up to max ready events to out. While there are none it
+// calls block with a channel that receives at each change, and returns
+// block's error when it fails (a timeout, an interruption; nil block: no
+// waiting).
+func (e *Epoll) Wait(max int, block func(<-chan struct{}) error, out []Event) ([]Event, error) {
 	for {
 		e.mu.Lock()
-		out := e.collect(max)
+		out = e.collect(max, out)
 		e.mu.Unlock()
 		if len(out) > 0 || block == nil {
 			return out, nil

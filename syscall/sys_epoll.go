@@ -1,6 +1,7 @@
 package syscall
 
 import (
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -120,7 +121,12 @@ func epollWait(t *kernel.Task, a Args, deadline time.Time, wait bool) (uint64, e
 	if sigmask != nil {
 		t.BeginMaskedWait(*sigmask)
 	}
-	evs, err := e.Wait(max, block)
+	buf := epollEvents.Get().(*[]fs.Event)
+	defer epollEvents.Put(buf)
+	evs, err := e.Wait(max, block, (*buf)[:0])
+	if cap(evs) <= maxPooledEvents {
+		*buf = evs[:0]
+	}
 	if sigmask != nil {
 		t.EndMaskedWait(err)
 	}
@@ -130,12 +136,14 @@ func epollWait(t *kernel.Task, a Args, deadline time.Time, wait bool) (uint64, e
 	if err != nil {
 		return 0, err
 	}
-	out := make([]linux.EpollEvent, len(evs))
-	for i, ev := range evs {
-		out[i] = linux.EpollEvent{Events: ev.Events, Data: ev.Data}
-	}
-	return uint64(len(evs)), copyOutStructs(t, a[1], out)
+	return uint64(len(evs)), copyOutStructs(t, a[1], evs)
 }
+
+// epollEvents keeps the events of epoll_wait calls between them, so that a
+// wait allocates none; a buffer of more than maxPooledEvents is not kept.
+var epollEvents = sync.Pool{New: func() any { return new([]fs.Event) }}
+
+const maxPooledEvents = 1024
 
 // sysEventfd2 implements eventfd2(2).
 func sysEventfd2(t *kernel.Task, a Args) (uint64, error) {
