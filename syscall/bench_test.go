@@ -47,7 +47,7 @@ func BenchmarkFileRequest(b *testing.B) {
 // BenchmarkSocketRequest makes the socket calls nginx makes for a request
 // on a kept-alive connection, over the loopback: the client's write of
 // the request, the server's recvfrom of it, TCP_CORK set, writev of the
-// headers and the body, TCP_CORK cleared, and the client's reads of the
+// headers, sendfile of the body, TCP_CORK cleared, and the client's reads of the
 // answer. The server waits in epoll_pwait (edge-triggered, as nginx), the
 // client polls with MSG_DONTWAIT: netstack delivers in its own goroutines.
 func BenchmarkSocketRequest(b *testing.B) {
@@ -88,7 +88,13 @@ func BenchmarkSocketRequest(b *testing.B) {
 	request := "GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n"
 	put(b, task, req, []byte(request))
 	put(b, task, head, make([]byte, 250))
-	put(b, task, iov, words(head, 250, body, 239))
+	put(b, task, iov, words(head, 250))
+	task.Proc.Root.Create(nil, "/index.html", &fs.Node{Mode: 0o644, Data: make([]byte, 239)})
+	put(b, task, body, []byte("/index.html\x00"))
+	file := call(task, sysno.Openat, cwdFD, body, unix.O_RDONLY)
+	if file < 0 {
+		b.Fatalf("open: %d", file)
+	}
 	const answer = 250 + 239
 	ev := make([]byte, 16)
 	for b.Loop() {
@@ -100,8 +106,12 @@ func BenchmarkSocketRequest(b *testing.B) {
 			b.Fatalf("recvfrom: %d", n)
 		}
 		call(task, sysno.Setsockopt, uint64(srv), unix.IPPROTO_TCP, unix.TCP_CORK, one, 4)
-		if n := call(task, sysno.Writev, uint64(srv), iov, 2); n != answer {
+		if n := call(task, sysno.Writev, uint64(srv), iov, 1); n != 250 {
 			b.Fatalf("writev: %d", n)
+		}
+		put(b, task, one+8, words(0))
+		if n := call(task, sysno.Sendfile, uint64(srv), uint64(file), one+8, 239); n != 239 {
+			b.Fatalf("sendfile: %d", n)
 		}
 		call(task, sysno.Setsockopt, uint64(srv), unix.IPPROTO_TCP, unix.TCP_CORK, one+4, 4)
 		for got := int64(0); got < answer; {

@@ -241,16 +241,20 @@ func sysSendfile(t *kernel.Task, a Args) (uint64, error) {
 		// the file's end.
 		size := in.Stat().Size
 		count = min(count, uint64(max(size-off, 0)))
+		span := fileSpans.Get().(*fileSpan)
+		defer fileSpans.Put(span)
 		send = func(done int64, n int) (int, bool, error) {
 			for {
-				span := &fileSpan{f: in, off: off + done, end: off + done + int64(n)}
+				*span = fileSpan{f: in, off: off + done, end: off + done + int64(n)}
 				sent, err := w.WriteReader(span, n)
 				if err == unix.EAGAIN && !out.Nonblock() {
 					if err = waitReady(t, out, unix.EPOLLOUT); err == nil {
 						continue
 					}
 				}
-				return sent, !span.shrank, err // a file truncated meanwhile ends it
+				shrank := span.shrank
+				*span = fileSpan{}        // the pool keeps no file
+				return sent, !shrank, err // a file truncated meanwhile ends it
 			}
 		}
 	} else {
@@ -294,6 +298,10 @@ var sendfileBufs = sync.Pool{New: func() any { return new([ioChunk]byte) }}
 type readerWriter interface {
 	WriteReader(r io.Reader, n int) (int, error)
 }
+
+// fileSpans keep sendfile's spans between calls: a socket takes one as an
+// io.Reader, which would allocate one per call.
+var fileSpans = sync.Pool{New: func() any { return new(fileSpan) }}
 
 // fileSpan reads the bytes [off, end) of a file; it fails, and says so,
 // when the file ends before end.
