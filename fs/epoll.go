@@ -197,8 +197,8 @@ func (e *Epoll) signal() {
 }
 
 // collect returns up to max ready events. e.mu is held.
-func (e *Epoll) collect(max int, out []Event) []Event {
-	for i := 0; i < len(e.order) && len(out) < max; i++ {
+func (e *Epoll) collect(max int, w *Waiting) {
+	for i := 0; i < len(e.order) && len(w.Events) < max; i++ {
 		it := e.items[e.order[i]]
 		if !it.armed {
 			continue
@@ -213,33 +213,60 @@ func (e *Epoll) collect(max int, out []Event) []Event {
 		if ready == 0 {
 			continue
 		}
-		out = append(out, Event{Events: ready, Data: it.data})
+		w.Events = append(w.Events, Event{Events: ready, Data: it.data})
+		w.items = append(w.items, it)
 		if it.events&unix.EPOLLONESHOT != 0 {
 			it.armed = false
 		}
 	}
-	return out
 }
 
-// Wait appends up to max ready events to out. While there are none it
+// Waiting is one wait's events and the items they came from, kept by
+// the caller between waits so that a wait allocates none.
+type Waiting struct {
+	Events []Event
+	items  []*epollItem
+}
+
+// Wait sets w.Events to up to max ready events. While there are none it
 // calls block with a channel that receives at each change, and returns
 // block's error when it fails (a timeout, an interruption; nil block: no
 // waiting).
-func (e *Epoll) Wait(max int, block func(<-chan struct{}) error, out []Event) ([]Event, error) {
+func (e *Epoll) Wait(max int, block func(<-chan struct{}) error, w *Waiting) error {
 	for {
+		w.Events, w.items = w.Events[:0], w.items[:0]
 		e.mu.Lock()
-		out = e.collect(max, out)
+		e.collect(max, w)
 		e.mu.Unlock()
-		if len(out) > 0 || block == nil {
-			return out, nil
+		if len(w.Events) > 0 || block == nil {
+			return nil
 		}
 		e.waiting.Add(1)
 		err := block(e.wake)
 		e.waiting.Add(-1)
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
+}
+
+// Undelivered takes back the events of w from the k-th on, which did not
+// reach the caller (its buffer faulted), as Linux's ep_send_events puts
+// back an item it could not copy: an edge-triggered item is pending again
+// and a one-shot one armed, so that the next wait reports them.
+func (e *Epoll) Undelivered(w *Waiting, k int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, it := range w.items[k:] {
+		it.pending.Store(true)
+		it.armed = true
+	}
+}
+
+// Forget drops w's hold on the items it reported (before w is pooled).
+func (w *Waiting) Forget() {
+	clear(w.items)
+	w.Events, w.items = w.Events[:0], w.items[:0]
 }
 
 // Watch calls notify at every change of the watched files (an epoll

@@ -32,21 +32,21 @@ func TestEpollLevelAndEdge(t *testing.T) {
 	if err := ep.Ctl(unix.EPOLL_CTL_ADD, 4, etd, unix.EPOLLIN, 40); err != unix.EEXIST {
 		t.Fatalf("second ADD: %v", err)
 	}
-	if evs, _ := ep.Wait(8, nil, nil); len(evs) != 0 {
+	if evs, _ := waitEvents(ep, 8, nil); len(evs) != 0 {
 		t.Fatalf("nothing ready, got %v", evs)
 	}
 	write8(t, lt, 1)
 	write8(t, et, 1)
-	evs, _ := ep.Wait(8, nil, nil)
+	evs, _ := waitEvents(ep, 8, nil)
 	if len(evs) != 2 || evs[0] != (Event{Events: unix.EPOLLIN, Data: 30}) || evs[1] != (Event{Events: unix.EPOLLIN, Data: 40}) {
 		t.Fatalf("first wait: %v", evs)
 	}
-	evs, _ = ep.Wait(8, nil, nil)
+	evs, _ = waitEvents(ep, 8, nil)
 	if len(evs) != 1 || evs[0].Data != 30 {
 		t.Fatalf("level-triggered must repeat, edge-triggered must not: %v", evs)
 	}
 	write8(t, et, 1) // a new edge
-	if evs, _ := ep.Wait(8, nil, nil); len(evs) != 2 {
+	if evs, _ := waitEvents(ep, 8, nil); len(evs) != 2 {
 		t.Fatalf("after a new write: %v", evs)
 	}
 	// A watch stays while another descriptor refers to the description
@@ -62,13 +62,13 @@ func TestEpollLevelAndEdge(t *testing.T) {
 	if err := tab.Close(3); err != nil {
 		t.Fatal(err)
 	}
-	if evs, _ := ep.Wait(8, nil, nil); len(evs) != 1 || evs[0].Data != 30 {
+	if evs, _ := waitEvents(ep, 8, nil); len(evs) != 1 || evs[0].Data != 30 {
 		t.Fatalf("a description still open must stay watched: %v", evs)
 	}
 	if err := tab.Close(1); err != nil {
 		t.Fatal(err)
 	}
-	if evs, _ := ep.Wait(8, nil, nil); len(evs) != 0 {
+	if evs, _ := waitEvents(ep, 8, nil); len(evs) != 0 {
 		t.Fatalf("closed description still reported: %v", evs)
 	}
 	if err := ep.Ctl(unix.EPOLL_CTL_ADD, 5, NewDescription(NewTree(NewDir(0o755)).OpenNode(&Node{Mode: 0o644}, "/f"), unix.O_RDONLY), unix.EPOLLIN, 0); err != unix.EPERM {
@@ -89,22 +89,22 @@ func TestEpollWaitBlocksUntilEventOrError(t *testing.T) {
 			return unix.ETIMEDOUT
 		}
 	}
-	if evs, err := ep.Wait(1, timeout, nil); len(evs) != 0 || err != unix.ETIMEDOUT {
+	if evs, err := waitEvents(ep, 1, timeout); len(evs) != 0 || err != unix.ETIMEDOUT {
 		t.Fatalf("timeout: %v %v", evs, err)
 	}
 	go func() {
 		time.Sleep(20 * time.Millisecond)
 		write8(t, e, 5)
 	}()
-	evs, err := ep.Wait(1, func(ready <-chan struct{}) error { <-ready; return nil }, nil)
+	evs, err := waitEvents(ep, 1, func(ready <-chan struct{}) error { <-ready; return nil })
 	if len(evs) != 1 || evs[0].Data != 7 || err != nil {
 		t.Fatalf("blocking wait: %v %v", evs, err)
 	}
-	if evs, _ := ep.Wait(1, nil, nil); len(evs) != 0 {
+	if evs, _ := waitEvents(ep, 1, nil); len(evs) != 0 {
 		t.Fatalf("one-shot fired twice: %v", evs)
 	}
 	ep.Ctl(unix.EPOLL_CTL_MOD, 3, d, unix.EPOLLIN, 8)
-	if evs, _ := ep.Wait(1, nil, nil); len(evs) != 1 || evs[0].Data != 8 {
+	if evs, _ := waitEvents(ep, 1, nil); len(evs) != 1 || evs[0].Data != 8 {
 		t.Fatalf("re-armed: %v", evs)
 	}
 }
@@ -189,7 +189,7 @@ func TestEpollCtlWhileTheFileNotifies(t *testing.T) {
 				done <- err
 				return
 			}
-			if evs, _ := ep.Wait(1, nil, nil); len(evs) != 1 {
+			if evs, _ := waitEvents(ep, 1, nil); len(evs) != 1 {
 				done <- fmt.Errorf("a new edge-triggered watch of a ready file reported %v", evs)
 				return
 			}
@@ -208,4 +208,11 @@ func TestEpollCtlWhileTheFileNotifies(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("epoll_ctl and the file's notification deadlocked")
 	}
+}
+
+// waitEvents is ep.Wait with a Waiting of its own: the events, or the error.
+func waitEvents(ep *Epoll, max int, block func(<-chan struct{}) error) ([]Event, error) {
+	var w Waiting
+	err := ep.Wait(max, block, &w)
+	return w.Events, err
 }

@@ -121,12 +121,14 @@ func epollWait(t *kernel.Task, a Args, deadline time.Time, wait bool) (uint64, e
 	if sigmask != nil {
 		t.BeginMaskedWait(*sigmask)
 	}
-	buf := epollEvents.Get().(*[]fs.Event)
-	defer epollEvents.Put(buf)
-	evs, err := e.Wait(max, block, (*buf)[:0])
-	if cap(evs) <= maxPooledEvents {
-		*buf = evs[:0]
-	}
+	w := epollWaits.Get().(*fs.Waiting)
+	defer func() {
+		if cap(w.Events) <= maxPooledEvents {
+			w.Forget()
+			epollWaits.Put(w)
+		}
+	}()
+	err = e.Wait(max, block, w)
 	if sigmask != nil {
 		t.EndMaskedWait(err)
 	}
@@ -136,12 +138,18 @@ func epollWait(t *kernel.Task, a Args, deadline time.Time, wait bool) (uint64, e
 	if err != nil {
 		return 0, err
 	}
-	return uint64(len(evs)), copyOutStructs(t, a[1], evs)
+	if err := copyOutStructs(t, a[1], w.Events); err != nil {
+		// Nothing reached the caller (events are copied at once): every
+		// one is taken back, and the caller gets EFAULT, as on Linux.
+		e.Undelivered(w, 0)
+		return 0, err
+	}
+	return uint64(len(w.Events)), nil
 }
 
-// epollEvents keeps the events of epoll_wait calls between them, so that a
-// wait allocates none; a buffer of more than maxPooledEvents is not kept.
-var epollEvents = sync.Pool{New: func() any { return new([]fs.Event) }}
+// epollWaits keep epoll_wait's events between calls, so that a wait
+// allocates none; one of more than maxPooledEvents is not kept.
+var epollWaits = sync.Pool{New: func() any { return new(fs.Waiting) }}
 
 const maxPooledEvents = 1024
 
