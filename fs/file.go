@@ -57,6 +57,9 @@ const (
 	devConsole   = 5<<8 | 1 // character device 5:1, /dev/console
 )
 
+// bogoDirentSize is what an entry adds to a tmpfs directory's size.
+const bogoDirentSize = 20
+
 // StatNode describes a tree node.
 func StatNode(n *Node) Stat {
 	dev := uint64(devInitramfs)
@@ -74,7 +77,12 @@ func StatNode(n *Node) Stat {
 	case n.IsDir():
 		st.Mode = unix.S_IFDIR | mode
 		st.Nlink = uint32(2 + max(n.subdirs, 0))
-		st.Size = 4096
+		if n.Dev != DevProc && n.Dev != DevSysfs {
+			// tmpfs's: 20 bytes an entry, "." and ".." counted, and no
+			// blocks (Linux's BOGO_DIRENT_SIZE); /proc's and /sys's are 0.
+			st.Size = bogoDirentSize * int64(2+len(n.Children))
+		}
+		return st
 	case n.Mode&fs.ModeSymlink != 0:
 		st.Mode = unix.S_IFLNK | mode
 		st.Size = int64(len(n.Link))
