@@ -66,6 +66,17 @@ type Process interface {
 	ResidentPages() int          // user pages it has frames for
 	Files() *fs.FDTable
 	Root() *fs.Tree
+	Timers() []Timer // its POSIX timers, by id
+}
+
+// Timer is a POSIX timer as /proc/PID/timers shows it.
+type Timer struct {
+	ID     int32
+	Signo  int32
+	Value  uint64 // si_value
+	Notify int32  // sigev_notify: SIGEV_SIGNAL, SIGEV_NONE, SIGEV_THREAD, with SIGEV_THREAD_ID
+	Target int    // the thread (SIGEV_THREAD_ID) or the process it notifies
+	Clock  int32
 }
 
 // Task is a thread of a process, as /proc/PID/task/TID shows it.

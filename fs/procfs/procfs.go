@@ -186,6 +186,7 @@ func procPID(p Process) *fs.Node {
 			"mountinfo": procFile(func() []byte { return mountinfo(p.Root()) }),
 			"fd":        procDir(func() map[string]*fs.Node { return fdLinks(p) }),
 			"fdinfo":    procDir(func() map[string]*fs.Node { return fdInfos(p) }),
+			"timers":    procFile(func() []byte { return timers(p) }),
 		}
 	})
 	ids := p.IDs()
@@ -501,4 +502,18 @@ func joinOptions(a, b string) string {
 		return a
 	}
 	return a + "," + b
+}
+
+// timers is /proc/PID/timers, as Linux's show_timer writes it.
+func timers(p Process) []byte {
+	var b []byte
+	for _, t := range p.Timers() {
+		how, whom := [...]string{"signal", "none", "thread"}[t.Notify&^4], "pid"
+		if t.Notify&4 != 0 {
+			whom = "tid"
+		}
+		b = fmt.Appendf(b, "ID: %d\nsignal: %d/%016x\nnotify: %s/%s.%d\nClockID: %d\n",
+			t.ID, t.Signo, t.Value, how, whom, t.Target, t.Clock)
+	}
+	return b
 }
