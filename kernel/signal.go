@@ -68,6 +68,7 @@ const (
 	SIUser       = 0
 	SIKernel     = 0x80
 	SITkill      = -6
+	SIMesgq      = -3 // a message queue's notification
 	CldExited    = 1
 	CldKilled    = 2
 	CldStopped   = 5

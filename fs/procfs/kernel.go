@@ -22,12 +22,16 @@ type Kernel interface {
 }
 
 // SysVIPC is what /proc/sysvipc and the System V IPC settings of
-// /proc/sys/kernel show, each in Linux's format.
+// /proc/sys/kernel show, and the POSIX message queues' of
+// /proc/sys/fs/mqueue, each in Linux's format.
 type SysVIPC interface {
 	Listing(kind string) []byte // kind: shm, sem or msg
 	Settings() []string         // the names of the settings
 	Setting(name string) string // a setting's value, without the newline
 	Set(name, value string) error
+	MQSettings() []string
+	MQSetting(name string) string
+	MQSet(name, value string) error
 }
 
 // Sysctl is what /proc/sys shows of the kernel's settings.

@@ -110,7 +110,7 @@ func procRoot(tree *fs.Tree, k Kernel) *fs.Node {
 // procSys is /proc/sys: the settings LTP and programs read, in Linux's
 // formats, read from the kernel at each open. They are read-only: the
 // kernel changes them through system calls only (sethostname), but for
-// System V IPC's limits, which root writes.
+// System V IPC's and the POSIX message queues' limits, which root writes.
 func procSys(sysctl func() Sysctl, ipc SysVIPC) *fs.Node {
 	line := func(v func(Sysctl) string) *fs.Node {
 		return procFile(func() []byte { return []byte(v(sysctl()) + "\n") })
@@ -139,6 +139,14 @@ func procSys(sysctl func() Sysctl, ipc SysVIPC) *fs.Node {
 					"pipe-max-size": fixed(strconv.Itoa(fs.PipeMaxSize)),
 					"aio-nr":        line(func(s Sysctl) string { return strconv.FormatUint(s.AIONr, 10) }),
 					"aio-max-nr":    line(func(s Sysctl) string { return strconv.FormatUint(s.AIOMaxNr, 10) }),
+					"mqueue": procDir(func() map[string]*fs.Node {
+						m := map[string]*fs.Node{}
+						for _, name := range ipc.MQSettings() {
+							m[name] = fs.NewSetting(func() []byte { return []byte(ipc.MQSetting(name) + "\n") },
+								func(b []byte) error { return ipc.MQSet(name, string(b)) })
+						}
+						return m
+					}),
 					"inotify": procDir(func() map[string]*fs.Node {
 						return map[string]*fs.Node{
 							"max_queued_events":  fixed(strconv.Itoa(fs.InotifyMaxQueuedEvents)),

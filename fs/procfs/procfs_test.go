@@ -30,6 +30,11 @@ func (noIPC) Listing(string) []byte    { return nil }
 func (noIPC) Settings() []string       { return nil }
 func (noIPC) Setting(string) string    { return "" }
 func (noIPC) Set(string, string) error { return nil }
+func (noIPC) MQSettings() []string     { return nil }
+func (noIPC) MQSetting(string) string  { return "" }
+func (noIPC) MQSet(string, string) error {
+	return nil
+}
 
 type fakeProcess struct {
 	tree     *fs.Tree
