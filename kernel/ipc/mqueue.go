@@ -10,6 +10,7 @@ import (
 
 	"github.com/jiege-go/jiege/abi/linux"
 	"github.com/jiege-go/jiege/fs"
+	"github.com/jiege-go/jiege/mm"
 )
 
 // POSIX message queues (mq_overview(7), Linux's ipc/mqueue.c): named
@@ -35,6 +36,10 @@ const (
 	mqNodeSize = 48
 	// mqFileSize is a queue file's st_size (FILENT_SIZE).
 	mqFileSize = 80
+	// mqQueueCharge is what a queue costs the kernel-wide budget (ENOMEM
+	// past it, as a failed inode allocation): root may create queues
+	// past queues_max, and tiny ones fit under RLIMIT_MSGQUEUE.
+	mqQueueCharge = 512
 )
 
 // MQAttr is struct mq_attr.
@@ -186,6 +191,9 @@ func (ns *Namespace) mqCreate(o MQOpen, c Caller) (*MQueue, error) {
 	if used := mq.userBytes[o.RealUID]; used+cost > o.Limit {
 		return nil, unix.EMFILE
 	}
+	if mm.Charged.Charge(mqQueueCharge) != nil {
+		return nil, unix.ENOMEM
+	}
 	mq.userBytes[o.RealUID] += cost
 	mq.count++
 	q := &MQueue{ns: ns, mode: o.Mode & 0o777, uid: c.Cred.UID, gid: c.Cred.GID, maxMsg: maxMsg, msgSize: msgSize,
@@ -243,6 +251,7 @@ func (q *MQueue) destroyIfUnused() {
 		UnchargeMessage(len(m.text))
 	}
 	q.msgs = nil
+	mm.Charged.Uncharge(mqQueueCharge)
 	mq.count--
 	if mq.userBytes[q.owner] -= q.cost; mq.userBytes[q.owner] == 0 {
 		delete(mq.userBytes, q.owner)

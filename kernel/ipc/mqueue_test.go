@@ -35,7 +35,7 @@ func TestMQueueChargesComeBack(t *testing.T) {
 		t.Fatalf("received %q, %v", text, err)
 	}
 	UnchargeMessage(len(text))
-	if got, want := mm.Charged.Total()-before, int64(2*msgHeader+len("twothree")); got != want {
+	if got, want := mm.Charged.Total()-before, int64(mqQueueCharge+2*msgHeader+len("twothree")); got != want {
 		t.Errorf("charged %d with two messages queued, want %d", got, want)
 	}
 	if got := ns.mq.userBytes[0]; got != 10*msgHeader+10*mqNodeSize+10*8192 {
