@@ -94,6 +94,7 @@ const (
 	DevProc     = 3
 	DevSysfs    = 4
 	DevDevtmpfs = 6
+	DevMqueue   = 16 // the POSIX message queues' (kernel/ipc)
 )
 
 // NewGenerated returns a read-only file whose data gen computes at each open.

@@ -15,6 +15,9 @@ const CapAll = uint64(1)<<(CapLast+1) - 1
 // CapSetPCap is CAP_SETPCAP.
 const CapSetPCap = 8
 
+// CapWakeAlarm is CAP_WAKE_ALARM: timers and sleeps on the alarm clocks.
+const CapWakeAlarm = 35
+
 // Caps are a process's capability sets.
 type Caps struct {
 	Effective, Permitted, Inheritable uint64

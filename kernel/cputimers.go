@@ -16,12 +16,14 @@ import (
 // a timer fires within a tick of CPU time after its expiry.
 const cpuTimerTick = 4 * time.Millisecond
 
-// cpuTimers are a process's CPU-time timers. mu comes before the
-// process's mu (the sampler reads RLIMIT_CPU under it), never after.
+// cpuTimers are a process's CPU-time timers. mu comes after sigMu (a
+// POSIX timer is counted under it) and before the process's mu (the
+// sampler reads RLIMIT_CPU under it), never the other way.
 type cpuTimers struct {
 	mu       sync.Mutex
 	virtual  cpuTimer
 	prof     cpuTimer
+	posix    int  // POSIX timers armed on a CPU clock (posixtimers.go)
 	watching bool // the sampling goroutine runs
 }
 
@@ -81,11 +83,17 @@ func (p *Process) SetCPUTimer(which int, value, interval time.Duration) (oldLeft
 }
 
 // watchCPU starts the sampling goroutine unless it runs.
-func (p *Process) watchCPU() {
+func (p *Process) watchCPU() { p.countCPUTimer(0) }
+
+// countCPUTimer counts a POSIX timer armed on a CPU clock (delta 1) or no
+// longer (-1), and starts the sampling goroutine for one armed unless it
+// runs (sigMu may be held: it comes before mu).
+func (p *Process) countCPUTimer(delta int) {
 	ct := &p.cpuTimers
 	ct.mu.Lock()
-	start := !ct.watching
-	ct.watching = true
+	ct.posix += delta
+	start := delta >= 0 && !ct.watching
+	ct.watching = ct.watching || delta >= 0
 	ct.mu.Unlock()
 	if start {
 		go p.sampleCPU()
@@ -126,6 +134,7 @@ func (p *Process) checkCPUTimers() bool {
 	if sig := p.checkCPULimit(prof); sig != 0 {
 		sigs = append(sigs, sig)
 	}
+	fatal := p.expireCPUTimers()
 	ct := &p.cpuTimers
 	ct.mu.Lock()
 	if ct.virtual.fire(virtual) {
@@ -134,13 +143,16 @@ func (p *Process) checkCPUTimers() bool {
 	if ct.prof.fire(prof) {
 		sigs = append(sigs, unix.SIGPROF)
 	}
-	armed := ct.virtual.expiry != 0 || ct.prof.expiry != 0 || p.Limit(unix.RLIMIT_CPU).Cur != RlimInfinity
+	armed := ct.virtual.expiry != 0 || ct.prof.expiry != 0 || ct.posix > 0 || p.Limit(unix.RLIMIT_CPU).Cur != RlimInfinity
 	if !armed {
 		ct.watching = false
 	}
 	ct.mu.Unlock()
 	for _, sig := range sigs {
 		p.Signal(sig, &SigInfo{Code: SIKernel})
+	}
+	for _, sig := range fatal {
+		p.terminate(sig)
 	}
 	return armed
 }

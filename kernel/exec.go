@@ -83,6 +83,7 @@ func (t *Task) Execve(file, name string, argv, envp []string) error {
 	p.mu.Unlock()
 	p.UnshareFiles() // shared with CLONE_FILES: exec gets its own table
 	p.Files.CloseOnExec()
+	p.deleteTimers(false) // POSIX timers end at exec, ITIMER_REAL stays
 	t.ResetSignalsForExec()
 	t.Regs.SetContext(regs)
 	return nil

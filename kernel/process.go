@@ -199,6 +199,7 @@ func (p *Process) Exit(status int) {
 			p.Files.CloseAll()
 		}
 		p.stopRealTimer()
+		p.deleteTimers(true)
 		p.Root.ReleaseOwner(p)
 		p.k.ipc.ExitProcess(p.PID)
 		p.gone.Store(true)

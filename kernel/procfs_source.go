@@ -142,3 +142,21 @@ func (p *Process) vmas() []mm.VMA {
 	defer p.Unlock()
 	return p.AS.VMAs()
 }
+
+// Timers lists the process's POSIX timers by id.
+func (v procfsProcess) Timers() []procfs.Timer {
+	p := v.p
+	p.k.sigMu.Lock()
+	defer p.k.sigMu.unlockUnchanged()
+	ts := make([]procfs.Timer, 0, len(p.sig.timers.byID))
+	for _, pt := range p.sig.timers.byID {
+		target := p.PID
+		if pt.target != nil {
+			target = pt.target.TID
+		}
+		ts = append(ts, procfs.Timer{ID: pt.id, Signo: int32(pt.signo), Value: pt.value, Notify: pt.notify,
+			Target: target, Clock: pt.clock})
+	}
+	slices.SortFunc(ts, func(a, b procfs.Timer) int { return int(a.ID - b.ID) })
+	return ts
+}

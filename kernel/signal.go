@@ -68,6 +68,7 @@ const (
 	SIUser       = 0
 	SIKernel     = 0x80
 	SITkill      = -6
+	SIMesgq      = -3 // a message queue's notification
 	CldExited    = 1
 	CldKilled    = 2
 	CldStopped   = 5
@@ -89,6 +90,10 @@ type SigInfo struct {
 	Status int32  // SIGCHLD: exit code or signal
 	Addr   uint64 // faults: the faulting address
 	Value  uint64 // sigqueue: si_value
+
+	// timer is the POSIX timer whose signal this is (SI_TIMER: Pid is
+	// si_timerid, UID si_overrun), told when it is taken.
+	timer *posixTimer
 }
 
 // processSignals is the signal state of a process (shared by its threads).
@@ -106,6 +111,7 @@ type processSignals struct {
 	termSig    unix.Signal   // the signal that killed the process
 
 	itimer realTimer
+	timers posixTimers // posixtimers.go
 }
 
 // taskSignals is the signal state of one thread.
@@ -328,18 +334,22 @@ func (p *Process) queueSignal(to *Task, sig unix.Signal, info *SigInfo) bool {
 		}
 	}
 	if to != nil {
-		if to.sig.pending&Bit(sig) == 0 || sig >= sigRTMin && len(to.sig.queue) < maxQueued {
+		if to.sig.pending&Bit(sig) == 0 || sig >= sigRTMin && len(to.sig.queue) < maxQueued || i.timer != nil {
 			to.sig.pending |= Bit(sig)
 			to.sig.queue = append(to.sig.queue, i)
+			i.markQueued()
 		}
 		if to.sig.mask&Bit(sig) == 0 {
 			to.wakeUp()
 		}
 		return false
 	}
-	if p.sig.pending&Bit(sig) == 0 || sig >= sigRTMin && len(p.sig.queue) < maxQueued {
+	// A timer's signal is queued whatever else is (its one entry is
+	// preallocated on Linux, and bounded by the timers' limit here).
+	if p.sig.pending&Bit(sig) == 0 || sig >= sigRTMin && len(p.sig.queue) < maxQueued || i.timer != nil {
 		p.sig.pending |= Bit(sig)
 		p.sig.queue = append(p.sig.queue, i)
+		i.markQueued()
 	}
 	for _, t := range ts {
 		if t.sig.mask&Bit(sig) == 0 {
@@ -376,6 +386,8 @@ func dropQueued(pending SigSet, queue []SigInfo, set SigSet) (SigSet, []SigInfo)
 	for _, i := range queue {
 		if Bit(i.Signo)&set == 0 {
 			kept = append(kept, i)
+		} else if i.timer != nil {
+			i.timer.dropped()
 		}
 	}
 	return pending &^ set, kept
@@ -406,16 +418,24 @@ func take(pending *SigSet, queue *[]SigInfo, sig unix.Signal) SigInfo {
 }
 
 // dequeue takes the lowest pending signal in allowed, the thread's own
-// first (synchronous faults are queued there), then the process's.
+// first (synchronous faults are queued there), then the process's. The
+// signal of a timer set again or deleted since it was queued is dropped
+// here, as Linux drops it at dequeue.
 func (t *Task) dequeue(allowed SigSet) (SigInfo, bool) {
-	if set := t.sig.pending & allowed; set != 0 {
-		return take(&t.sig.pending, &t.sig.queue, lowest(set)), true
+	for {
+		var info SigInfo
+		p := t.Proc
+		if set := t.sig.pending & allowed; set != 0 {
+			info = take(&t.sig.pending, &t.sig.queue, lowest(set))
+		} else if set := p.sig.pending & allowed; set != 0 {
+			info = take(&p.sig.pending, &p.sig.queue, lowest(set))
+		} else {
+			return SigInfo{}, false
+		}
+		if info.timer == nil || info.timer.delivered(&info) {
+			return info, true
+		}
 	}
-	p := t.Proc
-	if set := p.sig.pending & allowed; set != 0 {
-		return take(&p.sig.pending, &p.sig.queue, lowest(set)), true
-	}
-	return SigInfo{}, false
 }
 
 func lowest(set SigSet) unix.Signal {

@@ -130,15 +130,20 @@ func (so *NetlinkSocket) SendTo(b []byte, port uint32) (int, error) {
 	}
 	own := so.port
 	so.mu.Unlock()
-	answers := so.serve(b, own)
-	if len(answers) > 0 {
-		so.mu.Lock()
-		so.queue = append(so.queue, answers...)
-		fns := so.notifier.Changed()
-		so.mu.Unlock()
-		fs.Notify(fns)
+	if answers := so.serve(b, own); len(answers) > 0 {
+		so.Deliver(answers...)
 	}
 	return len(b), nil
+}
+
+// Deliver queues datagrams from the kernel: answers, and mq_notify's
+// cookies (any netlink socket takes them, as Linux's netlink_sendskb).
+func (so *NetlinkSocket) Deliver(datagrams ...[]byte) {
+	so.mu.Lock()
+	so.queue = append(so.queue, datagrams...)
+	fns := so.notifier.Changed()
+	so.mu.Unlock()
+	fs.Notify(fns)
 }
 
 // Write sends requests (write(2) on the socket).

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jiege-go/jiege/abi/linux/sysno"
 	"github.com/jiege-go/jiege/kernel"
+	"github.com/jiege-go/jiege/kernel/ipc"
 )
 
 func init() {
@@ -28,6 +29,9 @@ func sysClose(t *kernel.Task, a Args) (uint64, error) {
 	defer d.DecRef()
 	if n := d.Node(); n != nil {
 		t.Proc.Root.ReleaseLocks(n, t.Proc)
+	}
+	if q, ok := d.File.(*ipc.MQFile); ok {
+		q.Flush(t.Proc.PID) // the process's mq_notify registration goes
 	}
 	return 0, nil
 }

@@ -27,10 +27,11 @@ func init() {
 // whole, to or from a buffer of at most its MaxMessage.
 
 // Send and receive flags honoured; the others are refused with EOPNOTSUPP
-// where Linux would act on them.
+// where Linux would act on them. MSG_NOSIGNAL means nothing to a receive,
+// which Linux lets pass (glibc's mq_notify helper thread passes it).
 const (
 	sendFlags = unix.MSG_DONTWAIT | unix.MSG_NOSIGNAL | unix.MSG_MORE | unix.MSG_EOR
-	recvFlags = unix.MSG_DONTWAIT | unix.MSG_PEEK | unix.MSG_CMSG_CLOEXEC | unix.MSG_WAITALL
+	recvFlags = unix.MSG_DONTWAIT | unix.MSG_PEEK | unix.MSG_CMSG_CLOEXEC | unix.MSG_WAITALL | unix.MSG_NOSIGNAL
 )
 
 // sendData sends the user buffers vs on the socket open on fd with the

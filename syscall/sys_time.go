@@ -27,20 +27,9 @@ func init() {
 
 // sysClockGettime implements clock_gettime(2).
 func sysClockGettime(t *kernel.Task, a Args) (uint64, error) {
-	var d time.Duration
-	switch a[0] {
-	case unix.CLOCK_REALTIME, unix.CLOCK_REALTIME_COARSE:
-		d = time.Duration(t.Kernel().Now().UnixNano())
-	case unix.CLOCK_MONOTONIC, unix.CLOCK_MONOTONIC_COARSE, unix.CLOCK_MONOTONIC_RAW, unix.CLOCK_BOOTTIME:
-		d = t.Kernel().Uptime()
-	case unix.CLOCK_PROCESS_CPUTIME_ID:
-		u := t.Proc.Usage()
-		d = u.User + u.System
-	case unix.CLOCK_THREAD_CPUTIME_ID:
-		u := t.Usage()
-		d = u.User + u.System
-	default:
-		return 0, unix.EINVAL
+	d, err := t.ClockTime(int32(a[0]))
+	if err != nil {
+		return 0, err
 	}
 	return 0, copyOutStruct(t, a[1], linux.DurationTimespec(d))
 }
@@ -50,7 +39,8 @@ func sysClockGettime(t *kernel.Task, a Args) (uint64, error) {
 func sysClockGetres(t *kernel.Task, a Args) (uint64, error) {
 	switch a[0] {
 	case unix.CLOCK_REALTIME, unix.CLOCK_REALTIME_COARSE, unix.CLOCK_MONOTONIC, unix.CLOCK_MONOTONIC_COARSE,
-		unix.CLOCK_MONOTONIC_RAW, unix.CLOCK_BOOTTIME, unix.CLOCK_PROCESS_CPUTIME_ID, unix.CLOCK_THREAD_CPUTIME_ID:
+		unix.CLOCK_MONOTONIC_RAW, unix.CLOCK_BOOTTIME, unix.CLOCK_PROCESS_CPUTIME_ID, unix.CLOCK_THREAD_CPUTIME_ID,
+		unix.CLOCK_REALTIME_ALARM, unix.CLOCK_BOOTTIME_ALARM, unix.CLOCK_TAI:
 	default:
 		return 0, unix.EINVAL
 	}
@@ -145,11 +135,29 @@ func sysNanosleep(t *kernel.Task, a Args) (uint64, error) {
 	return sysClockNanosleep(t, Args{unix.CLOCK_MONOTONIC, 0, a[0], a[1]})
 }
 
-// sysClockNanosleep implements clock_nanosleep(2) on the real-time and
-// monotonic clocks, relative or absolute (TIMER_ABSTIME); interrupted, a
-// relative sleep stores the time left in rem.
+// sysClockNanosleep implements clock_nanosleep(2), relative or absolute
+// (TIMER_ABSTIME), on the clocks Linux sleeps on: the wall and monotonic
+// ones, the alarm clocks with CAP_WAKE_ALARM, and the process's CPU time;
+// EOPNOTSUPP on the others it knows (the thread's CPU time: a thread
+// cannot sleep until it has run). Interrupted, a relative sleep stores
+// the time left in rem.
 func sysClockNanosleep(t *kernel.Task, a Args) (uint64, error) {
 	const timerAbstime = 1
+	clock := int32(a[0])
+	switch clock {
+	case unix.CLOCK_REALTIME, unix.CLOCK_MONOTONIC, unix.CLOCK_BOOTTIME, unix.CLOCK_TAI, unix.CLOCK_PROCESS_CPUTIME_ID:
+	case unix.CLOCK_REALTIME_ALARM, unix.CLOCK_BOOTTIME_ALARM:
+		if a[1]&^timerAbstime != 0 {
+			return 0, unix.EINVAL
+		}
+		if t.Proc.Caps.Effective&(1<<kernel.CapWakeAlarm) == 0 {
+			return 0, unix.EPERM
+		}
+	case unix.CLOCK_THREAD_CPUTIME_ID, unix.CLOCK_MONOTONIC_RAW, unix.CLOCK_REALTIME_COARSE, unix.CLOCK_MONOTONIC_COARSE:
+		return 0, unix.EOPNOTSUPP
+	default:
+		return 0, unix.EINVAL
+	}
 	if a[1]&^timerAbstime != 0 {
 		return 0, unix.EINVAL
 	}
@@ -157,26 +165,49 @@ func sysClockNanosleep(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	deadline := time.Now().Add(d)
-	if a[1]&timerAbstime != 0 {
-		switch a[0] {
-		case unix.CLOCK_REALTIME:
-			deadline = time.Now().Add(d - time.Duration(t.Kernel().Now().UnixNano()))
-		case unix.CLOCK_MONOTONIC, unix.CLOCK_BOOTTIME:
-			deadline = time.Now().Add(d - t.Kernel().Uptime())
-		default:
-			return 0, unix.EINVAL
+	abs := a[1]&timerAbstime != 0
+	if clock == unix.CLOCK_PROCESS_CPUTIME_ID {
+		now, _ := t.ClockTime(clock)
+		if !abs {
+			d += now
 		}
-	} else if a[0] != unix.CLOCK_REALTIME && a[0] != unix.CLOCK_MONOTONIC && a[0] != unix.CLOCK_BOOTTIME {
-		return 0, unix.EINVAL
+		return sleepOnCPU(t, d, abs, a[3])
 	}
-	if a[1]&timerAbstime != 0 {
+	deadline := time.Now().Add(d)
+	if abs {
+		now, _ := t.ClockTime(clock)
+		deadline = time.Now().Add(d - now)
 		if err := t.Block(nil, deadline); err != unix.EINTR {
 			return 0, nil
 		}
 		return 0, unix.EINTR
 	}
 	return sleepUntil(t, deadline, a[3])
+}
+
+// sleepOnCPU sleeps until the process's CPU time (its other threads')
+// reaches target, looking every 4 ms as the CPU-time timers do;
+// interrupted, a relative sleep stores the CPU time left in rem and
+// continues from where it was through restart_syscall.
+func sleepOnCPU(t *kernel.Task, target time.Duration, abs bool, rem uint64) (uint64, error) {
+	for {
+		now, _ := t.ClockTime(unix.CLOCK_PROCESS_CPUTIME_ID)
+		if now >= target {
+			return 0, nil
+		}
+		if err := t.Block(nil, time.Now().Add(4*time.Millisecond)); err == unix.EINTR {
+			if abs {
+				return 0, unix.EINTR
+			}
+			if rem != 0 {
+				if err := copyOutStruct(t, rem, linux.DurationTimespec(target-now)); err != nil {
+					return 0, err
+				}
+			}
+			t.SetRestartBlock(func(t *kernel.Task) (uint64, error) { return sleepOnCPU(t, target, false, rem) })
+			return 0, unix.EINTR
+		}
+	}
 }
 
 // sleepUntil sleeps until deadline; interrupted, it stores the time left

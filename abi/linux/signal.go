@@ -72,3 +72,21 @@ type RtSigframe struct {
 	Info Siginfo
 	UC   Ucontext
 }
+
+// Sigevent is struct sigevent (64 bytes): how a timer or a message queue
+// notifies. TID is SIGEV_THREAD_ID's thread (the union's first word).
+type Sigevent struct {
+	Value  uint64
+	Signo  int32
+	Notify int32
+	TID    int32
+	_      [44]byte
+}
+
+// sigev_notify values.
+const (
+	SigevSignal   = 0
+	SigevNone     = 1
+	SigevThread   = 2
+	SigevThreadID = 4
+)

@@ -15,7 +15,7 @@ import (
 
 // KernelConfig lists the options set to y: each line names the option and
 // what of the kernel it stands for. Add an option when its feature lands
-// (CONFIG_POSIX_MQUEUE with POSIX message queues).
+// (CONFIG_SIGNALFD with signalfd).
 var KernelConfig = []string{
 	"CONFIG_RISCV",     // the architecture
 	"CONFIG_64BIT",     // riscv64
@@ -36,6 +36,8 @@ var KernelConfig = []string{
 	"CONFIG_EPOLL",
 	"CONFIG_EVENTFD",
 	"CONFIG_TIMERFD",
+	"CONFIG_POSIX_TIMERS", // timer_create and the rest (kernel/posixtimers.go)
+	"CONFIG_POSIX_MQUEUE", // mq_open and the rest (kernel/ipc/mqueue.go)
 	"CONFIG_AIO",          // io_setup and the rest (kernel/aio)
 	"CONFIG_FILE_LOCKING", // flock, fcntl locks
 	"CONFIG_ADVISE_SYSCALLS",
@@ -59,10 +61,8 @@ var KernelConfig = []string{
 // about; Linux's .config says "is not set" for them.
 var KernelConfigNotSet = []string{
 	"CONFIG_MODULES",
-	"CONFIG_POSIX_MQUEUE",
 	"CONFIG_IO_URING",
 	"CONFIG_SIGNALFD",
-	"CONFIG_POSIX_TIMERS",
 	"CONFIG_NAMESPACES",
 	"CONFIG_USER_NS",
 	"CONFIG_PID_NS",

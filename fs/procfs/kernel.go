@@ -22,12 +22,16 @@ type Kernel interface {
 }
 
 // SysVIPC is what /proc/sysvipc and the System V IPC settings of
-// /proc/sys/kernel show, each in Linux's format.
+// /proc/sys/kernel show, and the POSIX message queues' of
+// /proc/sys/fs/mqueue, each in Linux's format.
 type SysVIPC interface {
 	Listing(kind string) []byte // kind: shm, sem or msg
 	Settings() []string         // the names of the settings
 	Setting(name string) string // a setting's value, without the newline
 	Set(name, value string) error
+	MQSettings() []string
+	MQSetting(name string) string
+	MQSet(name, value string) error
 }
 
 // Sysctl is what /proc/sys shows of the kernel's settings.
@@ -66,6 +70,17 @@ type Process interface {
 	ResidentPages() int          // user pages it has frames for
 	Files() *fs.FDTable
 	Root() *fs.Tree
+	Timers() []Timer // its POSIX timers, by id
+}
+
+// Timer is a POSIX timer as /proc/PID/timers shows it.
+type Timer struct {
+	ID     int32
+	Signo  int32
+	Value  uint64 // si_value
+	Notify int32  // sigev_notify: SIGEV_SIGNAL, SIGEV_NONE, SIGEV_THREAD, with SIGEV_THREAD_ID
+	Target int    // the thread (SIGEV_THREAD_ID) or the process it notifies
+	Clock  int32
 }
 
 // Task is a thread of a process, as /proc/PID/task/TID shows it.

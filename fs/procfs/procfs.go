@@ -110,7 +110,7 @@ func procRoot(tree *fs.Tree, k Kernel) *fs.Node {
 // procSys is /proc/sys: the settings LTP and programs read, in Linux's
 // formats, read from the kernel at each open. They are read-only: the
 // kernel changes them through system calls only (sethostname), but for
-// System V IPC's limits, which root writes.
+// System V IPC's and the POSIX message queues' limits, which root writes.
 func procSys(sysctl func() Sysctl, ipc SysVIPC) *fs.Node {
 	line := func(v func(Sysctl) string) *fs.Node {
 		return procFile(func() []byte { return []byte(v(sysctl()) + "\n") })
@@ -139,6 +139,14 @@ func procSys(sysctl func() Sysctl, ipc SysVIPC) *fs.Node {
 					"pipe-max-size": fixed(strconv.Itoa(fs.PipeMaxSize)),
 					"aio-nr":        line(func(s Sysctl) string { return strconv.FormatUint(s.AIONr, 10) }),
 					"aio-max-nr":    line(func(s Sysctl) string { return strconv.FormatUint(s.AIOMaxNr, 10) }),
+					"mqueue": procDir(func() map[string]*fs.Node {
+						m := map[string]*fs.Node{}
+						for _, name := range ipc.MQSettings() {
+							m[name] = fs.NewSetting(func() []byte { return []byte(ipc.MQSetting(name) + "\n") },
+								func(b []byte) error { return ipc.MQSet(name, string(b)) })
+						}
+						return m
+					}),
 					"inotify": procDir(func() map[string]*fs.Node {
 						return map[string]*fs.Node{
 							"max_queued_events":  fixed(strconv.Itoa(fs.InotifyMaxQueuedEvents)),
@@ -186,6 +194,7 @@ func procPID(p Process) *fs.Node {
 			"mountinfo": procFile(func() []byte { return mountinfo(p.Root()) }),
 			"fd":        procDir(func() map[string]*fs.Node { return fdLinks(p) }),
 			"fdinfo":    procDir(func() map[string]*fs.Node { return fdInfos(p) }),
+			"timers":    procFile(func() []byte { return timers(p) }),
 		}
 	})
 	ids := p.IDs()
@@ -501,4 +510,18 @@ func joinOptions(a, b string) string {
 		return a
 	}
 	return a + "," + b
+}
+
+// timers is /proc/PID/timers, as Linux's show_timer writes it.
+func timers(p Process) []byte {
+	var b []byte
+	for _, t := range p.Timers() {
+		how, whom := [...]string{"signal", "none", "thread"}[t.Notify&^4], "pid"
+		if t.Notify&4 != 0 {
+			whom = "tid"
+		}
+		b = fmt.Appendf(b, "ID: %d\nsignal: %d/%016x\nnotify: %s/%s.%d\nClockID: %d\n",
+			t.ID, t.Signo, t.Value, how, whom, t.Target, t.Clock)
+	}
+	return b
 }

@@ -30,6 +30,11 @@ func (noIPC) Listing(string) []byte    { return nil }
 func (noIPC) Settings() []string       { return nil }
 func (noIPC) Setting(string) string    { return "" }
 func (noIPC) Set(string, string) error { return nil }
+func (noIPC) MQSettings() []string     { return nil }
+func (noIPC) MQSetting(string) string  { return "" }
+func (noIPC) MQSet(string, string) error {
+	return nil
+}
 
 type fakeProcess struct {
 	tree     *fs.Tree
@@ -62,6 +67,9 @@ func (p *fakeProcess) MappingsResident() []Mapping {
 func (*fakeProcess) ResidentPages() int   { return 2 }
 func (p *fakeProcess) Files() *fs.FDTable { return p.files }
 func (p *fakeProcess) Root() *fs.Tree     { return p.tree }
+func (*fakeProcess) Timers() []Timer {
+	return []Timer{{ID: 0, Signo: 14, Notify: 0, Target: 7}, {ID: 3, Signo: 34, Value: 0xabc, Notify: 4, Target: 8, Clock: 1}}
+}
 
 // read returns the generated contents of a file of tree.
 func read(t *testing.T, tree *fs.Tree, path string) string {
@@ -98,6 +106,11 @@ func TestProcPIDFiles(t *testing.T) {
 	}
 	if got := read(t, tree, "/proc/cmdline"); got != "init=/x -- a\n" {
 		t.Errorf("/proc/cmdline %q", got)
+	}
+	// Linux's show_timer: si_value as %px, SIGEV_THREAD_ID as tid.
+	if got, want := read(t, tree, "/proc/7/timers"), "ID: 0\nsignal: 14/0000000000000000\nnotify: signal/pid.7\nClockID: 0\n"+
+		"ID: 3\nsignal: 34/0000000000000abc\nnotify: signal/tid.8\nClockID: 1\n"; got != want {
+		t.Errorf("timers:\n%s\nwant:\n%s", got, want)
 	}
 	if got := read(t, tree, "/proc/7/cmdline"); got != "prog\x00-x\x00" {
 		t.Errorf("cmdline %q", got)

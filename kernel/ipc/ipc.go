@@ -323,6 +323,8 @@ type Namespace struct {
 	semMsl, semMns, semOpm    int
 	msgMax, msgMnb            int
 	semsInUse, msgs, msgBytes int
+	// mq holds the POSIX message queues (mqueue.go).
+	mq mqLimits
 }
 
 // seconds is the wall clock's time in seconds, as the objects keep it.
@@ -334,5 +336,5 @@ func NewNamespace(mem mm.Memory, clock func() time.Time) *Namespace {
 	return &Namespace{msg: newTable(msgMni, clock), sem: newTable(semMni, clock), shm: newTable(shmMni, clock), clock: clock,
 		undo: map[int]map[*SemSet][]int{}, mem: mem,
 		shmMax: shmMaxDefault, shmAll: shmAllDefault,
-		semMsl: semMsl, semMns: semMns, semOpm: semOpm, msgMax: msgMax, msgMnb: msgMnb}
+		semMsl: semMsl, semMns: semMns, semOpm: semOpm, msgMax: msgMax, msgMnb: msgMnb, mq: newMQLimits()}
 }
