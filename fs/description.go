@@ -166,6 +166,11 @@ func (d *Description) IncRef() {
 	}
 }
 
+// Refs returns how many references the description has (descriptors,
+// calls in progress, messages in flight, mappings): the Unix socket
+// collector's count.
+func (d *Description) Refs() int64 { return d.refs.Load() }
+
 // DecRef drops a reference; the last one removes every epoll watch on the
 // description and closes the file.
 func (d *Description) DecRef() {

@@ -59,6 +59,7 @@ type Stack struct {
 	tw    timeWaits
 
 	abstract     abstractNames // unix.go
+	inflight     inflight      // descriptions in Unix sockets' queues (unixgc.go)
 	netlinkPorts netlinkPorts  // netlink.go
 	socketIno    atomic.Uint64 // the last inode number a socket of the stack took
 }

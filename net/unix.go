@@ -561,6 +561,9 @@ func (s *UnixSocket) recv(b []byte, peek bool) (int, []*fs.Description, Ucred, e
 	fns := p.notifier.Changed()
 	p.mu.Unlock()
 	fs.Notify(fns)
+	if !peek {
+		s.stack.inflight.remove(rights)
+	}
 	return n, rights, cred, nil
 }
 
@@ -605,6 +608,9 @@ func (s *UnixSocket) recvMessage(b []byte, peek bool) (int, Received, error) {
 	fns := p.notifier.Changed()
 	p.mu.Unlock()
 	fs.Notify(fns)
+	if !peek {
+		s.stack.inflight.remove(r.Rights)
+	}
 	return n, r, nil
 }
 
@@ -690,6 +696,7 @@ func (s *UnixSocket) SendMsg(b []byte, _ *Addr, ctl Control, ns Namespace) (int,
 	charge := n + unixSegmentOverhead
 	if mm.Charged.Charge(charge) != nil {
 		p.mu.Unlock()
+		s.stack.CollectUnixCycles() // what cycles hold, for the next send
 		return 0, unix.ENOBUFS
 	}
 	for _, d := range rights {
@@ -701,6 +708,9 @@ func (s *UnixSocket) SendMsg(b []byte, _ *Addr, ctl Control, ns Namespace) (int,
 	fns := p.notifier.Changed()
 	p.mu.Unlock()
 	fs.Notify(fns)
+	if s.stack.inflight.add(rights) {
+		s.stack.CollectUnixCycles()
+	}
 	return n, nil
 }
 
@@ -854,6 +864,7 @@ func (s *UnixSocket) Close() error {
 	p.mu.Unlock()
 	fs.Notify(fns)
 	for _, seg := range dropped {
+		s.stack.inflight.remove(seg.rights)
 		for _, d := range seg.rights {
 			d.DecRef()
 		}

@@ -205,6 +205,7 @@ func (s *UnixDgramSocket) setPeer(o *UnixDgramSocket) {
 func dropDatagrams(ds []unixDatagram) {
 	for _, d := range ds {
 		d.from.uncharge(d.charge)
+		d.from.stack.inflight.remove(d.rights)
 		dropRights(d.rights)
 	}
 }
@@ -296,6 +297,7 @@ func (s *UnixDgramSocket) SendMsg(b []byte, to *Addr, ctl Control, ns Namespace)
 	}
 	if mm.Charged.Charge(charge) != nil {
 		o.mu.Unlock()
+		s.stack.CollectUnixCycles() // what cycles hold, for the next send
 		return 0, unix.ENOBUFS
 	}
 	for _, d := range ctl.Rights {
@@ -306,6 +308,9 @@ func (s *UnixDgramSocket) SendMsg(b []byte, to *Addr, ctl Control, ns Namespace)
 	fns := o.notifier.Changed()
 	o.mu.Unlock()
 	fs.Notify(fns)
+	if s.stack.inflight.add(ctl.Rights) {
+		s.stack.CollectUnixCycles()
+	}
 	s.mu.Lock()
 	s.full = nil
 	s.mu.Unlock()
@@ -356,6 +361,7 @@ func (s *UnixDgramSocket) RecvMsg(b []byte, peek bool) (int, Received, error) {
 		r.Rights = dupRights(d.rights)
 	} else {
 		d.from.uncharge(d.charge)
+		s.stack.inflight.remove(d.rights)
 	}
 	return n, r, nil
 }

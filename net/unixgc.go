@@ -1,0 +1,231 @@
+package net
+
+import (
+	"sync"
+
+	"github.com/jiege-go/jiege/fs"
+	"github.com/jiege-go/jiege/mm"
+)
+
+// Descriptions in flight: an SCM_RIGHTS message holds a reference to each
+// description it carries until it is received or its queue dropped. A
+// Unix socket sent over itself, or two sent over each other, and then
+// closed by their owner, hold each other for ever: no descriptor refers
+// to them and no one can receive what they hold. A program that makes
+// such cycles in a loop would keep the kernel's memory, and its budget,
+// for good. Linux collects them (net/unix/garbage.c); so does this, by the
+// same rule: a Unix socket in flight that only messages in flight refer
+// to, and that no such message in a reachable queue carries, is garbage,
+// and its receive queue is dropped, which breaks the cycle.
+
+// inflightGCEvery is how many descriptions may be put in flight between
+// two collections that a send runs (Linux collects on every release of a
+// Unix socket while any is in flight, and before a send once 16,000 are).
+const inflightGCEvery = 1000
+
+// inflight counts, per description, the messages in Unix sockets'
+// queues that carry it.
+type inflight struct {
+	mu         sync.Mutex
+	count      map[*fs.Description]int
+	sinceGC    int // descriptions put in flight since the last collection
+	collecting bool
+}
+
+// add records ds as put in flight; it reports whether enough were since
+// the last collection that the sender should run one.
+func (f *inflight) add(ds []*fs.Description) bool {
+	if len(ds) == 0 {
+		return false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.count == nil {
+		f.count = map[*fs.Description]int{}
+	}
+	for _, d := range ds {
+		f.count[d]++
+	}
+	f.sinceGC += len(ds)
+	return f.sinceGC >= inflightGCEvery
+}
+
+// remove records ds as received or dropped.
+func (f *inflight) remove(ds []*fs.Description) {
+	if len(ds) == 0 {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.forget(ds)
+}
+
+// forget is remove with f.mu held.
+func (f *inflight) forget(ds []*fs.Description) {
+	for _, d := range ds {
+		if f.count[d]--; f.count[d] <= 0 {
+			delete(f.count, d)
+		}
+	}
+}
+
+// queued returns the descriptions the receive queue of d's socket holds
+// (and, for a listening socket, its connections' not yet accepted), and
+// whether d is a Unix socket at all.
+func queued(d *fs.Description) ([]*fs.Description, bool) {
+	switch s := d.File.(type) {
+	case *UnixSocket:
+		return s.queuedRights(), true
+	case *UnixDgramSocket:
+		return s.queuedRights(), true
+	}
+	return nil, false
+}
+
+// CollectUnixCycles drops the receive queues of the Unix sockets in flight
+// that no one can reach, and returns how many it found. The counts and
+// references it reads can only err towards keeping a socket: a
+// description is a candidate only while every reference to it is a
+// message's, and one carried by a queue outside the candidates, or by a
+// reachable one, is reachable.
+func (s *Stack) CollectUnixCycles() int {
+	f := &s.inflight
+	f.mu.Lock()
+	if f.collecting {
+		f.mu.Unlock()
+		return 0
+	}
+	f.collecting, f.sinceGC = true, 0
+	holds := map[*fs.Description][]*fs.Description{}
+	for d, n := range f.count {
+		if d.Refs() != int64(n) {
+			continue // a descriptor or a call in progress holds it
+		}
+		if q, ok := queued(d); ok {
+			holds[d] = q
+		}
+	}
+	// A candidate carried more often than the candidates' queues carry it
+	// is in some other queue: reachable, and so is what it holds.
+	carried := map[*fs.Description]int{}
+	for _, q := range holds {
+		for _, d := range q {
+			carried[d]++
+		}
+	}
+	reachable := map[*fs.Description]bool{}
+	var work []*fs.Description
+	for d := range holds {
+		if f.count[d] > carried[d] {
+			reachable[d] = true
+			work = append(work, d)
+		}
+	}
+	for len(work) > 0 {
+		d := work[len(work)-1]
+		work = work[:len(work)-1]
+		for _, c := range holds[d] {
+			if _, candidate := holds[c]; candidate && !reachable[c] {
+				reachable[c] = true
+				work = append(work, c)
+			}
+		}
+	}
+	var drop []*fs.Description
+	found := 0
+	for d := range holds {
+		if reachable[d] {
+			continue
+		}
+		found++
+		var rights []*fs.Description
+		switch sock := d.File.(type) {
+		case *UnixSocket:
+			rights = sock.purge()
+		case *UnixDgramSocket:
+			rights = sock.purge()
+		}
+		f.forget(rights)
+		drop = append(drop, rights...)
+	}
+	f.collecting = false
+	f.mu.Unlock()
+	// Dropping the last references closes the sockets, whose own queues
+	// (emptied above) then hold nothing.
+	dropRights(drop)
+	return found
+}
+
+// queuedRights returns the descriptions s's receive queue carries, with
+// those of the connections waiting in its backlog.
+func (s *UnixSocket) queuedRights() []*fs.Description {
+	s.mu.Lock()
+	p, end, backlog := s.pair, s.end, s.backlog
+	s.mu.Unlock()
+	var out []*fs.Description
+	if p != nil {
+		p.mu.Lock()
+		for _, seg := range p.in[end] {
+			out = append(out, seg.rights...)
+		}
+		p.mu.Unlock()
+	}
+	for _, c := range backlog {
+		out = append(out, c.queuedRights()...)
+	}
+	return out
+}
+
+// purge empties s's receive queue, and its backlog's, giving back their
+// charge, and returns the descriptions they carried, for the caller to
+// drop.
+func (s *UnixSocket) purge() []*fs.Description {
+	s.mu.Lock()
+	p, end, backlog := s.pair, s.end, s.backlog
+	s.mu.Unlock()
+	var out []*fs.Description
+	if p != nil {
+		p.mu.Lock()
+		for _, seg := range p.in[end] {
+			out = append(out, seg.rights...)
+		}
+		p.in[end], p.queued[end] = nil, 0
+		mm.Charged.Uncharge(p.wmem[1-end])
+		p.wmem[1-end] = 0
+		fns := p.notifier.Changed()
+		p.mu.Unlock()
+		fs.Notify(fns)
+	}
+	for _, c := range backlog {
+		out = append(out, c.purge()...)
+	}
+	return out
+}
+
+// queuedRights returns the descriptions s's queued datagrams carry.
+func (s *UnixDgramSocket) queuedRights() []*fs.Description {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*fs.Description
+	for _, d := range s.queue {
+		out = append(out, d.rights...)
+	}
+	return out
+}
+
+// purge empties s's queue, giving back each datagram's charge to its
+// sender, and returns the descriptions they carried.
+func (s *UnixDgramSocket) purge() []*fs.Description {
+	s.mu.Lock()
+	dropped := s.queue
+	s.queue = nil
+	fns := s.notifier.Changed()
+	s.mu.Unlock()
+	fs.Notify(fns)
+	var out []*fs.Description
+	for _, d := range dropped {
+		d.from.uncharge(d.charge)
+		out = append(out, d.rights...)
+	}
+	return out
+}
