@@ -67,7 +67,7 @@ func (v procfsProcess) Cmdline() []string {
 
 func (v procfsProcess) IDs() procfs.IDs {
 	p := v.p
-	return procfs.IDs{UID: p.UID, EUID: p.EUID, SUID: p.SUID, FSUID: p.FSUID, GID: p.GID, EGID: p.EGID, SGID: p.SGID, FSGID: p.FSGID, Umask: p.Umask}
+	return procfs.IDs{UID: p.UID, EUID: p.EUID, SUID: p.SUID, FSUID: p.FSUID, GID: p.GID, EGID: p.EGID, SGID: p.SGID, FSGID: p.FSGID, Umask: p.Umask()}
 }
 
 func (v procfsProcess) Exited() bool {

@@ -229,7 +229,7 @@ func sysOpenat(t *kernel.Task, a Args) (uint64, error) {
 		n, created, err = t.Proc.Root.Open(t.Proc.Cred(), p, fs.OpenFlags{
 			Create: flags&unix.O_CREAT != 0, Excl: flags&unix.O_EXCL != 0,
 			Trunc: flags&unix.O_TRUNC != 0 && acc != unix.O_RDONLY, Follow: flags&unix.O_NOFOLLOW == 0 || dirOnly,
-			Perm: fs.ModeFromUnix(uint32(a[3]) & 0o7777 &^ t.Proc.Umask), Want: want, NoAtime: flags&unix.O_NOATIME != 0,
+			Perm: fs.ModeFromUnix(uint32(a[3]) & 0o7777 &^ t.Proc.Umask()), Want: want, NoAtime: flags&unix.O_NOATIME != 0,
 		})
 	}
 	if err != nil {
@@ -316,7 +316,7 @@ func sysMknodat(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	perm := fs.ModeFromUnix(uint32(a[2]) & 0o7777 &^ t.Proc.Umask)
+	perm := fs.ModeFromUnix(uint32(a[2]) & 0o7777 &^ t.Proc.Umask())
 	var n *fs.Node
 	switch a[2] & unix.S_IFMT {
 	case unix.S_IFIFO:
@@ -349,7 +349,7 @@ func sysMkdirat(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return 0, t.Proc.Root.Mkdir(t.Proc.Cred(), p, fs.ModeFromUnix(uint32(a[2])&0o1777&^t.Proc.Umask))
+	return 0, t.Proc.Root.Mkdir(t.Proc.Cred(), p, fs.ModeFromUnix(uint32(a[2])&0o1777&^t.Proc.Umask()))
 }
 
 // sysUnlinkat implements unlinkat(2). A path whose last component is "."
@@ -503,9 +503,7 @@ func sysReadlinkat(t *kernel.Task, a Args) (uint64, error) {
 
 // sysUmask implements umask(2).
 func sysUmask(t *kernel.Task, a Args) (uint64, error) {
-	old := t.Proc.Umask
-	t.Proc.Umask = uint32(a[0]) & 0o777
-	return uint64(old), nil
+	return uint64(t.Proc.SetUmask(uint32(a[0]) & 0o777)), nil
 }
 
 // sysFsync implements fsync(2) and fdatasync(2): memory is the medium.
