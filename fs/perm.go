@@ -14,6 +14,16 @@ import (
 type Cred struct {
 	UID, GID uint32
 	Groups   []uint32
+	// Resolve confines the operation's walks (openat2); nil: none.
+	Resolve *Resolve
+}
+
+// resolve is c's Resolve, nil for the kernel.
+func (c *Cred) resolve() *Resolve {
+	if c == nil {
+		return nil
+	}
+	return c.Resolve
 }
 
 // InGroup reports whether gid is the caller's group or one of its

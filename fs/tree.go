@@ -40,6 +40,7 @@ type Node struct {
 	opens               int               // open descriptions of a regular file
 	writers             int               // of which writable
 	Link                string            // symbolic links
+	magic               bool              // a magic link (NewMagicLink)
 	Rdev                uint64            // character devices
 	xattrs              map[string][]byte // extended attributes (xattr.go), guarded by mu
 	memfd               bool              // a memfd file, which seals apply to (memfd.go)
@@ -76,9 +77,11 @@ func NewSymlink(target string) *Node {
 	return n
 }
 
-// NewProcSymlink returns a symbolic link of procfs.
-func NewProcSymlink(target string) *Node {
-	n := &Node{Mode: fs.ModeSymlink | 0o777, Link: target, Ino: nextIno.Add(1), Dev: DevProc}
+// NewMagicLink returns a procfs link to an open object (/proc/PID/exe,
+// cwd, root, fd/N), which leads to the object wherever it is, as Linux's
+// magic links; openat2's RESOLVE_NO_MAGICLINKS refuses it.
+func NewMagicLink(target string) *Node {
+	n := &Node{Mode: fs.ModeSymlink | 0o777, Link: target, Ino: nextIno.Add(1), Dev: DevProc, magic: true}
 	n.Touch()
 	return n
 }
@@ -228,6 +231,14 @@ func (t *Tree) walk(c *Cred, p string, follow bool, depth int) (*Node, string, e
 	if depth > maxSymlinks {
 		return nil, "", ErrLoop
 	}
+	r := c.resolve()
+	if r != nil && r.NoXDev && !r.startFound {
+		start, _, err := t.walk(nil, r.Start, true, 0)
+		if err != nil {
+			return nil, "", err
+		}
+		r.startDev, r.startFound = start.Dev, true
+	}
 	clean := CleanPath(p)
 	cur := t.Root
 	for start := 1; start < len(clean); {
@@ -251,11 +262,14 @@ func (t *Tree) walk(c *Cred, p string, follow bool, depth int) (*Node, string, e
 		if !ok {
 			return nil, "", ErrNotExist
 		}
+		if r.crosses(next, clean[:end]) {
+			return nil, "", unix.EXDEV
+		}
 		last := end == len(clean)
 		if next.Mode&fs.ModeSymlink != 0 && (!last || follow) {
-			target := next.Link
-			if !strings.HasPrefix(target, "/") {
-				target = path.Join(clean[:max(start-1, 1)], target)
+			target, err := r.follow(next, clean[:max(start-1, 1)])
+			if err != nil {
+				return nil, "", err
 			}
 			if !last {
 				target = path.Join(target, clean[end+1:])

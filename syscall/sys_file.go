@@ -3,9 +3,11 @@ package syscall
 import (
 	iofs "io/fs"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -13,10 +15,12 @@ import (
 	"github.com/jiege-go/jiege/abi/linux/sysno"
 	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/kernel"
+	"github.com/jiege-go/jiege/mm"
 )
 
 func init() {
 	register(sysno.Openat, sysOpenat)
+	register(sysno.Openat2, sysOpenat2)
 	register(sysno.Mknodat, sysMknodat)
 	register(sysno.Mkdirat, sysMkdirat)
 	register(sysno.Unlinkat, sysUnlinkat)
@@ -45,23 +49,37 @@ func resolve(t *kernel.Task, dirfd int32, p string) (string, error) {
 	if p == "" {
 		return "", unix.ENOENT
 	}
-	switch {
-	case strings.HasPrefix(p, "/"):
-		p = fs.CleanPath(p)
-	case dirfd == unix.AT_FDCWD:
-		p = path.Join(t.Proc.Cwd(), p)
-	default:
-		d, err := t.Proc.Files.Get(int(dirfd))
-		if err != nil {
-			return "", err
-		}
-		defer d.DecRef()
-		nf, ok := d.NodeFile()
-		if !ok || !nf.Node().IsDir() {
-			return "", unix.ENOTDIR
-		}
-		p = path.Join(nf.Path(), p)
+	if strings.HasPrefix(p, "/") {
+		return selfResolved(t, fs.CleanPath(p)), nil
 	}
+	dir, err := startDir(t, dirfd)
+	if err != nil {
+		return "", err
+	}
+	return selfResolved(t, path.Join(dir, p)), nil
+}
+
+// startDir is the directory a relative path starts from: the working
+// directory for AT_FDCWD, otherwise the directory open on dirfd.
+func startDir(t *kernel.Task, dirfd int32) (string, error) {
+	if dirfd == unix.AT_FDCWD {
+		return t.Proc.Cwd(), nil
+	}
+	d, err := t.Proc.Files.Get(int(dirfd))
+	if err != nil {
+		return "", err
+	}
+	defer d.DecRef()
+	nf, ok := d.NodeFile()
+	if !ok || !nf.Node().IsDir() {
+		return "", unix.ENOTDIR
+	}
+	return nf.Path(), nil
+}
+
+// selfResolved is the absolute path p with the links into /proc/self
+// resolved for t.
+func selfResolved(t *kernel.Task, p string) string {
 	// /dev/fd is a link to /proc/self/fd on every Debian system, and
 	// /proc/self (of every procfs mount) is the caller's /proc/PID.
 	for _, l := range selfLinks {
@@ -76,7 +94,7 @@ func resolve(t *kernel.Task, dirfd int32, p string) (string, error) {
 			break
 		}
 	}
-	return p, nil
+	return p
 }
 
 // selfLinks are the links into /proc/self that udev makes in /dev; the
@@ -178,7 +196,115 @@ func sysOpenat(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	flags := a[2]
+	return openPath(t, name, p, a[2], a[3], t.Proc.Cred())
+}
+
+// openat2's resolve flags (linux/openat2.h).
+const (
+	resolveNoXDev       = 0x01
+	resolveNoMagicLinks = 0x02
+	resolveNoSymlinks   = 0x04
+	resolveBeneath      = 0x08
+	resolveInRoot       = 0x10
+	resolveCached       = 0x20
+	resolveFlags        = 0x3f
+)
+
+// openFlags are Linux's VALID_OPEN_FLAGS: openat2 refuses any other bit.
+const openFlags = unix.O_ACCMODE | unix.O_CREAT | unix.O_EXCL | unix.O_NOCTTY | unix.O_TRUNC |
+	unix.O_APPEND | unix.O_NONBLOCK | unix.O_SYNC | unix.O_DSYNC | unix.O_ASYNC | unix.O_DIRECT |
+	unix.O_LARGEFILE | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_NOATIME | unix.O_CLOEXEC |
+	unix.O_PATH | unix.O_TMPFILE
+
+// sysOpenat2 implements openat2(2): openat with every argument checked
+// (Linux's build_open_flags) and the lookup confined by the resolve
+// flags. The tree is all in memory, so RESOLVE_CACHED never has to give
+// up with EAGAIN where Linux's dcache would serve it, only for a create
+// or a truncate, as Linux refuses those at once.
+func sysOpenat2(t *kernel.Task, a Args) (uint64, error) {
+	var how linux.OpenHow
+	size, known := a[3], uint64(unsafe.Sizeof(how))
+	switch {
+	case size < known:
+		return 0, unix.EINVAL
+	case size > mm.PageSize:
+		return 0, unix.E2BIG
+	case size > known:
+		tail := make([]byte, size-known)
+		if err := copyIn(t, a[2]+known, tail); err != nil {
+			return 0, err
+		}
+		if slices.ContainsFunc(tail, func(b byte) bool { return b != 0 }) {
+			return 0, unix.E2BIG
+		}
+	}
+	if err := copyInStruct(t, a[2], &how); err != nil {
+		return 0, err
+	}
+	flags := how.Flags &^ unix.O_CLOEXEC
+	creates := flags&(unix.O_CREAT|unix.O_TMPFILE&^unix.O_DIRECTORY) != 0
+	switch {
+	case flags&^openFlags != 0, how.Resolve&^resolveFlags != 0,
+		how.Resolve&resolveBeneath != 0 && how.Resolve&resolveInRoot != 0,
+		creates && how.Mode&^0o7777 != 0, !creates && how.Mode != 0,
+		flags&(unix.O_DIRECTORY|unix.O_CREAT) == unix.O_DIRECTORY|unix.O_CREAT,
+		flags&(unix.O_TMPFILE&^unix.O_DIRECTORY) != 0 && (flags&unix.O_DIRECTORY == 0 || flags&unix.O_ACCMODE == unix.O_RDONLY),
+		flags&unix.O_PATH != 0 && flags&^(unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW) != 0:
+		return 0, unix.EINVAL
+	case how.Resolve&resolveCached != 0 && (flags&unix.O_TRUNC != 0 || creates):
+		return 0, unix.EAGAIN
+	}
+	name, err := copyInString(t, a[1])
+	if err != nil {
+		return 0, err
+	}
+	c := t.Proc.Cred()
+	var p string
+	if how.Resolve&^resolveCached == 0 {
+		p, err = resolve(t, int32(a[0]), name)
+	} else {
+		c.Resolve, p, err = openat2Resolve(t, int32(a[0]), name, how.Resolve)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return openPath(t, name, p, how.Flags, how.Mode, c)
+}
+
+// openat2Resolve makes the Resolve of openat2's resolve flags for name
+// from dirfd, and the path to open: the lookup starts at the root, or
+// with RESOLVE_IN_ROOT at dirfd for an absolute name too; the scoping
+// flags make dirfd's directory the root.
+func openat2Resolve(t *kernel.Task, dirfd int32, name string, resolve uint64) (*fs.Resolve, string, error) {
+	if name == "" {
+		return nil, "", unix.ENOENT
+	}
+	r := &fs.Resolve{
+		Beneath:      resolve&resolveBeneath != 0,
+		NoSymlinks:   resolve&resolveNoSymlinks != 0,
+		NoMagicLinks: resolve&resolveNoMagicLinks != 0,
+		NoXDev:       resolve&resolveNoXDev != 0,
+		Start:        "/",
+	}
+	if strings.HasPrefix(name, "/") && resolve&resolveInRoot == 0 {
+		p, err := r.Join("/", name)
+		return r, selfResolved(t, p), err
+	}
+	dir, err := startDir(t, dirfd)
+	if err != nil {
+		return nil, "", err
+	}
+	r.Start = dir
+	if resolve&(resolveBeneath|resolveInRoot) != 0 {
+		r.Root = dir
+	}
+	p, err := r.Join(dir, name)
+	return r, selfResolved(t, p), err
+}
+
+// openPath opens the absolute path p (name, as the caller gave it) with
+// openat's flags and mode, for c (whose Resolve confines an openat2).
+func openPath(t *kernel.Task, name, p string, flags, mode uint64, c *fs.Cred) (uint64, error) {
 	oPath := flags&unix.O_PATH != 0
 	if oPath {
 		// Linux keeps only these of an O_PATH open's flags: it opens a
@@ -192,18 +318,19 @@ func sysOpenat(t *kernel.Task, a Args) (uint64, error) {
 	dirOnly := namesDirectory(name)
 	if dirOnly && flags&unix.O_CREAT != 0 {
 		// Linux finds the directory to create in, then refuses the slash.
-		if _, err := lookupNamed(t, t.Proc.Cred(), path.Dir(p), true, true); err != nil {
+		if _, err := lookupNamed(t, c, path.Dir(p), true, true); err != nil {
 			return 0, err
 		}
 		return 0, unix.EISDIR
 	}
 	if dirOnly {
 		// ENOTDIR before Open truncates a file named "file/".
-		if _, err := lookupNamed(t, t.Proc.Cred(), p, true, true); err != nil {
+		if _, err := lookupNamed(t, c, p, true, true); err != nil {
 			return 0, err
 		}
 	}
-	if pe, d, ok := pipeOfFD(t.Kernel(), p); ok {
+	magicOK := c.Resolve == nil // RESOLVE_ flags refuse the link in the walk
+	if pe, d, ok := pipeOfFD(t.Kernel(), p); ok && magicOK {
 		defer d.DecRef()
 		if dirOnly {
 			return 0, unix.ENOTDIR
@@ -221,15 +348,16 @@ func sysOpenat(t *kernel.Task, a Args) (uint64, error) {
 	}
 	var n *fs.Node
 	var created, reopened bool
-	if un, at, ok := unlinkedOfFD(t.Kernel(), p); ok && flags&unix.O_NOFOLLOW == 0 {
+	var err error
+	if un, at, ok := unlinkedOfFD(t.Kernel(), p); ok && flags&unix.O_NOFOLLOW == 0 && magicOK {
 		// A file without a name (a memfd, an unlinked file) opened anew
 		// through /proc/PID/fd/N, which names no path in the tree.
-		n, p, reopened, err = un, at, true, fs.Access(un, t.Proc.Cred(), want)
+		n, p, reopened, err = un, at, true, fs.Access(un, c, want)
 	} else {
-		n, created, err = t.Proc.Root.Open(t.Proc.Cred(), p, fs.OpenFlags{
+		n, created, err = t.Proc.Root.Open(c, p, fs.OpenFlags{
 			Create: flags&unix.O_CREAT != 0, Excl: flags&unix.O_EXCL != 0,
 			Trunc: flags&unix.O_TRUNC != 0 && acc != unix.O_RDONLY, Follow: flags&unix.O_NOFOLLOW == 0 || dirOnly,
-			Perm: fs.ModeFromUnix(uint32(a[3]) & 0o7777 &^ t.Proc.Umask()), Want: want, NoAtime: flags&unix.O_NOATIME != 0,
+			Perm: fs.ModeFromUnix(uint32(mode) & 0o7777 &^ t.Proc.Umask()), Want: want, NoAtime: flags&unix.O_NOATIME != 0,
 		})
 	}
 	if err != nil {

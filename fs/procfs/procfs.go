@@ -20,7 +20,7 @@ import (
 
 func procFile(gen func() []byte) *fs.Node { return fs.NewGenerated(gen) }
 
-func procLink(target string) *fs.Node { return fs.NewProcSymlink(target) }
+func procLink(target string) *fs.Node { return fs.NewMagicLink(target) }
 
 func procDir(list func() map[string]*fs.Node) *fs.Node {
 	n := fs.NewDir(0o555)
