@@ -41,7 +41,7 @@ func (s ProcfsSource) SysVIPC() procfs.SysVIPC { return s.k.ipc }
 // Sysctl is what /proc/sys shows.
 func (s ProcfsSource) Sysctl() procfs.Sysctl {
 	host, domain := s.k.UTSNames()
-	return procfs.Sysctl{Hostname: host, Domainname: domain, PIDMax: PIDMax, ThreadsMax: maxThreads,
+	return procfs.Sysctl{Hostname: host, Domainname: domain, OSRelease: Release, Version: Version, PIDMax: PIDMax, ThreadsMax: maxThreads,
 		AIONr: s.k.aioLimit.Nr(), AIOMaxNr: aio.MaxNr, Cmdline: s.k.CommandLine}
 }
 

@@ -33,6 +33,7 @@ type SysVIPC interface {
 // Sysctl is what /proc/sys shows of the kernel's settings.
 type Sysctl struct {
 	Hostname, Domainname string
+	OSRelease, Version   string // uname's release and version
 	PIDMax               int    // ids wrap below it
 	ThreadsMax           int    // the most threads (RLIMIT_NPROC's default is half)
 	AIONr, AIOMaxNr      uint64 // native AIO events asked for, and their limit

@@ -86,6 +86,10 @@ func procRoot(tree *fs.Tree, k Kernel) *fs.Node {
 			return m
 		}),
 		"cmdline": procFile(func() []byte { return []byte(k.Sysctl().Cmdline + "\n") }),
+		"version": procFile(func() []byte {
+			s := k.Sysctl()
+			return []byte("Linux version " + s.OSRelease + " (jiege@jiege-go) (go) " + s.Version + "\n")
+		}),
 		"net": procDir(func() map[string]*fs.Node {
 			network := k.Network()
 			return map[string]*fs.Node{
@@ -122,6 +126,9 @@ func procSys(sysctl func() Sysctl, ipc SysVIPC) *fs.Node {
 				m := map[string]*fs.Node{
 					"hostname":              line(func(s Sysctl) string { return s.Hostname }),
 					"domainname":            line(func(s Sysctl) string { return s.Domainname }),
+					"ostype":                fixed("Linux"),
+					"osrelease":             line(func(s Sysctl) string { return s.OSRelease }),
+					"version":               line(func(s Sysctl) string { return s.Version }),
 					"pid_max":               line(func(s Sysctl) string { return strconv.Itoa(s.PIDMax) }),
 					"threads-max":           line(func(s Sysctl) string { return strconv.Itoa(s.ThreadsMax) }),
 					"tainted":               fixed("0"),

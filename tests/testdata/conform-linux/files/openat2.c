@@ -123,6 +123,10 @@ int main(void)
 	try("dfd.file", file, "f", O_RDONLY, 0, 0);
 	try("plain", dfd, "f", O_RDONLY, 0, 0);
 	try("plain.cwd", AT_FDCWD, "d/lnkf", O_RDONLY, 0, 0);
+	try("creat.through.link", dfd, "lnkf", O_RDONLY | O_CREAT, 0400, 0);
+	symlink("/proc/version", "/o2/d/version");
+	try("creat.through.link.proc", dfd, "version", O_RDONLY | O_CREAT, 0400, 0);
+	try("proc.version", AT_FDCWD, "/proc/version", O_RDONLY, 0, 0);
 
 	/* RESOLVE_BENEATH: nothing may leave the directory. */
 	try("beneath.file", dfd, "f", O_RDONLY, 0, RESOLVE_BENEATH);
