@@ -19,9 +19,12 @@ type Resolve struct {
 	// Beneath makes leaving Root (an absolute path or link, or ".."
 	// above it) EXDEV rather than staying at Root (RESOLVE_BENEATH).
 	Beneath bool
+	// Scoped says Root is the lookup's own (RESOLVE_BENEATH, IN_ROOT),
+	// not the process's root directory: magic links are EXDEV.
+	Scoped bool
 	// NoSymlinks refuses to follow any symbolic link (ELOOP),
 	// NoMagicLinks a procfs link to an open object (ELOOP): scoped lookups
-	// (Root set) refuse those with EXDEV.
+	// refuse those with EXDEV.
 	NoSymlinks, NoMagicLinks bool
 	// NoXDev refuses to leave the file system of Start, the directory the
 	// lookup starts at (EXDEV). Nodes are told apart by their device, so
@@ -97,9 +100,6 @@ func (r *Resolve) root() string {
 	return r.Root
 }
 
-// scoped reports whether r confines the walk to a root (BENEATH, IN_ROOT).
-func (r *Resolve) scoped() bool { return r.Root != "" || r.Beneath }
-
 // follow checks that the walk may follow the link n met at dir, and
 // returns where the link leads (with the rest of the path still to walk
 // appended by the caller).
@@ -114,7 +114,7 @@ func (r *Resolve) follow(n *Node, dir string) (string, error) {
 		return "", unix.ELOOP
 	case n.magic && r.NoMagicLinks:
 		return "", unix.ELOOP
-	case n.magic && (r.scoped() || r.NoXDev):
+	case n.magic && (r.Scoped || r.NoXDev):
 		return "", unix.EXDEV
 	case n.magic:
 		return n.Link, nil // the object itself, wherever it is

@@ -86,6 +86,9 @@ func NewMagicLink(target string) *Node {
 	return n
 }
 
+// Magic reports whether n is a magic link (NewMagicLink).
+func (n *Node) Magic() bool { return n.magic }
+
 // Devices of the synthetic file systems, for st_dev (as Linux numbers
 // its anonymous ones).
 const (

@@ -53,10 +53,10 @@ func (v procfsProcess) ParentPID() int { return v.p.ParentPID() }
 func (v procfsProcess) PGID() int      { return v.p.PGID() }
 func (v procfsProcess) SID() int       { return v.p.SID() }
 
-func (v procfsProcess) Paths() (exe, cwd string) {
+func (v procfsProcess) Paths() (exe, cwd, root string) {
 	v.p.Lock()
 	defer v.p.Unlock()
-	return v.p.Exe, v.p.Cwd()
+	return v.p.Exe, v.p.Cwd(), v.p.RootDir()
 }
 
 func (v procfsProcess) Cmdline() []string {

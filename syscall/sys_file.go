@@ -37,6 +37,7 @@ func init() {
 	register(sysno.Getdents64, sysGetdents64)
 	register(sysno.Getcwd, sysGetcwd)
 	register(sysno.Chdir, sysChdir)
+	register(sysno.Chroot, sysChroot)
 	register(sysno.Fchdir, sysFchdir)
 }
 
@@ -49,14 +50,15 @@ func resolve(t *kernel.Task, dirfd int32, p string) (string, error) {
 	if p == "" {
 		return "", unix.ENOENT
 	}
-	if strings.HasPrefix(p, "/") {
-		return selfResolved(t, fs.CleanPath(p)), nil
+	dir := "/"
+	if !strings.HasPrefix(p, "/") {
+		var err error
+		if dir, err = startDir(t, dirfd); err != nil {
+			return "", err
+		}
 	}
-	dir, err := startDir(t, dirfd)
-	if err != nil {
-		return "", err
-	}
-	return selfResolved(t, path.Join(dir, p)), nil
+	p, err := t.Proc.Resolve().Join(dir, p) // under the root directory
+	return selfResolved(t, p), err
 }
 
 // startDir is the directory a relative path starts from: the working
@@ -279,15 +281,17 @@ func openat2Resolve(t *kernel.Task, dirfd int32, name string, resolve uint64) (*
 	if name == "" {
 		return nil, "", unix.ENOENT
 	}
+	root := t.Proc.RootDir()
 	r := &fs.Resolve{
+		Root:         root,
 		Beneath:      resolve&resolveBeneath != 0,
 		NoSymlinks:   resolve&resolveNoSymlinks != 0,
 		NoMagicLinks: resolve&resolveNoMagicLinks != 0,
 		NoXDev:       resolve&resolveNoXDev != 0,
-		Start:        "/",
+		Start:        root,
 	}
 	if strings.HasPrefix(name, "/") && resolve&resolveInRoot == 0 {
-		p, err := r.Join("/", name)
+		p, err := r.Join(root, name)
 		return r, selfResolved(t, p), err
 	}
 	dir, err := startDir(t, dirfd)
@@ -296,7 +300,7 @@ func openat2Resolve(t *kernel.Task, dirfd int32, name string, resolve uint64) (*
 	}
 	r.Start = dir
 	if resolve&(resolveBeneath|resolveInRoot) != 0 {
-		r.Root = dir
+		r.Root, r.Scoped = dir, true
 	}
 	p, err := r.Join(dir, name)
 	return r, selfResolved(t, p), err
@@ -624,6 +628,9 @@ func sysReadlinkat(t *kernel.Task, a Args) (uint64, error) {
 			return 0, unix.EINVAL
 		}
 		target = n.Link
+		if n.Magic() && strings.HasPrefix(target, "/") {
+			target, _ = t.Proc.Visible(target) // from the reader's root
+		}
 	}
 	b := []byte(target)[:min(uint64(len(target)), a[3])]
 	return uint64(len(b)), copyOut(t, a[2], b)
@@ -849,9 +856,15 @@ func nodeOf(t *kernel.Task, fd uint64) (*fs.Node, error) {
 	return f.Node(), nil
 }
 
-// sysGetcwd implements getcwd(2).
+// sysGetcwd implements getcwd(2): a working directory outside the root
+// directory is shown "(unreachable)" and from the tree's root, as Linux
+// does (glibc's getcwd and realpath refuse a path that is not absolute).
 func sysGetcwd(t *kernel.Task, a Args) (uint64, error) {
-	cwd := append([]byte(t.Proc.Cwd()), 0)
+	dir, reachable := t.Proc.Visible(t.Proc.Cwd())
+	if !reachable {
+		dir = "(unreachable)" + dir
+	}
+	cwd := append([]byte(dir), 0)
 	if len(cwd) > unix.PathMax {
 		return 0, unix.ENAMETOOLONG // Linux builds the path in a PATH_MAX buffer
 	}
@@ -863,23 +876,49 @@ func sysGetcwd(t *kernel.Task, a Args) (uint64, error) {
 
 // sysChdir implements chdir(2).
 func sysChdir(t *kernel.Task, a Args) (uint64, error) {
-	p, err := pathArg(t, cwdFD, a[0])
+	canon, err := searchableDir(t, a[0])
 	if err != nil {
-		return 0, err
-	}
-	// The working directory is the physical path, as getcwd reports it.
-	n, canon, err := t.Proc.Root.LookupPath(t.Proc.Cred(), p)
-	if err != nil {
-		return 0, err
-	}
-	if !n.IsDir() {
-		return 0, unix.ENOTDIR
-	}
-	if err := fs.Access(n, t.Proc.Cred(), fs.MayExec); err != nil {
 		return 0, err
 	}
 	t.Proc.SetCwd(canon)
 	return 0, nil
+}
+
+// sysChroot implements chroot(2): the process's paths resolve under the
+// directory from now on (and those of the processes sharing its context
+// by CLONE_FS); its working directory stays. CAP_SYS_CHROOT is checked
+// after the lookup and the directory's search permission, as Linux does.
+func sysChroot(t *kernel.Task, a Args) (uint64, error) {
+	canon, err := searchableDir(t, a[0])
+	if err != nil {
+		return 0, err
+	}
+	if t.Proc.EUID != 0 {
+		return 0, unix.EPERM
+	}
+	t.Proc.SetRootDir(canon)
+	return 0, nil
+}
+
+// searchableDir looks up the directory path argument addr names for chdir
+// and chroot, which need search permission in it, and returns its
+// physical path, the one getcwd reports.
+func searchableDir(t *kernel.Task, addr uint64) (string, error) {
+	p, err := pathArg(t, cwdFD, addr)
+	if err != nil {
+		return "", err
+	}
+	n, canon, err := t.Proc.Root.LookupPath(t.Proc.Cred(), p)
+	if err != nil {
+		return "", err
+	}
+	if !n.IsDir() {
+		return "", unix.ENOTDIR
+	}
+	if err := fs.Access(n, t.Proc.Cred(), fs.MayExec); err != nil {
+		return "", err
+	}
+	return canon, nil
 }
 
 // openNodeOf is nodeOf for the calls that need an open file, not a

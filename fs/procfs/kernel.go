@@ -54,8 +54,8 @@ type Process interface {
 	ParentPID() int // 0 for init
 	PGID() int
 	SID() int
-	Paths() (exe, cwd string) // read together, under the process's lock
-	Cmdline() []string        // argv of the program it runs
+	Paths() (exe, cwd, root string) // physical paths, read together under the process's lock
+	Cmdline() []string              // argv of the program it runs
 	IDs() IDs
 	Exited() bool
 	Tasks() []Task // its threads, by thread id

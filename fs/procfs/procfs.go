@@ -177,11 +177,11 @@ func cpuRange(k Kernel) string {
 // procPID is /proc/PID.
 func procPID(p Process) *fs.Node {
 	d := procDir(func() map[string]*fs.Node {
-		exe, cwd := p.Paths()
+		exe, cwd, root := p.Paths()
 		return map[string]*fs.Node{
 			"exe":       procLink(exe),
 			"cwd":       procLink(cwd),
-			"root":      procLink("/"),
+			"root":      procLink(root),
 			"cmdline":   procFile(func() []byte { return cmdline(p) }),
 			"comm":      procFile(func() []byte { return []byte(comm(p, p.PID()) + "\n") }),
 			"stat":      procFile(func() []byte { return pidStat(p, p.PID(), state(p)) }),
@@ -223,7 +223,7 @@ func comm(p Process, id int) string {
 			return t.Name
 		}
 	}
-	exe, _ := p.Paths()
+	exe, _, _ := p.Paths()
 	name := exe[strings.LastIndexByte(exe, '/')+1:]
 	return name[:min(len(name), 15)]
 }
