@@ -122,6 +122,10 @@ int main(void)
 		RET("chdir.root", chdir("/"));
 		show_cwd("cwd.root");
 		show("dotdot.from.root", "../../file");
+		put("/sub/x", "bound");
+		mkdir("/bindto", 0755);
+		RET("bind.relative.source", mount("sub", "/bindto", NULL, MS_BIND, NULL));
+		show("bind.sees", "/bindto/x");
 		RET("chdir.sub", chdir("sub"));
 		show_cwd("cwd.sub");
 		show("dotdot.from.sub", "../../../file");
