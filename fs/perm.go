@@ -26,6 +26,10 @@ func (c *Cred) resolve() *Resolve {
 	return c.Resolve
 }
 
+// Join resolves p from dir as c's walks do (Resolve.Join): an absolute p
+// under a chrooted caller's root.
+func (c *Cred) Join(dir, p string) (string, error) { return c.resolve().Join(dir, p) }
+
 // InGroup reports whether gid is the caller's group or one of its
 // supplementary groups.
 func (c *Cred) InGroup(gid uint32) bool {

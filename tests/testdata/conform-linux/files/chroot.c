@@ -71,8 +71,24 @@ static int chroot_child(void *arg)
 
 static char stack[64 * 1024] __attribute__((aligned(16)));
 
-int main(void)
+/* copy copies the program itself into the new root, to exec there. */
+static void copy(const char *from, const char *to)
 {
+	int in = open(from, O_RDONLY), out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+	char buf[65536];
+	long n;
+	while ((n = read(in, buf, sizeof buf)) > 0)
+		write(out, buf, n);
+	close(in);
+	close(out);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1) { /* exec'd in the chroot */
+		show(argv[1], "/file");
+		return 0;
+	}
 	mkdir("/proc", 0555);
 	mount("proc", "/proc", "proc", 0, NULL);
 	mkdir("/cr", 0755);
@@ -88,6 +104,7 @@ int main(void)
 	symlink("loop2", "/cr/loop1");
 	symlink("loop1", "/cr/loop2");
 	mount("proc", "/cr/dir/proc", "proc", 0, NULL);
+	copy("/proc/self/exe", "/cr/dir/prog");
 
 	RET("not.dir", chroot("/cr/outside"));
 	RET("missing", chroot("/cr/none"));
@@ -142,6 +159,15 @@ int main(void)
 		}
 		wait(NULL);
 		show("parent.unchanged", "/file");
+		put("/script", "#!/prog\n");
+		chmod("/script", 0755);
+		if (fork() == 0) {
+			execl("/script", "script", "exec.script", NULL);
+			_exit(1);
+		}
+		wait(NULL);
+		execl("/prog", "prog", "exec.in.root", NULL);
+		SHOW("exec.in.root", "-1 %s", strerrorname_np(errno));
 		_exit(0);
 	}
 	wait(NULL);
