@@ -277,7 +277,9 @@ func (t *Tree) walk(c *Cred, p string, follow bool, depth int) (*Node, string, e
 			if !last {
 				target = path.Join(target, clean[end+1:])
 			}
-			return t.walk(c, target, follow, depth+1)
+			// A magic link's object is the end of the walk, even a link
+			// (an O_PATH descriptor of one), as Linux's nd_jump_link.
+			return t.walk(c, target, follow && !(last && next.magic), depth+1)
 		}
 		cur, start = next, end+1
 	}

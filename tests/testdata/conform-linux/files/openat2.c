@@ -189,5 +189,14 @@ int main(void)
 	try("no.xdev.link.in.root", dfd, "abs", O_RDONLY, 0, RESOLVE_NO_XDEV | RESOLVE_IN_ROOT);
 	try("no.xdev.link.relative", dfd, "lnkf", O_RDONLY, 0, RESOLVE_NO_XDEV);
 	try("no.xdev.magic", AT_FDCWD, fdpath, O_RDONLY, 0, RESOLVE_NO_XDEV);
+
+	/* A magic link's object ends the walk: an O_PATH descriptor of a
+	 * magic link, reached through its own, is that link (a file system
+	 * cannot be mounted on it). */
+	int link_fd = open(fdpath, O_PATH | O_NOFOLLOW);
+	char linkpath[64];
+	snprintf(linkpath, sizeof linkpath, "/proc/%d/fd/%d", getpid(), link_fd);
+	try("magic.to.magic", AT_FDCWD, linkpath, O_PATH, 0, 0);
+	RET("mount.on.magic.link", mount("/o2/d/f", linkpath, NULL, MS_BIND, NULL));
 	return 0;
 }
