@@ -100,6 +100,12 @@ func (r *Resolve) root() string {
 	return r.Root
 }
 
+// FollowsMagicLinks reports whether a walk under r follows a magic link
+// to its object (a nil r does).
+func (r *Resolve) FollowsMagicLinks() bool {
+	return r == nil || !(r.NoSymlinks || r.NoMagicLinks || r.Scoped || r.NoXDev)
+}
+
 // follow checks that the walk may follow the link n met at dir, and
 // returns where the link leads (with the rest of the path still to walk
 // appended by the caller).

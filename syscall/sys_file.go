@@ -107,6 +107,13 @@ var selfLinks = []struct{ from, to string }{
 	{"/dev/stdout", "/proc/self/fd/1"}, {"/dev/stderr", "/proc/self/fd/2"},
 }
 
+// visible is the tree path p as t names it from its root directory
+// (chroot): where /proc/PID/fd/N is recognised.
+func visible(t *kernel.Task, p string) string {
+	v, _ := t.Proc.Visible(p)
+	return v
+}
+
 // pipeOfFD returns the pipe end that /proc/PID/fd/N of k names, if it
 // names one, and its description with the reference the caller drops:
 // opening it opens that pipe anew, as Linux's magic link does.
@@ -333,8 +340,8 @@ func openPath(t *kernel.Task, name, p string, flags, mode uint64, c *fs.Cred) (u
 			return 0, err
 		}
 	}
-	magicOK := c.Resolve == nil // RESOLVE_ flags refuse the link in the walk
-	if pe, d, ok := pipeOfFD(t.Kernel(), p); ok && magicOK {
+	magicOK := c.Resolve.FollowsMagicLinks() // else the walk refuses the link
+	if pe, d, ok := pipeOfFD(t.Kernel(), visible(t, p)); ok && magicOK {
 		defer d.DecRef()
 		if dirOnly {
 			return 0, unix.ENOTDIR
@@ -353,7 +360,7 @@ func openPath(t *kernel.Task, name, p string, flags, mode uint64, c *fs.Cred) (u
 	var n *fs.Node
 	var created, reopened bool
 	var err error
-	if un, at, ok := unlinkedOfFD(t.Kernel(), p); ok && flags&unix.O_NOFOLLOW == 0 && magicOK {
+	if un, at, ok := unlinkedOfFD(t.Kernel(), visible(t, p)); ok && flags&unix.O_NOFOLLOW == 0 && magicOK {
 		// A file without a name (a memfd, an unlinked file) opened anew
 		// through /proc/PID/fd/N, which names no path in the tree.
 		n, p, reopened, err = un, at, true, fs.Access(un, c, want)

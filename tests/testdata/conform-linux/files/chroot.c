@@ -147,6 +147,14 @@ int main(int argc, char **argv)
 		show_cwd("cwd.sub");
 		show("dotdot.from.sub", "../../../file");
 		show_link("proc.cwd", "/proc/self/cwd");
+		int pfd[2];
+		pipe(pfd);
+		write(pfd[1], "piped", 5);
+		char ppath[64];
+		snprintf(ppath, sizeof ppath, "/proc/self/fd/%d", pfd[0]);
+		show("proc.fd.pipe", ppath);
+		struct stat pst;
+		RET("proc.fd.pipe.stat", stat(ppath, &pst) == 0 && S_ISFIFO(pst.st_mode));
 		struct stat st;
 		RET("stat.dotdot.is.root", stat("/..", &st) == 0 && st.st_ino == (stat("/", &st), st.st_ino));
 		if (fork() == 0) {
