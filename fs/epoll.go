@@ -178,6 +178,24 @@ func (e *Epoll) remove(key epollKey) {
 	}
 }
 
+// Target returns the description of the n-th watch (from 0) added with
+// descriptor number fd (kcmp's KCMP_EPOLL_TFD), counted in the order the
+// watches were added (Linux counts in its tree's, by file address).
+func (e *Epoll) Target(fd, n int) (*Description, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, k := range e.order {
+		if k.fd != fd {
+			continue
+		}
+		if n == 0 {
+			return k.desc, true
+		}
+		n--
+	}
+	return nil, false
+}
+
 // notify records a change of it's readiness; the watched file may hold
 // its own locks, so e.mu is not taken.
 func (e *Epoll) notify(it *epollItem) {

@@ -233,6 +233,9 @@ func (t *Tree) Mount(c *Cred, source, target, fstype string, flags uint64, data 
 	if !c.Privileged() {
 		return unix.EPERM
 	}
+	if n.magic {
+		return ErrNotExist // Linux's procfs fd links cannot be mounted on (cant_mount)
+	}
 	flags &^= unix.MS_MGC_MSK
 	if flags&unix.MS_REMOUNT != 0 {
 		return t.remount(n, canon, flags&^unix.MS_REMOUNT, data)

@@ -14,7 +14,21 @@ import (
 type Cred struct {
 	UID, GID uint32
 	Groups   []uint32
+	// Resolve confines the operation's walks (openat2); nil: none.
+	Resolve *Resolve
 }
+
+// resolve is c's Resolve, nil for the kernel.
+func (c *Cred) resolve() *Resolve {
+	if c == nil {
+		return nil
+	}
+	return c.Resolve
+}
+
+// Join resolves p from dir as c's walks do (Resolve.Join): an absolute p
+// under a chrooted caller's root.
+func (c *Cred) Join(dir, p string) (string, error) { return c.resolve().Join(dir, p) }
 
 // InGroup reports whether gid is the caller's group or one of its
 // supplementary groups.

@@ -40,6 +40,7 @@ type Node struct {
 	opens               int               // open descriptions of a regular file
 	writers             int               // of which writable
 	Link                string            // symbolic links
+	magic               bool              // a magic link (NewMagicLink)
 	Rdev                uint64            // character devices
 	xattrs              map[string][]byte // extended attributes (xattr.go), guarded by mu
 	memfd               bool              // a memfd file, which seals apply to (memfd.go)
@@ -81,12 +82,17 @@ func NewSymlink(target string) *Node {
 	return n
 }
 
-// NewProcSymlink returns a symbolic link of procfs.
-func NewProcSymlink(target string) *Node {
-	n := &Node{Mode: fs.ModeSymlink | 0o777, Link: target, Ino: nextIno.Add(1), Dev: DevProc}
+// NewMagicLink returns a procfs link to an open object (/proc/PID/exe,
+// cwd, root, fd/N), which leads to the object wherever it is, as Linux's
+// magic links; openat2's RESOLVE_NO_MAGICLINKS refuses it.
+func NewMagicLink(target string) *Node {
+	n := &Node{Mode: fs.ModeSymlink | 0o777, Link: target, Ino: nextIno.Add(1), Dev: DevProc, magic: true}
 	n.Touch()
 	return n
 }
+
+// Magic reports whether n is a magic link (NewMagicLink).
+func (n *Node) Magic() bool { return n.magic }
 
 // Devices of the synthetic file systems, for st_dev (as Linux numbers
 // its anonymous ones).
@@ -234,6 +240,14 @@ func (t *Tree) walk(c *Cred, p string, follow bool, depth int) (*Node, string, e
 	if depth > maxSymlinks {
 		return nil, "", ErrLoop
 	}
+	r := c.resolve()
+	if r != nil && r.NoXDev && !r.startFound {
+		start, _, err := t.walk(nil, r.Start, true, 0)
+		if err != nil {
+			return nil, "", err
+		}
+		r.startDev, r.startFound = start.Dev, true
+	}
 	clean := CleanPath(p)
 	cur := t.Root
 	for start := 1; start < len(clean); {
@@ -257,16 +271,21 @@ func (t *Tree) walk(c *Cred, p string, follow bool, depth int) (*Node, string, e
 		if !ok {
 			return nil, "", ErrNotExist
 		}
+		if r.crosses(next, clean[:end]) {
+			return nil, "", unix.EXDEV
+		}
 		last := end == len(clean)
 		if next.Mode&fs.ModeSymlink != 0 && (!last || follow) {
-			target := next.Link
-			if !strings.HasPrefix(target, "/") {
-				target = path.Join(clean[:max(start-1, 1)], target)
+			target, err := r.follow(next, clean[:max(start-1, 1)])
+			if err != nil {
+				return nil, "", err
 			}
 			if !last {
 				target = path.Join(target, clean[end+1:])
 			}
-			return t.walk(c, target, follow, depth+1)
+			// A magic link's object is the end of the walk, even a link
+			// (an O_PATH descriptor of one), as Linux's nd_jump_link.
+			return t.walk(c, target, follow && !(last && next.magic), depth+1)
 		}
 		cur, start = next, end+1
 	}

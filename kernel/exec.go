@@ -2,7 +2,6 @@ package kernel
 
 import (
 	iofs "io/fs"
-	"path"
 
 	"golang.org/x/sys/unix"
 
@@ -47,9 +46,7 @@ func (t *Task) Execve(file, name string, argv, envp []string) error {
 		script := append([]string{interp}, arg...)
 		argv = append(append(script, name), argv[min(1, len(argv)):]...)
 		name, file = interp, interp
-		if !path.IsAbs(file) {
-			file = path.Join(p.Cwd(), file)
-		}
+		file, _ = p.Resolve().Join(p.Cwd(), file) // fails only for RESOLVE_BENEATH
 	}
 	if err := loader.CheckArgSize(argv, envp); err != nil {
 		return err

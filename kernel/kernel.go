@@ -86,6 +86,8 @@ type Kernel struct {
 
 	randMu  sync.Mutex
 	randGen *rand.ChaCha8 // random.go: getrandom(2) and AT_RANDOM
+	// kcmpCookies obfuscate the identities kcmp(2) orders (kcmp.go).
+	kcmpCookies [kcmpTypes][2]uint64
 
 	aioLimit aio.Limit      // fs.aio-nr: the events every AIO context asked for
 	uts      utsNames       // uts.go
@@ -127,6 +129,7 @@ func New(c Config) *Kernel {
 		randGen:     rand.NewChaCha8(seedFromRuntime()),
 	}
 	k.ipc = ipc.NewNamespace(c.UserMemory, k.Now)
+	k.initKcmpCookies()
 	if k.newRegs == nil {
 		k.newRegs = func() *arch.Frame { return new(arch.Frame) }
 	}

@@ -94,13 +94,15 @@ func (t *Task) SignalPidFD(q *Process, sig unix.Signal, info *SigInfo) error {
 	return nil
 }
 
-// MayPtrace reports whether t may attach to q (pidfd_getfd's check):
-// root, or the same real, effective and saved ids.
+// MayPtrace reports whether t may attach to q (Linux's
+// PTRACE_MODE_ATTACH_REALCREDS: pidfd_getfd's and process_vm_readv's
+// check): root, or the same real, effective and saved ids and q dumpable.
 func (t *Task) MayPtrace(q *Process) bool {
 	p := t.Proc
 	if p == q || p.EUID == 0 {
 		return true
 	}
 	return p.UID == q.UID && p.UID == q.EUID && p.UID == q.SUID &&
-		p.GID == q.GID && p.GID == q.EGID && p.GID == q.SGID
+		p.GID == q.GID && p.GID == q.EGID && p.GID == q.SGID &&
+		!q.Settings.NotDumpable.Load()
 }

@@ -21,12 +21,11 @@ type Process struct {
 	AS    *mm.AddressSpace
 	Files *fs.FDTable
 	Root  *fs.Tree
-	// cwd is the working directory's physical path: chdir in one thread
-	// while another resolves a relative path or /proc reads it.
-	cwd     atomic.Pointer[string]
+	// fs is the working directory and umask, shared under CLONE_FS
+	// (fscontext.go).
+	fs      atomic.Pointer[fsContext]
 	Exe     string
 	Cmdline []string // argv of the program it runs
-	Umask   uint32
 
 	// Credentials: every program starts as root. SUID and SGID are the
 	// saved set-user-ID and set-group-ID; FSUID and FSGID, the ids file
@@ -237,7 +236,7 @@ func (p *Process) ParentPID() int { return int(p.parentPID.Load()) }
 // newChild makes a child process of p with an address space and a file
 // table (Clone decides what is shared) and adds it to p's children.
 func (p *Process) newChild(pid int, as *mm.AddressSpace, vm *sharedVM, files *fs.FDTable, filesRefs *atomic.Int32) *Process {
-	c := &Process{PID: pid, AS: as, Files: files, filesRefs: filesRefs, Root: p.Root, Exe: p.Exe, Umask: p.Umask,
+	c := &Process{PID: pid, AS: as, Files: files, filesRefs: filesRefs, Root: p.Root, Exe: p.Exe,
 		Cmdline: p.Cmdline, start: p.k.Uptime(), k: p.k,
 		UID: p.UID, GID: p.GID, EUID: p.EUID, EGID: p.EGID, SUID: p.SUID, SGID: p.SGID, FSUID: p.FSUID, FSGID: p.FSGID, Caps: p.Caps,
 		Groups: append([]uint32(nil), p.Groups...), limits: p.Limits(),
@@ -247,7 +246,7 @@ func (p *Process) newChild(pid int, as *mm.AddressSpace, vm *sharedVM, files *fs
 	c.Settings.NotDumpable.Store(p.Settings.NotDumpable.Load())
 	c.Settings.THPDisable.Store(p.Settings.THPDisable.Load())
 	c.Settings.SecureBits.Store(p.Settings.SecureBits.Load())
-	c.cwd.Store(p.cwd.Load())
+	c.fs.Store(p.fs.Load().copy())
 	c.parentPID.Store(int64(p.PID))
 	c.watchCPULimit() // the interval timers are not inherited, RLIMIT_CPU is
 	p.mu.Lock()
@@ -262,12 +261,12 @@ func (p *Process) newChild(pid int, as *mm.AddressSpace, vm *sharedVM, files *fs
 // Cred is who the process is for permission checks: its effective ids
 // (Linux's fsuid and fsgid follow them) and its groups.
 func (p *Process) Cred() *fs.Cred {
-	return &fs.Cred{UID: p.FSUID, GID: p.FSGID, Groups: p.Groups}
+	return &fs.Cred{UID: p.FSUID, GID: p.FSGID, Groups: p.Groups, Resolve: p.Resolve()}
 }
 
 // RealCred is the process with its real ids, as access(2) checks.
 func (p *Process) RealCred() *fs.Cred {
-	return &fs.Cred{UID: p.UID, GID: p.GID, Groups: p.Groups}
+	return &fs.Cred{UID: p.UID, GID: p.GID, Groups: p.Groups, Resolve: p.Resolve()}
 }
 
 // NewProcess makes a process with one task around an exec'd address space;
@@ -278,10 +277,12 @@ func (k *Kernel) NewProcess(tree *fs.Tree, as *mm.AddressSpace, files *fs.FDTabl
 		return nil
 	}
 	p := &Process{PID: pid, AS: as, Files: files, filesRefs: newRefs(),
-		Root: tree, Exe: path.Clean(exe), Cmdline: argv, Umask: 0o022, start: k.Uptime(), limits: initLimits(), Caps: initCaps(), k: k,
+		Root: tree, Exe: path.Clean(exe), Cmdline: argv, start: k.Uptime(), limits: initLimits(), Caps: initCaps(), k: k,
 		exited: make(chan struct{}), released: make(chan struct{}), dead: make(chan struct{}), threads: 1, childEvent: make(chan struct{})}
 	p.vm.Store(&sharedVM{users: 1})
+	p.fs.Store(new(fsContext))
 	p.SetCwd("/")
+	p.SetUmask(0o022)
 	files.SetLimit(int(p.limits[unix.RLIMIT_NOFILE].Cur))
 	t := &Task{TID: pid, Proc: p, Regs: regs}
 	p.mainThread = t
@@ -289,9 +290,3 @@ func (k *Kernel) NewProcess(tree *fs.Tree, as *mm.AddressSpace, files *fs.FDTabl
 	k.addTask(t)
 	return t
 }
-
-// Cwd is the working directory's physical path.
-func (p *Process) Cwd() string { return *p.cwd.Load() }
-
-// SetCwd changes the working directory (chdir, fchdir).
-func (p *Process) SetCwd(path string) { p.cwd.Store(&path) }

@@ -41,7 +41,7 @@ func (s ProcfsSource) SysVIPC() procfs.SysVIPC { return s.k.ipc }
 // Sysctl is what /proc/sys shows.
 func (s ProcfsSource) Sysctl() procfs.Sysctl {
 	host, domain := s.k.UTSNames()
-	return procfs.Sysctl{Hostname: host, Domainname: domain, PIDMax: PIDMax, ThreadsMax: maxThreads,
+	return procfs.Sysctl{Hostname: host, Domainname: domain, OSRelease: Release, Version: Version, PIDMax: PIDMax, ThreadsMax: maxThreads,
 		AIONr: s.k.aioLimit.Nr(), AIOMaxNr: aio.MaxNr, Cmdline: s.k.CommandLine}
 }
 
@@ -53,10 +53,10 @@ func (v procfsProcess) ParentPID() int { return v.p.ParentPID() }
 func (v procfsProcess) PGID() int      { return v.p.PGID() }
 func (v procfsProcess) SID() int       { return v.p.SID() }
 
-func (v procfsProcess) Paths() (exe, cwd string) {
+func (v procfsProcess) Paths() (exe, cwd, root string) {
 	v.p.Lock()
 	defer v.p.Unlock()
-	return v.p.Exe, v.p.Cwd()
+	return v.p.Exe, v.p.Cwd(), v.p.RootDir()
 }
 
 func (v procfsProcess) Cmdline() []string {
@@ -67,7 +67,7 @@ func (v procfsProcess) Cmdline() []string {
 
 func (v procfsProcess) IDs() procfs.IDs {
 	p := v.p
-	return procfs.IDs{UID: p.UID, EUID: p.EUID, SUID: p.SUID, FSUID: p.FSUID, GID: p.GID, EGID: p.EGID, SGID: p.SGID, FSGID: p.FSGID, Umask: p.Umask}
+	return procfs.IDs{UID: p.UID, EUID: p.EUID, SUID: p.SUID, FSUID: p.FSUID, GID: p.GID, EGID: p.EGID, SGID: p.SGID, FSGID: p.FSGID, Umask: p.Umask()}
 }
 
 func (v procfsProcess) Exited() bool {

@@ -39,9 +39,8 @@ func newRefs() *atomic.Int32 {
 // CLONE_UNTRACED, CLONE_PTRACE and CLONE_IO change nothing here (no
 // tracing, one I/O context), nor CLONE_SYSVSEM: SEM_UNDO adjustments
 // belong to a process, shared by its threads, and a child process starts
-// with none even when it asks to share them. CLONE_FS is
-// sharing for threads; a process cloned with it gets a copy of the cwd and
-// umask, which differs from Linux only if one of them changes it later.
+// with none even when it asks to share them. CLONE_FS shares the working
+// directory and umask (fscontext.go).
 const cloneSupported = unix.CLONE_VM | unix.CLONE_FS | unix.CLONE_FILES | unix.CLONE_SIGHAND |
 	unix.CLONE_PTRACE | unix.CLONE_VFORK | unix.CLONE_THREAD | unix.CLONE_SYSVSEM |
 	unix.CLONE_SETTLS | unix.CLONE_PARENT_SETTID | unix.CLONE_CHILD_CLEARTID |
@@ -133,6 +132,9 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 			files, filesRefs = p.Files.Fork(), newRefs()
 		}
 		c := p.newChild(tid, as, vm, files, filesRefs)
+		if f&unix.CLONE_FS != 0 {
+			c.fs.Store(p.fs.Load())
+		}
 		c.ExitSignal = a.ExitSignal
 		if f&unix.CLONE_VFORK != 0 {
 			c.vforkDone = make(chan struct{})

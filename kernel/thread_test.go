@@ -389,3 +389,36 @@ func TestClonePidFD(t *testing.T) {
 		t.Error("pidfd not readable after the child exited")
 	}
 }
+
+func TestCloneFSSharesDirectoriesAndUmask(t *testing.T) {
+	task, _, _ := newThreadTask(t)
+	shared, err := task.Clone(CloneArgs{Flags: unix.CLONE_FS, ExitSignal: int(unix.SIGCHLD)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	forked, err := task.Clone(CloneArgs{ExitSignal: int(unix.SIGCHLD)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared.Proc.SetCwd("/tmp")
+	shared.Proc.SetRootDir("/srv")
+	shared.Proc.SetUmask(0o077)
+	if p := task.Proc; p.Cwd() != "/tmp" || p.RootDir() != "/srv" || p.Umask() != 0o077 {
+		t.Errorf("CLONE_FS parent sees %q, %q, %o; want the child's /tmp, /srv, 077", p.Cwd(), p.RootDir(), p.Umask())
+	}
+	if p := forked.Proc; p.Cwd() != "/" || p.RootDir() != "/" || p.Umask() != 0o022 {
+		t.Errorf("a fork's child sees %q, %q, %o; want its own /, /, 022", p.Cwd(), p.RootDir(), p.Umask())
+	}
+	if err := shared.Unshare(unix.CLONE_FS); err != nil {
+		t.Fatal(err)
+	}
+	shared.Proc.SetCwd("/")
+	if task.Proc.Cwd() != "/tmp" {
+		t.Errorf("after unshare(CLONE_FS) the child's chdir moved the parent to %q", task.Proc.Cwd())
+	}
+	if shared.Proc.RootDir() != "/srv" {
+		t.Errorf("unshare(CLONE_FS) lost the root directory: %q", shared.Proc.RootDir())
+	}
+	shared.leave()
+	forked.leave()
+}

@@ -7,9 +7,9 @@ const namespaceFlags = unix.CLONE_NEWNS | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC 
 	unix.CLONE_NEWPID | unix.CLONE_NEWCGROUP | unix.CLONE_NEWTIME | unix.CLONE_NEWUSER
 
 // Unshare implements unshare(2) as Linux's ksys_unshare on a kernel built
-// without namespaces: the descriptor table is copied when another process
-// shares it; the cwd and umask (CLONE_FS) are the process's already, and
-// there are no System V semaphores (CLONE_SYSVSEM); the thread group,
+// without namespaces: the descriptor table, and the cwd and umask
+// (CLONE_FS), are copied when another process shares them, and there are
+// no System V semaphores (CLONE_SYSVSEM); the thread group,
 // signal handlers and memory (CLONE_THREAD, SIGHAND, VM) can only be
 // unshared when nothing shares them; a namespace is EPERM without
 // privilege (a user namespace needs none) and EINVAL otherwise.
@@ -53,6 +53,9 @@ func (t *Task) Unshare(flags uint64) error {
 	}
 	if flags&unix.CLONE_FILES != 0 {
 		p.UnshareFiles()
+	}
+	if flags&unix.CLONE_FS != 0 {
+		p.unshareFS()
 	}
 	return nil
 }

@@ -16,6 +16,13 @@ const (
 	Domainname = "(none)"
 )
 
+// The release (the Linux ABI level the kernel follows) and the build's
+// version, as uname(2), /proc/version and /proc/sys/kernel show them.
+const (
+	Release = "6.12.0-jiege"
+	Version = "#1 Jiege-Go"
+)
+
 // UTSNames returns the host and domain names.
 func (k *Kernel) UTSNames() (host, domain string) {
 	k.uts.mu.Lock()

@@ -39,6 +39,24 @@ const fewIovecs = 8
 // UIO_MAXIOV or when the lengths overflow ssize_t, as on Linux; the total
 // is capped at MAX_RW_COUNT.
 func readIovecs(t *kernel.Task, addr, count uint64, few *[fewIovecs]iovec) ([]iovec, error) {
+	vs, err := copyInIovecs(t, addr, count, few)
+	if err != nil {
+		return nil, err
+	}
+	total := uint64(0)
+	for _, v := range vs {
+		if total+v.len > 1<<63-1 {
+			return nil, unix.EINVAL
+		}
+		total += v.len
+	}
+	return capIovecs(vs), nil
+}
+
+// copyInIovecs reads an iovec array as Linux's iovec_from_user, into few
+// when it fits: EINVAL past UIO_MAXIOV or for a length that is negative
+// as an ssize_t.
+func copyInIovecs(t *kernel.Task, addr, count uint64, few *[fewIovecs]iovec) ([]iovec, error) {
 	if count > maxIovecs {
 		return nil, unix.EINVAL
 	}
@@ -52,14 +70,12 @@ func readIovecs(t *kernel.Task, addr, count uint64, few *[fewIovecs]iovec) ([]io
 	if err := copyIn(t, addr, linux.SliceAsBytes(vs)); err != nil {
 		return nil, err
 	}
-	total := uint64(0)
 	for _, v := range vs {
-		if v.len > 1<<63-1 || total+v.len > 1<<63-1 {
+		if v.len > 1<<63-1 {
 			return nil, unix.EINVAL
 		}
-		total += v.len
 	}
-	return capIovecs(vs), nil
+	return vs, nil
 }
 
 // capIovecs trims the sequence to MAX_RW_COUNT bytes.
@@ -88,9 +104,11 @@ func iovecsLen(vs []iovec) uint64 {
 // the sequence and how many bytes the file is given from it (a chunk).
 // It copies page by page straight between the file's bytes and the
 // user's pages, under the address space's lock as copyIn and copyOut
-// take it.
+// take it. The buffers are in the caller's memory, or for
+// process_vm_readv and process_vm_writev in another process's.
 type userIO struct {
-	t *kernel.Task
+	t    *kernel.Task
+	proc *kernel.Process // whose memory the buffers are in
 	// vs is a copy of the call's iovecs, kept with the pooled userIO, so
 	// that the caller's stay on its stack.
 	vs   []iovec
@@ -124,8 +142,13 @@ var userIOs = sync.Pool{New: func() any { return new(userIO) }}
 // newUserIO returns the sequence vs of t's memory, all of it given;
 // release returns it.
 func newUserIO(t *kernel.Task, vs []iovec) *userIO {
+	return newUserIOOf(t, t.Proc, vs)
+}
+
+// newUserIOOf returns the sequence vs of q's memory, for t's call.
+func newUserIOOf(t *kernel.Task, q *kernel.Process, vs []iovec) *userIO {
 	u := userIOs.Get().(*userIO)
-	*u = userIO{t: t, vs: append(u.vs[:0], vs...), left: int64(iovecsLen(vs))}
+	*u = userIO{t: t, proc: q, vs: append(u.vs[:0], vs...), left: int64(iovecsLen(vs))}
 	return u
 }
 
@@ -178,7 +201,7 @@ func (u *userIO) copy(b []byte, page func(*mm.AddressSpace, uintptr, []byte) err
 	if len(b) == 0 {
 		return 0, nil
 	}
-	p := u.t.Proc
+	p := u.proc
 	p.Lock()
 	defer p.Unlock()
 	done := 0
@@ -206,7 +229,7 @@ func (u *userIO) Writable(n int) int {
 		v := u.vs[i]
 		addr := v.base + off
 		k := int(min(uint64(n-done), v.len-off, mm.PageSize-addr%mm.PageSize))
-		if k > 0 && (copyIn(u.t, addr, b[:]) != nil || copyOut(u.t, addr, b[:]) != nil) {
+		if k > 0 && !u.writableByte(addr, b[:]) {
 			return done
 		}
 		done += k
@@ -215,6 +238,13 @@ func (u *userIO) Writable(n int) int {
 		}
 	}
 	return done
+}
+
+// writableByte reads the byte at addr into b and writes it back.
+func (u *userIO) writableByte(addr uint64, b []byte) bool {
+	u.proc.Lock()
+	defer u.proc.Unlock()
+	return u.proc.AS.CopyIn(uintptr(addr), b) == nil && u.proc.AS.CopyOut(uintptr(addr), b) == nil
 }
 
 // copyInSeq fills b from the user buffers vs; EFAULT when one faults.

@@ -3,9 +3,11 @@ package syscall
 import (
 	iofs "io/fs"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -13,10 +15,12 @@ import (
 	"github.com/jiege-go/jiege/abi/linux/sysno"
 	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/kernel"
+	"github.com/jiege-go/jiege/mm"
 )
 
 func init() {
 	register(sysno.Openat, sysOpenat)
+	register(sysno.Openat2, sysOpenat2)
 	register(sysno.Mknodat, sysMknodat)
 	register(sysno.Mkdirat, sysMkdirat)
 	register(sysno.Unlinkat, sysUnlinkat)
@@ -33,6 +37,7 @@ func init() {
 	register(sysno.Getdents64, sysGetdents64)
 	register(sysno.Getcwd, sysGetcwd)
 	register(sysno.Chdir, sysChdir)
+	register(sysno.Chroot, sysChroot)
 	register(sysno.Fchdir, sysFchdir)
 }
 
@@ -45,23 +50,38 @@ func resolve(t *kernel.Task, dirfd int32, p string) (string, error) {
 	if p == "" {
 		return "", unix.ENOENT
 	}
-	switch {
-	case strings.HasPrefix(p, "/"):
-		p = fs.CleanPath(p)
-	case dirfd == unix.AT_FDCWD:
-		p = path.Join(t.Proc.Cwd(), p)
-	default:
-		d, err := t.Proc.Files.Get(int(dirfd))
-		if err != nil {
+	dir := "/"
+	if !strings.HasPrefix(p, "/") {
+		var err error
+		if dir, err = startDir(t, dirfd); err != nil {
 			return "", err
 		}
-		defer d.DecRef()
-		nf, ok := d.NodeFile()
-		if !ok || !nf.Node().IsDir() {
-			return "", unix.ENOTDIR
-		}
-		p = path.Join(nf.Path(), p)
 	}
+	p, err := t.Proc.Resolve().Join(dir, p) // under the root directory
+	return selfResolved(t, p), err
+}
+
+// startDir is the directory a relative path starts from: the working
+// directory for AT_FDCWD, otherwise the directory open on dirfd.
+func startDir(t *kernel.Task, dirfd int32) (string, error) {
+	if dirfd == unix.AT_FDCWD {
+		return t.Proc.Cwd(), nil
+	}
+	d, err := t.Proc.Files.Get(int(dirfd))
+	if err != nil {
+		return "", err
+	}
+	defer d.DecRef()
+	nf, ok := d.NodeFile()
+	if !ok || !nf.Node().IsDir() {
+		return "", unix.ENOTDIR
+	}
+	return nf.Path(), nil
+}
+
+// selfResolved is the absolute path p with the links into /proc/self
+// resolved for t.
+func selfResolved(t *kernel.Task, p string) string {
 	// /dev/fd is a link to /proc/self/fd on every Debian system, and
 	// /proc/self (of every procfs mount) is the caller's /proc/PID.
 	for _, l := range selfLinks {
@@ -76,7 +96,7 @@ func resolve(t *kernel.Task, dirfd int32, p string) (string, error) {
 			break
 		}
 	}
-	return p, nil
+	return p
 }
 
 // selfLinks are the links into /proc/self that udev makes in /dev; the
@@ -85,6 +105,13 @@ func resolve(t *kernel.Task, dirfd int32, p string) (string, error) {
 var selfLinks = []struct{ from, to string }{
 	{"/dev/fd", "/proc/self/fd"}, {"/dev/stdin", "/proc/self/fd/0"},
 	{"/dev/stdout", "/proc/self/fd/1"}, {"/dev/stderr", "/proc/self/fd/2"},
+}
+
+// visible is the tree path p as t names it from its root directory
+// (chroot): where /proc/PID/fd/N is recognised.
+func visible(t *kernel.Task, p string) string {
+	v, _ := t.Proc.Visible(p)
+	return v
 }
 
 // pipeOfFD returns the pipe end that /proc/PID/fd/N of k names, if it
@@ -178,7 +205,117 @@ func sysOpenat(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	flags := a[2]
+	return openPath(t, name, p, a[2], a[3], t.Proc.Cred())
+}
+
+// openat2's resolve flags (linux/openat2.h).
+const (
+	resolveNoXDev       = 0x01
+	resolveNoMagicLinks = 0x02
+	resolveNoSymlinks   = 0x04
+	resolveBeneath      = 0x08
+	resolveInRoot       = 0x10
+	resolveCached       = 0x20
+	resolveFlags        = 0x3f
+)
+
+// openFlags are Linux's VALID_OPEN_FLAGS: openat2 refuses any other bit.
+const openFlags = unix.O_ACCMODE | unix.O_CREAT | unix.O_EXCL | unix.O_NOCTTY | unix.O_TRUNC |
+	unix.O_APPEND | unix.O_NONBLOCK | unix.O_SYNC | unix.O_DSYNC | unix.O_ASYNC | unix.O_DIRECT |
+	unix.O_LARGEFILE | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_NOATIME | unix.O_CLOEXEC |
+	unix.O_PATH | unix.O_TMPFILE
+
+// sysOpenat2 implements openat2(2): openat with every argument checked
+// (Linux's build_open_flags) and the lookup confined by the resolve
+// flags. The tree is all in memory, so RESOLVE_CACHED never has to give
+// up with EAGAIN where Linux's dcache would serve it, only for a create
+// or a truncate, as Linux refuses those at once.
+func sysOpenat2(t *kernel.Task, a Args) (uint64, error) {
+	var how linux.OpenHow
+	size, known := a[3], uint64(unsafe.Sizeof(how))
+	switch {
+	case size < known:
+		return 0, unix.EINVAL
+	case size > mm.PageSize:
+		return 0, unix.E2BIG
+	case size > known:
+		tail := make([]byte, size-known)
+		if err := copyIn(t, a[2]+known, tail); err != nil {
+			return 0, err
+		}
+		if slices.ContainsFunc(tail, func(b byte) bool { return b != 0 }) {
+			return 0, unix.E2BIG
+		}
+	}
+	if err := copyInStruct(t, a[2], &how); err != nil {
+		return 0, err
+	}
+	flags := how.Flags &^ unix.O_CLOEXEC
+	creates := flags&(unix.O_CREAT|unix.O_TMPFILE&^unix.O_DIRECTORY) != 0
+	switch {
+	case flags&^openFlags != 0, how.Resolve&^resolveFlags != 0,
+		how.Resolve&resolveBeneath != 0 && how.Resolve&resolveInRoot != 0,
+		creates && how.Mode&^0o7777 != 0, !creates && how.Mode != 0,
+		flags&(unix.O_DIRECTORY|unix.O_CREAT) == unix.O_DIRECTORY|unix.O_CREAT,
+		flags&(unix.O_TMPFILE&^unix.O_DIRECTORY) != 0 && (flags&unix.O_DIRECTORY == 0 || flags&unix.O_ACCMODE == unix.O_RDONLY),
+		flags&unix.O_PATH != 0 && flags&^(unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW) != 0:
+		return 0, unix.EINVAL
+	case how.Resolve&resolveCached != 0 && (flags&unix.O_TRUNC != 0 || creates):
+		return 0, unix.EAGAIN
+	}
+	name, err := copyInString(t, a[1])
+	if err != nil {
+		return 0, err
+	}
+	c := t.Proc.Cred()
+	var p string
+	if how.Resolve&^resolveCached == 0 {
+		p, err = resolve(t, int32(a[0]), name)
+	} else {
+		c.Resolve, p, err = openat2Resolve(t, int32(a[0]), name, how.Resolve)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return openPath(t, name, p, how.Flags, how.Mode, c)
+}
+
+// openat2Resolve makes the Resolve of openat2's resolve flags for name
+// from dirfd, and the path to open: the lookup starts at the root, or
+// with RESOLVE_IN_ROOT at dirfd for an absolute name too; the scoping
+// flags make dirfd's directory the root.
+func openat2Resolve(t *kernel.Task, dirfd int32, name string, resolve uint64) (*fs.Resolve, string, error) {
+	if name == "" {
+		return nil, "", unix.ENOENT
+	}
+	root := t.Proc.RootDir()
+	r := &fs.Resolve{
+		Root:         root,
+		Beneath:      resolve&resolveBeneath != 0,
+		NoSymlinks:   resolve&resolveNoSymlinks != 0,
+		NoMagicLinks: resolve&resolveNoMagicLinks != 0,
+		NoXDev:       resolve&resolveNoXDev != 0,
+		Start:        root,
+	}
+	if strings.HasPrefix(name, "/") && resolve&resolveInRoot == 0 {
+		p, err := r.Join(root, name)
+		return r, selfResolved(t, p), err
+	}
+	dir, err := startDir(t, dirfd)
+	if err != nil {
+		return nil, "", err
+	}
+	r.Start = dir
+	if resolve&(resolveBeneath|resolveInRoot) != 0 {
+		r.Root, r.Scoped = dir, true
+	}
+	p, err := r.Join(dir, name)
+	return r, selfResolved(t, p), err
+}
+
+// openPath opens the absolute path p (name, as the caller gave it) with
+// openat's flags and mode, for c (whose Resolve confines an openat2).
+func openPath(t *kernel.Task, name, p string, flags, mode uint64, c *fs.Cred) (uint64, error) {
 	oPath := flags&unix.O_PATH != 0
 	if oPath {
 		// Linux keeps only these of an O_PATH open's flags: it opens a
@@ -192,18 +329,19 @@ func sysOpenat(t *kernel.Task, a Args) (uint64, error) {
 	dirOnly := namesDirectory(name)
 	if dirOnly && flags&unix.O_CREAT != 0 {
 		// Linux finds the directory to create in, then refuses the slash.
-		if _, err := lookupNamed(t, t.Proc.Cred(), path.Dir(p), true, true); err != nil {
+		if _, err := lookupNamed(t, c, path.Dir(p), true, true); err != nil {
 			return 0, err
 		}
 		return 0, unix.EISDIR
 	}
 	if dirOnly {
 		// ENOTDIR before Open truncates a file named "file/".
-		if _, err := lookupNamed(t, t.Proc.Cred(), p, true, true); err != nil {
+		if _, err := lookupNamed(t, c, p, true, true); err != nil {
 			return 0, err
 		}
 	}
-	if pe, d, ok := pipeOfFD(t.Kernel(), p); ok {
+	magicOK := c.Resolve.FollowsMagicLinks() // else the walk refuses the link
+	if pe, d, ok := pipeOfFD(t.Kernel(), visible(t, p)); ok && magicOK {
 		defer d.DecRef()
 		if dirOnly {
 			return 0, unix.ENOTDIR
@@ -221,15 +359,16 @@ func sysOpenat(t *kernel.Task, a Args) (uint64, error) {
 	}
 	var n *fs.Node
 	var created, reopened bool
-	if un, at, ok := unlinkedOfFD(t.Kernel(), p); ok && flags&unix.O_NOFOLLOW == 0 {
+	var err error
+	if un, at, ok := unlinkedOfFD(t.Kernel(), visible(t, p)); ok && flags&unix.O_NOFOLLOW == 0 && magicOK {
 		// A file without a name (a memfd, an unlinked file) opened anew
 		// through /proc/PID/fd/N, which names no path in the tree.
-		n, p, reopened, err = un, at, true, fs.Access(un, t.Proc.Cred(), want)
+		n, p, reopened, err = un, at, true, fs.Access(un, c, want)
 	} else {
-		n, created, err = t.Proc.Root.Open(t.Proc.Cred(), p, fs.OpenFlags{
+		n, created, err = t.Proc.Root.Open(c, p, fs.OpenFlags{
 			Create: flags&unix.O_CREAT != 0, Excl: flags&unix.O_EXCL != 0,
 			Trunc: flags&unix.O_TRUNC != 0 && acc != unix.O_RDONLY, Follow: flags&unix.O_NOFOLLOW == 0 || dirOnly,
-			Perm: fs.ModeFromUnix(uint32(a[3]) & 0o7777 &^ t.Proc.Umask), Want: want, NoAtime: flags&unix.O_NOATIME != 0,
+			Perm: fs.ModeFromUnix(uint32(mode) & 0o7777 &^ t.Proc.Umask()), Want: want, NoAtime: flags&unix.O_NOATIME != 0,
 		})
 	}
 	if err != nil {
@@ -316,7 +455,7 @@ func sysMknodat(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	perm := fs.ModeFromUnix(uint32(a[2]) & 0o7777 &^ t.Proc.Umask)
+	perm := fs.ModeFromUnix(uint32(a[2]) & 0o7777 &^ t.Proc.Umask())
 	var n *fs.Node
 	switch a[2] & unix.S_IFMT {
 	case unix.S_IFIFO:
@@ -349,7 +488,7 @@ func sysMkdirat(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return 0, t.Proc.Root.Mkdir(t.Proc.Cred(), p, fs.ModeFromUnix(uint32(a[2])&0o1777&^t.Proc.Umask))
+	return 0, t.Proc.Root.Mkdir(t.Proc.Cred(), p, fs.ModeFromUnix(uint32(a[2])&0o1777&^t.Proc.Umask()))
 }
 
 // sysUnlinkat implements unlinkat(2). A path whose last component is "."
@@ -496,6 +635,9 @@ func sysReadlinkat(t *kernel.Task, a Args) (uint64, error) {
 			return 0, unix.EINVAL
 		}
 		target = n.Link
+		if n.Magic() && strings.HasPrefix(target, "/") {
+			target, _ = t.Proc.Visible(target) // from the reader's root
+		}
 	}
 	b := []byte(target)[:min(uint64(len(target)), a[3])]
 	return uint64(len(b)), copyOut(t, a[2], b)
@@ -503,9 +645,7 @@ func sysReadlinkat(t *kernel.Task, a Args) (uint64, error) {
 
 // sysUmask implements umask(2).
 func sysUmask(t *kernel.Task, a Args) (uint64, error) {
-	old := t.Proc.Umask
-	t.Proc.Umask = uint32(a[0]) & 0o777
-	return uint64(old), nil
+	return uint64(t.Proc.SetUmask(uint32(a[0]) & 0o777)), nil
 }
 
 // sysFsync implements fsync(2) and fdatasync(2): memory is the medium.
@@ -723,9 +863,15 @@ func nodeOf(t *kernel.Task, fd uint64) (*fs.Node, error) {
 	return f.Node(), nil
 }
 
-// sysGetcwd implements getcwd(2).
+// sysGetcwd implements getcwd(2): a working directory outside the root
+// directory is shown "(unreachable)" and from the tree's root, as Linux
+// does (glibc's getcwd and realpath refuse a path that is not absolute).
 func sysGetcwd(t *kernel.Task, a Args) (uint64, error) {
-	cwd := append([]byte(t.Proc.Cwd()), 0)
+	dir, reachable := t.Proc.Visible(t.Proc.Cwd())
+	if !reachable {
+		dir = "(unreachable)" + dir
+	}
+	cwd := append([]byte(dir), 0)
 	if len(cwd) > unix.PathMax {
 		return 0, unix.ENAMETOOLONG // Linux builds the path in a PATH_MAX buffer
 	}
@@ -737,23 +883,49 @@ func sysGetcwd(t *kernel.Task, a Args) (uint64, error) {
 
 // sysChdir implements chdir(2).
 func sysChdir(t *kernel.Task, a Args) (uint64, error) {
-	p, err := pathArg(t, cwdFD, a[0])
+	canon, err := searchableDir(t, a[0])
 	if err != nil {
-		return 0, err
-	}
-	// The working directory is the physical path, as getcwd reports it.
-	n, canon, err := t.Proc.Root.LookupPath(t.Proc.Cred(), p)
-	if err != nil {
-		return 0, err
-	}
-	if !n.IsDir() {
-		return 0, unix.ENOTDIR
-	}
-	if err := fs.Access(n, t.Proc.Cred(), fs.MayExec); err != nil {
 		return 0, err
 	}
 	t.Proc.SetCwd(canon)
 	return 0, nil
+}
+
+// sysChroot implements chroot(2): the process's paths resolve under the
+// directory from now on (and those of the processes sharing its context
+// by CLONE_FS); its working directory stays. CAP_SYS_CHROOT is checked
+// after the lookup and the directory's search permission, as Linux does.
+func sysChroot(t *kernel.Task, a Args) (uint64, error) {
+	canon, err := searchableDir(t, a[0])
+	if err != nil {
+		return 0, err
+	}
+	if t.Proc.EUID != 0 {
+		return 0, unix.EPERM
+	}
+	t.Proc.SetRootDir(canon)
+	return 0, nil
+}
+
+// searchableDir looks up the directory path argument addr names for chdir
+// and chroot, which need search permission in it, and returns its
+// physical path, the one getcwd reports.
+func searchableDir(t *kernel.Task, addr uint64) (string, error) {
+	p, err := pathArg(t, cwdFD, addr)
+	if err != nil {
+		return "", err
+	}
+	n, canon, err := t.Proc.Root.LookupPath(t.Proc.Cred(), p)
+	if err != nil {
+		return "", err
+	}
+	if !n.IsDir() {
+		return "", unix.ENOTDIR
+	}
+	if err := fs.Access(n, t.Proc.Cred(), fs.MayExec); err != nil {
+		return "", err
+	}
+	return canon, nil
 }
 
 // openNodeOf is nodeOf for the calls that need an open file, not a

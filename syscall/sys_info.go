@@ -19,9 +19,6 @@ func init() {
 	register(sysno.Getrandom, sysGetrandom)
 }
 
-// Uname's release names the Linux ABI level the layer follows.
-const unameRelease = "6.12.0-jiege"
-
 // utsNameLen is __NEW_UTS_LEN: a field's bytes, its NUL aside.
 const utsNameLen = 64
 
@@ -29,7 +26,7 @@ const utsNameLen = 64
 func sysUname(t *kernel.Task, a Args) (uint64, error) {
 	host, domain := t.Kernel().UTSNames()
 	b := make([]byte, 6*(utsNameLen+1))
-	for i, s := range [6]string{"Linux", host, unameRelease, "#1 Jiege-Go", "riscv64", domain} {
+	for i, s := range [6]string{"Linux", host, kernel.Release, kernel.Version, "riscv64", domain} {
 		copy(b[(utsNameLen+1)*i:(utsNameLen+1)*i+utsNameLen], s)
 	}
 	return 0, copyOut(t, a[0], b)

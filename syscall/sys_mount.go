@@ -3,6 +3,8 @@ package syscall
 import (
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/jiege-go/jiege/abi/linux/sysno"
 	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/kernel"
@@ -43,6 +45,12 @@ func sysMount(t *kernel.Task, a Args) (uint64, error) {
 	target, err := pathArg(t, cwdFD, a[1])
 	if err != nil {
 		return 0, err
+	}
+	if a[3]&(unix.MS_BIND|unix.MS_REMOUNT) == unix.MS_BIND {
+		// A bind mount's source is a path, from the cwd and the root.
+		if source, err = resolve(t, unix.AT_FDCWD, source); err != nil {
+			return 0, err
+		}
 	}
 	return 0, t.Proc.Root.Mount(t.Proc.Cred(), source, target, fstype, a[3], data)
 }

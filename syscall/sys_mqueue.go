@@ -44,7 +44,7 @@ func sysMqOpen(t *kernel.Task, a Args) (uint64, error) {
 	}
 	p := t.Proc
 	cred := p.Cred()
-	f, err := t.Kernel().IPC().MQOpen(ipc.MQOpen{Name: name, Flags: flags, Mode: uint32(a[2]) &^ p.Umask, Attr: attr,
+	f, err := t.Kernel().IPC().MQOpen(ipc.MQOpen{Name: name, Flags: flags, Mode: uint32(a[2]) &^ p.Umask(), Attr: attr,
 		RealUID: p.UID, Limit: p.Limit(unix.RLIMIT_MSGQUEUE).Cur, CanExceed: cred.Privileged()}, t.IPCCaller())
 	if err != nil {
 		return 0, err

@@ -306,7 +306,7 @@ func (ns names) MakeSocketNode(path string, so jnet.Socket) error {
 	if err != nil {
 		return err
 	}
-	n := &fs.Node{Mode: iofs.ModeSocket | iofs.FileMode(0o777&^t.Proc.Umask), Bound: so}
+	n := &fs.Node{Mode: iofs.ModeSocket | iofs.FileMode(0o777&^t.Proc.Umask()), Bound: so}
 	n.Touch()
 	if err := t.Proc.Root.Create(t.Proc.Cred(), p, n); err != nil {
 		if err == fs.ErrExist {

@@ -46,7 +46,7 @@ func sysNewfstatat(t *kernel.Task, a Args) (uint64, error) {
 	dirOnly := namesDirectory(name)
 	follow := flags&unix.AT_SYMLINK_NOFOLLOW == 0 || dirOnly
 	if follow {
-		if pe, d, ok := pipeOfFD(t.Kernel(), p); ok {
+		if pe, d, ok := pipeOfFD(t.Kernel(), visible(t, p)); ok {
 			defer d.DecRef()
 			if dirOnly {
 				return 0, unix.ENOTDIR

@@ -126,6 +126,22 @@ func AppendDirent64(b []byte, ino uint64, off int64, typ uint8, name string) []b
 // Iovec is struct iovec.
 type Iovec struct{ Base, Len uint64 }
 
+// OpenHow is struct open_how, openat2(2)'s argument (its size at
+// version 0, the one this kernel knows).
+type OpenHow struct {
+	Flags   uint64
+	Mode    uint64
+	Resolve uint64
+}
+
+// KcmpEpollSlot is struct kcmp_epoll_slot: kcmp(2)'s KCMP_EPOLL_TFD names
+// the epoll descriptor in the second process, the watched descriptor
+// number and which of the watches with that number.
+type KcmpEpollSlot struct {
+	EFD, TFD uint32
+	TOff     uint64
+}
+
 // PollFd is struct pollfd.
 type PollFd struct {
 	FD      int32

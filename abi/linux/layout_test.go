@@ -81,6 +81,7 @@ func TestLayoutMatchesUnix(t *testing.T) {
 		{"Flock", "Flock_t", nil},
 		{"InotifyEvent", "InotifyEvent", nil},
 		{"Iovec", "Iovec", nil},
+		{"OpenHow", "OpenHow", nil},
 		{"PollFd", "PollFd", nil},
 		{"EpollEvent", "EpollEvent", map[string]string{"Data": ""}}, // unix: fd and pad
 		{"Winsize", "Winsize", nil},
@@ -200,6 +201,8 @@ func TestLayoutOffsets(t *testing.T) {
 		{"offsetof(clone_args, exit_signal)", unsafe.Offsetof(ca.ExitSignal), 32},
 		{"offsetof(clone_args, tls)", unsafe.Offsetof(ca.TLS), 56},
 		{"sizeof(struct inotify_event)", unsafe.Sizeof(InotifyEvent{}), SizeofInotifyEvent},
+		{"sizeof(struct kcmp_epoll_slot)", unsafe.Sizeof(KcmpEpollSlot{}), 16},
+		{"offsetof(kcmp_epoll_slot, toff)", unsafe.Offsetof(KcmpEpollSlot{}.TOff), 8},
 		{"sizeof(struct f_owner_ex)", unsafe.Sizeof(FOwnerEx{}), 8},
 		{"offsetof(f_owner_ex, pid)", unsafe.Offsetof(FOwnerEx{}.Pid), 4},
 		{"sizeof(struct robust_list_head)", unsafe.Sizeof(RobustListHead{}), 24},

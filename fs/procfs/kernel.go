@@ -37,6 +37,7 @@ type SysVIPC interface {
 // Sysctl is what /proc/sys shows of the kernel's settings.
 type Sysctl struct {
 	Hostname, Domainname string
+	OSRelease, Version   string // uname's release and version
 	PIDMax               int    // ids wrap below it
 	ThreadsMax           int    // the most threads (RLIMIT_NPROC's default is half)
 	AIONr, AIOMaxNr      uint64 // native AIO events asked for, and their limit
@@ -57,8 +58,8 @@ type Process interface {
 	ParentPID() int // 0 for init
 	PGID() int
 	SID() int
-	Paths() (exe, cwd string) // read together, under the process's lock
-	Cmdline() []string        // argv of the program it runs
+	Paths() (exe, cwd, root string) // physical paths, read together under the process's lock
+	Cmdline() []string              // argv of the program it runs
 	IDs() IDs
 	Exited() bool
 	Tasks() []Task // its threads, by thread id

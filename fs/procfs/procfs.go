@@ -20,7 +20,7 @@ import (
 
 func procFile(gen func() []byte) *fs.Node { return fs.NewGenerated(gen) }
 
-func procLink(target string) *fs.Node { return fs.NewProcSymlink(target) }
+func procLink(target string) *fs.Node { return fs.NewMagicLink(target) }
 
 func procDir(list func() map[string]*fs.Node) *fs.Node {
 	n := fs.NewDir(0o555)
@@ -86,6 +86,10 @@ func procRoot(tree *fs.Tree, k Kernel) *fs.Node {
 			return m
 		}),
 		"cmdline": procFile(func() []byte { return []byte(k.Sysctl().Cmdline + "\n") }),
+		"version": procFile(func() []byte {
+			s := k.Sysctl()
+			return []byte("Linux version " + s.OSRelease + " (jiege@jiege-go) (go) " + s.Version + "\n")
+		}),
 		"net": procDir(func() map[string]*fs.Node {
 			network := k.Network()
 			return map[string]*fs.Node{
@@ -122,6 +126,9 @@ func procSys(sysctl func() Sysctl, ipc SysVIPC) *fs.Node {
 				m := map[string]*fs.Node{
 					"hostname":              line(func(s Sysctl) string { return s.Hostname }),
 					"domainname":            line(func(s Sysctl) string { return s.Domainname }),
+					"ostype":                fixed("Linux"),
+					"osrelease":             line(func(s Sysctl) string { return s.OSRelease }),
+					"version":               line(func(s Sysctl) string { return s.Version }),
 					"pid_max":               line(func(s Sysctl) string { return strconv.Itoa(s.PIDMax) }),
 					"threads-max":           line(func(s Sysctl) string { return strconv.Itoa(s.ThreadsMax) }),
 					"tainted":               fixed("0"),
@@ -178,11 +185,11 @@ func cpuRange(k Kernel) string {
 // procPID is /proc/PID.
 func procPID(p Process) *fs.Node {
 	d := procDir(func() map[string]*fs.Node {
-		exe, cwd := p.Paths()
+		exe, cwd, root := p.Paths()
 		return map[string]*fs.Node{
 			"exe":       procLink(exe),
 			"cwd":       procLink(cwd),
-			"root":      procLink("/"),
+			"root":      procLink(root),
 			"cmdline":   procFile(func() []byte { return cmdline(p) }),
 			"comm":      procFile(func() []byte { return []byte(comm(p, p.PID()) + "\n") }),
 			"stat":      procFile(func() []byte { return pidStat(p, p.PID(), state(p)) }),
@@ -225,7 +232,7 @@ func comm(p Process, id int) string {
 			return t.Name
 		}
 	}
-	exe, _ := p.Paths()
+	exe, _, _ := p.Paths()
 	name := exe[strings.LastIndexByte(exe, '/')+1:]
 	return name[:min(len(name), 15)]
 }

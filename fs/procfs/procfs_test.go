@@ -42,12 +42,14 @@ type fakeProcess struct {
 	mappings []Mapping
 }
 
-func (*fakeProcess) PID() int                 { return 7 }
-func (*fakeProcess) ParentPID() int           { return 1 }
-func (*fakeProcess) PGID() int                { return 7 }
-func (*fakeProcess) SID() int                 { return 1 }
-func (*fakeProcess) Paths() (exe, cwd string) { return "/usr/sbin/a-long-program-name", "/tmp" }
-func (*fakeProcess) Cmdline() []string        { return []string{"prog", "-x"} }
+func (*fakeProcess) PID() int       { return 7 }
+func (*fakeProcess) ParentPID() int { return 1 }
+func (*fakeProcess) PGID() int      { return 7 }
+func (*fakeProcess) SID() int       { return 1 }
+func (*fakeProcess) Paths() (exe, cwd, root string) {
+	return "/usr/sbin/a-long-program-name", "/tmp", "/"
+}
+func (*fakeProcess) Cmdline() []string { return []string{"prog", "-x"} }
 func (*fakeProcess) IDs() IDs {
 	return IDs{UID: 1000, EUID: 1001, SUID: 1002, FSUID: 1003, GID: 100, EGID: 101, SGID: 102, FSGID: 103, Umask: 0o022}
 }

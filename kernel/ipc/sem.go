@@ -220,6 +220,15 @@ func (ns *Namespace) undoOf(pid int, s *SemSet) []int {
 	return adj
 }
 
+// HasUndo reports whether process pid has a list of SEM_UNDO
+// adjustments, which Linux makes at its first SEM_UNDO operation (kcmp's
+// KCMP_SYSVSEM compares it).
+func (ns *Namespace) HasUndo(pid int) bool {
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	return ns.undo[pid] != nil
+}
+
 // clearUndo forgets every process's adjustment of semaphore num of s (all
 // of them for num < 0): SETVAL and SETALL.
 func (ns *Namespace) clearUndo(s *SemSet, num int) {

@@ -89,7 +89,11 @@ func Exec(mem mm.Memory, vdsoData *VDSO, tree *fs.Tree, cred *fs.Cred, file stri
 	entry := exe.Entry
 	var interp *Image
 	if exe.Interp != "" {
-		n, err := tree.Lookup(cred, exe.Interp, true)
+		interpPath, err := cred.Join("/", exe.Interp)
+		if err != nil {
+			return fail(execErr(err.(unix.Errno), "%s: interpreter %s: %v", file, exe.Interp, err))
+		}
+		n, err := tree.Lookup(cred, interpPath, true)
 		if err != nil {
 			return fail(execErr(err.(unix.Errno), "%s: interpreter %s: %v", file, exe.Interp, err))
 		}
