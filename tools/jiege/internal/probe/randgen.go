@@ -84,23 +84,33 @@ type Batch struct {
 
 // Generate returns about n requests for the corpus, in batches,
 // determined by seed alone: the same seed and corpus give the same bytes.
-// Each category occurs at least once when n >= len(Categories).
+// Each category occurs at least once when n >= len(Categories). Then, as
+// far as n allows, come the requests nginx answers by itself, every form
+// of them once (malformed, too long, a bad Transfer-Encoding), drawn the
+// same whatever the seed: whether a server answers them as nginx does is
+// what tells "not nginx" from "nginx that differs" (randomFailure), and a
+// verdict must not depend on the seed (jiege repeatability).
 func Generate(seed uint64, c Corpus, n int) []Batch {
 	g := &gen{r: rand.New(rand.NewPCG(seed, seed^0x6a69656765)), c: c}
 	// The first round visits every category, in a seeded order.
 	order := append([]string(nil), Categories...)
 	g.r.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+	sweep := nginxOwnForms(c)
 	var out []Batch
 	total := 0
 	for total < n {
 		b := Batch{Pipelined: g.r.IntN(3) == 0}
 		size := 1 + g.r.IntN(6)
 		for len(b.Requests) < size && total < n {
-			cat := Categories[g.r.IntN(len(Categories))]
-			if total < len(order) {
-				cat = order[total]
+			var r Request
+			switch {
+			case total < len(order):
+				r = g.request(order[total])
+			case total < len(order)+len(sweep):
+				r = sweep[total-len(order)]
+			default:
+				r = g.request(Categories[g.r.IntN(len(Categories))])
 			}
-			r := g.request(cat)
 			b.Requests = append(b.Requests, r)
 			total++
 			if r.Last {
@@ -108,6 +118,42 @@ func Generate(seed uint64, c Corpus, n int) []Batch {
 			}
 		}
 		out = append(out, b)
+	}
+	return out
+}
+
+// How many forms of each category of request nginx answers by itself the
+// generator has (the cases of long, malformed and transfer).
+const (
+	longForms      = 5
+	malformedForms = 17
+	transferForms  = 4
+)
+
+// nginxOwnForms returns every form of the requests nginx answers by
+// itself once, from a generator of fixed seed.
+func nginxOwnForms(c Corpus) []Request {
+	g := &gen{r: rand.New(rand.NewPCG(1, 2)), c: c}
+	var out []Request
+	for form := range longForms {
+		r := g.long(form)
+		r.Category = CatLong
+		out = append(out, r)
+	}
+	for form := range malformedForms {
+		r := g.malformed(form)
+		r.Category = CatMalformed
+		out = append(out, r)
+	}
+	for form := range transferForms {
+		r := g.transfer(form)
+		r.Category = CatTransfer
+		out = append(out, r)
+	}
+	for i := range out {
+		if out[i].Method == "" {
+			out[i].Method = "GET"
+		}
 	}
 	return out
 }
@@ -196,13 +242,13 @@ func (g *gen) request(cat string) Request {
 	case CatPath:
 		r = g.pathReq()
 	case CatLong:
-		r = g.long()
+		r = g.long(g.r.IntN(longForms))
 	case CatMalformed:
-		r = g.malformed()
+		r = g.malformed(g.r.IntN(malformedForms))
 	case CatBody:
 		r = g.body()
 	case CatTransfer:
-		r = g.transfer()
+		r = g.transfer(g.r.IntN(transferForms))
 	case CatExpect:
 		r = g.expect()
 	default:
@@ -417,9 +463,9 @@ func (g *gen) pathReq() Request {
 	return Request{Raw: g.raw(build{method: method, target: target}), Method: method, About: about}
 }
 
-func (g *gen) long() Request {
+func (g *gen) long(form int) Request {
 	p, about := g.plain(false)
-	switch g.r.IntN(5) {
+	switch form {
 	case 0: // over large_client_header_buffers (8k): 414
 		return Request{Raw: g.raw(build{method: "GET", target: "/" + strings.Repeat("u", 8200+g.r.IntN(2000))}), Last: true}
 	case 1: // one header line over 8k: 400 Request Header Or Cookie Too Large
@@ -438,11 +484,11 @@ func (g *gen) long() Request {
 }
 
 // malformed requests may make nginx close the connection: each is Last.
-func (g *gen) malformed() Request {
+func (g *gen) malformed(form int) Request {
 	p, _ := g.plain(false)
 	host := "Host: " + probeHost + "\r\n"
 	var raw string
-	switch g.r.IntN(17) {
+	switch form {
 	case 0:
 		raw = "GET " + p + " HTTP/1.1\r\n\r\n" // no Host in 1.1
 	case 1:
@@ -511,10 +557,10 @@ func chunked(body string) string {
 
 // transfer requests nginx rejects (501, 400) before reading a body, so
 // none is sent.
-func (g *gen) transfer() Request {
+func (g *gen) transfer(form int) Request {
 	p, _ := g.plain(false)
 	var h []string
-	switch g.r.IntN(4) {
+	switch form {
 	case 0:
 		h = []string{"Transfer-Encoding: " + pick(g, []string{"gzip", "identity", "jiege", "chunked, gzip", "gzip, chunked"})}
 	case 1:

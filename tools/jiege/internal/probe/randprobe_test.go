@@ -300,3 +300,34 @@ func TestRandomFailureVerdict(t *testing.T) {
 		}
 	}
 }
+
+// TestGenerateNginxOwnFormsEverySeed: every seed's requests hold every
+// form of the requests nginx answers by itself, the same bytes whatever
+// the seed, so that the class of a failure (not-nginx or fingerprint)
+// cannot change with the seed.
+func TestGenerateNginxOwnFormsEverySeed(t *testing.T) {
+	forms := nginxOwnForms(testCorpus)
+	if len(forms) != longForms+malformedForms+transferForms {
+		t.Fatalf("%d forms", len(forms))
+	}
+	seen := map[string]bool{}
+	for _, r := range forms {
+		if seen[r.Raw] {
+			t.Errorf("form %q twice", r.Line())
+		}
+		seen[r.Raw] = true
+	}
+	for seed := uint64(1); seed <= 20; seed++ {
+		sent := map[string]bool{}
+		for _, b := range Generate(seed, testCorpus, RandomRequests) {
+			for _, r := range b.Requests {
+				sent[r.Raw] = true
+			}
+		}
+		for _, r := range forms {
+			if !sent[r.Raw] {
+				t.Errorf("seed %d: no %s request %q", seed, r.Category, r.Line())
+			}
+		}
+	}
+}
