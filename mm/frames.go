@@ -126,7 +126,8 @@ func Ptr(pa uintptr) unsafe.Pointer {
 	return *(*unsafe.Pointer)(unsafe.Pointer(&va))
 }
 
-// PhysOf is the physical address behind a pointer into the direct map.
+// PhysOf is the physical address behind a pointer into the direct map
+// (or the kernel image, which lies in it).
 //
 //go:nosplit
 func PhysOf(p unsafe.Pointer) uintptr { return uintptr(p) - DirectMap }
