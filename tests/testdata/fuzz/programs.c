@@ -14,7 +14,8 @@
  * every 30 ms (the other threads block it), so its blocking calls end with
  * EINTR; the other threads may block for good, and end with the program's
  * exit_group. A program still running after 3 s is killed and printed; one
- * that SIGKILL does not end within 10 s more is a kernel hang. */
+ * that SIGKILL does not end within 10 s more is a kernel hang. A program
+ * the kernel killed (a handler bug, or the OOM killer) is printed too. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -817,6 +818,18 @@ static int worker(uint64_t seed, uint64_t first, uint64_t n, int w, int workers)
 		kill(-pid, SIGKILL); /* what the program forked */
 		if (!killed && WIFSIGNALED(status))
 			__atomic_fetch_add(&stats->signaled, 1, __ATOMIC_RELAXED);
+		if (!killed && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
+			/* the kernel's answer to a handler bug, or the OOM killer */
+			struct program pr;
+			generate(&pr, seed, p);
+			printf("fuzz: seed %llu program %llu was killed by SIGKILL in calls", (unsigned long long)seed,
+			       (unsigned long long)p);
+			for (int t = 0; t < THREADS; t++)
+				if (stats->current[w][t] >= 0)
+					printf(" t%d:%d", t, stats->current[w][t]);
+			printf("\n");
+			print_program(&pr, seed, p);
+		}
 		__atomic_fetch_add(&stats->programs, 1, __ATOMIC_RELAXED);
 	}
 	return failed;
