@@ -202,12 +202,20 @@ PROGRAM_TESTS := TestShells|TestCoreutils|TestScripting|TestPython|TestRedis|Tes
 test-programs: kernel jiege
 	JIEGE_PROGRAMS=1 $(GO) test -count=1 -timeout 90m -run '^($(PROGRAM_TESTS))' -v ./tests/ $(if $(UPDATE),-args -update-programs)
 
-# A long pass of the system call fuzzer: SEEDS=first-last, N calls each.
-SEEDS ?= 1-20
-N     ?= 50000
-.PHONY: fuzz
+# A long pass of the resource fuzzer (tests/testdata/fuzz/programs.c):
+# SEEDS=first-last, N programs each, WORKERS at once, on SMP harts (make
+# fuzz SMP=4). make fuzz-calls runs the random-argument fuzzer, CALLS each.
+SEEDS   ?= 1-20
+N       ?= 2000
+WORKERS ?= 4
+CALLS   ?= 50000
+.PHONY: fuzz fuzz-calls
 fuzz: kernel
-	JIEGE_FUZZ_SEEDS=$(SEEDS) JIEGE_FUZZ_N=$(N) $(GO) test -count=1 -timeout 600m -run TestSyscallFuzz -v ./tests/
+	JIEGE_SMP=$(SMP) JIEGE_FUZZ_SEEDS=$(SEEDS) JIEGE_FUZZ_PROGRAMS=$(N) JIEGE_FUZZ_WORKERS=$(WORKERS) \
+		$(GO) test -count=1 -timeout 600m -run 'TestSyscallFuzz/programs' -v ./tests/
+fuzz-calls: kernel
+	JIEGE_SMP=$(SMP) JIEGE_FUZZ_SEEDS=$(SEEDS) JIEGE_FUZZ_CALLS=$(CALLS) \
+		$(GO) test -count=1 -timeout 600m -run 'TestSyscallFuzz/calls' -v ./tests/
 
 # nginx under a long load, then idle: the kernel gives back what it took.
 REQUESTS ?= 100000

@@ -83,8 +83,12 @@ func (n *Node) allocateLocked(off, end int64, grow bool) error {
 }
 
 // punchLocked makes [off, end) a hole: whole pages freed, the parts of
-// the pages at either edge zeroed. n.mu is held.
+// the pages at either edge zeroed; an empty or backwards range (a hole
+// that starts past the end of the file) changes nothing. n.mu is held.
 func (n *Node) punchLocked(off, end int64) {
+	if off >= end {
+		return
+	}
 	w := n.written
 	freed := int64(0)
 	for i := off / pageSize; i*pageSize < end; i++ {

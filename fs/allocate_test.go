@@ -52,3 +52,29 @@ func TestAllocateChargesAndPunchReleases(t *testing.T) {
 		t.Fatalf("zero range on tmpfs: %v, want EOPNOTSUPP", err)
 	}
 }
+
+// TestPunchPastEnd punches a hole that starts past the end of a file whose
+// last page is partly written: nothing changes (a hole from 8 bytes past
+// the end of a 4097-byte file sliced a page backwards, found by the
+// resource fuzzer).
+func TestPunchPastEnd(t *testing.T) {
+	tree := NewTree(NewDir(0o755))
+	n, _, err := tree.Open(nil, "/f", OpenFlags{Create: true, Perm: 0o644})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := tree.OpenNode(n, "/f")
+	data := make([]byte, pageSize+1)
+	for i := range data {
+		data[i] = 'x'
+	}
+	f.WriteAt(data, 0)
+	if err := f.Allocate(FallocPunchHole|FallocKeepSize, pageSize+8, 2); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, len(data))
+	f.ReadAt(got, 0)
+	if got[pageSize] != 'x' || f.Stat().Size != pageSize+1 {
+		t.Fatalf("a hole past the end changed the file: last byte %q, size %d", got[pageSize], f.Stat().Size)
+	}
+}
