@@ -60,6 +60,16 @@ type unixPair struct {
 	notifier fs.Notifier
 }
 
+// dropQueueLocked empties end's receive queue, giving back its charge,
+// and returns the segments it held; p.mu is held.
+func (p *unixPair) dropQueueLocked(end int) []unixSegment {
+	dropped := p.in[end]
+	p.in[end], p.queued[end] = nil, 0
+	mm.Charged.Uncharge(p.wmem[1-end])
+	p.wmem[1-end] = 0
+	return dropped
+}
+
 // receiveShut reports whether end receives no more: it shut down reading,
 // or its peer shut down writing or closed. A read of an empty queue then
 // returns 0 at once.
@@ -856,10 +866,7 @@ func (s *UnixSocket) Close() error {
 	if len(p.in[end]) > 0 {
 		p.reset[1-end] = true // closed with data unread: the peer reads ECONNRESET once
 	}
-	dropped := p.in[end]
-	p.in[end], p.queued[end] = nil, 0
-	mm.Charged.Uncharge(p.wmem[1-end])
-	p.wmem[1-end] = 0
+	dropped := p.dropQueueLocked(end)
 	fns = p.notifier.Changed()
 	p.mu.Unlock()
 	fs.Notify(fns)

@@ -4,7 +4,6 @@ import (
 	"sync"
 
 	"github.com/jiege-go/jiege/fs"
-	"github.com/jiege-go/jiege/mm"
 )
 
 // Descriptions in flight: an SCM_RIGHTS message holds a reference to each
@@ -75,9 +74,9 @@ func (f *inflight) forget(ds []*fs.Description) {
 func queued(d *fs.Description) ([]*fs.Description, bool) {
 	switch s := d.File.(type) {
 	case *UnixSocket:
-		return s.queuedRights(), true
+		return s.queuedRights(false), true
 	case *UnixDgramSocket:
-		return s.queuedRights(), true
+		return s.queuedRights(false), true
 	}
 	return nil, false
 }
@@ -141,9 +140,9 @@ func (s *Stack) CollectUnixCycles() int {
 		var rights []*fs.Description
 		switch sock := d.File.(type) {
 		case *UnixSocket:
-			rights = sock.purge()
+			rights = sock.queuedRights(true)
 		case *UnixDgramSocket:
-			rights = sock.purge()
+			rights = sock.queuedRights(true)
 		}
 		f.forget(rights)
 		drop = append(drop, rights...)
@@ -157,8 +156,10 @@ func (s *Stack) CollectUnixCycles() int {
 }
 
 // queuedRights returns the descriptions s's receive queue carries, with
-// those of the connections waiting in its backlog.
-func (s *UnixSocket) queuedRights() []*fs.Description {
+// those of the connections waiting in its backlog; with purge it also
+// empties those queues, giving back their charge, and the caller drops
+// what they carried.
+func (s *UnixSocket) queuedRights(purge bool) []*fs.Description {
 	s.mu.Lock()
 	p, end, backlog := s.pair, s.end, s.backlog
 	s.mu.Unlock()
@@ -168,63 +169,38 @@ func (s *UnixSocket) queuedRights() []*fs.Description {
 		for _, seg := range p.in[end] {
 			out = append(out, seg.rights...)
 		}
-		p.mu.Unlock()
-	}
-	for _, c := range backlog {
-		out = append(out, c.queuedRights()...)
-	}
-	return out
-}
-
-// purge empties s's receive queue, and its backlog's, giving back their
-// charge, and returns the descriptions they carried, for the caller to
-// drop.
-func (s *UnixSocket) purge() []*fs.Description {
-	s.mu.Lock()
-	p, end, backlog := s.pair, s.end, s.backlog
-	s.mu.Unlock()
-	var out []*fs.Description
-	if p != nil {
-		p.mu.Lock()
-		for _, seg := range p.in[end] {
-			out = append(out, seg.rights...)
+		var fns []func()
+		if purge {
+			p.dropQueueLocked(end)
+			fns = p.notifier.Changed()
 		}
-		p.in[end], p.queued[end] = nil, 0
-		mm.Charged.Uncharge(p.wmem[1-end])
-		p.wmem[1-end] = 0
-		fns := p.notifier.Changed()
 		p.mu.Unlock()
 		fs.Notify(fns)
 	}
 	for _, c := range backlog {
-		out = append(out, c.purge()...)
+		out = append(out, c.queuedRights(purge)...)
 	}
 	return out
 }
 
-// queuedRights returns the descriptions s's queued datagrams carry.
-func (s *UnixDgramSocket) queuedRights() []*fs.Description {
+// queuedRights returns the descriptions s's queued datagrams carry; with
+// purge it also drops the datagrams, giving back each one's charge to its
+// sender, and the caller drops what they carried.
+func (s *UnixDgramSocket) queuedRights(purge bool) []*fs.Description {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []*fs.Description
-	for _, d := range s.queue {
-		out = append(out, d.rights...)
+	queue := s.queue
+	var fns []func()
+	if purge {
+		s.queue = nil
+		fns = s.notifier.Changed()
 	}
-	return out
-}
-
-// purge empties s's queue, giving back each datagram's charge to its
-// sender, and returns the descriptions they carried.
-func (s *UnixDgramSocket) purge() []*fs.Description {
-	s.mu.Lock()
-	dropped := s.queue
-	s.queue = nil
-	fns := s.notifier.Changed()
 	s.mu.Unlock()
 	fs.Notify(fns)
 	var out []*fs.Description
-	for _, d := range dropped {
-		d.from.uncharge(d.charge)
+	for _, d := range queue {
+		if purge {
+			d.from.uncharge(d.charge)
+		}
 		out = append(out, d.rights...)
 	}
 	return out

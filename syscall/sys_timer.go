@@ -43,18 +43,10 @@ func sysTimerCreate(t *kernel.Task, a Args) (uint64, error) {
 // sysTimerSettime implements timer_settime(2).
 func sysTimerSettime(t *kernel.Task, a Args) (uint64, error) {
 	const timerAbstime = 1
-	var spec linux.Itimerspec
 	if a[2] == 0 {
 		return 0, unix.EINVAL
 	}
-	if err := copyInStruct(t, a[2], &spec); err != nil {
-		return 0, err
-	}
-	value, err := specDuration(spec.Value)
-	if err != nil {
-		return 0, err
-	}
-	interval, err := specDuration(spec.Interval)
+	value, interval, err := readItimerspec(t, a[2])
 	if err != nil {
 		return 0, err
 	}

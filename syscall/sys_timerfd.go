@@ -71,6 +71,22 @@ func specDuration(ts linux.Timespec) (time.Duration, error) {
 	return time.Duration(min(ts.Sec, 100*365*24*3600))*time.Second + time.Duration(ts.Nsec), nil
 }
 
+// readItimerspec reads a struct itimerspec: its value and interval,
+// EINVAL for either out of range.
+func readItimerspec(t *kernel.Task, addr uint64) (value, interval time.Duration, err error) {
+	var spec linux.Itimerspec
+	if err := copyInStruct(t, addr, &spec); err != nil {
+		return 0, 0, err
+	}
+	if value, err = specDuration(spec.Value); err != nil {
+		return 0, 0, err
+	}
+	if interval, err = specDuration(spec.Interval); err != nil {
+		return 0, 0, err
+	}
+	return value, interval, nil
+}
+
 // sysTimerfdSettime implements timerfd_settime(2).
 func sysTimerfdSettime(t *kernel.Task, a Args) (uint64, error) {
 	const abstime, cancelOnSet = 1, 2
@@ -82,15 +98,7 @@ func sysTimerfdSettime(t *kernel.Task, a Args) (uint64, error) {
 		return 0, err
 	}
 	defer d.DecRef()
-	var spec linux.Itimerspec
-	if err := copyInStruct(t, a[2], &spec); err != nil {
-		return 0, err
-	}
-	value, err := specDuration(spec.Value)
-	if err != nil {
-		return 0, err
-	}
-	interval, err := specDuration(spec.Interval)
+	value, interval, err := readItimerspec(t, a[2])
 	if err != nil {
 		return 0, err
 	}
