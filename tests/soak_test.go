@@ -77,7 +77,7 @@ func TestSoak(t *testing.T) {
 	during := lastStats(t, console)
 	askGuest(t, client, url+"soak-stop")
 	waitConsole(t, console, "soak: stopped after", 5*time.Minute)
-	c := console.String()
+	c := strings.ReplaceAll(console.String(), "\r\n", "\n")
 	stopped := regexp.MustCompile(`soak: stopped after (\d+) rounds, (\d+) failed`).FindStringSubmatch(c)
 	t.Log(stopped[0])
 	if stopped[1] == "0" || stopped[2] != "0" {
