@@ -83,14 +83,13 @@ func TestSoak(t *testing.T) {
 	if stopped[1] == "0" || stopped[2] != "0" {
 		t.Errorf("want rounds of hostile programs, none failed: %s", stopped[0])
 	}
-	rounds := regexp.MustCompile(`(?m)^soak: round \d+: .*$`).FindAllString(c, -1)
-	if len(rounds) > 0 {
-		t.Logf("first and last rounds:\n%s\n%s", rounds[0], rounds[len(rounds)-1])
+	// soak.c checks each round's answers; the kernel's stats lines may cut
+	// into its lines on the console.
+	for _, f := range regexp.MustCompile(`soak: FAIL[^\n]*`).FindAllString(c, -1) {
+		t.Log(f)
 	}
-	for _, r := range rounds {
-		if !regexp.MustCompile(`other 0; pipes EAGAIN \d+, ENOMEM \d+, other 0; epoll loops refused [1-9]\d*, wrong 0; closes under blocked calls [1-9]\d*, wrong 0$`).MatchString(r) {
-			t.Errorf("a round met answers Linux does not give: %s", r)
-		}
+	if rounds := regexp.MustCompile(`soak: round \d+: [^\n]*`).FindAllString(c, -1); len(rounds) > 0 {
+		t.Logf("the last round: %s", rounds[len(rounds)-1])
 	}
 
 	// 1,000 connections held open at once, then closed.
