@@ -143,16 +143,17 @@ func (in *Inotify) AddWatch(n *Node, mask uint32) (int32, error) {
 // watch.
 func (in *Inotify) RemoveWatch(wd int32) error {
 	nt := &in.tree.notify
-	nt.mu.Lock()
-	w := in.watchOf(wd)
-	if w == nil {
-		nt.mu.Unlock()
-		return unix.EINVAL
-	}
-	fns := nt.dropWatch(w, true)
-	nt.mu.Unlock()
+	fns, err := func() ([]func(), error) {
+		nt.mu.Lock()
+		defer nt.mu.Unlock()
+		w := in.watchOf(wd)
+		if w == nil {
+			return nil, unix.EINVAL
+		}
+		return nt.dropWatch(w, true), nil
+	}()
 	Notify(fns)
-	return nil
+	return err
 }
 
 func (in *Inotify) watchOf(wd int32) *inotifyWatch {
@@ -237,28 +238,31 @@ func (t *Tree) fsnotifyFile(n, dir *Node, name string, mask, cookie uint32, unli
 	if n != nil && n.IsDir() && mask&(unix.IN_MOVE_SELF|unix.IN_DELETE_SELF) == 0 {
 		mask |= unix.IN_ISDIR
 	}
-	var fns []func()
-	nt.mu.Lock()
-	if dir != nil {
-		for _, w := range nt.byNode[dir] {
-			if !unlinked || w.mask&unix.IN_EXCL_UNLINK == 0 {
-				fns = append(fns, w.deliver(nt, mask, cookie, name)...)
+	// The tree-wide lock, held by every file event: released by defer.
+	fns := func() (fns []func()) {
+		nt.mu.Lock()
+		defer nt.mu.Unlock()
+		if dir != nil {
+			for _, w := range nt.byNode[dir] {
+				if !unlinked || w.mask&unix.IN_EXCL_UNLINK == 0 {
+					fns = append(fns, w.deliver(nt, mask, cookie, name)...)
+				}
 			}
 		}
-	}
-	if n != nil && mask&dirEntryEvents == 0 {
-		for _, w := range nt.byNode[n] {
-			if !unlinked || w.mask&unix.IN_EXCL_UNLINK == 0 {
-				fns = append(fns, w.deliver(nt, mask, cookie, "")...)
-			}
-		}
-		if mask&unix.IN_DELETE_SELF != 0 {
+		if n != nil && mask&dirEntryEvents == 0 {
 			for _, w := range nt.byNode[n] {
-				fns = append(fns, nt.dropWatch(w, true)...)
+				if !unlinked || w.mask&unix.IN_EXCL_UNLINK == 0 {
+					fns = append(fns, w.deliver(nt, mask, cookie, "")...)
+				}
+			}
+			if mask&unix.IN_DELETE_SELF != 0 {
+				for _, w := range nt.byNode[n] {
+					fns = append(fns, nt.dropWatch(w, true)...)
+				}
 			}
 		}
-	}
-	nt.mu.Unlock()
+		return fns
+	}()
 	Notify(fns)
 }
 
@@ -269,15 +273,19 @@ func (w *inotifyWatch) deliver(nt *notifyTable, mask, cookie uint32, name string
 	if ev&unix.IN_ALL_EVENTS == 0 {
 		return nil
 	}
-	in := w.in
-	in.mu.Lock()
-	in.queueLocked(inotifyEvent{wd: w.wd, mask: ev, cookie: cookie, name: name})
-	fns := in.notifier.Changed()
-	in.mu.Unlock()
+	fns := w.in.queueEvent(inotifyEvent{wd: w.wd, mask: ev, cookie: cookie, name: name})
 	if w.mask&unix.IN_ONESHOT != 0 && mask&unix.IN_DELETE_SELF == 0 {
 		fns = append(fns, nt.dropWatch(w, true)...)
 	}
 	return fns
+}
+
+// queueEvent queues one event and returns the instance's watchers to notify.
+func (in *Inotify) queueEvent(ev inotifyEvent) []func() {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.queueLocked(ev)
+	return in.notifier.Changed()
 }
 
 // nextCookie returns a new rename cookie, which ties IN_MOVED_FROM to
@@ -341,18 +349,20 @@ func (in *Inotify) Stat() Stat {
 // queue's charge.
 func (in *Inotify) Close() error {
 	nt := &in.tree.notify
-	nt.mu.Lock()
-	for _, w := range in.watchList() {
-		nt.dropWatch(w, false)
-	}
-	nt.user(in.uid).instances--
-	nt.mu.Unlock()
+	func() {
+		nt.mu.Lock()
+		defer nt.mu.Unlock()
+		for _, w := range in.watchList() {
+			nt.dropWatch(w, false)
+		}
+		nt.user(in.uid).instances--
+	}()
 	in.mu.Lock()
+	defer in.mu.Unlock()
 	for _, ev := range in.queue {
 		mm.Charged.Uncharge(ev.chargedBytes)
 	}
 	in.queue, in.queued = nil, 0
-	in.mu.Unlock()
 	return nil
 }
 

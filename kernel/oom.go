@@ -6,7 +6,21 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jiege-go/jiege/mm"
 )
+
+// directReclaimWork is what the kernel must have allocated since its heap
+// was last reclaimed for a failed user allocation to reclaim it again:
+// less leaves too little garbage to be worth a collection.
+const directReclaimWork = 1 << 20
+
+// reclaimForUser gives the kernel heap's free memory (what closed files,
+// pipes and sockets held among it) back to the frame allocator for an
+// allocation of user memory that found no frame, as Linux's page
+// allocator shrinks its caches before it calls the OOM killer. It reports
+// whether the allocation is worth trying again before a kill.
+func reclaimForUser() bool { return mm.ReclaimHeap(directReclaimWork) }
 
 // oomKill ends the process holding the most resident user memory, as
 // Linux's OOM killer does, when a page fault of p found no frame (user

@@ -76,6 +76,10 @@ func (t *Task) Run(dispatch func(*Task)) {
 			// Each round frees some memory or gives up: a few rounds at most.
 			killedSelf := false
 			for round := 0; errors.Is(err, mm.ErrNoMemory) && round < 8; round++ {
+				if reclaimForUser() {
+					err = fault()
+					continue
+				}
 				v := oomKill(t.Proc)
 				if v == nil {
 					fmt.Printf("kernel: out of memory: no process to kill for pid %d (%s)\n", t.Proc.PID, t.Proc.Exe)

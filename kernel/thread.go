@@ -103,9 +103,10 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 		if f&unix.CLONE_VM != 0 {
 			p.shareVM(vm)
 		} else {
-			// A fork that finds no memory has the OOM killer make some and
-			// tries again, as Linux's page allocator does, a few rounds at
-			// most: it fails with ENOMEM only when nothing else can go.
+			// A fork that finds no memory reclaims the kernel heap or has
+			// the OOM killer make some and tries again, as Linux's page
+			// allocator does, a few rounds at most: it fails with ENOMEM
+			// only when nothing else can go.
 			for round := 0; ; round++ {
 				var err error
 				if as, err = p.cloneAS(); err == nil {
@@ -113,6 +114,9 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 				}
 				if round == 3 || !errors.Is(err, mm.ErrNoMemory) {
 					return nil, unix.ENOMEM
+				}
+				if reclaimForUser() {
+					continue
 				}
 				if v := oomKill(p); v == nil || v == p {
 					return nil, unix.ENOMEM

@@ -316,9 +316,11 @@ func sysShmat(t *kernel.Task, a Args) (uint64, error) {
 		m.NoReplace = !m.Fixed
 	}
 	p := t.Proc
-	p.Lock()
-	got, err := p.AS.Mmap(addr, at.Size, m)
-	p.Unlock()
+	got, err := func() (uintptr, error) {
+		p.Lock()
+		defer p.Unlock()
+		return p.AS.Mmap(addr, at.Size, m)
+	}()
 	ns.ShmAttached(at, err == nil, c)
 	if errors.Is(err, mm.ErrExists) {
 		return 0, unix.EINVAL
@@ -337,9 +339,11 @@ func sysShmdt(t *kernel.Task, a Args) (uint64, error) {
 	}
 	ns := t.Kernel().IPC()
 	p := t.Proc
-	p.Lock()
-	seg, err := p.AS.DetachSegment(addr, ns.IsSegment)
-	p.Unlock()
+	seg, err := func() (*mm.SharedMemory, error) {
+		p.Lock()
+		defer p.Unlock()
+		return p.AS.DetachSegment(addr, ns.IsSegment)
+	}()
 	if err != nil {
 		return 0, err
 	}

@@ -264,16 +264,18 @@ func Main(syscalls SyscallLayer) {
 
 // printStats prints, every period, what the kernel holds: RAM (the image's
 // resident part is residentImage), the Go heap, goroutines, processes,
-// open descriptions and the tree's file data (a soak compares them
-// before and after a load).
+// open descriptions, the tree's file data and what user programs have
+// charged to the kernel-wide budget (a soak compares them before and
+// after a load).
 func printStats(k *kernel.Kernel, tree *fs.Tree, residentImage uint64, period time.Duration) {
 	for {
 		time.Sleep(period)
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		used, _ := tree.Usage()
-		fmt.Printf("stats: %s; heap %d KiB; goroutines %d; processes %d; descriptions %d; files %d KiB\n",
-			residentLine(residentImage), ms.HeapAlloc>>10, runtime.NumGoroutine(), len(k.Processes()), fs.OpenDescriptions(), used>>10)
+		fmt.Printf("stats: %s; heap %d KiB; goroutines %d; processes %d; descriptions %d; files %d KiB; charged %d KiB\n",
+			residentLine(residentImage), ms.HeapAlloc>>10, runtime.NumGoroutine(), len(k.Processes()), fs.OpenDescriptions(), used>>10,
+			mm.Charged.Total()>>10)
 	}
 }
 

@@ -1,9 +1,10 @@
 package boot
 
 import (
-	"runtime/debug"
 	"runtime/metrics"
 	"time"
+
+	"github.com/jiege-go/jiege/mm"
 )
 
 // The kernel's heap collects at 11x its live size (GOGC 1000, at least
@@ -64,7 +65,7 @@ func reclaimWhenQuiet() {
 		time.Sleep(reclaimPeriod)
 		metrics.Read(s)
 		if r.sample(s[0].Value.Uint64()) {
-			debug.FreeOSMemory()
+			mm.ReclaimHeap(0)
 		}
 	}
 }
