@@ -506,10 +506,10 @@ func (so *InetSocket) ReadTo(dst fs.UserIO) (int64, error) {
 		return 0, nil
 	}
 	so.reading.mu.Lock()
+	defer so.reading.mu.Unlock()
 	so.reading.user = userSink{dst}
+	defer func() { so.reading.user = userSink{} }() // keep no hold on the caller's memory
 	n, err := so.readInto(&so.reading.user)
-	so.reading.user = userSink{}
-	so.reading.mu.Unlock()
 	return int64(n), err
 }
 
@@ -529,11 +529,10 @@ func (so *InetSocket) Read(p []byte) (int, error) {
 		return 0, nil
 	}
 	so.reading.mu.Lock()
+	defer so.reading.mu.Unlock()
 	so.reading.slice = tcpip.SliceWriter(p)
-	n, err := so.readInto(&so.reading.slice)
-	so.reading.slice = nil
-	so.reading.mu.Unlock()
-	return n, err
+	defer func() { so.reading.slice = nil }()
+	return so.readInto(&so.reading.slice)
 }
 
 // reading is what a socket's reads reuse, one read at a time (as Linux's

@@ -1,6 +1,7 @@
 package net
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/jiege-go/jiege/fs"
@@ -88,13 +89,24 @@ func queued(d *fs.Description) ([]*fs.Description, bool) {
 // message's, and one carried by a queue outside the candidates, or by a
 // reachable one, is reachable.
 func (s *Stack) CollectUnixCycles() int {
-	f := &s.inflight
+	drop, found := s.inflight.collect()
+	// Dropping the last references closes the sockets, whose own queues
+	// (emptied by collect) then hold nothing.
+	dropRights(drop)
+	return found
+}
+
+// collect finds the unreachable sockets in flight and empties their
+// queues: it returns what those carried, for the caller to drop once the
+// lock is released, and how many sockets it found.
+func (f *inflight) collect() ([]*fs.Description, int) {
 	f.mu.Lock()
+	defer f.mu.Unlock()
 	if f.collecting {
-		f.mu.Unlock()
-		return 0
+		return nil, 0
 	}
 	f.collecting, f.sinceGC = true, 0
+	defer func() { f.collecting = false }()
 	holds := map[*fs.Description][]*fs.Description{}
 	for d, n := range f.count {
 		if d.Refs() != int64(n) {
@@ -147,12 +159,7 @@ func (s *Stack) CollectUnixCycles() int {
 		f.forget(rights)
 		drop = append(drop, rights...)
 	}
-	f.collecting = false
-	f.mu.Unlock()
-	// Dropping the last references closes the sockets, whose own queues
-	// (emptied above) then hold nothing.
-	dropRights(drop)
-	return found
+	return drop, found
 }
 
 // queuedRights returns the descriptions s's receive queue carries, with
@@ -160,21 +167,11 @@ func (s *Stack) CollectUnixCycles() int {
 // empties those queues, giving back their charge, and the caller drops
 // what they carried.
 func (s *UnixSocket) queuedRights(purge bool) []*fs.Description {
-	s.mu.Lock()
-	p, end, backlog := s.pair, s.end, s.backlog
-	s.mu.Unlock()
+	p, end, backlog := s.queues()
 	var out []*fs.Description
 	if p != nil {
-		p.mu.Lock()
-		for _, seg := range p.in[end] {
-			out = append(out, seg.rights...)
-		}
 		var fns []func()
-		if purge {
-			p.dropQueueLocked(end)
-			fns = p.notifier.Changed()
-		}
-		p.mu.Unlock()
+		out, fns = p.queuedRights(end, purge)
 		fs.Notify(fns)
 	}
 	for _, c := range backlog {
@@ -183,18 +180,35 @@ func (s *UnixSocket) queuedRights(purge bool) []*fs.Description {
 	return out
 }
 
+// queues returns s's connection, its end, and the connections waiting in
+// its backlog.
+func (s *UnixSocket) queues() (*unixPair, int, []*UnixSocket) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pair, s.end, s.backlog
+}
+
+// queuedRights is UnixSocket.queuedRights for end's queue of p; it
+// returns the pollers to tell once p's lock is released.
+func (p *unixPair) queuedRights(end int, purge bool) ([]*fs.Description, []func()) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []*fs.Description
+	for _, seg := range p.in[end] {
+		out = append(out, seg.rights...)
+	}
+	if !purge {
+		return out, nil
+	}
+	p.dropQueueLocked(end)
+	return out, p.notifier.Changed()
+}
+
 // queuedRights returns the descriptions s's queued datagrams carry; with
 // purge it also drops the datagrams, giving back each one's charge to its
 // sender, and the caller drops what they carried.
 func (s *UnixDgramSocket) queuedRights(purge bool) []*fs.Description {
-	s.mu.Lock()
-	queue := s.queue
-	var fns []func()
-	if purge {
-		s.queue = nil
-		fns = s.notifier.Changed()
-	}
-	s.mu.Unlock()
+	queue, fns := s.takeQueue(purge)
 	fs.Notify(fns)
 	var out []*fs.Description
 	for _, d := range queue {
@@ -204,4 +218,17 @@ func (s *UnixDgramSocket) queuedRights(purge bool) []*fs.Description {
 		out = append(out, d.rights...)
 	}
 	return out
+}
+
+// takeQueue returns s's queued datagrams, leaving the queue empty when
+// purge is set, and the pollers to tell once s's lock is released.
+func (s *UnixDgramSocket) takeQueue(purge bool) ([]unixDatagram, []func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	queue := s.queue
+	if !purge {
+		return slices.Clone(queue), nil // read after the lock is released
+	}
+	s.queue = nil
+	return queue, s.notifier.Changed()
 }

@@ -277,20 +277,28 @@ type MQFile struct {
 // for a message longer than the queue's. The first message into an empty
 // queue that no receiver waits for fires its notification.
 func (f *MQFile) Send(text []byte, prio uint32, nonblock bool, sender Caller, senderUID uint32) (<-chan struct{}, error) {
+	ch, fns, fire, err := f.send(text, prio, nonblock)
+	fs.Notify(fns)
+	if fire != nil {
+		fire.fire(notifyWokenUp, sender.PID, senderUID)
+	}
+	return ch, err
+}
+
+// send is Send under the namespace's lock: it returns the pollers to
+// tell and the notification to fire once the lock is released.
+func (f *MQFile) send(text []byte, prio uint32, nonblock bool) (<-chan struct{}, []func(), *MQNotify, error) {
 	q := f.q
-	ns := q.ns
-	ns.mu.Lock()
+	q.ns.mu.Lock()
+	defer q.ns.mu.Unlock()
 	if int64(len(text)) > q.msgSize {
-		ns.mu.Unlock()
-		return nil, unix.EMSGSIZE
+		return nil, nil, nil, unix.EMSGSIZE
 	}
 	if int64(len(q.msgs)) >= q.maxMsg {
-		ch := q.changed
-		ns.mu.Unlock()
 		if nonblock {
-			return nil, unix.EAGAIN
+			return nil, nil, nil, unix.EAGAIN
 		}
-		return ch, ErrWouldBlock
+		return q.changed, nil, nil, ErrWouldBlock
 	}
 	at := len(q.msgs)
 	for i, m := range q.msgs {
@@ -305,13 +313,7 @@ func (f *MQFile) Send(text []byte, prio uint32, nonblock bool, sender Caller, se
 	if len(q.msgs) == 1 && q.notify != nil && q.receivers == 0 {
 		fire, q.notify = q.notify, nil
 	}
-	fns := q.changedLocked()
-	ns.mu.Unlock()
-	fs.Notify(fns)
-	if fire != nil {
-		fire.fire(notifyWokenUp, sender.PID, senderUID)
-	}
-	return nil, nil
+	return nil, q.changedLocked(), fire, nil
 }
 
 // The last byte of a SIGEV_THREAD cookie (NOTIFY_WOKENUP, NOTIFY_REMOVED).
@@ -345,55 +347,68 @@ func (n *MQNotify) fire(how byte, senderPID int, senderUID uint32) {
 // gives up (StopWaiting). The caller gives back the message's charge once
 // it has copied it out (UnchargeMessage).
 func (f *MQFile) Receive(size int64, nonblock bool, waiting *bool) (text []byte, prio uint32, ch <-chan struct{}, err error) {
+	var fns []func()
+	text, prio, ch, fns, err = f.receive(size, nonblock, waiting)
+	fs.Notify(fns)
+	return text, prio, ch, err
+}
+
+// receive is Receive under the namespace's lock: it returns the pollers
+// to tell once the lock is released.
+func (f *MQFile) receive(size int64, nonblock bool, waiting *bool) ([]byte, uint32, <-chan struct{}, []func(), error) {
 	q := f.q
-	ns := q.ns
-	ns.mu.Lock()
+	q.ns.mu.Lock()
+	defer q.ns.mu.Unlock()
 	if *waiting {
 		q.receivers--
 		*waiting = false
 	}
 	if size < q.msgSize {
-		ns.mu.Unlock()
-		return nil, 0, nil, unix.EMSGSIZE
+		return nil, 0, nil, nil, unix.EMSGSIZE
 	}
 	if len(q.msgs) == 0 {
-		ch := q.changed
-		if !nonblock {
-			q.receivers++
-			*waiting = true
-		}
-		ns.mu.Unlock()
 		if nonblock {
-			return nil, 0, nil, unix.EAGAIN
+			return nil, 0, nil, nil, unix.EAGAIN
 		}
-		return nil, 0, ch, ErrWouldBlock
+		q.receivers++
+		*waiting = true
+		return nil, 0, q.changed, nil, ErrWouldBlock
 	}
 	m := q.msgs[0]
 	q.msgs[0] = mqMessage{}
 	q.msgs = q.msgs[1:]
 	q.bytes -= int64(len(m.text))
-	fns := q.changedLocked()
-	ns.mu.Unlock()
-	fs.Notify(fns)
-	return m.text, m.prio, nil, nil
+	return m.text, m.prio, nil, q.changedLocked(), nil
 }
 
 // StopWaiting ends a receive's wait that Receive counted.
 func (f *MQFile) StopWaiting(waiting *bool) {
-	if *waiting {
-		f.q.ns.mu.Lock()
-		f.q.receivers--
-		f.q.ns.mu.Unlock()
-		*waiting = false
+	if !*waiting {
+		return
 	}
+	f.q.ns.mu.Lock()
+	defer f.q.ns.mu.Unlock()
+	f.q.receivers--
+	*waiting = false
 }
 
 // SetNotify registers n (nil: removes the caller's registration, which
 // tells a SIGEV_THREAD one NOTIFY_REMOVED); EBUSY while another process's
 // registration stands.
 func (f *MQFile) SetNotify(n *MQNotify, pid int) error {
+	removed, err := f.setNotify(n, pid)
+	if removed != nil {
+		removed.fire(notifyRemoved, 0, 0)
+	}
+	return err
+}
+
+// setNotify is SetNotify under the namespace's lock: it returns the
+// registration the caller removed, to tell once the lock is released.
+func (f *MQFile) setNotify(n *MQNotify, pid int) (*MQNotify, error) {
 	q := f.q
 	q.ns.mu.Lock()
+	defer q.ns.mu.Unlock()
 	old := q.notify
 	if old != nil {
 		select {
@@ -404,20 +419,16 @@ func (f *MQFile) SetNotify(n *MQNotify, pid int) error {
 	}
 	if n == nil {
 		if old == nil || old.PID != pid {
-			q.ns.mu.Unlock()
-			return nil
+			return nil, nil
 		}
 		q.notify = nil
-		q.ns.mu.Unlock()
-		old.fire(notifyRemoved, 0, 0)
-		return nil
+		return old, nil
 	}
-	defer q.ns.mu.Unlock()
 	if old != nil {
-		return unix.EBUSY
+		return nil, unix.EBUSY
 	}
 	q.notify = n
-	return nil
+	return nil, nil
 }
 
 // Flush is close(2) of one of the process's descriptors of the queue: its
