@@ -58,6 +58,7 @@ var (
 func sbiEntry()
 func sbiSecondaryEntry()
 func sbiSecondaryEntryPA() uintptr
+func sbiMisplaced()
 func sbiCall(eid, fid, a0, a1, a2, a3 uint64) (err int64, value uint64)
 
 // initSBI probes the firmware's extensions and chooses the timer; the boot

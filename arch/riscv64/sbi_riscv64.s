@@ -14,18 +14,26 @@
 //   what the firmware already did: PMP, delegation of U-mode's ECALL, of
 //        breakpoints, page faults and the supervisor interrupts, Sstc's
 //        enable when the hart has it, mcounteren.
-//   sbiEntry: FP on, time readable in U-mode, the BSS zeroed (an Image
-//        carries none), sbiBoot and sbiBootHart set. The kernel boots on
-//        whichever hart the firmware chose (index 0 in harts) and starts
-//        the others itself: it turns paging on with bootTable and
-//        reaches bootSupervisor in the direct map, as Entry's mret does:
-//        with stvec set to it, the first fetch after the satp write
-//        faults there.
+//   sbiEntry: FP on, time readable in U-mode, the load offset found
+//        (imageOffset: the Image is linked in its own gigabyte, at
+//        linkedText, and runs wherever the firmware put it, if that is
+//        2 MiB-aligned; else sbiMisplaced says so and stops), the BSS
+//        zeroed (an Image carries none), sbiBoot and sbiBootHart set. The
+//        kernel boots on whichever hart the firmware chose (index 0 in
+//        harts) and starts the others itself: it turns paging on with
+//        bootTable and reaches bootSupervisor at its linked address, as
+//        Entry's mret does: with stvec set to it, the first fetch after
+//        the satp write faults there.
 //   sbiSecondaryEntry: FP on, then the kernel table and
 //        secondarySupervisor the same way, with A0 = its index.
 
 #include "textflag.h"
 #include "go_asm.h"
+
+// linkedText is runtime·text's linked address (the linker writes it: an
+// absolute address, where every MOV $sym(SB) is pc-relative).
+DATA linkedText<>+0(SB)/8, $runtime·text(SB)
+GLOBL linkedText<>(SB), RODATA, $8
 
 TEXT ·sbiEntry(SB),NOSPLIT|NOFRAME,$0
 	MOV	$const_fsDirty, T0
@@ -34,15 +42,26 @@ TEXT ·sbiEntry(SB),NOSPLIT|NOFRAME,$0
 	MOV	$2, T0
 	WORD	$0x10629073		// csrw scounteren, t0 (TM)
 
+	// A2 = imageOffset: the linked address minus the loaded one, which
+	// 2 MiB pages can map only when it is a multiple of 2 MiB.
+	MOV	linkedText<>(SB), A2
+	MOV	$runtime·text(SB), T0
+	SUB	T0, A2
+	MOV	$((2<<20)-1), T0
+	AND	A2, T0
+	BEQ	T0, ZERO, aligned
+	JMP	·sbiMisplaced(SB)
+aligned:
+	MOV	A2, ·imageOffset(SB)
+
 	// Zero the BSS but the part the kernel gives to its frame allocator
 	// untouched (unusedImage, virtual addresses; 0 when there is none).
 	MOV	$runtime·bss(SB), T0
 	MOV	$runtime·end(SB), T1
-	MOV	$const_directMap, T4
 	MOV	·unusedImage+8(SB), T2
-	SUB	T4, T2
+	SUB	A2, T2
 	MOV	·unusedImage+16(SB), T3
-	SUB	T4, T3
+	SUB	A2, T3
 bssloop:
 	BGEU	T0, T1, bssdone
 	BNE	T0, T2, bssword
@@ -64,6 +83,34 @@ bssdone:
 	MOV	$bootSupervisor(SB), T1
 	JMP	sbiPaging(SB)
 
+#define misplacedLen 78
+DATA misplacedMsg<>+0(SB)/misplacedLen, $"kernel: the Image must be loaded at a 2 MiB-aligned address; it was not there\n"
+GLOBL misplacedMsg<>(SB), RODATA, $misplacedLen
+
+// sbiMisplaced tells on the firmware's console (the legacy putchar) that
+// the Image was loaded at an address that is not 2 MiB-aligned, as the
+// Image header asks, and shuts the machine down (SRST, system failure).
+TEXT ·sbiMisplaced(SB),NOSPLIT|NOFRAME,$0
+	MOV	$misplacedMsg<>(SB), T0
+	MOV	$misplacedLen, T1
+	ADD	T0, T1
+putc:
+	BGEU	T0, T1, shutdown
+	MOVBU	(T0), A0
+	MOV	$1, A7			// legacy console_putchar
+	ECALL
+	ADD	$1, T0
+	JMP	putc
+shutdown:
+	MOV	$0x53525354, A7		// SRST
+	MOV	ZERO, A6		// system_reset
+	MOV	ZERO, A0		// shutdown
+	MOV	$1, A1			// system failure
+	ECALL
+stop:
+	WORD	$0x10500073		// wfi
+	JMP	stop
+
 TEXT ·sbiSecondaryEntry(SB),NOSPLIT|NOFRAME,$0
 	MOV	$const_fsDirty, T0
 	WORD	$0x1002a073		// csrs sstatus, t0
@@ -76,10 +123,11 @@ TEXT ·sbiSecondaryEntry(SB),NOSPLIT|NOFRAME,$0
 	JMP	sbiPaging(SB)
 
 // sbiPaging loads satp = T0 and continues at the physical address T1,
-// moved into the direct map: stvec points there, and the fetch after the
-// satp write, at a physical address no table maps, faults to it.
+// moved to its linked address (+ imageOffset): stvec points there, and the
+// fetch after the satp write, at a physical address no table maps, faults
+// to it.
 TEXT sbiPaging(SB),NOSPLIT|NOFRAME,$0
-	MOV	$const_directMap, T2
+	MOV	·imageOffset(SB), T2
 	ADD	T2, T1
 	WORD	$0x10531073		// csrw stvec, t1
 	WORD	$0x12000073		// sfence.vma
@@ -104,7 +152,7 @@ TEXT ·sbiCall(SB),NOSPLIT,$0-64
 // sbiSecondaryEntryPA returns sbiSecondaryEntry's physical address.
 TEXT ·sbiSecondaryEntryPA(SB),NOSPLIT,$0-8
 	MOV	$·sbiSecondaryEntry(SB), T0
-	MOV	$const_directMap, T1
+	MOV	·imageOffset(SB), T1
 	SUB	T1, T0
 	MOV	T0, ret+0(FP)
 	RET
