@@ -111,6 +111,30 @@ func TestSBIImageElsewhere(t *testing.T) {
 	}
 }
 
+// TestSBIEveryHartEntersImage: when every hart enters the Image's entry
+// at once (a payload in front of it starts the others there through HSM,
+// as firmware without HSM would, and as OpenSBI v1.1, which QEMU 7.2
+// ships, can when it starts a hart the kernel asks for), one boots and the
+// others wait, then run as the kernel's secondary harts: the kernel boots
+// once and the selftest sees goroutines on all four.
+func TestSBIEveryHartEntersImage(t *testing.T) {
+	if err := buildKernelOnce(); err != nil {
+		t.Fatal(err)
+	}
+	payload := filepath.Join(t.TempDir(), "everyhart")
+	if err := os.WriteFile(payload, crossCompile(t, "everyhart.S", "-nostdlib", "-static", "-Wl,-Ttext=0x80200000", "-Wl,-N", "-Wl,--no-warn-rwx-segments", "-Wl,--build-id=none"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := bootKernelWith(t, []string{"-bios", "default", "-kernel", payload,
+		"-device", "loader,file=" + filepath.Join(repoRoot, "build/Image") + ",addr=0x80400000,force-raw=on"},
+		"256M", "selftest", 2*time.Minute, "-smp", "4")
+	assertSelftestPassed(t, r)
+	if n := strings.Count(r.console, "sbi: spec "); n != 1 || !strings.Contains(r.console, "4 of 4 harts running, under SBI firmware") ||
+		strings.Contains(r.console, "hart_start of hart") {
+		t.Errorf("want one boot on four harts and no failed hart_start; %d boots:\n%s", n, r.console)
+	}
+}
+
 // TestSBIExitStatus: a failure status still reaches QEMU's exit status
 // under OpenSBI (SRST only tells success from failure; the kernel writes
 // the test device the device tree names).

@@ -6,16 +6,23 @@
 // Register contract of sbiEntry, the Image's entry (its header's first two
 // words jump here) and sbiSecondaryEntry (HSM hart_start's start address)
 //   in:  A0 = hart id, A1 = physical address of the flattened device tree
-//        (for a secondary hart: hart_start's opaque argument, its index
-//        in harts);
+//        (sbiSecondaryEntry ignores A1 and finds the hart's index in harts
+//        by its id);
 //        S-mode, satp = 0, sstatus.SIE = 0, every other register undefined.
 //        Only pc-relative addresses (which come out physical) until paging
 //        is on, as in Entry.
 //   what the firmware already did: PMP, delegation of U-mode's ECALL, of
 //        breakpoints, page faults and the supervisor interrupts, Sstc's
 //        enable when the hart has it, mcounteren.
-//   sbiEntry: FP on, time readable in U-mode, the load offset found
-//        (imageOffset: the Image is linked in its own gigabyte, at
+//   sbiEntry: the first hart to arrive boots (sbiEntryFree, a lottery in
+//        the image's data, which the BSS zeroing leaves alone). Any other
+//        waits until startHarts clears secondariesHeld and goes on as
+//        sbiSecondaryEntry: OpenSBI before v1.3 can send a hart it is
+//        starting to the payload's entry instead of hart_start's address
+//        (it marks the hart START_PENDING before it writes the address),
+//        and firmware without HSM enters every hart here.
+//        The booting hart: FP on, time readable in U-mode, the load offset
+//        found (imageOffset: the Image is linked in its own gigabyte, at
 //        linkedText, and runs wherever the firmware put it, if that is
 //        2 MiB-aligned; else sbiMisplaced says so and stops), the BSS
 //        zeroed (an Image carries none), sbiBoot and sbiBootHart set. The
@@ -25,7 +32,8 @@
 //        Entry's mret does: with stvec set to it, the first fetch after
 //        the satp write faults there.
 //   sbiSecondaryEntry: FP on, then the kernel table and
-//        secondarySupervisor the same way, with A0 = its index.
+//        secondarySupervisor the same way, with A0 = its index; a hart
+//        the kernel does not run on (not in harts) stays parked.
 
 #include "textflag.h"
 #include "go_asm.h"
@@ -36,6 +44,9 @@ DATA linkedText<>+0(SB)/8, $runtime·text(SB)
 GLOBL linkedText<>(SB), RODATA, $8
 
 TEXT ·sbiEntry(SB),NOSPLIT|NOFRAME,$0
+	MOV	$·sbiEntryFree(SB), T0
+	AMOSWAPW	ZERO, (T0), T1
+	BEQ	T1, ZERO, late
 	MOV	$const_fsDirty, T0
 	WORD	$0x1002a073		// csrs sstatus, t0
 	WORD	$0x00301073		// csrw fcsr, zero
@@ -83,6 +94,12 @@ bssdone:
 	MOV	$bootSupervisor(SB), T1
 	JMP	sbiPaging(SB)
 
+late:
+	MOVWU	·secondariesHeld(SB), T1
+	BNE	T1, ZERO, late
+	FENCE
+	JMP	·sbiSecondaryEntry(SB)
+
 #define misplacedLen 78
 DATA misplacedMsg<>+0(SB)/misplacedLen, $"kernel: the Image must be loaded at a 2 MiB-aligned address; it was not there\n"
 GLOBL misplacedMsg<>(SB), RODATA, $misplacedLen
@@ -117,10 +134,25 @@ TEXT ·sbiSecondaryEntry(SB),NOSPLIT|NOFRAME,$0
 	WORD	$0x00301073		// csrw fcsr, zero
 	MOV	$2, T0
 	WORD	$0x10629073		// csrw scounteren, t0 (TM)
-	MOV	A1, A0			// the index startHarts passed
+	MOV	·nHarts(SB), T1
+	MOV	$·harts(SB), T2
+	MOV	$hart__size, T3
+	MOV	ZERO, A1
+find:
+	BGEU	A1, T1, parked
+	MOV	hart_hartID(T2), T4
+	BEQ	T4, A0, found
+	ADD	T3, T2
+	ADD	$1, A1
+	JMP	find
+found:
+	MOV	A1, A0			// its index in harts
 	MOV	·kernelSatp(SB), T0
 	MOV	$secondarySupervisor(SB), T1
 	JMP	sbiPaging(SB)
+parked:
+	WORD	$0x10500073		// wfi
+	JMP	parked
 
 // sbiPaging loads satp = T0 and continues at the physical address T1,
 // moved to its linked address (+ imageOffset): stvec points there, and the
