@@ -20,15 +20,14 @@ ENTRY     := github.com/jiege-go/jiege/arch/riscv64.Entry
 # address 0x80010000); cmd/kimage gives the ELF its physical load addresses.
 KERNEL_LDFLAGS := -T 0x2080010000 -R 0x1000 -E $(ENTRY)
 # The same kernel as a RISC-V Linux Image, the payload of SBI firmware
-# (OpenSBI, U-Boot), which loads it 2 MiB above the start of RAM: linked
-# a second time for that address (the ELF header's page at RAM + 2 MiB,
-# which the Image header replaces), entered at sbiEntry in S-mode.
-# IMAGE_RAM is where RAM starts on the machine the Image is for: QEMU's
-# machines 0x80000000, the VisionFive 2 (JH7110) 0x40000000.
+# (OpenSBI, U-Boot), which loads it at a 2 MiB-aligned address of its
+# choosing: linked a second time in the kernel half's last gigabyte (the
+# ELF header's page at 0x3fc0000000, where the Image header replaces it;
+# arch/riscv64's imageTable maps it to where it was loaded), entered at
+# sbiEntry in S-mode.
 IMAGE     := $(BUILD)/Image
 IMAGE_ELF := $(BUILD)/kernel-sbi.elf
-IMAGE_RAM ?= 0x80000000
-IMAGE_LDFLAGS := -T $(shell printf '0x%x' $$(( 0x2000000000 + $(IMAGE_RAM) + 0x201000 ))) -R 0x1000 -E github.com/jiege-go/jiege/arch/riscv64.sbiEntry
+IMAGE_LDFLAGS := -T 0x3fc0001000 -R 0x1000 -E github.com/jiege-go/jiege/arch/riscv64.sbiEntry
 
 .PHONY: all kernel qemu qemu-kernel qemu-gdb test vet jiege rootfs clean deps-qemu deps-test
 

@@ -126,8 +126,7 @@ func Ptr(pa uintptr) unsafe.Pointer {
 	return *(*unsafe.Pointer)(unsafe.Pointer(&va))
 }
 
-// PhysOf is the physical address behind a pointer into the direct map
-// (or the kernel image, which lies in it).
+// PhysOf is the physical address behind a pointer into the direct map.
 //
 //go:nosplit
 func PhysOf(p unsafe.Pointer) uintptr { return uintptr(p) - DirectMap }

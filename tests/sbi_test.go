@@ -67,6 +67,74 @@ func TestSBISelftest(t *testing.T) {
 	}
 }
 
+// imageAt returns the arguments that make QEMU's OpenSBI (fw_dynamic)
+// enter build/Image loaded at addr instead of RAM + 2 MiB, where QEMU's
+// -kernel puts a raw Image: the Image inside an ELF whose one segment
+// loads there, which QEMU loads at its address and gives OpenSBI as the
+// next stage's address.
+func imageAt(t *testing.T, addr uint64) []string {
+	t.Helper()
+	if err := buildKernelOnce(); err != nil {
+		t.Fatal(err)
+	}
+	image, err := os.ReadFile(filepath.Join(repoRoot, "build/Image"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []string{"-bios", "default", "-kernel", writeELF(t, addr, image)}
+}
+
+// TestSBIImageElsewhere: the Image runs wherever the firmware loads it at
+// a 2 MiB-aligned address, as Linux's does (its code stays at its linked
+// address, mapped onto where it lies), on four harts started through HSM
+// at their physical entry there; loaded 1 MiB off that alignment, it says
+// so through the SBI console and stops.
+func TestSBIImageElsewhere(t *testing.T) {
+	r := bootKernelWith(t, imageAt(t, 0x80600000), "256M", "selftest", 5*time.Minute, "-smp", "4",
+		"-global", "virtio-mmio.force-legacy=false", "-device", "virtio-rng-device")
+	assertSelftestPassed(t, r, "entropy")
+	for _, want := range []string{
+		"Domain0 Next Address      : 0x0000000080600000",
+		"4 of 4 harts running, under SBI firmware",
+		"  0x80601000-", // the kernel image, as the kernel found it
+		"kernel code at 0x3fc0001000",
+	} {
+		if !strings.Contains(r.console, want) {
+			t.Errorf("console lacks %q:\n%s", want, r.console)
+		}
+	}
+
+	r = bootKernelWith(t, imageAt(t, 0x80300000), "256M", "selftest", time.Minute)
+	if r.timedOut || !strings.Contains(r.console, "kernel: the Image must be loaded at a 2 MiB-aligned address") ||
+		strings.Contains(r.console, "Jiege-Go") {
+		t.Fatalf("timed out %v; want the misplaced Image reported and nothing booted:\n%s", r.timedOut, r.console)
+	}
+}
+
+// TestSBIEveryHartEntersImage: when every hart enters the Image's entry
+// at once (a payload in front of it starts the others there through HSM,
+// as firmware without HSM would, and as OpenSBI v1.1, which QEMU 7.2
+// ships, can when it starts a hart the kernel asks for), one boots and the
+// others wait, then run as the kernel's secondary harts: the kernel boots
+// once and the selftest sees goroutines on all four.
+func TestSBIEveryHartEntersImage(t *testing.T) {
+	if err := buildKernelOnce(); err != nil {
+		t.Fatal(err)
+	}
+	payload := filepath.Join(t.TempDir(), "everyhart")
+	if err := os.WriteFile(payload, crossCompile(t, "everyhart.S", "-nostdlib", "-static", "-Wl,-Ttext=0x80200000", "-Wl,-N", "-Wl,--no-warn-rwx-segments", "-Wl,--build-id=none"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := bootKernelWith(t, []string{"-bios", "default", "-kernel", payload,
+		"-device", "loader,file=" + filepath.Join(repoRoot, "build/Image") + ",addr=0x80400000,force-raw=on"},
+		"256M", "selftest", 2*time.Minute, "-smp", "4")
+	assertSelftestPassed(t, r)
+	if n := strings.Count(r.console, "sbi: spec "); n != 1 || !strings.Contains(r.console, "4 of 4 harts running, under SBI firmware") ||
+		strings.Contains(r.console, "hart_start of hart") {
+		t.Errorf("want one boot on four harts and no failed hart_start; %d boots:\n%s", n, r.console)
+	}
+}
+
 // TestSBIExitStatus: a failure status still reaches QEMU's exit status
 // under OpenSBI (SRST only tells success from failure; the kernel writes
 // the test device the device tree names).

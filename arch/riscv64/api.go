@@ -25,8 +25,9 @@ type BootInfo struct {
 	RAMBase    uintptr
 	RAMSize    uintptr
 	// The kernel image's code starts at KernelStart (0x80010000 booted by
-	// the trampoline, 0x80201000 as an Image), and the image ends at KernelEnd.
-	KernelStart, KernelEnd uintptr
+	// the trampoline; as an Image, 4 KiB above where the firmware loaded
+	// it), and the image ends at KernelEnd. Its code is mapped at KernelVA.
+	KernelStart, KernelEnd, KernelVA uintptr
 	// SBI: booted as the payload of SBI firmware (sbiEntry), not by Entry.
 	SBI       bool
 	BootTicks uint64 // time CSR at Entry
@@ -40,7 +41,8 @@ type BootInfo struct {
 func Boot() BootInfo {
 	return BootInfo{
 		DTB: bootDTB, InitrdBase: initrdBase, InitrdEnd: initrdEnd,
-		RAMBase: ramBase, RAMSize: ramSize, KernelStart: kernelStart() - directMap, KernelEnd: kernelEnd() - directMap, SBI: sbiBoot,
+		RAMBase: ramBase, RAMSize: ramSize, KernelStart: kernelStart() - imageOffset, KernelEnd: kernelEnd() - imageOffset, KernelVA: kernelStart(),
+		SBI:       sbiBoot,
 		BootTicks: bootTicks, Timebase: timebase,
 		DirectMap: directMap, HeapStart: kvaBase, HeapEnd: kvaLimit,
 	}

@@ -127,8 +127,11 @@ park:
 	JMP	park
 
 // bootPaging fills bootTable, root entries 128..143 mapping directMap +
-// n GiB to n GiB, and returns in T0 the satp value that loads it. It runs
-// at physical addresses with translation off, and uses T0-T4.
+// n GiB to n GiB, and, when the image is not in the direct map (imageOffset,
+// an Image), the root entry of its gigabyte with imageTable, which maps
+// each of its 2 MiB pages to where it was loaded. It returns in T0 the
+// satp value that loads the table. It runs at physical addresses with
+// translation off, and uses T0-T4 and A2-A4.
 TEXT bootPaging(SB),NOSPLIT|NOFRAME,$0
 	MOV	$·bootTable(SB), T0
 	ADD	$4095, T0
@@ -144,6 +147,41 @@ bootmap:
 	ADD	$8, T1
 	SUB	$1, T3
 	BNE	T3, ZERO, bootmap
+
+	MOV	·imageOffset(SB), T1
+	MOV	$const_directMap, T2
+	BEQ	T1, T2, mapped
+	MOV	$·imageTable(SB), T2
+	ADD	$4095, T2
+	SRL	$12, T2
+	SLL	$12, T2
+	MOV	$runtime·text(SB), T3	// physical: the first 2 MiB page's
+	SRL	$21, T3
+	SLL	$21, T3
+	ADD	T1, T3, A2		// its virtual address
+	SRL	$30, A2
+	AND	$511, A2
+	SLL	$3, A2
+	ADD	T0, A2			// its root entry
+	SRL	$12, T2, A3
+	SLL	$10, A3
+	OR	$1, A3			// V: a next-level table
+	MOV	A3, (A2)
+	MOV	$runtime·end(SB), T4
+imagemap:
+	ADD	T1, T3, A2
+	SRL	$21, A2
+	AND	$511, A2
+	SLL	$3, A2
+	ADD	T2, A2			// the page's entry in imageTable
+	SRL	$12, T3, A3
+	SLL	$10, A3
+	OR	$0xef, A3
+	MOV	A3, (A2)
+	MOV	$(2<<20), A4
+	ADD	A4, T3
+	BLTU	T3, T4, imagemap
+mapped:
 	SRL	$12, T0
 	MOV	$8, T1
 	SLL	$60, T1

@@ -38,8 +38,9 @@ const (
 	irqExternal = 9
 )
 
-// directMap is mm.DirectMap for the assembly: where physical memory, the
-// devices and the kernel image appear in every address space.
+// directMap is mm.DirectMap for the assembly: where physical memory and
+// the devices appear in every address space (and the kernel image, under
+// our own M-mode code: imageOffset).
 const directMap = mm.DirectMap
 
 // noThread is hart.current while a hart has no thread (a secondary hart
@@ -111,6 +112,17 @@ var (
 	// bootTable is the page table Entry builds to reach S-mode: the
 	// direct map's first 16 GiB in gigapages. Page-aligned inside.
 	bootTable [2 * mm.PageSize]byte
+	// imageTable is the table of the gigabyte the Image is linked in,
+	// outside the direct map: 2 MiB pages onto where the firmware loaded
+	// it (bootPaging fills it; the kernel table shares it). Page-aligned
+	// inside.
+	imageTable [2 * mm.PageSize]byte
+	// imageOffset is the kernel image's virtual address minus its
+	// physical one: directMap for the ELF our own M-mode code boots,
+	// linked in the direct map at its load address; for the Image,
+	// linked in its own gigabyte (imageTable), sbiEntry sets it from where
+	// the firmware loaded it.
+	imageOffset uintptr = directMap
 	// machineSave is each hart's spill area for the M-mode handler.
 	machineSave [maxHarts][2]uint64
 	argv0       = [8]byte{'j', 'i', 'e', 'g', 'e'}

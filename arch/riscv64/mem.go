@@ -13,9 +13,11 @@ import (
 
 // The kernel's half of every address space, [kernelHalf, kernelHalfEnd)
 // of Sv39's lower half (user memory lies below, mm.MaxUserVA): the direct
-// map of RAM and devices (gigapages at directMap + physical address, the
-// kernel image among them, linked there), then the runtime's mmap window,
-// demand-paged. The runtime reserves far more address space than it
+// map of RAM and devices (gigapages at directMap + physical address; the
+// ELF our own M-mode code boots is linked there), then the runtime's mmap
+// window, demand-paged, and the half's last gigabyte, where the Image is
+// linked (the Makefile's IMAGE_LDFLAGS) and mapped wherever the firmware
+// loaded it (imageTable). The runtime reserves far more address space than it
 // touches (a 32 MiB arena index, page-allocator summaries of hundreds of
 // MiB), so the window hands out address space freely and a frame backs a
 // page only when the page is first touched. Every root entry of the half
@@ -85,19 +87,21 @@ func earlyInit() {
 		}
 	}
 
-	// Free RAM: after the kernel image, minus the device tree, the initrd
+	// Free RAM: after the kernel image (what lies below it is the
+	// firmware's, or our trampoline's), minus the device tree, the initrd
 	// and what the tree reserves.
 	var reserved [16]memRange
 	reserved[0] = memRange{dtb, dtb + fdtSize(dtb)}
 	reserved[1] = memRange{initrdBase, initrdEnd}
 	n := 2 + fdtReserved(dtb, reserved[2:])
-	addFreeRAM(kernelEnd()-directMap, ramBase+ramSize, reserved[:n])
+	addFreeRAM(kernelEnd()-imageOffset, ramBase+ramSize, reserved[:n])
 
 	kernelRoot = frames.Alloc()
 	mm.MapGiga(kernelRoot, directMap, 0, directMapPerm) // devices
 	for pa := ramBase &^ (mm.GigaPageSize - 1); pa < ramBase+ramSize && pa < directMapSize; pa += mm.GigaPageSize {
 		mm.MapGiga(kernelRoot, directMap+pa, pa, directMapPerm)
 	}
+	mapImage()
 	for va := uintptr(kvaBase); va < kvaLimit; va += mm.GigaPageSize {
 		t := frames.Alloc()
 		if t == 0 {
@@ -126,6 +130,17 @@ func earlyInit() {
 	// trap stacks and the device addresses found above.
 	atomic.StoreUint32(&smpRelease, 1)
 	startHarts()
+}
+
+// mapImage gives the kernel table the Image's gigabyte, with the table
+// bootPaging filled; the ELF our own M-mode code boots lies in the direct map.
+//
+//go:nosplit
+func mapImage() {
+	if imageOffset != directMap {
+		table := (uintptr(unsafe.Pointer(&imageTable)) + pageMask) &^ pageMask
+		mm.MapTable(kernelRoot, kernelStart(), table-imageOffset)
+	}
 }
 
 // addFreeRAM gives [start, end) minus the reserved ranges to the frame
@@ -201,9 +216,12 @@ func kernelFault(va uintptr) bool {
 //
 //go:nosplit
 func kva(va uintptr) uintptr {
-	if va < kvaBase {
+	if va < kvaBase || va >= kvaLimit {
 		if va >= directMap+ramBase && va < directMap+ramBase+ramSize {
 			return va - directMap
+		}
+		if va >= kernelStart() && va < kernelEnd() {
+			return va - imageOffset
 		}
 		return 0
 	}
@@ -298,9 +316,9 @@ var unusedImage = [3]uint64{0x6567_616d_6964_6e75, 0, 0}
 // allocator and returns how many bytes it gave. The caller must know that
 // FIPS 140-3 mode is off: after this, the range's frames hold other data.
 func ReleaseUnusedImage() uintptr {
-	start := (uintptr(unusedImage[1]) - directMap + pageMask) &^ pageMask
-	end := (uintptr(unusedImage[2]) - directMap) &^ pageMask
-	if end <= start || start < ramBase || end > kernelEnd()-directMap {
+	start := (uintptr(unusedImage[1]) - imageOffset + pageMask) &^ pageMask
+	end := (uintptr(unusedImage[2]) - imageOffset) &^ pageMask
+	if end <= start || start < ramBase || end > kernelEnd()-imageOffset {
 		return 0
 	}
 	old := disableInterrupts()

@@ -44,7 +44,7 @@ func ReleaseProfiler() uintptr {
 		{uintptr(unsafe.Pointer(&profiling.Ring)), unsafe.Sizeof(profiling.Ring)},
 		{uintptr(unsafe.Pointer(&profiling.Mappings)), unsafe.Sizeof(profiling.Mappings)},
 	} {
-		pa := t[0] - directMap
+		pa := t[0] - imageOffset
 		start, end := (pa+pageMask)&^pageMask, (pa+t[1])&^pageMask
 		if end <= start {
 			continue

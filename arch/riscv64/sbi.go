@@ -18,7 +18,11 @@ package riscv64
 //
 // sbiBoot says which; each function below chooses with it.
 
-import "github.com/jiege-go/jiege/mm"
+import (
+	"sync/atomic"
+
+	"github.com/jiege-go/jiege/mm"
+)
 
 // SBI extension IDs and the function IDs used.
 const (
@@ -38,6 +42,8 @@ const (
 	baseProbeExtension = 3
 	rfenceSfenceVMA    = 1
 	hsmHartStart       = 0
+	hsmHartGetStatus   = 2
+	hsmStopped         = 1 // a hart's state, from hart_get_status
 	srstReset          = 0
 	srstShutdown       = 0 // reset types
 	srstColdReboot     = 1
@@ -52,12 +58,20 @@ var (
 	// What the firmware offers, probed by initSBI.
 	sbiHas struct{ time, ipi, rfence, hsm, srst, dbcn, legacyPutchar, legacyShutdown bool }
 	sstc   = true // stimecmp works: always under our own M-mode code
+	// sbiEntryFree is 1 until a hart takes sbiEntry's lottery, and
+	// secondariesHeld 1 until startHarts lets the harts that lost it go
+	// on. Both start as 1 so that they lie in the image's data, which
+	// the firmware loads afresh at every boot, and not in the BSS, which
+	// the winner zeroes while the others may already be waiting.
+	sbiEntryFree    uint32 = 1
+	secondariesHeld uint32 = 1
 )
 
 // Implemented in sbi_riscv64.s.
 func sbiEntry()
 func sbiSecondaryEntry()
 func sbiSecondaryEntryPA() uintptr
+func sbiMisplaced()
 func sbiCall(eid, fid, a0, a1, a2, a3 uint64) (err int64, value uint64)
 
 // initSBI probes the firmware's extensions and chooses the timer; the boot
@@ -157,23 +171,35 @@ func isaHas(dtb, node uintptr, ext string) bool {
 	return false
 }
 
-// startHarts starts every other hart through HSM at sbiSecondaryEntry,
-// with its index in harts as the opaque argument; under our own M-mode
-// code they wait in Entry for smpRelease instead.
+// startHarts lets the harts waiting in sbiEntry go on, and starts every
+// other hart through HSM at sbiSecondaryEntry; under our own M-mode code
+// they wait in Entry for smpRelease instead. A hart_start that fails for a
+// hart that is not stopped is no failure: that hart went through
+// sbiEntry (see its contract) and is on its way.
 //
 //go:nosplit
 func startHarts() {
-	if !sbiBoot || !sbiHas.hsm {
+	if !sbiBoot {
+		return
+	}
+	atomic.StoreUint32(&secondariesHeld, 0)
+	if !sbiHas.hsm {
 		return
 	}
 	for i := 1; i < nHarts; i++ {
-		if err, _ := sbiCall(sbiHSM, hsmHartStart, uint64(harts[i].hartID), uint64(sbiSecondaryEntryPA()), uint64(i), 0); err != 0 {
-			print("sbi: hart_start of hart ")
-			printDec(int64(harts[i].hartID))
-			print(" failed: ")
-			printDec(err)
-			print("\n")
+		id := uint64(harts[i].hartID)
+		err, _ := sbiCall(sbiHSM, hsmHartStart, id, uint64(sbiSecondaryEntryPA()), 0, 0)
+		if err == 0 {
+			continue
 		}
+		if statusErr, status := sbiCall(sbiHSM, hsmHartGetStatus, id, 0, 0, 0); statusErr == 0 && status != hsmStopped {
+			continue
+		}
+		print("sbi: hart_start of hart ")
+		printDec(int64(id))
+		print(" failed: ")
+		printDec(err)
+		print("\n")
 	}
 }
 

@@ -275,7 +275,8 @@ func secondaryInit() {
 // harts entry by mhartid, so index and hart id agree (QEMU numbers its
 // harts from 0). Under SBI firmware the boot hart, whichever the firmware
 // chose, is index 0, and the other harts the device tree lists as able to
-// run the kernel follow in its order; startHarts passes each its index.
+// run the kernel follow in its order; sbiSecondaryEntry finds a hart's
+// index by its id.
 //
 //go:nosplit
 func initHarts(dtb uintptr) uintptr {

@@ -1,8 +1,8 @@
 // Command kimage gives a linked kernel ELF its physical load addresses, and
 // records in it the BSS range the kernel may give back to its frame
-// allocator at boot (see internal/kimage). With -image it also makes the
-// ELF an SBI firmware's payload (its own ECALLs trapped, kimage.TrapECALLs)
-// and writes it as a RISC-V Linux Image.
+// allocator at boot (see internal/kimage). With -image it instead makes the
+// ELF an SBI firmware's payload, which runs wherever it is loaded (its own
+// ECALLs trapped, kimage.TrapECALLs), and writes it as a RISC-V Linux Image.
 package main
 
 import (
@@ -28,8 +28,12 @@ func main() {
 }
 
 func run(path, image string) error {
-	if err := kimage.LoadPhysical(path, uint64(mm.KernelDirectMap)); err != nil {
-		return err
+	// The Image runs wherever its firmware loads it: its ELF keeps the
+	// linked addresses, which LinuxImage lays out flat.
+	if image == "" {
+		if err := kimage.LoadPhysical(path, uint64(mm.KernelDirectMap)); err != nil {
+			return err
+		}
 	}
 	if err := kimage.RecordUnused(path); err != nil {
 		return err

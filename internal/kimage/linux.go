@@ -101,10 +101,9 @@ func fileOffsetIn(f *elf.File, va uint64) (uint64, error) {
 	return 0, fmt.Errorf("address %#x is not stored in the file", va)
 }
 
-// LinuxImage returns the kernel ELF at path (its load addresses already
-// physical, LoadPhysical) as a RISC-V Linux Image: its PT_LOAD segments
-// laid out flat from the lowest physical address, which must be 2 MiB
-// aligned, with the Image header over the first 64 bytes (the ELF header,
+// LinuxImage returns the kernel ELF at path as a RISC-V Linux Image: its
+// PT_LOAD segments laid out flat from the lowest load address (p_paddr),
+// which must be 2 MiB aligned, with the Image header over the first 64 bytes (the ELF header,
 // which the kernel never reads). The header's first two words jump to the
 // ELF's entry; image_size covers the memory the kernel uses up to the
 // symbol runtime.end, past its trimmed BSS (TrimUnused).

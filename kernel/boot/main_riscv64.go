@@ -114,8 +114,8 @@ func Main(syscalls SyscallLayer) {
 	inUse, total := arch.MemoryStats()
 	fmt.Printf("  %d MiB in frames, %d KiB in use; Go heap soft limit %d MiB\n", total>>20, inUse>>10, heapLimit>>20)
 	mm.Charged.SetLimit(int64(total / mm.ChargeShareOfRAM))
-	fmt.Printf("virtual: user 0-%#x; kernel in every table: direct map at %#x, runtime heap %#x-%#x\n",
-		mm.MaxUserVA, b.DirectMap, b.HeapStart, b.HeapEnd)
+	fmt.Printf("virtual: user 0-%#x; kernel in every table: direct map at %#x, runtime heap %#x-%#x, kernel code at %#x\n",
+		mm.MaxUserVA, b.DirectMap, b.HeapStart, b.HeapEnd, b.KernelVA)
 	cmd, cmdErr := ParseCmdline(m.Bootargs) // printed after the devices
 	// The netstack draws its secrets (the keys of initial sequence numbers
 	// and timestamp offsets, its hash seeds) from the runtime's getrandom

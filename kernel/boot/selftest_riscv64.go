@@ -404,7 +404,7 @@ func checkUserMode(trace bool) (string, error) {
 	}
 
 	// The kernel's image, mapped in every address space, without the U bit.
-	kernelAddr := uint64(mm.DirectMap + arch.Boot().KernelStart)
+	kernelAddr := uint64(arch.Boot().KernelVA)
 	if u, err = newUserSpace([]uint32{rvasm.LD(rvasm.A0, rvasm.A1, 0), rvasm.J0()}, ""); err != nil {
 		return "", err
 	}
