@@ -1,6 +1,7 @@
 package fs
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -17,7 +18,7 @@ type Description struct {
 	refs  atomic.Int64
 
 	mu     sync.Mutex
-	epolls map[*Epoll]int // watches on this description, per instance
+	epolls []epollWatch // epoll watches on this description
 
 	// exclusive are the EPOLLEXCLUSIVE watches of the file (epoll.go).
 	// exclusiveMu is a leaf lock: taken in notifications.
@@ -182,27 +183,30 @@ func (d *Description) DecRef() {
 	epolls := d.epolls
 	d.epolls = nil
 	d.mu.Unlock()
-	for e := range epolls {
-		e.forget(d)
+	for _, w := range epolls {
+		w.e.forget(w.fd, d)
 	}
 	d.WatchAsync(nil)
 	d.File.Close()
 }
 
-// watchedBy records a watch of e on d; unwatchedBy drops one.
-func (d *Description) watchedBy(e *Epoll) {
-	d.mu.Lock()
-	if d.epolls == nil {
-		d.epolls = map[*Epoll]int{}
-	}
-	d.epolls[e]++
-	d.mu.Unlock()
+// epollWatch is a watch of e on a description, added with descriptor fd.
+type epollWatch struct {
+	e  *Epoll
+	fd int
 }
 
-func (d *Description) unwatchedBy(e *Epoll) {
+// watchedBy records the watch of e added with fd on d; unwatchedBy drops it.
+func (d *Description) watchedBy(e *Epoll, fd int) {
 	d.mu.Lock()
-	if d.epolls[e]--; d.epolls[e] <= 0 {
-		delete(d.epolls, e)
+	defer d.mu.Unlock()
+	d.epolls = append(d.epolls, epollWatch{e, fd})
+}
+
+func (d *Description) unwatchedBy(e *Epoll, fd int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if i := slices.Index(d.epolls, epollWatch{e, fd}); i >= 0 {
+		d.epolls = slices.Delete(d.epolls, i, i+1)
 	}
-	d.mu.Unlock()
 }

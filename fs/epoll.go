@@ -1,6 +1,8 @@
 package fs
 
 import (
+	"cmp"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -23,18 +25,29 @@ type Waitable interface {
 // ready; edge-triggered ones (EPOLLET) only after a change of readiness since
 // they were last reported, and EPOLLONESHOT items once until re-armed.
 //
+// As Linux's, it keeps a ready list: the items whose readiness changed,
+// in the order the changes came, which a wait looks at instead of every
+// item. A level-triggered item that was reported goes back to the list's
+// end (a wait for fewer events than are ready takes turns); one found not
+// ready leaves it until its next change.
+//
 // Lock order: mu, then a watched file's own locks (Ctl registers and drops
 // watches under mu, collect asks for readiness). A watched file may call
 // notify while holding its locks (netstack's waiter queues do), so notify
-// never takes mu: it sets the item's pending flag atomically and signals
-// under watchMu, a leaf lock; otherwise an epoll_ctl on one hart and a
-// socket's notification on another deadlock.
+// never takes mu: it puts the item on the ready list under readyMu and
+// signals under watchMu, both leaf locks; otherwise an epoll_ctl on one
+// hart and a socket's notification on another deadlock.
 type Epoll struct {
 	mu    sync.Mutex
 	items map[epollKey]*epollItem
-	order []epollKey // registration order, for fair reporting
-	wake  chan struct{}
-	ino   uint64
+	added uint64 // items ever added: an item's place in registration order
+	// ready is the ready list, under readyMu; spare is the other of the
+	// two arrays collect swaps, under mu.
+	readyMu sync.Mutex
+	ready   []*epollItem
+	spare   []*epollItem
+	wake    chan struct{}
+	ino     uint64
 	// waiting counts the Wait calls blocked now: an EPOLLEXCLUSIVE
 	// event goes to an instance someone waits on.
 	waiting atomic.Int32
@@ -54,12 +67,16 @@ type epollKey struct {
 }
 
 type epollItem struct {
-	file    Waitable
-	events  uint32
-	data    uint64
-	pending atomic.Bool // a change of readiness not yet reported (edge-triggered)
-	armed   bool        // false once a one-shot item has fired
-	cancel  func()
+	key    epollKey
+	added  uint64 // Epoll.added when it was added
+	file   Waitable
+	events uint32
+	data   uint64
+	armed  bool // false once a one-shot item has fired; under mu
+	cancel func()
+	// queued: on the ready list; removed: out of the instance, never
+	// queued again. Under readyMu (removed also under mu).
+	queued, removed bool
 }
 
 // Event is one ready file, as epoll_wait reports it: struct
@@ -123,59 +140,55 @@ func (e *Epoll) ctl(op, fd int, d *Description, w Waitable, events uint32, data 
 		if mm.Charged.Charge(epollItemCharge) != nil {
 			return unix.ENOMEM // as Linux when it cannot allocate the epitem
 		}
-		it = &epollItem{file: w, events: events, data: data, armed: true}
-		it.pending.Store(true)
+		e.added++
+		it = &epollItem{key: key, added: e.added, file: w, events: events, data: data, armed: true}
 		if events&unix.EPOLLEXCLUSIVE != 0 {
 			it.cancel = d.joinExclusive(w, e, it)
 		} else {
 			it.cancel = w.Watch(func() { e.notify(it) })
 		}
 		e.items[key] = it
-		e.order = append(e.order, key)
-		d.watchedBy(e)
+		e.enqueueIfReady(it)
+		d.watchedBy(e, fd)
 	case unix.EPOLL_CTL_MOD:
 		if !exists {
 			return unix.ENOENT
 		}
 		it.events, it.data, it.armed = events, data, true
-		it.pending.Store(true)
+		e.enqueueIfReady(it)
 	case unix.EPOLL_CTL_DEL:
 		if !exists {
 			return unix.ENOENT
 		}
-		e.remove(key)
-		d.unwatchedBy(e)
+		e.remove(it)
+		d.unwatchedBy(e, fd)
 	default:
 		return unix.EINVAL
 	}
 	return nil
 }
 
-// forget drops every watch on d: its last reference went.
-func (e *Epoll) forget(d *Description) {
+// forget drops the watch added with fd on d: d's last reference went.
+func (e *Epoll) forget(fd int, d *Description) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for key := range e.items {
-		if key.desc == d {
-			e.remove(key)
-		}
+	if it, ok := e.items[epollKey{fd, d}]; ok {
+		e.remove(it)
 	}
 }
 
-func (e *Epoll) remove(key epollKey) {
-	it := e.items[key]
+// remove drops it; e.mu is held. A copy of it may stay on the ready list
+// until the next wait passes it by.
+func (e *Epoll) remove(it *epollItem) {
 	it.cancel()
 	if child, ok := it.file.(*Epoll); ok {
 		e.unlinkNested(child)
 	}
-	delete(e.items, key)
+	delete(e.items, it.key)
 	mm.Charged.Uncharge(epollItemCharge)
-	for i, o := range e.order {
-		if o == key {
-			e.order = append(e.order[:i], e.order[i+1:]...)
-			break
-		}
-	}
+	e.readyMu.Lock()
+	it.removed = true
+	e.readyMu.Unlock()
 }
 
 // Target returns the description of the n-th watch (from 0) added with
@@ -184,23 +197,47 @@ func (e *Epoll) remove(key epollKey) {
 func (e *Epoll) Target(fd, n int) (*Description, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for _, k := range e.order {
-		if k.fd != fd {
-			continue
+	var matches []*epollItem
+	for key, it := range e.items {
+		if key.fd == fd {
+			matches = append(matches, it)
 		}
-		if n == 0 {
-			return k.desc, true
-		}
-		n--
 	}
-	return nil, false
+	if n >= len(matches) {
+		return nil, false
+	}
+	slices.SortFunc(matches, func(a, b *epollItem) int { return cmp.Compare(a.added, b.added) })
+	return matches[n].key.desc, true
 }
 
 // notify records a change of it's readiness; the watched file may hold
 // its own locks, so e.mu is not taken.
 func (e *Epoll) notify(it *epollItem) {
-	it.pending.Store(true)
+	e.enqueue(it)
 	e.signal()
+}
+
+// enqueueIfReady queues it if it is ready now, as an add or a change of
+// its events finds it; it is watched already, so a change after the look
+// queues it too. e.mu is held.
+func (e *Epoll) enqueueIfReady(it *epollItem) {
+	if it.file.Readiness(it.events|unix.EPOLLERR|unix.EPOLLHUP)&(it.events|unix.EPOLLERR|unix.EPOLLHUP) != 0 {
+		e.enqueue(it)
+	}
+}
+
+// enqueue puts it at the ready list's end unless it is on the list.
+func (e *Epoll) enqueue(it *epollItem) {
+	e.readyMu.Lock()
+	defer e.readyMu.Unlock()
+	e.enqueueLocked(it)
+}
+
+func (e *Epoll) enqueueLocked(it *epollItem) {
+	if !it.queued && !it.removed {
+		it.queued = true
+		e.ready = append(e.ready, it)
+	}
 }
 
 func (e *Epoll) signal() {
@@ -214,16 +251,23 @@ func (e *Epoll) signal() {
 	}
 }
 
-// collect returns up to max ready events. e.mu is held.
+// collect returns up to max ready events from the ready list. e.mu is
+// held.
 func (e *Epoll) collect(max int, w *Waiting) {
-	for i := 0; i < len(e.order) && len(w.Events) < max; i++ {
-		it := e.items[e.order[i]]
-		if !it.armed {
-			continue
-		}
-		// The flag is cleared before readiness is read: a change after
-		// that sets it again and is reported next time.
-		if pending := it.pending.Swap(false); !pending && it.events&unix.EPOLLET != 0 {
+	// The list is taken, and its items marked off it, before their
+	// readiness is read: a change after that queues an item again.
+	e.readyMu.Lock()
+	batch := e.ready
+	e.ready = e.spare[:0]
+	for _, it := range batch {
+		it.queued = false
+	}
+	e.readyMu.Unlock()
+
+	i := 0
+	for ; i < len(batch) && len(w.Events) < max; i++ {
+		it := batch[i]
+		if it.removed || !it.armed {
 			continue
 		}
 		// EPOLLERR and EPOLLHUP are always reported.
@@ -235,6 +279,29 @@ func (e *Epoll) collect(max int, w *Waiting) {
 		w.items = append(w.items, it)
 		if it.events&unix.EPOLLONESHOT != 0 {
 			it.armed = false
+		}
+	}
+
+	// The list again: what this wait had no room for, first; then what
+	// was queued meanwhile; then the level-triggered items it reported.
+	e.readyMu.Lock()
+	defer e.readyMu.Unlock()
+	list := batch[:0]
+	for _, it := range batch[i:] {
+		if !it.queued && !it.removed {
+			it.queued = true
+			list = append(list, it)
+		}
+	}
+	list = append(list, e.ready...)
+	if len(list) < len(batch) {
+		clear(batch[len(list):]) // no hold on removed items' files
+	}
+	clear(e.ready)
+	e.spare, e.ready = e.ready[:0], list
+	for _, it := range w.items {
+		if it.events&(unix.EPOLLET|unix.EPOLLONESHOT) == 0 {
+			e.enqueueLocked(it)
 		}
 	}
 }
@@ -276,8 +343,8 @@ func (e *Epoll) Undelivered(w *Waiting, k int) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for _, it := range w.items[k:] {
-		it.pending.Store(true)
 		it.armed = true
+		e.enqueue(it)
 	}
 }
 
@@ -293,16 +360,26 @@ func (e *Epoll) Watch(notify func()) func() {
 	return e.watchers.Watch(&e.watchMu, notify)
 }
 
-// Readiness makes an epoll instance pollable itself: readable when ready.
+// Readiness makes an epoll instance pollable itself: readable when an
+// item on its ready list is ready.
 func (e *Epoll) Readiness(mask uint32) uint32 {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for _, it := range e.items {
-		if it.armed && it.file.Readiness(it.events)&it.events != 0 {
-			return mask & unix.EPOLLIN
+	// The list is copied: a file's Readiness takes its locks, under
+	// which it may notify, and so take readyMu.
+	e.readyMu.Lock()
+	list := append(e.spare[:0], e.ready...)
+	e.readyMu.Unlock()
+	var ready uint32
+	for _, it := range list {
+		if !it.removed && it.armed && it.file.Readiness(it.events)&it.events != 0 {
+			ready = mask & unix.EPOLLIN
+			break
 		}
 	}
-	return 0
+	clear(list)
+	e.spare = list[:0]
+	return ready
 }
 
 func (e *Epoll) ReadTo(dst UserIO) (int64, error) {
@@ -319,9 +396,9 @@ func (e *Epoll) Stat() Stat {
 func (e *Epoll) Close() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for key := range e.items {
-		e.remove(key)
-		key.desc.unwatchedBy(e)
+	for key, it := range e.items {
+		e.remove(it)
+		key.desc.unwatchedBy(e, key.fd)
 	}
 	return nil
 }
