@@ -40,6 +40,15 @@ func (b *bencher) progress(format string, args ...any) {
 // benchSMP is the harts every bench target gets unless --smp is given.
 const benchSMP = 2
 
+// benchHarts gives every kernel jiege boots benchSMP harts unless --smp
+// chose: figures, and their ratios, compare kernels, not machines (an
+// attempt's QEMU keeps its own).
+func (c *common) benchHarts() {
+	if c.smp == 0 {
+		c.smp = benchSMP
+	}
+}
+
 // bigFile is the 64 MiB transfer file of the root filesystem.
 const bigFile = 64 << 20
 
@@ -381,9 +390,7 @@ func cmdBench(ctx context.Context, args []string) error {
 		return usageErr("bench: --port is not supported (each boot picks a free port)")
 	}
 	c.defaults()
-	if c.smp == 0 { // the same harts for every target: figures compare kernels, not machines
-		c.smp = benchSMP
-	}
+	c.benchHarts()
 	if err := c.preflight(); err != nil {
 		return err
 	}

@@ -63,6 +63,9 @@ func cmdCompare(ctx context.Context, args []string) error {
 		b.runs = m.Bench.Runs
 	}
 	c.defaults()
+	// The bench's harts, so that a ratio here is the one bench gives: a
+	// kernel file's default of 1 beside Linux's 2 measured machines.
+	c.benchHarts()
 	if err := c.preflight(); err != nil {
 		return err
 	}
