@@ -217,11 +217,18 @@ func (e *Epoll) notify(it *epollItem) {
 	e.signal()
 }
 
+// readyEvents returns the events of it that hold now; EPOLLERR and
+// EPOLLHUP are always reported.
+func (it *epollItem) readyEvents() uint32 {
+	mask := it.events | unix.EPOLLERR | unix.EPOLLHUP
+	return it.file.Readiness(mask) & mask
+}
+
 // enqueueIfReady queues it if it is ready now, as an add or a change of
 // its events finds it; it is watched already, so a change after the look
 // queues it too. e.mu is held.
 func (e *Epoll) enqueueIfReady(it *epollItem) {
-	if it.file.Readiness(it.events|unix.EPOLLERR|unix.EPOLLHUP)&(it.events|unix.EPOLLERR|unix.EPOLLHUP) != 0 {
+	if it.readyEvents() != 0 {
 		e.enqueue(it)
 	}
 }
@@ -270,8 +277,7 @@ func (e *Epoll) collect(max int, w *Waiting) {
 		if it.removed || !it.armed {
 			continue
 		}
-		// EPOLLERR and EPOLLHUP are always reported.
-		ready := it.file.Readiness(it.events|unix.EPOLLERR|unix.EPOLLHUP) & (it.events | unix.EPOLLERR | unix.EPOLLHUP)
+		ready := it.readyEvents()
 		if ready == 0 {
 			continue
 		}
