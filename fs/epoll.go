@@ -187,8 +187,8 @@ func (e *Epoll) remove(it *epollItem) {
 	delete(e.items, it.key)
 	mm.Charged.Uncharge(epollItemCharge)
 	e.readyMu.Lock()
+	defer e.readyMu.Unlock()
 	it.removed = true
-	e.readyMu.Unlock()
 }
 
 // Target returns the description of the n-th watch (from 0) added with
@@ -222,6 +222,13 @@ func (e *Epoll) notify(it *epollItem) {
 func (it *epollItem) readyEvents() uint32 {
 	mask := it.events | unix.EPOLLERR | unix.EPOLLHUP
 	return it.file.Readiness(mask) & mask
+}
+
+// copyReady appends the ready list to dst.
+func (e *Epoll) copyReady(dst []*epollItem) []*epollItem {
+	e.readyMu.Lock()
+	defer e.readyMu.Unlock()
+	return append(dst, e.ready...)
 }
 
 // enqueueIfReady queues it if it is ready now, as an add or a change of
@@ -258,19 +265,24 @@ func (e *Epoll) signal() {
 	}
 }
 
-// collect returns up to max ready events from the ready list. e.mu is
+// takeReady takes the ready list, its items marked off it, before their
+// readiness is read: a change after that queues an item again. e.mu is
 // held.
-func (e *Epoll) collect(max int, w *Waiting) {
-	// The list is taken, and its items marked off it, before their
-	// readiness is read: a change after that queues an item again.
+func (e *Epoll) takeReady() []*epollItem {
 	e.readyMu.Lock()
+	defer e.readyMu.Unlock()
 	batch := e.ready
 	e.ready = e.spare[:0]
 	for _, it := range batch {
 		it.queued = false
 	}
-	e.readyMu.Unlock()
+	return batch
+}
 
+// collect returns up to max ready events from the ready list. e.mu is
+// held.
+func (e *Epoll) collect(max int, w *Waiting) {
+	batch := e.takeReady()
 	i := 0
 	for ; i < len(batch) && len(w.Events) < max; i++ {
 		it := batch[i]
@@ -373,9 +385,7 @@ func (e *Epoll) Readiness(mask uint32) uint32 {
 	defer e.mu.Unlock()
 	// The list is copied: a file's Readiness takes its locks, under
 	// which it may notify, and so take readyMu.
-	e.readyMu.Lock()
-	list := append(e.spare[:0], e.ready...)
-	e.readyMu.Unlock()
+	list := e.copyReady(e.spare[:0])
 	var ready uint32
 	for _, it := range list {
 		if !it.removed && it.armed && it.file.Readiness(it.events)&it.events != 0 {
