@@ -33,11 +33,17 @@ type Description struct {
 	// O_ASYNC is set (Linux's fasync), at the latest at the last close.
 	asyncMu     sync.Mutex
 	asyncCancel func()
+	asyncRun    asyncRunner
 }
 
-// WatchAsync calls notify at every change of the file's readiness until
-// it is called again (with nil: no more) or the description closes. A
-// file that is not Waitable sends nothing.
+// WatchAsync runs notify after changes of the file's readiness until it
+// is called again (with nil: no more) or the description closes. A file
+// that is not Waitable sends nothing. notify runs on a goroutine of its
+// own (a file may announce a change under its locks, and notify asks for
+// readiness), one run at a time and in order: changes that come before a
+// run starts make that one run. So a change that made the file not ready
+// is never looked at after a later one made it ready again, which would
+// send a signal for the later change twice.
 func (d *Description) WatchAsync(notify func()) {
 	d.asyncMu.Lock()
 	defer d.asyncMu.Unlock()
@@ -46,7 +52,48 @@ func (d *Description) WatchAsync(notify func()) {
 		d.asyncCancel = nil
 	}
 	if w, ok := d.File.(Waitable); ok && notify != nil {
-		d.asyncCancel = w.Watch(notify)
+		d.asyncCancel = w.Watch(func() { d.asyncRun.kick(notify) })
+	}
+}
+
+// asyncRunner runs a function on a goroutine of its own after kicks,
+// coalescing the kicks that come before a run starts.
+type asyncRunner struct {
+	state atomic.Int32 // one of the asyncRunner states below
+}
+
+const (
+	asyncIdle           = iota // no goroutine
+	asyncQueued                // a goroutine started, fn not yet begun
+	asyncRunning               // fn running
+	asyncRunningQueued         // fn running, kicked since it began: run again
+)
+
+func (r *asyncRunner) kick(fn func()) {
+	for {
+		switch s := r.state.Load(); s {
+		case asyncIdle:
+			if r.state.CompareAndSwap(asyncIdle, asyncQueued) {
+				go r.run(fn)
+				return
+			}
+		case asyncRunning:
+			if r.state.CompareAndSwap(asyncRunning, asyncRunningQueued) {
+				return
+			}
+		default: // a run is queued and will see this change
+			return
+		}
+	}
+}
+
+func (r *asyncRunner) run(fn func()) {
+	for {
+		r.state.Store(asyncRunning) // from asyncQueued: only kick moves it on
+		fn()
+		if r.state.CompareAndSwap(asyncRunning, asyncIdle) {
+			return
+		}
 	}
 }
 

@@ -209,11 +209,7 @@ func setAsync(t *kernel.Task, d *fs.Description, on bool) {
 		return
 	}
 	k := t.Kernel()
-	d.WatchAsync(func() {
-		// A file may notify under its own locks: the readiness is asked
-		// and the signal sent from another goroutine.
-		go sendIOSignal(k, d, w)
-	})
+	d.WatchAsync(func() { sendIOSignal(k, d, w) })
 }
 
 // sendIOSignal sends d's owner its I/O signal when w is ready.

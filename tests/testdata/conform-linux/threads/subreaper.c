@@ -28,6 +28,10 @@ int main(void) {
 		int got = -1;
 		prctl(PR_GET_CHILD_SUBREAPER, &got);
 		pid_t me = getpid();
+		/* the orphan exits only once the first SIGCHLD was handled:
+		 * two pending at once would count as one */
+		int go[2];
+		pipe(go);
 		pid_t c = fork();
 		if (c == 0) {
 			int inherited = -1;
@@ -40,6 +44,8 @@ int main(void) {
 				pid_t now = getppid();
 				printf("orphan.parent: %s\n", now == me ? "subreaper" : now == 1 ? "init" : now == parent ? "unchanged" : "other");
 				fflush(stdout);
+				char ch;
+				read(go[0], &ch, 1);
 				_exit(7);
 			}
 			printf("child.inherited: %d\n", inherited);
@@ -47,6 +53,7 @@ int main(void) {
 			_exit(0);
 		}
 		waitpid(c, NULL, 0);
+		write(go[1], "g", 1);
 		int st = 0;
 		pid_t r = wait(&st);
 		printf("subreaper.set: %d\n", got);
