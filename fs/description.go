@@ -63,10 +63,10 @@ type asyncRunner struct {
 }
 
 const (
-	asyncIdle           = iota // no goroutine
-	asyncQueued                // a goroutine started, fn not yet begun
-	asyncRunning               // fn running
-	asyncRunningQueued         // fn running, kicked since it began: run again
+	asyncIdle          = iota // no goroutine
+	asyncQueued               // a goroutine started, fn not yet begun
+	asyncRunning              // fn running
+	asyncRunningQueued        // fn running, kicked since it began: run again
 )
 
 func (r *asyncRunner) kick(fn func()) {
