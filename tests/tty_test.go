@@ -128,8 +128,9 @@ func linuxBusybox(t *testing.T) string {
 // no writer, stalled 25 ms or more measured the host alone and is not
 // counted. Up to three rounds: one that passes passes the test; it fails
 // when every round the host let measure failed, and is skipped, saying
-// so, when none could measure. (CI on 2026-12-05 failed the absolute
-// limit alone at one hart: 51-73 ms in three boots, under 16 ms after.)
+// so, when none could measure. (CI on 2026-12-05, while the writer still
+// slept instead of yielding, failed the absolute limit alone at one hart:
+// 51-73 ms in three boots, under 16 ms after.)
 func TestConsoleWriteLeavesOthersRunning(t *testing.T) {
 	bin := crossCompile(t, "consolestall.c")
 	cpio := initramfs(t, bin, nil)
