@@ -42,6 +42,7 @@ type Kernel struct {
 	cpus        int
 	memoryStats func() (inUse, total uint64)
 	reset       func(restart bool)
+	currentCPU  func() int
 
 	// bootNano is when the Kernel was made, in the runtime's nanotime;
 	// Uptime counts from it.
@@ -109,6 +110,8 @@ type Config struct {
 	// CPUs and MemoryStats are the machine facts procfs and sysinfo report.
 	CPUs        int
 	MemoryStats func() (inUse, total uint64)
+	// CurrentCPU is the hart the caller runs on (getcpu(2)).
+	CurrentCPU func() int
 	// Reset restarts the machine (restart) or powers it off, and does not
 	// return; reboot(2) calls it.
 	Reset func(restart bool)
@@ -120,7 +123,7 @@ type Config struct {
 func New(c Config) *Kernel {
 	k := &Kernel{
 		userMemory: c.UserMemory, newRegs: c.NewRegs, startTask: c.StartTask,
-		cpus: c.CPUs, memoryStats: c.MemoryStats, reset: c.Reset,
+		cpus: c.CPUs, memoryStats: c.MemoryStats, currentCPU: c.CurrentCPU, reset: c.Reset,
 		bootNano:    nanotime(),
 		vdso:        loader.NewVDSO(),
 		processes:   map[int]*Process{},
@@ -142,6 +145,9 @@ func New(c Config) *Kernel {
 	if k.memoryStats == nil {
 		k.memoryStats = func() (inUse, total uint64) { return 0, 0 }
 	}
+	if k.currentCPU == nil {
+		k.currentCPU = func() int { return 0 }
+	}
 	return k
 }
 
@@ -154,6 +160,9 @@ func (t *Task) Kernel() *Kernel { return t.Proc.k }
 
 // CPUs is the number of harts running.
 func (k *Kernel) CPUs() int { return k.cpus }
+
+// CurrentCPU is the hart the caller was running on when it asked.
+func (k *Kernel) CurrentCPU() int { return k.currentCPU() }
 
 // Reset restarts the machine or powers it off (Config.Reset); it reports
 // false when the kernel was made without the hook (host tests).

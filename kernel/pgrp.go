@@ -72,7 +72,13 @@ func (t *Task) Setpgid(pid, pgid int) error {
 	if target != self && target.parent != self {
 		return unix.ESRCH
 	}
-	if target.sig.sid != self.sig.sid || target.sig.sid == target.PID {
+	if target.sig.sid != self.sig.sid {
+		return unix.EPERM
+	}
+	if target != self && target.sig.execed {
+		return unix.EACCES
+	}
+	if target.sig.sid == target.PID {
 		return unix.EPERM
 	}
 	if pgid != target.PID {

@@ -47,6 +47,53 @@ type taskSched struct {
 	attr SchedAttr
 	// affinity is the harts it may run on, one bit each (0: every hart).
 	affinity uint64
+	// ioprio is the I/O priority ioprio_set gave it (class << 13 | data;
+	// 0: none set), kept for ioprio_get: memory is the only medium.
+	ioprio uint16
+}
+
+// I/O priority classes (include/uapi/linux/ioprio.h).
+const (
+	IOPrioClassNone = 0
+	IOPrioClassRT   = 1
+	IOPrioClassBE   = 2
+	IOPrioClassIdle = 3
+
+	ioprioClassShift = 13
+)
+
+// IOPrio returns the I/O priority set on t, 0 when none was.
+func (t *Task) IOPrio() uint16 {
+	t.sched.mu.Lock()
+	defer t.sched.mu.Unlock()
+	return t.sched.ioprio
+}
+
+// SetIOPrio sets t's I/O priority.
+func (t *Task) SetIOPrio(prio uint16) {
+	t.sched.mu.Lock()
+	defer t.sched.mu.Unlock()
+	t.sched.ioprio = prio
+}
+
+// EffectiveIOPrio is the priority t's I/O would get: the one set, or with
+// none, the class of its policy and a level from its nice value (Linux's
+// __get_task_ioprio).
+func (t *Task) EffectiveIOPrio() uint16 {
+	t.sched.mu.Lock()
+	defer t.sched.mu.Unlock()
+	if t.sched.ioprio>>ioprioClassShift != IOPrioClassNone {
+		return t.sched.ioprio
+	}
+	a := t.sched.attr
+	class := uint16(IOPrioClassBE)
+	switch {
+	case a.Policy == SchedIdle:
+		class = IOPrioClassIdle
+	case a.IsRealTime():
+		class = IOPrioClassRT
+	}
+	return class<<ioprioClassShift | uint16((a.Nice+20)/5)
 }
 
 // Affinity returns the harts t may run on, one bit each, within the
@@ -99,6 +146,7 @@ func (t *Task) SetSched(check func(old SchedAttr) (SchedAttr, error)) error {
 func (t *Task) inheritSched(parent *Task) {
 	a := parent.Sched()
 	t.sched.affinity = parent.Affinity()
+	t.sched.ioprio = parent.IOPrio()
 	if a.ResetOnFork {
 		if a.IsRealTime() || a.Policy == SchedDeadline {
 			a = SchedAttr{}

@@ -103,6 +103,9 @@ type processSignals struct {
 	queue   []SigInfo // one entry per pending signal
 
 	pgid, sid int
+	// execed: the process has run execve, after which its parent may no
+	// longer move it to another group (setpgid's EACCES).
+	execed bool
 
 	stopped    bool
 	continued  chan struct{} // closed when a stopped process continues
@@ -660,7 +663,9 @@ func (t *Task) deliverSignals() (afterDelivery, unix.Signal, chan struct{}) {
 			continue
 		}
 		if act.Flags&SAResetHand != 0 {
-			p.sig.actions[sig-1] = SigAction{}
+			// Only the handler resets; the flags and mask stay, as
+			// Linux's signal_setup_done (sigaction01).
+			p.sig.actions[sig-1].Handler = SigDefault
 		}
 	}
 	if t.sig.restart != RestartNever {
@@ -943,6 +948,7 @@ func (t *Task) ResetSignalsForExec() {
 	t.Proc.k.sigMu.Lock()
 	defer t.Proc.k.sigMu.Unlock()
 	resetHandlers(t.Proc)
+	t.Proc.sig.execed = true
 	t.sig.altSP, t.sig.altSize = 0, 0
 }
 

@@ -26,6 +26,10 @@ type sharedVM struct {
 	mu    sync.Mutex
 	users int // guarded by mu
 	aio   aio.Table
+	// membarrier is the membarrier(2) commands registered for the
+	// address space (MEMBARRIER_CMD_REGISTER_* bits); a new one, by fork
+	// or execve, has none, as Linux's mm_init.
+	membarrier atomic.Uint32
 }
 
 // newRefs returns a reference count of one.
@@ -222,6 +226,22 @@ func (p *Process) ReplaceAddressSpace(as *mm.AddressSpace) {
 	old.releaseLocked(oldAS)
 	old.mu.Unlock()
 	p.VforkDone()
+}
+
+// MembarrierRegistrations are the membarrier(2) registrations of p's
+// address space.
+func (p *Process) MembarrierRegistrations() *atomic.Uint32 { return &p.vm.Load().membarrier }
+
+// Barrier makes every hart that runs a thread of p's address space pass
+// through the kernel before it returns, which orders its memory accesses
+// and fences its instruction fetch (membarrier(2)); nothing once the
+// address space is gone.
+func (p *Process) Barrier() {
+	p.Lock()
+	defer p.Unlock()
+	if p.vm.Load().users > 0 {
+		p.AS.SyncICache()
+	}
 }
 
 // AIO is the native AIO contexts of p's address space.

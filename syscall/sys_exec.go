@@ -44,6 +44,11 @@ func sysExecveat(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	if len(argv) == 0 {
+		// An empty argv gets "" as argv[0], as Linux 5.18 on, so that no
+		// program takes envp[0] for its first argument (execve06).
+		argv = []string{""}
+	}
 	return 0, t.Execve(p, name, argv, envp)
 }
 

@@ -620,7 +620,20 @@ func sysReadlinkat(t *kernel.Task, a Args) (uint64, error) {
 		return 0, err
 	}
 	var target string
-	if path.Clean(name) == "/proc/self" {
+	if name == "" && int32(a[0]) != unix.AT_FDCWD {
+		// An empty path names dirfd itself: a symlink opened with
+		// O_PATH|O_NOFOLLOW is read, anything else is ENOENT, as Linux.
+		d, err := t.Proc.Files.Get(int(int32(a[0])))
+		if err != nil {
+			return 0, err
+		}
+		defer d.DecRef()
+		n := d.Node()
+		if n == nil || n.Link == "" {
+			return 0, unix.ENOENT
+		}
+		target = n.Link
+	} else if path.Clean(name) == "/proc/self" {
 		target = strconv.Itoa(t.Proc.PID)
 	} else {
 		p, err := resolve(t, int32(a[0]), name)

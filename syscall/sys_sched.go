@@ -26,6 +26,24 @@ func init() {
 	register(sysno.SchedRrGetInterval, sysSchedRrGetInterval)
 	register(sysno.Setpriority, sysSetpriority)
 	register(sysno.Getpriority, sysGetpriority)
+	register(sysno.Getcpu, sysGetcpu)
+	register(sysno.IoprioSet, sysIoprioSet)
+	register(sysno.IoprioGet, sysIoprioGet)
+}
+
+// sysGetcpu implements getcpu(2): the hart the thread ran on when it
+// asked, on NUMA node 0 (the virt machine has one). Affinity is recorded,
+// not enforced, so at two harts or more the hart may be outside it.
+func sysGetcpu(t *kernel.Task, a Args) (uint64, error) {
+	if a[0] != 0 {
+		if err := copyOutStruct(t, a[0], uint32(t.Kernel().CurrentCPU())); err != nil {
+			return 0, err
+		}
+	}
+	if a[1] != 0 {
+		return 0, copyOutStruct(t, a[1], uint32(0))
+	}
+	return 0, nil
 }
 
 // rrTimeslice is SCHED_RR's quantum, Linux's RR_TIMESLICE
@@ -398,6 +416,74 @@ func sysGetpriority(t *kernel.Task, a Args) (uint64, error) {
 	best := int32(0)
 	for _, o := range targets {
 		best = max(best, 20-o.Sched().Nice)
+	}
+	return uint64(best), nil
+}
+
+// ioprioTargets are the threads ioprio_set(2) and ioprio_get(2) name:
+// IOPRIO_WHO_PROCESS, _PGRP and _USER are getpriority's which plus one.
+func ioprioTargets(t *kernel.Task, which, who uint64) ([]*kernel.Task, error) {
+	if which < 1 || which > 3 {
+		return nil, unix.EINVAL
+	}
+	return priorityTargets(t, which-1, who)
+}
+
+// sysIoprioSet implements ioprio_set(2): Linux's ioprio_check_cap on the
+// value, then set_task_ioprio on each thread named, stopping at the first
+// that refuses (EPERM for another user's without CAP_SYS_NICE).
+func sysIoprioSet(t *kernel.Task, a Args) (uint64, error) {
+	prio := int32(a[2])
+	if prio >= 1<<16 {
+		return 0, unix.EINVAL
+	}
+	level := prio & 7
+	switch prio >> 13 & 7 {
+	case kernel.IOPrioClassRT:
+		if t.Proc.Caps.Effective&(1<<unix.CAP_SYS_NICE|1<<unix.CAP_SYS_ADMIN) == 0 {
+			return 0, unix.EPERM
+		}
+	case kernel.IOPrioClassBE, kernel.IOPrioClassIdle:
+	case kernel.IOPrioClassNone:
+		if level != 0 {
+			return 0, unix.EINVAL
+		}
+	default:
+		return 0, unix.EINVAL
+	}
+	targets, err := ioprioTargets(t, a[0], a[1])
+	if err != nil {
+		return 0, err
+	}
+	if len(targets) == 0 {
+		return 0, unix.ESRCH
+	}
+	for _, o := range targets {
+		if o.Proc.UID != t.Proc.EUID && o.Proc.UID != t.Proc.UID && t.Proc.Caps.Effective&(1<<unix.CAP_SYS_NICE) == 0 {
+			return 0, unix.EPERM
+		}
+		o.SetIOPrio(uint16(prio))
+	}
+	return 0, nil
+}
+
+// sysIoprioGet implements ioprio_get(2): for one thread the value it was
+// set to (0 if none), for a group or a user the best (lowest) effective
+// priority of their threads.
+func sysIoprioGet(t *kernel.Task, a Args) (uint64, error) {
+	targets, err := ioprioTargets(t, a[0], a[1])
+	if err != nil {
+		return 0, err
+	}
+	if len(targets) == 0 {
+		return 0, unix.ESRCH
+	}
+	if a[0] == 1 {
+		return uint64(targets[0].IOPrio()), nil
+	}
+	best := targets[0].EffectiveIOPrio()
+	for _, o := range targets[1:] {
+		best = min(best, o.EffectiveIOPrio())
 	}
 	return uint64(best), nil
 }

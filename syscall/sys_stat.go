@@ -36,6 +36,9 @@ func sysNewfstatat(t *kernel.Task, a Args) (uint64, error) {
 		return 0, err
 	}
 	flags := a[3]
+	if flags&^statFlags != 0 {
+		return 0, unix.EINVAL // Linux's vfs_statx, before the lookup
+	}
 	if name == "" && flags&unix.AT_EMPTY_PATH != 0 {
 		return sysFstat(t, Args{a[0], a[2]})
 	}
@@ -89,11 +92,16 @@ func statTarget(t *kernel.Task, dirfd, pathAddr, flags uint64) (fs.Stat, *fs.Nod
 	return fs.StatNode(n), n, nil
 }
 
+// The flags that fstatat(2) and statx(2) know; statxSyncType is
+// AT_STATX_SYNC_TYPE, which x/sys/unix lacks.
+const (
+	statxSyncType = 0x6000
+	statFlags     = unix.AT_EMPTY_PATH | unix.AT_SYMLINK_NOFOLLOW | unix.AT_NO_AUTOMOUNT | statxSyncType
+)
+
 // sysStatx implements statx(2): every basic field, whatever the mask asks.
 func sysStatx(t *kernel.Task, a Args) (uint64, error) {
-	const syncType = 0x6000 // AT_STATX_SYNC_TYPE
-	const known = unix.AT_EMPTY_PATH | unix.AT_SYMLINK_NOFOLLOW | unix.AT_NO_AUTOMOUNT | syncType
-	if a[2]&^known != 0 || a[2]&syncType == syncType || uint32(a[3])&unix.STATX__RESERVED != 0 {
+	if a[2]&^statFlags != 0 || a[2]&statxSyncType == statxSyncType || uint32(a[3])&unix.STATX__RESERVED != 0 {
 		return 0, unix.EINVAL
 	}
 	st, _, err := statTarget(t, a[0], a[1], a[2])

@@ -1,6 +1,8 @@
 package syscall
 
 import (
+	"math"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/jiege-go/jiege/abi/linux"
@@ -21,6 +23,9 @@ const waitThreadFlags = 0x20000000 | 0x40000000 | 0x80000000
 func sysWait4(t *kernel.Task, a Args) (uint64, error) {
 	if a[2]&^(unix.WNOHANG|unix.WUNTRACED|unix.WCONTINUED|waitThreadFlags) != 0 {
 		return 0, unix.EINVAL
+	}
+	if int32(a[0]) == math.MinInt32 {
+		return 0, unix.ESRCH // its group, -INT_MIN, does not exist (Linux's kernel_wait4)
 	}
 	r, err := t.Wait(t.WaitForPid(int(int32(a[0]))), int(a[2]&^waitThreadFlags)|kernel.WaitExited)
 	if err != nil || r.PID == 0 {

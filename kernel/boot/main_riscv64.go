@@ -68,6 +68,7 @@ func Main(syscalls SyscallLayer) {
 		StartTask:   func(t *kernel.Task) { go t.Run(syscalls.Dispatch) },
 		CPUs:        arch.Harts(),
 		MemoryStats: arch.MemoryStats,
+		CurrentCPU:  arch.CurrentHart,
 		Reset: func(restart bool) {
 			if restart {
 				arch.Reboot()
