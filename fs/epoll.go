@@ -38,6 +38,7 @@ type Waitable interface {
 // signals under watchMu, both leaf locks; otherwise an epoll_ctl on one
 // hart and a socket's notification on another deadlock.
 type Epoll struct {
+	NoopSeek
 	mu    sync.Mutex
 	items map[epollKey]*epollItem
 	added uint64 // items ever added: an item's place in registration order

@@ -10,6 +10,7 @@ import (
 
 // EventFD is an eventfd(2) counter.
 type EventFD struct {
+	NoopSeek
 	mu        sync.Mutex
 	count     uint64
 	semaphore bool

@@ -739,3 +739,10 @@ func (t *FDTable) Numbers() []int {
 	}
 	return out
 }
+
+// NoopSeek is the Seek of a file that has no position but that lseek
+// accepts, Linux's noop_llseek (eventfd, timerfd, epoll, signalfd): the
+// position stays 0, whatever is asked.
+type NoopSeek struct{}
+
+func (NoopSeek) Seek(int64, int) (int64, error) { return 0, nil }

@@ -12,6 +12,7 @@ import (
 
 // TimerFD is a timerfd(2): a timer whose expirations a read collects.
 type TimerFD struct {
+	NoopSeek
 	mu       sync.Mutex
 	timer    *time.Timer
 	next     time.Time     // the next expiration (zero: disarmed)

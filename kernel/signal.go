@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	arch "github.com/jiege-go/jiege/arch/riscv64"
+	"github.com/jiege-go/jiege/fs"
 )
 
 // Signals as Linux has them: dispositions per process, pending sets and
@@ -115,6 +116,10 @@ type processSignals struct {
 
 	itimer realTimer
 	timers posixTimers // posixtimers.go
+
+	// signalfds are the pollers of the process's signalfds, told of
+	// every signal queued to it or its threads (signalfd.go).
+	signalfds fs.Notifier
 }
 
 // taskSignals is the signal state of one thread.
@@ -345,6 +350,7 @@ func (p *Process) queueSignal(to *Task, sig unix.Signal, info *SigInfo) bool {
 		if to.sig.mask&Bit(sig) == 0 {
 			to.wakeUp()
 		}
+		fs.Notify(p.sig.signalfds.Changed())
 		return false
 	}
 	// A timer's signal is queued whatever else is (its one entry is
@@ -359,6 +365,7 @@ func (p *Process) queueSignal(to *Task, sig unix.Signal, info *SigInfo) bool {
 			t.wakeUp()
 		}
 	}
+	fs.Notify(p.sig.signalfds.Changed())
 	return false
 }
 

@@ -36,7 +36,7 @@ func sysRead(t *kernel.Task, a Args) (uint64, error) {
 	if movesMessages(d) {
 		return recvWhole(t, a[0], oneIovec(a[1], a[2]))
 	}
-	return readTo(t, d, oneIovec(a[1], a[2]), d.File.ReadTo, modeOf(d))
+	return readTo(t, d, oneIovec(a[1], a[2]), readerOf(t, d), modeOf(d))
 }
 
 // sysWrite implements write(2).
@@ -67,7 +67,7 @@ func sysReadv(t *kernel.Task, a Args) (uint64, error) {
 	if movesMessages(d) {
 		return recvWhole(t, a[0], vs)
 	}
-	return readTo(t, d, vs, d.File.ReadTo, modeOf(d))
+	return readTo(t, d, vs, readerOf(t, d), modeOf(d))
 }
 
 // sysWritev implements writev(2).
@@ -199,6 +199,9 @@ func sysLseek(t *kernel.Task, a Args) (uint64, error) {
 		return 0, err
 	}
 	defer d.DecRef()
+	if uint32(a[2]) > unix.SEEK_HOLE { // SEEK_MAX, before the file's own checks
+		return 0, unix.EINVAL
+	}
 	off, err := d.Seek(int64(a[1]), int(a[2]))
 	return uint64(off), err
 }
