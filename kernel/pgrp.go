@@ -139,7 +139,7 @@ func (t *Task) Kill(pid int, sig unix.Signal) error {
 	}
 	info := &SigInfo{Code: SIUser, Pid: int32(t.Proc.PID), UID: t.Proc.UID}
 	if pid > 0 {
-		q := t.Proc.k.ProcessByID(pid)
+		q := t.Proc.k.processOfID(pid)
 		if q == nil {
 			return unix.ESRCH
 		}
@@ -177,6 +177,19 @@ func (t *Task) Kill(pid int, sig unix.Signal) error {
 	return nil
 }
 
+// processOfID is the process that pid names for kill(2) and
+// rt_sigqueueinfo(2): the one it leads, or the one whose thread it is,
+// as Linux finds any task's pid and signals its thread group.
+func (k *Kernel) processOfID(pid int) *Process {
+	if p := k.ProcessByID(pid); p != nil {
+		return p
+	}
+	if t := k.TaskByID(pid); t != nil {
+		return t.Proc
+	}
+	return nil
+}
+
 // Tgkill implements tgkill(2) (tgid -1: tkill(2)).
 func (t *Task) Tgkill(tgid, tid int, sig unix.Signal) error {
 	if tid <= 0 || sig < 0 || sig > NumSignals {
@@ -201,6 +214,9 @@ func (t *Task) Queue(tgid, tid int, info SigInfo) error {
 		return unix.EINVAL
 	}
 	p := t.Proc.k.ProcessByID(tgid)
+	if tid == 0 {
+		p = t.Proc.k.processOfID(tgid)
+	}
 	if p == nil {
 		return unix.ESRCH
 	}

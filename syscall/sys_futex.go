@@ -158,6 +158,9 @@ func sysGetRobustList(t *kernel.Task, a Args) (uint64, error) {
 		if target = t.Kernel().TaskByID(tid); target == nil {
 			return 0, unix.ESRCH
 		}
+		if !t.MayPtrace(target.Proc) { // Linux's PTRACE_MODE_READ_REALCREDS
+			return 0, unix.EPERM
+		}
 	}
 	if err := copyOutStruct(t, a[1], uint64(target.RobustList)); err != nil {
 		return 0, err
