@@ -86,6 +86,9 @@ type VMA struct {
 	// without VM_MAYWRITE): a segment attached SHM_RDONLY, or a shared
 	// file mapping whose file is not open for writing or is sealed.
 	NoWrite bool
+	// WipeOnFork (MADV_WIPEONFORK): a forked child's copy starts zeroed.
+	// DontFork (MADV_DONTFORK): a forked child does not get the mapping.
+	WipeOnFork, DontFork bool
 }
 
 // slice is the part [start, end) of v.
@@ -103,6 +106,7 @@ func mergeable(a, b *VMA) bool {
 		return false
 	}
 	return a.End == b.Start && a.Perm == b.Perm && a.Shared == b.Shared && a.Cache == b.Cache && a.Locked == b.Locked && a.NoWrite == b.NoWrite &&
+		a.WipeOnFork == b.WipeOnFork && a.DontFork == b.DontFork &&
 		(a.Shared == nil && a.Cache == nil || b.Offset == a.Offset+(a.End-a.Start))
 }
 
@@ -309,10 +313,16 @@ func (as *AddressSpace) Clone() (*AddressSpace, error) {
 	c := &AddressSpace{mem: as.mem, root: root, refs: as.refs, BrkBase: as.BrkBase, Brk: as.Brk, mmapNext: as.mmapNext}
 	var err error
 	as.vmas.each(func(v *VMA) bool {
+		if v.DontFork {
+			return true
+		}
 		copied := *v
 		copied.Locked = false // memory locks are not inherited
 		c.vmas.insert(copied)
 		v.hold(c)
+		if v.WipeOnFork {
+			return true // the child faults in zeros
+		}
 		as.eachPage(v.Start, v.End, func(va uintptr, e *uint64) {
 			if err != nil {
 				return
@@ -624,11 +634,29 @@ func (as *AddressSpace) Protect(addr, length uintptr, perm uint64) error {
 	return nil
 }
 
-// Advise checks [addr, addr+length) as madvise(2) does and, with
-// dontNeed, drops its pages: private memory reads back as zeros (or the
-// file's contents), shared memory keeps its data. Mapped parts are
-// handled even when the range has holes, which give ErrNoMemory.
-func (as *AddressSpace) Advise(addr, length uintptr, dontNeed bool) error {
+// Advice is what madvise(2) asks of a range, in the terms of this
+// package: the hints that change nothing here are AdviseNothing.
+type Advice int
+
+const (
+	AdviseNothing       Advice = iota
+	AdviseDontNeed             // drop the pages (MADV_DONTNEED)
+	AdviseFree                 // they may be dropped: private anonymous memory only
+	AdviseRemove               // free the backing store: shared writable mappings only
+	AdviseWipeOnFork           // a forked child gets zeros: private anonymous memory only
+	AdviseKeepOnFork           // undoes AdviseWipeOnFork
+	AdviseDontFork             // a forked child does not get the mapping
+	AdviseDoFork               // undoes AdviseDontFork
+	AdvisePopulateRead         // fault the pages in for reading
+	AdvisePopulateWrite        // fault them in for writing
+)
+
+// Advise applies advice to [addr, addr+length) as madvise(2) does: VMA by
+// VMA, stopping at the first that the advice does not apply to (its
+// error; the ones before are advised). Holes are skipped and give
+// ErrNoMemory at the end. With AdviseDontNeed private memory reads back as
+// zeros (or the file's contents), shared memory keeps its data.
+func (as *AddressSpace) Advise(addr, length uintptr, advice Advice) error {
 	start, end, err := UserRange(addr, length)
 	switch {
 	case errors.Is(err, ErrOutside):
@@ -638,16 +666,69 @@ func (as *AddressSpace) Advise(addr, length uintptr, dontNeed bool) error {
 	case start == end:
 		return nil
 	}
+	var refused error
+	stop := end
 	covered := as.eachIn(start, end, func(v *VMA) {
-		if dontNeed {
-			as.dropPages(v, max(v.Start, start), min(v.End, end))
+		if refused == nil {
+			if refused = v.refuses(advice); refused != nil {
+				stop = max(v.Start, start)
+			}
 		}
 	})
-	as.flush()
+	if stop > start {
+		switch advice {
+		case AdviseDontNeed:
+			as.eachIn(start, stop, func(v *VMA) { as.dropPages(v, max(v.Start, start), min(v.End, stop)) })
+			as.flush()
+		case AdviseWipeOnFork, AdviseKeepOnFork:
+			as.setFlags(start, stop, func(v *VMA) { v.WipeOnFork = advice == AdviseWipeOnFork })
+		case AdviseDontFork, AdviseDoFork:
+			as.setFlags(start, stop, func(v *VMA) { v.DontFork = advice == AdviseDontFork })
+		}
+	}
+	if refused != nil {
+		return refused
+	}
 	if !covered {
 		return ErrNoMemory
 	}
 	return nil
+}
+
+// refuses is the error advice gets on v, as Linux's madvise_vma_behavior.
+func (v *VMA) refuses(advice Advice) error {
+	privateAnon := v.Shared == nil && v.Cache == nil
+	switch advice {
+	case AdviseFree, AdviseWipeOnFork:
+		if !privateAnon {
+			return ErrInvalid
+		}
+	case AdviseRemove:
+		switch {
+		case v.Locked || privateAnon:
+			return ErrInvalid
+		case v.Shared == nil || v.NoWrite:
+			return ErrAccess
+		}
+	case AdvisePopulateRead, AdvisePopulateWrite:
+		if v.Perm&PTERead == 0 || advice == AdvisePopulateWrite && v.Perm&PTEWrite == 0 {
+			return ErrInvalid
+		}
+	}
+	return nil
+}
+
+// setFlags applies set to the VMAs of [start, end), split at its ends
+// and merged again where they continue each other.
+func (as *AddressSpace) setFlags(start, end uintptr, set func(v *VMA)) {
+	as.splitAt(start)
+	as.splitAt(end)
+	for _, v := range as.vmas.cut(start, end) {
+		set(&v)
+		as.vmas.insert(v)
+		as.mergeAt(v.Start)
+	}
+	as.mergeAt(end)
 }
 
 // Mapped checks that [addr, addr+length) is mapped, as msync(2) does.

@@ -153,7 +153,7 @@ func TestAdviseErrors(t *testing.T) {
 		{addr, 3 * PageSize, ErrNoMemory}, // the third page is a hole
 		{addr, 2 * PageSize, nil},
 	} {
-		if err := as.Advise(c.addr, c.length, false); !errors.Is(err, c.err) && !(err == nil && c.err == nil) {
+		if err := as.Advise(c.addr, c.length, AdviseNothing); !errors.Is(err, c.err) && !(err == nil && c.err == nil) {
 			t.Errorf("Advise(%#x, %#x) = %v, want %v", c.addr, c.length, err, c.err)
 		}
 	}
@@ -285,7 +285,7 @@ func TestSharedMemoryAcrossFork(t *testing.T) {
 		t.Fatal("shared memory is not shared")
 	}
 	// MADV_DONTNEED keeps shared data; private data reads back as zeros.
-	must(t, as.Advise(addr, PageSize, true))
+	must(t, as.Advise(addr, PageSize, AdviseDontNeed))
 	if get(t, as, addr, 5) != "child" {
 		t.Fatal("MADV_DONTNEED lost shared data")
 	}
@@ -311,7 +311,7 @@ func TestDontNeedZeroesPrivate(t *testing.T) {
 	put(t, as, addr, "gone")
 	put(t, as, addr+PageSize, "kept")
 	before := inUse(f)
-	must(t, as.Advise(addr, PageSize, true))
+	must(t, as.Advise(addr, PageSize, AdviseDontNeed))
 	if inUse(f) != before-1 || get(t, as, addr, 4) != "\x00\x00\x00\x00" || get(t, as, addr+PageSize, 4) != "kept" {
 		t.Fatal("MADV_DONTNEED did not drop exactly the first page")
 	}
@@ -323,7 +323,7 @@ func TestDontNeedZeroesPrivate(t *testing.T) {
 	fa, err := as.Mmap(0, PageSize, Mapping{Perm: rw, FilePrivate: file.shared, Offset: PageSize})
 	must(t, err)
 	put(t, as, fa, "w")
-	must(t, as.Advise(fa, PageSize, true))
+	must(t, as.Advise(fa, PageSize, AdviseDontNeed))
 	if get(t, as, fa, 1) != "F" || file.read(PageSize, 1) != "F" {
 		t.Fatal("private file page not refilled from the file, or the file was written")
 	}

@@ -229,6 +229,20 @@ func madviseKnown(advice uint64) bool {
 	return advice <= unix.MADV_DONTNEED || (advice >= unix.MADV_FREE && advice <= 23) || advice == 25
 }
 
+// madviseAdvice is what each madvise advice asks of the memory; the rest
+// of the known ones are hints with nothing to do here.
+var madviseAdvice = map[uint64]mm.Advice{
+	unix.MADV_DONTNEED:       mm.AdviseDontNeed,
+	unix.MADV_FREE:           mm.AdviseFree,
+	unix.MADV_REMOVE:         mm.AdviseRemove,
+	unix.MADV_WIPEONFORK:     mm.AdviseWipeOnFork,
+	unix.MADV_KEEPONFORK:     mm.AdviseKeepOnFork,
+	unix.MADV_DONTFORK:       mm.AdviseDontFork,
+	unix.MADV_DOFORK:         mm.AdviseDoFork,
+	unix.MADV_POPULATE_READ:  mm.AdvisePopulateRead,
+	unix.MADV_POPULATE_WRITE: mm.AdvisePopulateWrite,
+}
+
 // sysMadvise implements madvise(2).
 func sysMadvise(t *kernel.Task, a Args) (uint64, error) {
 	if !madviseKnown(a[2]) {
@@ -236,7 +250,7 @@ func sysMadvise(t *kernel.Task, a Args) (uint64, error) {
 	}
 	t.Proc.Lock()
 	defer t.Proc.Unlock()
-	return 0, t.Proc.AS.Advise(uintptr(a[0]), uintptr(a[1]), a[2] == unix.MADV_DONTNEED)
+	return 0, t.Proc.AS.Advise(uintptr(a[0]), uintptr(a[1]), madviseAdvice[a[2]])
 }
 
 // sysMremap implements mremap(2).
