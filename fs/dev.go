@@ -89,6 +89,23 @@ func (nullDev) Stat() Stat   { return Stat{} }
 
 type zeroDev struct{ nullDev }
 
+// AnonymousMapping is a device whose mapping is anonymous memory, as
+// /dev/zero's is on Linux (private; shmem_zero_setup for MAP_SHARED).
+type AnonymousMapping interface{ MapsAnonymous() }
+
+func (zeroDev) MapsAnonymous() {}
+
+// MapsAnonymous reports whether the file open on d maps as anonymous
+// memory (AnonymousMapping).
+func (d *Description) MapsAnonymous() bool {
+	f := d.File
+	if dev, ok := f.(*deviceFile); ok {
+		f = dev.File
+	}
+	_, ok := f.(AnonymousMapping)
+	return ok
+}
+
 func (zeroDev) ReadTo(dst UserIO) (int64, error) {
 	return ReadStaged(dst, func(p []byte) (int, error) {
 		clear(p)

@@ -39,6 +39,7 @@ var (
 	ErrInvalid  = errors.New("invalid argument")
 	ErrExists   = errors.New("range already mapped")
 	ErrAccess   = errors.New("permission denied")
+	ErrBusy     = errors.New("locked memory")
 	// ErrBus is an access to a file mapping's page that lies wholly past
 	// the end of the file: SIGBUS for a fault, EFAULT for a system call.
 	ErrBus = errors.New("past the end of the mapped file")
@@ -731,8 +732,11 @@ func (as *AddressSpace) setFlags(start, end uintptr, set func(v *VMA)) {
 	as.mergeAt(end)
 }
 
-// Mapped checks that [addr, addr+length) is mapped, as msync(2) does.
-func (as *AddressSpace) Mapped(addr, length uintptr) error {
+// Sync checks [addr, addr+length) as msync(2) does, memory being the
+// only copy: a hole is ErrNoMemory, at once when stopAtHole (MS_SYNC
+// alone), else once the rest was looked at; invalidating a locked mapping
+// is ErrBusy.
+func (as *AddressSpace) Sync(addr, length uintptr, stopAtHole, invalidate bool) error {
 	start, end, err := UserRange(addr, length)
 	switch {
 	case errors.Is(err, ErrUnaligned):
@@ -742,7 +746,23 @@ func (as *AddressSpace) Mapped(addr, length uintptr) error {
 	case start == end:
 		return nil
 	}
-	if !as.eachIn(start, end, func(*VMA) {}) {
+	var refused error
+	at := start
+	covered := as.eachIn(start, end, func(v *VMA) {
+		if refused != nil {
+			return
+		}
+		if v.Start > at && stopAtHole {
+			refused = ErrNoMemory
+		} else if invalidate && v.Locked {
+			refused = ErrBusy
+		}
+		at = v.End
+	})
+	if refused != nil {
+		return refused
+	}
+	if !covered {
 		return ErrNoMemory
 	}
 	return nil

@@ -38,6 +38,8 @@ func memErrno(err error) unix.Errno {
 		return unix.EEXIST
 	case errors.Is(err, mm.ErrAccess):
 		return unix.EACCES
+	case errors.Is(err, mm.ErrBusy):
+		return unix.EBUSY
 	case errors.Is(err, mm.ErrInvalid), errors.Is(err, mm.ErrUnaligned), errors.Is(err, mm.ErrWraps), errors.Is(err, mm.ErrOutside):
 		return unix.EINVAL
 	}
@@ -94,6 +96,9 @@ func sysMmap(t *kernel.Task, a Args) (uint64, error) {
 	if pgoff+uint64(size/mm.PageSize) < pgoff {
 		return 0, unix.EOVERFLOW
 	}
+	// /dev/zero maps anonymous memory, which a read-only descriptor
+	// can never make writable when shared.
+	zeroDevice := false
 	if anonymous {
 		if mapType != unix.MAP_SHARED && mapType != unix.MAP_PRIVATE {
 			return 0, unix.EINVAL
@@ -102,15 +107,17 @@ func sysMmap(t *kernel.Task, a Args) (uint64, error) {
 		if err := checkFileMapping(f, pgoff, uint64(size), prot, flags); err != nil {
 			return 0, err
 		}
-		nf, _ := f.NodeFile()
-		node = nf.Node()
+		if nf, ok := f.NodeFile(); ok {
+			node = nf.Node()
+		}
+		zeroDevice = f.MapsAnonymous()
 	}
 	m := mm.Mapping{
-		NoWrite:   node != nil && shared && (!f.Writable() || node.WriteSealed()),
+		NoWrite:   !anonymous && shared && (!f.Writable() || node != nil && node.WriteSealed()),
 		Perm:      protPerm(prot),
 		Fixed:     flags&unix.MAP_FIXED != 0,
 		NoReplace: flags&unix.MAP_FIXED_NOREPLACE != 0,
-		Shared:    anonymous && shared,
+		Shared:    (anonymous || zeroDevice) && shared,
 		Offset:    uintptr(off),
 		Locked:    flags&unix.MAP_LOCKED != 0,
 	}
@@ -187,6 +194,9 @@ func checkFileMapping(f *fs.Description, pgoff, size, prot, flags uint64) error 
 	}
 	if !f.Readable() {
 		return unix.EACCES
+	}
+	if f.MapsAnonymous() {
+		return nil
 	}
 	if !ok || nf.Node().IsDir() {
 		return unix.ENODEV
@@ -272,7 +282,7 @@ func sysMsync(t *kernel.Task, a Args) (uint64, error) {
 	}
 	t.Proc.Lock()
 	defer t.Proc.Unlock()
-	return 0, t.Proc.AS.Mapped(uintptr(a[0]), uintptr(a[1]))
+	return 0, t.Proc.AS.Sync(uintptr(a[0]), uintptr(a[1]), flags == unix.MS_SYNC, flags&unix.MS_INVALIDATE != 0)
 }
 
 // sysMincore implements mincore(2), a bounded chunk of pages at a time.

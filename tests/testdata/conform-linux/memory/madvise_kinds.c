@@ -1,7 +1,7 @@
 /* madvise's advice checked against the kind of mapping, as LTP's
  * madvise02: MADV_FREE, MADV_WIPEONFORK and MADV_REMOVE on shared, file
  * and anonymous mappings, MADV_WILLNEED over a hole, an unaligned start,
- * and msync's flags and range. qemu-riscv64 answers 0 to every advice, so
+ * and msync's flags, range and locked mappings. qemu-riscv64 answers 0 to every advice, so
  * Linux is the oracle. */
 #include "../../conform/conform.h"
 #include <fcntl.h>
@@ -64,6 +64,14 @@ int main(void) {
 	RET("msync.bad-flag", msync(shared, size, 0x10));
 	RET("msync.anon", msync(anon, size, MS_SYNC));
 	RET("msync.unmapped", msync((char *)0x10000, page, MS_SYNC));
+	RET("msync.hole.async", msync(holed, size, MS_ASYNC));
+	RET("msync.hole.invalidate", msync(holed, size, MS_SYNC | MS_INVALIDATE));
+	RET("msync.wraps", msync((char *)-4096L, 2 * page, MS_SYNC));
+	char *locked = mmap(NULL, size, PROT_READ, MAP_SHARED | MAP_LOCKED, fd, 0);
+	RET("msync.locked.invalidate", msync(locked, size, MS_INVALIDATE));
+	RET("msync.locked.sync", msync(locked, size, MS_SYNC));
+	munlock(locked, page);
+	RET("msync.first-unlocked.invalidate", msync(locked, size, MS_INVALIDATE));
 	unlink("madvise_kinds.data");
 	return 0;
 }
