@@ -97,7 +97,7 @@ func (p *pipe) openLocked(read, write, nonblock bool) (*FIFOOpen, []func(), erro
 		o.File = &PipeEnd{p: p}
 		o.start, o.present = p.wOpens, p.writers > 0
 	}
-	return o, p.notifier.Changed(), nil
+	return o, p.wakeAll(), nil
 }
 
 // Partnered reports whether open may return, as Linux's fifo_open: a
@@ -119,9 +119,7 @@ func (o *FIFOOpen) Partnered() bool {
 }
 
 // Watch calls notify on every change of the pipe, opens included.
-func (o *FIFOOpen) Watch(notify func()) func() {
-	return (&PipeEnd{p: o.p}).Watch(notify)
-}
+func (o *FIFOOpen) Watch(notify func()) func() { return o.p.watchAll(notify) }
 
 // fifoRW is a named pipe opened for reading and writing: both ends in one
 // description.
@@ -140,7 +138,7 @@ func (f *fifoRW) Stat() Stat                          { return f.r.Stat() }
 func (f *fifoRW) Readiness(mask uint32) uint32 {
 	return f.r.Readiness(mask) | f.w.Readiness(mask)
 }
-func (f *fifoRW) Watch(notify func()) func() { return f.r.Watch(notify) }
+func (f *fifoRW) Watch(notify func()) func() { return f.r.p.watchAll(notify) }
 func (f *fifoRW) Close() error {
 	f.r.Close()
 	return f.w.Close()

@@ -29,8 +29,32 @@ type pipe struct {
 	writers  int
 	rOpens   uint64 // opens of a named pipe's read side, ever
 	wOpens   uint64 // and of its write side
-	notifier Notifier
-	ino      uint64
+	// readWait are the watchers of the read end, told when data comes or
+	// an end closes; writeWait those of the write end, told when a full
+	// pipe is read or an end closes: Linux's rd_wait and wr_wait, so that
+	// a read wakes no reader and edge-triggered epoll sees each end's own
+	// changes.
+	readWait, writeWait Notifier
+	ino                 uint64
+}
+
+// wakeReaders, wakeWriters and wakeAll return the watchers to notify once
+// p.mu is released; p.mu is held.
+func (p *pipe) wakeReaders() []func() { return p.readWait.Changed() }
+func (p *pipe) wakeWriters() []func() { return p.writeWait.Changed() }
+func (p *pipe) wakeAll() []func()     { return append(p.readWait.Changed(), p.writeWait.Changed()...) }
+
+// full reports whether every slot holds a page; p.mu is held.
+func (p *pipe) full() bool { return len(p.bufs) >= p.slots }
+
+// watchAll calls notify on every change of either end until cancelled.
+func (p *pipe) watchAll(notify func()) func() {
+	cancelRead := p.readWait.Watch(&p.mu, notify)
+	cancelWrite := p.writeWait.Watch(&p.mu, notify)
+	return func() {
+		cancelRead()
+		cancelWrite()
+	}
 }
 
 const pipePage = 4096
@@ -76,6 +100,7 @@ func (e *PipeEnd) ReadTo(dst UserIO) (int64, error) {
 		}
 		return 0, unix.EAGAIN
 	}
+	wasFull := p.full()
 	n := int64(0)
 	var err error
 	for n < want && len(p.bufs) > 0 {
@@ -90,7 +115,10 @@ func (e *PipeEnd) ReadTo(dst UserIO) (int64, error) {
 		p.mu.Unlock()
 		return 0, err
 	}
-	fns := p.notifier.Changed()
+	var fns []func()
+	if wasFull {
+		fns = p.wakeWriters()
+	}
 	p.mu.Unlock()
 	Notify(fns)
 	return n, nil
@@ -147,7 +175,7 @@ func (e *PipeEnd) writeBytes(b []byte) (int, error) {
 		}
 		return 0, unix.EAGAIN
 	}
-	fns := p.notifier.Changed()
+	fns := p.wakeReaders()
 	p.mu.Unlock()
 	Notify(fns)
 	return n, nil
@@ -163,7 +191,7 @@ func (e *PipeEnd) Readiness(mask uint32) uint32 {
 	if e.write {
 		if p.readers == 0 {
 			r |= unix.EPOLLERR | unix.EPOLLOUT
-		} else if len(p.bufs) < p.slots {
+		} else if !p.full() {
 			r |= unix.EPOLLOUT | unix.EPOLLWRNORM
 		}
 	} else {
@@ -177,9 +205,13 @@ func (e *PipeEnd) Readiness(mask uint32) uint32 {
 	return r & (mask | unix.EPOLLERR | unix.EPOLLHUP)
 }
 
-// Watch calls notify on every change of the pipe until cancelled.
+// Watch calls notify on every change of this end's readiness (and some
+// that leave it as it was) until cancelled.
 func (e *PipeEnd) Watch(notify func()) func() {
-	return e.p.notifier.Watch(&e.p.mu, notify)
+	if e.write {
+		return e.p.writeWait.Watch(&e.p.mu, notify)
+	}
+	return e.p.readWait.Watch(&e.p.mu, notify)
 }
 
 // Close drops this end: readers then see end of file, writers EPIPE. The
@@ -196,7 +228,7 @@ func (e *PipeEnd) Close() error {
 		mm.Charged.Uncharge(len(p.bufs) * pipePage)
 		p.bufs, p.offs = nil, nil
 	}
-	fns := p.notifier.Changed()
+	fns := p.wakeAll()
 	p.mu.Unlock()
 	Notify(fns)
 	return nil
@@ -232,11 +264,14 @@ func (e *PipeEnd) SetSize(n int) (int, error) {
 	}
 	p := e.p
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if len(p.bufs) > size/pipePage {
+		p.mu.Unlock()
 		return 0, unix.EBUSY
 	}
 	p.slots = size / pipePage
+	fns := p.wakeWriters() // as Linux's pipe_resize_ring
+	p.mu.Unlock()
+	Notify(fns)
 	return size, nil
 }
 

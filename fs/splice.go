@@ -39,6 +39,7 @@ func (p *pipe) spliceOut(n int64, write func([]byte) (int, error)) (int64, []fun
 		}
 		return 0, nil, unix.EAGAIN
 	}
+	wasFull := p.full()
 	moved := int64(0)
 	var err error
 	for moved < n && len(p.bufs) > 0 {
@@ -54,7 +55,10 @@ func (p *pipe) spliceOut(n int64, write func([]byte) (int, error)) (int64, []fun
 	if moved == 0 {
 		return 0, nil, err
 	}
-	return moved, p.notifier.Changed(), nil
+	if !wasFull {
+		return moved, nil, nil
+	}
+	return moved, p.wakeWriters(), nil
 }
 
 // SpliceFrom fills the pipe, whose write end e is, with up to n bytes
@@ -104,7 +108,7 @@ func (p *pipe) spliceIn(n int64, read func([]byte) (int, error)) (int64, []func(
 	if moved == 0 {
 		return 0, nil, err
 	}
-	return moved, p.notifier.Changed(), nil
+	return moved, p.wakeReaders(), nil
 }
 
 // SplicePipe moves up to n bytes from the pipe read at in to the pipe
@@ -141,6 +145,7 @@ func splicePipes(src, dst *pipe, n int64, tee bool) (int64, []func(), error) {
 	case len(src.bufs) == 0 && src.writers > 0, len(src.bufs) > 0 && len(dst.bufs) >= dst.slots:
 		return 0, nil, unix.EAGAIN
 	}
+	srcFull := src.full()
 	moved := int64(0)
 	var err error
 	for i := 0; moved < n && i < len(src.bufs) && len(dst.bufs) < dst.slots; {
@@ -161,7 +166,11 @@ func splicePipes(src, dst *pipe, n int64, tee bool) (int64, []func(), error) {
 	if moved == 0 {
 		return 0, nil, err
 	}
-	return moved, append(src.notifier.Changed(), dst.notifier.Changed()...), nil
+	fns := dst.wakeReaders()
+	if srcFull && !tee {
+		fns = append(fns, src.wakeWriters()...)
+	}
+	return moved, fns, nil
 }
 
 // consume drops k bytes from the front of the oldest page; p.mu is held.

@@ -650,6 +650,7 @@ const (
 	AdviseDoFork               // undoes AdviseDontFork
 	AdvisePopulateRead         // fault the pages in for reading
 	AdvisePopulateWrite        // fault them in for writing
+	AdviseCold                 // MADV_COLD, MADV_PAGEOUT: hints, refused on locked memory
 )
 
 // Advise applies advice to [addr, addr+length) as madvise(2) does: VMA by
@@ -699,6 +700,12 @@ func (as *AddressSpace) Advise(addr, length uintptr, advice Advice) error {
 // refuses is the error advice gets on v, as Linux's madvise_vma_behavior.
 func (v *VMA) refuses(advice Advice) error {
 	privateAnon := v.Shared == nil && v.Cache == nil
+	switch advice {
+	case AdviseDontNeed, AdviseFree, AdviseCold:
+		if v.Locked { // Linux's can_madv_lru_vma
+			return ErrInvalid
+		}
+	}
 	switch advice {
 	case AdviseFree, AdviseWipeOnFork:
 		if !privateAnon {

@@ -121,7 +121,7 @@ func futexDeadline(t *kernel.Task, addr uint64, absolute, realtime bool) (time.T
 	if absolute {
 		base := t.Kernel().Uptime()
 		if realtime {
-			base = time.Duration(time.Now().UnixNano())
+			base = time.Duration(t.Kernel().Now().UnixNano()) // set by settimeofday too
 		}
 		sec, nsec = sec-int64(base/time.Second), nsec-int64(base%time.Second)
 	}

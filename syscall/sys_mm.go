@@ -234,8 +234,12 @@ func sysMprotect(t *kernel.Task, a Args) (uint64, error) {
 }
 
 // madviseKnown is the advice Linux accepts (MADV_NORMAL..MADV_POPULATE_WRITE,
-// MADV_COLLAPSE); only MADV_DONTNEED changes anything here.
+// MADV_COLLAPSE), but KSM's: a kernel without CONFIG_KSM refuses
+// MADV_MERGEABLE and MADV_UNMERGEABLE, and there is no KSM here.
 func madviseKnown(advice uint64) bool {
+	if advice == unix.MADV_MERGEABLE || advice == unix.MADV_UNMERGEABLE {
+		return false
+	}
 	return advice <= unix.MADV_DONTNEED || (advice >= unix.MADV_FREE && advice <= 23) || advice == 25
 }
 
@@ -251,6 +255,8 @@ var madviseAdvice = map[uint64]mm.Advice{
 	unix.MADV_DOFORK:         mm.AdviseDoFork,
 	unix.MADV_POPULATE_READ:  mm.AdvisePopulateRead,
 	unix.MADV_POPULATE_WRITE: mm.AdvisePopulateWrite,
+	unix.MADV_COLD:           mm.AdviseCold,
+	unix.MADV_PAGEOUT:        mm.AdviseCold,
 }
 
 // sysMadvise implements madvise(2).

@@ -1,8 +1,9 @@
 /* madvise's advice checked against the kind of mapping, as LTP's
  * madvise02: MADV_FREE, MADV_WIPEONFORK and MADV_REMOVE on shared, file
- * and anonymous mappings, MADV_WILLNEED over a hole, an unaligned start,
- * and msync's flags, range and locked mappings. qemu-riscv64 answers 0 to every advice, so
- * Linux is the oracle. */
+ * and anonymous mappings, advice refused on locked memory, MADV_WILLNEED
+ * over a hole, an unaligned start, and msync's flags, range and locked
+ * mappings. qemu-riscv64 answers 0 to every advice, so Linux is the
+ * oracle. */
 #include "../../conform/conform.h"
 #include <fcntl.h>
 #include <stdlib.h>
@@ -52,6 +53,14 @@ int main(void) {
 	RET("populate-read.anon", madvise(anon, size, MADV_POPULATE_READ));
 	RET("populate-write.anon", madvise(anon, size, MADV_POPULATE_WRITE));
 	RET("populate-write.readonly-file", madvise(private, size, MADV_POPULATE_WRITE));
+	RET("mlock", mlock(anon, size));
+	RET("dontneed.locked", madvise(anon, size, MADV_DONTNEED));
+	RET("free.locked", madvise(anon, size, MADV_FREE));
+	RET("cold.locked", madvise(anon, size, MADV_COLD));
+	RET("pageout.locked", madvise(anon, size, MADV_PAGEOUT));
+	RET("willneed.locked", madvise(anon, size, MADV_WILLNEED));
+	RET("wipeonfork.locked", madvise(anon, size, MADV_WIPEONFORK));
+	munlock(anon, size);
 	RET("length-0", madvise(anon, 0, MADV_NORMAL));
 	RET("length-0.unaligned", madvise(anon + 1, 0, MADV_NORMAL));
 
