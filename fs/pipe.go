@@ -21,14 +21,14 @@ const (
 // Each page in the ring is charged to the kernel-wide budget (mm.Charged)
 // until it is read or the last end closes.
 type pipe struct {
-	mu       sync.Mutex
-	bufs     [][]byte // unread bytes, one page slot each, oldest first
-	offs     []int    // where each slot's unread bytes start in its page
-	slots    int      // capacity in pages
-	readers  int
-	writers  int
-	rOpens   uint64 // opens of a named pipe's read side, ever
-	wOpens   uint64 // and of its write side
+	mu      sync.Mutex
+	bufs    [][]byte // unread bytes, one page slot each, oldest first
+	offs    []int    // where each slot's unread bytes start in its page
+	slots   int      // capacity in pages
+	readers int
+	writers int
+	rOpens  uint64 // opens of a named pipe's read side, ever
+	wOpens  uint64 // and of its write side
 	// readWait are the watchers of the read end, told when data comes or
 	// an end closes; writeWait those of the write end, told when a full
 	// pipe is read or an end closes: Linux's rd_wait and wr_wait, so that
