@@ -72,6 +72,7 @@ const (
 	SIMesgq      = -3 // a message queue's notification
 	CldExited    = 1
 	CldKilled    = 2
+	CldDumped    = 3
 	CldStopped   = 5
 	CldContinued = 6
 	SegvMapErr   = 1
@@ -113,6 +114,7 @@ type processSignals struct {
 	stopReport unix.Signal   // for wait4(WUNTRACED): stopped, not yet reported
 	contReport bool          // for wait4(WCONTINUED)
 	termSig    unix.Signal   // the signal that killed the process
+	coreDumped bool          // and it left a core file (CLD_DUMPED)
 
 	itimer realTimer
 	timers posixTimers // posixtimers.go
@@ -332,9 +334,10 @@ func (p *Process) queueSignal(to *Task, sig unix.Signal, info *SigInfo) bool {
 		// is unblocked, and sigwait takes it (Linux's sig_ignored).
 		return false
 	}
-	if p.fatal(sig) && p.PID != 1 {
+	if p.fatal(sig) && p.PID != 1 && coreSignals&Bit(sig) == 0 {
 		// Linux ends the group at once when some thread lets the signal
 		// through; a blocked one (or one sigwait waits for) stays pending.
+		// A thread takes a signal that dumps core, and dumps it.
 		for _, t := range ts {
 			if (to == nil || to == t) && (t.sig.mask|t.sig.waiting)&Bit(sig) == 0 {
 				return true
@@ -581,9 +584,11 @@ func (t *Task) handleSignals() {
 			case <-t.Proc.exited:
 			}
 		case dieBySignal:
+			t.dumpCoreFor(sig)
 			t.Proc.terminate(sig)
 			return
 		case dieBySegv:
+			t.dumpCoreFor(unix.SIGSEGV)
 			t.Proc.exitBySignal(unix.SIGSEGV)
 			return
 		}
@@ -725,6 +730,7 @@ func (t *Task) Fault(sig unix.Signal, code int32, addr uint64, cause uint64) {
 		fmt.Printf("kernel: pid %d (%s) killed by %s: cause %d at pc %#x, address %#x\n",
 			p.PID, p.Exe, unix.SignalName(sig), cause, t.Regs.PC, t.Regs.Tval)
 		t.Exiting = true
+		t.dumpCoreFor(sig)
 		p.exitBySignal(sig)
 	}
 }

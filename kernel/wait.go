@@ -20,7 +20,7 @@ const (
 type WaitResult struct {
 	PID    int
 	UID    uint32
-	Code   int32 // CLD_EXITED, CLD_KILLED, CLD_STOPPED or CLD_CONTINUED
+	Code   int32 // CLD_EXITED, CLD_KILLED, CLD_DUMPED, CLD_STOPPED or CLD_CONTINUED
 	Status int32 // the exit code, or the signal
 }
 
@@ -33,6 +33,8 @@ func (r WaitResult) WaitStatus() int {
 		return int(r.Status)<<8 | 0x7f
 	case CldContinued:
 		return 0xffff
+	case CldDumped:
+		return int(r.Status) | 0x80 // WCOREDUMP
 	}
 	return int(r.Status)
 }
@@ -139,6 +141,9 @@ func (p *Process) childState(c *Process, which WaitFor, options int) (WaitResult
 		r.Code, r.Status = CldExited, int32(c.status&0xff)
 		if c.sig.termSig != 0 {
 			r.Code, r.Status = CldKilled, int32(c.sig.termSig)
+			if c.sig.coreDumped {
+				r.Code = CldDumped
+			}
 		}
 		return r, childExited
 	default:
@@ -206,6 +211,9 @@ func (p *Process) signalExit() (*Process, bool) {
 	code, status := int32(CldExited), int32(p.status&0xff)
 	if p.sig.termSig != 0 {
 		code, status = CldKilled, int32(p.sig.termSig)
+		if p.sig.coreDumped {
+			code = CldDumped
+		}
 	}
 	a := pp.sig.actions[unix.SIGCHLD-1]
 	autoReap := a.Handler == SigIgnore || a.Flags&SANoCldWait != 0

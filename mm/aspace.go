@@ -89,7 +89,8 @@ type VMA struct {
 	NoWrite bool
 	// WipeOnFork (MADV_WIPEONFORK): a forked child's copy starts zeroed.
 	// DontFork (MADV_DONTFORK): a forked child does not get the mapping.
-	WipeOnFork, DontFork bool
+	// DontDump (MADV_DONTDUMP): a core dump leaves it out.
+	WipeOnFork, DontFork, DontDump bool
 }
 
 // slice is the part [start, end) of v.
@@ -107,7 +108,7 @@ func mergeable(a, b *VMA) bool {
 		return false
 	}
 	return a.End == b.Start && a.Perm == b.Perm && a.Shared == b.Shared && a.Cache == b.Cache && a.Locked == b.Locked && a.NoWrite == b.NoWrite &&
-		a.WipeOnFork == b.WipeOnFork && a.DontFork == b.DontFork &&
+		a.WipeOnFork == b.WipeOnFork && a.DontFork == b.DontFork && a.DontDump == b.DontDump &&
 		(a.Shared == nil && a.Cache == nil || b.Offset == a.Offset+(a.End-a.Start))
 }
 
@@ -651,6 +652,8 @@ const (
 	AdvisePopulateRead         // fault the pages in for reading
 	AdvisePopulateWrite        // fault them in for writing
 	AdviseCold                 // MADV_COLD, MADV_PAGEOUT: hints, refused on locked memory
+	AdviseDontDump             // leave it out of core dumps
+	AdviseDoDump               // undoes AdviseDontDump
 )
 
 // Advise applies advice to [addr, addr+length) as madvise(2) does: VMA by
@@ -686,6 +689,8 @@ func (as *AddressSpace) Advise(addr, length uintptr, advice Advice) error {
 			as.setFlags(start, stop, func(v *VMA) { v.WipeOnFork = advice == AdviseWipeOnFork })
 		case AdviseDontFork, AdviseDoFork:
 			as.setFlags(start, stop, func(v *VMA) { v.DontFork = advice == AdviseDontFork })
+		case AdviseDontDump, AdviseDoDump:
+			as.setFlags(start, stop, func(v *VMA) { v.DontDump = advice == AdviseDontDump })
 		}
 	}
 	if refused != nil {

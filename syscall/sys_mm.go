@@ -257,6 +257,8 @@ var madviseAdvice = map[uint64]mm.Advice{
 	unix.MADV_POPULATE_WRITE: mm.AdvisePopulateWrite,
 	unix.MADV_COLD:           mm.AdviseCold,
 	unix.MADV_PAGEOUT:        mm.AdviseCold,
+	unix.MADV_DONTDUMP:       mm.AdviseDontDump,
+	unix.MADV_DODUMP:         mm.AdviseDoDump,
 }
 
 // sysMadvise implements madvise(2).
