@@ -3,6 +3,8 @@ package kernel
 import (
 	"encoding/binary"
 	"path"
+	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -12,10 +14,10 @@ import (
 )
 
 // Core dumps. A process killed by a signal whose default action dumps
-// core leaves an ELF core file, as Linux's do_coredump with core_pattern
-// "core" (/proc/sys/kernel/core_pattern): the file "core" in its working
-// directory, created anew (an old one is unlinked first), owned by its
-// fsuid, mode 0600. The other threads end first, as Linux's zap_threads
+// core leaves an ELF core file, as Linux's do_coredump: named by
+// /proc/sys/kernel/core_pattern ("core" in the working directory by
+// default; a pattern that pipes to a program gives no dump), created anew
+// (an old one is unlinked first), owned by its fsuid, mode 0600. The other threads end first, as Linux's zap_threads
 // stops them (here they exit, so only the dumping thread's registers are
 // in the file). It holds NT_PRSTATUS with those registers, NT_PRPSINFO
 // and NT_SIGINFO (the signal's number), and a PT_LOAD segment per mapping
@@ -75,8 +77,11 @@ func (t *Task) dumpCore(sig unix.Signal) bool {
 		return false // another thread's exit or execve came first
 	}
 	notes := t.coreNotes(sig)
+	name, ok := t.coreName(sig)
+	if !ok {
+		return false
+	}
 	c := p.Cred()
-	name := path.Join(p.Cwd(), "core")
 	p.Root.Remove(c, name, false)
 	n, _, err := p.Root.Open(c, name, fs.OpenFlags{Create: true, Excl: true, Perm: 0o600, Want: fs.MayWrite})
 	if err != nil || !n.Mode.IsRegular() {
@@ -86,7 +91,7 @@ func (t *Task) dumpCore(sig unix.Signal) bool {
 	defer f.Close()
 
 	p.Lock()
-	segs := p.AS.CoreSegments()
+	segs := p.AS.CoreSegments(p.Settings.CoredumpFilter.Load())
 	// The headers and notes, then each segment's pages at a page-aligned
 	// offset.
 	offset := uint64(elfHeaderSize + elfPhdrSize*(1+len(segs)))
@@ -157,6 +162,83 @@ func (t *Task) dumpCore(sig unix.Signal) bool {
 		f.Truncate(int64(offset)) // the trailing holes
 	}
 	return true
+}
+
+// corePatternMax is CORENAME_MAX_SIZE: a longer pattern is cut.
+const corePatternMax = 128
+
+// CorePattern is /proc/sys/kernel/core_pattern.
+func (k *Kernel) CorePattern() string {
+	if s := k.corePattern.Load(); s != nil {
+		return *s
+	}
+	return "core"
+}
+
+// SetCorePattern sets /proc/sys/kernel/core_pattern from what was written:
+// its first line, cut to corePatternMax-1 bytes, as proc_dostring.
+func (k *Kernel) SetCorePattern(s string) {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) >= corePatternMax {
+		s = s[:corePatternMax-1]
+	}
+	k.corePattern.Store(&s)
+}
+
+// coreName is the core file's path for t's death by sig, the pattern's
+// specifiers replaced as Linux's format_corename (%p %P pid, %i %I tid,
+// %u %g uid and gid, %s signal, %t time, %h host name, %e the thread's
+// name, %E the executable's path with '!' for '/', %c RLIMIT_CORE, %%);
+// false for a pipe ("|program").
+func (t *Task) coreName(sig unix.Signal) (string, bool) {
+	p := t.Proc
+	pattern := p.k.CorePattern()
+	if strings.HasPrefix(pattern, "|") {
+		return "", false
+	}
+	var b strings.Builder
+	for i := 0; i < len(pattern); i++ {
+		if pattern[i] != '%' || i+1 == len(pattern) {
+			b.WriteByte(pattern[i])
+			continue
+		}
+		i++
+		switch pattern[i] {
+		case '%':
+			b.WriteByte('%')
+		case 'p', 'P':
+			b.WriteString(strconv.Itoa(p.PID))
+		case 'i', 'I':
+			b.WriteString(strconv.Itoa(t.TID))
+		case 'u':
+			b.WriteString(strconv.FormatUint(uint64(p.UID), 10))
+		case 'g':
+			b.WriteString(strconv.FormatUint(uint64(p.GID), 10))
+		case 's':
+			b.WriteString(strconv.Itoa(int(sig)))
+		case 't':
+			b.WriteString(strconv.FormatInt(p.k.Now().Unix(), 10))
+		case 'h':
+			host, _ := p.k.UTSNames()
+			b.WriteString(host)
+		case 'e':
+			b.WriteString(strings.ReplaceAll(t.Comm(), "/", "!"))
+		case 'E':
+			p.mu.Lock()
+			exe := p.Exe
+			p.mu.Unlock()
+			b.WriteString(strings.ReplaceAll(exe, "/", "!"))
+		case 'c':
+			if l := p.Limit(unix.RLIMIT_CORE).Cur; l == RlimInfinity {
+				b.WriteString("18446744073709551615")
+			} else {
+				b.WriteString(strconv.FormatUint(l, 10))
+			}
+		}
+	}
+	return path.Join(p.Cwd(), b.String()), true
 }
 
 // coreNotes are the core file's notes: NT_PRSTATUS for t, NT_PRPSINFO

@@ -92,6 +92,9 @@ type Kernel struct {
 
 	aioLimit aio.Limit      // fs.aio-nr: the events every AIO context asked for
 	uts      utsNames       // uts.go
+	// corePattern is /proc/sys/kernel/core_pattern (coredump.go); nil
+	// is Linux's default, "core".
+	corePattern atomic.Pointer[string]
 	wall     wallClock      // clock.go
 	ipc      *ipc.Namespace // System V message queues, semaphores and segments
 }

@@ -1,6 +1,9 @@
 package kernel
 
-import "sync/atomic"
+import (
+	"strings"
+	"sync/atomic"
+)
 
 // TaskSettings are what prctl(2) sets of a thread.
 type TaskSettings struct {
@@ -45,6 +48,10 @@ type ProcessSettings struct {
 	// SecureBits are PR_SET_SECUREBITS' (SECBIT_KEEP_CAPS is
 	// PR_SET_KEEPCAPS', which FixCapsAfterSetuid honours).
 	SecureBits atomic.Uint32
+	// CoredumpFilter is /proc/PID/coredump_filter's: which kinds of
+	// mapping a core dump holds (mm.CoreSegments), inherited across fork
+	// and execve.
+	CoredumpFilter atomic.Uint32
 }
 
 // ChildSubreaper is PR_SET_CHILD_SUBREAPER's mark: the process's
@@ -59,3 +66,16 @@ type Personality = atomic.Uint32
 
 // SecBitKeepCaps is SECBIT_KEEP_CAPS.
 const SecBitKeepCaps = 1 << 4
+
+// Comm is the thread's name (PR_GET_NAME, a core file's %e): what
+// PR_SET_NAME gave it, else the executable's base name, at most 15 bytes.
+func (t *Task) Comm() string {
+	if name := t.Settings.Name.Load(); name != nil {
+		return *name
+	}
+	t.Proc.mu.Lock()
+	exe := t.Proc.Exe
+	t.Proc.mu.Unlock()
+	base := exe[strings.LastIndexByte(exe, '/')+1:]
+	return base[:min(len(base), 15)]
+}

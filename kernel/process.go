@@ -246,6 +246,7 @@ func (p *Process) newChild(pid int, as *mm.AddressSpace, vm *sharedVM, files *fs
 	c.Settings.NotDumpable.Store(p.Settings.NotDumpable.Load())
 	c.Settings.THPDisable.Store(p.Settings.THPDisable.Load())
 	c.Settings.SecureBits.Store(p.Settings.SecureBits.Load())
+	c.Settings.CoredumpFilter.Store(p.Settings.CoredumpFilter.Load())
 	c.fs.Store(p.fs.Load().copy())
 	c.parentPID.Store(int64(p.PID))
 	c.watchCPULimit() // the interval timers are not inherited, RLIMIT_CPU is
@@ -280,6 +281,7 @@ func (k *Kernel) NewProcess(tree *fs.Tree, as *mm.AddressSpace, files *fs.FDTabl
 		Root: tree, Exe: path.Clean(exe), Cmdline: argv, start: k.Uptime(), limits: initLimits(), Caps: initCaps(), k: k,
 		exited: make(chan struct{}), released: make(chan struct{}), dead: make(chan struct{}), threads: 1, childEvent: make(chan struct{})}
 	p.vm.Store(&sharedVM{users: 1})
+	p.Settings.CoredumpFilter.Store(mm.DefaultCoredumpFilter)
 	p.fs.Store(new(fsContext))
 	p.SetCwd("/")
 	p.SetUmask(0o022)

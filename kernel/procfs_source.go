@@ -45,6 +45,9 @@ func (s ProcfsSource) Sysctl() procfs.Sysctl {
 		AIONr: s.k.aioLimit.Nr(), AIOMaxNr: aio.MaxNr, Cmdline: s.k.CommandLine}
 }
 
+func (s ProcfsSource) CorePattern() string     { return s.k.CorePattern() }
+func (s ProcfsSource) SetCorePattern(p string) { s.k.SetCorePattern(p) }
+
 // procfsProcess is a process as /proc/PID reads it (procfs.Process).
 type procfsProcess struct{ p *Process }
 
@@ -144,6 +147,13 @@ func (p *Process) vmas() []mm.VMA {
 }
 
 // Timers lists the process's POSIX timers by id.
+func (v procfsProcess) CoredumpFilter() uint32 { return v.p.Settings.CoredumpFilter.Load() }
+
+// SetCoredumpFilter keeps the filter's bits Linux keeps.
+func (v procfsProcess) SetCoredumpFilter(f uint32) {
+	v.p.Settings.CoredumpFilter.Store(f & mm.CoredumpFilterBits)
+}
+
 func (v procfsProcess) Timers() []procfs.Timer {
 	p := v.p
 	p.k.sigMu.Lock()

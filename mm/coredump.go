@@ -10,39 +10,54 @@ type CoreSegment struct {
 	DumpSize   uintptr
 }
 
+// The bits of a coredump_filter (/proc/PID/coredump_filter): the kinds of
+// mapping a core dump holds. Linux's default is 0x33.
+const (
+	DumpAnonPrivate       = 1 << 0
+	DumpAnonShared        = 1 << 1
+	DumpMappedPrivate     = 1 << 2
+	DumpMappedShared      = 1 << 3
+	DumpELFHeaders        = 1 << 4
+	DefaultCoredumpFilter = 0x33
+	CoredumpFilterBits    = 0x1ff // MMF_DUMP_FILTER_BITS: the ones kept
+)
+
 // CoreSegments lists the mappings for a core dump, each with what Linux's
-// vma_dump_size gives it under the default coredump_filter (0x33):
-// anonymous memory whole, private anonymous memory only once touched, a
-// private file mapping whole once written to, else its first page when it
-// maps the start of an ELF file; the kernel's pages (the vDSO) always,
-// MADV_DONTDUMP ones never.
-func (as *AddressSpace) CoreSegments() []CoreSegment {
+// vma_dump_size gives it under filter: the kernel's pages (the vDSO)
+// whole, MADV_DONTDUMP ones not at all; shared memory whole if its kind's
+// bit is set; private anonymous memory whole once touched; a private
+// file mapping whole once written to (anonymous bit) or with
+// DumpMappedPrivate, else its first page when it maps the start of an
+// ELF file (DumpELFHeaders).
+func (as *AddressSpace) CoreSegments(filter uint32) []CoreSegment {
 	var segs []CoreSegment
 	as.vmas.each(func(v *VMA) bool {
-		segs = append(segs, CoreSegment{Start: v.Start, End: v.End, Perm: v.Perm, DumpSize: as.dumpSize(v)})
+		segs = append(segs, CoreSegment{Start: v.Start, End: v.End, Perm: v.Perm, DumpSize: as.dumpSize(v, filter)})
 		return true
 	})
 	return segs
 }
 
-func (as *AddressSpace) dumpSize(v *VMA) uintptr {
+func (as *AddressSpace) dumpSize(v *VMA, filter uint32) uintptr {
 	whole := v.End - v.Start
 	switch {
 	case v.Shared != nil && v.Shared.kernelOwned:
 		return whole
 	case v.DontDump:
 		return 0
-	case v.Shared != nil && v.Shared.file == nil:
-		return whole
-	case v.Shared == nil && v.Cache == nil:
-		if as.anyPage(v, func(uint64) bool { return true }) {
+	case v.Shared != nil:
+		if v.Shared.file == nil && filter&DumpAnonShared != 0 || v.Shared.file != nil && filter&DumpMappedShared != 0 {
 			return whole
 		}
 		return 0
-	case v.Cache != nil && as.anyPage(v, func(e uint64) bool { return !filePage(e) }):
+	case filter&DumpAnonPrivate != 0 && as.anyPage(v, func(e uint64) bool { return v.Cache == nil || !filePage(e) }):
+		return whole // touched: Linux's anon_vma
+	case v.Cache == nil:
+		return 0
+	case filter&DumpMappedPrivate != 0:
 		return whole
 	}
-	if v.Offset == 0 && v.Perm&PTERead != 0 {
+	if filter&DumpELFHeaders != 0 && v.Offset == 0 && v.Perm&PTERead != 0 {
 		head := false
 		as.eachPage(v.Start, v.Start+PageSize, func(_ uintptr, e *uint64) {
 			head = bytes.HasPrefix((*[PageSize]byte)(Ptr(pteAddr(*e)))[:], []byte("\x7fELF"))

@@ -1,7 +1,6 @@
 package syscall
 
 import (
-	"bytes"
 	"errors"
 
 	"golang.org/x/sys/unix"
@@ -61,14 +60,7 @@ func sysPrctl(t *kernel.Task, a Args) (uint64, error) {
 		return 0, nil
 	case unix.PR_GET_NAME:
 		b := make([]byte, 16)
-		name := s.Name.Load()
-		if name == nil {
-			exe := p.Exe
-			base := exe[bytes.LastIndexByte([]byte(exe), '/')+1:]
-			copy(b[:15], base)
-		} else {
-			copy(b[:15], *name)
-		}
+		copy(b[:15], t.Comm())
 		return 0, copyOut(t, a[1], b)
 	case unix.PR_SET_DUMPABLE:
 		if a[1] > 1 {

@@ -19,6 +19,8 @@ type Kernel interface {
 	Network() Network
 	Sysctl() Sysctl
 	SysVIPC() SysVIPC
+	CorePattern() string // /proc/sys/kernel/core_pattern, which root sets
+	SetCorePattern(string)
 }
 
 // SysVIPC is what /proc/sysvipc and the System V IPC settings of
@@ -72,6 +74,8 @@ type Process interface {
 	Files() *fs.FDTable
 	Root() *fs.Tree
 	Timers() []Timer // its POSIX timers, by id
+	CoredumpFilter() uint32 // /proc/PID/coredump_filter, which its owner sets
+	SetCoredumpFilter(uint32)
 }
 
 // Timer is a POSIX timer as /proc/PID/timers shows it.

@@ -75,7 +75,7 @@ func procRoot(tree *fs.Tree, k Kernel) *fs.Node {
 		"filesystems": procFile(func() []byte {
 			return []byte("nodev\tsysfs\nnodev\ttmpfs\nnodev\tproc\nnodev\tdevtmpfs\n")
 		}),
-		"sys":       procSys(k.Sysctl, k.SysVIPC()),
+		"sys":       procSys(k),
 		"config.gz": procFile(func() []byte { return gzipStored(kernelConfigText()) }),
 		"sysvipc": procDir(func() map[string]*fs.Node {
 			ipc := k.SysVIPC()
@@ -115,7 +115,8 @@ func procRoot(tree *fs.Tree, k Kernel) *fs.Node {
 // formats, read from the kernel at each open. They are read-only: the
 // kernel changes them through system calls only (sethostname), but for
 // System V IPC's and the POSIX message queues' limits, which root writes.
-func procSys(sysctl func() Sysctl, ipc SysVIPC) *fs.Node {
+func procSys(k Kernel) *fs.Node {
+	sysctl, ipc := k.Sysctl, k.SysVIPC()
 	line := func(v func(Sysctl) string) *fs.Node {
 		return procFile(func() []byte { return []byte(v(sysctl()) + "\n") })
 	}
@@ -124,16 +125,17 @@ func procSys(sysctl func() Sysctl, ipc SysVIPC) *fs.Node {
 		return map[string]*fs.Node{
 			"kernel": procDir(func() map[string]*fs.Node {
 				m := map[string]*fs.Node{
-					"hostname":              line(func(s Sysctl) string { return s.Hostname }),
-					"domainname":            line(func(s Sysctl) string { return s.Domainname }),
-					"ostype":                fixed("Linux"),
-					"osrelease":             line(func(s Sysctl) string { return s.OSRelease }),
-					"version":               line(func(s Sysctl) string { return s.Version }),
-					"pid_max":               line(func(s Sysctl) string { return strconv.Itoa(s.PIDMax) }),
-					"threads-max":           line(func(s Sysctl) string { return strconv.Itoa(s.ThreadsMax) }),
-					"tainted":               fixed("0"),
-					"core_pattern":          fixed("core"), // Linux's default: a file "core" in the cwd
-					"sched_rr_timeslice_ms": fixed("100"),  // SCHED_RR's quantum, as sched_rr_get_interval says
+					"hostname":    line(func(s Sysctl) string { return s.Hostname }),
+					"domainname":  line(func(s Sysctl) string { return s.Domainname }),
+					"ostype":      fixed("Linux"),
+					"osrelease":   line(func(s Sysctl) string { return s.OSRelease }),
+					"version":     line(func(s Sysctl) string { return s.Version }),
+					"pid_max":     line(func(s Sysctl) string { return strconv.Itoa(s.PIDMax) }),
+					"threads-max": line(func(s Sysctl) string { return strconv.Itoa(s.ThreadsMax) }),
+					"tainted":     fixed("0"),
+					"core_pattern": fs.NewSetting(func() []byte { return []byte(k.CorePattern() + "\n") },
+						func(b []byte) error { k.SetCorePattern(string(b)); return nil }),
+					"sched_rr_timeslice_ms": fixed("100"), // SCHED_RR's quantum, as sched_rr_get_interval says
 				}
 				for _, name := range ipc.Settings() {
 					m[name] = fs.NewSetting(func() []byte { return []byte(ipc.Setting(name) + "\n") },
@@ -202,12 +204,29 @@ func procPID(p Process) *fs.Node {
 			"fd":        procDir(func() map[string]*fs.Node { return fdLinks(p) }),
 			"fdinfo":    procDir(func() map[string]*fs.Node { return fdInfos(p) }),
 			"timers":    procFile(func() []byte { return timers(p) }),
+			"coredump_filter": owned(p, fs.NewSetting(func() []byte { return fmt.Appendf(nil, "%08x\n", p.CoredumpFilter()) },
+				func(b []byte) error {
+					v, err := strconv.ParseUint(strings.TrimSpace(string(b)), 0, 32)
+					if err != nil {
+						return unix.EINVAL
+					}
+					p.SetCoredumpFilter(uint32(v))
+					return nil
+				})),
 		}
 	})
 	ids := p.IDs()
 	d.UID, d.GID = ids.UID, ids.GID
 	d.Bound = PIDDir(p.PID())
 	return d
+}
+
+// owned gives n, a file of /proc/PID, the process's owner, who may write
+// it.
+func owned(p Process, n *fs.Node) *fs.Node {
+	ids := p.IDs()
+	n.UID, n.GID = ids.UID, ids.GID
+	return n
 }
 
 // PIDDir is what a /proc/PID directory's node is bound to: the pid, which

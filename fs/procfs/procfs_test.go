@@ -21,7 +21,9 @@ func (fakeKernel) Network() Network                   { return nil }
 func (fakeKernel) Sysctl() Sysctl {
 	return Sysctl{Hostname: "host", PIDMax: 32768, Cmdline: "init=/x -- a"}
 }
-func (fakeKernel) SysVIPC() SysVIPC { return noIPC{} }
+func (fakeKernel) SysVIPC() SysVIPC      { return noIPC{} }
+func (fakeKernel) CorePattern() string   { return "core" }
+func (fakeKernel) SetCorePattern(string) {}
 
 // noIPC is a kernel without System V IPC objects or settings.
 type noIPC struct{}
@@ -66,9 +68,11 @@ func (p *fakeProcess) MappingsResident() []Mapping {
 	}
 	return ms
 }
-func (*fakeProcess) ResidentPages() int   { return 2 }
-func (p *fakeProcess) Files() *fs.FDTable { return p.files }
-func (p *fakeProcess) Root() *fs.Tree     { return p.tree }
+func (*fakeProcess) ResidentPages() int       { return 2 }
+func (p *fakeProcess) Files() *fs.FDTable     { return p.files }
+func (p *fakeProcess) Root() *fs.Tree         { return p.tree }
+func (*fakeProcess) CoredumpFilter() uint32   { return 0x33 }
+func (*fakeProcess) SetCoredumpFilter(uint32) {}
 func (*fakeProcess) Timers() []Timer {
 	return []Timer{{ID: 0, Signo: 14, Notify: 0, Target: 7}, {ID: 3, Signo: 34, Value: 0xabc, Notify: 4, Target: 8, Clock: 1}}
 }

@@ -3,7 +3,9 @@
  * directory (mode 0600, its owner's) when RLIMIT_CORE allows a page; the
  * wait status's core bit and waitid's CLD_DUMPED say so. No dump for
  * SIGTERM, RLIMIT_CORE 0 or under a page, or a process made undumpable;
- * a dump cut short by RLIMIT_CORE leaves its start and no core bit.
+ * a dump cut short by RLIMIT_CORE still sets the core bit. core_pattern
+ * names the file; /proc/PID/coredump_filter and MADV_DONTDUMP choose what
+ * it holds.
  * qemu-riscv64 writes its own cores, so Linux is the oracle. */
 #include "../../conform/conform.h"
 #include <elf.h>
@@ -11,10 +13,33 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+
+static char *marked;
+
+/* mark writes the marker, made at run time so that no copy of it is in
+ * the program's file (whose first page a core holds). */
+static void mark(char *to) {
+	for (int i = 0; i < 64; i++)
+		to[i] = 'A' + (i * 7 + 3) % 26;
+}
+
+/* has_marker reports whether file holds the marker, page-aligned as the
+ * child wrote it at the start of a page. */
+static int has_marker(const char *file) {
+	char want[64], page[4096];
+	mark(want);
+	int fd = open(file, O_RDONLY), found = 0;
+	while (!found && read(fd, page, sizeof page) == sizeof page)
+		found = memcmp(page, want, sizeof want) == 0;
+	close(fd);
+	return found;
+}
 
 static void *spin(void *arg) {
 	for (;;)
@@ -38,6 +63,7 @@ static void die(const char *dir, rlim_t limit, int sig, int threads, int undumpa
 	}
 	char *heap = malloc(100000);
 	memset(heap, 7, 100000);
+	mark(marked);
 	if (sig == SIGABRT)
 		abort();
 	if (sig == SIGSEGV)
@@ -79,7 +105,25 @@ static void check(const char *name, const char *dir, rlim_t limit, int sig, int 
 	fflush(stdout);
 }
 
+static void write_file(const char *name, const char *file, const char *text) {
+	int fd = open(file, O_WRONLY);
+	RET(name, write(fd, text, strlen(text)));
+	close(fd);
+}
+
+static void read_file(const char *name, const char *file) {
+	char buf[256] = {0};
+	int fd = open(file, O_RDONLY);
+	read(fd, buf, sizeof buf - 1);
+	close(fd);
+	buf[strcspn(buf, "\n")] = 0;
+	SHOW(name, "%s", buf);
+}
+
 int main(void) {
+	mkdir("/proc", 0555);
+	mount("proc", "/proc", "proc", 0, NULL);
+	marked = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	mkdir("cores", 0755);
 	chdir("cores");
 	check("abort", "abort", RLIM_INFINITY, SIGABRT, 0, 0);
@@ -93,11 +137,39 @@ int main(void) {
 	/* An old core is replaced. */
 	check("again", "abort", RLIM_INFINITY, SIGABRT, 0, 0);
 
+	SHOW("marker.kept", "%d", has_marker("abort/core"));
+
 	pid_t pid = fork();
 	if (pid == 0)
 		die("waitid", RLIM_INFINITY, SIGQUIT, 0, 0);
 	siginfo_t si;
 	waitid(P_PID, pid, &si, WEXITED);
 	SHOW("waitid", "code %d status %d", si.si_code, si.si_status);
+
+	madvise(marked, 4096, MADV_DONTDUMP);
+	check("dontdump", "dontdump", RLIM_INFINITY, SIGABRT, 0, 0);
+	SHOW("marker.dontdump", "%d", has_marker("dontdump/core"));
+	madvise(marked, 4096, MADV_DODUMP);
+
+	read_file("filter", "/proc/self/coredump_filter");
+	write_file("filter.write-0x32", "/proc/self/coredump_filter", "0x32\n");
+	read_file("filter.after", "/proc/self/coredump_filter");
+	check("no-anon-private", "noanon", RLIM_INFINITY, SIGABRT, 0, 0);
+	SHOW("marker.no-anon-private", "%d", has_marker("noanon/core"));
+	write_file("filter.write-big", "/proc/self/coredump_filter", "0x7fff");
+	read_file("filter.big", "/proc/self/coredump_filter");
+	write_file("filter.write-garbage", "/proc/self/coredump_filter", "zz");
+	write_file("filter.write-back", "/proc/self/coredump_filter", "51");
+	read_file("filter.back", "/proc/self/coredump_filter");
+
+	read_file("pattern", "/proc/sys/kernel/core_pattern");
+	write_file("pattern.write", "/proc/sys/kernel/core_pattern", "dump-%s-%%-%c\n");
+	read_file("pattern.after", "/proc/sys/kernel/core_pattern");
+	check("pattern.core", "pattern", RLIM_INFINITY, SIGABRT, 0, 0);
+	struct stat st;
+	SHOW("pattern.file", "%d", stat("pattern/dump-6-%-18446744073709551615", &st) == 0);
+	write_file("pattern.pipe", "/proc/sys/kernel/core_pattern", "|/nonexistent");
+	check("pattern.pipe.core", "piped", RLIM_INFINITY, SIGABRT, 0, 0);
+	write_file("pattern.restore", "/proc/sys/kernel/core_pattern", "core");
 	return 0;
 }
