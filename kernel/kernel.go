@@ -90,13 +90,13 @@ type Kernel struct {
 	// kcmpCookies obfuscate the identities kcmp(2) orders (kcmp.go).
 	kcmpCookies [kcmpTypes][2]uint64
 
-	aioLimit aio.Limit      // fs.aio-nr: the events every AIO context asked for
-	uts      utsNames       // uts.go
+	aioLimit aio.Limit // fs.aio-nr: the events every AIO context asked for
+	uts      utsNames  // uts.go
 	// corePattern is /proc/sys/kernel/core_pattern (coredump.go); nil
 	// is Linux's default, "core".
 	corePattern atomic.Pointer[string]
-	wall     wallClock      // clock.go
-	ipc      *ipc.Namespace // System V message queues, semaphores and segments
+	wall        wallClock      // clock.go
+	ipc         *ipc.Namespace // System V message queues, semaphores and segments
 }
 
 // AIOLimit is the system-wide count of native AIO events (fs.aio-nr).
