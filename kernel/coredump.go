@@ -238,7 +238,11 @@ func (t *Task) coreName(sig unix.Signal) (string, bool) {
 			}
 		}
 	}
-	return path.Join(p.Cwd(), b.String()), true
+	name := b.String()
+	if !path.IsAbs(name) {
+		name = path.Join(p.Cwd(), name)
+	}
+	return name, true
 }
 
 // coreNotes are the core file's notes: NT_PRSTATUS for t, NT_PRPSINFO

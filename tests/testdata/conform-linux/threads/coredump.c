@@ -168,6 +168,12 @@ int main(void) {
 	check("pattern.core", "pattern", RLIM_INFINITY, SIGABRT, 0, 0);
 	struct stat st;
 	SHOW("pattern.file", "%d", stat("pattern/dump-6-%-18446744073709551615", &st) == 0);
+	char cwd[256], abs[300];
+	getcwd(cwd, sizeof cwd);
+	snprintf(abs, sizeof abs, "%s/absolute-%%s", cwd);
+	write_file("pattern.absolute", "/proc/sys/kernel/core_pattern", abs);
+	check("pattern.absolute.core", "elsewhere", RLIM_INFINITY, SIGABRT, 0, 0);
+	SHOW("pattern.absolute.file", "%d", stat("absolute-6", &st) == 0);
 	write_file("pattern.pipe", "/proc/sys/kernel/core_pattern", "|/nonexistent");
 	check("pattern.pipe.core", "piped", RLIM_INFINITY, SIGABRT, 0, 0);
 	write_file("pattern.restore", "/proc/sys/kernel/core_pattern", "core");
