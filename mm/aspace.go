@@ -91,6 +91,8 @@ type VMA struct {
 	// DontFork (MADV_DONTFORK): a forked child does not get the mapping.
 	// DontDump (MADV_DONTDUMP): a core dump leaves it out.
 	WipeOnFork, DontFork, DontDump bool
+	// GrowsDown (MAP_GROWSDOWN): a fault below it extends it (growDown).
+	GrowsDown bool
 }
 
 // slice is the part [start, end) of v.
@@ -108,7 +110,7 @@ func mergeable(a, b *VMA) bool {
 		return false
 	}
 	return a.End == b.Start && a.Perm == b.Perm && a.Shared == b.Shared && a.Cache == b.Cache && a.Locked == b.Locked && a.NoWrite == b.NoWrite &&
-		a.WipeOnFork == b.WipeOnFork && a.DontFork == b.DontFork && a.DontDump == b.DontDump &&
+		a.WipeOnFork == b.WipeOnFork && a.DontFork == b.DontFork && a.DontDump == b.DontDump && a.GrowsDown == b.GrowsDown &&
 		(a.Shared == nil && a.Cache == nil || b.Offset == a.Offset+(a.End-a.Start))
 }
 
@@ -452,6 +454,7 @@ type Mapping struct {
 	FilePrivate *SharedMemory
 	Offset      uintptr // of the mapping in the file
 	Locked      bool    // MAP_LOCKED
+	GrowsDown   bool    // MAP_GROWSDOWN, for private anonymous memory
 }
 
 // Map maps anonymous private memory; see Mmap.
@@ -504,7 +507,7 @@ func (as *AddressSpace) Mmap(addr, length uintptr, m Mapping) (uintptr, error) {
 		addr = start
 	}
 	v := VMA{Start: addr, End: addr + size, Perm: m.Perm, Cache: m.FilePrivate, Offset: m.Offset, Shared: m.FileShared,
-		Locked: m.Locked || as.lockFuture && (m.Held == nil || !m.Held.kernelOwned), NoWrite: m.NoWrite}
+		Locked: m.Locked || as.lockFuture && (m.Held == nil || !m.Held.kernelOwned), NoWrite: m.NoWrite, GrowsDown: m.GrowsDown}
 	if m.Shared {
 		v.Shared = newSharedMemory(as.mem)
 	}
@@ -634,6 +637,28 @@ func (as *AddressSpace) Protect(addr, length uintptr, perm uint64) error {
 		return ErrNoMemory
 	}
 	return nil
+}
+
+// stackGuardGap is Linux's stack_guard_gap: a MAP_GROWSDOWN mapping grows
+// no closer than this to the mapping below it.
+const stackGuardGap = 256 * PageSize
+
+// growDown extends the MAP_GROWSDOWN mapping above va down to va's page,
+// as Linux's expand_downwards, and returns it; nil when no such mapping is
+// above va or it would come within stackGuardGap of the one below.
+func (as *AddressSpace) growDown(va uintptr) *VMA {
+	v := as.vmas.ceil(va)
+	if v == nil || !v.GrowsDown || va < stackGuardGap {
+		return nil
+	}
+	page := pageDown(va)
+	if below := as.vmas.floor(va); below != nil && below.End > page-stackGuardGap {
+		return nil
+	}
+	// Nothing lies between page and v.Start, so v keeps its place in the
+	// tree, which is ordered by Start.
+	v.Start = page
+	return v
 }
 
 // Advice is what madvise(2) asks of a range, in the terms of this
@@ -1077,6 +1102,9 @@ func (as *AddressSpace) SetBrk(brk uintptr) uintptr {
 // entry, when the VMA allows the access; ErrFault otherwise.
 func (as *AddressSpace) Fault(va uintptr, access Access) error {
 	v := as.vmas.find(va)
+	if v == nil {
+		v = as.growDown(va)
+	}
 	if v == nil || !allows(v.Perm, access) {
 		return ErrFault
 	}
@@ -1182,6 +1210,9 @@ var zeroPage [PageSize]byte
 // is the zero page.
 func (as *AddressSpace) pageFor(va uintptr, access Access, force bool) (*[PageSize]byte, error) {
 	v := as.vmas.find(va)
+	if v == nil {
+		v = as.growDown(va)
+	}
 	if v == nil || (!force && !allows(v.Perm, access)) {
 		return nil, ErrFault
 	}

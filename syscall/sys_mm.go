@@ -120,6 +120,7 @@ func sysMmap(t *kernel.Task, a Args) (uint64, error) {
 		Shared:    (anonymous || zeroDevice) && shared,
 		Offset:    uintptr(off),
 		Locked:    flags&unix.MAP_LOCKED != 0,
+		GrowsDown: flags&unix.MAP_GROWSDOWN != 0 && anonymous && !shared,
 	}
 	p := t.Proc
 	p.Lock()
