@@ -832,6 +832,17 @@ func (as *AddressSpace) Resident(addr, length uintptr) ([]byte, error) {
 			return
 		}
 		as.eachPage(lo, hi, func(va uintptr, _ *uint64) { vec[(va-start)/PageSize] = 1 })
+		if v.Cache != nil {
+			// A file's page in memory counts, mapped here or not (Linux's
+			// mincore looks in the page cache).
+			v.Cache.mu.Lock()
+			for va := lo; va < hi; va += PageSize {
+				if _, ok := v.Cache.pages[(v.Offset+va-v.Start)/PageSize]; ok {
+					vec[(va-start)/PageSize] = 1
+				}
+			}
+			v.Cache.mu.Unlock()
+		}
 	})
 	return vec, nil
 }
