@@ -832,16 +832,30 @@ func (as *AddressSpace) Resident(addr, length uintptr) ([]byte, error) {
 			return
 		}
 		as.eachPage(lo, hi, func(va uintptr, _ *uint64) { vec[(va-start)/PageSize] = 1 })
-		if v.Cache != nil {
-			// A file's page in memory counts, mapped here or not (Linux's
-			// mincore looks in the page cache).
-			v.Cache.mu.Lock()
-			for va := lo; va < hi; va += PageSize {
-				if _, ok := v.Cache.pages[(v.Offset+va-v.Start)/PageSize]; ok {
-					vec[(va-start)/PageSize] = 1
-				}
+	})
+	return vec, nil
+}
+
+// InCore is mincore(2)'s answer: Resident, and for a private file
+// mapping also the pages the file's memory holds, mapped here or not, as
+// Linux looks in the page cache.
+func (as *AddressSpace) InCore(addr, length uintptr) ([]byte, error) {
+	vec, err := as.Resident(addr, length)
+	if err != nil {
+		return nil, err
+	}
+	start := pageDown(addr)
+	end := start + uintptr(len(vec))*PageSize
+	as.eachIn(start, end, func(v *VMA) {
+		if v.Cache == nil {
+			return
+		}
+		v.Cache.mu.Lock()
+		defer v.Cache.mu.Unlock()
+		for va := max(v.Start, start); va < min(v.End, end); va += PageSize {
+			if _, ok := v.Cache.pages[(v.Offset+va-v.Start)/PageSize]; ok {
+				vec[(va-start)/PageSize] = 1
 			}
-			v.Cache.mu.Unlock()
 		}
 	})
 	return vec, nil

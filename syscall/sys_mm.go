@@ -399,5 +399,5 @@ func sysRemapFilePages(t *kernel.Task, a Args) (uint64, error) {
 func resident(t *kernel.Task, addr, n uintptr) ([]byte, error) {
 	t.Proc.Lock()
 	defer t.Proc.Unlock()
-	return t.Proc.AS.Resident(addr, n)
+	return t.Proc.AS.InCore(addr, n)
 }
