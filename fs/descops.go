@@ -76,7 +76,7 @@ func (d *Description) Node() *Node {
 // get and set.
 type pipeSizer interface {
 	Size() int
-	SetSize(n int) (int, error)
+	SetSize(n int, privileged bool) (int, error)
 }
 
 // PipeSize returns the pipe's capacity; EBADF when d is no pipe end.
@@ -90,12 +90,12 @@ func (d *Description) PipeSize() (int, error) {
 
 // SetPipeSize sets the pipe's capacity (PipeEnd.SetSize); EBADF when d is
 // no pipe end.
-func (d *Description) SetPipeSize(n int) (int, error) {
+func (d *Description) SetPipeSize(n int, privileged bool) (int, error) {
 	p, ok := d.File.(pipeSizer)
 	if !ok {
 		return 0, unix.EBADF
 	}
-	return p.SetSize(n)
+	return p.SetSize(n, privileged)
 }
 
 // Terminal returns the terminal open on d (the console, opened as itself

@@ -131,8 +131,14 @@ type NodeFile struct {
 // a snapshot of its contents.
 func (t *Tree) OpenNode(n *Node, path string) *NodeFile {
 	if n.Generate != nil {
+		store := n.Store
+		if store == nil {
+			// A file with nothing to write to takes no write, as a
+			// Linux proc file without a write method (EINVAL).
+			store = func([]byte) error { return unix.EINVAL }
+		}
 		n = &Node{Mode: n.Mode, UID: n.UID, GID: n.GID, ATime: n.ATime, MTime: n.MTime, CTime: n.CTime,
-			Ino: n.Ino, Links: n.Links, Data: n.Generate(), Store: n.Store}
+			Ino: n.Ino, Links: n.Links, Data: n.Generate(), Store: store}
 	} else if n.Mode.IsRegular() {
 		n.mu.Lock()
 		n.opens++

@@ -110,7 +110,7 @@ func TestFDTableGetHolds(t *testing.T) {
 }
 
 func TestPipe(t *testing.T) {
-	r, w := NewPipe()
+	r, w := NewPipe(true)
 	buf := make([]byte, 8)
 	if _, err := readBytes(r, buf); err != unix.EAGAIN {
 		t.Fatalf("empty pipe: %v", err)
@@ -149,12 +149,12 @@ func TestPipe(t *testing.T) {
 			break
 		}
 	}
-	r2, w2 := NewPipe()
+	r2, w2 := NewPipe(true)
 	r2.Close()
 	if _, err := writeBytes(w2, []byte("x")); err != unix.EPIPE {
 		t.Fatalf("no reader: %v", err)
 	}
-	if sz, err := w2.SetSize(5000); sz != 8192 || err != nil {
+	if sz, err := w2.SetSize(5000, true); sz != 8192 || err != nil {
 		t.Fatalf("F_SETPIPE_SZ 5000 = %d %v", sz, err)
 	}
 }

@@ -1,19 +1,53 @@
 package fs
 
 import (
+	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/jiege-go/jiege/mm"
 )
 
-// Linux's pipe bounds: the default capacity (16 pages) and the largest
-// F_SETPIPE_SZ takes without privilege (/proc/sys/fs/pipe-max-size).
+// Linux's pipe bounds: the default capacity (16 pages) and the most
+// pipe-max-size may be set to here, its default, which bounds the kernel
+// memory a pipe holds (Linux lets root raise it further).
 const (
 	PipeDefaultSize = 16 * 4096
-	PipeMaxSize     = 1 << 20
+	pipeMaxSizeCap  = 1 << 20
 )
+
+// pipeMaxSize is /proc/sys/fs/pipe-max-size: the largest capacity
+// F_SETPIPE_SZ gives, and a bound on a new pipe's made without privilege.
+var pipeMaxSize atomic.Int64
+
+func init() { pipeMaxSize.Store(pipeMaxSizeCap) }
+
+// PipeMaxSize is /proc/sys/fs/pipe-max-size.
+func PipeMaxSize() int { return int(pipeMaxSize.Load()) }
+
+// SetPipeMaxSize sets pipe-max-size from what root wrote, rounded up to a
+// power-of-two number of pages (0 is a page) as Linux's round_pipe_size;
+// EINVAL for what does not parse or is past pipeMaxSizeCap.
+func SetPipeMaxSize(b []byte) error {
+	v, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 32)
+	if err != nil || v > pipeMaxSizeCap {
+		return unix.EINVAL
+	}
+	pipeMaxSize.Store(int64(roundPipeSize(int(v))))
+	return nil
+}
+
+// roundPipeSize is n rounded up to a power-of-two number of pages.
+func roundPipeSize(n int) int {
+	size := pipePage
+	for size < n {
+		size <<= 1
+	}
+	return size
+}
 
 // pipe is the buffer between a pipe's ends, kept as Linux keeps it: a
 // ring of page-sized slots, so that capacity and atomicity come out as on
@@ -65,9 +99,15 @@ type PipeEnd struct {
 	write bool
 }
 
-// NewPipe returns a pipe's read and write ends.
-func NewPipe() (*PipeEnd, *PipeEnd) {
-	p := &pipe{slots: PipeDefaultSize / pipePage, readers: 1, writers: 1, ino: nextIno.Add(1)}
+// NewPipe returns a pipe's read and write ends: the default capacity, or
+// without privilege (CAP_SYS_RESOURCE) no more than pipe-max-size, as
+// Linux's alloc_pipe_info.
+func NewPipe(privileged bool) (*PipeEnd, *PipeEnd) {
+	size := PipeDefaultSize
+	if !privileged {
+		size = min(size, PipeMaxSize())
+	}
+	p := &pipe{slots: size / pipePage, readers: 1, writers: 1, ino: nextIno.Add(1)}
 	return &PipeEnd{p: p}, &PipeEnd{p: p, write: true}
 }
 
@@ -249,19 +289,17 @@ func (e *PipeEnd) Size() int {
 
 // SetSize sets the capacity (F_SETPIPE_SZ), rounded up to a power-of-two
 // number of pages as Linux does; EBUSY when the data would not fit. Above
-// pipe-max-size it is EPERM even for root, which Linux would allow: kernel
-// memory stays bounded.
-func (e *PipeEnd) SetSize(n int) (int, error) {
+// pipe-max-size it is EPERM without privilege, as on Linux, and above
+// pipeMaxSizeCap for root too (Linux lets root go further): kernel memory
+// stays bounded.
+func (e *PipeEnd) SetSize(n int, privileged bool) (int, error) {
 	switch {
 	case n < 0:
 		return 0, unix.EINVAL
-	case n > PipeMaxSize:
+	case n > pipeMaxSizeCap, n > PipeMaxSize() && !privileged:
 		return 0, unix.EPERM
 	}
-	size := 4096
-	for size < n {
-		size <<= 1
-	}
+	size := roundPipeSize(n)
 	p := e.p
 	p.mu.Lock()
 	if len(p.bufs) > size/pipePage {

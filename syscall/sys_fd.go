@@ -156,7 +156,7 @@ func sysFcntl(t *kernel.Task, a Args) (uint64, error) {
 		if a[1] == unix.F_GETPIPE_SZ {
 			n, err = d.PipeSize()
 		} else {
-			n, err = d.SetPipeSize(int(int32(a[2])))
+			n, err = d.SetPipeSize(int(int32(a[2])), t.Proc.Caps.Effective&(1<<unix.CAP_SYS_RESOURCE) != 0)
 		}
 		return uint64(n), err
 	}

@@ -145,7 +145,7 @@ func procSys(k Kernel) *fs.Node {
 			}),
 			"fs": procDir(func() map[string]*fs.Node {
 				return map[string]*fs.Node{
-					"pipe-max-size": fixed(strconv.Itoa(fs.PipeMaxSize)),
+					"pipe-max-size": fs.NewSetting(func() []byte { return []byte(strconv.Itoa(fs.PipeMaxSize()) + "\n") }, fs.SetPipeMaxSize),
 					"aio-nr":        line(func(s Sysctl) string { return strconv.FormatUint(s.AIONr, 10) }),
 					"aio-max-nr":    line(func(s Sysctl) string { return strconv.FormatUint(s.AIOMaxNr, 10) }),
 					"mqueue": procDir(func() map[string]*fs.Node {
