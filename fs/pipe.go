@@ -70,6 +70,10 @@ type pipe struct {
 	// changes.
 	readWait, writeWait Notifier
 	ino                 uint64
+	// user is who made the pipe, whose pages its capacity counts in
+	// (accountPipe) when accounted; a named pipe's is not counted.
+	user      uint32
+	accounted bool
 }
 
 // wakeReaders, wakeWriters and wakeAll return the watchers to notify once
@@ -99,15 +103,48 @@ type PipeEnd struct {
 	write bool
 }
 
-// NewPipe returns a pipe's read and write ends: the default capacity, or
-// without privilege (CAP_SYS_RESOURCE) no more than pipe-max-size, as
-// Linux's alloc_pipe_info.
-func NewPipe(privileged bool) (*PipeEnd, *PipeEnd) {
-	size := PipeDefaultSize
-	if !privileged {
-		size = min(size, PipeMaxSize())
+// PipeUserPagesSoft is /proc/sys/fs/pipe-user-pages-soft: once a user's
+// pipes have this many pages of capacity, an unprivileged user's new pipe
+// gets pipeMinSlots (Linux's PIPE_MIN_DEF_BUFFERS), and F_SETPIPE_SZ may
+// not grow one. There is no hard limit (pipe-user-pages-hard is 0).
+const (
+	PipeUserPagesSoft = 16384
+	pipeMinSlots      = 2
+)
+
+// pipeUsers are the pages of capacity each user's pipes have.
+var pipeUsers = struct {
+	sync.Mutex
+	pages map[uint32]int
+}{pages: map[uint32]int{}}
+
+// accountPipe adds delta pages to user's and returns the new total.
+func accountPipe(user uint32, delta int) int {
+	pipeUsers.Lock()
+	defer pipeUsers.Unlock()
+	n := pipeUsers.pages[user] + delta
+	if n == 0 {
+		delete(pipeUsers.pages, user)
+	} else {
+		pipeUsers.pages[user] = n
 	}
-	p := &pipe{slots: size / pipePage, readers: 1, writers: 1, ino: nextIno.Add(1)}
+	return n
+}
+
+// NewPipe returns the read and write ends of a pipe made by user: the
+// default capacity, or without privilege (CAP_SYS_RESOURCE) no more than
+// pipe-max-size, and two pages past the user's soft limit, as Linux's
+// alloc_pipe_info.
+func NewPipe(user uint32, privileged bool) (*PipeEnd, *PipeEnd) {
+	slots := PipeDefaultSize / pipePage
+	if !privileged {
+		slots = min(slots, PipeMaxSize()/pipePage)
+	}
+	if accountPipe(user, slots) > PipeUserPagesSoft && !privileged {
+		accountPipe(user, pipeMinSlots-slots)
+		slots = pipeMinSlots
+	}
+	p := &pipe{slots: slots, user: user, accounted: true, readers: 1, writers: 1, ino: nextIno.Add(1)}
 	return &PipeEnd{p: p}, &PipeEnd{p: p, write: true}
 }
 
@@ -267,6 +304,10 @@ func (e *PipeEnd) Close() error {
 	if p.readers == 0 && p.writers == 0 {
 		mm.Charged.Uncharge(len(p.bufs) * pipePage)
 		p.bufs, p.offs = nil, nil
+		if p.accounted {
+			accountPipe(p.user, -p.slots)
+			p.accounted = false
+		}
 	}
 	fns := p.wakeAll()
 	p.mu.Unlock()
@@ -305,6 +346,14 @@ func (e *PipeEnd) SetSize(n int, privileged bool) (int, error) {
 	if len(p.bufs) > size/pipePage {
 		p.mu.Unlock()
 		return 0, unix.EBUSY
+	}
+	if p.accounted {
+		grow := size/pipePage - p.slots
+		if accountPipe(p.user, grow) > PipeUserPagesSoft && grow > 0 && !privileged {
+			accountPipe(p.user, -grow)
+			p.mu.Unlock()
+			return 0, unix.EPERM
+		}
 	}
 	p.slots = size / pipePage
 	fns := p.wakeWriters() // as Linux's pipe_resize_ring

@@ -145,9 +145,11 @@ func procSys(k Kernel) *fs.Node {
 			}),
 			"fs": procDir(func() map[string]*fs.Node {
 				return map[string]*fs.Node{
-					"pipe-max-size": fs.NewSetting(func() []byte { return []byte(strconv.Itoa(fs.PipeMaxSize()) + "\n") }, fs.SetPipeMaxSize),
-					"aio-nr":        line(func(s Sysctl) string { return strconv.FormatUint(s.AIONr, 10) }),
-					"aio-max-nr":    line(func(s Sysctl) string { return strconv.FormatUint(s.AIOMaxNr, 10) }),
+					"pipe-user-pages-soft": fixed(strconv.Itoa(fs.PipeUserPagesSoft)),
+					"pipe-user-pages-hard": fixed("0"),
+					"pipe-max-size":        fs.NewSetting(func() []byte { return []byte(strconv.Itoa(fs.PipeMaxSize()) + "\n") }, fs.SetPipeMaxSize),
+					"aio-nr":               line(func(s Sysctl) string { return strconv.FormatUint(s.AIONr, 10) }),
+					"aio-max-nr":           line(func(s Sysctl) string { return strconv.FormatUint(s.AIOMaxNr, 10) }),
 					"mqueue": procDir(func() map[string]*fs.Node {
 						m := map[string]*fs.Node{}
 						for _, name := range ipc.MQSettings() {
