@@ -15,7 +15,7 @@ import (
 
 // KernelConfig lists the options set to y: each line names the option and
 // what of the kernel it stands for. Add an option when its feature lands
-// (CONFIG_SIGNALFD with signalfd).
+// (CONFIG_SIGNALFD came with signalfd).
 var KernelConfig = []string{
 	"CONFIG_RISCV",     // the architecture
 	"CONFIG_64BIT",     // riscv64
@@ -36,6 +36,11 @@ var KernelConfig = []string{
 	"CONFIG_EPOLL",
 	"CONFIG_EVENTFD",
 	"CONFIG_TIMERFD",
+	"CONFIG_SIGNALFD",   // signalfd4 (kernel/signalfd.go)
+	"CONFIG_MEMBARRIER", // membarrier (syscall/sys_membarrier.go)
+	"CONFIG_FHANDLE",    // name_to_handle_at, open_by_handle_at
+	"CONFIG_COREDUMP",   // core files (kernel/coredump.go)
+	"CONFIG_ELF_CORE",
 	"CONFIG_POSIX_TIMERS", // timer_create and the rest (kernel/posixtimers.go)
 	"CONFIG_POSIX_MQUEUE", // mq_open and the rest (kernel/ipc/mqueue.go)
 	"CONFIG_AIO",          // io_setup and the rest (kernel/aio)
@@ -62,7 +67,6 @@ var KernelConfig = []string{
 var KernelConfigNotSet = []string{
 	"CONFIG_MODULES",
 	"CONFIG_IO_URING",
-	"CONFIG_SIGNALFD",
 	"CONFIG_NAMESPACES",
 	"CONFIG_USER_NS",
 	"CONFIG_PID_NS",

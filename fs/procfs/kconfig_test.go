@@ -27,7 +27,7 @@ func TestConfigGz(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range []string{"CONFIG_EVENTFD=y\n", "CONFIG_IKCONFIG_PROC=y\n", "# CONFIG_SIGNALFD is not set\n"} {
+	for _, line := range []string{"CONFIG_EVENTFD=y\n", "CONFIG_IKCONFIG_PROC=y\n", "# CONFIG_IO_URING is not set\n"} {
 		if !bytes.Contains(text, []byte(line)) {
 			t.Errorf("config lacks %q:\n%s", line, text)
 		}
