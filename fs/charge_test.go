@@ -16,7 +16,7 @@ func limitCharge(t *testing.T, n int64) {
 
 func TestPipePagesChargedUntilLastEndCloses(t *testing.T) {
 	base := mm.Charged.Total()
-	r, w := NewPipe(0, true)
+	r, w := NewPipeLimits().NewPipe(0, true)
 	if n, err := w.writeBytes(make([]byte, 3*pipePage)); n != 3*pipePage || err != nil {
 		t.Fatalf("write of 3 pages: %d %v", n, err)
 	}
@@ -34,7 +34,7 @@ func TestPipePagesChargedUntilLastEndCloses(t *testing.T) {
 }
 
 func TestPipeWriteFailsWithENOMEMWhenBudgetSpent(t *testing.T) {
-	r, w := NewPipe(0, true)
+	r, w := NewPipeLimits().NewPipe(0, true)
 	defer r.Close()
 	defer w.Close()
 	limitCharge(t, pipePage)

@@ -16,7 +16,7 @@ import (
 // goroutine per notification both found the pipe readable.
 func TestAsyncSignalsOncePerWrite(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // the notifications' goroutines wait for a yield
-	r, w := NewPipe(0, true)
+	r, w := NewPipeLimits().NewPipe(0, true)
 	d := NewDescription(r, unix.O_RDONLY|unix.O_ASYNC)
 	var sent, runs atomic.Int32
 	d.WatchAsync(func() {

@@ -110,7 +110,7 @@ func TestFDTableGetHolds(t *testing.T) {
 }
 
 func TestPipe(t *testing.T) {
-	r, w := NewPipe(0, true)
+	r, w := NewPipeLimits().NewPipe(0, true)
 	buf := make([]byte, 8)
 	if _, err := readBytes(r, buf); err != unix.EAGAIN {
 		t.Fatalf("empty pipe: %v", err)
@@ -149,7 +149,7 @@ func TestPipe(t *testing.T) {
 			break
 		}
 	}
-	r2, w2 := NewPipe(0, true)
+	r2, w2 := NewPipeLimits().NewPipe(0, true)
 	r2.Close()
 	if _, err := writeBytes(w2, []byte("x")); err != unix.EPIPE {
 		t.Fatalf("no reader: %v", err)

@@ -19,25 +19,49 @@ const (
 	pipeMaxSizeCap  = 1 << 20
 )
 
-// pipeMaxSize is /proc/sys/fs/pipe-max-size: the largest capacity
-// F_SETPIPE_SZ gives, and a bound on a new pipe's made without privilege.
-var pipeMaxSize atomic.Int64
+// PipeLimits are a kernel's pipe settings and the pages of capacity each
+// user's pipes have: /proc/sys/fs/pipe-max-size, the largest capacity
+// F_SETPIPE_SZ gives and a bound on a new pipe's made without privilege,
+// and pipe-user-pages-soft (PipeUserPagesSoft). The Kernel holds one.
+type PipeLimits struct {
+	maxSize atomic.Int64
+	mu      sync.Mutex
+	pages   map[uint32]int // guarded by mu
+}
 
-func init() { pipeMaxSize.Store(pipeMaxSizeCap) }
+// NewPipeLimits returns Linux's defaults, no pipe counted.
+func NewPipeLimits() *PipeLimits {
+	l := &PipeLimits{pages: map[uint32]int{}}
+	l.maxSize.Store(pipeMaxSizeCap)
+	return l
+}
 
-// PipeMaxSize is /proc/sys/fs/pipe-max-size.
-func PipeMaxSize() int { return int(pipeMaxSize.Load()) }
+// MaxSize is pipe-max-size.
+func (l *PipeLimits) MaxSize() int { return int(l.maxSize.Load()) }
 
-// SetPipeMaxSize sets pipe-max-size from what root wrote, rounded up to a
+// SetMaxSize sets pipe-max-size from what root wrote, rounded up to a
 // power-of-two number of pages (0 is a page) as Linux's round_pipe_size;
 // EINVAL for what does not parse or is past pipeMaxSizeCap.
-func SetPipeMaxSize(b []byte) error {
+func (l *PipeLimits) SetMaxSize(b []byte) error {
 	v, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 32)
 	if err != nil || v > pipeMaxSizeCap {
 		return unix.EINVAL
 	}
-	pipeMaxSize.Store(int64(roundPipeSize(int(v))))
+	l.maxSize.Store(int64(roundPipeSize(int(v))))
 	return nil
+}
+
+// account adds delta pages to user's and returns the new total.
+func (l *PipeLimits) account(user uint32, delta int) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := l.pages[user] + delta
+	if n == 0 {
+		delete(l.pages, user)
+	} else {
+		l.pages[user] = n
+	}
+	return n
 }
 
 // roundPipeSize is n rounded up to a power-of-two number of pages.
@@ -70,10 +94,10 @@ type pipe struct {
 	// changes.
 	readWait, writeWait Notifier
 	ino                 uint64
-	// user is who made the pipe, whose pages its capacity counts in
-	// (accountPipe) when accounted; a named pipe's is not counted.
-	user      uint32
-	accounted bool
+	// limits count the pipe's capacity in user's pages until its last
+	// end closes; nil for a named pipe, which is not counted.
+	limits *PipeLimits
+	user   uint32
 }
 
 // wakeReaders, wakeWriters and wakeAll return the watchers to notify once
@@ -112,39 +136,20 @@ const (
 	pipeMinSlots      = 2
 )
 
-// pipeUsers are the pages of capacity each user's pipes have.
-var pipeUsers = struct {
-	sync.Mutex
-	pages map[uint32]int
-}{pages: map[uint32]int{}}
-
-// accountPipe adds delta pages to user's and returns the new total.
-func accountPipe(user uint32, delta int) int {
-	pipeUsers.Lock()
-	defer pipeUsers.Unlock()
-	n := pipeUsers.pages[user] + delta
-	if n == 0 {
-		delete(pipeUsers.pages, user)
-	} else {
-		pipeUsers.pages[user] = n
-	}
-	return n
-}
-
 // NewPipe returns the read and write ends of a pipe made by user: the
 // default capacity, or without privilege (CAP_SYS_RESOURCE) no more than
 // pipe-max-size, and two pages past the user's soft limit, as Linux's
 // alloc_pipe_info.
-func NewPipe(user uint32, privileged bool) (*PipeEnd, *PipeEnd) {
+func (l *PipeLimits) NewPipe(user uint32, privileged bool) (*PipeEnd, *PipeEnd) {
 	slots := PipeDefaultSize / pipePage
 	if !privileged {
-		slots = min(slots, PipeMaxSize()/pipePage)
+		slots = min(slots, l.MaxSize()/pipePage)
 	}
-	if accountPipe(user, slots) > PipeUserPagesSoft && !privileged {
-		accountPipe(user, pipeMinSlots-slots)
+	if l.account(user, slots) > PipeUserPagesSoft && !privileged {
+		l.account(user, pipeMinSlots-slots)
 		slots = pipeMinSlots
 	}
-	p := &pipe{slots: slots, user: user, accounted: true, readers: 1, writers: 1, ino: nextIno.Add(1)}
+	p := &pipe{slots: slots, limits: l, user: user, readers: 1, writers: 1, ino: nextIno.Add(1)}
 	return &PipeEnd{p: p}, &PipeEnd{p: p, write: true}
 }
 
@@ -304,9 +309,9 @@ func (e *PipeEnd) Close() error {
 	if p.readers == 0 && p.writers == 0 {
 		mm.Charged.Uncharge(len(p.bufs) * pipePage)
 		p.bufs, p.offs = nil, nil
-		if p.accounted {
-			accountPipe(p.user, -p.slots)
-			p.accounted = false
+		if p.limits != nil {
+			p.limits.account(p.user, -p.slots)
+			p.limits = nil
 		}
 	}
 	fns := p.wakeAll()
@@ -334,23 +339,28 @@ func (e *PipeEnd) Size() int {
 // pipeMaxSizeCap for root too (Linux lets root go further): kernel memory
 // stays bounded.
 func (e *PipeEnd) SetSize(n int, privileged bool) (int, error) {
-	switch {
-	case n < 0:
+	if n < 0 {
 		return 0, unix.EINVAL
-	case n > pipeMaxSizeCap, n > PipeMaxSize() && !privileged:
-		return 0, unix.EPERM
 	}
 	size := roundPipeSize(n)
 	p := e.p
 	p.mu.Lock()
+	maxSize := pipeMaxSizeCap
+	if p.limits != nil {
+		maxSize = p.limits.MaxSize()
+	}
+	if n > pipeMaxSizeCap || n > maxSize && !privileged {
+		p.mu.Unlock()
+		return 0, unix.EPERM
+	}
 	if len(p.bufs) > size/pipePage {
 		p.mu.Unlock()
 		return 0, unix.EBUSY
 	}
-	if p.accounted {
+	if p.limits != nil {
 		grow := size/pipePage - p.slots
-		if accountPipe(p.user, grow) > PipeUserPagesSoft && grow > 0 && !privileged {
-			accountPipe(p.user, -grow)
+		if p.limits.account(p.user, grow) > PipeUserPagesSoft && grow > 0 && !privileged {
+			p.limits.account(p.user, -grow)
 			p.mu.Unlock()
 			return 0, unix.EPERM
 		}

@@ -42,7 +42,7 @@ func (u *faultingIO) CopyIn(dst []byte) (int, error) { return 0, unix.EFAULT }
 func (u *faultingIO) Writable(n int) int { return min(n, u.good-len(u.out)) }
 
 func TestPipeReadFaultTakesWholePagesOnly(t *testing.T) {
-	r, w := NewPipe(0, true)
+	r, w := NewPipeLimits().NewPipe(0, true)
 	data := bytes.Repeat([]byte("abcdefgh"), 1024) // two pipe pages
 	if n, err := writeBytes(w, data); n != len(data) || err != nil {
 		t.Fatalf("write: %d %v", n, err)

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	arch "github.com/jiege-go/jiege/arch/riscv64"
+	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/kernel/aio"
 	"github.com/jiege-go/jiege/kernel/ipc"
 	"github.com/jiege-go/jiege/kernel/loader"
@@ -90,8 +91,9 @@ type Kernel struct {
 	// kcmpCookies obfuscate the identities kcmp(2) orders (kcmp.go).
 	kcmpCookies [kcmpTypes][2]uint64
 
-	aioLimit aio.Limit // fs.aio-nr: the events every AIO context asked for
-	uts      utsNames  // uts.go
+	aioLimit aio.Limit      // fs.aio-nr: the events every AIO context asked for
+	uts      utsNames       // uts.go
+	pipes    *fs.PipeLimits // pipe-max-size and each user's pipe pages
 	// corePattern is /proc/sys/kernel/core_pattern (coredump.go); nil
 	// is Linux's default, "core".
 	corePattern atomic.Pointer[string]
@@ -135,6 +137,7 @@ func New(c Config) *Kernel {
 		randGen:     rand.NewChaCha8(seedFromRuntime()),
 	}
 	k.ipc = ipc.NewNamespace(c.UserMemory, k.Now)
+	k.pipes = fs.NewPipeLimits()
 	k.initKcmpCookies()
 	if k.newRegs == nil {
 		k.newRegs = func() *arch.Frame { return new(arch.Frame) }
@@ -163,6 +166,9 @@ func (t *Task) Kernel() *Kernel { return t.Proc.k }
 
 // CPUs is the number of harts running.
 func (k *Kernel) CPUs() int { return k.cpus }
+
+// Pipes are the kernel's pipe limits, which pipe(2) makes pipes under.
+func (k *Kernel) Pipes() *fs.PipeLimits { return k.pipes }
 
 // CurrentCPU is the hart the caller was running on when it asked.
 func (k *Kernel) CurrentCPU() int { return k.currentCPU() }

@@ -47,6 +47,7 @@ func (s ProcfsSource) Sysctl() procfs.Sysctl {
 
 func (s ProcfsSource) CorePattern() string     { return s.k.CorePattern() }
 func (s ProcfsSource) SetCorePattern(p string) { s.k.SetCorePattern(p) }
+func (s ProcfsSource) Pipes() *fs.PipeLimits   { return s.k.pipes }
 
 // procfsProcess is a process as /proc/PID reads it (procfs.Process).
 type procfsProcess struct{ p *Process }

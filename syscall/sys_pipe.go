@@ -18,7 +18,7 @@ func sysPipe2(t *kernel.Task, a Args) (uint64, error) {
 	if flags&^(unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_DIRECT) != 0 {
 		return 0, unix.EINVAL
 	}
-	r, w := fs.NewPipe(t.Proc.UID, t.Proc.Caps.Effective&(1<<(unix.CAP_SYS_RESOURCE)|1<<unix.CAP_SYS_ADMIN) != 0)
+	r, w := t.Kernel().Pipes().NewPipe(t.Proc.UID, t.Proc.Caps.Effective&(1<<(unix.CAP_SYS_RESOURCE)|1<<unix.CAP_SYS_ADMIN) != 0)
 	status := uint32(flags & unix.O_NONBLOCK)
 	return 0, installPair(t, r, w, unix.O_RDONLY|status, unix.O_WRONLY|status, flags&unix.O_CLOEXEC != 0, a[0])
 }

@@ -21,6 +21,7 @@ type Kernel interface {
 	SysVIPC() SysVIPC
 	CorePattern() string // /proc/sys/kernel/core_pattern, which root sets
 	SetCorePattern(string)
+	Pipes() *fs.PipeLimits // /proc/sys/fs/pipe-max-size, which root sets
 }
 
 // SysVIPC is what /proc/sysvipc and the System V IPC settings of

@@ -147,7 +147,7 @@ func procSys(k Kernel) *fs.Node {
 				return map[string]*fs.Node{
 					"pipe-user-pages-soft": fixed(strconv.Itoa(fs.PipeUserPagesSoft)),
 					"pipe-user-pages-hard": fixed("0"),
-					"pipe-max-size":        fs.NewSetting(func() []byte { return []byte(strconv.Itoa(fs.PipeMaxSize()) + "\n") }, fs.SetPipeMaxSize),
+					"pipe-max-size":        fs.NewSetting(func() []byte { return []byte(strconv.Itoa(k.Pipes().MaxSize()) + "\n") }, k.Pipes().SetMaxSize),
 					"aio-nr":               line(func(s Sysctl) string { return strconv.FormatUint(s.AIONr, 10) }),
 					"aio-max-nr":           line(func(s Sysctl) string { return strconv.FormatUint(s.AIOMaxNr, 10) }),
 					"mqueue": procDir(func() map[string]*fs.Node {

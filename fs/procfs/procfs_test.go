@@ -24,6 +24,7 @@ func (fakeKernel) Sysctl() Sysctl {
 func (fakeKernel) SysVIPC() SysVIPC      { return noIPC{} }
 func (fakeKernel) CorePattern() string   { return "core" }
 func (fakeKernel) SetCorePattern(string) {}
+func (fakeKernel) Pipes() *fs.PipeLimits { return fs.NewPipeLimits() }
 
 // noIPC is a kernel without System V IPC objects or settings.
 type noIPC struct{}
