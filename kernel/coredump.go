@@ -90,7 +90,19 @@ func (t *Task) dumpCore(sig unix.Signal) bool {
 	f := p.Root.OpenNode(n, name)
 	defer f.Close()
 
+	if size := p.writeCore(f, notes, limit); size > 0 {
+		f.Truncate(int64(size)) // the trailing holes
+	}
+	return true
+}
+
+// writeCore writes the core file's headers, notes and pages to f under
+// p's address-space lock, at most limit bytes besides holes, and returns
+// the file's length when all of it was written, 0 when a write was
+// refused.
+func (p *Process) writeCore(f *fs.NodeFile, notes []byte, limit uint64) uint64 {
 	p.Lock()
+	defer p.Unlock()
 	segs := p.AS.CoreSegments(p.Settings.CoredumpFilter.Load())
 	// The headers and notes, then each segment's pages at a page-aligned
 	// offset.
@@ -157,11 +169,10 @@ func (t *Task) dumpCore(sig unix.Signal) bool {
 			})
 		}
 	}
-	p.Unlock()
-	if complete {
-		f.Truncate(int64(offset)) // the trailing holes
+	if !complete {
+		return 0
 	}
-	return true
+	return offset
 }
 
 // corePatternMax is CORENAME_MAX_SIZE: a longer pattern is cut.

@@ -37,11 +37,14 @@ func NewSignalFD(p *Process, mask SigSet) *SignalFD {
 // a poller waiting for the old ones looks again.
 func (f *SignalFD) SetMask(mask SigSet) {
 	f.mask.Store(uint64(mask &^ unblockable))
-	k := f.proc.k
-	k.sigMu.Lock()
-	watchers := f.proc.sig.signalfds.Changed()
-	k.sigMu.unlockUnchanged()
-	fs.Notify(watchers)
+	fs.Notify(f.watchers())
+}
+
+// watchers returns the pollers of f's process's signalfds.
+func (f *SignalFD) watchers() []func() {
+	f.proc.k.sigMu.Lock()
+	defer f.proc.k.sigMu.unlockUnchanged()
+	return f.proc.sig.signalfds.Changed()
 }
 
 // Mask returns the signals f reads (/proc/PID/fdinfo's sigmask).
