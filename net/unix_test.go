@@ -43,6 +43,8 @@ func TestSocketPair(t *testing.T) {
 	if n, _ := b.Read(buf); string(buf[:n]) != "late" {
 		t.Fatalf("read after the wake-up got %q", buf[:n])
 	}
+	// The writer may not have closed yet when "late" was read.
+	waitReadable(t, b)
 	if n, err := b.Read(buf); n != 0 || err != nil {
 		t.Fatalf("read after peer close = %d %v, want end of stream", n, err)
 	}
