@@ -226,6 +226,13 @@ SOAK_SMP ?= 2
 soak: kernel
 	JIEGE_SOAK=1 JIEGE_SOAK_REQUESTS=$(REQUESTS) JIEGE_SMP=$(SOAK_SMP) $(GO) test -count=1 -timeout 200m -run TestSoak -v ./tests/
 
+# jiege compare of Debian's Linux, ours and an attempt on a host a busy
+# loop keeps loaded, then jiege bench of the same beside it: every
+# leaderboard ratio within the bench's spread (issue 35).
+.PHONY: compare-loaded
+compare-loaded: kernel jiege
+	JIEGE_LOADED=1 $(GO) test -count=1 -timeout 150m -run TestJiegeCompareOnLoadedHost -v ./tests/
+
 # The QEMU plugin that counts guest instructions (tools/icount, jiege
 # bench --icount): Debian's gcc and C library only; the plugin declares
 # the part of QEMU's plugin API it uses, for Debian ships no header.
