@@ -28,6 +28,23 @@ func (t *Tree) RegisterDevice(major, minor uint32, open func() (File, error)) {
 	t.devices.mu.Unlock()
 }
 
+// Console is the terminal behind /dev/console (5:1), nil when the kernel
+// registered none: the only terminal that can be a controlling one.
+func (t *Tree) Console() *TTY {
+	t.devices.mu.RLock()
+	open := t.devices.open[Mkdev(5, 1)]
+	t.devices.mu.RUnlock()
+	if open == nil {
+		return nil
+	}
+	f, err := open()
+	if err != nil {
+		return nil
+	}
+	tty, _ := f.(*TTY)
+	return tty
+}
+
 // OpenDevice opens the character device node n of t, found at path p:
 // ENXIO when no driver has its number, as on Linux.
 func (t *Tree) OpenDevice(n *Node, p string) (File, error) {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -23,12 +25,52 @@ import (
 // max_queued_events ends with one IN_Q_OVERFLOW, and each queued event is
 // charged to mm.Charged (a failed charge overflows too).
 
-// Linux's inotify limits (/proc/sys/fs/inotify), per user.
+// InotifyLimits are Linux's inotify limits (/proc/sys/fs/inotify), which
+// root sets: the events one instance queues, and the instances and
+// watches each user holds.
+type InotifyLimits struct {
+	MaxQueuedEvents, MaxUserInstances, MaxUserWatches atomic.Int64
+}
+
+// Linux's defaults of the inotify limits.
 const (
-	InotifyMaxQueuedEvents  = 16384
-	InotifyMaxUserInstances = 128
-	InotifyMaxUserWatches   = 8192
+	inotifyDefaultQueuedEvents  = 16384
+	inotifyDefaultUserInstances = 128
+	inotifyDefaultUserWatches   = 8192
 )
+
+// InotifyLimitNames are the limits' names in /proc/sys/fs/inotify.
+var InotifyLimitNames = []string{"max_queued_events", "max_user_instances", "max_user_watches"}
+
+func (l *InotifyLimits) byName(name string) *atomic.Int64 {
+	switch name {
+	case "max_queued_events":
+		return &l.MaxQueuedEvents
+	case "max_user_instances":
+		return &l.MaxUserInstances
+	}
+	return &l.MaxUserWatches
+}
+
+// Setting is the limit of that name, as its /proc file shows it.
+func (l *InotifyLimits) Setting(name string) string {
+	return strconv.FormatInt(l.byName(name).Load(), 10)
+}
+
+// Set sets the limit of that name from what root wrote: a decimal int
+// from 0 up, as Linux's proc_dointvec_minmax with its floor of zero;
+// EINVAL otherwise.
+func (l *InotifyLimits) Set(name string, b []byte) error {
+	n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 32)
+	if err != nil || n < 0 {
+		return unix.EINVAL
+	}
+	l.byName(name).Store(n)
+	return nil
+}
+
+// InotifyLimits are t's inotify limits.
+func (t *Tree) InotifyLimits() *InotifyLimits { return &t.notify.limits }
 
 // inotifyEventCost is what a queued event is charged besides its name:
 // Linux's struct inotify_event_info.
@@ -42,6 +84,7 @@ type notifyTable struct {
 	count   atomic.Int64 // watches in the tree
 	cookie  uint32       // the last rename's cookie
 	perUser map[uint32]*inotifyUsage
+	limits  InotifyLimits
 }
 
 // inotifyUsage is what one user holds: instances and watches.
@@ -84,7 +127,7 @@ func NewInotify(t *Tree, uid uint32) (*Inotify, error) {
 	nt.mu.Lock()
 	defer nt.mu.Unlock()
 	u := nt.user(uid)
-	if u.instances >= InotifyMaxUserInstances {
+	if int64(u.instances) >= nt.limits.MaxUserInstances.Load() {
 		return nil, unix.EMFILE
 	}
 	u.instances++
@@ -126,7 +169,7 @@ func (in *Inotify) AddWatch(n *Node, mask uint32) (int32, error) {
 		return w.wd, nil
 	}
 	u := nt.user(in.uid)
-	if u.watches >= InotifyMaxUserWatches {
+	if int64(u.watches) >= nt.limits.MaxUserWatches.Load() {
 		return 0, unix.ENOSPC
 	}
 	u.watches++
@@ -209,7 +252,7 @@ func (in *Inotify) queueLocked(ev inotifyEvent) {
 		ev.size += (len(ev.name) + linux.SizeofInotifyEvent) &^ (linux.SizeofInotifyEvent - 1)
 	}
 	ev.chargedBytes = inotifyEventCost + len(ev.name)
-	if len(in.queue) >= InotifyMaxQueuedEvents || mm.Charged.Charge(ev.chargedBytes) != nil {
+	if int64(len(in.queue)) >= in.tree.notify.limits.MaxQueuedEvents.Load() || mm.Charged.Charge(ev.chargedBytes) != nil {
 		ev = inotifyEvent{wd: -1, mask: unix.IN_Q_OVERFLOW, size: linux.SizeofInotifyEvent}
 		in.overflow = true
 	}

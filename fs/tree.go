@@ -187,6 +187,9 @@ func NewTree(root *Node) *Tree {
 	t.devices.open = map[uint64]func() (File, error){}
 	t.locks.byNode = map[*Node]*nodeLocks{}
 	t.locks.waitsFor = map[LockOwner]LockOwner{}
+	t.notify.limits.MaxQueuedEvents.Store(inotifyDefaultQueuedEvents)
+	t.notify.limits.MaxUserInstances.Store(inotifyDefaultUserInstances)
+	t.notify.limits.MaxUserWatches.Store(inotifyDefaultUserWatches)
 	root.tree = t
 	return t
 }

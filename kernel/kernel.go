@@ -45,6 +45,10 @@ type Kernel struct {
 	reset       func(restart bool)
 	currentCPU  func() int
 
+	kernelLog     func(from uint64) ([]byte, uint64)
+	kernelLogSize int
+	log           syslogState // syslog.go
+
 	// bootNano is when the Kernel was made, in the runtime's nanotime;
 	// Uptime counts from it.
 	bootNano int64
@@ -117,6 +121,11 @@ type Config struct {
 	MemoryStats func() (inUse, total uint64)
 	// CurrentCPU is the hart the caller runs on (getcpu(2)).
 	CurrentCPU func() int
+	// KernelLog reads the kernel's log, a ring of KernelLogSize bytes,
+	// from a position (bytes since boot) on, and returns the position
+	// what it read starts at (syslog(2)); nil: the kernel keeps none.
+	KernelLog     func(from uint64) ([]byte, uint64)
+	KernelLogSize int
 	// Reset restarts the machine (restart) or powers it off, and does not
 	// return; reboot(2) calls it.
 	Reset func(restart bool)
@@ -129,6 +138,7 @@ func New(c Config) *Kernel {
 	k := &Kernel{
 		userMemory: c.UserMemory, newRegs: c.NewRegs, startTask: c.StartTask,
 		cpus: c.CPUs, memoryStats: c.MemoryStats, currentCPU: c.CurrentCPU, reset: c.Reset,
+		kernelLog: c.KernelLog, kernelLogSize: c.KernelLogSize,
 		bootNano:    nanotime(),
 		vdso:        loader.NewVDSO(),
 		processes:   map[int]*Process{},
@@ -138,6 +148,7 @@ func New(c Config) *Kernel {
 	}
 	k.ipc = ipc.NewNamespace(c.UserMemory, k.Now)
 	k.pipes = fs.NewPipeLimits()
+	k.log.printk = defaultPrintk
 	k.initKcmpCookies()
 	if k.newRegs == nil {
 		k.newRegs = func() *arch.Frame { return new(arch.Frame) }

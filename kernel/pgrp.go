@@ -252,6 +252,16 @@ func (k *Kernel) SignalGroup(pgid int, sig unix.Signal) {
 	}
 }
 
+// HangUpSession is a terminal's hang-up as session sid sees it: its
+// leader, when it lives, gets SIGHUP then SIGCONT (Linux's
+// tty_signal_session_leader).
+func (k *Kernel) HangUpSession(sid int) {
+	if p := k.ProcessByID(sid); p != nil && p.SID() == sid {
+		p.Signal(unix.SIGHUP, nil)
+		p.Signal(unix.SIGCONT, nil)
+	}
+}
+
 // GroupInSession reports whether process group pgid has a member in
 // session sid (TIOCSPGRP may only name such a group).
 func (k *Kernel) GroupInSession(pgid, sid int) bool {

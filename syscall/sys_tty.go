@@ -4,6 +4,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/jiege-go/jiege/abi/linux"
+	"github.com/jiege-go/jiege/abi/linux/sysno"
 	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/kernel"
 )
@@ -25,6 +26,29 @@ const (
 	tiocnotty  = 0x5422
 	tiocgsid   = 0x5429
 )
+
+func init() {
+	register(sysno.Vhangup, sysVhangup)
+}
+
+// sysVhangup implements vhangup(2): with CAP_SYS_TTY_CONFIG, the caller's
+// controlling terminal (only the console can be one) leaves its session,
+// whose leader gets SIGHUP and SIGCONT. Linux also makes the descriptors
+// open on it read end of file and fail writes; those of the console stay
+// usable here, for the console is every process's output.
+func sysVhangup(t *kernel.Task, a Args) (uint64, error) {
+	if t.Proc.Caps.Effective&(1<<unix.CAP_SYS_TTY_CONFIG) == 0 {
+		return 0, unix.EPERM
+	}
+	tty := t.Proc.Root.Console()
+	sid := t.Proc.SID()
+	if tty == nil || tty.Session() != sid {
+		return 0, nil
+	}
+	tty.SetSession(0, 0)
+	t.Kernel().HangUpSession(sid)
+	return 0, nil
+}
 
 // ttyIoctl serves the terminal requests on the console; handled reports
 // whether req is one.

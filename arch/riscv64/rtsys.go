@@ -199,7 +199,9 @@ func rtWriteConsole(buf, n uintptr) int64 {
 		}
 		chunk := min(n-done, mmPage-(buf+done)&pageMask)
 		for i := uintptr(0); i < chunk; i++ {
-			putc(*(*byte)(mm.Ptr(pa + i)))
+			c := *(*byte)(mm.Ptr(pa + i))
+			putc(c)
+			klogPut(c)
 		}
 		done += chunk
 	}

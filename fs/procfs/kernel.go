@@ -22,6 +22,12 @@ type Kernel interface {
 	CorePattern() string // /proc/sys/kernel/core_pattern, which root sets
 	SetCorePattern(string)
 	Pipes() *fs.PipeLimits // /proc/sys/fs/pipe-max-size, which root sets
+	SetHostname(string)    // /proc/sys/kernel/hostname, which root sets
+	SetDomainname(string)
+	Printk() string // /proc/sys/kernel/printk, which root sets
+	SetPrintk([]byte) error
+	DmesgRestrict() string // /proc/sys/kernel/dmesg_restrict, which root sets
+	SetDmesgRestrict([]byte) error
 }
 
 // SysVIPC is what /proc/sysvipc and the System V IPC settings of

@@ -75,7 +75,7 @@ func procRoot(tree *fs.Tree, k Kernel) *fs.Node {
 		"filesystems": procFile(func() []byte {
 			return []byte("nodev\tsysfs\nnodev\ttmpfs\nnodev\tproc\nnodev\tdevtmpfs\n")
 		}),
-		"sys":       procSys(k),
+		"sys":       procSys(k, tree),
 		"config.gz": procFile(func() []byte { return gzipStored(kernelConfigText()) }),
 		"sysvipc": procDir(func() map[string]*fs.Node {
 			ipc := k.SysVIPC()
@@ -115,7 +115,7 @@ func procRoot(tree *fs.Tree, k Kernel) *fs.Node {
 // formats, read from the kernel at each open. They are read-only: the
 // kernel changes them through system calls only (sethostname), but for
 // System V IPC's and the POSIX message queues' limits, which root writes.
-func procSys(k Kernel) *fs.Node {
+func procSys(k Kernel, tree *fs.Tree) *fs.Node {
 	sysctl, ipc := k.Sysctl, k.SysVIPC()
 	line := func(v func(Sysctl) string) *fs.Node {
 		return procFile(func() []byte { return []byte(v(sysctl()) + "\n") })
@@ -125,8 +125,10 @@ func procSys(k Kernel) *fs.Node {
 		return map[string]*fs.Node{
 			"kernel": procDir(func() map[string]*fs.Node {
 				m := map[string]*fs.Node{
-					"hostname":    line(func(s Sysctl) string { return s.Hostname }),
-					"domainname":  line(func(s Sysctl) string { return s.Domainname }),
+					"hostname": fs.NewSetting(func() []byte { return []byte(sysctl().Hostname + "\n") },
+						func(b []byte) error { return setUTSName(k.SetHostname, b) }),
+					"domainname": fs.NewSetting(func() []byte { return []byte(sysctl().Domainname + "\n") },
+						func(b []byte) error { return setUTSName(k.SetDomainname, b) }),
 					"ostype":      fixed("Linux"),
 					"osrelease":   line(func(s Sysctl) string { return s.OSRelease }),
 					"version":     line(func(s Sysctl) string { return s.Version }),
@@ -136,6 +138,8 @@ func procSys(k Kernel) *fs.Node {
 					"core_pattern": fs.NewSetting(func() []byte { return []byte(k.CorePattern() + "\n") },
 						func(b []byte) error { k.SetCorePattern(string(b)); return nil }),
 					"sched_rr_timeslice_ms": fixed("100"), // SCHED_RR's quantum, as sched_rr_get_interval says
+					"printk":                fs.NewSetting(func() []byte { return []byte(k.Printk() + "\n") }, k.SetPrintk),
+					"dmesg_restrict":        fs.NewSetting(func() []byte { return []byte(k.DmesgRestrict() + "\n") }, k.SetDmesgRestrict),
 				}
 				for _, name := range ipc.Settings() {
 					m[name] = fs.NewSetting(func() []byte { return []byte(ipc.Setting(name) + "\n") },
@@ -159,16 +163,29 @@ func procSys(k Kernel) *fs.Node {
 						return m
 					}),
 					"inotify": procDir(func() map[string]*fs.Node {
-						return map[string]*fs.Node{
-							"max_queued_events":  fixed(strconv.Itoa(fs.InotifyMaxQueuedEvents)),
-							"max_user_instances": fixed(strconv.Itoa(fs.InotifyMaxUserInstances)),
-							"max_user_watches":   fixed(strconv.Itoa(fs.InotifyMaxUserWatches)),
+						m := map[string]*fs.Node{}
+						limits := tree.InotifyLimits()
+						for _, name := range fs.InotifyLimitNames {
+							m[name] = fs.NewSetting(func() []byte { return []byte(limits.Setting(name) + "\n") },
+								func(b []byte) error { return limits.Set(name, b) })
 						}
+						return m
 					}),
 				}
 			}),
 		}
 	})
+}
+
+// setUTSName stores what root wrote to a UTS name's file as Linux's
+// proc_dostring does: up to the first newline, cut to 64 bytes
+// (__NEW_UTS_LEN).
+func setUTSName(set func(string), b []byte) error {
+	if i := bytes.IndexAny(b, "\n\x00"); i >= 0 {
+		b = b[:i]
+	}
+	set(string(b[:min(len(b), 64)]))
+	return nil
 }
 
 // sysRoot is a sysfs instance's root: the CPU list.

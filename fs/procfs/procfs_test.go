@@ -21,10 +21,16 @@ func (fakeKernel) Network() Network                   { return nil }
 func (fakeKernel) Sysctl() Sysctl {
 	return Sysctl{Hostname: "host", PIDMax: 32768, Cmdline: "init=/x -- a"}
 }
-func (fakeKernel) SysVIPC() SysVIPC      { return noIPC{} }
-func (fakeKernel) CorePattern() string   { return "core" }
-func (fakeKernel) SetCorePattern(string) {}
-func (fakeKernel) Pipes() *fs.PipeLimits { return fs.NewPipeLimits() }
+func (fakeKernel) SysVIPC() SysVIPC              { return noIPC{} }
+func (fakeKernel) CorePattern() string           { return "core" }
+func (fakeKernel) SetCorePattern(string)         {}
+func (fakeKernel) Pipes() *fs.PipeLimits         { return fs.NewPipeLimits() }
+func (fakeKernel) SetHostname(string)            {}
+func (fakeKernel) SetDomainname(string)          {}
+func (fakeKernel) Printk() string                { return "7\t4\t1\t7" }
+func (fakeKernel) SetPrintk([]byte) error        { return nil }
+func (fakeKernel) DmesgRestrict() string         { return "1" }
+func (fakeKernel) SetDmesgRestrict([]byte) error { return nil }
 
 // noIPC is a kernel without System V IPC objects or settings.
 type noIPC struct{}

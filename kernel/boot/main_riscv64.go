@@ -69,6 +69,12 @@ func Main(syscalls SyscallLayer) {
 		CPUs:        arch.Harts(),
 		MemoryStats: arch.MemoryStats,
 		CurrentCPU:  arch.CurrentHart,
+		KernelLog: func(from uint64) ([]byte, uint64) {
+			buf := new([arch.KernelLogSize]byte)
+			n, start := arch.KernelLog(buf, from)
+			return buf[:n], start
+		},
+		KernelLogSize: arch.KernelLogSize,
 		Reset: func(restart bool) {
 			if restart {
 				arch.Reboot()

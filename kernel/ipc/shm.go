@@ -49,9 +49,9 @@ func (s *Segment) perm() *Perm { return &s.Perm }
 // about to map it.
 func (s *Segment) nattch() int { return s.mem.References() - 1 + s.attaching }
 
-// ShmGet implements shmget(2). SHM_HUGETLB is ENOENT, as on a Linux
-// whose processor offers no huge pages (hugetlbfs has no mount for its
-// size; /proc/meminfo has no Hugepagesize line).
+// ShmGet implements shmget(2). SHM_HUGETLB is EINVAL, as on a Linux
+// built without huge pages (no CONFIG_HUGETLB_PAGE, as /proc/config.gz
+// says: no huge page size is known), like MAP_HUGETLB.
 func (ns *Namespace) ShmGet(key int32, size uint64, flags int, c Caller) (int, error) {
 	ns.mu.Lock()
 	defer ns.mu.Unlock()
@@ -64,7 +64,7 @@ func (ns *Namespace) ShmGet(key int32, size uint64, flags int, c Caller) (int, e
 			return nil, unix.ENOSPC
 		}
 		if flags&ShmHugetlb != 0 {
-			return nil, unix.ENOENT
+			return nil, unix.EINVAL
 		}
 		seg := &Segment{size: size, pages: pages, cpid: c.PID}
 		seg.mem = mm.NewSegmentMemory(ns.mem, func() { ns.detached(seg) })
