@@ -81,7 +81,8 @@ func (p *Process) realTimerFired(gen int) bool {
 	if it.interval > 0 {
 		p.armRealTimer(it.interval)
 	}
-	return p.queueSignal(nil, unix.SIGALRM, &SigInfo{Code: SIKernel})
+	fatal, _ := p.queueSignal(nil, unix.SIGALRM, &SigInfo{Code: SIKernel})
+	return fatal
 }
 
 // stopRealTimer disarms the timer of an exiting process.

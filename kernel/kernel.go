@@ -79,6 +79,9 @@ type Kernel struct {
 	// sigMu guards every process's and task's signal state, process groups
 	// and sessions: senders touch several processes at once.
 	sigMu signalLock
+	// sigPending counts each user's queued signals (RLIMIT_SIGPENDING),
+	// under sigMu.
+	sigPending map[uint32]int
 
 	futexMu     sync.Mutex // guards futexQueues and every waiter's key
 	futexQueues map[futexKey][]*futexWaiter

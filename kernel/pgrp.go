@@ -202,8 +202,7 @@ func (t *Task) Tgkill(tgid, tid int, sig unix.Signal) error {
 	if !t.mayKill(target.Proc, sig) {
 		return unix.EPERM
 	}
-	target.SignalThread(sig, &SigInfo{Code: SITkill, Pid: int32(t.Proc.PID), UID: t.Proc.UID})
-	return nil
+	return target.SignalThread(sig, &SigInfo{Code: SITkill, Pid: int32(t.Proc.PID), UID: t.Proc.UID})
 }
 
 // Queue implements rt_sigqueueinfo(2) and rt_tgsigqueueinfo(2) (tid 0:
@@ -233,11 +232,9 @@ func (t *Task) Queue(tgid, tid int, info SigInfo) error {
 		return unix.EPERM
 	}
 	if target != nil {
-		target.SignalThread(info.Signo, &info)
-	} else {
-		p.Signal(info.Signo, &info)
+		return target.SignalThread(info.Signo, &info)
 	}
-	return nil
+	return p.Signal(info.Signo, &info)
 }
 
 // SignalGroup sends sig, as the kernel, to every process of group pgid:

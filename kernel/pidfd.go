@@ -89,7 +89,7 @@ func (t *Task) SignalPidFD(q *Process, sig unix.Signal, info *SigInfo) error {
 		return unix.EPERM
 	}
 	if sig != 0 {
-		q.Signal(sig, info)
+		return q.Signal(sig, info)
 	}
 	return nil
 }

@@ -191,8 +191,9 @@ func (pt *posixTimer) release() {
 }
 
 // deleteTimers deletes every timer of the process: at exec, where their
-// queued signals stay (dropped when taken), and at exit, where nothing
-// takes them any more.
+// queued signals stay (dropped when taken), and at exit, where the
+// signals queued on it and its threads are flushed: nothing takes them
+// any more.
 func (p *Process) deleteTimers(exiting bool) {
 	p.k.sigMu.Lock()
 	defer p.k.sigMu.Unlock()
@@ -200,19 +201,11 @@ func (p *Process) deleteTimers(exiting bool) {
 		pt.delete()
 	}
 	if exiting {
-		for _, i := range p.sig.queue {
-			if i.timer != nil {
-				i.timer.queued = false
-				i.timer.release()
-			}
-		}
+		p.k.flushQueue(p.sig.queue)
+		p.sig.queue, p.sig.pending = nil, 0
 		for _, t := range tasksOf(p) {
-			for _, i := range t.sig.queue {
-				if i.timer != nil {
-					i.timer.queued = false
-					i.timer.release()
-				}
-			}
+			p.k.flushQueue(t.sig.queue)
+			t.sig.queue, t.sig.pending = nil, 0
 		}
 	}
 }
@@ -431,7 +424,7 @@ func (pt *posixTimer) expire(now time.Duration) bool {
 		}
 	}
 	pt.queuedOverrun = 0
-	fatal := pt.p.queueSignal(to, pt.signo, &SigInfo{Code: SITimer, Pid: pt.id, Value: pt.value, timer: pt})
+	fatal, _ := pt.p.queueSignal(to, pt.signo, &SigInfo{Code: SITimer, Pid: pt.id, Value: pt.value, timer: pt})
 	if pt.queued {
 		pt.queuedGen = pt.gen
 		pt.requeue = pt.interval > 0

@@ -96,6 +96,10 @@ type SigInfo struct {
 	// timer is the POSIX timer whose signal this is (SI_TIMER: Pid is
 	// si_timerid, UID si_overrun), told when it is taken.
 	timer *posixTimer
+	// charged: the entry counts, while queued, among the pending signals
+	// of user chargedTo (RLIMIT_SIGPENDING).
+	charged   bool
+	chargedTo uint32
 }
 
 // processSignals is the signal state of a process (shared by its threads).
@@ -137,6 +141,9 @@ type taskSignals struct {
 	// waiting is the set rt_sigtimedwait waits for: unblocked for the
 	// wait, still blocked for generation (Linux's real_blocked).
 	waiting SigSet
+	// left: the task has ended and its queue is flushed; nothing is
+	// queued on it any more.
+	left bool
 
 	// savedMask is restored when a handler returns after rt_sigsuspend.
 	savedMask    SigSet
@@ -262,27 +269,33 @@ func (t *Task) SendSignal(sig unix.Signal, info *SigInfo) {
 	t.Proc.Signal(sig, info)
 }
 
-// SignalThread sends sig to this thread only, as tgkill(2) does.
-func (t *Task) SignalThread(sig unix.Signal, info *SigInfo) {
-	if t.Proc.queue(t, sig, info) {
+// SignalThread sends sig to this thread only, as tgkill(2) does: EAGAIN
+// when the receiving user has RLIMIT_SIGPENDING signals pending (Process.enqueue).
+func (t *Task) SignalThread(sig unix.Signal, info *SigInfo) error {
+	fatal, err := t.Proc.queue(t, sig, info)
+	if fatal {
 		t.Proc.terminate(sig)
 	}
+	return err
 }
 
 // SIQueue is the si_code of sigqueue(3).
 const SIQueue = -1
 
-// Signal sends sig to the process, as kill(2) does.
-func (p *Process) Signal(sig unix.Signal, info *SigInfo) {
-	if p.queue(nil, sig, info) {
+// Signal sends sig to the process, as kill(2) does; EAGAIN as
+// SignalThread.
+func (p *Process) Signal(sig unix.Signal, info *SigInfo) error {
+	fatal, err := p.queue(nil, sig, info)
+	if fatal {
 		p.terminate(sig)
 	}
+	return err
 }
 
 // queue is queueSignal under sigMu. (Every critical section of sigMu is a
 // function that releases it by defer: Task.Run recovers a handler's
 // panic, and a panic that left sigMu held would wedge every later signal.)
-func (p *Process) queue(to *Task, sig unix.Signal, info *SigInfo) bool {
+func (p *Process) queue(to *Task, sig unix.Signal, info *SigInfo) (bool, error) {
 	p.k.sigMu.Lock()
 	defer p.k.sigMu.Unlock()
 	return p.queueSignal(to, sig, info)
@@ -293,13 +306,13 @@ func (p *Process) queue(to *Task, sig unix.Signal, info *SigInfo) bool {
 // a signal is generated: SIGCONT continues a stopped process and discards
 // pending stops, a stop discards pending SIGCONT. It reports whether the
 // signal is fatal now (sigMu held).
-func (p *Process) queueSignal(to *Task, sig unix.Signal, info *SigInfo) bool {
+func (p *Process) queueSignal(to *Task, sig unix.Signal, info *SigInfo) (bool, error) {
 	if sig == 0 {
-		return false
+		return false, nil
 	}
 	select {
 	case <-p.exited:
-		return false
+		return false, nil
 	default:
 	}
 	ts := tasksOf(p)
@@ -307,7 +320,7 @@ func (p *Process) queueSignal(to *Task, sig unix.Signal, info *SigInfo) bool {
 		// init is unkillable (SIGNAL_UNKILLABLE): signals it has no
 		// handler for are dropped, SIGKILL included; faults still kill.
 		// A blocked one stays pending for sigwait.
-		return false
+		return false, nil
 	}
 	if info == nil {
 		info = &SigInfo{Code: SIKernel}
@@ -316,7 +329,7 @@ func (p *Process) queueSignal(to *Task, sig unix.Signal, info *SigInfo) bool {
 	i.Signo = sig
 	switch {
 	case sig == unix.SIGKILL:
-		return true
+		return true, nil
 	case defaultOf(sig) == actStop:
 		p.discard(Bit(unix.SIGCONT), ts)
 	case sig == unix.SIGCONT:
@@ -332,7 +345,7 @@ func (p *Process) queueSignal(to *Task, sig unix.Signal, info *SigInfo) bool {
 	if p.ignored(sig) && !blockedBy(sig, to, ts) {
 		// A blocked signal is kept: its handler may change before it
 		// is unblocked, and sigwait takes it (Linux's sig_ignored).
-		return false
+		return false, nil
 	}
 	if p.fatal(sig) && p.PID != 1 && coreSignals&Bit(sig) == 0 {
 		// Linux ends the group at once when some thread lets the signal
@@ -340,28 +353,25 @@ func (p *Process) queueSignal(to *Task, sig unix.Signal, info *SigInfo) bool {
 		// A thread takes a signal that dumps core, and dumps it.
 		for _, t := range ts {
 			if (to == nil || to == t) && (t.sig.mask|t.sig.waiting)&Bit(sig) == 0 {
-				return true
+				return true, nil
 			}
 		}
 	}
 	if to != nil {
-		if to.sig.pending&Bit(sig) == 0 || sig >= sigRTMin && len(to.sig.queue) < maxQueued || i.timer != nil {
-			to.sig.pending |= Bit(sig)
-			to.sig.queue = append(to.sig.queue, i)
-			i.markQueued()
+		if to.sig.left {
+			return false, nil
+		}
+		if err := p.enqueue(&to.sig.pending, &to.sig.queue, i); err != nil {
+			return false, err
 		}
 		if to.sig.mask&Bit(sig) == 0 {
 			to.wakeUp()
 		}
 		fs.Notify(p.sig.signalfds.Changed())
-		return false
+		return false, nil
 	}
-	// A timer's signal is queued whatever else is (its one entry is
-	// preallocated on Linux, and bounded by the timers' limit here).
-	if p.sig.pending&Bit(sig) == 0 || sig >= sigRTMin && len(p.sig.queue) < maxQueued || i.timer != nil {
-		p.sig.pending |= Bit(sig)
-		p.sig.queue = append(p.sig.queue, i)
-		i.markQueued()
+	if err := p.enqueue(&p.sig.pending, &p.sig.queue, i); err != nil {
+		return false, err
 	}
 	for _, t := range ts {
 		if t.sig.mask&Bit(sig) == 0 {
@@ -369,7 +379,70 @@ func (p *Process) queueSignal(to *Task, sig unix.Signal, info *SigInfo) bool {
 		}
 	}
 	fs.Notify(p.sig.signalfds.Changed())
-	return false
+	return false, nil
+}
+
+// enqueue makes i's signal pending in pending and queue (a task's or the
+// process's), with an entry carrying i unless it is a standard signal
+// pending already (sigMu held). Each entry counts among the pending
+// signals of the receiving user, as Linux's sigqueue_alloc: past the
+// process's RLIMIT_SIGPENDING a real-time signal sent with information of
+// its own (not kill's) fails with EAGAIN, and any other is made pending
+// without an entry, its information lost. A timer's signal is queued
+// whatever else is (its one entry is preallocated on Linux, and bounded
+// by the timers' limit here); so is a real-time signal up to maxQueued
+// entries in one queue.
+func (p *Process) enqueue(pending *SigSet, queue *[]SigInfo, i SigInfo) error {
+	sig := i.Signo
+	if i.timer != nil {
+		*pending |= Bit(sig)
+		*queue = append(*queue, i)
+		i.markQueued()
+		return nil
+	}
+	if *pending&Bit(sig) != 0 && (sig < sigRTMin || len(*queue) >= maxQueued) {
+		return nil
+	}
+	uid := p.RealCred().UID
+	override := sig < sigRTMin && i.Code >= 0
+	if !override && uint64(p.k.sigPending[uid]) >= p.Limit(unix.RLIMIT_SIGPENDING).Cur {
+		if sig >= sigRTMin && i.Code != SIUser {
+			return unix.EAGAIN
+		}
+		*pending |= Bit(sig)
+		return nil
+	}
+	if p.k.sigPending == nil {
+		p.k.sigPending = map[uint32]int{}
+	}
+	p.k.sigPending[uid]++
+	i.charged, i.chargedTo = true, uid
+	*pending |= Bit(sig)
+	*queue = append(*queue, i)
+	return nil
+}
+
+// uncharge gives back what i's entry counted among its user's pending
+// signals (sigMu held).
+func (k *Kernel) uncharge(i SigInfo) {
+	if !i.charged {
+		return
+	}
+	if k.sigPending[i.chargedTo]--; k.sigPending[i.chargedTo] <= 0 {
+		delete(k.sigPending, i.chargedTo)
+	}
+}
+
+// flushQueue drops every entry of queue, as a thread or process that ends
+// does: nothing will take them (sigMu held).
+func (k *Kernel) flushQueue(queue []SigInfo) {
+	for _, i := range queue {
+		if i.timer != nil {
+			i.timer.queued = false
+			i.timer.release()
+		}
+		k.uncharge(i)
+	}
 }
 
 // blockedBy reports whether sig is blocked by the task it is sent to, or
@@ -388,19 +461,22 @@ func blockedBy(sig unix.Signal, to *Task, ts []*Task) bool {
 
 // discard drops pending signals in set from p and its tasks (sigMu held).
 func (p *Process) discard(set SigSet, ts []*Task) {
-	p.sig.pending, p.sig.queue = dropQueued(p.sig.pending, p.sig.queue, set)
+	p.sig.pending, p.sig.queue = p.k.dropQueued(p.sig.pending, p.sig.queue, set)
 	for _, t := range ts {
-		t.sig.pending, t.sig.queue = dropQueued(t.sig.pending, t.sig.queue, set)
+		t.sig.pending, t.sig.queue = p.k.dropQueued(t.sig.pending, t.sig.queue, set)
 	}
 }
 
-func dropQueued(pending SigSet, queue []SigInfo, set SigSet) (SigSet, []SigInfo) {
+func (k *Kernel) dropQueued(pending SigSet, queue []SigInfo, set SigSet) (SigSet, []SigInfo) {
 	kept := queue[:0]
 	for _, i := range queue {
-		if Bit(i.Signo)&set == 0 {
+		switch {
+		case Bit(i.Signo)&set == 0:
 			kept = append(kept, i)
-		} else if i.timer != nil {
+		case i.timer != nil:
 			i.timer.dropped()
+		default:
+			k.uncharge(i)
 		}
 	}
 	return pending &^ set, kept
@@ -445,6 +521,7 @@ func (t *Task) dequeue(allowed SigSet) (SigInfo, bool) {
 		} else {
 			return SigInfo{}, false
 		}
+		p.k.uncharge(info)
 		if info.timer == nil || info.timer.delivered(&info) {
 			return info, true
 		}
@@ -974,4 +1051,14 @@ func resetHandlers(p *Process) {
 			p.sig.actions[i] = SigAction{}
 		}
 	}
+}
+
+// flushSignals drops what is queued on a task that ends, giving back what
+// the entries counted; nothing is queued on it after (sigMu taken).
+func (t *Task) flushSignals() {
+	k := t.Proc.k
+	k.sigMu.Lock()
+	defer k.sigMu.Unlock()
+	k.flushQueue(t.sig.queue)
+	t.sig.queue, t.sig.pending, t.sig.left = nil, 0, true
 }

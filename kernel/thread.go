@@ -293,6 +293,7 @@ func (t *Task) Leave() { t.leave() }
 func (t *Task) leave() {
 	p := t.Proc
 	t.releaseRobustList()
+	t.flushSignals()
 	if t.ClearTID != 0 && t.putUser32(t.ClearTID, 0) == nil {
 		t.FutexWake(t.ClearTID, true, 1, futexBitsetAny)
 	}
