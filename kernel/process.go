@@ -233,14 +233,22 @@ func (p *Process) reportIfDead() {
 // ParentPID is the parent's pid, 0 for init.
 func (p *Process) ParentPID() int { return int(p.parentPID.Load()) }
 
-// newChild makes a child process of p with an address space and a file
-// table (Clone decides what is shared) and adds it to p's children.
-func (p *Process) newChild(pid int, as *mm.AddressSpace, vm *sharedVM, files *fs.FDTable, filesRefs *atomic.Int32) *Process {
+// Parent is the parent process, nil for init.
+func (p *Process) Parent() *Process {
+	p.k.sigMu.Lock()
+	defer p.k.sigMu.Unlock()
+	return p.parent
+}
+
+// newChild makes a process like p with an address space and a file table
+// (Clone decides what is shared) and adds it to parent's children: p's,
+// or p's parent's for CLONE_PARENT.
+func (p *Process) newChild(parent *Process, pid int, as *mm.AddressSpace, vm *sharedVM, files *fs.FDTable, filesRefs *atomic.Int32) *Process {
 	c := &Process{PID: pid, AS: as, Files: files, filesRefs: filesRefs, Root: p.Root, Exe: p.Exe,
 		Cmdline: p.Cmdline, start: p.k.Uptime(), k: p.k,
 		UID: p.UID, GID: p.GID, EUID: p.EUID, EGID: p.EGID, SUID: p.SUID, SGID: p.SGID, FSUID: p.FSUID, FSGID: p.FSGID, Caps: p.Caps,
 		Groups: append([]uint32(nil), p.Groups...), limits: p.Limits(),
-		exited: make(chan struct{}), released: make(chan struct{}), dead: make(chan struct{}), threads: 1, parent: p, childEvent: make(chan struct{})}
+		exited: make(chan struct{}), released: make(chan struct{}), dead: make(chan struct{}), threads: 1, parent: parent, childEvent: make(chan struct{})}
 	c.vm.Store(vm)
 	c.Personality.Store(p.Personality.Load())
 	c.Settings.NotDumpable.Store(p.Settings.NotDumpable.Load())
@@ -248,14 +256,14 @@ func (p *Process) newChild(pid int, as *mm.AddressSpace, vm *sharedVM, files *fs
 	c.Settings.SecureBits.Store(p.Settings.SecureBits.Load())
 	c.Settings.CoredumpFilter.Store(p.Settings.CoredumpFilter.Load())
 	c.fs.Store(p.fs.Load().copy())
-	c.parentPID.Store(int64(p.PID))
+	c.parentPID.Store(int64(parent.PID))
 	c.watchCPULimit() // the interval timers are not inherited, RLIMIT_CPU is
-	p.mu.Lock()
-	if p.children == nil {
-		p.children = map[int]*Process{}
+	parent.mu.Lock()
+	if parent.children == nil {
+		parent.children = map[int]*Process{}
 	}
-	p.children[pid] = c
-	p.mu.Unlock()
+	parent.children[pid] = c
+	parent.mu.Unlock()
 	return c
 }
 

@@ -45,7 +45,7 @@ func newRefs() *atomic.Int32 {
 // belong to a process, shared by its threads, and a child process starts
 // with none even when it asks to share them. CLONE_FS shares the working
 // directory and umask (fscontext.go).
-const cloneSupported = unix.CLONE_VM | unix.CLONE_FS | unix.CLONE_FILES | unix.CLONE_SIGHAND |
+const cloneSupported = unix.CLONE_VM | unix.CLONE_FS | unix.CLONE_FILES | unix.CLONE_SIGHAND | unix.CLONE_PARENT |
 	unix.CLONE_PTRACE | unix.CLONE_VFORK | unix.CLONE_THREAD | unix.CLONE_SYSVSEM |
 	unix.CLONE_SETTLS | unix.CLONE_PARENT_SETTID | unix.CLONE_CHILD_CLEARTID |
 	unix.CLONE_DETACHED | unix.CLONE_UNTRACED | unix.CLONE_CHILD_SETTID | unix.CLONE_IO |
@@ -74,7 +74,8 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 		f&unix.CLONE_SIGHAND != 0 && f&unix.CLONE_VM == 0,
 		f&unix.CLONE_SIGHAND != 0 && f&unix.CLONE_CLEAR_SIGHAND != 0,
 		f&unix.CLONE_THREAD != 0 && f&unix.CLONE_VFORK != 0, // a vfork thread: not modelled
-		f&unix.CLONE_PIDFD != 0 && f&(unix.CLONE_THREAD|unix.CLONE_DETACHED) != 0:
+		f&unix.CLONE_PIDFD != 0 && f&(unix.CLONE_THREAD|unix.CLONE_DETACHED) != 0,
+		f&unix.CLONE_PARENT != 0 && t.Proc.PID == 1: // init has no parent to share
 		return nil, unix.EINVAL
 	}
 	p := t.Proc
@@ -139,11 +140,17 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 		} else {
 			files, filesRefs = p.Files.Fork(), newRefs()
 		}
-		c := p.newChild(tid, as, vm, files, filesRefs)
+		// CLONE_PARENT makes the child its parent's sibling, whose exit
+		// tells their parent with the caller's own exit signal.
+		parent, exitSignal := p, a.ExitSignal
+		if f&unix.CLONE_PARENT != 0 {
+			parent, exitSignal = p.Parent(), p.ExitSignal
+		}
+		c := p.newChild(parent, tid, as, vm, files, filesRefs)
 		if f&unix.CLONE_FS != 0 {
 			c.fs.Store(p.fs.Load())
 		}
-		c.ExitSignal = a.ExitSignal
+		c.ExitSignal = exitSignal
 		if f&unix.CLONE_VFORK != 0 {
 			c.vforkDone = make(chan struct{})
 		}
@@ -181,13 +188,17 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 	}
 	p.k.forkMu.RLock()
 	p.k.addTask(child)
+	if child.Proc != p {
+		// The child's parent (p, or p's for CLONE_PARENT) may have
+		// exited while it was made, handing its children over before
+		// it had this one: it goes to their reaper too.
+		child.Proc.adoptIfOrphaned()
+	}
 	select {
 	case <-p.exited:
 		// A kill of p's group (or of every process) ran while p forked,
-		// after it had listed its targets: the child goes too, as init's
-		// (p has handed its children over already, or does now).
+		// after it had listed its targets: the child goes too.
 		if child.Proc != p {
-			p.reparentChildren()
 			child.Proc.Signal(unix.SIGKILL, nil)
 		}
 	default:

@@ -195,7 +195,6 @@ func TestCloneRejectsInconsistentFlags(t *testing.T) {
 		unix.CLONE_VM | unix.CLONE_THREAD, // a thread without shared handlers
 		unix.CLONE_SIGHAND,                // shared handlers without shared memory
 		unix.CLONE_NEWNS,                  // no namespaces
-		unix.CLONE_PARENT | unix.CLONE_VM, // no reparenting
 		threadFlags | unix.CLONE_PIDFD,    // a pidfd of a thread
 		unix.CLONE_PIDFD | unix.CLONE_DETACHED,
 		threadFlags | unix.CLONE_VFORK, // no vfork threads

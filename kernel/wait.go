@@ -230,6 +230,20 @@ func (p *Process) signalExit() (*Process, bool) {
 	return pp, autoReap
 }
 
+// adoptIfOrphaned hands p to its parent's reaper when the parent has
+// exited already, as the parent's exit would have.
+func (p *Process) adoptIfOrphaned() {
+	pp := p.Parent()
+	if pp == nil {
+		return
+	}
+	select {
+	case <-pp.exited:
+		pp.reparentChildren()
+	default:
+	}
+}
+
 // reparentChildren gives p's children to their new parent, which then
 // waits for them: the nearest living ancestor that is a child subreaper
 // (PR_SET_CHILD_SUBREAPER), else init (pid 1), as Linux's find_new_reaper.
