@@ -494,6 +494,17 @@ func (f *NodeFile) Seek(offset int64, whence int) (int64, error) {
 		f.node.mu.RLock()
 		offset += f.node.sizeLocked()
 		f.node.mu.RUnlock()
+	case unix.SEEK_DATA, unix.SEEK_HOLE:
+		if !f.node.Mode.IsRegular() {
+			return 0, unix.EINVAL // a directory's lseek takes no such whence
+		}
+		f.node.mu.RLock()
+		off, err := f.node.seekDataLocked(offset, whence == unix.SEEK_HOLE)
+		f.node.mu.RUnlock()
+		if err != nil {
+			return 0, err
+		}
+		offset = off
 	default:
 		return 0, unix.EINVAL
 	}

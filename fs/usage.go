@@ -40,6 +40,45 @@ type filePages struct {
 	pages map[int64]*page
 }
 
+// seekDataLocked is lseek's SEEK_DATA (or SEEK_HOLE, hole) from off, as
+// tmpfs answers it: data is the pages written, a hole a page never
+// written, and the end of the file a hole; a file never written is data
+// to its end. ENXIO past the end, or when no data follows (n.mu held).
+func (n *Node) seekDataLocked(off int64, hole bool) (int64, error) {
+	size := n.sizeLocked()
+	if off < 0 || off >= size {
+		return 0, unix.ENXIO
+	}
+	if n.written == nil {
+		if hole {
+			return size, nil
+		}
+		return off, nil
+	}
+	pages := n.written.pages
+	first := off / pageSize
+	if hole {
+		p := first
+		for pages[p] != nil {
+			p++
+		}
+		return min(max(off, p*pageSize), size), nil
+	}
+	if pages[first] != nil {
+		return off, nil
+	}
+	next := int64(-1)
+	for p := range pages {
+		if p > first && (next < 0 || p < next) {
+			next = p
+		}
+	}
+	if next < 0 || next*pageSize >= size {
+		return 0, unix.ENXIO
+	}
+	return next * pageSize, nil
+}
+
 // sizeLocked is the file's size; n.mu is held.
 func (n *Node) sizeLocked() int64 {
 	if n.written != nil {
