@@ -67,8 +67,8 @@ func StatNode(n *Node) Stat {
 		dev = n.Dev
 	}
 	nlink := uint32(max(n.Links, 1))
-	if n.memfd {
-		nlink = 0 // never named
+	if n.memfd || n.Links == 0 && n.tree != nil {
+		nlink = 0 // never named (a memfd, O_TMPFILE's), or unlinked
 	}
 	st := Stat{Dev: dev, Ino: n.Ino, Nlink: nlink, UID: n.UID, GID: n.GID,
 		ATime: n.ATime, MTime: n.MTime, CTime: n.CTime, Blksize: 4096}

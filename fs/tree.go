@@ -44,6 +44,7 @@ type Node struct {
 	Rdev                uint64            // character devices
 	xattrs              map[string][]byte // extended attributes (xattr.go), guarded by mu
 	memfd               bool              // a memfd file, which seals apply to (memfd.go)
+	linkable            bool              // made by open(O_TMPFILE) without O_EXCL, and not named yet
 	seals               uint32            // F_SEAL_*, guarded by mu
 	Bound               any               // the Unix socket bound to a socket node; a FIFO's pipe, guarded by mu
 	Dev                 uint64            // st_dev when not the tree's own (procfs, sysfs)
@@ -333,7 +334,7 @@ func (t *Tree) create(c *Cred, p string, n *Node) error {
 	if n.tree == nil {
 		n.tree = t
 	}
-	if n.Links == 0 {
+	if n.Links == 0 && !n.linkable {
 		ownNew(n, parent, c)
 		if n.Dev == 0 {
 			n.Dev = parent.Dev // the mount it is created in
@@ -341,6 +342,7 @@ func (t *Tree) create(c *Cred, p string, n *Node) error {
 	}
 	parent.putChild(name, n)
 	n.Links++
+	n.linkable = false
 	parent.MTime, parent.CTime = time.Now(), time.Now()
 	if n.Links > 1 {
 		n.notifyAttrib() // a hard link: the link count first, as Linux's fsnotify_link
@@ -373,6 +375,25 @@ func (t *Tree) Link(c *Cred, oldp, newp string, follow bool) error {
 	if err != nil {
 		return err
 	}
+	return t.link(c, n, newp)
+}
+
+// LinkNode gives n, found by a descriptor (linkat's AT_EMPTY_PATH, or
+// /proc/PID/fd/N followed), the name newp. A file with no name any more
+// may be named only if open(O_TMPFILE) made it without O_EXCL: ENOENT
+// otherwise, as Linux refuses an inode with no link that is not
+// I_LINKABLE.
+func (t *Tree) LinkNode(c *Cred, n *Node, newp string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if n.Links == 0 && !n.linkable && !n.IsDir() { // a directory is refused below
+		return ErrNotExist
+	}
+	return t.link(c, n, newp)
+}
+
+// link is Link's and LinkNode's work under t.mu.
+func (t *Tree) link(c *Cred, n *Node, newp string) error {
 	parent, name, err := t.entry(c, newp)
 	if err != nil {
 		return err
@@ -394,6 +415,35 @@ func (t *Tree) Link(c *Cred, oldp, newp string, follow bool) error {
 	}
 	n.CTime = time.Now()
 	return nil
+}
+
+// CreateTemp makes a regular file with no name in the directory dir, as
+// open(O_TMPFILE): c needs write and search permission there, and owns
+// the file, which has perm; linkable (no O_EXCL) lets linkat name it
+// later. A synthetic directory (procfs, sysfs) has no such files
+// (EOPNOTSUPP).
+func (t *Tree) CreateTemp(c *Cred, dir string, perm fs.FileMode, linkable bool) (*Node, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	parent, _, err := t.walk(c, dir, true, 0)
+	switch {
+	case err != nil:
+		return nil, err
+	case !parent.IsDir():
+		return nil, ErrNotDir
+	case parent.ListDir != nil:
+		return nil, unix.EOPNOTSUPP
+	}
+	if err := Access(parent, c, MayWrite|MayExec); err != nil {
+		return nil, err
+	}
+	if err := ReadOnlyFS(parent); err != nil {
+		return nil, err
+	}
+	n := &Node{Mode: perm &^ fs.ModeType, Ino: nextIno.Add(1), tree: t, Dev: parent.Dev, linkable: linkable}
+	n.Touch()
+	ownNew(n, parent, c)
+	return n, nil
 }
 
 // Mkdir creates a directory with the permission and special bits perm.

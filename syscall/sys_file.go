@@ -166,23 +166,30 @@ func allDigits(s string) bool {
 	return s != ""
 }
 
-// unlinkedOfFD returns the file without a name in the tree that
-// /proc/PID/fd/N of k names, if it names one, and the path it shows.
-func unlinkedOfFD(k *kernel.Kernel, p string) (*fs.Node, string, bool) {
+// fileOfFDLink returns the tree file open on the descriptor that
+// /proc/PID/fd/N of k names, if it names one: following that magic link
+// reaches the file itself, whatever its name, or without one.
+func fileOfFDLink(k *kernel.Kernel, p string) (*fs.NodeFile, bool) {
 	pid, fd, ok := procFD(p)
 	if !ok {
-		return nil, "", false
+		return nil, false
 	}
 	proc := k.ProcessByID(pid)
 	if proc == nil {
-		return nil, "", false
+		return nil, false
 	}
 	d, err := proc.Files.Get(fd)
 	if err != nil {
-		return nil, "", false
+		return nil, false
 	}
 	defer d.DecRef()
-	nf, ok := d.NodeFile()
+	return d.NodeFile()
+}
+
+// unlinkedOfFD returns the file without a name in the tree that
+// /proc/PID/fd/N of k names, if it names one, and the path it shows.
+func unlinkedOfFD(k *kernel.Kernel, p string) (*fs.Node, string, bool) {
+	nf, ok := fileOfFDLink(k, p)
 	if !ok || nf.Node().Links != 0 || !nf.Node().Mode.IsRegular() {
 		return nil, "", false
 	}
@@ -326,6 +333,9 @@ func openPath(t *kernel.Task, name, p string, flags, mode uint64, c *fs.Cred) (u
 	if acc == unix.O_ACCMODE {
 		return 0, unix.EINVAL
 	}
+	if flags&(unix.O_TMPFILE&^unix.O_DIRECTORY) != 0 {
+		return openTmpfile(t, p, flags, mode, c)
+	}
 	dirOnly := namesDirectory(name)
 	if dirOnly && flags&unix.O_CREAT != 0 {
 		// Linux finds the directory to create in, then refuses the slash.
@@ -413,6 +423,25 @@ func openPath(t *kernel.Task, name, p string, flags, mode uint64, c *fs.Cred) (u
 		t.Proc.Root.NotifyOpen(n, p, truncated)
 	}
 	return uint64(fd), nil
+}
+
+// openTmpfile is open(O_TMPFILE): a regular file with no name in the
+// directory p, which linkat may name later unless O_EXCL. It must be
+// opened for writing, with O_DIRECTORY and without O_CREAT (EINVAL), as
+// Linux's build_open_flags checks.
+func openTmpfile(t *kernel.Task, p string, flags, mode uint64, c *fs.Cred) (uint64, error) {
+	if flags&(unix.O_TMPFILE|unix.O_CREAT) != unix.O_TMPFILE || flags&unix.O_ACCMODE == unix.O_RDONLY {
+		return 0, unix.EINVAL
+	}
+	perm := fs.ModeFromUnix(uint32(mode) & 0o7777 &^ t.Proc.Umask())
+	n, err := t.Proc.Root.CreateTemp(c, p, perm, flags&unix.O_EXCL == 0)
+	if err != nil {
+		return 0, err
+	}
+	// Linux names it "#ino" in the directory, and shows it deleted.
+	f := t.Proc.Root.OpenNode(n, strings.TrimSuffix(p, "/")+"/#"+strconv.FormatUint(n.Ino, 10)+" (deleted)")
+	fd, err := t.Proc.Files.Open(f, uint32(flags), flags&unix.O_CLOEXEC != 0)
+	return uint64(fd), err // a failed Open closed f
 }
 
 // openFIFO opens a named pipe; without O_NONBLOCK a reader waits for a
@@ -579,19 +608,43 @@ func followRename(k *kernel.Kernel, from, to string, exchange bool) {
 }
 
 // sysLinkat implements linkat(2).
+//
+// The file may be named by its descriptor: an empty path with
+// AT_EMPTY_PATH, or /proc/PID/fd/N followed, which also names a file
+// open(O_TMPFILE) made without a name.
 func sysLinkat(t *kernel.Task, a Args) (uint64, error) {
-	if a[4]&^(unix.AT_SYMLINK_FOLLOW|unix.AT_EMPTY_PATH) != 0 {
+	flags := a[4]
+	if flags&^(unix.AT_SYMLINK_FOLLOW|unix.AT_EMPTY_PATH) != 0 {
 		return 0, unix.EINVAL
 	}
-	oldp, err := pathArg(t, a[0], a[1])
+	name, err := copyInString(t, a[1])
 	if err != nil {
 		return 0, err
+	}
+	var byFD *fs.Node
+	var oldp string
+	if name == "" && flags&unix.AT_EMPTY_PATH != 0 {
+		if int32(a[0]) == unix.AT_FDCWD {
+			byFD, err = t.Proc.Root.Lookup(t.Proc.Cred(), t.Proc.Cwd(), true)
+		} else if byFD, err = nodeOf(t, a[0]); err == unix.EINVAL {
+			err = unix.EXDEV // a pipe, socket or device: no file of the tree
+		}
+		if err != nil {
+			return 0, err
+		}
+	} else if oldp, err = resolve(t, int32(a[0]), name); err != nil {
+		return 0, err
+	} else if nf, ok := fileOfFDLink(t.Kernel(), visible(t, oldp)); ok && flags&unix.AT_SYMLINK_FOLLOW != 0 {
+		byFD = nf.Node()
 	}
 	newp, err := pathArg(t, a[2], a[3])
 	if err != nil {
 		return 0, err
 	}
-	return 0, t.Proc.Root.Link(t.Proc.Cred(), oldp, newp, a[4]&unix.AT_SYMLINK_FOLLOW != 0)
+	if byFD != nil {
+		return 0, t.Proc.Root.LinkNode(t.Proc.Cred(), byFD, newp)
+	}
+	return 0, t.Proc.Root.Link(t.Proc.Cred(), oldp, newp, flags&unix.AT_SYMLINK_FOLLOW != 0)
 }
 
 // sysSymlinkat implements symlinkat(2).
