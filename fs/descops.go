@@ -105,6 +105,13 @@ func (d *Description) Terminal() (*TTY, bool) {
 	return t, ok
 }
 
+// RandomDevice reports whether d is /dev/random or /dev/urandom, whose
+// random(4) ioctls apply.
+func (d *Description) RandomDevice() bool {
+	_, ok := Base(d.File).(randomDev)
+	return ok
+}
+
 // Epoll returns the epoll instance open on d; epoll_ctl and epoll_wait
 // on any other file are EINVAL.
 func (d *Description) Epoll() (*Epoll, bool) {

@@ -344,6 +344,9 @@ func sysIoctl(t *kernel.Task, a Args) (uint64, error) {
 			return ret, err
 		}
 	}
+	if d.RandomDevice() {
+		return randomIoctl(t, a[1], a[2])
+	}
 	return 0, unix.ENOTTY
 }
 

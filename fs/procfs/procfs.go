@@ -135,6 +135,16 @@ func procSys(k Kernel, tree *fs.Tree) *fs.Node {
 					"pid_max":     line(func(s Sysctl) string { return strconv.Itoa(s.PIDMax) }),
 					"threads-max": line(func(s Sysctl) string { return strconv.Itoa(s.ThreadsMax) }),
 					"tainted":     fixed("0"),
+					// The generator is seeded before init runs, so its
+					// pool reads full, as Linux's once its CRNG is ready.
+					"random": procDir(func() map[string]*fs.Node {
+						return map[string]*fs.Node{
+							"entropy_avail":           fixed("256"),
+							"poolsize":                fixed("256"),
+							"urandom_min_reseed_secs": fixed("60"),
+							"write_wakeup_threshold":  fixed("256"),
+						}
+					}),
 					"core_pattern": fs.NewSetting(func() []byte { return []byte(k.CorePattern() + "\n") },
 						func(b []byte) error { k.SetCorePattern(string(b)); return nil }),
 					"sched_rr_timeslice_ms": fixed("100"), // SCHED_RR's quantum, as sched_rr_get_interval says
