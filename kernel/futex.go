@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -24,6 +25,30 @@ type futexWaiter struct {
 	key    futexKey // where the waiter is queued; requeue moves it
 	wake   chan struct{}
 	bitset uint32
+	// vector is the futex_waitv call this waiter is one word of (nil:
+	// a lone FUTEX_WAIT), which shares wake; index is the word's place.
+	vector *futexVector
+	index  int
+}
+
+// futexVector is one futex_waitv call: the first of its words woken
+// closes the wake channel they share.
+type futexVector struct {
+	once  sync.Once
+	woken int // the index of that word, once wake is closed
+}
+
+// fire wakes the waiter's task: each waiter once, a vector's for its
+// first word woken only (futexMu held).
+func (w *futexWaiter) fire() {
+	if w.vector == nil {
+		close(w.wake)
+		return
+	}
+	w.vector.once.Do(func() {
+		w.vector.woken = w.index
+		close(w.wake)
+	})
 }
 
 // futexBitsetAny is FUTEX_BITSET_MATCH_ANY.
@@ -94,7 +119,7 @@ func (k *Kernel) futexWakeLocked(key futexKey, n int, bitset uint32) int {
 	var kept []*futexWaiter
 	for _, w := range k.futexQueues[key] {
 		if woken < n && w.bitset&bitset != 0 {
-			close(w.wake)
+			w.fire()
 			woken++
 			continue
 		}
@@ -147,7 +172,7 @@ func (t *Task) FutexRequeue(addr, addr2 uintptr, shared bool, nwake, nrequeue in
 	for _, w := range k.futexQueues[key] {
 		switch {
 		case woken < nwake:
-			close(w.wake)
+			w.fire()
 			woken++
 		case moved < nrequeue:
 			w.key = key2
@@ -254,4 +279,68 @@ func (t *Task) queueFutexWaiter(addr uintptr, key futexKey, val, bitset uint32) 
 	w := &futexWaiter{key: key, wake: make(chan struct{}), bitset: bitset}
 	k.futexQueues[key] = append(k.futexQueues[key], w)
 	return w, nil
+}
+
+// FutexWord is one word of a futex_waitv call: its address, the value it
+// must hold for the call to sleep, and whether it is shared.
+type FutexWord struct {
+	Addr   uintptr
+	Val    uint32
+	Shared bool
+}
+
+// FutexWaitv implements futex_waitv(2): it sleeps while every word holds
+// its value (EAGAIN at once when one does not), until one is woken, the
+// deadline (zero: none) or an interruption, and returns the index of the
+// word woken.
+func (t *Task) FutexWaitv(words []FutexWord, deadline time.Time) (int, error) {
+	keys := make([]futexKey, len(words))
+	for i, w := range words {
+		key, err := t.futexKeyOf(w.Addr, w.Shared)
+		if err != nil {
+			return 0, err
+		}
+		keys[i] = key
+	}
+	waiters, err := t.queueFutexVector(words, keys)
+	if err != nil {
+		return 0, err
+	}
+	err = t.Block(waiters[0].wake, deadline)
+	k := t.Proc.k
+	for _, w := range waiters {
+		k.futexRemove(w)
+	}
+	select {
+	case <-waiters[0].wake:
+		return waiters[0].vector.woken, nil // perhaps at the same moment as the deadline
+	default:
+		return 0, err
+	}
+}
+
+// queueFutexVector queues a waiter on each word, all sharing one wake
+// channel, once every word holds its value: EAGAIN when one does not,
+// EFAULT when one cannot be read.
+func (t *Task) queueFutexVector(words []FutexWord, keys []futexKey) ([]*futexWaiter, error) {
+	k := t.Proc.k
+	k.futexMu.Lock()
+	defer k.futexMu.Unlock()
+	for _, w := range words {
+		cur, err := t.loadUser32(w.Addr)
+		if err != nil {
+			return nil, unix.EFAULT
+		}
+		if cur != w.Val {
+			return nil, unix.EAGAIN
+		}
+	}
+	wake, vector := make(chan struct{}), &futexVector{}
+	waiters := make([]*futexWaiter, len(words))
+	for i := range words {
+		w := &futexWaiter{key: keys[i], wake: wake, bitset: futexBitsetAny, vector: vector, index: i}
+		k.futexQueues[keys[i]] = append(k.futexQueues[keys[i]], w)
+		waiters[i] = w
+	}
+	return waiters, nil
 }

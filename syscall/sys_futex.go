@@ -1,6 +1,8 @@
 package syscall
 
 import (
+	"encoding/binary"
+	"math"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -12,6 +14,7 @@ import (
 
 func init() {
 	register(sysno.Futex, sysFutex)
+	register(sysno.FutexWaitv, sysFutexWaitv)
 	register(sysno.SetRobustList, sysSetRobustList)
 	register(sysno.GetRobustList, sysGetRobustList)
 }
@@ -127,6 +130,57 @@ func futexDeadline(t *kernel.Task, addr uint64, absolute, realtime bool) (time.T
 	}
 	const forever = 100 * 365 * 24 * 3600 // seconds; longer would overflow a Duration
 	return time.Now().Add(time.Duration(min(sec, forever))*time.Second + time.Duration(nsec)), nil
+}
+
+// futex_waitv(2)'s limits and flags (linux/futex.h).
+const (
+	futexWaitvMax   = 128
+	futex2SizeU32   = 0x02
+	futex2SizeMask  = 0x03
+	futex2Private   = 128
+	futexWaitvBytes = 24 // struct futex_waitv: val, uaddr, flags, __reserved
+)
+
+// sysFutexWaitv implements futex_waitv(2): a wait on up to 128 32-bit
+// words at once until one is woken; it returns that word's index. The
+// timeout is absolute on CLOCK_MONOTONIC or CLOCK_REALTIME.
+func sysFutexWaitv(t *kernel.Task, a Args) (uint64, error) {
+	addr, nr, flags, timeout, clock := a[0], a[1], a[2], a[3], int32(a[4])
+	if flags != 0 || nr == 0 || nr > futexWaitvMax || addr == 0 {
+		return 0, unix.EINVAL
+	}
+	var deadline time.Time
+	if timeout != 0 {
+		if clock != unix.CLOCK_MONOTONIC && clock != unix.CLOCK_REALTIME {
+			return 0, unix.EINVAL
+		}
+		var err error
+		if deadline, err = futexDeadline(t, timeout, true, clock == unix.CLOCK_REALTIME); err != nil {
+			return 0, err
+		}
+	}
+	raw := make([]byte, nr*futexWaitvBytes)
+	if err := copyIn(t, addr, raw); err != nil {
+		return 0, err
+	}
+	words := make([]kernel.FutexWord, nr)
+	for i := range words {
+		e := raw[i*futexWaitvBytes:]
+		val, uaddr := binary.LittleEndian.Uint64(e), binary.LittleEndian.Uint64(e[8:])
+		wflags, reserved := binary.LittleEndian.Uint32(e[16:]), binary.LittleEndian.Uint32(e[20:])
+		if wflags&^(futex2SizeMask|futex2Private) != 0 || reserved != 0 ||
+			wflags&futex2SizeMask != futex2SizeU32 || val > math.MaxUint32 {
+			return 0, unix.EINVAL // only 32-bit words, as Linux 6.12
+		}
+		words[i] = kernel.FutexWord{Addr: uintptr(uaddr), Val: uint32(val), Shared: wflags&futex2Private == 0}
+		if words[i].Shared {
+			if err := probeFutex(t, uintptr(uaddr)); err != nil {
+				return 0, err
+			}
+		}
+	}
+	i, err := t.FutexWaitv(words, deadline)
+	return uint64(i), err
 }
 
 // probeFutex fails with EFAULT when nothing is mapped at an aligned futex
