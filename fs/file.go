@@ -458,6 +458,7 @@ func (f *NodeFile) Stat() Stat { return StatNode(f.node) }
 // file's pages' charge when it was the last thing holding an unlinked file.
 func (f *NodeFile) Close() error {
 	f.tree.ReleaseOwnerOn(f.node, f)
+	f.dropDnotify()
 	gone := false
 	if n := f.node; f.counted {
 		f.tree.SetLease(n, f, false, true)

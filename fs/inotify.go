@@ -85,6 +85,7 @@ type notifyTable struct {
 	cookie  uint32       // the last rename's cookie
 	perUser map[uint32]*inotifyUsage
 	limits  InotifyLimits
+	dnotify map[*Node][]*dnotifyMark // dnotify.go; counted in count too
 }
 
 // inotifyUsage is what one user holds: instances and watches.
@@ -291,12 +292,16 @@ func (t *Tree) fsnotifyFile(n, dir *Node, name string, mask, cookie uint32, unli
 					fns = append(fns, w.deliver(nt, mask, cookie, name)...)
 				}
 			}
+			fns = append(fns, nt.deliverDnotify(dir, mask)...)
 		}
-		if n != nil && mask&dirEntryEvents == 0 {
+		if n != nil && mask&(dirEntryEvents|renamedWithin) == 0 {
 			for _, w := range nt.byNode[n] {
 				if !unlinked || w.mask&unix.IN_EXCL_UNLINK == 0 {
 					fns = append(fns, w.deliver(nt, mask, cookie, "")...)
 				}
+			}
+			if n.IsDir() {
+				fns = append(fns, nt.deliverDnotify(n, mask)...)
 			}
 			if mask&unix.IN_DELETE_SELF != 0 {
 				for _, w := range nt.byNode[n] {
@@ -493,8 +498,9 @@ func (n *Node) notifyChange() {
 	t.fsnotify(n, dir, name, unix.IN_ATTRIB, 0)
 }
 
-// watchedParent finds a watched directory that names n: only a watched
-// one hears of n's changes, and a node does not know its names.
+// watchedParent finds a watched directory (by inotify or dnotify) that
+// names n: only a watched one hears of n's changes, and a node does not
+// know its names.
 func (t *Tree) watchedParent(n *Node) (*Node, string) {
 	t.notify.mu.Lock()
 	var dirs []*Node
@@ -502,6 +508,9 @@ func (t *Tree) watchedParent(n *Node) (*Node, string) {
 		if d.IsDir() {
 			dirs = append(dirs, d)
 		}
+	}
+	for d := range t.notify.dnotify {
+		dirs = append(dirs, d)
 	}
 	t.notify.mu.Unlock()
 	t.mu.Lock()

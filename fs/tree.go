@@ -664,6 +664,9 @@ func (t *Tree) Rename(c *Cred, oldp, newp string, noReplace bool) error {
 		cookie := t.nextCookie()
 		t.fsnotify(n, oldParent, on, unix.IN_MOVED_FROM, cookie)
 		t.fsnotify(n, newParent, nn, unix.IN_MOVED_TO, cookie)
+		if oldParent == newParent {
+			t.fsnotify(n, oldParent, on, renamedWithin, 0) // dnotify's DN_RENAME
+		}
 		if replacing {
 			old.notifyAttrib()
 			t.notifyIfGone(old)

@@ -25,6 +25,8 @@ func Siginfo(i SigInfo) linux.Siginfo {
 	switch {
 	case i.Code > 0 && i.Code < SIKernel && isFaultSignal(i.Signo):
 		si.SetAddr(i.Addr)
+	case i.Band != 0:
+		si.SetPoll(i.Band, i.FD)
 	default:
 		si.Pid, si.UID = i.Pid, i.UID
 		if i.Signo == unix.SIGCHLD {

@@ -92,6 +92,10 @@ type SigInfo struct {
 	Status int32  // SIGCHLD: exit code or signal
 	Addr   uint64 // faults: the faulting address
 	Value  uint64 // sigqueue: si_value
+	// Band and FD are an I/O signal's si_band and si_fd (F_SETSIG's
+	// signal, dnotify's): a Band other than 0 marks that layout.
+	Band int64
+	FD   int32
 
 	// timer is the POSIX timer whose signal this is (SI_TIMER: Pid is
 	// si_timerid, UID si_overrun), told when it is taken.

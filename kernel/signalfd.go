@@ -114,6 +114,9 @@ func signalfdSiginfo(info SigInfo) (b [SignalfdSiginfoSize]byte) {
 		le.PutUint32(b[12:], uint32(info.Pid))
 		le.PutUint32(b[16:], info.UID)
 		le.PutUint32(b[40:], uint32(info.Status)) // ssi_status
+	case info.Band != 0:
+		le.PutUint32(b[20:], uint32(info.FD))   // ssi_fd
+		le.PutUint32(b[28:], uint32(info.Band)) // ssi_band
 	case info.Code == SITimer:
 		le.PutUint32(b[24:], uint32(info.Pid)) // ssi_tid: the timer's id
 		le.PutUint32(b[32:], info.UID)         // ssi_overrun

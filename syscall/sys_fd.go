@@ -102,6 +102,8 @@ func sysFcntl(t *kernel.Task, a Args) (uint64, error) {
 			return 0, unix.EINVAL
 		}
 		return 0, setOwner(t, d, fs.Owner{Kind: ex.Type, ID: ex.Pid})
+	case unix.F_NOTIFY:
+		return 0, setDnotify(t, d, fd, uint32(a[2]))
 	case unix.F_GETSIG:
 		return uint64(d.Signal()), nil
 	case unix.F_SETSIG:
@@ -147,7 +149,7 @@ func sysFcntl(t *kernel.Task, a Args) (uint64, error) {
 		return uint64(d.Flags()), nil
 	case unix.F_SETFL:
 		d.SetFlags(uint32(a[2]))
-		setAsync(t, d, a[2]&unix.O_ASYNC != 0)
+		setAsync(t, d, fd, a[2]&unix.O_ASYNC != 0)
 		return 0, nil
 	case unix.F_GETLK, unix.F_SETLK, unix.F_SETLKW, unix.F_OFD_GETLK, unix.F_OFD_SETLK, unix.F_OFD_SETLKW:
 		return 0, recordLock(t, d, a[1], a[2])
@@ -190,16 +192,22 @@ func idInUse(k *kernel.Kernel, id int) bool {
 	return false
 }
 
-// I/O signal codes (si_code of a F_SETSIG signal).
+// I/O signal codes (si_code of a F_SETSIG signal) and their bands
+// (si_band: Linux's band_table).
 const (
-	pollIn  = 1
-	pollOut = 2
+	pollIn      = 1
+	pollOut     = 2
+	pollMsg     = 3
+	pollInBand  = unix.EPOLLIN | unix.EPOLLRDNORM
+	pollOutBand = unix.EPOLLOUT | unix.EPOLLWRNORM | unix.EPOLLWRBAND
+	pollMsgBand = unix.EPOLLIN | unix.EPOLLRDNORM | unix.EPOLLMSG
 )
 
-// setAsync starts or stops the I/O signals of an O_ASYNC description:
-// at each change of its file's readiness, while it is readable or
-// writable, its owner gets F_SETSIG's signal (SIGIO by default).
-func setAsync(t *kernel.Task, d *fs.Description, on bool) {
+// setAsync starts or stops the I/O signals of an O_ASYNC description
+// open as fd: at each change of its file's readiness, while it is
+// readable or writable, its owner gets F_SETSIG's signal (SIGIO by
+// default).
+func setAsync(t *kernel.Task, d *fs.Description, fd int, on bool) {
 	if !on {
 		d.WatchAsync(nil)
 		return
@@ -209,22 +217,26 @@ func setAsync(t *kernel.Task, d *fs.Description, on bool) {
 		return
 	}
 	k := t.Kernel()
-	d.WatchAsync(func() { sendIOSignal(k, d, w) })
+	d.WatchAsync(func() {
+		ready := w.Readiness(unix.EPOLLIN | unix.EPOLLOUT)
+		if ready == 0 || d.Flags()&unix.O_ASYNC == 0 {
+			return
+		}
+		code, band := int32(pollIn), int64(pollInBand)
+		if ready&unix.EPOLLIN == 0 {
+			code, band = pollOut, pollOutBand
+		}
+		sendIOSignal(k, d, fd, code, band)
+	})
 }
 
-// sendIOSignal sends d's owner its I/O signal when w is ready.
-func sendIOSignal(k *kernel.Kernel, d *fs.Description, w fs.Waitable) {
-	ready := w.Readiness(unix.EPOLLIN | unix.EPOLLOUT)
-	if ready == 0 || d.Flags()&unix.O_ASYNC == 0 {
-		return
-	}
+// sendIOSignal sends d's owner its I/O signal for descriptor fd: SIGIO
+// from the kernel, or F_SETSIG's signal with the reason code, band and
+// fd in its siginfo (Linux's send_sigio).
+func sendIOSignal(k *kernel.Kernel, d *fs.Description, fd int, code int32, band int64) {
 	sig, info := unix.SIGIO, (*kernel.SigInfo)(nil)
 	if s := d.Signal(); s != 0 {
-		code := int32(pollIn)
-		if ready&unix.EPOLLIN == 0 {
-			code = pollOut
-		}
-		sig, info = unix.Signal(s), &kernel.SigInfo{Signo: unix.Signal(s), Code: code}
+		sig, info = unix.Signal(s), &kernel.SigInfo{Signo: unix.Signal(s), Code: code, Band: band, FD: int32(fd)}
 	}
 	o := d.Owner()
 	switch {
@@ -244,6 +256,25 @@ func sendIOSignal(k *kernel.Kernel, d *fs.Description, w fs.Waitable) {
 			}
 		}
 	}
+}
+
+// setDnotify implements F_NOTIFY: a directory's changes signal the
+// description's owner, which becomes the caller's process, with si_fd fd
+// (Linux's fcntl_dirnotify); no event in arg removes the mark.
+func setDnotify(t *kernel.Task, d *fs.Description, fd int, arg uint32) error {
+	nf, ok := d.NodeFile()
+	if arg&^fs.DnMultishot == 0 {
+		if ok {
+			return nf.SetDnotify(0, nil)
+		}
+		return nil
+	}
+	if !ok || !nf.Node().IsDir() {
+		return unix.ENOTDIR
+	}
+	d.SetOwner(fs.Owner{Kind: linux.FOwnerPID, ID: int32(t.Proc.PID)})
+	k := t.Kernel()
+	return nf.SetDnotify(arg, func() { sendIOSignal(k, d, fd, pollMsg, pollMsgBand) })
 }
 
 // setLease implements F_SETLEASE and F_GETLEASE: leases on regular files
@@ -326,7 +357,7 @@ func sysIoctl(t *kernel.Task, a Args) (uint64, error) {
 			fl |= unix.O_ASYNC
 		}
 		d.SetFlags(fl)
-		setAsync(t, d, on != 0)
+		setAsync(t, d, fd, on != 0)
 		return 0, nil
 	}
 	if so, sd, err := sockFile(t, a[0]); err == nil {

@@ -41,6 +41,12 @@ func (s *Siginfo) SetAddr(addr uint64) {
 	s.Pid, s.UID = int32(uint32(addr)), uint32(addr>>32)
 }
 
+// SetPoll stores an I/O signal's si_band and si_fd (SIGPOLL's layout).
+func (s *Siginfo) SetPoll(band int64, fd int32) {
+	s.Pid, s.UID = int32(uint32(band)), uint32(uint64(band)>>32)
+	s.Value = uint64(uint32(fd))
+}
+
 // SetStatus stores SIGCHLD's si_status.
 func (s *Siginfo) SetStatus(status int32) { s.Value = uint64(uint32(status)) }
 
