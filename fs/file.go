@@ -218,6 +218,19 @@ func (f *NodeFile) readAtTo(dst UserIO, off int64) (int64, error) {
 	if want > 0 && dst.Writable(1) == 0 {
 		return 0, unix.EFAULT
 	}
+	if read := f.node.ReadInPlace; read != nil {
+		stage := stagingBufs.Get().(*[IOChunk]byte)
+		defer stagingBufs.Put(stage)
+		n, err := read(stage[:want], off)
+		if err != nil {
+			return 0, err
+		}
+		done, err := dst.CopyOut(stage[:n])
+		if done > 0 {
+			err = nil
+		}
+		return int64(done), err
+	}
 	var at [IOChunk/pageSize + 1][]byte
 	stage := stagingBufs.Get().(*[IOChunk]byte)
 	defer stagingBufs.Put(stage)

@@ -58,6 +58,10 @@ type Node struct {
 	// Store takes what is written to a synthetic file that is a setting
 	// (/proc/sys), each write on its own.
 	Store func([]byte) error
+	// ReadInPlace reads a synthetic file too large to generate whole
+	// (/proc/PID/pagemap) at an offset, in place: into p, how much it
+	// filled, 0 at its end.
+	ReadInPlace func(p []byte, off int64) (int, error)
 	// mapped is the memory of the node's shared mappings (mapped.go),
 	// guarded by mu.
 	mapped FileMapping
@@ -107,6 +111,15 @@ const (
 // NewGenerated returns a read-only file whose data gen computes at each open.
 func NewGenerated(gen func() []byte) *Node {
 	n := &Node{Mode: 0o444, Generate: gen, Ino: nextIno.Add(1), Dev: DevProc}
+	n.Touch()
+	return n
+}
+
+// NewReadAt returns a synthetic file read in place by readAt, of size 0
+// as Linux's proc files show, readable by its owner only.
+func NewReadAt(readAt func(p []byte, off int64) (int, error)) *Node {
+	n := &Node{Mode: 0o400, ReadInPlace: readAt, Ino: nextIno.Add(1), Dev: DevProc,
+		Store: func([]byte) error { return unix.EINVAL }} // no write method
 	n.Touch()
 	return n
 }

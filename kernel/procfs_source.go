@@ -146,6 +146,13 @@ func (v procfsProcess) MappingsResident() []procfs.Mapping {
 	return ms
 }
 
+// Pagemap reads the process's page table under its address space's lock.
+func (v procfsProcess) Pagemap(start uintptr, n int) []uint64 {
+	v.p.Lock()
+	defer v.p.Unlock()
+	return v.p.AS.Pagemap(start, n)
+}
+
 // vmas returns the process's mappings, read under its address space's lock.
 func (p *Process) vmas() []mm.VMA {
 	p.Lock()

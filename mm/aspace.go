@@ -861,6 +861,32 @@ func (as *AddressSpace) InCore(addr, length uintptr) ([]byte, error) {
 	return vec, nil
 }
 
+// Pagemap entries' bits (Linux's /proc/PID/pagemap).
+const (
+	PagemapPresent    = 1 << 63
+	PagemapFileShared = 1 << 61 // a file's page, or shared anonymous memory
+)
+
+// Pagemap is /proc/PID/pagemap's view of the n pages from start (the
+// caller holds the address space's lock): for each page mapped by a
+// present entry of the page table, PagemapPresent, with
+// PagemapFileShared in a file or shared mapping; 0 for any other. No
+// frame numbers are shown, as to a reader without CAP_SYS_ADMIN.
+func (as *AddressSpace) Pagemap(start uintptr, n int) []uint64 {
+	entries := make([]uint64, n)
+	end := start + uintptr(n)*PageSize
+	as.eachIn(start, end, func(v *VMA) {
+		bits := uint64(PagemapPresent)
+		if v.Shared != nil || v.Cache != nil {
+			bits |= PagemapFileShared
+		}
+		as.eachPage(max(v.Start, start), min(v.End, end), func(va uintptr, _ *uint64) {
+			entries[(va-start)/PageSize] = bits
+		})
+	})
+	return entries
+}
+
 // ResidentPages counts the pages of the address space that have a frame
 // (what the OOM killer weighs), without allocating.
 func (as *AddressSpace) ResidentPages() int {

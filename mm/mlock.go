@@ -117,7 +117,7 @@ func (as *AddressSpace) populate(start, end uintptr) error {
 func (as *AddressSpace) LocksFuture() bool { return as.lockFuture }
 
 // PopulateRange faults in the pages of [start, end) as locking does
-// (MAP_LOCKED).
+// (MAP_LOCKED, MAP_POPULATE).
 func (as *AddressSpace) PopulateRange(start, end uintptr) error { return as.populate(start, end) }
 
 // IsShared reports a MAP_SHARED mapping of the program's (anonymous or

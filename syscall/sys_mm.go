@@ -146,7 +146,10 @@ func sysMmap(t *kernel.Task, a Args) (uint64, error) {
 		}
 		return 0, err
 	}
-	if m.Locked || p.AS.LocksFuture() {
+	// A locked mapping is faulted in, and so is one with MAP_POPULATE
+	// (unless MAP_NONBLOCK); as Linux's mm_populate, a failure there
+	// leaves the mapping made.
+	if m.Locked || p.AS.LocksFuture() || flags&(unix.MAP_POPULATE|unix.MAP_NONBLOCK) == unix.MAP_POPULATE {
 		p.AS.PopulateRange(got, got+size)
 	}
 	return uint64(got), nil

@@ -83,6 +83,7 @@ type Process interface {
 	Timers() []Timer        // its POSIX timers, by id
 	CoredumpFilter() uint32 // /proc/PID/coredump_filter, which its owner sets
 	SetCoredumpFilter(uint32)
+	Pagemap(start uintptr, n int) []uint64 // /proc/PID/pagemap's entries of n pages from start
 }
 
 // Timer is a POSIX timer as /proc/PID/timers shows it.

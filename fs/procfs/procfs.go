@@ -2,6 +2,7 @@ package procfs
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"strconv"
@@ -233,6 +234,7 @@ func procPID(p Process) *fs.Node {
 			"fd":        procDir(func() map[string]*fs.Node { return fdLinks(p) }),
 			"fdinfo":    procDir(func() map[string]*fs.Node { return fdInfos(p) }),
 			"timers":    procFile(func() []byte { return timers(p) }),
+			"pagemap":   owned(p, fs.NewReadAt(func(b []byte, off int64) (int, error) { return pagemap(p, b, off) })),
 			"coredump_filter": owned(p, fs.NewSetting(func() []byte { return fmt.Appendf(nil, "%08x\n", p.CoredumpFilter()) },
 				func(b []byte) error {
 					v, err := strconv.ParseUint(strings.TrimSpace(string(b)), 0, 32)
@@ -248,6 +250,27 @@ func procPID(p Process) *fs.Node {
 	d.UID, d.GID = ids.UID, ids.GID
 	d.Bound = PIDDir(p.PID())
 	return d
+}
+
+// pagemapEntry is the size of one page's entry in /proc/PID/pagemap.
+const pagemapEntry = 8
+
+// pagemap reads /proc/PID/pagemap at off into b: an entry per page of
+// the user address space, at 8 bytes per page number; both must be
+// multiples of an entry (EINVAL), and the file ends with the space.
+func pagemap(p Process, b []byte, off int64) (int, error) {
+	if off%pagemapEntry != 0 || len(b)%pagemapEntry != 0 {
+		return 0, unix.EINVAL
+	}
+	first := uint64(off) / pagemapEntry
+	last := min(first+uint64(len(b))/pagemapEntry, uint64(mm.MaxUserVA)/mm.PageSize)
+	if first >= last {
+		return 0, nil
+	}
+	for i, e := range p.Pagemap(uintptr(first*mm.PageSize), int(last-first)) {
+		binary.LittleEndian.PutUint64(b[i*pagemapEntry:], e)
+	}
+	return int(last-first) * pagemapEntry, nil
 }
 
 // owned gives n, a file of /proc/PID, the process's owner, who may write

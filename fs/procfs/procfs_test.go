@@ -75,11 +75,12 @@ func (p *fakeProcess) MappingsResident() []Mapping {
 	}
 	return ms
 }
-func (*fakeProcess) ResidentPages() int       { return 2 }
-func (p *fakeProcess) Files() *fs.FDTable     { return p.files }
-func (p *fakeProcess) Root() *fs.Tree         { return p.tree }
-func (*fakeProcess) CoredumpFilter() uint32   { return 0x33 }
-func (*fakeProcess) SetCoredumpFilter(uint32) {}
+func (*fakeProcess) ResidentPages() int                    { return 2 }
+func (p *fakeProcess) Files() *fs.FDTable                  { return p.files }
+func (p *fakeProcess) Root() *fs.Tree                      { return p.tree }
+func (*fakeProcess) CoredumpFilter() uint32                { return 0x33 }
+func (*fakeProcess) SetCoredumpFilter(uint32)              {}
+func (*fakeProcess) Pagemap(start uintptr, n int) []uint64 { return make([]uint64, n) }
 func (*fakeProcess) Timers() []Timer {
 	return []Timer{{ID: 0, Signo: 14, Notify: 0, Target: 7}, {ID: 3, Signo: 34, Value: 0xabc, Notify: 4, Target: 8, Clock: 1}}
 }
