@@ -100,6 +100,7 @@ type Kernel struct {
 
 	aioLimit aio.Limit      // fs.aio-nr: the events every AIO context asked for
 	uts      utsNames       // uts.go
+	acct     accounting     // acct.go: the process accounting file
 	pipes    *fs.PipeLimits // pipe-max-size and each user's pipe pages
 	// corePattern is /proc/sys/kernel/core_pattern (coredump.go); nil
 	// is Linux's default, "core".

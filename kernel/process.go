@@ -225,6 +225,7 @@ func (p *Process) reportIfDead() {
 		return
 	}
 	p.deadOnce.Do(func() {
+		p.k.account(p)
 		close(p.dead)
 		p.notifyExit()
 	})
@@ -294,6 +295,7 @@ func (k *Kernel) NewProcess(tree *fs.Tree, as *mm.AddressSpace, files *fs.FDTabl
 	p.SetCwd("/")
 	p.SetUmask(0o022)
 	files.SetLimit(int(p.limits[unix.RLIMIT_NOFILE].Cur))
+	p.sig.execed = true // its program was exec'd, by the kernel
 	t := &Task{TID: pid, Proc: p, Regs: regs}
 	p.mainThread = t
 	t.initSettings()
