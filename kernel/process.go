@@ -231,6 +231,10 @@ func (p *Process) reportIfDead() {
 	})
 }
 
+// Started is when the process was made (Uptime then): with its pid, it
+// tells it from a later process given the same pid.
+func (p *Process) Started() time.Duration { return p.start }
+
 // ParentPID is the parent's pid, 0 for init.
 func (p *Process) ParentPID() int { return int(p.parentPID.Load()) }
 

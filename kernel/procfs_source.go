@@ -30,6 +30,7 @@ func (s ProcfsSource) Processes() []procfs.Process {
 }
 
 func (s ProcfsSource) LastPID() int64                     { return s.k.lastPID.Load() }
+func (s ProcfsSource) SetLastPID(id int) error            { return s.k.SetLastPID(id) }
 func (s ProcfsSource) Uptime() time.Duration              { return s.k.Uptime() }
 func (s ProcfsSource) CPUs() int                          { return s.k.cpus }
 func (s ProcfsSource) MemoryStats() (inUse, total uint64) { return s.k.memoryStats() }

@@ -35,6 +35,23 @@ func (k *Kernel) allocPID() (int, error) {
 	return 0, unix.EAGAIN
 }
 
+// SetLastPID sets the last id given out, which the next one follows
+// (/proc/sys/kernel/ns_last_pid, which root writes to choose the next
+// pid): from 0 to PIDMax-1, EINVAL otherwise. Ids above it may be in use
+// then, so each one given out from now on is checked.
+func (k *Kernel) SetLastPID(id int) error {
+	if id < 0 || id >= PIDMax {
+		return unix.EINVAL
+	}
+	k.pidMu.Lock()
+	defer k.pidMu.Unlock()
+	if int64(id) < k.lastPID.Load() {
+		k.pidsWrapped = true
+	}
+	k.lastPID.Store(int64(id))
+	return nil
+}
+
 // pidInUse reports whether id names a task, a process not yet reaped, or
 // a process group or session, which keep their ids while they have
 // members.

@@ -44,11 +44,11 @@ func pidfdProcess(t *kernel.Task, fd uint64, dirOK bool) (*kernel.Process, error
 		return f.Process(), nil
 	}
 	if n := d.Node(); dirOK && n != nil {
-		if pid, ok := n.Bound.(procfs.PIDDir); ok {
-			if p := t.Kernel().ProcessByID(int(pid)); p != nil {
+		if dir, ok := n.Bound.(procfs.PIDDir); ok {
+			if p := t.Kernel().ProcessByID(dir.PID); p != nil && p.Started() == dir.Start {
 				return p, nil
 			}
-			return nil, unix.ESRCH
+			return nil, unix.ESRCH // gone, its pid perhaps another's now
 		}
 	}
 	return nil, unix.EBADF

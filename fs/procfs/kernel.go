@@ -12,7 +12,8 @@ import (
 // import kernel, which imports fs.
 type Kernel interface {
 	Processes() []Process  // every process (exited but not reaped included), by pid
-	LastPID() int64        // the last pid given out
+	LastPID() int64        // the last pid given out (/proc/sys/kernel/ns_last_pid)
+	SetLastPID(int) error  // which root sets
 	Uptime() time.Duration // CLOCK_MONOTONIC
 	CPUs() int
 	MemoryStats() (inUse, total uint64) // RAM, in bytes

@@ -113,9 +113,10 @@ func procRoot(tree *fs.Tree, k Kernel) *fs.Node {
 }
 
 // procSys is /proc/sys: the settings LTP and programs read, in Linux's
-// formats, read from the kernel at each open. They are read-only: the
-// kernel changes them through system calls only (sethostname), but for
-// System V IPC's and the POSIX message queues' limits, which root writes.
+// formats, read from the kernel at each open. Those Linux lets root
+// write are writable (fs.NewSetting: the names, core_pattern, printk,
+// dmesg_restrict, ns_last_pid, the pipe, inotify, System V IPC and POSIX
+// message queue limits); the rest are read-only.
 func procSys(k Kernel, tree *fs.Tree) *fs.Node {
 	sysctl, ipc := k.Sysctl, k.SysVIPC()
 	line := func(v func(Sysctl) string) *fs.Node {
@@ -130,10 +131,18 @@ func procSys(k Kernel, tree *fs.Tree) *fs.Node {
 						func(b []byte) error { return setUTSName(k.SetHostname, b) }),
 					"domainname": fs.NewSetting(func() []byte { return []byte(sysctl().Domainname + "\n") },
 						func(b []byte) error { return setUTSName(k.SetDomainname, b) }),
-					"ostype":      fixed("Linux"),
-					"osrelease":   line(func(s Sysctl) string { return s.OSRelease }),
-					"version":     line(func(s Sysctl) string { return s.Version }),
-					"pid_max":     line(func(s Sysctl) string { return strconv.Itoa(s.PIDMax) }),
+					"ostype":    fixed("Linux"),
+					"osrelease": line(func(s Sysctl) string { return s.OSRelease }),
+					"version":   line(func(s Sysctl) string { return s.Version }),
+					"pid_max":   line(func(s Sysctl) string { return strconv.Itoa(s.PIDMax) }),
+					"ns_last_pid": fs.NewSetting(func() []byte { return []byte(strconv.FormatInt(k.LastPID(), 10) + "\n") },
+						func(b []byte) error {
+							id, err := strconv.Atoi(strings.TrimSpace(string(b)))
+							if err != nil {
+								return unix.EINVAL
+							}
+							return k.SetLastPID(id)
+						}),
 					"threads-max": line(func(s Sysctl) string { return strconv.Itoa(s.ThreadsMax) }),
 					"tainted":     fixed("0"),
 					// The generator is seeded before init runs, so its
@@ -248,7 +257,7 @@ func procPID(p Process) *fs.Node {
 	})
 	ids := p.IDs()
 	d.UID, d.GID = ids.UID, ids.GID
-	d.Bound = PIDDir(p.PID())
+	d.Bound = PIDDir{PID: p.PID(), Start: p.Start()}
 	return d
 }
 
@@ -281,9 +290,13 @@ func owned(p Process, n *fs.Node) *fs.Node {
 	return n
 }
 
-// PIDDir is what a /proc/PID directory's node is bound to: the pid, which
-// pidfd_send_signal takes an open /proc/PID for.
-type PIDDir int
+// PIDDir is what a /proc/PID directory's node is bound to: the process,
+// which pidfd_send_signal takes an open /proc/PID for, by its pid and
+// when it was made, so that one that reuses the pid is not taken for it.
+type PIDDir struct {
+	PID   int
+	Start time.Duration
+}
 
 func cmdline(p Process) []byte {
 	var b bytes.Buffer

@@ -14,6 +14,7 @@ type fakeKernel struct{ p *fakeProcess }
 
 func (k fakeKernel) Processes() []Process             { return []Process{k.p} }
 func (fakeKernel) LastPID() int64                     { return 7 }
+func (fakeKernel) SetLastPID(int) error               { return nil }
 func (fakeKernel) Uptime() time.Duration              { return 90 * time.Second }
 func (fakeKernel) CPUs() int                          { return 2 }
 func (fakeKernel) MemoryStats() (inUse, total uint64) { return 16 << 20, 64 << 20 }
