@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/jiege-go/jiege/fs"
 )
 
@@ -69,12 +71,7 @@ func appendRecord(d *fs.Description, p *Process) {
 // runs (no exit code).
 func (p *Process) acctRecord() (b [acctRecordSize]byte) {
 	k := p.k
-	p.k.sigMu.Lock()
-	flags, termSig, core, parent := byte(0), p.sig.termSig, p.sig.coreDumped, p.parent
-	if !p.sig.execed {
-		flags |= acctFork
-	}
-	p.k.sigMu.Unlock()
+	flags, termSig, core, parent := p.acctState()
 	exit := uint32(p.status&0xff) << 8
 	if termSig != 0 {
 		flags |= acctSignal
@@ -105,6 +102,18 @@ func (p *Process) acctRecord() (b [acctRecordSize]byte) {
 	comm := p.mainThread.Comm()
 	copy(b[48:63], comm)
 	return b
+}
+
+// acctState reads what the record takes of p's signal state, under
+// sigMu: AFORK, the signal that ended it, whether it dumped core, its
+// parent.
+func (p *Process) acctState() (flags byte, termSig unix.Signal, core bool, parent *Process) {
+	p.k.sigMu.Lock()
+	defer p.k.sigMu.unlockUnchanged()
+	if !p.sig.execed {
+		flags |= acctFork
+	}
+	return flags, p.sig.termSig, p.sig.coreDumped, p.parent
 }
 
 // acctTicks is d in AHZ ticks.

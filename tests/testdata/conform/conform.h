@@ -6,6 +6,7 @@
  * Linux, / on the kernel) and names files relatively. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -44,4 +45,26 @@ static inline struct timespec deadline_ms(clockid_t clock, long ms) {
 	t.tv_sec += t.tv_nsec / 1000000000;
 	t.tv_nsec %= 1000000000;
 	return t;
+}
+
+/* show_file prints the first line of a file (a /proc setting) as name's
+ * result. */
+static inline void show_file(const char *name, const char *path) {
+	char buf[256] = {0};
+	int fd = open(path, O_RDONLY);
+	if (fd >= 0) {
+		read(fd, buf, sizeof buf - 1);
+		close(fd);
+	}
+	buf[strcspn(buf, "\n")] = 0;
+	SHOW(name, "%s", buf);
+}
+
+/* put_file writes text to a file (a /proc setting) and prints what the
+ * write returned. */
+static inline void put_file(const char *name, const char *path, const char *text) {
+	int fd = open(path, O_WRONLY);
+	RET(name, write(fd, text, strlen(text)));
+	if (fd >= 0)
+		close(fd);
 }

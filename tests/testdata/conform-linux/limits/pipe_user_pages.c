@@ -11,15 +11,6 @@
 
 static int fds[2100][2];
 
-static void show_file(const char *name, const char *file) {
-	char buf[64] = {0};
-	int fd = open(file, O_RDONLY);
-	read(fd, buf, sizeof buf - 1);
-	close(fd);
-	buf[strcspn(buf, "\n")] = 0;
-	SHOW(name, "%s", buf);
-}
-
 int main(void) {
 	mkdir("/proc", 0555);
 	mount("proc", "/proc", "proc", 0, NULL);

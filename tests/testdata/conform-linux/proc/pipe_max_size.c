@@ -10,21 +10,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-static void put(const char *name, const char *text) {
-	int fd = open("/proc/sys/fs/pipe-max-size", O_WRONLY);
-	RET(name, write(fd, text, strlen(text)));
-	close(fd);
-}
-
-static void show(const char *name) {
-	char buf[64] = {0};
-	int fd = open("/proc/sys/fs/pipe-max-size", O_RDONLY);
-	read(fd, buf, sizeof buf - 1);
-	close(fd);
-	buf[strcspn(buf, "\n")] = 0;
-	SHOW(name, "%s", buf);
-}
-
 static void pipe_as(const char *name, int drop) {
 	pid_t pid = fork();
 	if (pid == 0) {
@@ -43,19 +28,19 @@ static void pipe_as(const char *name, int drop) {
 int main(void) {
 	mkdir("/proc", 0555);
 	mount("proc", "/proc", "proc", 0, NULL);
-	show("default");
-	put("set.5000", "5000");
-	show("after.5000");
+	show_file("default", "/proc/sys/fs/pipe-max-size");
+	put_file("set.5000", "/proc/sys/fs/pipe-max-size", "5000");
+	show_file("after.5000", "/proc/sys/fs/pipe-max-size");
 	pipe_as("root", 0);
 	pipe_as("nobody", 1);
-	put("set.0", "0");
-	show("after.0");
-	put("set.garbage", "abc");
-	put("set.4096", "4096\n");
-	show("after.4096");
+	put_file("set.0", "/proc/sys/fs/pipe-max-size", "0");
+	show_file("after.0", "/proc/sys/fs/pipe-max-size");
+	put_file("set.garbage", "/proc/sys/fs/pipe-max-size", "abc");
+	put_file("set.4096", "/proc/sys/fs/pipe-max-size", "4096\n");
+	show_file("after.4096", "/proc/sys/fs/pipe-max-size");
 	pipe_as("nobody.4096", 1);
-	put("set.back", "1048576");
-	show("back");
+	put_file("set.back", "/proc/sys/fs/pipe-max-size", "1048576");
+	show_file("back", "/proc/sys/fs/pipe-max-size");
 	pipe_as("nobody.default", 1);
 	int fd = open("/proc/self/stat", O_WRONLY);
 	RET("stat.write", write(fd, "x", 1));

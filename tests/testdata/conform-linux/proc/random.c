@@ -13,15 +13,6 @@
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 
-static void show(const char *path) {
-	char buf[64] = {0};
-	int fd = open(path, O_RDONLY);
-	read(fd, buf, sizeof buf - 1);
-	close(fd);
-	buf[strcspn(buf, "\n")] = 0;
-	SHOW(path, "%s", buf);
-}
-
 int main(void) {
 	mkdir("/proc", 0555);
 	mount("proc", "/proc", "proc", 0, NULL);
@@ -32,10 +23,10 @@ int main(void) {
 	int cnt = -1;
 	RET("getentcnt", ioctl(fd, RNDGETENTCNT, &cnt));
 	SHOW("count", "%d", cnt);
-	show("/proc/sys/kernel/random/entropy_avail");
-	show("/proc/sys/kernel/random/poolsize");
-	show("/proc/sys/kernel/random/urandom_min_reseed_secs");
-	show("/proc/sys/kernel/random/write_wakeup_threshold");
+	show_file("/proc/sys/kernel/random/entropy_avail", "/proc/sys/kernel/random/entropy_avail");
+	show_file("/proc/sys/kernel/random/poolsize", "/proc/sys/kernel/random/poolsize");
+	show_file("/proc/sys/kernel/random/urandom_min_reseed_secs", "/proc/sys/kernel/random/urandom_min_reseed_secs");
+	show_file("/proc/sys/kernel/random/write_wakeup_threshold", "/proc/sys/kernel/random/write_wakeup_threshold");
 	int random = open("/dev/random", O_RDONLY);
 	RET("random.getentcnt", ioctl(random, RNDGETENTCNT, &cnt));
 	int add = 8;
@@ -64,6 +55,6 @@ int main(void) {
 		_exit(0);
 	}
 	waitpid(pid, NULL, 0);
-	show("/proc/sys/kernel/random/entropy_avail");
+	show_file("/proc/sys/kernel/random/entropy_avail", "/proc/sys/kernel/random/entropy_avail");
 	return 0;
 }

@@ -15,21 +15,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static void put(const char *path, const char *text) {
-	int fd = open(path, O_WRONLY);
-	RET(path, write(fd, text, strlen(text)));
-	close(fd);
-}
-
-static void show(const char *path) {
-	char buf[128] = {0};
-	int fd = open(path, O_RDONLY);
-	read(fd, buf, sizeof buf - 1);
-	close(fd);
-	buf[strcspn(buf, "\n")] = 0;
-	SHOW(path, "%s", buf);
-}
-
 /* records_ok says whether every line of b[0:n] is a whole record. */
 static int records_ok(const char *b, int n) {
 	regex_t re;
@@ -102,33 +87,33 @@ int main(void) {
 	RET("level.0", klogctl(8, NULL, 0));
 	RET("level.9", klogctl(8, NULL, 9));
 	RET("level.3", klogctl(8, NULL, 3));
-	show("/proc/sys/kernel/printk");
+	show_file("/proc/sys/kernel/printk", "/proc/sys/kernel/printk");
 	RET("console_off", klogctl(6, NULL, 0));
-	show("/proc/sys/kernel/printk");
+	show_file("/proc/sys/kernel/printk", "/proc/sys/kernel/printk");
 	RET("console_off.again", klogctl(6, NULL, 0));
 	RET("console_on", klogctl(7, NULL, 0));
-	show("/proc/sys/kernel/printk");
-	put("/proc/sys/kernel/printk", "5");
-	show("/proc/sys/kernel/printk");
-	put("/proc/sys/kernel/printk", "1 4 1 7\n");
-	show("/proc/sys/kernel/printk");
-	put("/proc/sys/kernel/printk", "x");
+	show_file("/proc/sys/kernel/printk", "/proc/sys/kernel/printk");
+	put_file("/proc/sys/kernel/printk", "/proc/sys/kernel/printk", "5");
+	show_file("/proc/sys/kernel/printk", "/proc/sys/kernel/printk");
+	put_file("/proc/sys/kernel/printk", "/proc/sys/kernel/printk", "1 4 1 7\n");
+	show_file("/proc/sys/kernel/printk", "/proc/sys/kernel/printk");
+	put_file("/proc/sys/kernel/printk", "/proc/sys/kernel/printk", "x");
 
 	RET("clear", klogctl(5, NULL, 0));
 	RET("read_all.after_clear", klogctl(3, buf, sizeof buf));
 	SHOW("size_unread.after_clear", "%d", klogctl(9, NULL, 0));
 
-	show("/proc/sys/kernel/dmesg_restrict");
+	show_file("/proc/sys/kernel/dmesg_restrict", "/proc/sys/kernel/dmesg_restrict");
 	as_nobody("nobody.read", 2, 10);
 	as_nobody("nobody.read_all", 3, 10);
 	as_nobody("nobody.size_buffer", 10, 0);
-	put("/proc/sys/kernel/dmesg_restrict", "0");
+	put_file("/proc/sys/kernel/dmesg_restrict", "/proc/sys/kernel/dmesg_restrict", "0");
 	as_nobody("nobody.open.read_all", 3, 10);
 	as_nobody("nobody.open.size_buffer", 10, 0);
 	as_nobody("nobody.open.read", 2, 10);
-	put("/proc/sys/kernel/dmesg_restrict", "2");
-	put("/proc/sys/kernel/dmesg_restrict", "1");
-	show("/proc/sys/kernel/dmesg_restrict");
+	put_file("/proc/sys/kernel/dmesg_restrict", "/proc/sys/kernel/dmesg_restrict", "2");
+	put_file("/proc/sys/kernel/dmesg_restrict", "/proc/sys/kernel/dmesg_restrict", "1");
+	show_file("/proc/sys/kernel/dmesg_restrict", "/proc/sys/kernel/dmesg_restrict");
 
 	/* vhangup: privileged, and a no-op without a controlling terminal. */
 	pid_t pid = fork();
@@ -144,37 +129,37 @@ int main(void) {
 
 	/* The names, set through /proc/sys/kernel. */
 	struct utsname u;
-	put("/proc/sys/kernel/hostname", "conform-host\n");
+	put_file("/proc/sys/kernel/hostname", "/proc/sys/kernel/hostname", "conform-host\n");
 	uname(&u);
 	SHOW("uname.nodename", "%s", u.nodename);
-	show("/proc/sys/kernel/hostname");
-	put("/proc/sys/kernel/domainname", "example.test");
+	show_file("/proc/sys/kernel/hostname", "/proc/sys/kernel/hostname");
+	put_file("/proc/sys/kernel/domainname", "/proc/sys/kernel/domainname", "example.test");
 	uname(&u);
 	SHOW("uname.domainname", "%s", u.domainname);
 	char longname[80];
 	memset(longname, 'h', 70);
 	longname[70] = 0;
-	put("/proc/sys/kernel/hostname", longname);
+	put_file("/proc/sys/kernel/hostname", "/proc/sys/kernel/hostname", longname);
 	uname(&u);
 	SHOW("uname.nodename.long", "%zu", strlen(u.nodename));
-	put("/proc/sys/kernel/hostname", "one\ntwo");
-	show("/proc/sys/kernel/hostname");
+	put_file("/proc/sys/kernel/hostname", "/proc/sys/kernel/hostname", "one\ntwo");
+	show_file("/proc/sys/kernel/hostname", "/proc/sys/kernel/hostname");
 
 	/* inotify's instances per user, as root sets their bound. */
-	show("/proc/sys/fs/inotify/max_user_instances");
-	put("/proc/sys/fs/inotify/max_user_instances", "1");
-	show("/proc/sys/fs/inotify/max_user_instances");
+	show_file("/proc/sys/fs/inotify/max_user_instances", "/proc/sys/fs/inotify/max_user_instances");
+	put_file("/proc/sys/fs/inotify/max_user_instances", "/proc/sys/fs/inotify/max_user_instances", "1");
+	show_file("/proc/sys/fs/inotify/max_user_instances", "/proc/sys/fs/inotify/max_user_instances");
 	int first = inotify_init1(0);
 	SHOW("inotify.first", "%d", first >= 0);
 	RET("inotify.second", inotify_init1(0));
 	close(first);
 	RET("inotify.after_close", inotify_init1(0) >= 0 ? 0 : -1);
-	put("/proc/sys/fs/inotify/max_user_instances", "-1");
-	put("/proc/sys/fs/inotify/max_user_instances", "abc");
-	put("/proc/sys/fs/inotify/max_user_instances", "128");
-	show("/proc/sys/fs/inotify/max_user_instances");
-	put("/proc/sys/fs/inotify/max_user_watches", "2");
-	show("/proc/sys/fs/inotify/max_user_watches");
+	put_file("/proc/sys/fs/inotify/max_user_instances", "/proc/sys/fs/inotify/max_user_instances", "-1");
+	put_file("/proc/sys/fs/inotify/max_user_instances", "/proc/sys/fs/inotify/max_user_instances", "abc");
+	put_file("/proc/sys/fs/inotify/max_user_instances", "/proc/sys/fs/inotify/max_user_instances", "128");
+	show_file("/proc/sys/fs/inotify/max_user_instances", "/proc/sys/fs/inotify/max_user_instances");
+	put_file("/proc/sys/fs/inotify/max_user_watches", "/proc/sys/fs/inotify/max_user_watches", "2");
+	show_file("/proc/sys/fs/inotify/max_user_watches", "/proc/sys/fs/inotify/max_user_watches");
 	int in = inotify_init1(0);
 	RET("watch.1", inotify_add_watch(in, "/", IN_CREATE) > 0 ? 0 : -1);
 	RET("watch.2", inotify_add_watch(in, "/proc", IN_CREATE) > 0 ? 0 : -1);

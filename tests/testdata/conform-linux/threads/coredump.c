@@ -105,21 +105,6 @@ static void check(const char *name, const char *dir, rlim_t limit, int sig, int 
 	fflush(stdout);
 }
 
-static void write_file(const char *name, const char *file, const char *text) {
-	int fd = open(file, O_WRONLY);
-	RET(name, write(fd, text, strlen(text)));
-	close(fd);
-}
-
-static void read_file(const char *name, const char *file) {
-	char buf[256] = {0};
-	int fd = open(file, O_RDONLY);
-	read(fd, buf, sizeof buf - 1);
-	close(fd);
-	buf[strcspn(buf, "\n")] = 0;
-	SHOW(name, "%s", buf);
-}
-
 int main(void) {
 	mkdir("/proc", 0555);
 	mount("proc", "/proc", "proc", 0, NULL);
@@ -151,31 +136,31 @@ int main(void) {
 	SHOW("marker.dontdump", "%d", has_marker("dontdump/core"));
 	madvise(marked, 4096, MADV_DODUMP);
 
-	read_file("filter", "/proc/self/coredump_filter");
-	write_file("filter.write-0x32", "/proc/self/coredump_filter", "0x32\n");
-	read_file("filter.after", "/proc/self/coredump_filter");
+	show_file("filter", "/proc/self/coredump_filter");
+	put_file("filter.write-0x32", "/proc/self/coredump_filter", "0x32\n");
+	show_file("filter.after", "/proc/self/coredump_filter");
 	check("no-anon-private", "noanon", RLIM_INFINITY, SIGABRT, 0, 0);
 	SHOW("marker.no-anon-private", "%d", has_marker("noanon/core"));
-	write_file("filter.write-big", "/proc/self/coredump_filter", "0x7fff");
-	read_file("filter.big", "/proc/self/coredump_filter");
-	write_file("filter.write-garbage", "/proc/self/coredump_filter", "zz");
-	write_file("filter.write-back", "/proc/self/coredump_filter", "51");
-	read_file("filter.back", "/proc/self/coredump_filter");
+	put_file("filter.write-big", "/proc/self/coredump_filter", "0x7fff");
+	show_file("filter.big", "/proc/self/coredump_filter");
+	put_file("filter.write-garbage", "/proc/self/coredump_filter", "zz");
+	put_file("filter.write-back", "/proc/self/coredump_filter", "51");
+	show_file("filter.back", "/proc/self/coredump_filter");
 
-	read_file("pattern", "/proc/sys/kernel/core_pattern");
-	write_file("pattern.write", "/proc/sys/kernel/core_pattern", "dump-%s-%%-%c\n");
-	read_file("pattern.after", "/proc/sys/kernel/core_pattern");
+	show_file("pattern", "/proc/sys/kernel/core_pattern");
+	put_file("pattern.write", "/proc/sys/kernel/core_pattern", "dump-%s-%%-%c\n");
+	show_file("pattern.after", "/proc/sys/kernel/core_pattern");
 	check("pattern.core", "pattern", RLIM_INFINITY, SIGABRT, 0, 0);
 	struct stat st;
 	SHOW("pattern.file", "%d", stat("pattern/dump-6-%-18446744073709551615", &st) == 0);
 	char cwd[256], abs[300];
 	getcwd(cwd, sizeof cwd);
 	snprintf(abs, sizeof abs, "%s/absolute-%%s", cwd);
-	write_file("pattern.absolute", "/proc/sys/kernel/core_pattern", abs);
+	put_file("pattern.absolute", "/proc/sys/kernel/core_pattern", abs);
 	check("pattern.absolute.core", "elsewhere", RLIM_INFINITY, SIGABRT, 0, 0);
 	SHOW("pattern.absolute.file", "%d", stat("absolute-6", &st) == 0);
-	write_file("pattern.pipe", "/proc/sys/kernel/core_pattern", "|/nonexistent");
+	put_file("pattern.pipe", "/proc/sys/kernel/core_pattern", "|/nonexistent");
 	check("pattern.pipe.core", "piped", RLIM_INFINITY, SIGABRT, 0, 0);
-	write_file("pattern.restore", "/proc/sys/kernel/core_pattern", "core");
+	put_file("pattern.restore", "/proc/sys/kernel/core_pattern", "core");
 	return 0;
 }

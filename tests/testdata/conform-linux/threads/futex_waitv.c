@@ -31,18 +31,9 @@ static void fill(struct futex_waitv *v, uint32_t *word, unsigned flags) {
 	v->__reserved = 0;
 }
 
-static struct timespec in(int clock, long ms) {
-	struct timespec ts;
-	clock_gettime(clock, &ts);
-	ts.tv_nsec += ms * 1000000;
-	ts.tv_sec += ts.tv_nsec / 1000000000;
-	ts.tv_nsec %= 1000000000;
-	return ts;
-}
-
 static long thread_result;
 static void *waiter(void *arg) {
-	struct timespec to = in(CLOCK_MONOTONIC, 10000);
+	struct timespec to = deadline_ms(CLOCK_MONOTONIC, 10000);
 	thread_result = waitv(vec, 3, 0, &to, CLOCK_MONOTONIC);
 	return arg;
 }
@@ -94,9 +85,9 @@ int main(void) {
 	one.val = 7;
 	RET("value_differs", waitv(&one, 1, 0, NULL, 0));
 
-	struct timespec soon = in(CLOCK_MONOTONIC, 50);
+	struct timespec soon = deadline_ms(CLOCK_MONOTONIC, 50);
 	RET("timeout.monotonic", waitv(vec, 4, 0, &soon, CLOCK_MONOTONIC));
-	soon = in(CLOCK_REALTIME, 50);
+	soon = deadline_ms(CLOCK_REALTIME, 50);
 	RET("timeout.realtime", waitv(vec, 4, 0, &soon, CLOCK_REALTIME));
 	RET("timeout.past", waitv(vec, 4, 0, &past, CLOCK_REALTIME));
 
@@ -119,7 +110,7 @@ int main(void) {
 	pid_t pid = fork();
 	if (pid == 0)
 		_exit(wake(shared, FUTEX_WAKE) ? 0 : 1);
-	struct timespec to = in(CLOCK_MONOTONIC, 10000);
+	struct timespec to = deadline_ms(CLOCK_MONOTONIC, 10000);
 	RET("shared.index", waitv(sv, 2, 0, &to, CLOCK_MONOTONIC));
 	int status;
 	waitpid(pid, &status, 0);

@@ -33,19 +33,6 @@ static int wait_status(pid_t pid) {
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-static void show_file(const char *file) {
-	char path[128], buf[64] = "";
-	snprintf(path, sizeof path, "/proc/sys/fs/mqueue/%s", file);
-	FILE *f = fopen(path, "r");
-	if (f) {
-		if (!fgets(buf, sizeof buf, f))
-			buf[0] = 0;
-		fclose(f);
-	}
-	buf[strcspn(buf, "\n")] = 0;
-	SHOW(path, "%s", buf);
-}
-
 static void opens(void) {
 	umask(022);
 	RET("open.noent", mq_open(qname, O_RDWR));
@@ -236,8 +223,11 @@ int main(void) {
 	snprintf(qname, sizeof qname, "/conform-mq-%d", getpid());
 	snprintf(other, sizeof other, "/conform-mq-other-%d", getpid());
 	static const char *files[] = {"queues_max", "msg_max", "msgsize_max", "msg_default", "msgsize_default"};
-	for (int i = 0; i < 5; i++)
-		show_file(files[i]);
+	for (int i = 0; i < 5; i++) {
+		char path[128];
+		snprintf(path, sizeof path, "/proc/sys/fs/mqueue/%s", files[i]);
+		show_file(path, path);
+	}
 	opens();
 	messages();
 	unprivileged();
