@@ -502,17 +502,7 @@ func (n *Node) notifyChange() {
 // names n: only a watched one hears of n's changes, and a node does not
 // know its names.
 func (t *Tree) watchedParent(n *Node) (*Node, string) {
-	t.notify.mu.Lock()
-	var dirs []*Node
-	for d := range t.notify.byNode {
-		if d.IsDir() {
-			dirs = append(dirs, d)
-		}
-	}
-	for d := range t.notify.dnotify {
-		dirs = append(dirs, d)
-	}
-	t.notify.mu.Unlock()
+	dirs := t.notify.watchedDirs()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, d := range dirs {
@@ -523,6 +513,23 @@ func (t *Tree) watchedParent(n *Node) (*Node, string) {
 		}
 	}
 	return nil, ""
+}
+
+// watchedDirs lists the directories an inotify watch or a dnotify mark
+// is on.
+func (nt *notifyTable) watchedDirs() []*Node {
+	nt.mu.Lock()
+	defer nt.mu.Unlock()
+	var dirs []*Node
+	for d := range nt.byNode {
+		if d.IsDir() {
+			dirs = append(dirs, d)
+		}
+	}
+	for d := range nt.dnotify {
+		dirs = append(dirs, d)
+	}
+	return dirs
 }
 
 // Watches describes the instance's watches for /proc/PID/fdinfo, as

@@ -263,13 +263,18 @@ func (p *Process) newChild(parent *Process, pid int, as *mm.AddressSpace, vm *sh
 	c.fs.Store(p.fs.Load().copy())
 	c.parentPID.Store(int64(parent.PID))
 	c.watchCPULimit() // the interval timers are not inherited, RLIMIT_CPU is
-	parent.mu.Lock()
-	if parent.children == nil {
-		parent.children = map[int]*Process{}
-	}
-	parent.children[pid] = c
-	parent.mu.Unlock()
+	parent.addChild(c)
 	return c
+}
+
+// addChild records c among p's children.
+func (p *Process) addChild(c *Process) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.children == nil {
+		p.children = map[int]*Process{}
+	}
+	p.children[c.PID] = c
 }
 
 // Cred is who the process is for permission checks: its effective ids

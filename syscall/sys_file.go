@@ -118,16 +118,8 @@ func visible(t *kernel.Task, p string) string {
 // names one, and its description with the reference the caller drops:
 // opening it opens that pipe anew, as Linux's magic link does.
 func pipeOfFD(k *kernel.Kernel, p string) (reopener, *fs.Description, bool) {
-	pid, fd, ok := procFD(p)
+	d, ok := descriptionOfFDLink(k, p)
 	if !ok {
-		return nil, nil, false
-	}
-	proc := k.ProcessByID(pid)
-	if proc == nil {
-		return nil, nil, false
-	}
-	d, err := proc.Files.Get(fd)
-	if err != nil {
 		return nil, nil, false
 	}
 	r, ok := d.File.(reopener)
@@ -136,6 +128,22 @@ func pipeOfFD(k *kernel.Kernel, p string) (reopener, *fs.Description, bool) {
 		return nil, nil, false
 	}
 	return r, d, true
+}
+
+// descriptionOfFDLink returns the description open on the descriptor
+// that /proc/PID/fd/N of k names, if it names one, with a reference the
+// caller drops.
+func descriptionOfFDLink(k *kernel.Kernel, p string) (*fs.Description, bool) {
+	pid, fd, ok := procFD(p)
+	if !ok {
+		return nil, false
+	}
+	proc := k.ProcessByID(pid)
+	if proc == nil {
+		return nil, false
+	}
+	d, err := proc.Files.Get(fd)
+	return d, err == nil
 }
 
 // procFD parses /proc/PID/fd/N (every open's path passes here).
@@ -170,16 +178,8 @@ func allDigits(s string) bool {
 // /proc/PID/fd/N of k names, if it names one: following that magic link
 // reaches the file itself, whatever its name, or without one.
 func fileOfFDLink(k *kernel.Kernel, p string) (*fs.NodeFile, bool) {
-	pid, fd, ok := procFD(p)
+	d, ok := descriptionOfFDLink(k, p)
 	if !ok {
-		return nil, false
-	}
-	proc := k.ProcessByID(pid)
-	if proc == nil {
-		return nil, false
-	}
-	d, err := proc.Files.Get(fd)
-	if err != nil {
 		return nil, false
 	}
 	defer d.DecRef()
