@@ -41,8 +41,6 @@ func cmdSelfcheck(ctx context.Context, args []string) error {
 	fs := newFlags("selfcheck", "[--expect-ours fail|pass] [--only NAME,...]")
 	c := &common{}
 	c.flags(fs)
-	fs.Lookup("boot-timeout").DefValue = "20s"
-	c.bootTimeout = 20 * time.Second
 	v := &verifier{common: c, out: os.Stderr}
 	var expectOurs, jsonOut, mdOut string
 	var only []string
