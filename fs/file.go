@@ -123,7 +123,15 @@ type NodeFile struct {
 	// counted: the node counts this open (a tree file's, not a snapshot's),
 	// and as a writer when writable.
 	counted, writable bool
-	location          bool // an O_PATH open: no close event
+	location          bool        // an O_PATH open: no close event
+	keeps             OpenCounter // what the file keeps while open (a namespace)
+}
+
+// OpenCounter is an object a synthetic file is bound to that its open
+// files keep (a namespace, whose /proc/PID/ns file keeps it).
+type OpenCounter interface {
+	FileOpened()
+	FileClosed()
 }
 
 // OpenNode opens a node of t found at path (openat uses the path of a
@@ -138,7 +146,11 @@ func (t *Tree) OpenNode(n *Node, path string) *NodeFile {
 			store = func([]byte) error { return unix.EINVAL }
 		}
 		n = &Node{Mode: n.Mode, UID: n.UID, GID: n.GID, ATime: n.ATime, MTime: n.MTime, CTime: n.CTime,
-			Ino: n.Ino, Links: n.Links, Data: n.Generate(), Store: store}
+			Ino: n.Ino, Dev: n.Dev, Links: n.Links, Data: n.Generate(), Store: store, Bound: n.Bound}
+		if o, ok := n.Bound.(OpenCounter); ok {
+			o.FileOpened()
+			return &NodeFile{tree: t, node: n, path: path, keeps: o}
+		}
 	} else if n.Mode.IsRegular() {
 		n.mu.Lock()
 		n.opens++
@@ -470,6 +482,9 @@ func (f *NodeFile) Stat() Stat { return StatNode(f.node) }
 // Close drops the locks the description held (flock, OFD locks), and the
 // file's pages' charge when it was the last thing holding an unlinked file.
 func (f *NodeFile) Close() error {
+	if f.keeps != nil {
+		f.keeps.FileClosed()
+	}
 	f.tree.ReleaseOwnerOn(f.node, f)
 	f.dropDnotify()
 	gone := false

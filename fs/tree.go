@@ -41,6 +41,7 @@ type Node struct {
 	writers             int               // of which writable
 	Link                string            // symbolic links
 	magic               bool              // a magic link (NewMagicLink)
+	object              *Node             // a magic link's object when no path leads to it (NewObjectLink)
 	Rdev                uint64            // character devices
 	xattrs              map[string][]byte // extended attributes (xattr.go), guarded by mu
 	memfd               bool              // a memfd file, which seals apply to (memfd.go)
@@ -96,6 +97,15 @@ func NewMagicLink(target string) *Node {
 	return n
 }
 
+// NewObjectLink returns a magic link whose object no path reaches, a
+// namespace's file (/proc/PID/ns/uts): readlink shows name, and a walk
+// that follows the link ends at object, as Linux's ns_get_path.
+func NewObjectLink(name string, object *Node) *Node {
+	n := NewMagicLink(name)
+	n.object = object
+	return n
+}
+
 // Magic reports whether n is a magic link (NewMagicLink).
 func (n *Node) Magic() bool { return n.magic }
 
@@ -106,6 +116,7 @@ const (
 	DevSysfs    = 4
 	DevDevtmpfs = 6
 	DevMqueue   = 16 // the POSIX message queues' (kernel/ipc)
+	DevNsfs     = 5  // the namespaces' files (Linux's nsfs)
 )
 
 // NewGenerated returns a read-only file whose data gen computes at each open.
@@ -296,6 +307,12 @@ func (t *Tree) walk(c *Cred, p string, follow bool, depth int) (*Node, string, e
 			target, err := r.follow(next, clean[:max(start-1, 1)])
 			if err != nil {
 				return nil, "", err
+			}
+			if next.object != nil {
+				if !last {
+					return nil, "", ErrNotDir
+				}
+				return next.object, next.Link, nil
 			}
 			if !last {
 				target = path.Join(target, clean[end+1:])

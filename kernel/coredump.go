@@ -232,7 +232,7 @@ func (t *Task) coreName(sig unix.Signal) (string, bool) {
 		case 't':
 			b.WriteString(strconv.FormatInt(p.k.Now().Unix(), 10))
 		case 'h':
-			host, _ := p.k.UTSNames()
+			host, _ := t.UTSNames()
 			b.WriteString(host)
 		case 'e':
 			b.WriteString(strings.ReplaceAll(t.Comm(), "/", "!"))

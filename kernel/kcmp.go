@@ -99,10 +99,10 @@ func (t *Task) Kcmp(pid1, pid2, typ int, idx1, idx2 uint64, slot func() (linux.K
 		a, b = unsafe.Pointer(&p1.sig), unsafe.Pointer(&p2.sig)
 	case KcmpIO:
 	case KcmpSysvsem:
-		if k.ipc.HasUndo(p1.PID) {
+		if p1.ns.Load().ipc.ipc.HasUndo(p1.PID) {
 			a = unsafe.Pointer(p1)
 		}
-		if k.ipc.HasUndo(p2.PID) {
+		if p2.ns.Load().ipc.ipc.HasUndo(p2.PID) {
 			b = unsafe.Pointer(p2)
 		}
 	case KcmpEpollTFD:

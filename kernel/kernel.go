@@ -106,7 +106,11 @@ type Kernel struct {
 	// is Linux's default, "core".
 	corePattern atomic.Pointer[string]
 	wall        wallClock      // clock.go
-	ipc         *ipc.Namespace // System V message queues, semaphores and segments
+	ipc         *ipc.Namespace // the initial IPC namespace's objects
+	// rootNS are the namespaces the kernel starts with, nextNSIno the
+	// inode number the last new namespace took (namespace.go).
+	rootNS    *namespaces
+	nextNSIno atomic.Uint64
 }
 
 // AIOLimit is the system-wide count of native AIO events (fs.aio-nr).
@@ -151,6 +155,7 @@ func New(c Config) *Kernel {
 		randGen:     rand.NewChaCha8(seedFromRuntime()),
 	}
 	k.ipc = ipc.NewNamespace(c.UserMemory, k.Now)
+	k.rootNS = k.initNamespaces()
 	k.pipes = fs.NewPipeLimits()
 	k.log.printk = defaultPrintk
 	k.initKcmpCookies()
@@ -204,9 +209,6 @@ func (k *Kernel) MemoryStats() (inUse, total uint64) { return k.memoryStats() }
 // VDSO returns the vDSO data pages this kernel keeps: exec maps them, and
 // boot sets their clock.
 func (k *Kernel) VDSO() *loader.VDSO { return k.vdso }
-
-// IPC is the kernel's System V IPC namespace.
-func (k *Kernel) IPC() *ipc.Namespace { return k.ipc }
 
 // IPCCaller is the task's process as System V IPC checks it.
 func (t *Task) IPCCaller() ipc.Caller { return ipc.Caller{PID: t.Proc.PID, Cred: t.Proc.Cred()} }

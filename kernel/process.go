@@ -23,7 +23,12 @@ type Process struct {
 	Root  *fs.Tree
 	// fs is the working directory and umask, shared under CLONE_FS
 	// (fscontext.go).
-	fs      atomic.Pointer[fsContext]
+	fs atomic.Pointer[fsContext]
+	// ns are the namespaces it is in; nsMu orders their replacement with
+	// its exit, after which (nsLeft) it is in none (namespace.go).
+	ns      atomic.Pointer[namespaces]
+	nsMu    sync.Mutex
+	nsLeft  bool
 	Exe     string
 	Cmdline []string // argv of the program it runs
 
@@ -200,7 +205,7 @@ func (p *Process) Exit(status int) {
 		p.stopRealTimer()
 		p.deleteTimers(true)
 		p.Root.ReleaseOwner(p)
-		p.k.ipc.ExitProcess(p.PID)
+		p.leaveNamespaces()
 		p.gone.Store(true)
 		close(p.exited)
 		p.notifyPidFDs()
@@ -301,6 +306,8 @@ func (k *Kernel) NewProcess(tree *fs.Tree, as *mm.AddressSpace, files *fs.FDTabl
 	p.vm.Store(&sharedVM{users: 1})
 	p.Settings.CoredumpFilter.Store(mm.DefaultCoredumpFilter)
 	p.fs.Store(new(fsContext))
+	k.rootNS.join()
+	p.ns.Store(k.rootNS)
 	p.SetCwd("/")
 	p.SetUmask(0o022)
 	files.SetLimit(int(p.limits[unix.RLIMIT_NOFILE].Cur))

@@ -185,3 +185,12 @@ func (v procfsProcess) Timers() []procfs.Timer {
 	slices.SortFunc(ts, func(a, b procfs.Timer) int { return int(a.ID - b.ID) })
 	return ts
 }
+
+// Namespaces are the namespaces the process is in, by name.
+func (v procfsProcess) Namespaces() []procfs.Namespace {
+	s := v.p.ns.Load()
+	return []procfs.Namespace{
+		{Name: "ipc", Ino: s.ipc.Ino, Object: s.ipc},
+		{Name: "uts", Ino: s.uts.Ino, Object: s.uts},
+	}
+}

@@ -69,7 +69,7 @@ type CloneArgs struct {
 func (t *Task) Clone(a CloneArgs) (*Task, error) {
 	f := a.Flags
 	switch {
-	case f&^cloneSupported != 0, a.ExitSignal < 0 || a.ExitSignal > 64,
+	case f&^(cloneSupported|namespaceFlags) != 0, a.ExitSignal < 0 || a.ExitSignal > 64,
 		f&unix.CLONE_THREAD != 0 && f&unix.CLONE_SIGHAND == 0,
 		f&unix.CLONE_SIGHAND != 0 && f&unix.CLONE_VM == 0,
 		f&unix.CLONE_SIGHAND != 0 && f&unix.CLONE_CLEAR_SIGHAND != 0,
@@ -79,6 +79,9 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 		return nil, unix.EINVAL
 	}
 	p := t.Proc
+	if err := p.mayCloneNamespaces(f); err != nil {
+		return nil, err
+	}
 	// The pidfd's place is checked before any child exists: a bad one
 	// fails the clone with EFAULT, and no child is left running.
 	if f&unix.CLONE_PIDFD != 0 {
@@ -147,6 +150,7 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 			parent, exitSignal = p.Parent(), p.ExitSignal
 		}
 		c := p.newChild(parent, tid, as, vm, files, filesRefs)
+		p.inheritNamespaces(c, f)
 		if f&unix.CLONE_FS != 0 {
 			c.fs.Store(p.fs.Load())
 		}

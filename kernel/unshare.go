@@ -2,17 +2,18 @@ package kernel
 
 import "golang.org/x/sys/unix"
 
-// The namespaces unshare(2) names; the kernel has one of each.
+// The namespaces clone(2) and unshare(2) name.
 const namespaceFlags = unix.CLONE_NEWNS | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC | unix.CLONE_NEWNET |
 	unix.CLONE_NEWPID | unix.CLONE_NEWCGROUP | unix.CLONE_NEWTIME | unix.CLONE_NEWUSER
 
-// Unshare implements unshare(2) as Linux's ksys_unshare on a kernel built
-// without namespaces: the descriptor table, and the cwd and umask
+// Unshare implements unshare(2) as Linux's ksys_unshare on a kernel
+// built with UTS and IPC namespaces only (namespace.go): the descriptor table, and the cwd and umask
 // (CLONE_FS), are copied when another process shares them, and there are
 // no System V semaphores (CLONE_SYSVSEM); the thread group,
 // signal handlers and memory (CLONE_THREAD, SIGHAND, VM) can only be
 // unshared when nothing shares them; a namespace is EPERM without
-// privilege (a user namespace needs none) and EINVAL otherwise.
+// privilege (a user namespace needs none), and EINVAL for the kinds with
+// one instance.
 func (t *Task) Unshare(flags uint64) error {
 	if flags&unix.CLONE_NEWUSER != 0 {
 		flags |= unix.CLONE_THREAD | unix.CLONE_FS
@@ -46,9 +47,9 @@ func (t *Task) Unshare(flags uint64) error {
 	switch {
 	case flags&unix.CLONE_NEWUSER != 0:
 		return unix.EINVAL
-	case flags&namespaceFlags != 0 && p.EUID != 0:
+	case flags&namespaceFlags != 0 && p.Caps.Effective&(1<<unix.CAP_SYS_ADMIN) == 0:
 		return unix.EPERM
-	case flags&namespaceFlags != 0:
+	case flags&namespaceFlags&^newNamespaceFlags != 0:
 		return unix.EINVAL
 	}
 	if flags&unix.CLONE_FILES != 0 {
@@ -56,6 +57,9 @@ func (t *Task) Unshare(flags uint64) error {
 	}
 	if flags&unix.CLONE_FS != 0 {
 		p.unshareFS()
+	}
+	if flags&newNamespaceFlags != 0 {
+		p.unshareNamespaces(flags)
 	}
 	return nil
 }

@@ -2,8 +2,8 @@ package kernel
 
 import "sync"
 
-// The system's names: uname's nodename and domainname, set by
-// sethostname(2) and setdomainname(2) (one UTS namespace).
+// A UTS namespace's names: uname's nodename and domainname, set by
+// sethostname(2) and setdomainname(2).
 type utsNames struct {
 	mu              sync.Mutex
 	host, domain    string
@@ -23,30 +23,12 @@ const (
 	Version = "#1 Jiege-Go"
 )
 
-// UTSNames returns the host and domain names.
-func (k *Kernel) UTSNames() (host, domain string) {
-	k.uts.mu.Lock()
-	defer k.uts.mu.Unlock()
-	host, domain = Hostname, Domainname
-	if k.uts.hostSet {
-		host = k.uts.host
-	}
-	if k.uts.domSet {
-		domain = k.uts.domain
-	}
-	return host, domain
-}
+// UTSNames returns the host and domain names of the initial UTS
+// namespace, which /proc/sys/kernel shows.
+func (k *Kernel) UTSNames() (host, domain string) { return k.uts.names() }
 
-// SetHostname sets the host name (at most 64 bytes, the caller checked).
-func (k *Kernel) SetHostname(name string) {
-	k.uts.mu.Lock()
-	k.uts.host, k.uts.hostSet = name, true
-	k.uts.mu.Unlock()
-}
+// SetHostname sets the initial UTS namespace's host name.
+func (k *Kernel) SetHostname(name string) { k.uts.setHost(name) }
 
-// SetDomainname sets the NIS domain name.
-func (k *Kernel) SetDomainname(name string) {
-	k.uts.mu.Lock()
-	k.uts.domain, k.uts.domSet = name, true
-	k.uts.mu.Unlock()
-}
+// SetDomainname sets the initial UTS namespace's NIS domain name.
+func (k *Kernel) SetDomainname(name string) { k.uts.setDomain(name) }

@@ -378,6 +378,9 @@ func sysIoctl(t *kernel.Task, a Args) (uint64, error) {
 	if d.RandomDevice() {
 		return randomIoctl(t, a[1], a[2])
 	}
+	if ns, ok := namespaceOf(d); ok {
+		return nsIoctl(ns, a[1])
+	}
 	return 0, unix.ENOTTY
 }
 

@@ -24,7 +24,7 @@ const utsNameLen = 64
 
 // sysUname implements uname(2).
 func sysUname(t *kernel.Task, a Args) (uint64, error) {
-	host, domain := t.Kernel().UTSNames()
+	host, domain := t.UTSNames()
 	b := make([]byte, 6*(utsNameLen+1))
 	for i, s := range [6]string{"Linux", host, kernel.Release, kernel.Version, "riscv64", domain} {
 		copy(b[(utsNameLen+1)*i:(utsNameLen+1)*i+utsNameLen], s)
@@ -55,12 +55,12 @@ func setUTSName(t *kernel.Task, a Args, set func(string)) error {
 
 // sysSethostname implements sethostname(2).
 func sysSethostname(t *kernel.Task, a Args) (uint64, error) {
-	return 0, setUTSName(t, a, t.Kernel().SetHostname)
+	return 0, setUTSName(t, a, t.SetHostname)
 }
 
 // sysSetdomainname implements setdomainname(2).
 func sysSetdomainname(t *kernel.Task, a Args) (uint64, error) {
-	return 0, setUTSName(t, a, t.Kernel().SetDomainname)
+	return 0, setUTSName(t, a, t.SetDomainname)
 }
 
 // sysGetrandom implements getrandom(2) from the kernel's generator.

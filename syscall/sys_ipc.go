@@ -36,7 +36,7 @@ func init() {
 
 // sysMsgget implements msgget(2).
 func sysMsgget(t *kernel.Task, a Args) (uint64, error) {
-	id, err := t.Kernel().IPC().MsgGet(int32(a[0]), int(int32(a[1])), t.IPCCaller())
+	id, err := t.IPC().MsgGet(int32(a[0]), int(int32(a[1])), t.IPCCaller())
 	return uint64(id), err
 }
 
@@ -45,7 +45,7 @@ func sysMsgget(t *kernel.Task, a Args) (uint64, error) {
 // IPC_NOWAIT.
 func sysMsgsnd(t *kernel.Task, a Args) (uint64, error) {
 	id, msgp, size, flags := int(int32(a[0])), a[1], int64(a[2]), int(int32(a[3]))
-	ns := t.Kernel().IPC()
+	ns := t.IPC()
 	var typ [8]byte
 	if err := copyIn(t, msgp, typ[:]); err != nil {
 		return 0, err
@@ -88,7 +88,7 @@ func sysMsgsnd(t *kernel.Task, a Args) (uint64, error) {
 // faults loses the message, as on Linux.
 func sysMsgrcv(t *kernel.Task, a Args) (uint64, error) {
 	id, msgp, size, typ, flags := int(int32(a[0])), a[1], int64(a[2]), int64(a[3]), int(int32(a[4]))
-	ns := t.Kernel().IPC()
+	ns := t.IPC()
 	var w ipc.Wait
 	for {
 		m, changed, err := ns.MsgReceive(id, size, typ, flags, t.IPCCaller(), &w)
@@ -116,7 +116,7 @@ func sysMsgrcv(t *kernel.Task, a Args) (uint64, error) {
 // sysMsgctl implements msgctl(2).
 func sysMsgctl(t *kernel.Task, a Args) (uint64, error) {
 	id, cmd, buf := int(int32(a[0])), int(int32(a[1])), a[2]
-	ns, c := t.Kernel().IPC(), t.IPCCaller()
+	ns, c := t.IPC(), t.IPCCaller()
 	if id < 0 || cmd < 0 {
 		return 0, unix.EINVAL
 	}
@@ -151,7 +151,7 @@ const (
 
 // sysSemget implements semget(2).
 func sysSemget(t *kernel.Task, a Args) (uint64, error) {
-	id, err := t.Kernel().IPC().SemGet(int32(a[0]), int(int32(a[1])), int(int32(a[2])), t.IPCCaller())
+	id, err := t.IPC().SemGet(int32(a[0]), int(int32(a[1])), int(int32(a[2])), t.IPCCaller())
 	return uint64(id), err
 }
 
@@ -171,7 +171,7 @@ func sysSemtimedop(t *kernel.Task, a Args) (uint64, error) {
 // signal comes (EINTR, never restarted), the set goes (EIDRM) or the
 // timeout passes (EAGAIN).
 func semTimedOp(t *kernel.Task, id int, sops, nsops, timeout uint64) (uint64, error) {
-	ns := t.Kernel().IPC()
+	ns := t.IPC()
 	var ts linux.Timespec
 	if timeout != 0 {
 		if err := copyInStruct(t, timeout, &ts); err != nil {
@@ -224,7 +224,7 @@ func semTimedOp(t *kernel.Task, id int, sops, nsops, timeout uint64) (uint64, er
 // passed by value: a value or a pointer.
 func sysSemctl(t *kernel.Task, a Args) (uint64, error) {
 	id, num, cmd, arg := int(int32(a[0])), int(int32(a[1])), int(int32(a[2])), a[3]
-	ns, c := t.Kernel().IPC(), t.IPCCaller()
+	ns, c := t.IPC(), t.IPCCaller()
 	if id < 0 {
 		return 0, unix.EINVAL
 	}
@@ -271,7 +271,7 @@ func sysSemctl(t *kernel.Task, a Args) (uint64, error) {
 
 // sysShmget implements shmget(2).
 func sysShmget(t *kernel.Task, a Args) (uint64, error) {
-	id, err := t.Kernel().IPC().ShmGet(int32(a[0]), a[1], int(int32(a[2])), t.IPCCaller())
+	id, err := t.IPC().ShmGet(int32(a[0]), a[1], int(int32(a[2])), t.IPCCaller())
 	return uint64(id), err
 }
 
@@ -304,7 +304,7 @@ func sysShmat(t *kernel.Task, a Args) (uint64, error) {
 	} else if flags&ipc.ShmRemap != 0 {
 		return 0, unix.EINVAL
 	}
-	ns, c := t.Kernel().IPC(), t.IPCCaller()
+	ns, c := t.IPC(), t.IPCCaller()
 	at, err := ns.ShmAttach(id, flags, c)
 	if err != nil {
 		return 0, err
@@ -337,7 +337,7 @@ func sysShmdt(t *kernel.Task, a Args) (uint64, error) {
 	if addr%mm.PageSize != 0 {
 		return 0, unix.EINVAL
 	}
-	ns := t.Kernel().IPC()
+	ns := t.IPC()
 	p := t.Proc
 	seg, err := func() (*mm.SharedMemory, error) {
 		p.Lock()
@@ -354,7 +354,7 @@ func sysShmdt(t *kernel.Task, a Args) (uint64, error) {
 // sysShmctl implements shmctl(2).
 func sysShmctl(t *kernel.Task, a Args) (uint64, error) {
 	id, cmd, buf := int(int32(a[0])), int(int32(a[1])), a[2]
-	ns, c := t.Kernel().IPC(), t.IPCCaller()
+	ns, c := t.IPC(), t.IPCCaller()
 	if id < 0 || cmd < 0 {
 		return 0, unix.EINVAL
 	}

@@ -353,7 +353,7 @@ func sysRemapFilePages(t *kernel.Task, a Args) (uint64, error) {
 	if prot != 0 || start+size <= start || pgoff+uint64(size/mm.PageSize) < pgoff || pgoff > math.MaxUint64/mm.PageSize {
 		return 0, unix.EINVAL
 	}
-	ns, c := t.Kernel().IPC(), t.IPCCaller()
+	ns, c := t.IPC(), t.IPCCaller()
 	p := t.Proc
 	p.Lock()
 	defer p.Unlock()

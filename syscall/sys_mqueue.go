@@ -44,7 +44,7 @@ func sysMqOpen(t *kernel.Task, a Args) (uint64, error) {
 	}
 	p := t.Proc
 	cred := p.Cred()
-	f, err := t.Kernel().IPC().MQOpen(ipc.MQOpen{Name: name, Flags: flags, Mode: uint32(a[2]) &^ p.Umask(), Attr: attr,
+	f, err := t.IPC().MQOpen(ipc.MQOpen{Name: name, Flags: flags, Mode: uint32(a[2]) &^ p.Umask(), Attr: attr,
 		RealUID: p.UID, Limit: p.Limit(unix.RLIMIT_MSGQUEUE).Cur, CanExceed: cred.Privileged()}, t.IPCCaller())
 	if err != nil {
 		return 0, err
@@ -70,7 +70,7 @@ func sysMqUnlink(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return 0, t.Kernel().IPC().MQUnlink(name, t.IPCCaller())
+	return 0, t.IPC().MQUnlink(name, t.IPCCaller())
 }
 
 // mqOf returns the queue open on fd and its description, with the

@@ -48,6 +48,9 @@ var KernelConfig = []string{
 	"CONFIG_POSIX_TIMERS", // timer_create and the rest (kernel/posixtimers.go)
 	"CONFIG_POSIX_MQUEUE", // mq_open and the rest (kernel/ipc/mqueue.go)
 	"CONFIG_AIO",          // io_setup and the rest (kernel/aio)
+	"CONFIG_NAMESPACES",   // UTS and IPC namespaces (kernel/namespace.go)
+	"CONFIG_UTS_NS",
+	"CONFIG_IPC_NS",
 	"CONFIG_FILE_LOCKING", // flock, fcntl locks
 	"CONFIG_ADVISE_SYSCALLS",
 	"CONFIG_HIGH_RES_TIMERS",
@@ -71,7 +74,6 @@ var KernelConfig = []string{
 var KernelConfigNotSet = []string{
 	"CONFIG_MODULES",
 	"CONFIG_IO_URING",
-	"CONFIG_NAMESPACES",
 	"CONFIG_USER_NS",
 	"CONFIG_PID_NS",
 	"CONFIG_NET_NS",

@@ -85,6 +85,16 @@ type Process interface {
 	CoredumpFilter() uint32 // /proc/PID/coredump_filter, which its owner sets
 	SetCoredumpFilter(uint32)
 	Pagemap(start uintptr, n int) []uint64 // /proc/PID/pagemap's entries of n pages from start
+	Namespaces() []Namespace               // /proc/PID/ns
+}
+
+// Namespace is a namespace a process is in, as /proc/PID/ns names it:
+// "uts:[4026531838]", whose file has the inode number Ino and is bound
+// to Object (which setns takes).
+type Namespace struct {
+	Name   string
+	Ino    uint64
+	Object any
 }
 
 // Timer is a POSIX timer as /proc/PID/timers shows it.

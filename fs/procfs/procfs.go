@@ -242,6 +242,7 @@ func procPID(p Process) *fs.Node {
 			"mountinfo": procFile(func() []byte { return mountinfo(p.Root()) }),
 			"fd":        procDir(func() map[string]*fs.Node { return fdLinks(p) }),
 			"fdinfo":    procDir(func() map[string]*fs.Node { return fdInfos(p) }),
+			"ns":        procDir(func() map[string]*fs.Node { return nsLinks(p) }),
 			"timers":    procFile(func() []byte { return timers(p) }),
 			"pagemap":   owned(p, fs.NewReadAt(func(b []byte, off int64) (int, error) { return pagemap(p, b, off) })),
 			"coredump_filter": owned(p, fs.NewSetting(func() []byte { return fmt.Appendf(nil, "%08x\n", p.CoredumpFilter()) },
@@ -259,6 +260,18 @@ func procPID(p Process) *fs.Node {
 	d.UID, d.GID = ids.UID, ids.GID
 	d.Bound = PIDDir{PID: p.PID(), Start: p.Start()}
 	return d
+}
+
+// nsLinks are /proc/PID/ns's links, each to its namespace's file: a
+// file of no contents, whose inode number is the namespace's.
+func nsLinks(p Process) map[string]*fs.Node {
+	links := map[string]*fs.Node{}
+	for _, ns := range p.Namespaces() {
+		file := procFile(func() []byte { return nil })
+		file.Ino, file.Dev, file.Bound = ns.Ino, fs.DevNsfs, ns.Object
+		links[ns.Name] = owned(p, fs.NewObjectLink(fmt.Sprintf("%s:[%d]", ns.Name, ns.Ino), file))
+	}
+	return links
 }
 
 // pagemapEntry is the size of one page's entry in /proc/PID/pagemap.

@@ -82,6 +82,9 @@ func (p *fakeProcess) Root() *fs.Tree                      { return p.tree }
 func (*fakeProcess) CoredumpFilter() uint32                { return 0x33 }
 func (*fakeProcess) SetCoredumpFilter(uint32)              {}
 func (*fakeProcess) Pagemap(start uintptr, n int) []uint64 { return make([]uint64, n) }
+func (*fakeProcess) Namespaces() []Namespace {
+	return []Namespace{{Name: "uts", Ino: 0xeffffffe, Object: "the uts namespace"}}
+}
 func (*fakeProcess) Timers() []Timer {
 	return []Timer{{ID: 0, Signo: 14, Notify: 0, Target: 7}, {ID: 3, Signo: 34, Value: 0xabc, Notify: 4, Target: 8, Clock: 1}}
 }
@@ -118,6 +121,19 @@ func TestProcPIDFiles(t *testing.T) {
 		if !strings.Contains(smaps, want) {
 			t.Errorf("smaps lacks %q:\n%s", want, smaps)
 		}
+	}
+	// A namespace's link reads as its name and inode number, and leads to
+	// a file of that inode number bound to the namespace.
+	link, err := tree.Lookup(nil, "/proc/7/ns/uts", false)
+	if err != nil || link.Link != "uts:[4026531838]" {
+		t.Errorf("/proc/7/ns/uts: %v, %v", link, err)
+	}
+	if file, err := tree.Lookup(nil, "/proc/7/ns/uts", true); err != nil || file.Ino != 4026531838 || file.Dev != fs.DevNsfs ||
+		file.Bound != "the uts namespace" || !file.Mode.IsRegular() {
+		t.Errorf("/proc/7/ns/uts followed: %+v, %v", file, err)
+	}
+	if _, err := tree.Lookup(nil, "/proc/7/ns/uts/x", true); err != fs.ErrNotDir {
+		t.Errorf("/proc/7/ns/uts/x: %v, want ENOTDIR", err)
 	}
 	if got := read(t, tree, "/proc/cmdline"); got != "init=/x -- a\n" {
 		t.Errorf("/proc/cmdline %q", got)

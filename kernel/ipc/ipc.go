@@ -327,6 +327,40 @@ type Namespace struct {
 	mq mqLimits
 }
 
+// Destroy removes every object of a namespace the last process left, as
+// Linux's free_ipc_ns: queues and sets go (their waiters see EIDRM), a
+// segment goes with its last mapping, and POSIX queues lose their names
+// (each goes with its last descriptor).
+func (ns *Namespace) Destroy() {
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	for _, o := range ns.msg.objects {
+		q := o.(*Queue)
+		for len(q.msgs) > 0 {
+			ns.dequeue(q, len(q.msgs)-1)
+		}
+		ns.msg.remove(o)
+	}
+	for _, o := range ns.sem.objects {
+		for _, sets := range ns.undo {
+			delete(sets, o.(*SemSet))
+		}
+		ns.dropSet(o)
+		ns.sem.remove(o)
+	}
+	for _, o := range ns.shm.objects {
+		s := o.(*Segment)
+		s.Mode |= shmDest
+		ns.shm.makePrivate(s)
+		ns.reapLocked(s)
+	}
+	for name, q := range ns.mq.byName {
+		delete(ns.mq.byName, name)
+		q.linked = false
+		q.destroyIfUnused()
+	}
+}
+
 // seconds is the wall clock's time in seconds, as the objects keep it.
 func (ns *Namespace) seconds() int64 { return ns.clock().Unix() }
 
