@@ -125,6 +125,7 @@ type NodeFile struct {
 	counted, writable bool
 	location          bool        // an O_PATH open: no close event
 	keeps             OpenCounter // what the file keeps while open (a namespace)
+	viewer            any         // who opened a synthetic file, whom its writes are for
 }
 
 // OpenCounter is an object a synthetic file is bound to that its open
@@ -137,20 +138,25 @@ type OpenCounter interface {
 // OpenNode opens a node of t found at path (openat uses the path of a
 // directory as the base of relative names). A synthetic file is opened on
 // a snapshot of its contents.
-func (t *Tree) OpenNode(n *Node, path string) *NodeFile {
+func (t *Tree) OpenNode(n *Node, path string) *NodeFile { return t.OpenNodeFor(n, path, nil) }
+
+// OpenNodeFor is OpenNode for a viewer, whom a synthetic file's contents
+// and writes may depend on (NewGeneratedFor, NewSettingFor).
+func (t *Tree) OpenNodeFor(n *Node, path string, viewer any) *NodeFile {
 	if n.Generate != nil {
 		store := n.Store
 		if store == nil {
 			// A file with nothing to write to takes no write, as a
 			// Linux proc file without a write method (EINVAL).
-			store = func([]byte) error { return unix.EINVAL }
+			store = func(any, []byte) error { return unix.EINVAL }
 		}
 		n = &Node{Mode: n.Mode, UID: n.UID, GID: n.GID, ATime: n.ATime, MTime: n.MTime, CTime: n.CTime,
-			Ino: n.Ino, Dev: n.Dev, Links: n.Links, Data: n.Generate(), Store: store, Bound: n.Bound}
+			Ino: n.Ino, Dev: n.Dev, Links: n.Links, Data: n.Generate(viewer), Store: store, Bound: n.Bound}
 		if o, ok := n.Bound.(OpenCounter); ok {
 			o.FileOpened()
 			return &NodeFile{tree: t, node: n, path: path, keeps: o}
 		}
+		return &NodeFile{tree: t, node: n, path: path, viewer: viewer}
 	} else if n.Mode.IsRegular() {
 		n.mu.Lock()
 		n.opens++
@@ -392,7 +398,7 @@ func (f *NodeFile) WriteAtFrom(src UserIO, off int64) (int64, error) {
 
 // store hands a write to a setting, which takes all of it or fails.
 func (f *NodeFile) store(p []byte) (int, error) {
-	if err := f.node.Store(p); err != nil {
+	if err := f.node.Store(f.viewer, p); err != nil {
 		return 0, err
 	}
 	return len(p), nil

@@ -53,12 +53,13 @@ type Node struct {
 	Children            map[string]*Node
 	subdirs             int // directories among Children (st_nlink), under the tree's lock
 	// Synthetic nodes (procfs, sysfs) compute their contents: a file's data
-	// when it is opened, a directory's children when it is walked.
-	Generate func() []byte
+	// when it is opened (for the viewer that opens it, OpenNodeFor), a
+	// directory's children when it is walked.
+	Generate func(viewer any) []byte
 	ListDir  func() map[string]*Node
 	// Store takes what is written to a synthetic file that is a setting
-	// (/proc/sys), each write on its own.
-	Store func([]byte) error
+	// (/proc/sys), each write on its own, for the viewer that opened it.
+	Store func(viewer any, b []byte) error
 	// ReadInPlace reads a synthetic file too large to generate whole
 	// (/proc/PID/pagemap) at an offset, in place: into p, how much it
 	// filled, 0 at its end.
@@ -121,6 +122,21 @@ const (
 
 // NewGenerated returns a read-only file whose data gen computes at each open.
 func NewGenerated(gen func() []byte) *Node {
+	return NewGeneratedFor(func(any) []byte { return gen() })
+}
+
+// NewSettingFor is NewSetting for a file whose contents and writes
+// depend on the viewer that opens it.
+func NewSettingFor(gen func(viewer any) []byte, store func(viewer any, b []byte) error) *Node {
+	n := NewGeneratedFor(gen)
+	n.Mode, n.Store = 0o644, store
+	return n
+}
+
+// NewGeneratedFor returns a read-only file whose data gen computes at
+// each open for the viewer that opens it (a task: a file that depends on
+// the reader's namespaces, as /proc/uptime on its time namespace).
+func NewGeneratedFor(gen func(viewer any) []byte) *Node {
 	n := &Node{Mode: 0o444, Generate: gen, Ino: nextIno.Add(1), Dev: DevProc}
 	n.Touch()
 	return n
@@ -130,7 +146,7 @@ func NewGenerated(gen func() []byte) *Node {
 // as Linux's proc files show, readable by its owner only.
 func NewReadAt(readAt func(p []byte, off int64) (int, error)) *Node {
 	n := &Node{Mode: 0o400, ReadInPlace: readAt, Ino: nextIno.Add(1), Dev: DevProc,
-		Store: func([]byte) error { return unix.EINVAL }} // no write method
+		Store: func(any, []byte) error { return unix.EINVAL }} // no write method
 	n.Touch()
 	return n
 }
@@ -139,7 +155,7 @@ func NewReadAt(readAt func(p []byte, off int64) (int, error)) *Node {
 // writes go to store (a /proc/sys setting): writable by its owner, root.
 func NewSetting(gen func() []byte, store func([]byte) error) *Node {
 	n := NewGenerated(gen)
-	n.Mode, n.Store = 0o644, store
+	n.Mode, n.Store = 0o644, func(_ any, b []byte) error { return store(b) }
 	return n
 }
 

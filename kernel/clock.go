@@ -54,15 +54,17 @@ func (k *Kernel) SetTimeZone(minutesWest, dstTime int32) {
 // (CLOCK_REALTIME, its coarse and alarm forms, and CLOCK_TAI, which
 // counts no leap seconds here: the TAI offset is 0, as Linux's until
 // adjtimex sets one), the monotonic clocks (the machine is never
-// suspended, so CLOCK_BOOTTIME is CLOCK_MONOTONIC), or the caller's
+// suspended, so CLOCK_BOOTTIME is CLOCK_MONOTONIC but for a time
+// namespace's offsets, timens.go), or the caller's
 // process's or thread's CPU time; EINVAL for any other.
 func (t *Task) ClockTime(clock int32) (time.Duration, error) {
 	switch clock {
 	case unix.CLOCK_REALTIME, unix.CLOCK_REALTIME_COARSE, unix.CLOCK_REALTIME_ALARM, unix.CLOCK_TAI:
 		return time.Duration(t.Proc.k.Now().UnixNano()), nil
-	case unix.CLOCK_MONOTONIC, unix.CLOCK_MONOTONIC_COARSE, unix.CLOCK_MONOTONIC_RAW, unix.CLOCK_BOOTTIME,
-		unix.CLOCK_BOOTTIME_ALARM:
-		return t.Proc.k.Uptime(), nil
+	case unix.CLOCK_MONOTONIC, unix.CLOCK_MONOTONIC_COARSE, unix.CLOCK_MONOTONIC_RAW:
+		return t.Proc.k.Uptime() + t.MonotonicOffset(), nil
+	case unix.CLOCK_BOOTTIME, unix.CLOCK_BOOTTIME_ALARM:
+		return t.Proc.k.Uptime() + t.BoottimeOffset(), nil
 	case unix.CLOCK_PROCESS_CPUTIME_ID:
 		u := t.Proc.Usage()
 		return u.User + u.System, nil

@@ -58,7 +58,7 @@ func (t *Task) Execve(file, name string, argv, envp []string) error {
 	if err != nil {
 		return err
 	}
-	as, err := loader.Exec(p.k.userMemory, p.k.vdso, p.Root, p.Cred(), file, argv, envp, p.Limit(unix.RLIMIT_STACK).Cur, random, regs)
+	as, err := loader.Exec(p.k.userMemory, t.execTimeNamespace(), p.Root, p.Cred(), file, argv, envp, p.Limit(unix.RLIMIT_STACK).Cur, random, regs)
 	if err != nil {
 		return err
 	}
@@ -74,6 +74,7 @@ func (t *Task) Execve(file, name string, argv, envp []string) error {
 		file = c
 	}
 	p.ReplaceAddressSpace(as)
+	p.enterTimeForChildren()
 	p.mu.Lock()
 	p.Exe = file
 	p.Cmdline = argv

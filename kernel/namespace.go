@@ -6,17 +6,19 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/jiege-go/jiege/kernel/ipc"
+	"github.com/jiege-go/jiege/mm"
 )
 
 // Namespaces. A process is in one namespace of each kind the kernel
-// implements: UTS (the host and domain names) and IPC (System V objects
-// and POSIX message queues), as Linux's nsproxy holds them. clone(2) and
-// unshare(2) make new ones with CLONE_NEWUTS and CLONE_NEWIPC; setns(2)
-// enters one that /proc/PID/ns/uts or ipc names. The other kinds (mount,
-// PID, network, user, cgroup, time) have the one instance, and asking
-// for another is EINVAL, as Linux built without them answers: the tree's
-// mounts live in its nodes (fs/mount.go), so a second view of them is not
-// a copy away.
+// implements: UTS (the host and domain names), IPC (System V objects and
+// POSIX message queues) and time (offsets of the monotonic and boot-time
+// clocks, timens.go), as Linux's nsproxy holds them. clone(2) and
+// unshare(2) make new ones with CLONE_NEWUTS, CLONE_NEWIPC and
+// CLONE_NEWTIME; setns(2) enters one that a /proc/PID/ns file names. The
+// other kinds (mount, PID, network, user, cgroup) have the one instance,
+// and asking for another is EINVAL, as Linux built without them answers:
+// the tree's mounts live in its nodes (fs/mount.go), so a second view of
+// them is not a copy away.
 
 // Namespace is one namespace: its kind (the CLONE_NEW* flag), the inode
 // number /proc/PID/ns shows, and its state.
@@ -25,24 +27,40 @@ type Namespace struct {
 	Ino  uint64
 	uts  *utsNames      // Kind CLONE_NEWUTS
 	ipc  *ipc.Namespace // Kind CLONE_NEWIPC
-	// refs counts the processes in it and the files open on it; an IPC
-	// namespace's objects go when the last is gone, as Linux's
-	// free_ipc_ns.
+	time *timeNamespace // Kind CLONE_NEWTIME
+	// refs counts the processes in it and the files open on it; when the
+	// last is gone a new namespace gives back what it holds: an IPC
+	// namespace's objects go, as Linux's free_ipc_ns.
 	refs atomic.Int64
+	// cost is what it charged to mm.Charged.
+	cost int
 }
 
 // The initial namespaces' inode numbers (Linux's PROC_*_INIT_INO), and
 // the first one new namespaces get (PROC_DYNAMIC_FIRST).
 const (
+	timeInitIno  = 0xeffffffa
 	utsInitIno   = 0xeffffffe
 	ipcInitIno   = 0xefffffff
 	firstDynaIno = 0xf0000000
+)
+
+// What a new namespace holds of the kernel's memory, roughly, charged to
+// mm.Charged: its names, its tables, its clock offsets and vDSO data page.
+const (
+	utsCost  = 512
+	ipcCost  = 4096
+	timeCost = 512 + mm.PageSize
 )
 
 // namespaces are the namespaces a process is in. A process's set is
 // replaced whole (Process.ns), never changed in place.
 type namespaces struct {
 	uts, ipc *Namespace
+	// time is the time namespace the process reads clocks in, and
+	// timeForChildren the one its children and its next execve enter
+	// (they differ after unshare(CLONE_NEWTIME)).
+	time, timeForChildren *Namespace
 }
 
 // of returns the kind's namespace in s.
@@ -52,6 +70,8 @@ func (s *namespaces) of(kind int) *Namespace {
 		return s.uts
 	case unix.CLONE_NEWIPC:
 		return s.ipc
+	case unix.CLONE_NEWTIME:
+		return s.time
 	}
 	return nil
 }
@@ -59,50 +79,72 @@ func (s *namespaces) of(kind int) *Namespace {
 // initNamespaces makes the kernel's first namespaces, which init joins.
 func (k *Kernel) initNamespaces() *namespaces {
 	k.nextNSIno.Store(firstDynaIno - 1)
+	time := &Namespace{Kind: unix.CLONE_NEWTIME, Ino: timeInitIno, time: &timeNamespace{vdso: k.vdso, frozen: true}}
 	return &namespaces{
-		uts: &Namespace{Kind: unix.CLONE_NEWUTS, Ino: utsInitIno, uts: &k.uts},
-		ipc: &Namespace{Kind: unix.CLONE_NEWIPC, Ino: ipcInitIno, ipc: k.ipc},
+		uts:  &Namespace{Kind: unix.CLONE_NEWUTS, Ino: utsInitIno, uts: &k.uts},
+		ipc:  &Namespace{Kind: unix.CLONE_NEWIPC, Ino: ipcInitIno, ipc: k.ipc},
+		time: time, timeForChildren: time,
 	}
 }
 
 // newNamespace makes a namespace of a kind, copying the UTS names of
-// from as Linux's clone_uts_ns does; an IPC namespace starts empty.
-func (k *Kernel) newNamespace(kind int, from *Namespace) *Namespace {
-	n := &Namespace{Kind: kind, Ino: k.nextNSIno.Add(1)}
+// from as Linux's clone_uts_ns does; an IPC namespace starts empty, a
+// time namespace with no offsets. ENOMEM when the kernel's budget for
+// what programs make is spent.
+func (k *Kernel) newNamespace(kind int, from *Namespace) (*Namespace, error) {
+	n := &Namespace{Kind: kind}
 	switch kind {
 	case unix.CLONE_NEWUTS:
 		host, domain := from.uts.names()
-		n.uts = &utsNames{host: host, domain: domain, hostSet: true, domSet: true}
+		n.uts, n.cost = &utsNames{host: host, domain: domain, hostSet: true, domSet: true}, utsCost
 	case unix.CLONE_NEWIPC:
-		n.ipc = ipc.NewNamespace(k.userMemory, k.Now)
+		n.ipc, n.cost = ipc.NewNamespace(k.userMemory, k.Now), ipcCost
+	case unix.CLONE_NEWTIME:
+		n.time, n.cost = &timeNamespace{vdso: k.vdso}, timeCost
 	}
-	return n
+	if err := mm.Charged.Charge(n.cost); err != nil {
+		return nil, unix.ENOMEM
+	}
+	n.Ino = k.nextNSIno.Add(1)
+	return n, nil
 }
 
 // join counts a process into each of s's namespaces.
 func (s *namespaces) join() {
 	s.uts.get()
 	s.ipc.get()
+	s.time.get()
+	s.timeForChildren.get()
 }
 
-// leave counts process pid out of those of s's namespaces it does not
-// keep in next (nil: it exits). Leaving an IPC namespace applies the
-// semaphore adjustments pid made in it (exit_sem).
+// leave counts process pid out of s's namespaces, as it moves into next
+// (nil: it exits). Leaving an IPC namespace applies the semaphore
+// adjustments pid made in it (exit_sem).
 func (s *namespaces) leave(pid int, next *namespaces) {
-	s.uts.put()
 	if next == nil || next.ipc != s.ipc {
 		s.ipc.ipc.ExitProcess(pid)
 	}
+	s.uts.put()
 	s.ipc.put()
+	s.time.put()
+	s.timeForChildren.put()
 }
 
 func (n *Namespace) get() { n.refs.Add(1) }
 
-// put drops a reference; the last takes a new IPC namespace's objects.
+// put drops a reference; with the last, a new namespace gives back what
+// it holds.
 func (n *Namespace) put() {
-	if n.refs.Add(-1) == 0 && n.ipc != nil && n.Ino != ipcInitIno {
-		n.ipc.Destroy()
+	if n.refs.Add(-1) != 0 || n.Ino < firstDynaIno {
+		return
 	}
+	switch {
+	case n.ipc != nil:
+		n.ipc.Destroy()
+	case n.time != nil:
+		n.time.release()
+	}
+	mm.Charged.Uncharge(n.cost)
 }
 
 // FileOpened and FileClosed count an open /proc/PID/ns file, which keeps
@@ -113,6 +155,9 @@ func (n *Namespace) FileClosed() { n.put() }
 // Namespace returns the namespace of a kind p is in (nil for a kind the
 // kernel has no namespaces of).
 func (p *Process) Namespace(kind int) *Namespace { return p.ns.Load().of(kind) }
+
+// TimeForChildren returns the time namespace p's children enter.
+func (p *Process) TimeForChildren() *Namespace { return p.ns.Load().timeForChildren }
 
 // IPC returns the IPC namespace t's process is in.
 func (t *Task) IPC() *ipc.Namespace { return t.Proc.ns.Load().ipc.ipc }
@@ -147,52 +192,123 @@ func (p *Process) leaveNamespaces() {
 	p.ns.Load().leave(p.PID, nil)
 }
 
-// inheritNamespaces puts c, a new child of p, in p's namespaces, or in
-// new ones of the kinds the clone flags name.
-func (p *Process) inheritNamespaces(c *Process, flags uint64) {
-	s := p.newNamespaces(p.ns.Load(), flags)
-	s.join()
-	c.ns.Store(s)
+// newNamespaces returns from with new namespaces of the kinds flags name
+// (a new time namespace is for children), not joined yet.
+func (p *Process) newNamespaces(from *namespaces, flags uint64) (*namespaces, error) {
+	s := *from
+	for _, kind := range []int{unix.CLONE_NEWUTS, unix.CLONE_NEWIPC, unix.CLONE_NEWTIME} {
+		if flags&uint64(kind) == 0 {
+			continue
+		}
+		n, err := p.k.newNamespace(kind, from.of(kind))
+		if err != nil {
+			for _, made := range []*Namespace{s.uts, s.ipc, s.timeForChildren} {
+				if made != from.uts && made != from.ipc && made != from.timeForChildren {
+					made.get()
+					made.put()
+				}
+			}
+			return nil, err
+		}
+		switch kind {
+		case unix.CLONE_NEWUTS:
+			s.uts = n
+		case unix.CLONE_NEWIPC:
+			s.ipc = n
+		case unix.CLONE_NEWTIME:
+			s.timeForChildren = n
+		}
+	}
+	return &s, nil
 }
 
 // unshareNamespaces moves p into new namespaces of the kinds flags name
-// (CLONE_NEWUTS, CLONE_NEWIPC).
-func (p *Process) unshareNamespaces(flags uint64) {
-	s := p.newNamespaces(p.ns.Load(), flags)
+// (CLONE_NEWUTS, CLONE_NEWIPC; CLONE_NEWTIME for its children).
+func (p *Process) unshareNamespaces(flags uint64) error {
+	s, err := p.newNamespaces(p.ns.Load(), flags)
+	if err != nil {
+		return err
+	}
 	s.join()
 	p.replaceNamespaces(s)
+	return nil
 }
 
-// newNamespaces returns from with new namespaces of the kinds flags
-// name, not joined yet.
-func (p *Process) newNamespaces(from *namespaces, flags uint64) *namespaces {
-	s := *from
-	if flags&unix.CLONE_NEWUTS != 0 {
-		s.uts = p.k.newNamespace(unix.CLONE_NEWUTS, from.uts)
+// childNamespaces returns the namespaces a new child of p is in, joined:
+// p's, or new ones of the kinds the clone flags name. A child that does
+// not share p's memory enters the time namespace for p's children, whose
+// vDSO data page its address space as then maps (Linux's
+// timens_on_fork).
+func (p *Process) childNamespaces(flags uint64, as *mm.AddressSpace) (*namespaces, error) {
+	s, err := p.newNamespaces(p.ns.Load(), flags)
+	if err != nil {
+		return nil, err
 	}
-	if flags&unix.CLONE_NEWIPC != 0 {
-		s.ipc = p.k.newNamespace(unix.CLONE_NEWIPC, from.ipc)
+	s.join()
+	if flags&unix.CLONE_VM == 0 && s.time != s.timeForChildren {
+		s.time.put()
+		s.time = s.timeForChildren
+		s.time.get()
+		if err := s.time.time.enter(p.k, as); err != nil {
+			s.leave(0, nil)
+			return nil, err
+		}
 	}
-	return &s
+	return s, nil
+}
+
+// The namespaces clone(2) and unshare(2) can make.
+const newNamespaceFlags = unix.CLONE_NEWUTS | unix.CLONE_NEWIPC | unix.CLONE_NEWTIME
+
+// mayCloneNamespaces checks clone's namespace flags as Linux's
+// copy_namespaces: a new user namespace is EINVAL (there is one), any
+// other EPERM without CAP_SYS_ADMIN, a new IPC namespace with
+// CLONE_SYSVSEM or any in a new thread EINVAL, and kinds with one
+// instance EINVAL.
+func (p *Process) mayCloneNamespaces(flags uint64) error {
+	switch ns := flags & namespaceFlags; {
+	case ns == 0:
+		return nil
+	case ns&unix.CLONE_NEWUSER != 0:
+		return unix.EINVAL
+	case p.Caps.Effective&(1<<unix.CAP_SYS_ADMIN) == 0:
+		return unix.EPERM
+	case flags&(unix.CLONE_NEWIPC|unix.CLONE_SYSVSEM) == unix.CLONE_NEWIPC|unix.CLONE_SYSVSEM,
+		flags&unix.CLONE_THREAD != 0, ns&^newNamespaceFlags != 0:
+		return unix.EINVAL
+	}
+	return nil
 }
 
 // Setns implements setns(2) for a namespace that an open /proc/PID/ns
 // file names: kind 0 or the namespace's own (EINVAL otherwise), with
-// CAP_SYS_ADMIN (EPERM).
+// CAP_SYS_ADMIN (EPERM); a time namespace only for a process of one
+// thread (EUSERS), which enters it at once, with its children.
 func (t *Task) Setns(n *Namespace, kind int) error {
 	if kind != 0 && kind != n.Kind {
 		return unix.EINVAL
 	}
-	if t.Proc.Caps.Effective&(1<<unix.CAP_SYS_ADMIN) == 0 {
+	p := t.Proc
+	if n.Kind == unix.CLONE_NEWTIME && len(tasksOf(p)) > 1 {
+		return unix.EUSERS
+	}
+	if p.Caps.Effective&(1<<unix.CAP_SYS_ADMIN) == 0 {
 		return unix.EPERM
 	}
-	p := t.Proc
 	s := *p.ns.Load()
 	switch n.Kind {
 	case unix.CLONE_NEWUTS:
 		s.uts = n
 	case unix.CLONE_NEWIPC:
 		s.ipc = n
+	case unix.CLONE_NEWTIME:
+		p.Lock()
+		err := n.time.enter(p.k, p.AS)
+		p.Unlock()
+		if err != nil {
+			return err
+		}
+		s.time, s.timeForChildren = n, n
 	}
 	s.join()
 	p.replaceNamespaces(&s)
@@ -223,27 +339,4 @@ func (u *utsNames) setDomain(name string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.domain, u.domSet = name, true
-}
-
-// The namespaces clone(2) and unshare(2) can make.
-const newNamespaceFlags = unix.CLONE_NEWUTS | unix.CLONE_NEWIPC
-
-// mayCloneNamespaces checks clone's namespace flags as Linux's
-// copy_namespaces: a new user namespace is EINVAL (there is one), any
-// other EPERM without CAP_SYS_ADMIN, a new IPC namespace with
-// CLONE_SYSVSEM or any in a new thread EINVAL, and kinds with one
-// instance EINVAL.
-func (p *Process) mayCloneNamespaces(flags uint64) error {
-	switch ns := flags & namespaceFlags; {
-	case ns == 0:
-		return nil
-	case ns&unix.CLONE_NEWUSER != 0:
-		return unix.EINVAL
-	case p.Caps.Effective&(1<<unix.CAP_SYS_ADMIN) == 0:
-		return unix.EPERM
-	case flags&(unix.CLONE_NEWIPC|unix.CLONE_SYSVSEM) == unix.CLONE_NEWIPC|unix.CLONE_SYSVSEM,
-		flags&unix.CLONE_THREAD != 0, ns&^newNamespaceFlags != 0:
-		return unix.EINVAL
-	}
-	return nil
 }

@@ -1,6 +1,8 @@
 package kernel
 
 import (
+	"golang.org/x/sys/unix"
+
 	"bytes"
 	"slices"
 	"time"
@@ -191,6 +193,20 @@ func (v procfsProcess) Namespaces() []procfs.Namespace {
 	s := v.p.ns.Load()
 	return []procfs.Namespace{
 		{Name: "ipc", Ino: s.ipc.Ino, Object: s.ipc},
+		{Name: "time", Ino: s.time.Ino, Object: s.time},
+		{Name: "time_for_children", Ino: s.timeForChildren.Ino, Object: s.timeForChildren},
 		{Name: "uts", Ino: s.uts.Ino, Object: s.uts},
 	}
+}
+
+func (v procfsProcess) TimensOffsets() []byte { return v.p.TimensOffsets() }
+
+// SetTimensOffsets takes a write to /proc/PID/timens_offsets by the task
+// that opened it (EPERM for none).
+func (v procfsProcess) SetTimensOffsets(viewer any, b []byte) error {
+	t, ok := viewer.(*Task)
+	if !ok {
+		return unix.EPERM
+	}
+	return v.p.SetTimensOffsets(t.Proc, b)
 }

@@ -132,8 +132,14 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 			}
 			vm = &sharedVM{users: 1}
 		}
+		ns, err := p.childNamespaces(f, as)
+		if err != nil {
+			vm.drop(as)
+			return nil, err
+		}
 		regs := p.k.newRegs()
 		if regs == nil {
+			ns.leave(tid, nil)
 			vm.drop(as)
 			return nil, unix.ENOMEM
 		}
@@ -150,7 +156,7 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 			parent, exitSignal = p.Parent(), p.ExitSignal
 		}
 		c := p.newChild(parent, tid, as, vm, files, filesRefs)
-		p.inheritNamespaces(c, f)
+		c.ns.Store(ns)
 		if f&unix.CLONE_FS != 0 {
 			c.fs.Store(p.fs.Load())
 		}

@@ -1387,6 +1387,13 @@ func (as *AddressSpace) DetachSegment(addr uintptr, segmentSize func(*SharedMemo
 	return seg, nil
 }
 
+// MapsKernelMemory reports whether the page at addr maps memory the
+// kernel owns (NewKernelMemory: the vDSO's data page).
+func (as *AddressSpace) MapsKernelMemory(addr uintptr) bool {
+	v := as.vmas.find(addr)
+	return v != nil && v.Shared != nil && v.Shared.kernelOwned
+}
+
 // SharedRange returns the first of the VMAs covering all of [start, end)
 // one after the other and mapping one shared memory: what
 // remap_file_pages(2) may map again at other offsets. False when a page is

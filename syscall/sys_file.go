@@ -393,7 +393,7 @@ func openPath(t *kernel.Task, name, p string, flags, mode uint64, c *fs.Cred) (u
 	if n.Mode&iofs.ModeSymlink != 0 && !oPath {
 		return 0, unix.ELOOP // O_NOFOLLOW met a symbolic link
 	}
-	var f fs.File = t.Proc.Root.OpenNode(n, p)
+	var f fs.File = t.Proc.Root.OpenNodeFor(n, p, t)
 	if reopened && flags&unix.O_TRUNC != 0 && acc != unix.O_RDONLY {
 		nf := f.(*fs.NodeFile)
 		if err := nf.Truncate(0); err != nil { // a memfd's seals may refuse it

@@ -122,7 +122,7 @@ func futexDeadline(t *kernel.Task, addr uint64, absolute, realtime bool) (time.T
 		return time.Time{}, unix.EINVAL
 	}
 	if absolute {
-		base := t.Kernel().Uptime()
+		base := t.Kernel().Uptime() + t.MonotonicOffset()
 		if realtime {
 			base = time.Duration(t.Kernel().Now().UnixNano()) // set by settimeofday too
 		}

@@ -73,12 +73,14 @@ func sysGetrandom(t *kernel.Task, a Args) (uint64, error) {
 	return uint64(len(buf)), copyOut(t, a[0], buf)
 }
 
-// sysSysinfo implements sysinfo(2): uptime, RAM (the frames the kernel
-// manages), no swap, the number of tasks.
+// sysSysinfo implements sysinfo(2): uptime (CLOCK_BOOTTIME in the
+// caller's time namespace, in seconds rounded up as Linux's), RAM (the
+// frames the kernel manages), no swap, the number of tasks.
 func sysSysinfo(t *kernel.Task, a Args) (uint64, error) {
 	inUse, total := t.Kernel().MemoryStats()
+	up, _ := t.ClockTime(unix.CLOCK_BOOTTIME)
 	return 0, copyOutStruct(t, a[0], linux.Sysinfo{
-		Uptime: int64(t.Kernel().Uptime() / time.Second), TotalRAM: total, FreeRAM: total - inUse,
+		Uptime: int64((up + time.Second - 1) / time.Second), TotalRAM: total, FreeRAM: total - inUse,
 		Procs: uint16(min(len(t.Kernel().Processes()), 65535)), MemUnit: 1,
 	})
 }

@@ -110,7 +110,8 @@ func sysTimerfdSettime(t *kernel.Task, a Args) (uint64, error) {
 		case f.clock == unix.CLOCK_REALTIME || f.clock == unix.CLOCK_REALTIME_ALARM:
 			next = time.Now().Add(value - time.Duration(t.Kernel().Now().UnixNano()))
 		default:
-			next = time.Now().Add(value - t.Kernel().Uptime())
+			now, _ := t.ClockTime(int32(f.clock)) // in t's time namespace
+			next = time.Now().Add(value - now)
 		}
 	}
 	left, oldInterval := f.Set(next, interval)

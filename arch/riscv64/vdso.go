@@ -25,8 +25,10 @@ var kernelVDSOImage uintptr
 //go:nosplit
 func initKernelVDSO() {
 	kernelVDSO.vvar[VvarTimebase/8] = timebase
-	// CLOCK_MONOTONIC is the time CSR in ns, as rtClockGettime answers.
+	// CLOCK_MONOTONIC and CLOCK_BOOTTIME are the time CSR in ns, as
+	// rtClockGettime answers.
 	kernelVDSO.vvar[VvarMonotonic/8] = 0
+	kernelVDSO.vvar[VvarBoottime/8] = 0
 	kernelVDSOImage = uintptr(unsafe.Pointer(&kernelVDSO.image))
 }
 

@@ -12,6 +12,7 @@ const (
 	VvarTimebase  = 8  // time CSR ticks per second
 	VvarRealtime  = 16 // CLOCK_REALTIME minus the time CSR in ns
 	VvarMonotonic = 24 // CLOCK_MONOTONIC minus the time CSR in ns
+	VvarBoottime  = 32 // CLOCK_BOOTTIME minus the time CSR in ns (a time namespace moves it apart)
 
 	VvarSize    = 4096 // the data page; the image follows it
 	VDSOMaxSize = 4096 // the image fits in a page

@@ -48,9 +48,10 @@ var KernelConfig = []string{
 	"CONFIG_POSIX_TIMERS", // timer_create and the rest (kernel/posixtimers.go)
 	"CONFIG_POSIX_MQUEUE", // mq_open and the rest (kernel/ipc/mqueue.go)
 	"CONFIG_AIO",          // io_setup and the rest (kernel/aio)
-	"CONFIG_NAMESPACES",   // UTS and IPC namespaces (kernel/namespace.go)
+	"CONFIG_NAMESPACES",   // UTS, IPC and time namespaces (kernel/namespace.go)
 	"CONFIG_UTS_NS",
 	"CONFIG_IPC_NS",
+	"CONFIG_TIME_NS",      // kernel/timens.go
 	"CONFIG_FILE_LOCKING", // flock, fcntl locks
 	"CONFIG_ADVISE_SYSCALLS",
 	"CONFIG_HIGH_RES_TIMERS",
@@ -77,7 +78,6 @@ var KernelConfigNotSet = []string{
 	"CONFIG_USER_NS",
 	"CONFIG_PID_NS",
 	"CONFIG_NET_NS",
-	"CONFIG_TIME_NS",
 	"CONFIG_SWAP",
 	"CONFIG_USERFAULTFD",
 	"CONFIG_CHECKPOINT_RESTORE",

@@ -86,6 +86,10 @@ type Process interface {
 	SetCoredumpFilter(uint32)
 	Pagemap(start uintptr, n int) []uint64 // /proc/PID/pagemap's entries of n pages from start
 	Namespaces() []Namespace               // /proc/PID/ns
+	// TimensOffsets is /proc/PID/timens_offsets; SetTimensOffsets takes
+	// a write to it by the viewer that opened it.
+	TimensOffsets() []byte
+	SetTimensOffsets(viewer any, b []byte) error
 }
 
 // Namespace is a namespace a process is in, as /proc/PID/ns names it:

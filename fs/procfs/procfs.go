@@ -67,7 +67,7 @@ func procRoot(tree *fs.Tree, k Kernel) *fs.Node {
 		"cpuinfo": procFile(func() []byte { return cpuinfo(k) }),
 		"meminfo": procFile(func() []byte { return meminfo(k) }),
 		"stat":    procFile(func() []byte { return procStat(k) }),
-		"uptime":  procFile(func() []byte { return uptime(k) }),
+		"uptime":  fs.NewGeneratedFor(func(viewer any) []byte { return uptime(k, viewer) }),
 		"loadavg": procFile(func() []byte {
 			return []byte(fmt.Sprintf("0.00 0.00 0.00 1/%d %d\n", len(k.Processes()), k.LastPID()))
 		}),
@@ -228,23 +228,24 @@ func procPID(p Process) *fs.Node {
 	d := procDir(func() map[string]*fs.Node {
 		exe, cwd, root := p.Paths()
 		return map[string]*fs.Node{
-			"exe":       procLink(exe),
-			"cwd":       procLink(cwd),
-			"root":      procLink(root),
-			"cmdline":   procFile(func() []byte { return cmdline(p) }),
-			"comm":      procFile(func() []byte { return []byte(comm(p, p.PID()) + "\n") }),
-			"stat":      procFile(func() []byte { return pidStat(p, p.PID(), state(p)) }),
-			"status":    procFile(func() []byte { return pidStatus(p, p.PID(), state(p)) }),
-			"task":      procDir(func() map[string]*fs.Node { return taskDirs(p) }),
-			"maps":      procFile(func() []byte { return maps(p) }),
-			"smaps":     procFile(func() []byte { return smaps(p) }),
-			"mounts":    procFile(func() []byte { return mounts(p.Root()) }),
-			"mountinfo": procFile(func() []byte { return mountinfo(p.Root()) }),
-			"fd":        procDir(func() map[string]*fs.Node { return fdLinks(p) }),
-			"fdinfo":    procDir(func() map[string]*fs.Node { return fdInfos(p) }),
-			"ns":        procDir(func() map[string]*fs.Node { return nsLinks(p) }),
-			"timers":    procFile(func() []byte { return timers(p) }),
-			"pagemap":   owned(p, fs.NewReadAt(func(b []byte, off int64) (int, error) { return pagemap(p, b, off) })),
+			"exe":            procLink(exe),
+			"cwd":            procLink(cwd),
+			"root":           procLink(root),
+			"cmdline":        procFile(func() []byte { return cmdline(p) }),
+			"comm":           procFile(func() []byte { return []byte(comm(p, p.PID()) + "\n") }),
+			"stat":           procFile(func() []byte { return pidStat(p, p.PID(), state(p)) }),
+			"status":         procFile(func() []byte { return pidStatus(p, p.PID(), state(p)) }),
+			"task":           procDir(func() map[string]*fs.Node { return taskDirs(p) }),
+			"maps":           procFile(func() []byte { return maps(p) }),
+			"smaps":          procFile(func() []byte { return smaps(p) }),
+			"mounts":         procFile(func() []byte { return mounts(p.Root()) }),
+			"mountinfo":      procFile(func() []byte { return mountinfo(p.Root()) }),
+			"fd":             procDir(func() map[string]*fs.Node { return fdLinks(p) }),
+			"fdinfo":         procDir(func() map[string]*fs.Node { return fdInfos(p) }),
+			"ns":             procDir(func() map[string]*fs.Node { return nsLinks(p) }),
+			"timens_offsets": owned(p, fs.NewSettingFor(func(any) []byte { return p.TimensOffsets() }, p.SetTimensOffsets)),
+			"timers":         procFile(func() []byte { return timers(p) }),
+			"pagemap":        owned(p, fs.NewReadAt(func(b []byte, off int64) (int, error) { return pagemap(p, b, off) })),
 			"coredump_filter": owned(p, fs.NewSetting(func() []byte { return fmt.Appendf(nil, "%08x\n", p.CoredumpFilter()) },
 				func(b []byte) error {
 					v, err := strconv.ParseUint(strings.TrimSpace(string(b)), 0, 32)
@@ -263,13 +264,15 @@ func procPID(p Process) *fs.Node {
 }
 
 // nsLinks are /proc/PID/ns's links, each to its namespace's file: a
-// file of no contents, whose inode number is the namespace's.
+// file of no contents, whose inode number is the namespace's. A link
+// "time_for_children" names a namespace of kind time.
 func nsLinks(p Process) map[string]*fs.Node {
 	links := map[string]*fs.Node{}
 	for _, ns := range p.Namespaces() {
 		file := procFile(func() []byte { return nil })
 		file.Ino, file.Dev, file.Bound = ns.Ino, fs.DevNsfs, ns.Object
-		links[ns.Name] = owned(p, fs.NewObjectLink(fmt.Sprintf("%s:[%d]", ns.Name, ns.Ino), file))
+		kind, _ := strings.CutSuffix(ns.Name, "_for_children")
+		links[ns.Name] = owned(p, fs.NewObjectLink(fmt.Sprintf("%s:[%d]", kind, ns.Ino), file))
 	}
 	return links
 }
@@ -592,9 +595,16 @@ func procStat(k Kernel) []byte {
 	return b.Bytes()
 }
 
-func uptime(k Kernel) []byte {
-	up := k.Uptime().Seconds()
-	return []byte(fmt.Sprintf("%.2f %.2f\n", up, up))
+// uptime is /proc/uptime as its viewer sees it: CLOCK_BOOTTIME in its
+// time namespace, then the idle time (here the same), in seconds cut to
+// hundredths as Linux prints them.
+func uptime(k Kernel, viewer any) []byte {
+	up := k.Uptime()
+	if v, ok := viewer.(interface{ BoottimeOffset() time.Duration }); ok {
+		up += v.BoottimeOffset()
+	}
+	cs := up / (time.Second / 100)
+	return fmt.Appendf(nil, "%d.%02d %d.%02d\n", cs/100, cs%100, cs/100, cs%100)
 }
 
 // mounts is /proc/mounts: source, target, type and options of each mount.

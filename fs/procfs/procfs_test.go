@@ -82,6 +82,8 @@ func (p *fakeProcess) Root() *fs.Tree                      { return p.tree }
 func (*fakeProcess) CoredumpFilter() uint32                { return 0x33 }
 func (*fakeProcess) SetCoredumpFilter(uint32)              {}
 func (*fakeProcess) Pagemap(start uintptr, n int) []uint64 { return make([]uint64, n) }
+func (*fakeProcess) TimensOffsets() []byte                 { return nil }
+func (*fakeProcess) SetTimensOffsets(any, []byte) error    { return nil }
 func (*fakeProcess) Namespaces() []Namespace {
 	return []Namespace{{Name: "uts", Ino: 0xeffffffe, Object: "the uts namespace"}}
 }
@@ -96,7 +98,7 @@ func read(t *testing.T, tree *fs.Tree, path string) string {
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	return string(n.Generate())
+	return string(n.Generate(nil))
 }
 
 // TestProcPIDFiles checks /proc/PID's files in Linux's formats from what

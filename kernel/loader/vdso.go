@@ -35,25 +35,82 @@ const (
 const SigreturnAddr = VDSOAddr + arch.VDSOSigreturn
 
 // VDSO is a kernel's vDSO data pages, one per user memory (shared by the
-// address spaces drawing on it), and the clock they hold.
+// address spaces drawing on it), and the clock they hold. A time
+// namespace with offsets has its own (Shifted), which follows its
+// parent's clock.
 type VDSO struct {
-	mu    sync.Mutex // guards clock and pages
-	clock struct{ timebase, realtime, monotonic int64 }
+	mu    sync.Mutex // guards clock, pages and shifted
+	clock struct{ timebase, realtime, monotonic, boottime int64 }
 	pages map[mm.Memory]*mm.SharedMemory
+	// shift is what a Shifted VDSO adds to its parent's monotonic and
+	// boot-time offsets; shifted are the parent's Shifted VDSOs.
+	shift   struct{ monotonic, boottime int64 }
+	parent  *VDSO
+	shifted map[*VDSO]bool
 }
 
 // NewVDSO makes a kernel's vDSO data, with no pages yet and a zero clock.
-func NewVDSO() *VDSO { return &VDSO{pages: map[mm.Memory]*mm.SharedMemory{}} }
+func NewVDSO() *VDSO {
+	return &VDSO{pages: map[mm.Memory]*mm.SharedMemory{}, shifted: map[*VDSO]bool{}}
+}
 
 // SetClock records the time CSR's frequency and the offsets from its
-// value in ns to CLOCK_REALTIME and CLOCK_MONOTONIC, and updates every
-// data page. The kernel calls it at boot and whenever a clock is set.
+// value in ns to CLOCK_REALTIME and CLOCK_MONOTONIC (CLOCK_BOOTTIME's
+// too: the machine never sleeps), and updates every data page. The kernel
+// calls it at boot and whenever a clock is set.
 func (v *VDSO) SetClock(timebase uint64, realtimeOffset, monotonicOffset int64) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	v.clock.timebase, v.clock.realtime, v.clock.monotonic = int64(timebase), realtimeOffset, monotonicOffset
+	v.clock.timebase, v.clock.realtime = int64(timebase), realtimeOffset
+	v.clock.monotonic, v.clock.boottime = monotonicOffset, monotonicOffset
+	v.updateLocked()
+}
+
+// updateLocked rewrites v's data pages and its Shifted VDSOs' from v's
+// clock; v.mu is held.
+func (v *VDSO) updateLocked() {
 	for _, s := range v.pages {
 		v.writeVvar(s)
+	}
+	for c := range v.shifted {
+		c.follow(v.clock)
+	}
+}
+
+// follow sets a Shifted VDSO's clock from its parent's.
+func (v *VDSO) follow(parent struct{ timebase, realtime, monotonic, boottime int64 }) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.clock = parent
+	v.clock.monotonic += v.shift.monotonic
+	v.clock.boottime += v.shift.boottime
+	v.updateLocked()
+}
+
+// Shifted returns data pages whose CLOCK_MONOTONIC and CLOCK_BOOTTIME are
+// v's moved by the offsets in ns (a time namespace's), until Release.
+func (v *VDSO) Shifted(monotonic, boottime int64) *VDSO {
+	c := NewVDSO()
+	c.parent = v
+	c.shift.monotonic, c.shift.boottime = monotonic, boottime
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.shifted[c] = true
+	c.follow(v.clock)
+	return c
+}
+
+// Release drops a Shifted VDSO: it follows its parent no more, and its
+// pages go with the last mapping of them.
+func (v *VDSO) Release() {
+	v.parent.mu.Lock()
+	delete(v.parent.shifted, v)
+	v.parent.mu.Unlock()
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for mem, s := range v.pages {
+		s.Release()
+		delete(v.pages, mem)
 	}
 }
 
@@ -69,6 +126,7 @@ func (v *VDSO) writeVvar(s *mm.SharedMemory) {
 	atomic.StoreUint64(word(arch.VvarTimebase), uint64(v.clock.timebase))
 	atomic.StoreUint64(word(arch.VvarRealtime), uint64(v.clock.realtime))
 	atomic.StoreUint64(word(arch.VvarMonotonic), uint64(v.clock.monotonic))
+	atomic.StoreUint64(word(arch.VvarBoottime), uint64(v.clock.boottime))
 	atomic.StoreUint64(word(arch.VvarSeq), seq+2)
 }
 
@@ -111,7 +169,20 @@ func (v *VDSO) AdjustRealtime(delta int64) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.clock.realtime += delta
-	for _, s := range v.pages {
-		v.writeVvar(s)
+	v.updateLocked()
+}
+
+// JoinTimeNamespace maps v's data page in place of the one as maps (a
+// process that entered a time namespace, as Linux's vdso_join_timens);
+// an address space whose data page is gone (munmap) gets none.
+func (v *VDSO) JoinTimeNamespace(mem mm.Memory, as *mm.AddressSpace) error {
+	if !as.MapsKernelMemory(VvarAddr) {
+		return nil
 	}
+	s, err := v.vvarFor(mem)
+	if err != nil {
+		return err
+	}
+	_, err = as.Mmap(VvarAddr, mm.PageSize, mm.Mapping{Perm: mm.PTERead, Fixed: true, Held: s})
+	return err
 }

@@ -58,10 +58,13 @@ func vdsoCode() ([]byte, map[string]uintptr) {
 	a.Emit(rvasm.ADDI(rvasm.T0, rvasm.Zero, 5)) // CLOCK_REALTIME_COARSE
 	a.Beq(rvasm.A0, rvasm.T0, "gettime.read")
 	a.Emit(rvasm.ADDI(rvasm.T2, rvasm.Zero, arch.VvarMonotonic))
-	for _, clock := range []int32{1, 4, 6, 7} { // MONOTONIC, _RAW, _COARSE, BOOTTIME
+	for _, clock := range []int32{1, 4, 6} { // MONOTONIC, _RAW, _COARSE
 		a.Emit(rvasm.ADDI(rvasm.T0, rvasm.Zero, clock))
 		a.Beq(rvasm.A0, rvasm.T0, "gettime.read")
 	}
+	a.Emit(rvasm.ADDI(rvasm.T2, rvasm.Zero, arch.VvarBoottime))
+	a.Emit(rvasm.ADDI(rvasm.T0, rvasm.Zero, 7)) // CLOCK_BOOTTIME
+	a.Beq(rvasm.A0, rvasm.T0, "gettime.read")
 	syscall(113) // other clocks: the system call answers
 	a.Label("gettime.read")
 	a.Jal(rvasm.A6, "clockns")
