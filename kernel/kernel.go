@@ -10,6 +10,7 @@ import (
 	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/kernel/aio"
 	"github.com/jiege-go/jiege/kernel/ipc"
+	"github.com/jiege-go/jiege/kernel/keys"
 	"github.com/jiege-go/jiege/kernel/loader"
 	"github.com/jiege-go/jiege/mm"
 	jnet "github.com/jiege-go/jiege/net"
@@ -107,6 +108,7 @@ type Kernel struct {
 	corePattern atomic.Pointer[string]
 	wall        wallClock      // clock.go
 	ipc         *ipc.Namespace // System V message queues, semaphores and segments
+	keys        *keys.Set      // add_key, request_key and keyctl's keys
 }
 
 // AIOLimit is the system-wide count of native AIO events (fs.aio-nr).
@@ -151,6 +153,7 @@ func New(c Config) *Kernel {
 		randGen:     rand.NewChaCha8(seedFromRuntime()),
 	}
 	k.ipc = ipc.NewNamespace(c.UserMemory, k.Now)
+	k.keys = keys.New(k.Now, k.randomSerial)
 	k.pipes = fs.NewPipeLimits()
 	k.log.printk = defaultPrintk
 	k.initKcmpCookies()
