@@ -35,7 +35,7 @@ func (s *Set) userKeyrings(c *Cred) (keyring, session *Key, err error) {
 	if u.keyring != nil {
 		return u.keyring, u.session, nil
 	}
-	perm := uint32(posAll | usrAll)
+	perm := uint32(userKeyringPerm)
 	id := strconv.FormatUint(uint64(c.UID), 10)
 	ring, err := s.alloc(typeKeyring, "_uid."+id, c.UID, noGID, perm, inQuota)
 	if err != nil {
@@ -144,12 +144,20 @@ func (s *Set) lookup(c *Cred, id int32, flags int, n need) (*Key, bool, error) {
 		k, err = s.threadKeyring(c, create)
 	case SpecProcess:
 		k, err = s.processKeyring(c, create)
+	// Failing to make the session or a user keyring (EDQUOT, ENOMEM)
+	// reads as there being none, as on Linux.
 	case SpecSession:
-		k, err = s.sessionKeyring(c, create)
+		if k, err = s.sessionKeyring(c, create); err != nil {
+			err = unix.ENOKEY
+		}
 	case SpecUser:
-		k, _, err = s.userKeyrings(c)
+		if k, _, err = s.userKeyrings(c); err != nil {
+			err = unix.ENOKEY
+		}
 	case SpecUserSession:
-		_, k, err = s.userKeyrings(c)
+		if _, k, err = s.userKeyrings(c); err != nil {
+			err = unix.ENOKEY
+		}
 	case SpecGroup:
 		err = unix.EINVAL
 	case SpecReqkeyAuth, SpecRequestor:
@@ -283,8 +291,9 @@ func (s *Set) searchNested(ring *Key, depth int, q *query) *Key {
 
 // searchCred searches c's thread, process and session keyrings (the user
 // session keyring without a session), in that order: the first key
-// found; else ENOKEY or errAgain when some keyring was searched, else
-// the error of the last one (Linux's search_cred_keyrings_rcu).
+// found; else ENOKEY (a negative key) or errAgain when some keyring was
+// searched, else the error of the last one (Linux's
+// search_cred_keyrings_rcu).
 func (s *Set) searchCred(q *query) (*Key, error) {
 	c := q.c
 	ses := c.Process.session
@@ -302,7 +311,11 @@ func (s *Set) searchCred(q *query) (*Key, error) {
 		switch err {
 		case nil:
 			return k, nil
-		case errAgain, unix.ENOKEY:
+		case errAgain:
+			if found == nil {
+				found = err
+			}
+		case unix.ENOKEY:
 			found = err
 		default:
 			other = err

@@ -35,7 +35,10 @@ const (
 	usrRead = permRead << 16
 	usrLink = permLink << 16
 	usrAll  = permAll << 16
-	grpAll  = permAll << 8
+	// userKeyringPerm is a user's keyrings': all but setattr to their
+	// possessor, all to their owner.
+	userKeyringPerm = posAll&^(permSetattr<<24) | usrAll
+	grpAll          = permAll << 8
 
 	// validPerm is every bit KEYCTL_SETPERM accepts.
 	validPerm = posAll | usrAll | grpAll | permAll
@@ -121,14 +124,15 @@ var (
 	}}
 )
 
-// lookupType finds a type by name: ENODEV for one the kernel lacks.
+// lookupType finds a type by name: ENOKEY for one the kernel lacks
+// (add_key says ENODEV).
 func lookupType(name string) (*keyType, error) {
 	for _, t := range []*keyType{typeKeyring, typeUser, typeLogon} {
 		if t.name == name {
 			return t, nil
 		}
 	}
-	return nil, unix.ENODEV
+	return nil, unix.ENOKEY
 }
 
 // Key is a key or a keyring.

@@ -23,7 +23,7 @@ func (s *Set) Add(c *Cred, typeName, desc string, payload []byte, id int32) (int
 	}
 	t, err := lookupType(typeName)
 	if err != nil {
-		return 0, err
+		return 0, unix.ENODEV
 	}
 	if ring.typ != typeKeyring {
 		return 0, unix.ENOTDIR
