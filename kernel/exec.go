@@ -82,6 +82,7 @@ func (t *Task) Execve(file, name string, argv, envp []string) error {
 	p.UnshareFiles() // shared with CLONE_FILES: exec gets its own table
 	p.Files.CloseOnExec()
 	p.deleteTimers(false) // POSIX timers end at exec, ITIMER_REAL stays
+	p.k.keys.Exec(&t.keyrings, p.keyrings)
 	t.ResetSignalsForExec()
 	t.Regs.SetContext(regs)
 	return nil

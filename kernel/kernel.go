@@ -10,6 +10,7 @@ import (
 	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/kernel/aio"
 	"github.com/jiege-go/jiege/kernel/ipc"
+	"github.com/jiege-go/jiege/kernel/keys"
 	"github.com/jiege-go/jiege/kernel/loader"
 	"github.com/jiege-go/jiege/mm"
 	jnet "github.com/jiege-go/jiege/net"
@@ -111,6 +112,7 @@ type Kernel struct {
 	// inode number the last new namespace took (namespace.go).
 	rootNS    *namespaces
 	nextNSIno atomic.Uint64
+	keys      *keys.Set // add_key, request_key and keyctl's keys
 }
 
 // AIOLimit is the system-wide count of native AIO events (fs.aio-nr).
@@ -156,6 +158,7 @@ func New(c Config) *Kernel {
 	}
 	k.ipc = ipc.NewNamespace(c.UserMemory, k.Now)
 	k.rootNS = k.initNamespaces()
+	k.keys = keys.New(k.Now, k.randomSerial)
 	k.pipes = fs.NewPipeLimits()
 	k.log.printk = defaultPrintk
 	k.initKcmpCookies()

@@ -12,6 +12,7 @@ import (
 
 	arch "github.com/jiege-go/jiege/arch/riscv64"
 	"github.com/jiege-go/jiege/fs"
+	"github.com/jiege-go/jiege/kernel/keys"
 	"github.com/jiege-go/jiege/mm"
 )
 
@@ -39,10 +40,11 @@ type Process struct {
 	UID, GID, EUID, EGID, SUID, SGID uint32
 	FSUID, FSGID                     uint32
 	Groups                           []uint32
-	Caps                             Caps            // caps.go
-	Settings                         ProcessSettings // prctl.go
-	Personality                      Personality     // prctl.go
-	ChildSubreaper                   ChildSubreaper  // prctl.go
+	Caps                             Caps               // caps.go
+	Settings                         ProcessSettings    // prctl.go
+	Personality                      Personality        // prctl.go
+	ChildSubreaper                   ChildSubreaper     // prctl.go
+	keyrings                         *keys.ProcessRings // its process and session keyrings (keys.go)
 
 	// mainThread is the task the process was made with: after it exited,
 	// until the process is reaped, scheduling calls still find it, as
@@ -121,9 +123,10 @@ type Task struct {
 	minorFaults atomic.Uint64 // page faults taken (each a minor fault: there is no disk)
 	sleeping    atomic.Bool   // waiting in Block: ps shows S
 
-	sig      taskSignals  // signal.go
-	sched    taskSched    // sched.go
-	Settings TaskSettings // prctl.go
+	sig      taskSignals      // signal.go
+	sched    taskSched        // sched.go
+	Settings TaskSettings     // prctl.go
+	keyrings keys.ThreadRings // its thread keyring (keys.go)
 }
 
 // nanotime is the runtime's monotonic clock in ns: on the kernel, the
@@ -260,6 +263,7 @@ func (p *Process) newChild(parent *Process, pid int, as *mm.AddressSpace, vm *sh
 		Groups: append([]uint32(nil), p.Groups...), limits: p.Limits(),
 		exited: make(chan struct{}), released: make(chan struct{}), dead: make(chan struct{}), threads: 1, parent: parent, childEvent: make(chan struct{})}
 	c.vm.Store(vm)
+	c.keyrings = p.k.keys.Fork(p.keyrings)
 	c.Personality.Store(p.Personality.Load())
 	c.Settings.NotDumpable.Store(p.Settings.NotDumpable.Load())
 	c.Settings.THPDisable.Store(p.Settings.THPDisable.Load())
@@ -304,6 +308,7 @@ func (k *Kernel) NewProcess(tree *fs.Tree, as *mm.AddressSpace, files *fs.FDTabl
 		Root: tree, Exe: path.Clean(exe), Cmdline: argv, start: k.Uptime(), limits: initLimits(), Caps: initCaps(), k: k,
 		exited: make(chan struct{}), released: make(chan struct{}), dead: make(chan struct{}), threads: 1, childEvent: make(chan struct{})}
 	p.vm.Store(&sharedVM{users: 1})
+	p.keyrings = new(keys.ProcessRings)
 	p.Settings.CoredumpFilter.Store(mm.DefaultCoredumpFilter)
 	p.fs.Store(new(fsContext))
 	k.rootNS.join()

@@ -41,6 +41,9 @@ func (s ProcfsSource) Network() procfs.Network            { return s.k.Network }
 // SysVIPC is what /proc/sysvipc shows, and IPC's settings in /proc/sys.
 func (s ProcfsSource) SysVIPC() procfs.SysVIPC { return s.k.ipc }
 
+// KeyLimits are the key quotas of /proc/sys/kernel/keys.
+func (s ProcfsSource) KeyLimits() procfs.KeyLimits { return s.k.keys }
+
 // Sysctl is what /proc/sys shows.
 func (s ProcfsSource) Sysctl() procfs.Sysctl {
 	host, domain := s.k.UTSNames()

@@ -315,6 +315,7 @@ func (t *Task) leave() {
 	p := t.Proc
 	t.releaseRobustList()
 	t.flushSignals()
+	p.k.keys.ExitThread(&t.keyrings)
 	if t.ClearTID != 0 && t.putUser32(t.ClearTID, 0) == nil {
 		t.FutexWake(t.ClearTID, true, 1, futexBitsetAny)
 	}
@@ -332,6 +333,7 @@ func (t *Task) leave() {
 	last, status := p.threads == 0, p.leaderStatus
 	p.mu.Unlock()
 	if last {
+		p.k.keys.ExitProcess(p.keyrings)
 		p.dropVM()
 		p.Exit(status)
 	}

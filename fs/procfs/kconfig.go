@@ -48,6 +48,7 @@ var KernelConfig = []string{
 	"CONFIG_POSIX_TIMERS", // timer_create and the rest (kernel/posixtimers.go)
 	"CONFIG_POSIX_MQUEUE", // mq_open and the rest (kernel/ipc/mqueue.go)
 	"CONFIG_AIO",          // io_setup and the rest (kernel/aio)
+	"CONFIG_KEYS",         // add_key, request_key, keyctl (kernel/keys)
 	"CONFIG_NAMESPACES",   // UTS, IPC and time namespaces (kernel/namespace.go)
 	"CONFIG_UTS_NS",
 	"CONFIG_IPC_NS",

@@ -20,6 +20,7 @@ type Kernel interface {
 	Network() Network
 	Sysctl() Sysctl
 	SysVIPC() SysVIPC
+	KeyLimits() KeyLimits
 	CorePattern() string // /proc/sys/kernel/core_pattern, which root sets
 	SetCorePattern(string)
 	Pipes() *fs.PipeLimits // /proc/sys/fs/pipe-max-size, which root sets
@@ -42,6 +43,13 @@ type SysVIPC interface {
 	MQSettings() []string
 	MQSetting(name string) string
 	MQSet(name, value string) error
+}
+
+// KeyLimits are the key quotas of /proc/sys/kernel/keys, which root sets.
+type KeyLimits interface {
+	LimitNames() []string
+	Limit(name string) string // a limit's value, without the newline
+	SetLimit(name, value string) error
 }
 
 // Sysctl is what /proc/sys shows of the kernel's settings.

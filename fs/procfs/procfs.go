@@ -115,8 +115,8 @@ func procRoot(tree *fs.Tree, k Kernel) *fs.Node {
 // procSys is /proc/sys: the settings LTP and programs read, in Linux's
 // formats, read from the kernel at each open. Those Linux lets root
 // write are writable (fs.NewSetting: the names, core_pattern, printk,
-// dmesg_restrict, ns_last_pid, the pipe, inotify, System V IPC and POSIX
-// message queue limits); the rest are read-only.
+// dmesg_restrict, ns_last_pid, the pipe, inotify, System V IPC, POSIX
+// message queue and key limits); the rest are read-only.
 func procSys(k Kernel, tree *fs.Tree) *fs.Node {
 	sysctl, ipc := k.Sysctl, k.SysVIPC()
 	line := func(v func(Sysctl) string) *fs.Node {
@@ -165,6 +165,15 @@ func procSys(k Kernel, tree *fs.Tree) *fs.Node {
 					m[name] = fs.NewSetting(func() []byte { return []byte(ipc.Setting(name) + "\n") },
 						func(b []byte) error { return ipc.Set(name, string(b)) })
 				}
+				m["keys"] = procDir(func() map[string]*fs.Node {
+					limits := k.KeyLimits()
+					m := map[string]*fs.Node{}
+					for _, name := range limits.LimitNames() {
+						m[name] = fs.NewSetting(func() []byte { return []byte(limits.Limit(name) + "\n") },
+							func(b []byte) error { return limits.SetLimit(name, string(b)) })
+					}
+					return m
+				})
 				return m
 			}),
 			"fs": procDir(func() map[string]*fs.Node {

@@ -23,6 +23,7 @@ func (fakeKernel) Sysctl() Sysctl {
 	return Sysctl{Hostname: "host", PIDMax: 32768, Cmdline: "init=/x -- a"}
 }
 func (fakeKernel) SysVIPC() SysVIPC              { return noIPC{} }
+func (fakeKernel) KeyLimits() KeyLimits          { return noKeys{} }
 func (fakeKernel) CorePattern() string           { return "core" }
 func (fakeKernel) SetCorePattern(string)         {}
 func (fakeKernel) Pipes() *fs.PipeLimits         { return fs.NewPipeLimits() }
@@ -32,6 +33,13 @@ func (fakeKernel) Printk() string                { return "7\t4\t1\t7" }
 func (fakeKernel) SetPrintk([]byte) error        { return nil }
 func (fakeKernel) DmesgRestrict() string         { return "1" }
 func (fakeKernel) SetDmesgRestrict([]byte) error { return nil }
+
+// noKeys is a kernel without key limits.
+type noKeys struct{}
+
+func (noKeys) LimitNames() []string          { return nil }
+func (noKeys) Limit(string) string           { return "" }
+func (noKeys) SetLimit(string, string) error { return nil }
 
 // noIPC is a kernel without System V IPC objects or settings.
 type noIPC struct{}
