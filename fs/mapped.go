@@ -100,6 +100,10 @@ func allZero(p []byte) bool {
 	return true
 }
 
+// Stat is the mapped node's stat(2): the device, inode and link count
+// /proc/PID/maps shows.
+func (m MappedNode) Stat() Stat { return StatNode(m.n) }
+
 // Unmapped drops the node's shared mappings' memory: the last one is gone.
 func (m MappedNode) Unmapped() {
 	m.n.mapped = nil

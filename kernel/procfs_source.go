@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"golang.org/x/sys/unix"
+	"strings"
 
 	"bytes"
 	"slices"
@@ -132,9 +133,30 @@ func (v procfsProcess) Mappings() []procfs.Mapping {
 			ms[i].Name = "[vvar]"
 		case vma.Start == loader.VDSOAddr && vma.Perm == mm.PTERead|mm.PTEExec:
 			ms[i].Name = "[vdso]"
+		case vma.Path != "":
+			ms[i].Name, ms[i].File, ms[i].Dev, ms[i].Ino = mappedFile(vma)
 		}
 	}
 	return ms
+}
+
+// mappedFile is the name, device and inode of the file vma maps; an
+// unlinked one's name ends " (deleted)", as Linux's d_path.
+func mappedFile(vma mm.VMA) (name string, file bool, dev, ino uint64) {
+	mem := vma.Cache
+	if mem == nil {
+		mem = vma.Shared
+	}
+	src, ok := mem.Source().(fs.MappedNode)
+	if !ok {
+		return vma.Path, false, 0, 0
+	}
+	st := src.Stat()
+	name = vma.Path
+	if st.Nlink == 0 && !strings.HasSuffix(name, " (deleted)") {
+		name += " (deleted)"
+	}
+	return name, true, st.Dev, st.Ino
 }
 
 // MappingsResident is Mappings with each mapping's resident pages.

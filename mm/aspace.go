@@ -93,6 +93,9 @@ type VMA struct {
 	WipeOnFork, DontFork, DontDump bool
 	// GrowsDown (MAP_GROWSDOWN): a fault below it extends it (growDown).
 	GrowsDown bool
+	// Path is the path of the file it maps, as it was opened, which
+	// /proc/PID/maps shows; "" for anonymous memory.
+	Path string
 }
 
 // slice is the part [start, end) of v.
@@ -110,7 +113,7 @@ func mergeable(a, b *VMA) bool {
 		return false
 	}
 	return a.End == b.Start && a.Perm == b.Perm && a.Shared == b.Shared && a.Cache == b.Cache && a.Locked == b.Locked && a.NoWrite == b.NoWrite &&
-		a.WipeOnFork == b.WipeOnFork && a.DontFork == b.DontFork && a.DontDump == b.DontDump && a.GrowsDown == b.GrowsDown &&
+		a.WipeOnFork == b.WipeOnFork && a.DontFork == b.DontFork && a.DontDump == b.DontDump && a.GrowsDown == b.GrowsDown && a.Path == b.Path &&
 		(a.Shared == nil && a.Cache == nil || b.Offset == a.Offset+(a.End-a.Start))
 }
 
@@ -455,6 +458,7 @@ type Mapping struct {
 	Offset      uintptr // of the mapping in the file
 	Locked      bool    // MAP_LOCKED
 	GrowsDown   bool    // MAP_GROWSDOWN, for private anonymous memory
+	Path        string  // the mapped file's path (VMA.Path)
 }
 
 // Map maps anonymous private memory; see Mmap.
@@ -507,7 +511,7 @@ func (as *AddressSpace) Mmap(addr, length uintptr, m Mapping) (uintptr, error) {
 		addr = start
 	}
 	v := VMA{Start: addr, End: addr + size, Perm: m.Perm, Cache: m.FilePrivate, Offset: m.Offset, Shared: m.FileShared,
-		Locked: m.Locked || as.lockFuture && (m.Held == nil || !m.Held.kernelOwned), NoWrite: m.NoWrite, GrowsDown: m.GrowsDown}
+		Locked: m.Locked || as.lockFuture && (m.Held == nil || !m.Held.kernelOwned), NoWrite: m.NoWrite, GrowsDown: m.GrowsDown, Path: m.Path}
 	if m.Shared {
 		v.Shared = newSharedMemory(as.mem)
 	}

@@ -381,6 +381,9 @@ func sysIoctl(t *kernel.Task, a Args) (uint64, error) {
 	if ns, ok := namespaceOf(d); ok {
 		return nsIoctl(ns, a[1])
 	}
+	if m, ok := procmapQueryOf(d); ok {
+		return procmapIoctl(t, m, a[1], a[2])
+	}
 	return 0, unix.ENOTTY
 }
 

@@ -71,6 +71,7 @@ func sysMmap(t *kernel.Task, a Args) (uint64, error) {
 		return 0, unix.EINVAL
 	}
 	var node *fs.Node
+	var path string // the mapped file's, for /proc/PID/maps
 	anonymous := flags&unix.MAP_ANONYMOUS != 0
 	mapType := flags & unix.MAP_TYPE
 	shared := mapType == unix.MAP_SHARED || mapType == unix.MAP_SHARED_VALIDATE
@@ -108,7 +109,7 @@ func sysMmap(t *kernel.Task, a Args) (uint64, error) {
 			return 0, err
 		}
 		if nf, ok := f.NodeFile(); ok {
-			node = nf.Node()
+			node, path = nf.Node(), nf.Path()
 		}
 		zeroDevice = f.MapsAnonymous()
 	}
@@ -121,6 +122,7 @@ func sysMmap(t *kernel.Task, a Args) (uint64, error) {
 		Offset:    uintptr(off),
 		Locked:    flags&unix.MAP_LOCKED != 0,
 		GrowsDown: flags&unix.MAP_GROWSDOWN != 0 && anonymous && !shared,
+		Path:      path,
 	}
 	p := t.Proc
 	p.Lock()

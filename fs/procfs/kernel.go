@@ -144,6 +144,10 @@ type Usage struct {
 // gives it: "[stack]", "[vvar]", "[vdso]" or none.
 type Mapping struct {
 	mm.VMA
-	Name     string
+	Name string
+	// File says it maps a file, whose device (as st_dev) and inode are
+	// Dev and Ino, from byte VMA.Offset.
+	File     bool
+	Dev, Ino uint64
 	Resident int // pages with a frame; filled by MappingsResident only
 }

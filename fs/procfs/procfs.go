@@ -245,7 +245,7 @@ func procPID(p Process) *fs.Node {
 			"stat":           procFile(func() []byte { return pidStat(p, p.PID(), state(p)) }),
 			"status":         procFile(func() []byte { return pidStatus(p, p.PID(), state(p)) }),
 			"task":           procDir(func() map[string]*fs.Node { return taskDirs(p) }),
-			"maps":           procFile(func() []byte { return maps(p) }),
+			"maps":           mapsFile(p),
 			"smaps":          procFile(func() []byte { return smaps(p) }),
 			"mounts":         procFile(func() []byte { return mounts(p.Root()) }),
 			"mountinfo":      procFile(func() []byte { return mountinfo(p.Root()) }),
@@ -445,7 +445,20 @@ func maps(p Process) []byte {
 	return b.Bytes()
 }
 
-// mapsLine is a mapping's line of /proc/PID/maps: 's' for shared memory.
+// mapsFile is /proc/PID/maps, bound to the process (MapsOf), whose
+// mappings its PROCMAP_QUERY ioctl looks up.
+func mapsFile(p Process) *fs.Node {
+	n := procFile(func() []byte { return maps(p) })
+	n.Bound = MapsOf{p}
+	return n
+}
+
+// MapsOf is what a /proc/PID/maps node is bound to: the process whose
+// mappings it shows.
+type MapsOf struct{ Process }
+
+// mapsLine is a mapping's line of /proc/PID/maps: 's' for shared memory,
+// a file's offset, device and inode, and its name.
 func mapsLine(v Mapping) string {
 	perm := []byte("---p")
 	if v.Perm&mm.PTERead != 0 {
@@ -460,7 +473,17 @@ func mapsLine(v Mapping) string {
 	if v.IsShared() {
 		perm[3] = 's'
 	}
-	return fmt.Sprintf("%08x-%08x %s 00000000 00:00 0 %s\n", v.Start, v.End, perm, v.Name)
+	var off, dev, ino uint64
+	if v.File {
+		off, dev, ino = uint64(v.Offset), v.Dev, v.Ino
+	}
+	line := fmt.Sprintf("%08x-%08x %s %08x %02x:%02x %d ", v.Start, v.End, perm, off,
+		dev>>8&0xfff, dev&0xff|dev>>12&^0xff, ino)
+	if v.Name != "" {
+		// Linux pads the fields to 72 columns before a name (seq_pad).
+		line = fmt.Sprintf("%-72s %s", line, v.Name)
+	}
+	return line + "\n"
 }
 
 // smaps is /proc/PID/smaps: each mapping's line, then its sizes in kB

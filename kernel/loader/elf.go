@@ -33,7 +33,7 @@ type Image struct {
 // it. Otherwise, and for a segment laid out so that its pages cannot be
 // the file's, the contents are copied in. The rest of each segment reads
 // as zeros. Malformed files return an error wrapping ErrNoExec.
-func LoadELF(as *mm.AddressSpace, data []byte, bias uintptr, file *fs.Node) (*Image, error) {
+func LoadELF(as *mm.AddressSpace, data []byte, bias uintptr, file *fs.Node, path string) (*Image, error) {
 	f, err := parseELF(data)
 	if err != nil {
 		return nil, err
@@ -53,7 +53,7 @@ func LoadELF(as *mm.AddressSpace, data []byte, bias uintptr, file *fs.Node) (*Im
 			}
 			img.Interp = string(bytes.TrimRight(data[p.off:p.off+p.filesz], "\x00"))
 		case elfPTLoad:
-			if err := loadSegment(as, data, file, p, bias, &mappedEnd); err != nil {
+			if err := loadSegment(as, data, file, path, p, bias, &mappedEnd); err != nil {
 				return nil, err
 			}
 			if f.phoff >= p.off && f.phoff < p.off+p.filesz {
@@ -140,7 +140,7 @@ func parseELF(data []byte) (*elfFile, error) {
 	return f, nil
 }
 
-func loadSegment(as *mm.AddressSpace, data []byte, file *fs.Node, p *elfProg, bias uintptr, mappedEnd *uintptr) error {
+func loadSegment(as *mm.AddressSpace, data []byte, file *fs.Node, path string, p *elfProg, bias uintptr, mappedEnd *uintptr) error {
 	if p.filesz > p.memsz || p.off+p.filesz > uint64(len(data)) || p.off+p.filesz < p.off {
 		return fmt.Errorf("%w: segment at %#x exceeds the file", ErrNoExec, p.vaddr)
 	}
@@ -153,7 +153,7 @@ func loadSegment(as *mm.AddressSpace, data []byte, file *fs.Node, p *elfProg, bi
 	lo, hi := start&^(mm.PageSize-1), (end+mm.PageSize-1)&^(mm.PageSize-1)
 	if file != nil && p.filesz > 0 && lo >= *mappedEnd && uintptr(p.vaddr)%mm.PageSize == uintptr(p.off)%mm.PageSize {
 		*mappedEnd = hi
-		return mapSegment(as, file, uintptr(p.off), start, start+uintptr(p.filesz), end, perm)
+		return mapSegment(as, file, path, uintptr(p.off), start, start+uintptr(p.filesz), end, perm)
 	}
 	if lo < *mappedEnd {
 		// The segment shares its first page with the previous one: that page
@@ -182,11 +182,11 @@ func loadSegment(as *mm.AddressSpace, data []byte, file *fs.Node, p *elfProg, bi
 // them), the rest of the last file page zeroed when zeros follow (a copy
 // of that page), and whole pages of zeros anonymous, as Linux's ELF
 // loader maps them.
-func mapSegment(as *mm.AddressSpace, file *fs.Node, off, start, fileEnd, end uintptr, perm uint64) error {
+func mapSegment(as *mm.AddressSpace, file *fs.Node, path string, off, start, fileEnd, end uintptr, perm uint64) error {
 	lo, fileHi := start&^(mm.PageSize-1), (fileEnd+mm.PageSize-1)&^(mm.PageSize-1)
 	hi := (end + mm.PageSize - 1) &^ (mm.PageSize - 1)
 	fm := file.Map(func(src fs.MappedNode) fs.FileMapping { return as.NewFileMemory(src) }, false).(*mm.SharedMemory)
-	if _, err := as.Mmap(lo, fileHi-lo, mm.Mapping{Perm: perm, Fixed: true, FilePrivate: fm, Offset: off &^ (mm.PageSize - 1)}); err != nil {
+	if _, err := as.Mmap(lo, fileHi-lo, mm.Mapping{Perm: perm, Fixed: true, FilePrivate: fm, Offset: off &^ (mm.PageSize - 1), Path: path}); err != nil {
 		fm.ReleasePrivate()
 		return err
 	}

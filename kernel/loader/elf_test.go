@@ -86,7 +86,7 @@ func TestLoadELFExec(t *testing.T) {
 		{elfPTLoad, elfPFR | elfPFW, 0x12000, 0x3000, data},
 	})
 	as := newAS(t)
-	img, err := LoadELF(as, file, 0x5555_0000, nil)
+	img, err := LoadELF(as, file, 0x5555_0000, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestLoadELFExec(t *testing.T) {
 func TestLoadELFDynBias(t *testing.T) {
 	file := makeELF(elfETDyn, elfEMRISCV, 0x100, []testSeg{{elfPTLoad, elfPFR | elfPFX, 0, 0x1000, nil}})
 	as := newAS(t)
-	img, err := LoadELF(as, file, 0x40_0000, nil)
+	img, err := LoadELF(as, file, 0x40_0000, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func TestLoadELFRejectsMalformed(t *testing.T) {
 		"core file":          patchELF(makeELF(elfETExec, elfEMRISCV, 0x10000, good), 16, 4),
 	}
 	for name, file := range cases {
-		if _, err := LoadELF(newAS(t), file, 0, nil); !errors.Is(err, ErrNoExec) {
+		if _, err := LoadELF(newAS(t), file, 0, nil, ""); !errors.Is(err, ErrNoExec) {
 			t.Errorf("%s: err = %v, want ErrNoExec", name, err)
 		}
 	}
@@ -285,7 +285,7 @@ func TestLoadELFMapsTheFile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := LoadELF(as, img, 0, file); err != nil {
+		if _, err := LoadELF(as, img, 0, file, "/prog"); err != nil {
 			t.Fatal(err)
 		}
 		after, _ := mem.Frames.Stats()

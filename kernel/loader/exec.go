@@ -60,7 +60,7 @@ func Exec(mem mm.Memory, vdsoData *VDSO, tree *fs.Tree, cred *fs.Cred, file stri
 	if err := CheckArgSize(argv, envp); err != nil || argBytes(argv, envp) > int(stack/4) {
 		return nil, execErr(unix.E2BIG, "%s: arguments past Linux's limits", file)
 	}
-	exeNode, err := tree.Lookup(cred, file, true)
+	exeNode, exePath, err := tree.LookupPath(cred, file)
 	if err != nil {
 		return nil, execErr(err.(unix.Errno), "%s: %v", file, err)
 	}
@@ -82,7 +82,7 @@ func Exec(mem mm.Memory, vdsoData *VDSO, tree *fs.Tree, cred *fs.Cred, file stri
 	if err != nil {
 		return fail(execErr(err.(unix.Errno), "%s: %v", file, err))
 	}
-	exe, err := LoadELF(as, exeData, pieBias, exeNode)
+	exe, err := LoadELF(as, exeData, pieBias, exeNode, exePath)
 	if err != nil {
 		return fail(err)
 	}
@@ -93,7 +93,7 @@ func Exec(mem mm.Memory, vdsoData *VDSO, tree *fs.Tree, cred *fs.Cred, file stri
 		if err != nil {
 			return fail(execErr(err.(unix.Errno), "%s: interpreter %s: %v", file, exe.Interp, err))
 		}
-		n, err := tree.Lookup(cred, interpPath, true)
+		n, interpPath, err := tree.LookupPath(cred, interpPath)
 		if err != nil {
 			return fail(execErr(err.(unix.Errno), "%s: interpreter %s: %v", file, exe.Interp, err))
 		}
@@ -104,7 +104,7 @@ func Exec(mem mm.Memory, vdsoData *VDSO, tree *fs.Tree, cred *fs.Cred, file stri
 		if err != nil {
 			return fail(execErr(err.(unix.Errno), "%s: interpreter %s: %v", file, exe.Interp, err))
 		}
-		if interp, err = LoadELF(as, interpData, interpBias, n); err != nil {
+		if interp, err = LoadELF(as, interpData, interpBias, n, interpPath); err != nil {
 			return fail(fmt.Errorf("interpreter %s: %w", exe.Interp, err))
 		}
 		if interp.Interp != "" {
