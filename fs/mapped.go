@@ -100,6 +100,9 @@ func allZero(p []byte) bool {
 	return true
 }
 
+// Node is the mapped node (/proc/PID/map_files leads to it).
+func (m MappedNode) Node() *Node { return m.n }
+
 // Stat is the mapped node's stat(2): the device, inode and link count
 // /proc/PID/maps shows.
 func (m MappedNode) Stat() Stat { return StatNode(m.n) }

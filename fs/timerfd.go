@@ -85,6 +85,16 @@ func (f *TimerFD) fire(gen uint64) {
 	Notify(fns)
 }
 
+// SetTicks sets the count of expirations not yet read, as Linux's
+// TFD_IOC_SET_TICKS (checkpoint/restore), waking readers.
+func (f *TimerFD) SetTicks(n uint64) {
+	f.mu.Lock()
+	f.count = n
+	fns := f.notifier.Changed()
+	f.mu.Unlock()
+	Notify(fns)
+}
+
 // Get returns the time to the next expiration (0: disarmed) and the interval.
 func (f *TimerFD) Get() (time.Duration, time.Duration) {
 	f.mu.Lock()

@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"encoding/binary"
 	"golang.org/x/sys/unix"
 	"strings"
 
@@ -142,21 +143,21 @@ func (v procfsProcess) Mappings() []procfs.Mapping {
 
 // mappedFile is the name, device and inode of the file vma maps; an
 // unlinked one's name ends " (deleted)", as Linux's d_path.
-func mappedFile(vma mm.VMA) (name string, file bool, dev, ino uint64) {
+func mappedFile(vma mm.VMA) (name string, file *fs.Node, dev, ino uint64) {
 	mem := vma.Cache
 	if mem == nil {
 		mem = vma.Shared
 	}
 	src, ok := mem.Source().(fs.MappedNode)
 	if !ok {
-		return vma.Path, false, 0, 0
+		return vma.Path, nil, 0, 0
 	}
 	st := src.Stat()
 	name = vma.Path
 	if st.Nlink == 0 && !strings.HasSuffix(name, " (deleted)") {
 		name += " (deleted)"
 	}
-	return name, true, st.Dev, st.Ino
+	return name, src.Node(), st.Dev, st.Ino
 }
 
 // MappingsResident is Mappings with each mapping's resident pages.
@@ -234,4 +235,18 @@ func (v procfsProcess) SetTimensOffsets(viewer any, b []byte) error {
 		return unix.EPERM
 	}
 	return v.p.SetTimensOffsets(t.Proc, b)
+}
+
+// Auxv is the saved auxiliary vector's entries up to its AT_NULL, as
+// Linux's auxv_read shows them.
+func (v procfsProcess) Auxv() []byte {
+	v.p.Lock()
+	defer v.p.Unlock()
+	auxv := v.p.AS.SavedAuxv
+	for i := 0; i+16 <= len(auxv); i += 16 {
+		if binary.LittleEndian.Uint64(auxv[i:]) == 0 {
+			return append([]byte(nil), auxv[:i+16]...)
+		}
+	}
+	return append([]byte(nil), auxv...)
 }

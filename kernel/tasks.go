@@ -35,6 +35,32 @@ func (k *Kernel) allocPID() (int, error) {
 	return 0, unix.EAGAIN
 }
 
+// capCheckpointRestore is CAP_CHECKPOINT_RESTORE.
+const capCheckpointRestore = 40
+
+// claimPID gives out id itself, as clone3's set_tid asks for p: EINVAL
+// outside 1 to PIDMax-1, EPERM without CAP_SYS_ADMIN or
+// CAP_CHECKPOINT_RESTORE, EEXIST when id is in use (Linux's alloc_pid).
+// Ids above the last one given out may be in use then, so each one given
+// out from now on is checked.
+func (k *Kernel) claimPID(id int, p *Process) (int, error) {
+	switch {
+	case id < 1 || id >= PIDMax:
+		return 0, unix.EINVAL
+	case p.Caps.Effective&(1<<unix.CAP_SYS_ADMIN|1<<capCheckpointRestore) == 0:
+		return 0, unix.EPERM
+	}
+	k.pidMu.Lock()
+	defer k.pidMu.Unlock()
+	if k.pidInUse(id) {
+		return 0, unix.EEXIST
+	}
+	if int64(id) > k.lastPID.Load() {
+		k.pidsWrapped = true
+	}
+	return id, nil
+}
+
 // SetLastPID sets the last id given out, which the next one follows
 // (/proc/sys/kernel/ns_last_pid, which root writes to choose the next
 // pid): from 0 to PIDMax-1, EINVAL otherwise. Ids above it may be in use

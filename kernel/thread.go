@@ -60,6 +60,7 @@ type CloneArgs struct {
 	ChildTID   uintptr // CLONE_CHILD_SETTID, CLONE_CHILD_CLEARTID
 	TLS        uintptr // CLONE_SETTLS: the child's tp
 	PidFD      uintptr // CLONE_PIDFD: where the child's pidfd goes (an int)
+	SetTID     int     // clone3's set_tid: the child's id, 0 for the next free one
 }
 
 // Clone makes a new thread of t's process (CLONE_THREAD) or a new child
@@ -92,7 +93,13 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 	if err := p.mayAddTask(); err != nil {
 		return nil, err
 	}
-	tid, err := p.k.allocPID()
+	var tid int
+	var err error
+	if a.SetTID != 0 {
+		tid, err = p.k.claimPID(a.SetTID, p)
+	} else {
+		tid, err = p.k.allocPID()
+	}
 	if err != nil {
 		return nil, err
 	}

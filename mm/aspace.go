@@ -141,16 +141,29 @@ func (v *VMA) release(as *AddressSpace) {
 	}
 }
 
+// Layout is where exec put a program's parts, as Linux's mm_struct
+// keeps them (the code, the data, the stack's start, the arguments and
+// the environment), which /proc/PID/stat shows and prctl(PR_SET_MM) moves.
+type Layout struct {
+	StartCode, EndCode, StartData, EndData uintptr
+	StartStack, ArgStart, ArgEnd           uintptr
+	EnvStart, EnvEnd                       uintptr
+}
+
 // AddressSpace is a user program's memory: its VMAs and its Sv39 page table.
 // It is not safe for concurrent use; the process holds its lock.
 type AddressSpace struct {
-	mem      Memory
-	root     uintptr
-	vmas     vmaTree
-	refs     *frameRefs // shared with the address spaces fork made from this one
-	BrkBase  uintptr
-	Brk      uintptr
-	mmapNext uintptr
+	mem     Memory
+	root    uintptr
+	vmas    vmaTree
+	refs    *frameRefs // shared with the address spaces fork made from this one
+	BrkBase uintptr
+	Brk     uintptr
+	Layout  Layout
+	// SavedAuxv is the auxiliary vector exec gave the program (or
+	// PR_SET_MM set), which /proc/PID/auxv shows.
+	SavedAuxv []byte
+	mmapNext  uintptr
 	// lockFuture: mlockall(MCL_FUTURE) locks every new mapping.
 	lockFuture bool
 	// unmapped holds frames taken out of the page table and not yet
@@ -317,7 +330,8 @@ func (as *AddressSpace) Clone() (*AddressSpace, error) {
 	if root == 0 {
 		return nil, ErrNoMemory
 	}
-	c := &AddressSpace{mem: as.mem, root: root, refs: as.refs, BrkBase: as.BrkBase, Brk: as.Brk, mmapNext: as.mmapNext}
+	c := &AddressSpace{mem: as.mem, root: root, refs: as.refs, BrkBase: as.BrkBase, Brk: as.Brk, Layout: as.Layout,
+		SavedAuxv: as.SavedAuxv, mmapNext: as.mmapNext}
 	var err error
 	as.vmas.each(func(v *VMA) bool {
 		if v.DontFork {
@@ -1389,6 +1403,17 @@ func (as *AddressSpace) DetachSegment(addr uintptr, segmentSize func(*SharedMemo
 		as.unmap(r[0], r[1])
 	}
 	return seg, nil
+}
+
+// MapsAtOrAbove reports whether a mapping ends above addr (Linux's
+// find_vma finds one).
+func (as *AddressSpace) MapsAtOrAbove(addr uintptr) bool {
+	found := false
+	as.vmas.each(func(v *VMA) bool {
+		found = v.End > addr
+		return !found
+	})
+	return found
 }
 
 // MapsKernelMemory reports whether the page at addr maps memory the

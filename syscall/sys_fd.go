@@ -384,6 +384,9 @@ func sysIoctl(t *kernel.Task, a Args) (uint64, error) {
 	if m, ok := procmapQueryOf(d); ok {
 		return procmapIoctl(t, m, a[1], a[2])
 	}
+	if tf, ok := d.File.(*clockedTimer); ok {
+		return timerfdIoctl(t, tf, a[1], a[2])
+	}
 	return 0, unix.ENOTTY
 }
 

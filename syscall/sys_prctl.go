@@ -156,6 +156,8 @@ func sysPrctl(t *kernel.Task, a Args) (uint64, error) {
 		return 0, nil
 	case unix.PR_CAP_AMBIENT:
 		return capAmbient(t, a)
+	case unix.PR_SET_MM:
+		return 0, prctlSetMM(t, a)
 	case unix.PR_SET_CHILD_SUBREAPER:
 		p.ChildSubreaper.Store(a[1] != 0)
 		return 0, nil
@@ -220,4 +222,67 @@ func capAmbient(t *kernel.Task, a Args) (uint64, error) {
 		return 0, nil
 	}
 	return 0, unix.EINVAL
+}
+
+// prctlMMMapSize is sizeof(struct prctl_mm_map).
+const prctlMMMapSize = 104
+
+// prctlSetMM decodes prctl(PR_SET_MM) in Linux's order of checks (the
+// fields' own checks are kernel.SetMMField's).
+func prctlSetMM(t *kernel.Task, a Args) error {
+	opt, addr, arg4 := int(a[1]), a[2], a[3]
+	if a[4] != 0 || arg4 != 0 && opt != unix.PR_SET_MM_AUXV && opt != unix.PR_SET_MM_MAP && opt != unix.PR_SET_MM_MAP_SIZE {
+		return unix.EINVAL
+	}
+	switch opt {
+	case unix.PR_SET_MM_MAP_SIZE:
+		return copyOutStruct(t, addr, uint32(prctlMMMapSize))
+	case unix.PR_SET_MM_MAP:
+		return prctlSetMMMap(t, addr, arg4)
+	}
+	if t.Proc.Caps.Effective&(1<<unix.CAP_SYS_RESOURCE) == 0 {
+		return unix.EPERM
+	}
+	switch opt {
+	case unix.PR_SET_MM_EXE_FILE:
+		return t.SetExeFile(int(int32(addr)))
+	case unix.PR_SET_MM_AUXV:
+		if arg4 > kernel.MaxSavedAuxv {
+			return unix.EINVAL
+		}
+		auxv := make([]byte, arg4)
+		if err := copyIn(t, addr, auxv); err != nil {
+			return err
+		}
+		return t.SetMMAuxv(auxv)
+	}
+	return t.SetMMField(opt, uintptr(addr))
+}
+
+// prctlSetMMMap decodes PR_SET_MM_MAP's struct prctl_mm_map.
+func prctlSetMMMap(t *kernel.Task, addr, size uint64) error {
+	if size != prctlMMMapSize {
+		return unix.EINVAL
+	}
+	var w [13]uint64 // eleven addresses, auxv, then auxv_size and exe_fd
+	if err := copyInStruct(t, addr, &w); err != nil {
+		return err
+	}
+	m := kernel.MMMap{Layout: mm.Layout{StartCode: uintptr(w[0]), EndCode: uintptr(w[1]), StartData: uintptr(w[2]),
+		EndData: uintptr(w[3]), StartStack: uintptr(w[6]), ArgStart: uintptr(w[7]), ArgEnd: uintptr(w[8]),
+		EnvStart: uintptr(w[9]), EnvEnd: uintptr(w[10])}, StartBrk: uintptr(w[4]), Brk: uintptr(w[5]),
+		ExeFD: int32(w[12] >> 32)}
+	if err := t.Proc.ValidLayout(&m); err != nil {
+		return err
+	}
+	if auxvSize := uint32(w[12]); auxvSize != 0 {
+		if w[11] == 0 || auxvSize > kernel.MaxSavedAuxv {
+			return unix.EINVAL
+		}
+		m.Auxv = make([]byte, auxvSize)
+		if err := copyIn(t, w[11], m.Auxv); err != nil {
+			return err
+		}
+	}
+	return t.SetMMMap(m)
 }

@@ -99,7 +99,7 @@ func procmapIoctl(t *kernel.Task, m procfs.MapsOf, cmd, arg uint64) (uint64, err
 	le.PutUint64(q[48:], mm.PageSize)
 	var off, ino uint64
 	var major, minor uint32
-	if v.File {
+	if v.File != nil {
 		off, ino = uint64(v.Offset), v.Ino
 		major, minor = uint32(v.Dev>>8&0xfff), uint32(v.Dev&0xff|v.Dev>>12&^0xff)
 	}
@@ -138,7 +138,7 @@ func procmapFind(ms []procfs.Mapping, addr, flags uint64) (procfs.Mapping, bool)
 		if !covers && flags&procmapCoveringOrNext == 0 {
 			return procfs.Mapping{}, false
 		}
-		if flags&procmapFileBacked != 0 && !v.File ||
+		if flags&procmapFileBacked != 0 && v.File == nil ||
 			flags&procmapReadable != 0 && v.Perm&mm.PTERead == 0 ||
 			flags&procmapWritable != 0 && v.Perm&mm.PTEWrite == 0 ||
 			flags&procmapExecutable != 0 && v.Perm&mm.PTEExec == 0 ||

@@ -56,7 +56,8 @@ const (
 )
 
 // sysClone3 implements clone3(2) (glibc's pthread_create tries it first).
-// set_tid and cgroup placement need privileges this kernel does not model.
+// set_tid chooses the child's id (one: there is one pid namespace);
+// cgroup placement needs cgroups this kernel does not have.
 // The pidfd field counts only with CLONE_PIDFD; glibc's pthread_create
 // fills it in anyway, as Linux allows.
 func sysClone3(t *kernel.Task, a Args) (uint64, error) {
@@ -80,17 +81,28 @@ func sysClone3(t *kernel.Task, a Args) (uint64, error) {
 	linux.Decode(b, &ca)
 	flags, exitSignal, stack, stackSize := ca.Flags, ca.ExitSignal, ca.Stack, ca.StackSize
 	switch {
-	case flags&0xff != 0, exitSignal > 64, ca.SetTID != 0 || ca.SetTIDSize != 0,
+	case flags&0xff != 0, exitSignal > 64, (ca.SetTID == 0) != (ca.SetTIDSize == 0),
+		ca.SetTIDSize > 1, // one pid namespace: one id to choose
 		(stack == 0) != (stackSize == 0),
 		flags&unix.CLONE_THREAD != 0 && exitSignal != 0:
 		return 0, unix.EINVAL
+	}
+	setTID := int32(0)
+	if ca.SetTIDSize != 0 {
+		if err := copyInStruct(t, ca.SetTID, &setTID); err != nil {
+			return 0, err
+		}
+		if setTID < 1 {
+			return 0, unix.EINVAL
+		}
 	}
 	sp := uintptr(0)
 	if stack != 0 {
 		sp = uintptr(stack + stackSize)
 	}
 	child, err := t.Clone(kernel.CloneArgs{Flags: flags, ExitSignal: int(exitSignal), Stack: sp,
-		ChildTID: uintptr(ca.ChildTID), ParentTID: uintptr(ca.ParentTID), TLS: uintptr(ca.TLS), PidFD: uintptr(ca.Pidfd)})
+		ChildTID: uintptr(ca.ChildTID), ParentTID: uintptr(ca.ParentTID), TLS: uintptr(ca.TLS), PidFD: uintptr(ca.Pidfd),
+		SetTID: int(setTID)})
 	if err != nil {
 		return 0, err
 	}

@@ -60,6 +60,26 @@ func timerfdOf(t *kernel.Task, fd uint64) (*clockedTimer, *fs.Description, error
 	return f, d, nil
 }
 
+// tfdIocSetTicks is TFD_IOC_SET_TICKS, _IOW('T', 0, __u64).
+const tfdIocSetTicks = 0x40085400
+
+// timerfdIoctl answers a timerfd's ioctls: TFD_IOC_SET_TICKS sets its
+// count of unread expirations (EINVAL for 0).
+func timerfdIoctl(t *kernel.Task, f *clockedTimer, cmd, arg uint64) (uint64, error) {
+	if cmd != tfdIocSetTicks {
+		return 0, unix.ENOTTY
+	}
+	var ticks uint64
+	if err := copyInStruct(t, arg, &ticks); err != nil {
+		return 0, err
+	}
+	if ticks == 0 {
+		return 0, unix.EINVAL
+	}
+	f.SetTicks(ticks)
+	return 0, nil
+}
+
 func itimerspec(left, interval time.Duration) linux.Itimerspec {
 	return linux.Itimerspec{Interval: linux.DurationTimespec(interval), Value: linux.DurationTimespec(left)}
 }

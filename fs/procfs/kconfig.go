@@ -49,7 +49,11 @@ var KernelConfig = []string{
 	"CONFIG_POSIX_MQUEUE", // mq_open and the rest (kernel/ipc/mqueue.go)
 	"CONFIG_AIO",          // io_setup and the rest (kernel/aio)
 	"CONFIG_KEYS",         // add_key, request_key, keyctl (kernel/keys)
-	"CONFIG_NAMESPACES",   // UTS, IPC and time namespaces (kernel/namespace.go)
+	// checkpoint/restore: kcmp, the *_next_id and ns_last_pid settings,
+	// /proc/PID/map_files, clone3's set_tid, PR_SET_MM, TFD_IOC_SET_TICKS
+	"CONFIG_CHECKPOINT_RESTORE",
+	"CONFIG_KCMP",
+	"CONFIG_NAMESPACES", // UTS, IPC and time namespaces (kernel/namespace.go)
 	"CONFIG_UTS_NS",
 	"CONFIG_IPC_NS",
 	"CONFIG_TIME_NS",      // kernel/timens.go
@@ -81,7 +85,6 @@ var KernelConfigNotSet = []string{
 	"CONFIG_NET_NS",
 	"CONFIG_SWAP",
 	"CONFIG_USERFAULTFD",
-	"CONFIG_CHECKPOINT_RESTORE",
 	"CONFIG_FANOTIFY",
 	"CONFIG_SECCOMP",
 	"CONFIG_SECURITY_LOCKDOWN_LSM",

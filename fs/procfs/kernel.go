@@ -98,6 +98,7 @@ type Process interface {
 	// a write to it by the viewer that opened it.
 	TimensOffsets() []byte
 	SetTimensOffsets(viewer any, b []byte) error
+	Auxv() []byte // /proc/PID/auxv: the auxiliary vector, to its AT_NULL
 }
 
 // Namespace is a namespace a process is in, as /proc/PID/ns names it:
@@ -145,9 +146,9 @@ type Usage struct {
 type Mapping struct {
 	mm.VMA
 	Name string
-	// File says it maps a file, whose device (as st_dev) and inode are
-	// Dev and Ino, from byte VMA.Offset.
-	File     bool
+	// File is the file it maps, if any, whose device (as st_dev) and
+	// inode are Dev and Ino, from byte VMA.Offset.
+	File     *fs.Node
 	Dev, Ino uint64
 	Resident int // pages with a frame; filled by MappingsResident only
 }

@@ -252,6 +252,8 @@ func procPID(p Process) *fs.Node {
 			"fd":             procDir(func() map[string]*fs.Node { return fdLinks(p) }),
 			"fdinfo":         procDir(func() map[string]*fs.Node { return fdInfos(p) }),
 			"ns":             procDir(func() map[string]*fs.Node { return nsLinks(p) }),
+			"map_files":      owned(p, procDir(func() map[string]*fs.Node { return mapFiles(p) })),
+			"auxv":           ownerOnly(p, procFile(p.Auxv)),
 			"timens_offsets": owned(p, fs.NewSettingFor(func(any) []byte { return p.TimensOffsets() }, p.SetTimensOffsets)),
 			"timers":         procFile(func() []byte { return timers(p) }),
 			"pagemap":        owned(p, fs.NewReadAt(func(b []byte, off int64) (int, error) { return pagemap(p, b, off) })),
@@ -305,6 +307,12 @@ func pagemap(p Process, b []byte, off int64) (int, error) {
 		binary.LittleEndian.PutUint64(b[i*pagemapEntry:], e)
 	}
 	return int(last-first) * pagemapEntry, nil
+}
+
+// ownerOnly is owned with only the owner's read permission.
+func ownerOnly(p Process, n *fs.Node) *fs.Node {
+	n.Mode = 0o400
+	return owned(p, n)
 }
 
 // owned gives n, a file of /proc/PID, the process's owner, who may write
@@ -445,6 +453,20 @@ func maps(p Process) []byte {
 	return b.Bytes()
 }
 
+// mapFiles are /proc/PID/map_files's links, one per mapping of a file,
+// named by its range: each reads as the file's path and leads to the
+// file itself, as Linux's (checkpoint/restore reopens unlinked files
+// through them).
+func mapFiles(p Process) map[string]*fs.Node {
+	links := map[string]*fs.Node{}
+	for _, v := range p.Mappings() {
+		if v.File != nil {
+			links[fmt.Sprintf("%x-%x", v.Start, v.End)] = owned(p, fs.NewObjectLink(v.Name, v.File))
+		}
+	}
+	return links
+}
+
 // mapsFile is /proc/PID/maps, bound to the process (MapsOf), whose
 // mappings its PROCMAP_QUERY ioctl looks up.
 func mapsFile(p Process) *fs.Node {
@@ -474,7 +496,7 @@ func mapsLine(v Mapping) string {
 		perm[3] = 's'
 	}
 	var off, dev, ino uint64
-	if v.File {
+	if v.File != nil {
 		off, dev, ino = uint64(v.Offset), v.Dev, v.Ino
 	}
 	line := fmt.Sprintf("%08x-%08x %s %08x %02x:%02x %d ", v.Start, v.End, perm, off,

@@ -90,6 +90,7 @@ func (p *fakeProcess) Root() *fs.Tree                      { return p.tree }
 func (*fakeProcess) CoredumpFilter() uint32                { return 0x33 }
 func (*fakeProcess) SetCoredumpFilter(uint32)              {}
 func (*fakeProcess) Pagemap(start uintptr, n int) []uint64 { return make([]uint64, n) }
+func (*fakeProcess) Auxv() []byte                          { return nil }
 func (*fakeProcess) TimensOffsets() []byte                 { return nil }
 func (*fakeProcess) SetTimensOffsets(any, []byte) error    { return nil }
 func (*fakeProcess) Namespaces() []Namespace {

@@ -23,6 +23,10 @@ type Image struct {
 	Bias   uintptr // 0 for ET_EXEC, the load address for ET_DYN
 	End    uintptr // end of the highest segment: the program break starts here
 	Interp string  // PT_INTERP, the dynamic loader to run instead
+	// The code's and the data's bounds, as Linux's load_elf_binary
+	// computes them: the executable segments' lowest start and highest
+	// file end, the last segment's start and the highest file end.
+	StartCode, EndCode, StartData, EndData uintptr
 }
 
 // LoadELF maps the PT_LOAD segments of an ELF executable or shared object
@@ -56,6 +60,7 @@ func LoadELF(as *mm.AddressSpace, data []byte, bias uintptr, file *fs.Node, path
 			if err := loadSegment(as, data, file, path, p, bias, &mappedEnd); err != nil {
 				return nil, err
 			}
+			img.bound(p, bias)
 			if f.phoff >= p.off && f.phoff < p.off+p.filesz {
 				img.Phdr = uintptr(p.vaddr+f.phoff-p.off) + bias
 			}
@@ -138,6 +143,19 @@ func parseELF(data []byte) (*elfFile, error) {
 		}
 	}
 	return f, nil
+}
+
+// bound widens the image's code and data bounds by segment p.
+func (img *Image) bound(p *elfProg, bias uintptr) {
+	start, fileEnd := uintptr(p.vaddr)+bias, uintptr(p.vaddr+p.filesz)+bias
+	if p.flags&elfPFX != 0 {
+		if img.StartCode == 0 || start < img.StartCode {
+			img.StartCode = start
+		}
+		img.EndCode = max(img.EndCode, fileEnd)
+	}
+	img.StartData = max(img.StartData, start)
+	img.EndData = max(img.EndData, fileEnd)
 }
 
 func loadSegment(as *mm.AddressSpace, data []byte, file *fs.Node, path string, p *elfProg, bias uintptr, mappedEnd *uintptr) error {

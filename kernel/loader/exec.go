@@ -119,6 +119,7 @@ func Exec(mem mm.Memory, vdsoData *VDSO, tree *fs.Tree, cred *fs.Cred, file stri
 	if err := vdsoData.mapVDSO(mem, as); err != nil {
 		return fail(err)
 	}
+	as.Layout.StartCode, as.Layout.EndCode, as.Layout.StartData, as.Layout.EndData = exe.StartCode, exe.EndCode, exe.StartData, exe.EndData
 	as.BrkBase = (exe.End + mm.PageSize - 1) &^ (mm.PageSize - 1)
 	as.Brk = as.BrkBase
 	*regs = arch.Frame{PC: uint64(entry), Satp: as.Satp()}

@@ -75,14 +75,17 @@ func buildStack(as *mm.AddressSpace, argv, envp []string, exe, interp *Image, ex
 	if err != nil {
 		return 0, err
 	}
+	argEnd := sp
 	argvAddrs, err := strs(argv)
 	if err != nil {
 		return 0, err
 	}
+	envEnd := sp
 	envpAddrs, err := strs(envp)
 	if err != nil {
 		return 0, err
 	}
+	as.Layout.ArgStart, as.Layout.ArgEnd, as.Layout.EnvStart, as.Layout.EnvEnd = envEnd, argEnd, sp, envEnd
 	sp &^= 15
 	randomAddr, err := push(random[:])
 	if err != nil {
@@ -109,10 +112,12 @@ func buildStack(as *mm.AddressSpace, argv, envp []string, exe, interp *Image, ex
 	}
 	words = append(words, 0)
 	words = append(words, auxv...)
+	as.SavedAuxv = linux.SliceAsBytes(auxv)
 	sp -= uintptr(8 * len(words))
 	sp &^= 15
 	if err := as.CopyOut(sp, linux.SliceAsBytes(words)); err != nil {
 		return 0, err
 	}
+	as.Layout.StartStack = sp
 	return sp, nil
 }
