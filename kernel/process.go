@@ -127,6 +127,7 @@ type Task struct {
 	sched    taskSched        // sched.go
 	Settings TaskSettings     // prctl.go
 	keyrings keys.ThreadRings // its thread keyring (keys.go)
+	seccomp  taskSeccomp      // seccomp.go
 }
 
 // nanotime is the runtime's monotonic clock in ns: on the kernel, the

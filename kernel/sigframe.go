@@ -27,6 +27,9 @@ func Siginfo(i SigInfo) linux.Siginfo {
 		si.SetAddr(i.Addr)
 	case i.Band != 0:
 		si.SetPoll(i.Band, i.FD)
+	case i.Signo == unix.SIGSYS && i.Code == siSysSeccomp:
+		si.Errno = i.Errno
+		si.SetSys(i.Addr, i.Syscall, AuditArchRISCV64)
 	default:
 		si.Pid, si.UID = i.Pid, i.UID
 		if i.Signo == unix.SIGCHLD {

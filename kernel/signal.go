@@ -96,6 +96,9 @@ type SigInfo struct {
 	// signal, dnotify's): a Band other than 0 marks that layout.
 	Band int64
 	FD   int32
+	// Syscall and Errno are a seccomp SIGSYS's si_syscall and si_errno
+	// (its si_call_addr is Addr).
+	Syscall, Errno int32
 
 	// timer is the POSIX timer whose signal this is (SI_TIMER: Pid is
 	// si_timerid, UID si_overrun), told when it is taken.

@@ -176,6 +176,7 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 	}
 	child.inheritSched(t)
 	child.inheritSettings(t)
+	child.inheritSeccomp(t)
 	child.Regs.SetContext(t.Regs)
 	child.Regs.Satp = child.Proc.AS.Satp()
 	child.Regs.X[arch.RegA0] = 0

@@ -156,6 +156,16 @@ func sysPrctl(t *kernel.Task, a Args) (uint64, error) {
 		return 0, nil
 	case unix.PR_CAP_AMBIENT:
 		return capAmbient(t, a)
+	case unix.PR_GET_SECCOMP:
+		return uint64(t.SeccompMode()), nil
+	case unix.PR_SET_SECCOMP:
+		switch a[1] {
+		case kernel.SeccompModeStrict:
+			return 0, t.SetSeccompStrict()
+		case kernel.SeccompModeFilter:
+			return seccompFilter(t, 0, a[2])
+		}
+		return 0, unix.EINVAL
 	case unix.PR_SET_MM:
 		return 0, prctlSetMM(t, a)
 	case unix.PR_SET_CHILD_SUBREAPER:

@@ -48,6 +48,15 @@ func Dispatch(t *kernel.Task) {
 	a := Args{r[arch.RegA0], r[arch.RegA1], r[arch.RegA2], r[arch.RegA3], r[arch.RegA4], r[arch.RegA5]}
 	var ret uint64
 	var err error
+	if t.SeccompActive() {
+		switch verdict, errno := t.SeccompCheck(nr, a, t.Regs.PC); verdict {
+		case kernel.SeccompFail:
+			r[arch.RegA0] = uint64(-int64(errno))
+			return
+		case kernel.SeccompSkip:
+			return // a0 keeps the first argument, as Linux's syscall_rollback leaves it
+		}
+	}
 	if nr < tableSize && table[nr] != nil {
 		ret, err = table[nr](t, a)
 	} else {

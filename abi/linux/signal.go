@@ -47,6 +47,12 @@ func (s *Siginfo) SetPoll(band int64, fd int32) {
 	s.Value = uint64(uint32(fd))
 }
 
+// SetSys stores a seccomp SIGSYS's si_call_addr, si_syscall and si_arch.
+func (s *Siginfo) SetSys(callAddr uint64, syscall int32, arch uint32) {
+	s.SetAddr(callAddr)
+	s.Value = uint64(uint32(syscall)) | uint64(arch)<<32
+}
+
 // SetStatus stores SIGCHLD's si_status.
 func (s *Siginfo) SetStatus(status int32) { s.Value = uint64(uint32(status)) }
 

@@ -53,6 +53,8 @@ var KernelConfig = []string{
 	// /proc/PID/map_files, clone3's set_tid, PR_SET_MM, TFD_IOC_SET_TICKS
 	"CONFIG_CHECKPOINT_RESTORE",
 	"CONFIG_KCMP",
+	"CONFIG_SECCOMP", // strict mode and classic BPF filters (kernel/seccomp.go)
+	"CONFIG_SECCOMP_FILTER",
 	"CONFIG_NAMESPACES", // UTS, IPC and time namespaces (kernel/namespace.go)
 	"CONFIG_UTS_NS",
 	"CONFIG_IPC_NS",
@@ -86,7 +88,6 @@ var KernelConfigNotSet = []string{
 	"CONFIG_SWAP",
 	"CONFIG_USERFAULTFD",
 	"CONFIG_FANOTIFY",
-	"CONFIG_SECCOMP",
 	"CONFIG_SECURITY_LOCKDOWN_LSM",
 	"CONFIG_BLK_DEV_LOOP",
 	"CONFIG_QUOTA",
