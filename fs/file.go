@@ -715,6 +715,28 @@ func (t *FDTable) CloExec(fd int) (bool, error) {
 func (t *FDTable) Fork() *FDTable {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	return t.forkLocked()
+}
+
+// ForkWithin is Fork for a kernel whose nr_open is nrOpen: EMFILE when
+// the table's open descriptors need more slots than that allows, both
+// counted in words of 64 as Linux's dup_fd counts them.
+func (t *FDTable) ForkWithin(nrOpen int) (*FDTable, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	used := len(t.files)
+	for used > 0 && t.files[used-1].Desc == nil {
+		used--
+	}
+	if roundUp64(used) > roundUp64(nrOpen) {
+		return nil, unix.EMFILE
+	}
+	return t.forkLocked(), nil
+}
+
+func roundUp64(n int) int { return (n + 63) &^ 63 }
+
+func (t *FDTable) forkLocked() *FDTable {
 	c := &FDTable{files: slices.Clone(t.files), limit: t.limit, set: t.set}
 	for _, fd := range c.files {
 		if fd.Desc != nil {

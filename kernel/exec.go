@@ -79,7 +79,12 @@ func (t *Task) Execve(file, name string, argv, envp []string) error {
 	p.Exe = file
 	p.Cmdline = argv
 	p.mu.Unlock()
-	p.UnshareFiles() // shared with CLONE_FILES: exec gets its own table
+	if err := p.UnshareFiles(); err != nil {
+		// Past the point of no return, as Linux's begin_new_exec.
+		t.Exiting = true
+		p.exitBySignal(unix.SIGSEGV)
+		return err
+	}
 	p.Files.CloseOnExec()
 	p.deleteTimers(false) // POSIX timers end at exec, ITIMER_REAL stays
 	p.k.keys.Exec(&t.keyrings, p.keyrings)
@@ -90,16 +95,22 @@ func (t *Task) Execve(file, name string, argv, envp []string) error {
 
 // UnshareFiles gives p a descriptor table of its own, a copy, when it
 // shares one with another process (CLONE_FILES): for execve, unshare's
-// CLONE_FILES and close_range's CLOSE_RANGE_UNSHARE.
-func (p *Process) UnshareFiles() {
+// CLONE_FILES and close_range's CLOSE_RANGE_UNSHARE. EMFILE when the
+// copy would pass nr_open (FDTable.ForkWithin).
+func (p *Process) UnshareFiles() error {
 	if p.filesRefs.Load() <= 1 {
-		return
+		return nil
 	}
 	shared, sharedRefs := p.Files, p.filesRefs
-	p.Files, p.filesRefs = shared.Fork(), newRefs()
+	files, err := shared.ForkWithin(p.k.NrOpen())
+	if err != nil {
+		return err
+	}
+	p.Files, p.filesRefs = files, newRefs()
 	if sharedRefs.Add(-1) == 0 {
 		shared.CloseAll()
 	}
+	return nil
 }
 
 // setIDsOnExec applies a set-user-ID or set-group-ID program's owner or

@@ -112,7 +112,8 @@ type Kernel struct {
 	// inode number the last new namespace took (namespace.go).
 	rootNS    *namespaces
 	nextNSIno atomic.Uint64
-	keys      *keys.Set // add_key, request_key and keyctl's keys
+	keys      *keys.Set    // add_key, request_key and keyctl's keys
+	nrOpen    atomic.Int64 // /proc/sys/fs/nr_open (limits.go)
 }
 
 // AIOLimit is the system-wide count of native AIO events (fs.aio-nr).
@@ -158,6 +159,7 @@ func New(c Config) *Kernel {
 	}
 	k.ipc = ipc.NewNamespace(c.UserMemory, k.Now)
 	k.rootNS = k.initNamespaces()
+	k.nrOpen.Store(fs.MaxFDs)
 	k.keys = keys.New(k.Now, k.randomSerial)
 	k.pipes = fs.NewPipeLimits()
 	k.log.printk = defaultPrintk

@@ -58,7 +58,7 @@ func (p *Process) Limit(resource int) Rlimit {
 
 // SetLimit changes one of p's limits for the caller, as prlimit64 does:
 // EINVAL for a soft limit above the hard one, EPERM for raising the hard
-// limit without privileges or RLIMIT_NOFILE past fs.MaxFDs (nr_open). It
+// limit without privileges or RLIMIT_NOFILE past nr_open. It
 // returns the old limit. RLIMIT_NOFILE goes to the descriptor table.
 func (p *Process) SetLimit(caller *Process, resource int, l Rlimit) (Rlimit, error) {
 	old, err := p.setLimit(caller, resource, l)
@@ -79,7 +79,7 @@ func (p *Process) setLimit(caller *Process, resource int, l Rlimit) (Rlimit, err
 		return old, unix.EPERM
 	}
 	if resource == unix.RLIMIT_NOFILE {
-		if l.Max > fs.MaxFDs {
+		if l.Max > uint64(p.k.NrOpen()) {
 			return old, unix.EPERM
 		}
 		if err := p.Files.SetLimit(int(l.Cur)); err != nil {
@@ -194,4 +194,18 @@ func (p *Process) ChildUsage() Usage {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.childUsage
+}
+
+// NrOpen is /proc/sys/fs/nr_open: the most descriptors a table may
+// have (fs.MaxFDs unless root lowered it).
+func (k *Kernel) NrOpen() int { return int(k.nrOpen.Load()) }
+
+// SetNrOpen sets nr_open: from 64 (a word of descriptors) to fs.MaxFDs,
+// EINVAL otherwise (Linux's range goes higher; tables here stop there).
+func (k *Kernel) SetNrOpen(n int) error {
+	if n < 64 || n > fs.MaxFDs {
+		return unix.EINVAL
+	}
+	k.nrOpen.Store(int64(n))
+	return nil
 }

@@ -43,6 +43,9 @@ func (s ProcfsSource) Network() procfs.Network            { return s.k.Network }
 // SysVIPC is what /proc/sysvipc shows, and IPC's settings in /proc/sys.
 func (s ProcfsSource) SysVIPC() procfs.SysVIPC { return s.k.ipc }
 
+func (s ProcfsSource) NrOpen() int           { return s.k.NrOpen() }
+func (s ProcfsSource) SetNrOpen(n int) error { return s.k.SetNrOpen(n) }
+
 // KeyLimits are the key quotas of /proc/sys/kernel/keys.
 func (s ProcfsSource) KeyLimits() procfs.KeyLimits { return s.k.keys }
 

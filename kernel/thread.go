@@ -144,17 +144,26 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 			vm.drop(as)
 			return nil, err
 		}
+		files, filesRefs := p.Files, p.filesRefs
+		if f&unix.CLONE_FILES == 0 {
+			if files, err = p.Files.ForkWithin(p.k.NrOpen()); err != nil {
+				ns.leave(tid, nil)
+				vm.drop(as)
+				return nil, err
+			}
+			filesRefs = newRefs()
+		}
 		regs := p.k.newRegs()
 		if regs == nil {
+			if f&unix.CLONE_FILES == 0 {
+				files.CloseAll()
+			}
 			ns.leave(tid, nil)
 			vm.drop(as)
 			return nil, unix.ENOMEM
 		}
-		files, filesRefs := p.Files, p.filesRefs
 		if f&unix.CLONE_FILES != 0 {
 			filesRefs.Add(1)
-		} else {
-			files, filesRefs = p.Files.Fork(), newRefs()
 		}
 		// CLONE_PARENT makes the child its parent's sibling, whose exit
 		// tells their parent with the caller's own exit signal.

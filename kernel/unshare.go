@@ -53,7 +53,9 @@ func (t *Task) Unshare(flags uint64) error {
 		return unix.EINVAL
 	}
 	if flags&unix.CLONE_FILES != 0 {
-		p.UnshareFiles()
+		if err := p.UnshareFiles(); err != nil {
+			return err
+		}
 	}
 	if flags&unix.CLONE_FS != 0 {
 		p.unshareFS()

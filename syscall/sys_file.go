@@ -786,7 +786,9 @@ func sysCloseRange(t *kernel.Task, a Args) (uint64, error) {
 		return 0, unix.EINVAL
 	}
 	if flags&closeRangeUnshare != 0 {
-		t.Proc.UnshareFiles()
+		if err := t.Proc.UnshareFiles(); err != nil {
+			return 0, err
+		}
 	}
 	for _, fd := range t.Proc.Files.Numbers() {
 		if uint32(fd) < first || uint32(fd) > last {

@@ -24,7 +24,9 @@ type Kernel interface {
 	CorePattern() string // /proc/sys/kernel/core_pattern, which root sets
 	SetCorePattern(string)
 	Pipes() *fs.PipeLimits // /proc/sys/fs/pipe-max-size, which root sets
-	SetHostname(string)    // /proc/sys/kernel/hostname, which root sets
+	NrOpen() int           // /proc/sys/fs/nr_open, which root sets
+	SetNrOpen(int) error
+	SetHostname(string) // /proc/sys/kernel/hostname, which root sets
 	SetDomainname(string)
 	Printk() string // /proc/sys/kernel/printk, which root sets
 	SetPrintk([]byte) error

@@ -115,8 +115,8 @@ func procRoot(tree *fs.Tree, k Kernel) *fs.Node {
 // procSys is /proc/sys: the settings LTP and programs read, in Linux's
 // formats, read from the kernel at each open. Those Linux lets root
 // write are writable (fs.NewSetting: the names, core_pattern, printk,
-// dmesg_restrict, ns_last_pid, the pipe, inotify, System V IPC, POSIX
-// message queue and key limits); the rest are read-only.
+// dmesg_restrict, ns_last_pid, nr_open, the pipe, inotify, System V IPC,
+// POSIX message queue and key limits); the rest are read-only.
 func procSys(k Kernel, tree *fs.Tree) *fs.Node {
 	sysctl, ipc := k.Sysctl, k.SysVIPC()
 	line := func(v func(Sysctl) string) *fs.Node {
@@ -180,9 +180,17 @@ func procSys(k Kernel, tree *fs.Tree) *fs.Node {
 				return map[string]*fs.Node{
 					"pipe-user-pages-soft": fixed(strconv.Itoa(fs.PipeUserPagesSoft)),
 					"pipe-user-pages-hard": fixed("0"),
-					"pipe-max-size":        fs.NewSetting(func() []byte { return []byte(strconv.Itoa(k.Pipes().MaxSize()) + "\n") }, k.Pipes().SetMaxSize),
-					"aio-nr":               line(func(s Sysctl) string { return strconv.FormatUint(s.AIONr, 10) }),
-					"aio-max-nr":           line(func(s Sysctl) string { return strconv.FormatUint(s.AIOMaxNr, 10) }),
+					"nr_open": fs.NewSetting(func() []byte { return []byte(strconv.Itoa(k.NrOpen()) + "\n") },
+						func(b []byte) error {
+							n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+							if err != nil {
+								return unix.EINVAL
+							}
+							return k.SetNrOpen(n)
+						}),
+					"pipe-max-size": fs.NewSetting(func() []byte { return []byte(strconv.Itoa(k.Pipes().MaxSize()) + "\n") }, k.Pipes().SetMaxSize),
+					"aio-nr":        line(func(s Sysctl) string { return strconv.FormatUint(s.AIONr, 10) }),
+					"aio-max-nr":    line(func(s Sysctl) string { return strconv.FormatUint(s.AIOMaxNr, 10) }),
 					"mqueue": procDir(func() map[string]*fs.Node {
 						m := map[string]*fs.Node{}
 						for _, name := range ipc.MQSettings() {

@@ -27,6 +27,8 @@ func (fakeKernel) KeyLimits() KeyLimits          { return noKeys{} }
 func (fakeKernel) CorePattern() string           { return "core" }
 func (fakeKernel) SetCorePattern(string)         {}
 func (fakeKernel) Pipes() *fs.PipeLimits         { return fs.NewPipeLimits() }
+func (fakeKernel) NrOpen() int                   { return 4096 }
+func (fakeKernel) SetNrOpen(int) error           { return nil }
 func (fakeKernel) SetHostname(string)            {}
 func (fakeKernel) SetDomainname(string)          {}
 func (fakeKernel) Printk() string                { return "7\t4\t1\t7" }
