@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* RET prints a call's result: its value, or -1 and the errno's name. */
@@ -67,4 +68,19 @@ static inline void put_file(const char *name, const char *path, const char *text
 	RET(name, write(fd, text, strlen(text)));
 	if (fd >= 0)
 		close(fd);
+}
+
+/* run_child runs f in a child process, its output flushed, and returns
+ * the child's wait status. */
+static inline int run_child(void (*f)(void)) {
+	fflush(stdout);
+	pid_t c = fork();
+	if (c == 0) {
+		f();
+		fflush(stdout);
+		_exit(0);
+	}
+	int st;
+	waitpid(c, &st, 0);
+	return st;
 }

@@ -28,18 +28,6 @@ static void show_caps(const char *name) {
 	     data[1].permitted, data[0].inheritable, data[1].inheritable);
 }
 
-static int run_child(void (*f)(void)) {
-	pid_t c = fork();
-	if (c == 0) {
-		f();
-		fflush(stdout);
-		_exit(0);
-	}
-	int st;
-	waitpid(c, &st, 0);
-	return st;
-}
-
 static void as_nobody(void) {
 	RET("nobody.setuid", setuid(65534));
 	show_caps("nobody.caps");

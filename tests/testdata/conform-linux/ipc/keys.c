@@ -58,19 +58,6 @@ static void readkey(const char *name, long id) {
 
 static const char *same(long a, long b) { return a > 0 && a == b ? "same" : "differs"; }
 
-static int run_child(void (*f)(void)) {
-	fflush(stdout);
-	pid_t c = fork();
-	if (c == 0) {
-		f();
-		fflush(stdout);
-		_exit(0);
-	}
-	int st;
-	waitpid(c, &st, 0);
-	return st;
-}
-
 static long parent_session;
 
 static void forked(void) {
