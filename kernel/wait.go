@@ -20,7 +20,7 @@ const (
 type WaitResult struct {
 	PID    int
 	UID    uint32
-	Code   int32 // CLD_EXITED, CLD_KILLED, CLD_DUMPED, CLD_STOPPED or CLD_CONTINUED
+	Code   int32 // CLD_EXITED, CLD_KILLED, CLD_DUMPED, CLD_STOPPED, CLD_TRAPPED or CLD_CONTINUED
 	Status int32 // the exit code, or the signal
 }
 
@@ -29,7 +29,7 @@ func (r WaitResult) WaitStatus() int {
 	switch r.Code {
 	case CldExited:
 		return int(r.Status&0xff) << 8
-	case CldStopped:
+	case CldStopped, CldTrapped:
 		return int(r.Status)<<8 | 0x7f
 	case CldContinued:
 		return 0xffff
@@ -73,7 +73,9 @@ func (w WaitFor) matches(c *Process) bool {
 
 // Wait implements wait4 and waitid: it waits for a child to exit
 // (WaitExited), stop (WaitUntraced) or continue (WaitContinued), and
-// reports it; an exited child is reaped unless WaitNoWait. With
+// reports it; an exited child is reaped unless WaitNoWait. A tracee,
+// child or not, is waited for too, and its signal-delivery-stops are
+// reported whatever the options. With
 // WaitNoHang it returns PID 0 at once when no child changed.
 func (t *Task) Wait(which WaitFor, options int) (WaitResult, error) {
 	p := t.Proc
@@ -85,6 +87,7 @@ func (t *Task) Wait(which WaitFor, options int) (WaitResult, error) {
 		}
 		ev := p.childEvent
 		p.mu.Unlock()
+		kids = append(kids, p.traceesOf()...)
 		sort.Slice(kids, func(i, j int) bool { return kids[i].PID < kids[j].PID })
 
 		found := false
@@ -95,7 +98,7 @@ func (t *Task) Wait(which WaitFor, options int) (WaitResult, error) {
 				continue
 			case childExited:
 				found = true
-				if options&WaitExited != 0 && (options&WaitNoWait != 0 || p.reap(c)) {
+				if options&WaitExited != 0 && (options&WaitNoWait != 0 || p.reap(c) || p.untraceDead(c)) {
 					return r, nil
 				}
 			case childReported:
@@ -149,6 +152,13 @@ func (p *Process) childState(c *Process, which WaitFor, options int) (WaitResult
 	default:
 	}
 	keep := options&WaitNoWait != 0
+	if tr := &c.sig.trace; tr.tracer == p && tr.report != 0 {
+		r.Code, r.Status = CldTrapped, int32(tr.report)
+		if !keep {
+			tr.report = 0
+		}
+		return r, childReported
+	}
 	if options&WaitUntraced != 0 && c.sig.stopReport != 0 {
 		r.Code, r.Status = CldStopped, int32(c.sig.stopReport)
 		if !keep {
@@ -174,6 +184,7 @@ func (p *Process) reap(c *Process) bool {
 	delete(p.children, c.PID)
 	p.mu.Unlock()
 	if ok {
+		p.untraceDead(c)
 		p.k.removeProcess(c)
 		c.notifyPidFDs()
 		u, cu := c.Usage(), c.ChildUsage()
@@ -189,6 +200,7 @@ func (p *Process) reap(c *Process) bool {
 // wait4; a parent that ignores SIGCHLD (or set SA_NOCLDWAIT) never sees
 // the child, which is reaped at once.
 func (p *Process) notifyExit() {
+	p.notifyTracerOfExit()
 	pp, autoReap := p.signalExit()
 	if pp == nil {
 		return
