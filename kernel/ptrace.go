@@ -25,7 +25,7 @@ type traceState struct {
 	tracer *Process // nil: not traced
 	seized bool     // PTRACE_SEIZE: no SIGSTOP at attach, no SIGTRAP at exec
 	// tracees are the processes this one traces.
-	tracees map[int]*Process
+	tracees map[*Process]struct{}
 
 	stopTask *Task         // the thread in a signal-delivery-stop, nil when none
 	resume   chan struct{} // closed when that stop ends
@@ -40,16 +40,16 @@ func (p *Process) traced() bool { return p.sig.trace.tracer != nil }
 func (p *Process) link(tracer *Process, seized bool) {
 	p.sig.trace.tracer, p.sig.trace.seized = tracer, seized
 	if tracer.sig.trace.tracees == nil {
-		tracer.sig.trace.tracees = map[int]*Process{}
+		tracer.sig.trace.tracees = map[*Process]struct{}{}
 	}
-	tracer.sig.trace.tracees[p.PID] = p
+	tracer.sig.trace.tracees[p] = struct{}{}
 }
 
 // unlink ends p's tracing, resuming a stop with sig (sigMu held).
 func (p *Process) unlink(sig unix.Signal) {
 	tr := &p.sig.trace
 	if tr.tracer != nil {
-		delete(tr.tracer.sig.trace.tracees, p.PID)
+		delete(tr.tracer.sig.trace.tracees, p)
 	}
 	p.resumeTraced(sig)
 	*tr = traceState{tracees: tr.tracees}
@@ -107,12 +107,12 @@ func (t *Task) takeInjected() (SigInfo, bool) {
 	return *inj, true
 }
 
-// untraceAll detaches p's tracees as p exits, resuming the stopped ones
-// without their signal (Linux's exit_ptrace), and ends p's own tracing.
+// untraceAll detaches p's tracees as p exits (Linux's exit_ptrace): a
+// stopped one goes on without the signal it stopped on, as on Linux.
 func (p *Process) untraceAll() {
 	p.k.sigMu.Lock()
 	defer p.k.sigMu.Unlock()
-	for _, c := range p.sig.trace.tracees {
+	for c := range p.sig.trace.tracees {
 		c.unlink(0)
 	}
 	p.sig.trace.tracees = nil
@@ -156,7 +156,7 @@ func (p *Process) traceesOf() []*Process {
 	p.k.sigMu.Lock()
 	defer p.k.sigMu.Unlock()
 	var out []*Process
-	for _, c := range p.sig.trace.tracees {
+	for c := range p.sig.trace.tracees {
 		if c.parent != p {
 			out = append(out, c)
 		}

@@ -329,10 +329,11 @@ func (p *Process) queueSignal(to *Task, sig unix.Signal, info *SigInfo) (bool, e
 	default:
 	}
 	ts := tasksOf(p)
-	if p.PID == 1 && !p.traced() && p.sig.actions[sig-1].Handler == SigDefault && !blockedBy(sig, to, ts) {
+	if p.PID == 1 && (!p.traced() || sig == unix.SIGKILL) && p.sig.actions[sig-1].Handler == SigDefault && !blockedBy(sig, to, ts) {
 		// init is unkillable (SIGNAL_UNKILLABLE): signals it has no
 		// handler for are dropped, SIGKILL included; faults still kill.
-		// A blocked one stays pending for sigwait.
+		// A blocked one stays pending for sigwait; a tracer hears of
+		// the others.
 		return false, nil
 	}
 	if info == nil {
