@@ -127,6 +127,8 @@ func (p *Process) notifyTracerOfExit() {
 	}
 }
 
+// tracerIfNotParent sends SIGCHLD for p's exit to a tracer that is not
+// its parent and returns it, or nil.
 func (p *Process) tracerIfNotParent() *Process {
 	p.k.sigMu.Lock()
 	defer p.k.sigMu.Unlock()
@@ -134,7 +136,8 @@ func (p *Process) tracerIfNotParent() *Process {
 	if tracer == nil || tracer == p.parent {
 		return nil
 	}
-	tracer.queueSignal(nil, unix.SIGCHLD, &SigInfo{Code: CldExited, Pid: int32(p.PID), UID: p.UID, Status: int32(p.status & 0xff)})
+	code, status := p.exitInfo()
+	tracer.queueSignal(nil, unix.SIGCHLD, &SigInfo{Code: code, Pid: int32(p.PID), UID: p.UID, Status: status})
 	return tracer
 }
 

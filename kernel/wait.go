@@ -141,13 +141,7 @@ func (p *Process) childState(c *Process, which WaitFor, options int) (WaitResult
 	r := WaitResult{PID: c.PID, UID: c.UID}
 	select {
 	case <-c.dead:
-		r.Code, r.Status = CldExited, int32(c.status&0xff)
-		if c.sig.termSig != 0 {
-			r.Code, r.Status = CldKilled, int32(c.sig.termSig)
-			if c.sig.coreDumped {
-				r.Code = CldDumped
-			}
-		}
+		r.Code, r.Status = c.exitInfo()
 		return r, childExited
 	default:
 	}
@@ -220,13 +214,7 @@ func (p *Process) signalExit() (*Process, bool) {
 	if pp == nil {
 		return nil, false
 	}
-	code, status := int32(CldExited), int32(p.status&0xff)
-	if p.sig.termSig != 0 {
-		code, status = CldKilled, int32(p.sig.termSig)
-		if p.sig.coreDumped {
-			code = CldDumped
-		}
-	}
+	code, status := p.exitInfo()
 	a := pp.sig.actions[unix.SIGCHLD-1]
 	autoReap := a.Handler == SigIgnore || a.Flags&SANoCldWait != 0
 	info := &SigInfo{Code: code, Pid: int32(p.PID), UID: p.UID, Status: status}
@@ -240,6 +228,18 @@ func (p *Process) signalExit() (*Process, bool) {
 		pp.queueSignal(nil, exitSig, info)
 	}
 	return pp, autoReap
+}
+
+// exitInfo is how p ended, as SIGCHLD's si_code and si_status say it
+// (sigMu held).
+func (p *Process) exitInfo() (code, status int32) {
+	if p.sig.termSig == 0 {
+		return CldExited, int32(p.status & 0xff)
+	}
+	if p.sig.coreDumped {
+		return CldDumped, int32(p.sig.termSig)
+	}
+	return CldKilled, int32(p.sig.termSig)
 }
 
 // adoptIfOrphaned hands p to its parent's reaper when the parent has
