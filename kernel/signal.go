@@ -838,12 +838,21 @@ func (t *Task) Fault(sig unix.Signal, code int32, addr uint64, cause uint64) {
 }
 
 // queueFault queues a fault's signal on the task when a handler takes it
-// and the task does not block it, and reports whether it did.
+// and the task does not block it, or when the process is traced (its
+// tracer hears of the fault first: a breakpoint's SIGTRAP), and reports
+// whether it did. For a tracee a blocked or ignored fault signal gets
+// its default action back and is unblocked, as Linux's force_sig_fault.
 func (t *Task) queueFault(sig unix.Signal, code int32, addr uint64) bool {
 	t.Proc.k.sigMu.Lock()
 	defer t.Proc.k.sigMu.Unlock()
-	a := t.Proc.sig.actions[sig-1]
-	if a.Handler == SigDefault || a.Handler == SigIgnore || t.sig.mask&Bit(sig) != 0 {
+	a := &t.Proc.sig.actions[sig-1]
+	switch {
+	case t.Proc.traced():
+		if a.Handler == SigIgnore || t.sig.mask&Bit(sig) != 0 {
+			*a = SigAction{}
+			t.sig.mask &^= Bit(sig)
+		}
+	case a.Handler == SigDefault || a.Handler == SigIgnore || t.sig.mask&Bit(sig) != 0:
 		return false
 	}
 	t.sig.pending |= Bit(sig)

@@ -71,6 +71,16 @@ static void memory_child(void) {
 	_exit(value == 42 && ro == 6 ? 0 : 1);
 }
 
+static void breakpoint_child(void) {
+	__asm__ volatile("ebreak");
+	_exit(4);
+}
+
+static void segv_child(void) {
+	*(volatile int *)BAD = 1;
+	_exit(4);
+}
+
 static void exec_child(void) {
 	execl("/init", "/init", "exec", (char *)NULL);
 	_exit(98);
@@ -147,6 +157,21 @@ int main(int argc, char **argv) {
 	RET("getregset odd", ptrace(PTRACE_GETREGSET, pid, (void *)NT_PRSTATUS, &iov));
 	RET("cont memory", ptrace(PTRACE_CONT, pid, NULL, NULL));
 	show_status("memory checked", pid);
+
+	/* Faults stop the tracee first: a breakpoint, a bad store. */
+	pid = traced_child(breakpoint_child);
+	show_status("ebreak", pid);
+	RET("ebreak siginfo", ptrace(PTRACE_GETSIGINFO, pid, NULL, &si));
+	SHOW("ebreak signo", "%s code %d at pc %d", sigabbrev_np(si.si_signo), si.si_code,
+	     ptrace(PTRACE_PEEKTEXT, pid, si.si_addr, NULL) == *(long *)si.si_addr);
+	RET("kill ebreak", ptrace(PTRACE_KILL, pid, NULL, NULL));
+	show_status("ebreak killed", pid);
+	pid = traced_child(segv_child);
+	show_status("segv", pid);
+	RET("segv siginfo", ptrace(PTRACE_GETSIGINFO, pid, NULL, &si));
+	SHOW("segv signo", "%s code %d addr %d", sigabbrev_np(si.si_signo), si.si_code, si.si_addr == BAD);
+	RET("cont segv", ptrace(PTRACE_CONT, pid, NULL, (void *)SIGSEGV));
+	show_status("segv delivered", pid);
 
 	/* execve stops the tracee with SIGTRAP. */
 	pid = traced_child(exec_child);
