@@ -90,6 +90,7 @@ func (t *Task) Execve(file, name string, argv, envp []string) error {
 	p.k.keys.Exec(&t.keyrings, p.keyrings)
 	t.ResetSignalsForExec()
 	t.Regs.SetContext(regs)
+	p.trapAfterExec()
 	return nil
 }
 

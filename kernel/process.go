@@ -196,7 +196,8 @@ func (t *Task) Preempt() (alive bool) {
 func (p *Process) Status() int { return p.status }
 
 // Exit ends the process with a status; the first call wins. Its threads
-// leave (Task.Run), a vfork parent resumes, the children go to init, and
+// leave (Task.Run), a vfork parent resumes, its tracees are detached, the
+// children go to init, and
 // once the last thread has dropped the address space (dropVM) the parent,
 // if any, is told (its exit signal, and wait4 sees the child), as Linux's
 // exit_mm comes before exit_notify.
@@ -214,6 +215,7 @@ func (p *Process) Exit(status int) {
 		close(p.exited)
 		p.notifyPidFDs()
 		p.VforkDone()
+		p.untraceAll()
 		p.reparentChildren()
 		p.reportIfDead()
 	})

@@ -129,6 +129,7 @@ type processSignals struct {
 
 	itimer realTimer
 	timers posixTimers // posixtimers.go
+	trace  traceState  // ptrace.go
 
 	// signalfds are the pollers of the process's signalfds, told of
 	// every signal queued to it or its threads (signalfd.go).
@@ -162,6 +163,9 @@ type taskSignals struct {
 	// restartBlock continues an interrupted sleep with the time left,
 	// through restart_syscall (Linux's restart_block).
 	restartBlock func(*Task) (uint64, error)
+	// injected is the signal a tracer resumed the task with from a
+	// signal-delivery-stop, delivered next (ptrace.go).
+	injected *SigInfo
 }
 
 // signalLock is a mutex that counts its critical sections: every change
@@ -218,6 +222,11 @@ func (p *Process) ignored(sig unix.Signal) bool {
 	return false
 }
 
+// dropped reports whether sig sent to p is discarded unheard: ignored,
+// and p not traced, since a tracer hears even of ignored signals
+// (Linux's sig_ignored) (sigMu held).
+func (p *Process) dropped(sig unix.Signal) bool { return !p.traced() && p.ignored(sig) }
+
 // fatal reports whether sig ends p when delivered (sigMu held).
 func (p *Process) fatal(sig unix.Signal) bool {
 	return sig == unix.SIGKILL || p.sig.actions[sig-1].Handler == SigDefault && defaultOf(sig) == actTerminate
@@ -248,7 +257,7 @@ func (t *Task) wakeUp() {
 func (t *Task) mustHandle() bool {
 	set := (t.sig.pending | t.Proc.sig.pending) &^ t.sig.mask
 	for sig := unix.Signal(1); set != 0; sig++ {
-		if set&Bit(sig) != 0 && (t.sig.waiting&Bit(sig) != 0 || !t.Proc.ignored(sig)) {
+		if set&Bit(sig) != 0 && (t.sig.waiting&Bit(sig) != 0 || !t.Proc.dropped(sig)) {
 			return true
 		}
 		set &^= Bit(sig)
@@ -323,10 +332,11 @@ func (p *Process) queueSignal(to *Task, sig unix.Signal, info *SigInfo) (bool, e
 	default:
 	}
 	ts := tasksOf(p)
-	if p.PID == 1 && p.sig.actions[sig-1].Handler == SigDefault && !blockedBy(sig, to, ts) {
+	if p.PID == 1 && (!p.traced() || sig == unix.SIGKILL) && p.sig.actions[sig-1].Handler == SigDefault && !blockedBy(sig, to, ts) {
 		// init is unkillable (SIGNAL_UNKILLABLE): signals it has no
 		// handler for are dropped, SIGKILL included; faults still kill.
-		// A blocked one stays pending for sigwait.
+		// A blocked one stays pending for sigwait; a tracer hears of
+		// the others.
 		return false, nil
 	}
 	if info == nil {
@@ -349,14 +359,15 @@ func (p *Process) queueSignal(to *Task, sig unix.Signal, info *SigInfo) (bool, e
 			p.notifyParent(CldContinued, int32(unix.SIGCONT))
 		}
 	}
-	if p.ignored(sig) && !blockedBy(sig, to, ts) {
+	if p.dropped(sig) && !blockedBy(sig, to, ts) {
 		// A blocked signal is kept: its handler may change before it
 		// is unblocked, and sigwait takes it (Linux's sig_ignored).
 		return false, nil
 	}
-	if p.fatal(sig) && p.PID != 1 && coreSignals&Bit(sig) == 0 {
+	if p.fatal(sig) && p.PID != 1 && coreSignals&Bit(sig) == 0 && !p.traced() {
 		// Linux ends the group at once when some thread lets the signal
 		// through; a blocked one (or one sigwait waits for) stays pending.
+		// A traced process first stops on it for its tracer.
 		// A thread takes a signal that dumps core, and dumps it.
 		for _, t := range ts {
 			if (to == nil || to == t) && (t.sig.mask|t.sig.waiting)&Bit(sig) == 0 {
@@ -718,9 +729,19 @@ func (t *Task) deliverSignals() (afterDelivery, unix.Signal, chan struct{}) {
 			changed = true
 			return waitWhileStopped, 0, p.sig.continued
 		}
-		info, ok := t.dequeue(^t.sig.mask)
+		if p.sig.trace.stopTask != nil {
+			// This thread or another is in a signal-delivery-stop.
+			return waitWhileStopped, 0, p.sig.trace.resume
+		}
+		info, ok := t.takeInjected()
 		if !ok {
-			break
+			if info, ok = t.dequeue(^t.sig.mask); !ok {
+				break
+			}
+			if p.traced() && info.Signo != unix.SIGKILL {
+				changed = true
+				return waitWhileStopped, 0, t.traceStop(info)
+			}
 		}
 		changed = true
 		sig := info.Signo
@@ -820,12 +841,21 @@ func (t *Task) Fault(sig unix.Signal, code int32, addr uint64, cause uint64) {
 }
 
 // queueFault queues a fault's signal on the task when a handler takes it
-// and the task does not block it, and reports whether it did.
+// and the task does not block it, or when the process is traced (its
+// tracer hears of the fault first: a breakpoint's SIGTRAP), and reports
+// whether it did. For a tracee a blocked or ignored fault signal gets
+// its default action back and is unblocked, as Linux's force_sig_fault.
 func (t *Task) queueFault(sig unix.Signal, code int32, addr uint64) bool {
 	t.Proc.k.sigMu.Lock()
 	defer t.Proc.k.sigMu.Unlock()
-	a := t.Proc.sig.actions[sig-1]
-	if a.Handler == SigDefault || a.Handler == SigIgnore || t.sig.mask&Bit(sig) != 0 {
+	a := &t.Proc.sig.actions[sig-1]
+	switch {
+	case t.Proc.traced():
+		if a.Handler == SigIgnore || t.sig.mask&Bit(sig) != 0 {
+			*a = SigAction{}
+			t.sig.mask &^= Bit(sig)
+		}
+	case a.Handler == SigDefault || a.Handler == SigIgnore || t.sig.mask&Bit(sig) != 0:
 		return false
 	}
 	t.sig.pending |= Bit(sig)

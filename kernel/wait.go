@@ -20,7 +20,7 @@ const (
 type WaitResult struct {
 	PID    int
 	UID    uint32
-	Code   int32 // CLD_EXITED, CLD_KILLED, CLD_DUMPED, CLD_STOPPED or CLD_CONTINUED
+	Code   int32 // CLD_EXITED, CLD_KILLED, CLD_DUMPED, CLD_STOPPED, CLD_TRAPPED or CLD_CONTINUED
 	Status int32 // the exit code, or the signal
 }
 
@@ -29,7 +29,7 @@ func (r WaitResult) WaitStatus() int {
 	switch r.Code {
 	case CldExited:
 		return int(r.Status&0xff) << 8
-	case CldStopped:
+	case CldStopped, CldTrapped:
 		return int(r.Status)<<8 | 0x7f
 	case CldContinued:
 		return 0xffff
@@ -73,7 +73,9 @@ func (w WaitFor) matches(c *Process) bool {
 
 // Wait implements wait4 and waitid: it waits for a child to exit
 // (WaitExited), stop (WaitUntraced) or continue (WaitContinued), and
-// reports it; an exited child is reaped unless WaitNoWait. With
+// reports it; an exited child is reaped unless WaitNoWait. A tracee,
+// child or not, is waited for too, and its signal-delivery-stops are
+// reported whatever the options. With
 // WaitNoHang it returns PID 0 at once when no child changed.
 func (t *Task) Wait(which WaitFor, options int) (WaitResult, error) {
 	p := t.Proc
@@ -85,6 +87,7 @@ func (t *Task) Wait(which WaitFor, options int) (WaitResult, error) {
 		}
 		ev := p.childEvent
 		p.mu.Unlock()
+		kids = append(kids, p.traceesOf()...)
 		sort.Slice(kids, func(i, j int) bool { return kids[i].PID < kids[j].PID })
 
 		found := false
@@ -95,7 +98,7 @@ func (t *Task) Wait(which WaitFor, options int) (WaitResult, error) {
 				continue
 			case childExited:
 				found = true
-				if options&WaitExited != 0 && (options&WaitNoWait != 0 || p.reap(c)) {
+				if options&WaitExited != 0 && (options&WaitNoWait != 0 || p.reap(c) || p.untraceDead(c)) {
 					return r, nil
 				}
 			case childReported:
@@ -138,17 +141,18 @@ func (p *Process) childState(c *Process, which WaitFor, options int) (WaitResult
 	r := WaitResult{PID: c.PID, UID: c.UID}
 	select {
 	case <-c.dead:
-		r.Code, r.Status = CldExited, int32(c.status&0xff)
-		if c.sig.termSig != 0 {
-			r.Code, r.Status = CldKilled, int32(c.sig.termSig)
-			if c.sig.coreDumped {
-				r.Code = CldDumped
-			}
-		}
+		r.Code, r.Status = c.exitInfo()
 		return r, childExited
 	default:
 	}
 	keep := options&WaitNoWait != 0
+	if tr := &c.sig.trace; tr.tracer == p && tr.report != 0 {
+		r.Code, r.Status = CldTrapped, int32(tr.report)
+		if !keep {
+			tr.report = 0
+		}
+		return r, childReported
+	}
 	if options&WaitUntraced != 0 && c.sig.stopReport != 0 {
 		r.Code, r.Status = CldStopped, int32(c.sig.stopReport)
 		if !keep {
@@ -174,6 +178,7 @@ func (p *Process) reap(c *Process) bool {
 	delete(p.children, c.PID)
 	p.mu.Unlock()
 	if ok {
+		p.untraceDead(c)
 		p.k.removeProcess(c)
 		c.notifyPidFDs()
 		u, cu := c.Usage(), c.ChildUsage()
@@ -189,6 +194,7 @@ func (p *Process) reap(c *Process) bool {
 // wait4; a parent that ignores SIGCHLD (or set SA_NOCLDWAIT) never sees
 // the child, which is reaped at once.
 func (p *Process) notifyExit() {
+	p.notifyTracerOfExit()
 	pp, autoReap := p.signalExit()
 	if pp == nil {
 		return
@@ -208,13 +214,7 @@ func (p *Process) signalExit() (*Process, bool) {
 	if pp == nil {
 		return nil, false
 	}
-	code, status := int32(CldExited), int32(p.status&0xff)
-	if p.sig.termSig != 0 {
-		code, status = CldKilled, int32(p.sig.termSig)
-		if p.sig.coreDumped {
-			code = CldDumped
-		}
-	}
+	code, status := p.exitInfo()
 	a := pp.sig.actions[unix.SIGCHLD-1]
 	autoReap := a.Handler == SigIgnore || a.Flags&SANoCldWait != 0
 	info := &SigInfo{Code: code, Pid: int32(p.PID), UID: p.UID, Status: status}
@@ -228,6 +228,18 @@ func (p *Process) signalExit() (*Process, bool) {
 		pp.queueSignal(nil, exitSig, info)
 	}
 	return pp, autoReap
+}
+
+// exitInfo is how p ended, as SIGCHLD's si_code and si_status say it
+// (sigMu held).
+func (p *Process) exitInfo() (code, status int32) {
+	if p.sig.termSig == 0 {
+		return CldExited, int32(p.status & 0xff)
+	}
+	if p.sig.coreDumped {
+		return CldDumped, int32(p.sig.termSig)
+	}
+	return CldKilled, int32(p.sig.termSig)
 }
 
 // adoptIfOrphaned hands p to its parent's reaper when the parent has

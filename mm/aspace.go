@@ -1344,6 +1344,24 @@ func (as *AddressSpace) copy(va uintptr, buf []byte, access Access, force bool) 
 	return nil
 }
 
+// ForceCopy reads or writes user memory at va as a debugger does
+// (ptrace's PEEK and POKE, Linux's FOLL_FORCE): whatever the protection,
+// except that a shared mapping its protection does not let be written is
+// not written, having no private copy to take the change.
+func (as *AddressSpace) ForceCopy(va uintptr, buf []byte, write bool) error {
+	if !write {
+		return as.copy(va, buf, Read, true)
+	}
+	for a := va; a < va+uintptr(len(buf)); a = pageDown(a) + PageSize {
+		if v := as.vmas.find(a); v != nil && v.Shared != nil && !allows(v.Perm, Write) {
+			return ErrFault
+		}
+	}
+	err := as.copy(va, buf, Write, true)
+	as.mem.SyncICache(as.root) // it may be a breakpoint in the text
+	return err
+}
+
 // CopyInString reads a NUL-terminated string of at most max bytes.
 func (as *AddressSpace) CopyInString(va uintptr, max int) (string, error) {
 	var out []byte
