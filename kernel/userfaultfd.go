@@ -61,7 +61,7 @@ type Userfaultfd struct {
 
 // uffdWaiter is one thread waiting on an absent page.
 type uffdWaiter struct {
-	addr  uintptr
+	addr  uintptr // the faulting address, within the page
 	write bool
 	tid   int
 	woken chan struct{}
@@ -186,7 +186,7 @@ func (f *Userfaultfd) Wake(start, length uintptr) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	in := func(w *uffdWaiter) bool {
-		if length == 0 || w.addr >= start && w.addr-start < length {
+		if page := w.addr &^ (mm.PageSize - 1); length == 0 || page >= start && page-start < length {
 			close(w.woken)
 			return true
 		}
@@ -233,7 +233,7 @@ func (t *Task) awaitUserfault(uf *mm.Userfault) {
 		return nil
 	}) == nil
 	if !missing || t.Block(w.woken, time.Time{}) != nil {
-		f.Wake(w.addr, mm.PageSize) // leaves; others of the page fault again
+		f.Wake(w.addr&^(mm.PageSize-1), mm.PageSize) // leaves; others of the page fault again
 	}
 }
 
@@ -266,7 +266,11 @@ func (f *Userfaultfd) read1(p []byte) (int, error) {
 		if w.write {
 			binary.LittleEndian.PutUint64(msg[8:], uffdPagefaultFlagWrite)
 		}
-		binary.LittleEndian.PutUint64(msg[16:], uint64(w.addr))
+		addr := w.addr
+		if features&UffdFeatureExactAddress == 0 {
+			addr &^= mm.PageSize - 1
+		}
+		binary.LittleEndian.PutUint64(msg[16:], uint64(addr))
 		if features&UffdFeatureThreadID != 0 {
 			binary.LittleEndian.PutUint32(msg[24:], uint32(w.tid))
 		}

@@ -1204,7 +1204,7 @@ func (as *AddressSpace) Fault(va uintptr, access Access) error {
 	e := as.pte(page)
 	if e == nil {
 		if v.Uffd != nil || as.poisoned != nil {
-			if err := as.userfault(v, page, access); err != nil {
+			if err := as.userfault(v, page, va, access); err != nil {
 				return err
 			}
 		}

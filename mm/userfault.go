@@ -17,7 +17,7 @@ const UffdMissing = 1
 // context's handler to resolve it, then faults again.
 type Userfault struct {
 	Ctx   UffdContext
-	Addr  uintptr
+	Addr  uintptr // where in the page
 	Write bool
 }
 
@@ -27,10 +27,10 @@ func (*Userfault) Error() string { return "page fault for userfaultfd" }
 // a fault, EFAULT for a system call.
 var ErrPoisoned = errors.New("poisoned page")
 
-// userfault is what a fault on the absent page va of v, a VMA holding a
-// registration or poisoned pages, gives instead of a frame; nil when
-// the page is to be backed as usual.
-func (as *AddressSpace) userfault(v *VMA, va uintptr, access Access) error {
+// userfault is what a fault at addr on the absent page va of v, a VMA
+// holding a registration or poisoned pages, gives instead of a frame; nil
+// when the page is to be backed as usual.
+func (as *AddressSpace) userfault(v *VMA, va, addr uintptr, access Access) error {
 	if _, ok := as.poisoned[va]; ok {
 		return ErrPoisoned
 	}
@@ -40,13 +40,14 @@ func (as *AddressSpace) userfault(v *VMA, va uintptr, access Access) error {
 	if v.Uffd.SigBus() {
 		return ErrBus
 	}
-	return &Userfault{Ctx: v.Uffd, Addr: va, Write: access == Write}
+	return &Userfault{Ctx: v.Uffd, Addr: addr, Write: access == Write}
 }
 
 // UffdAbsent reports whether va is still an absent page of a range
 // registered with ctx for missing faults: a thread about to wait for it
 // looks again after queueing, so that it misses no wake.
 func (as *AddressSpace) UffdAbsent(ctx UffdContext, va uintptr) bool {
+	va = pageDown(va)
 	v := as.vmas.find(va)
 	_, poisoned := as.poisoned[va]
 	return v != nil && v.Uffd == ctx && v.UffdMode&UffdMissing != 0 && !poisoned && as.pte(va) == nil
@@ -67,8 +68,8 @@ func uffdRange(addr, length uintptr) (start, end uintptr, err error) {
 func uffdCapable(v *VMA) bool { return v.Shared == nil && v.Cache == nil }
 
 // UffdRegister registers [addr, addr+length) with ctx for mode, as
-// UFFDIO_REGISTER: ErrNoMemory when no VMA meets the range, ErrInvalid
-// for memory that cannot be registered, ErrBusy for a range another
+// UFFDIO_REGISTER: ErrInvalid when no VMA meets the range or for memory
+// that cannot be registered, ErrBusy for a range another
 // context holds; holes are skipped.
 func (as *AddressSpace) UffdRegister(ctx UffdContext, addr, length uintptr, mode uint8) error {
 	start, end, err := uffdRange(addr, length)
@@ -91,7 +92,7 @@ func (as *AddressSpace) UffdRegister(ctx UffdContext, addr, length uintptr, mode
 	})
 	switch {
 	case !found:
-		return ErrNoMemory
+		return ErrInvalid
 	case refused != nil:
 		return refused
 	}
@@ -116,7 +117,7 @@ func (as *AddressSpace) UffdUnregister(ctx UffdContext, addr, length uintptr) er
 	})
 	switch {
 	case !found:
-		return ErrNoMemory
+		return ErrInvalid
 	case refused != nil:
 		return refused
 	}

@@ -72,6 +72,8 @@ func newUserfaultfd(t *kernel.Task, flags uint64) (uint64, error) {
 // into errnos.
 func uffdErrno(err error) error {
 	switch {
+	case err == nil:
+		return nil
 	case errors.Is(err, mm.ErrNotRegistered):
 		return unix.ENOENT
 	case errors.Is(err, mm.ErrAccess):
