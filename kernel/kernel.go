@@ -113,6 +113,8 @@ type Kernel struct {
 	rootNS    *namespaces
 	nextNSIno atomic.Uint64
 	keys      *keys.Set // add_key, request_key and keyctl's keys
+	// uffdUnprivileged is vm.unprivileged_userfaultfd (userfaultfd.go).
+	uffdUnprivileged atomic.Bool
 }
 
 // AIOLimit is the system-wide count of native AIO events (fs.aio-nr).

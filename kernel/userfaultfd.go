@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"encoding/binary"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -76,6 +77,35 @@ func NewUserfaultfd(p *Process) (*Userfaultfd, error) {
 	p.Lock()
 	defer p.Unlock()
 	return &Userfaultfd{proc: p, as: p.AS, ino: fs.NewAnonIno()}, nil
+}
+
+// UnprivilegedUserfaultfd is /proc/sys/vm/unprivileged_userfaultfd: 0
+// (Debian's default) asks CAP_SYS_PTRACE of a userfaultfd(2) without
+// UFFD_USER_MODE_ONLY, 1 asks nothing.
+func (k *Kernel) UnprivilegedUserfaultfd() string {
+	if k.uffdUnprivileged.Load() {
+		return "1"
+	}
+	return "0"
+}
+
+// SetUnprivilegedUserfaultfd sets it from what root wrote: 0 or 1.
+func (k *Kernel) SetUnprivilegedUserfaultfd(b []byte) error {
+	switch strings.TrimSpace(string(b)) {
+	case "0":
+		k.uffdUnprivileged.Store(false)
+	case "1":
+		k.uffdUnprivileged.Store(true)
+	default:
+		return unix.EINVAL
+	}
+	return nil
+}
+
+// UserfaultfdAllowed reports whether t may make a userfaultfd with
+// userfaultfd(2) (Linux's userfaultfd_syscall_allowed).
+func (t *Task) UserfaultfdAllowed(userModeOnly bool) bool {
+	return userModeOnly || t.Proc.k.uffdUnprivileged.Load() || t.Proc.Caps.Effective&(1<<unix.CAP_SYS_PTRACE) != 0
 }
 
 // SigBus: faults raise SIGBUS instead of waiting (UFFD_FEATURE_SIGBUS).

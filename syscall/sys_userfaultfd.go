@@ -42,12 +42,11 @@ const (
 	uffdRangeIoctls = 1<<2 | 1<<3 | 1<<4 | 1<<5 | 1<<8
 )
 
-// sysUserfaultfd implements userfaultfd(2): EPERM without CAP_SYS_PTRACE
-// unless UFFD_USER_MODE_ONLY (vm.unprivileged_userfaultfd is 0, as
-// Debian's), then EINVAL for an unknown flag.
+// sysUserfaultfd implements userfaultfd(2): EPERM for a task that may not
+// (vm.unprivileged_userfaultfd), then EINVAL for an unknown flag.
 func sysUserfaultfd(t *kernel.Task, a Args) (uint64, error) {
 	flags := a[0]
-	if flags&uffdUserModeOnly == 0 && t.Proc.Caps.Effective&(1<<unix.CAP_SYS_PTRACE) == 0 {
+	if !t.UserfaultfdAllowed(flags&uffdUserModeOnly != 0) {
 		return 0, unix.EPERM
 	}
 	return newUserfaultfd(t, flags)

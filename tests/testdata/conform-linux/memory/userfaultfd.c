@@ -16,6 +16,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 
 #define PAGE 4096
 
@@ -272,5 +273,26 @@ int main(void)
 	fd = ioctl(dev, USERFAULTFD_IOC_NEW, O_CLOEXEC);
 	SHOW("device made", "%d", fd >= 0);
 	RET("device api", api(fd, 0));
+
+	/* Who may: vm.unprivileged_userfaultfd 0 asks CAP_SYS_PTRACE unless
+	 * UFFD_USER_MODE_ONLY; 1 asks nothing. */
+	mkdir("/proc", 0555);
+	mount("proc", "/proc", "proc", 0, NULL);
+	const char *knob = "/proc/sys/vm/unprivileged_userfaultfd";
+	show_file("unprivileged_userfaultfd", knob);
+	put_file("unprivileged_userfaultfd 2", knob, "2");
+	for (int on = 0; on < 2; on++) {
+		if (on)
+			put_file("unprivileged_userfaultfd 1", knob, "1");
+		pid_t child = fork();
+		if (child == 0) {
+			setuid(65534);
+			RET(on ? "unprivileged, allowed" : "unprivileged", uffd(0) >= 0 ? 0 : -1);
+			RET(on ? "unprivileged user mode only, allowed" : "unprivileged user mode only", uffd(UFFD_USER_MODE_ONLY) >= 0 ? 0 : -1);
+			_exit(0);
+		}
+		waitpid(child, NULL, 0);
+	}
+	put_file("unprivileged_userfaultfd 0", knob, "0");
 	return 0;
 }
