@@ -89,6 +89,9 @@ static void show_msg(const char *name, struct uffd_msg *m, char *page)
 	     (long long)(m->arg.pagefault.address & (PAGE - 1)), m->reserved1, m->reserved2, m->reserved3);
 }
 
+static volatile int usr1_seen;
+static void on_usr1(int sig) { usr1_seen++; }
+
 static sigjmp_buf bus_jump;
 static void on_bus(int sig, siginfo_t *si, void *uc) { siglongjmp(bus_jump, si->si_signo); }
 
@@ -260,6 +263,48 @@ int main(void)
 	close(fd);
 	pthread_join(th, NULL);
 	SHOW("after close saw", "%d", seen);
+
+	/* A handled signal ends the wait: the handler runs, and the thread
+	 * faults again, a new event. */
+	fd = uffd(O_NONBLOCK);
+	api(fd, 0);
+	reg(fd, mem + 5 * PAGE, PAGE, UFFDIO_REGISTER_MODE_MISSING);
+	struct sigaction su = {.sa_handler = on_usr1};
+	sigaction(SIGUSR1, &su, NULL);
+	target = mem + 5 * PAGE, offset = 0, writes = 0;
+	pthread_create(&th, NULL, touch, NULL);
+	wait_event(fd);
+	RET("read before signal", read(fd, m, sizeof m[0]));
+	pthread_kill(th, SIGUSR1);
+	p = (struct pollfd){.fd = fd, .events = POLLIN};
+	RET("poll after signal", poll(&p, 1, 5000));
+	RET("read after signal", read(fd, m, sizeof m[0]));
+	SHOW("handler ran", "%d", usr1_seen);
+	memset(src, 'S', PAGE); /* MOVE took the page it had */
+	c = (struct uffdio_copy){.dst = (uintptr_t)mem + 5 * PAGE, .src = (uintptr_t)src, .len = PAGE};
+	RET("copy after signal", ioctl(fd, UFFDIO_COPY, &c));
+	pthread_join(th, NULL);
+	SHOW("after signal saw", "%c", seen);
+	close(fd);
+
+	/* A thread waiting for a handler that never answers is killable. */
+	int ready[2];
+	pipe(ready);
+	pid_t victim = fork();
+	if (victim == 0) {
+		fd = uffd(0);
+		api(fd, 0);
+		reg(fd, mem + 6 * PAGE, PAGE, UFFDIO_REGISTER_MODE_MISSING);
+		write(ready[1], "r", 1);
+		return ((volatile char *)mem)[6 * PAGE];
+	}
+	char r1;
+	read(ready[0], &r1, 1);
+	usleep(100000);
+	kill(victim, SIGKILL);
+	int status;
+	waitpid(victim, &status, 0);
+	SHOW("waiting child killed", "%d %d", WIFSIGNALED(status), WTERMSIG(status));
 
 	/* /dev/userfaultfd, in a devtmpfs where /dev has none. */
 	if (access("/dev/null", F_OK) != 0) {
