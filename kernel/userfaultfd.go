@@ -263,8 +263,17 @@ func (t *Task) awaitUserfault(uf *mm.Userfault) {
 		return nil
 	}) == nil
 	if !missing || t.Block(w.woken, time.Time{}) != nil {
-		f.Wake(w.addr&^(mm.PageSize-1), mm.PageSize) // leaves; others of the page fault again
+		f.leave(w)
 	}
+}
+
+// leave takes w off the queues if a wake has not already.
+func (f *Userfaultfd) leave(w *uffdWaiter) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	is := func(o *uffdWaiter) bool { return o == w }
+	f.pending = deleteFunc(f.pending, is)
+	f.read = deleteFunc(f.read, is)
 }
 
 // ReadTo reads pending faults as struct uffd_msg records, as many as fit:
