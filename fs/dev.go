@@ -148,9 +148,20 @@ func (r randomDev) ReadTo(dst UserIO) (int64, error) {
 	})
 }
 
+// userfaultfdDev is /dev/userfaultfd, whose USERFAULTFD_IOC_NEW ioctl
+// opens a userfaultfd (the system call layer's).
+type userfaultfdDev struct{ nullDev }
+
+// UserfaultfdDevice reports whether d is /dev/userfaultfd.
+func (d *Description) UserfaultfdDevice() bool {
+	_, ok := Base(d.File).(userfaultfdDev)
+	return ok
+}
+
 // RegisterMemoryDevices registers t's /dev/null, zero, full, random and
-// urandom; random bytes come from fill.
+// urandom (random bytes come from fill), and /dev/userfaultfd.
 func (t *Tree) RegisterMemoryDevices(fill func([]byte)) {
+	t.RegisterDevice(10, 126, func() (File, error) { return userfaultfdDev{}, nil })
 	t.RegisterDevice(1, 3, func() (File, error) { return nullDev{}, nil })
 	t.RegisterDevice(1, 5, func() (File, error) { return zeroDev{}, nil })
 	t.RegisterDevice(1, 7, func() (File, error) { return fullDev{}, nil })
@@ -168,6 +179,7 @@ var devNodes = []struct {
 	{"null", 0o666, 1, 3}, {"zero", 0o666, 1, 5}, {"full", 0o666, 1, 7},
 	{"random", 0o666, 1, 8}, {"urandom", 0o666, 1, 9},
 	{"tty", 0o666, 5, 0}, {"console", 0o600, 5, 1},
+	{"userfaultfd", 0o600, 10, 126},
 }
 
 // PopulateDev gives the tree a /dev with the standard device nodes and

@@ -114,6 +114,8 @@ type Kernel struct {
 	nextNSIno atomic.Uint64
 	keys      *keys.Set    // add_key, request_key and keyctl's keys
 	nrOpen    atomic.Int64 // /proc/sys/fs/nr_open (limits.go)
+	// uffdUnprivileged is vm.unprivileged_userfaultfd (userfaultfd.go).
+	uffdUnprivileged atomic.Bool
 }
 
 // AIOLimit is the system-wide count of native AIO events (fs.aio-nr).

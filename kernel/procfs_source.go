@@ -65,6 +65,10 @@ func (s ProcfsSource) Printk() string                  { return s.k.Printk() }
 func (s ProcfsSource) SetPrintk(b []byte) error        { return s.k.SetPrintk(b) }
 func (s ProcfsSource) DmesgRestrict() string           { return s.k.DmesgRestrict() }
 func (s ProcfsSource) SetDmesgRestrict(b []byte) error { return s.k.SetDmesgRestrict(b) }
+func (s ProcfsSource) UnprivilegedUserfaultfd() string { return s.k.UnprivilegedUserfaultfd() }
+func (s ProcfsSource) SetUnprivilegedUserfaultfd(b []byte) error {
+	return s.k.SetUnprivilegedUserfaultfd(b)
+}
 
 // procfsProcess is a process as /proc/PID reads it (procfs.Process).
 type procfsProcess struct{ p *Process }

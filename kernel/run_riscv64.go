@@ -73,6 +73,10 @@ func (t *Task) Run(dispatch func(*Task)) {
 				return t.Proc.AS.Fault(uintptr(t.Regs.Tval), access)
 			}
 			err := fault()
+			if uf, ok := err.(*mm.Userfault); ok {
+				t.awaitUserfault(uf) // then the instruction faults again
+				continue
+			}
 			// Each round frees some memory or gives up: a few rounds at most.
 			killedSelf := false
 			for round := 0; errors.Is(err, mm.ErrNoMemory) && round < 8; round++ {
@@ -94,6 +98,8 @@ func (t *Task) Run(dispatch func(*Task)) {
 			case killedSelf: // a SIGKILL is on its way
 			case errors.Is(err, mm.ErrBus): // past the end of a mapped file
 				t.Fault(unix.SIGBUS, BusAdrErr, t.Regs.Tval, cause)
+			case errors.Is(err, mm.ErrPoisoned): // UFFDIO_POISON
+				t.Fault(unix.SIGBUS, BusMceerrAr, t.Regs.Tval, cause)
 			case err != nil:
 				t.Fault(unix.SIGSEGV, t.segvCode(uintptr(t.Regs.Tval)), t.Regs.Tval, cause)
 			}

@@ -80,6 +80,7 @@ const (
 	IllIllOpc    = 1
 	BusAdrAln    = 1
 	BusAdrErr    = 2
+	BusMceerrAr  = 4 // a poisoned page (UFFDIO_POISON)
 	TrapBrkpt    = 1
 )
 

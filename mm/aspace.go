@@ -96,6 +96,10 @@ type VMA struct {
 	// Path is the path of the file it maps, as it was opened, which
 	// /proc/PID/maps shows; "" for anonymous memory.
 	Path string
+	// Uffd is the userfaultfd the range is registered with, for the
+	// faults UffdMode names (userfault.go); nil for nearly all memory.
+	Uffd     UffdContext
+	UffdMode uint8
 }
 
 // slice is the part [start, end) of v.
@@ -114,6 +118,7 @@ func mergeable(a, b *VMA) bool {
 	}
 	return a.End == b.Start && a.Perm == b.Perm && a.Shared == b.Shared && a.Cache == b.Cache && a.Locked == b.Locked && a.NoWrite == b.NoWrite &&
 		a.WipeOnFork == b.WipeOnFork && a.DontFork == b.DontFork && a.DontDump == b.DontDump && a.GrowsDown == b.GrowsDown && a.Path == b.Path &&
+		a.Uffd == b.Uffd && a.UffdMode == b.UffdMode &&
 		(a.Shared == nil && a.Cache == nil || b.Offset == a.Offset+(a.End-a.Start))
 }
 
@@ -176,6 +181,9 @@ type AddressSpace struct {
 	truncMu      sync.Mutex
 	truncated    []truncation
 	truncPending atomic.Bool
+
+	// poisoned holds the absent pages UFFDIO_POISON marked, until unmapped.
+	poisoned map[uintptr]struct{}
 }
 
 // truncation is a file's memory whose pages from page on are past its end.
@@ -339,6 +347,16 @@ func (as *AddressSpace) Clone() (*AddressSpace, error) {
 		}
 		copied := *v
 		copied.Locked = false // memory locks are not inherited
+		// Without UFFD_FEATURE_EVENT_FORK the child's memory is its own.
+		copied.Uffd, copied.UffdMode = nil, 0
+		for va := range as.poisoned {
+			if va >= v.Start && va < v.End {
+				if c.poisoned == nil {
+					c.poisoned = map[uintptr]struct{}{}
+				}
+				c.poisoned[va] = struct{}{}
+			}
+		}
 		c.vmas.insert(copied)
 		v.hold(c)
 		if v.WipeOnFork {
@@ -595,6 +613,11 @@ func (as *AddressSpace) unmap(start, end uintptr) error {
 	for _, v := range as.vmas.cut(start, end) {
 		as.dropPages(&v, v.Start, v.End)
 		v.release(as)
+	}
+	for va := range as.poisoned {
+		if va >= start && va < end {
+			delete(as.poisoned, va)
+		}
 	}
 	as.flush()
 	return nil
@@ -1180,6 +1203,11 @@ func (as *AddressSpace) Fault(va uintptr, access Access) error {
 	page := pageDown(va)
 	e := as.pte(page)
 	if e == nil {
+		if v.Uffd != nil || as.poisoned != nil {
+			if err := as.userfault(v, page, va, access); err != nil {
+				return err
+			}
+		}
 		if v.Cache != nil && access != Write {
 			return as.mapWindow(v, page)
 		}
@@ -1288,6 +1316,9 @@ func (as *AddressSpace) pageFor(va uintptr, access Access, force bool) (*[PageSi
 	page := pageDown(va)
 	e := as.pte(page)
 	if e == nil {
+		if _, ok := as.poisoned[page]; ok {
+			return nil, ErrFault
+		}
 		if access == Read && v.Shared == nil && v.Cache == nil {
 			return &zeroPage, nil
 		}

@@ -387,6 +387,12 @@ func sysIoctl(t *kernel.Task, a Args) (uint64, error) {
 	if tf, ok := d.File.(*clockedTimer); ok {
 		return timerfdIoctl(t, tf, a[1], a[2])
 	}
+	if uf, ok := d.File.(*kernel.Userfaultfd); ok {
+		return userfaultfdIoctl(t, uf, a[1], a[2])
+	}
+	if d.UserfaultfdDevice() {
+		return userfaultfdDeviceIoctl(t, a[1], a[2])
+	}
 	return 0, unix.ENOTTY
 }
 

@@ -49,6 +49,7 @@ var KernelConfig = []string{
 	"CONFIG_POSIX_MQUEUE", // mq_open and the rest (kernel/ipc/mqueue.go)
 	"CONFIG_AIO",          // io_setup and the rest (kernel/aio)
 	"CONFIG_KEYS",         // add_key, request_key, keyctl (kernel/keys)
+	"CONFIG_USERFAULTFD",  // userfaultfd and /dev/userfaultfd (kernel/userfaultfd.go)
 	// checkpoint/restore: kcmp, the *_next_id and ns_last_pid settings,
 	// /proc/PID/map_files, clone3's set_tid, PR_SET_MM, TFD_IOC_SET_TICKS
 	"CONFIG_CHECKPOINT_RESTORE",
@@ -86,7 +87,6 @@ var KernelConfigNotSet = []string{
 	"CONFIG_PID_NS",
 	"CONFIG_NET_NS",
 	"CONFIG_SWAP",
-	"CONFIG_USERFAULTFD",
 	"CONFIG_FANOTIFY",
 	"CONFIG_SECURITY_LOCKDOWN_LSM",
 	"CONFIG_BLK_DEV_LOOP",

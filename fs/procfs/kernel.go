@@ -32,6 +32,9 @@ type Kernel interface {
 	SetPrintk([]byte) error
 	DmesgRestrict() string // /proc/sys/kernel/dmesg_restrict, which root sets
 	SetDmesgRestrict([]byte) error
+	// /proc/sys/vm/unprivileged_userfaultfd, which root sets
+	UnprivilegedUserfaultfd() string
+	SetUnprivilegedUserfaultfd([]byte) error
 }
 
 // SysVIPC is what /proc/sysvipc and the System V IPC settings of

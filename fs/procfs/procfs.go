@@ -176,6 +176,11 @@ func procSys(k Kernel, tree *fs.Tree) *fs.Node {
 				})
 				return m
 			}),
+			"vm": procDir(func() map[string]*fs.Node {
+				return map[string]*fs.Node{
+					"unprivileged_userfaultfd": fs.NewSetting(func() []byte { return []byte(k.UnprivilegedUserfaultfd() + "\n") }, k.SetUnprivilegedUserfaultfd),
+				}
+			}),
 			"fs": procDir(func() map[string]*fs.Node {
 				return map[string]*fs.Node{
 					"pipe-user-pages-soft": fixed(strconv.Itoa(fs.PipeUserPagesSoft)),

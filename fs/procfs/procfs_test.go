@@ -22,19 +22,21 @@ func (fakeKernel) Network() Network                   { return nil }
 func (fakeKernel) Sysctl() Sysctl {
 	return Sysctl{Hostname: "host", PIDMax: 32768, Cmdline: "init=/x -- a"}
 }
-func (fakeKernel) SysVIPC() SysVIPC              { return noIPC{} }
-func (fakeKernel) KeyLimits() KeyLimits          { return noKeys{} }
-func (fakeKernel) CorePattern() string           { return "core" }
-func (fakeKernel) SetCorePattern(string)         {}
-func (fakeKernel) Pipes() *fs.PipeLimits         { return fs.NewPipeLimits() }
-func (fakeKernel) NrOpen() int                   { return 4096 }
-func (fakeKernel) SetNrOpen(int) error           { return nil }
-func (fakeKernel) SetHostname(string)            {}
-func (fakeKernel) SetDomainname(string)          {}
-func (fakeKernel) Printk() string                { return "7\t4\t1\t7" }
-func (fakeKernel) SetPrintk([]byte) error        { return nil }
-func (fakeKernel) DmesgRestrict() string         { return "1" }
-func (fakeKernel) SetDmesgRestrict([]byte) error { return nil }
+func (fakeKernel) SysVIPC() SysVIPC                        { return noIPC{} }
+func (fakeKernel) KeyLimits() KeyLimits                    { return noKeys{} }
+func (fakeKernel) CorePattern() string                     { return "core" }
+func (fakeKernel) SetCorePattern(string)                   {}
+func (fakeKernel) Pipes() *fs.PipeLimits                   { return fs.NewPipeLimits() }
+func (fakeKernel) NrOpen() int                             { return 4096 }
+func (fakeKernel) SetNrOpen(int) error                     { return nil }
+func (fakeKernel) SetHostname(string)                      {}
+func (fakeKernel) SetDomainname(string)                    {}
+func (fakeKernel) Printk() string                          { return "7\t4\t1\t7" }
+func (fakeKernel) SetPrintk([]byte) error                  { return nil }
+func (fakeKernel) DmesgRestrict() string                   { return "1" }
+func (fakeKernel) SetDmesgRestrict([]byte) error           { return nil }
+func (fakeKernel) UnprivilegedUserfaultfd() string         { return "0" }
+func (fakeKernel) SetUnprivilegedUserfaultfd([]byte) error { return nil }
 
 // noKeys is a kernel without key limits.
 type noKeys struct{}
