@@ -337,6 +337,25 @@ func (t *Tree) LandlockCheck(c *Cred, p string, access uint64) error {
 	return t.landlockCheck(c, t.physical(p), access)
 }
 
+// LandlockDenied are the rights of access that c's domain does not grant
+// on p (none without a domain), for the rights a description keeps.
+func (t *Tree) LandlockDenied(c *Cred, p string, access uint64) uint64 {
+	d := c.landlocked()
+	if d == nil {
+		return 0
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	nodes := t.pathNodes(t.physical(p))
+	var denied uint64
+	for bit := uint64(1); bit <= access; bit <<= 1 {
+		if access&bit != 0 && !d.allows(nodes, bit) {
+			denied |= bit
+		}
+	}
+	return denied
+}
+
 // landlockOpen is the right opening n with want (MayRead, MayWrite) and
 // trunc needs.
 func landlockOpen(n *Node, want int, trunc bool) uint64 {

@@ -13,7 +13,9 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -45,6 +47,7 @@ struct landlock_net_port_attr {
 #define MREG (1ULL << 8)
 #define REFER (1ULL << 13)
 #define TR (1ULL << 14)
+#define IOCTL_DEV (1ULL << 15)
 #define FS_ALL ((1ULL << 16) - 1)
 
 static long create_ruleset(const void *attr, size_t size, uint32_t flags) {
@@ -209,6 +212,7 @@ static void fs_sandbox(void) {
 	RET("fs.rule.b", path_rule(rs, "/mnt/b", RF | RD | MREG | REFER));
 	RET("fs.rule.c", path_rule(rs, "/mnt/c", RF | WF));
 	RET("fs.rule.d", path_rule(rs, "/mnt/d", MREG | RMF));
+	RET("fs.rule.null", path_rule(rs, "/mnt/a/null", RF | IOCTL_DEV));
 	enforce("fs.restrict", rs);
 }
 
@@ -232,8 +236,30 @@ static void fs_checks(const char *who) {
 
 static void fork_checks(void) { fs_checks("fork"); }
 
+static long ioctl_on(const char *path, unsigned long cmd) {
+	int fd = open(path, O_RDONLY);
+	struct termios *t = calloc(1, 256);
+	long r = ioctl(fd, cmd, t);
+	free(t);
+	close(fd);
+	return r;
+}
+
 static void fs_all(void) {
+	int before = open("/mnt/c/h", O_WRONLY);
 	fs_sandbox();
+	RET("fs.ftruncate.before", ftruncate(before, 0));
+	close(before);
+	int after = open("/mnt/c/h", O_WRONLY);
+	RET("fs.ftruncate.c", ftruncate(after, 0));
+	close(after);
+	after = open("/mnt/a/f", O_WRONLY);
+	RET("fs.ftruncate.a", ftruncate(after, 0));
+	close(after);
+	RET("fs.ioctl.granted", ioctl_on("/mnt/a/null", TCGETS));
+	RET("fs.ioctl.denied", ioctl_on("/mnt/b/null", TCGETS));
+	RET("fs.ioctl.fioclex", ioctl_on("/mnt/b/null", FIOCLEX));
+	RET("fs.ioctl.file", ioctl_on("/mnt/b/g", TCGETS));
 	fs_checks("fs");
 	RET("fs.trunc_open.a", open_close("/mnt/a/f", O_WRONLY | O_TRUNC));
 	RET("fs.write.c", open_close("/mnt/c/h", O_WRONLY));
@@ -381,6 +407,8 @@ int main(int argc, char **argv) {
 	put("/mnt/a/z");
 	put("/mnt/b/g");
 	put("/mnt/c/h");
+	mknod("/mnt/a/null", S_IFCHR | 0666, makedev(1, 3));
+	mknod("/mnt/b/null", S_IFCHR | 0666, makedev(1, 3));
 	int src = open("/init", O_RDONLY), dst = open("/mnt/a/prog", O_WRONLY | O_CREAT, 0755);
 	char buf[4096];
 	ssize_t n;
