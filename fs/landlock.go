@@ -68,9 +68,9 @@ const landlockRulesetCost = 256
 
 // LandlockRuleset is a ruleset being built (landlock_create_ruleset,
 // landlock_add_rule), open as an anonymous inode. Its rules hold the
-// nodes they name, as Linux's landlock_object holds the inode.
+// nodes they name, as Linux's landlock_object holds the inode. It has no
+// position (lseek: ESPIPE).
 type LandlockRuleset struct {
-	NoopSeek
 	HandledFS, HandledNet, Scoped uint64
 
 	ino     uint64

@@ -533,6 +533,12 @@ func (t *Tree) Open(c *Cred, p string, o OpenFlags) (n *Node, created bool, err 
 		if err := t.create(c, p, n); err != nil {
 			return nil, false, err
 		}
+		if c.landlocked() != nil {
+			// Linux checks the open after making the file, which stays.
+			if err := t.landlockCheck(c, t.physical(p), landlockOpen(n, o.Want, false)); err != nil {
+				return nil, false, err
+			}
+		}
 		return n, true, nil
 	case err != nil:
 		return nil, false, err

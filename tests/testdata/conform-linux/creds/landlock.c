@@ -128,6 +128,7 @@ static void errors(void) {
 	char c;
 	RET("ruleset.read", read(fd, &c, 1));
 	RET("ruleset.write", write(fd, "x", 1));
+	RET("ruleset.lseek", lseek(fd, 0, SEEK_SET));
 	close(fd);
 	big[40] = 1;
 	RET("create.tail", create_ruleset(big, sizeof big, 0));
@@ -269,6 +270,8 @@ static void fs_all(void) {
 	RET("fs.creat.a", open_close("/mnt/a/new", O_WRONLY | O_CREAT));
 	RET("fs.creat.b", open_close("/mnt/b/new", O_RDONLY | O_CREAT));
 	RET("fs.creat.c", open_close("/mnt/c/new", O_WRONLY | O_CREAT));
+	RET("fs.creat.b.write", open_close("/mnt/b/new2", O_WRONLY | O_CREAT));
+	RET("fs.creat.b.write.made", access("/mnt/b/new2", F_OK));
 	RET("fs.creat.exist.c", open_close("/mnt/c/h", O_WRONLY | O_CREAT));
 	RET("fs.mkdir.a", mkdir("/mnt/a/d2", 0755));
 	RET("fs.mkdir.b", mkdir("/mnt/b/d2", 0755));
