@@ -27,8 +27,12 @@ type Description struct {
 
 	// Created: this open made the file (F_CREATED_QUERY).
 	Created bool
-	owner   atomic.Pointer[Owner]
-	signal  atomic.Int32 // F_SETSIG's signal, 0 for SIGIO
+	// LandlockDenied are the rights (TRUNCATE, IOCTL_DEV) the opener's
+	// Landlock domain did not grant on the path at open: ftruncate and a
+	// device's ioctls check them, as Linux keeps them with the file.
+	LandlockDenied uint64
+	owner          atomic.Pointer[Owner]
+	signal         atomic.Int32 // F_SETSIG's signal, 0 for SIGIO
 	// asyncCancel stops the watch that sends the I/O signals while
 	// O_ASYNC is set (Linux's fasync), at the latest at the last close.
 	asyncMu     sync.Mutex

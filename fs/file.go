@@ -620,10 +620,15 @@ func (t *FDTable) SetLimit(n int) error {
 // Open installs a new description of f opened with flags in the lowest
 // free slot; when no slot is free the file is closed.
 func (t *FDTable) Open(f File, flags uint32, cloexec bool) (int, error) {
-	d := NewDescription(f, flags)
+	return t.OpenDescription(NewDescription(f, flags), cloexec)
+}
+
+// OpenDescription installs the new description d as Open does, closing
+// its file when no slot is free.
+func (t *FDTable) OpenDescription(d *Description, cloexec bool) (int, error) {
 	fd, err := t.Install(d, cloexec, 0)
 	if err != nil {
-		f.Close()
+		d.File.Close()
 	}
 	return fd, err
 }

@@ -16,6 +16,8 @@ type Cred struct {
 	Groups   []uint32
 	// Resolve confines the operation's walks (openat2); nil: none.
 	Resolve *Resolve
+	// Landlock is the caller's Landlock domain; nil: unrestricted.
+	Landlock *LandlockDomain
 }
 
 // resolve is c's Resolve, nil for the kernel.

@@ -371,6 +371,11 @@ func (t *Tree) create(c *Cred, p string, n *Node) error {
 	if _, ok := parent.Children[name]; ok {
 		return ErrExist
 	}
+	if c.landlocked() != nil {
+		if err := t.landlockCheck(c, t.physical(dir), landlockMake(n.Mode)); err != nil {
+			return err
+		}
+	}
 	if err := Access(parent, c, MayWrite); err != nil {
 		return err
 	}
@@ -417,9 +422,14 @@ func (n *Node) Touch() {
 func (t *Tree) Link(c *Cred, oldp, newp string, follow bool) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	n, _, err := t.walk(c, oldp, follow, 0)
+	n, phys, err := t.walk(c, oldp, follow, 0)
 	if err != nil {
 		return err
+	}
+	if c.landlocked() != nil {
+		if err := t.landlockRefer(c, n, path.Dir(phys), t.physical(path.Dir(path.Clean("/"+newp))), nil, false, false); err != nil {
+			return err
+		}
 	}
 	return t.link(c, n, newp)
 }
@@ -515,13 +525,19 @@ type OpenFlags struct {
 func (t *Tree) Open(c *Cred, p string, o OpenFlags) (n *Node, created bool, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	n, _, err = t.walk(c, p, o.Follow, 0)
+	n, phys, err := t.walk(c, p, o.Follow, 0)
 	switch {
 	case err == ErrNotExist && o.Create:
 		n = &Node{Mode: o.Perm &^ fs.ModeType}
 		n.Touch()
 		if err := t.create(c, p, n); err != nil {
 			return nil, false, err
+		}
+		if c.landlocked() != nil {
+			// Linux checks the open after making the file, which stays.
+			if err := t.landlockCheck(c, t.physical(p), landlockOpen(n, o.Want, false)); err != nil {
+				return nil, false, err
+			}
 		}
 		return n, true, nil
 	case err != nil:
@@ -532,6 +548,9 @@ func (t *Tree) Open(c *Cred, p string, o OpenFlags) (n *Node, created bool, err 
 		return nil, false, unix.EISDIR
 	}
 	if err := Access(n, c, o.Want); err != nil {
+		return nil, false, err
+	}
+	if err := t.landlockCheck(c, phys, landlockOpen(n, o.Want, o.Trunc)); err != nil {
 		return nil, false, err
 	}
 	if o.NoAtime && !c.Owns(n) {
@@ -589,6 +608,11 @@ func (t *Tree) Remove(c *Cred, p string, dir bool) error {
 		return ErrNotDir
 	case !dir && n.IsDir():
 		return unix.EISDIR
+	}
+	if c.landlocked() != nil {
+		if err := t.landlockCheck(c, t.physical(path.Dir(path.Clean("/"+p))), landlockRemove(n)); err != nil {
+			return err
+		}
 	}
 	if err := mayDelete(parent, n, c); err != nil {
 		return err
@@ -659,6 +683,16 @@ func (t *Tree) Rename(c *Cred, oldp, newp string, noReplace bool) error {
 	old, replacing := newParent.Children[nn]
 	if replacing && noReplace {
 		return ErrExist // RENAME_NOREPLACE
+	}
+	if c.landlocked() != nil && oldParent.Dev == newParent.Dev {
+		// Linux's LSM hook comes before vfs_rename finds the same file.
+		var replaced *Node
+		if replacing {
+			replaced = old
+		}
+		if err := t.landlockRefer(c, n, t.physical(path.Dir(oldp)), t.physical(path.Dir(newp)), replaced, false, true); err != nil {
+			return err
+		}
 	}
 	if old == n {
 		return nil // the same file: nothing to do, nothing to check
@@ -740,6 +774,12 @@ func (t *Tree) Exchange(c *Cred, a, b string) error {
 	nb, okB := bDir.Children[bn]
 	if !okA || !okB {
 		return ErrNotExist
+	}
+	if c.landlocked() != nil && aDir.Dev == bDir.Dev {
+		// Linux's LSM hook comes before vfs_rename finds the same file.
+		if err := t.landlockRefer(c, na, t.physical(path.Dir(a)), t.physical(path.Dir(b)), nb, true, true); err != nil {
+			return err
+		}
 	}
 	if na == nb {
 		return nil

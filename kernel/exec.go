@@ -31,6 +31,10 @@ func (t *Task) Execve(file, name string, argv, envp []string) error {
 		if err := loader.MayExec(n, p.Cred()); err != nil {
 			return err
 		}
+		// Linux's open_exec opens for reading and executing.
+		if err := p.Root.LandlockCheck(p.Cred(), file, fs.LandlockExecute|fs.LandlockReadFile); err != nil {
+			return err
+		}
 		var head [loader.ShebangMax]byte
 		k, err := n.ReadAt(head[:], 0)
 		if err != nil {

@@ -1,6 +1,10 @@
 package kernel
 
-import "golang.org/x/sys/unix"
+import (
+	"golang.org/x/sys/unix"
+
+	"github.com/jiege-go/jiege/fs"
+)
 
 // Process groups and sessions. init starts in group 0 and session 0, as on
 // Linux; children inherit both.
@@ -119,10 +123,17 @@ func (t *Task) Getsid(pid int) (int, error) {
 }
 
 // mayKill reports whether the sender may signal q: root, the same user,
-// or SIGCONT within the session (kill_ok_by_cred, check_kill_permission).
+// or SIGCONT within the session (kill_ok_by_cred, check_kill_permission),
+// unless the sender's Landlock domain scopes signals away from q.
 func (t *Task) mayKill(q *Process, sig unix.Signal) bool {
 	p := t.Proc
-	if p.EUID == 0 || p == q {
+	if p == q {
+		return true
+	}
+	if d := p.landlock.Load(); d != nil && d.Scopes(q.landlock.Load(), fs.LandlockScopeSignal) {
+		return false // Landlock's LANDLOCK_SCOPE_SIGNAL, even for root
+	}
+	if p.EUID == 0 {
 		return true
 	}
 	if p.EUID == q.UID || p.UID == q.UID || p.EUID == q.EUID || p.UID == q.EUID {

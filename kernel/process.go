@@ -40,11 +40,12 @@ type Process struct {
 	UID, GID, EUID, EGID, SUID, SGID uint32
 	FSUID, FSGID                     uint32
 	Groups                           []uint32
-	Caps                             Caps               // caps.go
-	Settings                         ProcessSettings    // prctl.go
-	Personality                      Personality        // prctl.go
-	ChildSubreaper                   ChildSubreaper     // prctl.go
-	keyrings                         *keys.ProcessRings // its process and session keyrings (keys.go)
+	Caps                             Caps                              // caps.go
+	Settings                         ProcessSettings                   // prctl.go
+	Personality                      Personality                       // prctl.go
+	ChildSubreaper                   ChildSubreaper                    // prctl.go
+	keyrings                         *keys.ProcessRings                // its process and session keyrings (keys.go)
+	landlock                         atomic.Pointer[fs.LandlockDomain] // landlock.go
 
 	// mainThread is the task the process was made with: after it exited,
 	// until the process is reaped, scheduling calls still find it, as
@@ -267,6 +268,7 @@ func (p *Process) newChild(parent *Process, pid int, as *mm.AddressSpace, vm *sh
 		exited: make(chan struct{}), released: make(chan struct{}), dead: make(chan struct{}), threads: 1, parent: parent, childEvent: make(chan struct{})}
 	c.vm.Store(vm)
 	c.keyrings = p.k.keys.Fork(p.keyrings)
+	c.landlock.Store(p.landlock.Load())
 	c.Personality.Store(p.Personality.Load())
 	c.Settings.NotDumpable.Store(p.Settings.NotDumpable.Load())
 	c.Settings.THPDisable.Store(p.Settings.THPDisable.Load())
@@ -292,12 +294,12 @@ func (p *Process) addChild(c *Process) {
 // Cred is who the process is for permission checks: its effective ids
 // (Linux's fsuid and fsgid follow them) and its groups.
 func (p *Process) Cred() *fs.Cred {
-	return &fs.Cred{UID: p.FSUID, GID: p.FSGID, Groups: p.Groups, Resolve: p.Resolve()}
+	return &fs.Cred{UID: p.FSUID, GID: p.FSGID, Groups: p.Groups, Resolve: p.Resolve(), Landlock: p.landlock.Load()}
 }
 
 // RealCred is the process with its real ids, as access(2) checks.
 func (p *Process) RealCred() *fs.Cred {
-	return &fs.Cred{UID: p.UID, GID: p.GID, Groups: p.Groups, Resolve: p.Resolve()}
+	return &fs.Cred{UID: p.UID, GID: p.GID, Groups: p.Groups, Resolve: p.Resolve(), Landlock: p.landlock.Load()}
 }
 
 // NewProcess makes a process with one task around an exec'd address space;

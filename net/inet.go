@@ -53,6 +53,9 @@ var _ Socket = (*InetSocket)(nil)
 // NewTCP opens an IPv4 TCP socket on the stack.
 func (s *Stack) NewTCP() (*InetSocket, error) { return s.NewInet(false, false) }
 
+// TCP reports whether s is a TCP socket (not UDP).
+func (s *InetSocket) TCP() bool { return !s.dgram }
+
 // NewUDP opens an IPv4 UDP socket on the stack.
 func (s *Stack) NewUDP() (*InetSocket, error) { return s.NewInet(true, false) }
 
@@ -199,7 +202,17 @@ func (so *InetSocket) fromNetstack(a tcpip.Address) netip.Addr {
 }
 
 // Listen makes the socket accept connections.
-func (so *InetSocket) Listen(backlog int) error { return Errno(so.ep.Listen(backlog)) }
+func (so *InetSocket) Listen(backlog int) error {
+	// Linux caps the backlog at net.core.somaxconn (4096), as it takes a
+	// negative one, and queues one connection more (sk_acceptq_is_full).
+	if backlog < 0 || backlog > somaxconn {
+		backlog = somaxconn
+	}
+	return Errno(so.ep.Listen(backlog + 1))
+}
+
+// somaxconn is Linux's default net.core.somaxconn.
+const somaxconn = 4096
 
 // Accept returns the next connection and its peer's address; EAGAIN when
 // none is waiting.

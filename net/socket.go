@@ -135,6 +135,8 @@ type Caller struct {
 	PID        int32
 	UID, GID   uint32 // real: what SCM_CREDENTIALS carries
 	EUID, EGID uint32 // effective: what SO_PEERCRED reports
+	// Landlock is the caller's Landlock domain (nil: unrestricted).
+	Landlock *fs.LandlockDomain
 }
 
 // Peer is the caller as SO_PEERCRED shows it to the other end.

@@ -136,6 +136,9 @@ func (s *Stack) UnixStreamPair(seqpacket bool, c Caller) (*UnixSocket, *UnixSock
 type abstractNames struct {
 	mu    sync.Mutex
 	bound map[string]Socket
+	// domains are the Landlock domains of restricted binders, which
+	// LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET compares with a connector's.
+	domains map[string]*fs.LandlockDomain
 	// lastAuto is the last name autobind gave, five hex digits as Linux's.
 	lastAuto uint32
 }
@@ -166,12 +169,12 @@ func (s *UnixSocket) Bind(a Addr, ns Namespace) error {
 func bindUnix(st *Stack, so Socket, a Addr, ns Namespace, name func() string, setName func(string) error) error {
 	switch {
 	case a.Abstract:
-		return st.abstract.bind(a.Path, so, setName)
+		return st.abstract.bind(a.Path, so, setName, landlockOf(ns))
 	case a.Path == "":
 		if name() != "" {
 			return nil
 		}
-		return st.abstract.autobind(so, setName)
+		return st.abstract.autobind(so, setName, landlockOf(ns))
 	}
 	if name() != "" {
 		return unix.EINVAL
@@ -182,8 +185,9 @@ func bindUnix(st *Stack, so Socket, a Addr, ns Namespace, name func() string, se
 	return setName(a.Path)
 }
 
-// bind binds so to an abstract name: EADDRINUSE when taken.
-func (names *abstractNames) bind(name string, so Socket, setName func(string) error) error {
+// bind binds so to an abstract name for a binder of domain d:
+// EADDRINUSE when taken.
+func (names *abstractNames) bind(name string, so Socket, setName func(string) error, d *fs.LandlockDomain) error {
 	names.mu.Lock()
 	defer names.mu.Unlock()
 	if _, taken := names.bound[name]; taken {
@@ -192,13 +196,33 @@ func (names *abstractNames) bind(name string, so Socket, setName func(string) er
 	if err := setName("@" + name); err != nil {
 		return err
 	}
-	names.bound[name] = so
+	names.add(name, so, d)
 	return nil
+}
+
+// landlockOf is the Landlock domain of ns's caller (none without one: the
+// kernel's own sockets).
+func landlockOf(ns Namespace) *fs.LandlockDomain {
+	if ns == nil {
+		return nil
+	}
+	return ns.Caller().Landlock
+}
+
+// add records so bound to name by a binder of domain d (names.mu held).
+func (names *abstractNames) add(name string, so Socket, d *fs.LandlockDomain) {
+	names.bound[name] = so
+	if d != nil {
+		if names.domains == nil {
+			names.domains = map[string]*fs.LandlockDomain{}
+		}
+		names.domains[name] = d
+	}
 }
 
 // autobind binds so to the next free abstract name of five hex digits,
 // as Linux's unix_autobind: ENOSPC when all are taken.
-func (names *abstractNames) autobind(so Socket, setName func(string) error) error {
+func (names *abstractNames) autobind(so Socket, setName func(string) error, d *fs.LandlockDomain) error {
 	names.mu.Lock()
 	defer names.mu.Unlock()
 	const hex = "0123456789abcdef"
@@ -215,7 +239,7 @@ func (names *abstractNames) autobind(so Socket, setName func(string) error) erro
 		if err := setName("@" + name); err != nil {
 			return err
 		}
-		names.bound[name] = so
+		names.add(name, so, d)
 		return nil
 	}
 	return unix.ENOSPC
@@ -229,6 +253,7 @@ func (names *abstractNames) release(name string, so Socket) {
 	names.mu.Lock()
 	if names.bound[name[1:]] == so {
 		delete(names.bound, name[1:])
+		delete(names.domains, name[1:])
 	}
 	names.mu.Unlock()
 }
@@ -243,12 +268,13 @@ func (s *UnixSocket) setName(name string) error {
 	return nil
 }
 
-// lookup finds the socket bound to an abstract name.
-func (names *abstractNames) lookup(name string) (Socket, bool) {
+// lookup finds the socket bound to an abstract name, and its binder's
+// Landlock domain.
+func (names *abstractNames) lookup(name string) (Socket, *fs.LandlockDomain, bool) {
 	names.mu.Lock()
 	defer names.mu.Unlock()
 	s, ok := names.bound[name]
-	return s, ok
+	return s, names.domains[name], ok
 }
 
 // name is the bound name ("" when unbound; "@..." when abstract).
@@ -329,12 +355,16 @@ func (s *UnixSocket) Connect(to Addr, ns Namespace) error {
 }
 
 // unixBoundAt finds the socket bound to a Unix address, an abstract one
-// in st: ECONNREFUSED when the name holds no socket.
+// in st: ECONNREFUSED when the name holds no socket, EPERM when the
+// caller's Landlock domain scopes it out.
 func unixBoundAt(st *Stack, a Addr, ns Namespace) (Socket, error) {
 	if a.Abstract {
-		so, ok := st.abstract.lookup(a.Path)
+		so, d, ok := st.abstract.lookup(a.Path)
 		if !ok {
 			return nil, unix.ECONNREFUSED
+		}
+		if landlockOf(ns).Scopes(d, fs.LandlockScopeAbstractUnix) {
+			return nil, unix.EPERM // Landlock's LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET
 		}
 		return so, nil
 	}

@@ -360,6 +360,9 @@ func sysIoctl(t *kernel.Task, a Args) (uint64, error) {
 		setAsync(t, d, fd, on != 0)
 		return 0, nil
 	}
+	if d.LandlockDenied&fs.LandlockIoctlDev != 0 {
+		return 0, unix.EACCES // a device's own commands, which Landlock's IOCTL_DEV covers
+	}
 	if so, sd, err := sockFile(t, a[0]); err == nil {
 		sd.DecRef()
 		if a[1] == unix.SIOCATMARK && so.MaxMessage() == 0 {

@@ -414,9 +414,17 @@ func openPath(t *kernel.Task, name, p string, flags, mode uint64, c *fs.Cred) (u
 			return 0, err
 		}
 	}
-	fd, err := t.Proc.Files.Open(f, uint32(flags), flags&unix.O_CLOEXEC != 0)
+	desc := fs.NewDescription(f, uint32(flags))
+	if !oPath {
+		kept := uint64(fs.LandlockTruncate)
+		if n.IsDevice() {
+			kept |= fs.LandlockIoctlDev
+		}
+		desc.LandlockDenied = t.Proc.Root.LandlockDenied(c, p, kept)
+	}
+	fd, err := t.Proc.Files.OpenDescription(desc, flags&unix.O_CLOEXEC != 0)
 	if err != nil {
-		return 0, err // Open closed f
+		return 0, err // OpenDescription closed f
 	}
 	if !oPath {
 		truncated := flags&unix.O_TRUNC != 0 && acc != unix.O_RDONLY && !created && n.Mode.IsRegular()

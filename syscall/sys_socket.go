@@ -288,10 +288,30 @@ func sysBind(t *kernel.Task, a Args) (uint64, error) {
 	}
 	// Ports below ip_unprivileged_port_start (1024) need
 	// CAP_NET_BIND_SERVICE.
+	if err := landlockPort(t, so, sa, fs.LandlockBindTCP); err != nil {
+		return 0, err
+	}
 	if (sa.Family == unix.AF_INET || sa.Family == unix.AF_INET6) && sa.Port > 0 && sa.Port < 1024 && !t.Proc.Cred().Privileged() {
 		return 0, unix.EACCES
 	}
 	return 0, so.Bind(sa, names{t})
+}
+
+// landlockPort checks the caller's Landlock domain grants access (bind or
+// connect) on a TCP socket's port: EACCES, as Linux's LSM hook does
+// before the protocol looks at the address.
+func landlockPort(t *kernel.Task, so jnet.Socket, sa jnet.Addr, access uint64) error {
+	d := t.Proc.Landlock()
+	if d == nil {
+		return nil
+	}
+	if in, ok := so.(*jnet.InetSocket); !ok || !in.TCP() || sa.Family != unix.AF_INET && sa.Family != unix.AF_INET6 {
+		return nil
+	}
+	if !d.AllowsPort(sa.Port, access) {
+		return unix.EACCES
+	}
+	return nil
 }
 
 // names is the file tree as the task sees it, where Unix sockets are
@@ -338,7 +358,7 @@ func (ns names) BoundSocket(path string) (any, error) {
 // Caller is the task's process with its ids.
 func (ns names) Caller() jnet.Caller {
 	p := ns.t.Proc
-	return jnet.Caller{PID: int32(p.PID), UID: p.UID, GID: p.GID, EUID: p.EUID, EGID: p.EGID}
+	return jnet.Caller{PID: int32(p.PID), UID: p.UID, GID: p.GID, EUID: p.EUID, EGID: p.EGID, Landlock: p.Landlock()}
 }
 
 // sysListen implements listen(2).
@@ -397,6 +417,9 @@ func sysConnect(t *kernel.Task, a Args) (uint64, error) {
 	}
 	sa, err := readSockaddr(t, a[1], a[2], so.Family())
 	if err != nil {
+		return 0, err
+	}
+	if err := landlockPort(t, so, sa, fs.LandlockConnectTCP); err != nil {
 		return 0, err
 	}
 	err = so.Connect(sa, names{t})

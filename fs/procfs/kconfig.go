@@ -45,11 +45,12 @@ var KernelConfig = []string{
 	"CONFIG_BSD_PROCESS_ACCT_V3", // its records are struct acct_v3
 	"CONFIG_COREDUMP",            // core files (kernel/coredump.go)
 	"CONFIG_ELF_CORE",
-	"CONFIG_POSIX_TIMERS", // timer_create and the rest (kernel/posixtimers.go)
-	"CONFIG_POSIX_MQUEUE", // mq_open and the rest (kernel/ipc/mqueue.go)
-	"CONFIG_AIO",          // io_setup and the rest (kernel/aio)
-	"CONFIG_KEYS",         // add_key, request_key, keyctl (kernel/keys)
-	"CONFIG_USERFAULTFD",  // userfaultfd and /dev/userfaultfd (kernel/userfaultfd.go)
+	"CONFIG_POSIX_TIMERS",      // timer_create and the rest (kernel/posixtimers.go)
+	"CONFIG_POSIX_MQUEUE",      // mq_open and the rest (kernel/ipc/mqueue.go)
+	"CONFIG_AIO",               // io_setup and the rest (kernel/aio)
+	"CONFIG_KEYS",              // add_key, request_key, keyctl (kernel/keys)
+	"CONFIG_USERFAULTFD",       // userfaultfd and /dev/userfaultfd (kernel/userfaultfd.go)
+	"CONFIG_SECURITY_LANDLOCK", // landlock_create_ruleset and the rest (fs/landlock.go)
 	// checkpoint/restore: kcmp, the *_next_id and ns_last_pid settings,
 	// /proc/PID/map_files, clone3's set_tid, PR_SET_MM, TFD_IOC_SET_TICKS
 	"CONFIG_CHECKPOINT_RESTORE",

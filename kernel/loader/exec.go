@@ -100,6 +100,10 @@ func Exec(mem mm.Memory, vdsoData *VDSO, tree *fs.Tree, cred *fs.Cred, file stri
 		if MayExec(n, cred) != nil {
 			return fail(execErr(unix.EACCES, "%s: interpreter %s: not executable", file, exe.Interp))
 		}
+		// Linux opens the interpreter as the program, by open_exec.
+		if err := tree.LandlockCheck(cred, interpPath, fs.LandlockExecute|fs.LandlockReadFile); err != nil {
+			return fail(execErr(unix.EACCES, "%s: interpreter %s: denied by Landlock", file, exe.Interp))
+		}
 		interpData, err := n.Contents()
 		if err != nil {
 			return fail(execErr(err.(unix.Errno), "%s: interpreter %s: %v", file, exe.Interp, err))
