@@ -86,10 +86,15 @@ type notifyTable struct {
 	perUser map[uint32]*inotifyUsage
 	limits  InotifyLimits
 	dnotify map[*Node][]*dnotifyMark // dnotify.go; counted in count too
+	// fanotify.go's marks, counted in count too, and apart: all of
+	// them, and those on mounts (whose events look the mount up).
+	fanotify                      map[FanotifyTarget][]*fanotifyMark
+	fanotifyMarks, fanotifyMounts atomic.Int64
 }
 
-// inotifyUsage is what one user holds: instances and watches.
-type inotifyUsage struct{ instances, watches int }
+// inotifyUsage is what one user holds: inotify instances and watches,
+// fanotify groups and marks.
+type inotifyUsage struct{ instances, watches, fanGroups, fanMarks int }
 
 type inotifyWatch struct {
 	in   *Inotify
@@ -465,17 +470,33 @@ func (t *Tree) parentOf(n *Node, p string) (dir *Node, name string, unlinked boo
 	return nil, "", false
 }
 
-// NotifyOpen reports an open of n, found at p, to inotify watchers; an
-// open that truncated the file modified it after.
-func (t *Tree) NotifyOpen(n *Node, p string, truncated bool) {
+// NotifyOpen reports an open of n, found at p, by who, to inotify
+// watchers and fanotify marks; an open that truncated the file modified
+// it after. f, the file opened, remembers who for its later events.
+func (t *Tree) NotifyOpen(f File, n *Node, p string, truncated bool, who Actor) {
+	if nf, ok := f.(*NodeFile); ok {
+		nf.opener = who
+	}
 	if t.notify.count.Load() == 0 {
 		return
 	}
 	dir, name, _ := t.parentOf(n, p)
 	t.fsnotify(n, dir, name, unix.IN_OPEN, 0)
+	t.fanotify(n, dir, p, unix.FAN_OPEN, who)
 	if truncated {
 		t.fsnotify(n, dir, name, unix.IN_MODIFY, 0)
+		t.fanotify(n, dir, p, unix.FAN_MODIFY, who)
 	}
+}
+
+// OpenPermission asks fanotify's permission marks whether who may open
+// n, found at p (FAN_OPEN_PERM): EPERM when a listener denies it.
+func (t *Tree) OpenPermission(n *Node, p string, who Actor) error {
+	if t.notify.fanotifyMarks.Load() == 0 {
+		return nil
+	}
+	dir, _, _ := t.parentOf(n, p)
+	return t.fanotify(n, dir, p, unix.FAN_OPEN_PERM, who)
 }
 
 // notifyAttrib reports a change of n's link count to n's watchers; the

@@ -414,13 +414,19 @@ func openPath(t *kernel.Task, name, p string, flags, mode uint64, c *fs.Cred) (u
 			return 0, err
 		}
 	}
+	if !oPath {
+		if err := t.Proc.Root.OpenPermission(n, p, t); err != nil {
+			f.Close()
+			return 0, err
+		}
+	}
 	fd, err := t.Proc.Files.Open(f, uint32(flags), flags&unix.O_CLOEXEC != 0)
 	if err != nil {
 		return 0, err // Open closed f
 	}
 	if !oPath {
 		truncated := flags&unix.O_TRUNC != 0 && acc != unix.O_RDONLY && !created && n.Mode.IsRegular()
-		t.Proc.Root.NotifyOpen(n, p, truncated)
+		t.Proc.Root.NotifyOpen(f, n, p, truncated, t)
 	}
 	return uint64(fd), nil
 }

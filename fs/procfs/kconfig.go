@@ -36,11 +36,13 @@ var KernelConfig = []string{
 	"CONFIG_EPOLL",
 	"CONFIG_EVENTFD",
 	"CONFIG_TIMERFD",
-	"CONFIG_SIGNALFD",            // signalfd4 (kernel/signalfd.go)
-	"CONFIG_MEMBARRIER",          // membarrier (syscall/sys_membarrier.go)
-	"CONFIG_FHANDLE",             // name_to_handle_at, open_by_handle_at
-	"CONFIG_INOTIFY_USER",        // inotify (fs/inotify.go)
-	"CONFIG_DNOTIFY",             // fcntl F_NOTIFY (fs/dnotify.go)
+	"CONFIG_SIGNALFD",     // signalfd4 (kernel/signalfd.go)
+	"CONFIG_MEMBARRIER",   // membarrier (syscall/sys_membarrier.go)
+	"CONFIG_FHANDLE",      // name_to_handle_at, open_by_handle_at
+	"CONFIG_INOTIFY_USER", // inotify (fs/inotify.go)
+	"CONFIG_DNOTIFY",      // fcntl F_NOTIFY (fs/dnotify.go)
+	"CONFIG_FANOTIFY",     // fanotify (fs/fanotify.go)
+	"CONFIG_FANOTIFY_ACCESS_PERMISSIONS",
 	"CONFIG_BSD_PROCESS_ACCT",    // acct(2) (kernel/acct.go)
 	"CONFIG_BSD_PROCESS_ACCT_V3", // its records are struct acct_v3
 	"CONFIG_COREDUMP",            // core files (kernel/coredump.go)
@@ -82,7 +84,6 @@ var KernelConfigNotSet = []string{
 	"CONFIG_SWAP",
 	"CONFIG_USERFAULTFD",
 	"CONFIG_CHECKPOINT_RESTORE",
-	"CONFIG_FANOTIFY",
 	"CONFIG_SECCOMP",
 	"CONFIG_SECURITY_LOCKDOWN_LSM",
 	"CONFIG_BLK_DEV_LOOP",
