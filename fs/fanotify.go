@@ -533,14 +533,15 @@ func (g *Fanotify) finish(ev *fanotifyEvent, response uint32) {
 }
 
 // openEventFile opens the event's object in fds, as a file whose own
-// use reports nothing.
+// use reports nothing: EISDIR for a directory and a group whose files
+// are writable.
 func (g *Fanotify) openEventFile(ev *fanotifyEvent, fds *FDTable) (int32, error) {
+	flags := g.fileFlags &^ unix.O_CLOEXEC
+	if ev.node.IsDir() && flags&unix.O_ACCMODE != unix.O_RDONLY {
+		return 0, unix.EISDIR
+	}
 	f := g.tree.OpenNode(ev.node, ev.path)
 	f.quiet = true
-	flags := g.fileFlags &^ unix.O_CLOEXEC
-	if ev.node.IsDir() {
-		flags = flags&^unix.O_ACCMODE | unix.O_RDONLY
-	}
 	f.OpenedAs(flags)
 	fd, err := fds.Open(f, flags, g.fileFlags&unix.O_CLOEXEC != 0)
 	return int32(fd), err
@@ -557,7 +558,10 @@ func (g *Fanotify) WriteFrom(src UserIO) (int64, error) {
 	if _, err := src.CopyIn(linux.AsBytes(&resp)); err != nil {
 		return 0, err
 	}
-	return int64(len(linux.AsBytes(&resp))), g.Answer(resp.Fd, resp.Response)
+	if err := g.Answer(resp.Fd, resp.Response); err != nil {
+		return 0, err
+	}
+	return int64(len(linux.AsBytes(&resp))), nil
 }
 
 // Answer answers the read permission event of fd with FAN_ALLOW or

@@ -26,19 +26,19 @@ const (
 		unix.O_CLOEXEC | unix.O_LARGEFILE | unix.O_NOATIME
 )
 
-// sysFanotifyInit implements fanotify_init(2): CAP_SYS_ADMIN (EPERM),
-// since the groups an unprivileged user may make report file handles;
-// EMFILE past the user's groups.
+// sysFanotifyInit implements fanotify_init(2): CAP_SYS_ADMIN first
+// (EPERM), since the groups an unprivileged user may make report file
+// handles; EMFILE past the user's groups.
 func sysFanotifyInit(t *kernel.Task, a Args) (uint64, error) {
 	flags, fileFlags := uint32(a[0]), uint32(a[1])
+	if t.Proc.Caps.Effective&(1<<unix.CAP_SYS_ADMIN) == 0 {
+		return 0, unix.EPERM
+	}
 	if flags&^fanotifyInitFlags != 0 || fileFlags&^fanotifyFileFlags != 0 || fileFlags&unix.O_ACCMODE == unix.O_ACCMODE {
 		return 0, unix.EINVAL
 	}
 	if flags&fanotifyClasses == fanotifyClasses {
 		return 0, unix.EINVAL
-	}
-	if t.Proc.Caps.Effective&(1<<unix.CAP_SYS_ADMIN) == 0 {
-		return 0, unix.EPERM
 	}
 	g, err := fs.NewFanotify(t.Proc.Root, t.Proc.RealCred().UID, flags, fileFlags)
 	if err != nil {
