@@ -101,6 +101,13 @@ type fanotifyMark struct {
 	ignoredSurvive bool // FAN_MARK_IGNORED_SURV_MODIFY
 }
 
+// fanotifyKey is what makes events mergeable: their object and process.
+type fanotifyKey struct {
+	node *Node
+	path string
+	pid  int32
+}
+
 type fanotifyEvent struct {
 	mask     uint32
 	node     *Node
@@ -122,6 +129,7 @@ type Fanotify struct {
 
 	mu       sync.Mutex // under the tree's notifyTable.mu
 	queue    []*fanotifyEvent
+	merge    map[fanotifyKey]*fanotifyEvent // the queued notification events
 	overflow bool
 	waiting  []*fanotifyEvent // permission events read and not answered
 	marks    map[FanotifyTarget]*fanotifyMark
@@ -141,7 +149,7 @@ func NewFanotify(t *Tree, uid, flags, fileFlags uint32) (*Fanotify, error) {
 	}
 	u.fanGroups++
 	return &Fanotify{tree: t, uid: uid, ino: nextIno.Add(1), flags: flags, fileFlags: fileFlags,
-		marks: map[FanotifyTarget]*fanotifyMark{}}, nil
+		marks: map[FanotifyTarget]*fanotifyMark{}, merge: map[fanotifyKey]*fanotifyEvent{}}, nil
 }
 
 // Permissions reports whether the group may hear permission events.
@@ -375,17 +383,17 @@ func (g *Fanotify) queueEvent(ev *fanotifyEvent) []func() {
 	if g.closed || !g.roomLocked() {
 		return g.notifier.Changed()
 	}
-	for _, q := range g.queue {
-		if q.answered == nil && q.node == ev.node && q.pid == ev.pid && q.path == ev.path && q.mask&unix.FAN_Q_OVERFLOW == 0 {
-			q.mask |= ev.mask
-			return nil
-		}
+	key := fanotifyKey{ev.node, ev.path, ev.pid}
+	if q := g.merge[key]; q != nil {
+		q.mask |= ev.mask
+		return nil
 	}
 	if mm.Charged.Charge(fanotifyEventCost) != nil {
 		g.queueOverflowLocked()
 		return g.notifier.Changed()
 	}
 	g.queue = append(g.queue, ev)
+	g.merge[key] = ev
 	return g.notifier.Changed()
 }
 
@@ -508,10 +516,12 @@ func (g *Fanotify) take(first bool) (*fanotifyEvent, error) {
 		return nil, unix.EAGAIN
 	}
 	ev := g.queue[0]
-	g.queue = append(g.queue[:0:0], g.queue[1:]...)
+	g.queue[0] = nil
+	g.queue = g.queue[1:]
 	if ev.mask&unix.FAN_Q_OVERFLOW != 0 {
 		g.overflow = false
 	} else if ev.answered == nil {
+		delete(g.merge, fanotifyKey{ev.node, ev.path, ev.pid})
 		mm.Charged.Uncharge(fanotifyEventCost)
 	}
 	return ev, nil
@@ -619,7 +629,7 @@ func (g *Fanotify) Close() error {
 	for _, ev := range g.waiting {
 		answerLocked(ev, unix.FAN_ALLOW)
 	}
-	g.queue, g.waiting = nil, nil
+	g.queue, g.waiting, g.merge = nil, nil, nil
 	return nil
 }
 
