@@ -41,12 +41,13 @@ func actorOf(u UserIO) Actor {
 	return nil
 }
 
-// Linux's fanotify limits: queued events per group, groups and marks per
-// user (the mark limit is the floor of Linux's, which scales with memory).
+// Linux's defaults of the fanotify limits (/proc/sys/fs/fanotify):
+// queued events per group, groups and marks per user (the mark limit is
+// the floor of Linux's, which scales with memory).
 const (
-	FanotifyMaxQueuedEvents = 16384
-	FanotifyMaxUserGroups   = 128
-	FanotifyMaxUserMarks    = 8192
+	fanotifyDefaultQueuedEvents = 16384
+	fanotifyDefaultUserGroups   = 128
+	fanotifyDefaultUserMarks    = 8192
 )
 
 // What events and marks are charged: Linux's struct fanotify_path_event
@@ -126,6 +127,7 @@ type Fanotify struct {
 	ino       uint64
 	flags     uint32 // fanotify_init's
 	fileFlags uint32 // the event files' open flags
+	maxQueued int64  // max_queued_events when it was made, as Linux's
 
 	mu       sync.Mutex // under the tree's notifyTable.mu
 	queue    []*fanotifyEvent
@@ -144,12 +146,13 @@ func NewFanotify(t *Tree, uid, flags, fileFlags uint32) (*Fanotify, error) {
 	nt.mu.Lock()
 	defer nt.mu.Unlock()
 	u := nt.user(uid)
-	if u.fanGroups >= FanotifyMaxUserGroups {
+	if int64(u.fanGroups) >= nt.fanotifyLimits.MaxUserInstances.Load() {
 		return nil, unix.EMFILE
 	}
 	u.fanGroups++
 	return &Fanotify{tree: t, uid: uid, ino: nextIno.Add(1), flags: flags, fileFlags: fileFlags,
-		marks: map[FanotifyTarget]*fanotifyMark{}, merge: map[fanotifyKey]*fanotifyEvent{}}, nil
+		maxQueued: nt.fanotifyLimits.MaxQueuedEvents.Load(),
+		marks:     map[FanotifyTarget]*fanotifyMark{}, merge: map[fanotifyKey]*fanotifyEvent{}}, nil
 }
 
 // Permissions reports whether the group may hear permission events.
@@ -168,7 +171,7 @@ func (g *Fanotify) AddMark(target FanotifyTarget, mask uint32, flags uint32) err
 	m := g.marks[target]
 	if m == nil {
 		u := nt.user(g.uid)
-		if u.fanMarks >= FanotifyMaxUserMarks && g.flags&unix.FAN_UNLIMITED_MARKS == 0 {
+		if int64(u.fanMarks) >= nt.fanotifyLimits.MaxUserWatches.Load() && g.flags&unix.FAN_UNLIMITED_MARKS == 0 {
 			return unix.ENOSPC
 		}
 		if err := mm.Charged.Charge(fanotifyMarkCost); err != nil {
@@ -412,7 +415,7 @@ func (g *Fanotify) queuePerm(ev *fanotifyEvent) (bool, []func()) {
 // roomLocked reports whether the queue takes another event, queueing the
 // overflow event when it does not.
 func (g *Fanotify) roomLocked() bool {
-	if g.flags&unix.FAN_UNLIMITED_QUEUE != 0 || len(g.queue) < FanotifyMaxQueuedEvents {
+	if g.flags&unix.FAN_UNLIMITED_QUEUE != 0 || int64(len(g.queue)) < g.maxQueued {
 		return true
 	}
 	g.queueOverflowLocked()

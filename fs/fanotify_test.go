@@ -77,7 +77,7 @@ func readEvents(t *testing.T, g *Fanotify, a *testActor) (masks []uint64, pids [
 }
 
 func TestFanotifyMergeOverflowAndCharge(t *testing.T) {
-	tree, nodes := fanotifyTree(t, FanotifyMaxQueuedEvents+2)
+	tree, nodes := fanotifyTree(t, fanotifyDefaultQueuedEvents+2)
 	base := mm.Charged.Total()
 	g, err := NewFanotify(tree, 0, unix.FAN_CLASS_NOTIF, unix.O_RDONLY)
 	if err != nil {
@@ -99,11 +99,11 @@ func TestFanotifyMergeOverflowAndCharge(t *testing.T) {
 	for i, n := range nodes {
 		tree.NotifyOpen(nil, n, fmt.Sprintf("/d/%d", i), false, a)
 	}
-	if got := mm.Charged.Total() - base; got != fanotifyMarkCost+FanotifyMaxQueuedEvents*fanotifyEventCost {
+	if got := mm.Charged.Total() - base; got != fanotifyMarkCost+fanotifyDefaultQueuedEvents*fanotifyEventCost {
 		t.Fatalf("a full queue charges %d bytes", got)
 	}
 	masks, _ = readEvents(t, g, reader)
-	if len(masks) != FanotifyMaxQueuedEvents+1 || masks[len(masks)-1] != unix.FAN_Q_OVERFLOW {
+	if len(masks) != fanotifyDefaultQueuedEvents+1 || masks[len(masks)-1] != unix.FAN_Q_OVERFLOW {
 		t.Fatalf("%d events, the last %#x", len(masks), masks[len(masks)-1])
 	}
 	tree.NotifyOpen(nil, nodes[1], "/d/1", false, a)
@@ -141,7 +141,7 @@ func TestFanotifyMarks(t *testing.T) {
 		t.Fatal("a mark left with nothing stays")
 	}
 	// The user's marks are bounded; FAN_UNLIMITED_MARKS lifts it.
-	tree.notify.user(0).fanMarks = FanotifyMaxUserMarks
+	tree.notify.user(0).fanMarks = fanotifyDefaultUserMarks
 	if err := g.AddMark(target, unix.FAN_OPEN, 0); err != unix.ENOSPC {
 		t.Fatalf("past the user's marks: %v", err)
 	}

@@ -264,6 +264,30 @@ static void overflow(void) {
 	close(unl);
 }
 
+/* The limits in /proc/sys/fs/fanotify: a group takes max_queued_events
+ * when it is made. */
+static void limits(void) {
+	show_file("limits.max_queued_events", "/proc/sys/fs/fanotify/max_queued_events");
+	show_file("limits.max_user_groups", "/proc/sys/fs/fanotify/max_user_groups");
+	put_file("limits.set_queued", "/proc/sys/fs/fanotify/max_queued_events", "3");
+	int g = fanotify_init(FAN_CLASS_NOTIF | FAN_NONBLOCK, O_RDONLY);
+	put_file("limits.restore_queued", "/proc/sys/fs/fanotify/max_queued_events", "16384");
+	fanotify_mark(g, FAN_MARK_ADD, FAN_OPEN | FAN_EVENT_ON_CHILD, AT_FDCWD, "/mnt/many");
+	for (int i = 0; i < 5; i++) {
+		char name[32];
+		snprintf(name, sizeof name, "/mnt/many/%d", i);
+		read_file(name);
+	}
+	struct fanotify_event_metadata ev[8];
+	ssize_t n = read(g, ev, sizeof ev);
+	int k = n / (int)sizeof ev[0];
+	for (int i = 0; i < k; i++)
+		if (ev[i].fd >= 0)
+			close(ev[i].fd);
+	SHOW("limits.queue_of_3", "%d events, the last %#llx", k, (unsigned long long)ev[k - 1].mask);
+	close(g);
+}
+
 int main(void) {
 	mkdir("/mnt", 0755);
 	mount("tmpfs", "/mnt", "tmpfs", 0, NULL);
@@ -277,5 +301,6 @@ int main(void) {
 	events();
 	permissions();
 	overflow();
+	limits();
 	return 0;
 }
