@@ -114,7 +114,6 @@ type fanotifyEvent struct {
 	node     *Node
 	path     string
 	pid      int32
-	isDir    bool
 	answered chan struct{} // a permission event's; closed with response set
 	response uint32
 	fd       int32 // a read permission event's file in the reader
@@ -352,7 +351,7 @@ func (t *Tree) fanotify(n, dir *Node, p string, mask uint32, who Actor) error {
 		if c.mask == 0 {
 			continue
 		}
-		ev := &fanotifyEvent{mask: c.mask, node: n, path: p, pid: pid, isDir: n.IsDir()}
+		ev := &fanotifyEvent{mask: c.mask, node: n, path: p, pid: pid}
 		if c.g.flags&unix.FAN_REPORT_TID != 0 {
 			ev.pid = tid
 		}
