@@ -126,6 +126,10 @@ type NodeFile struct {
 	location          bool        // an O_PATH open: no close event
 	keeps             OpenCounter // what the file keeps while open (a namespace)
 	viewer            any         // who opened a synthetic file, whom its writes are for
+	// opener is who opened it, whom events without another actor (a
+	// close) name; quiet: a fanotify event's file, which reports nothing.
+	opener Actor
+	quiet  bool
 }
 
 // OpenCounter is an object a synthetic file is bound to that its open
@@ -224,9 +228,16 @@ func (f *NodeFile) ReadTo(dst UserIO) (int64, error) {
 // so a write meanwhile may show in part, as a read racing a write may on
 // Linux.
 func (f *NodeFile) ReadAtTo(dst UserIO, off int64) (int64, error) {
+	who := actorOf(dst)
+	if who == nil {
+		who = f.opener
+	}
+	if err := f.permission(unix.FAN_ACCESS_PERM, who); err != nil {
+		return 0, err
+	}
 	n, err := f.readAtTo(dst, off)
 	if n > 0 {
-		f.fsnotify(unix.IN_ACCESS)
+		f.fsnotifyBy(unix.IN_ACCESS, who)
 	}
 	return n, err
 }
@@ -474,13 +485,28 @@ func (f *NodeFile) Truncate(size int64) error {
 }
 
 // fsnotify reports an event of the open file to its inotify watchers
-// and its directory's (found by the path it was opened at).
-func (f *NodeFile) fsnotify(mask uint32) {
-	if f.tree == nil || f.tree.notify.count.Load() == 0 {
+// and its directory's (found by the path it was opened at), and to
+// fanotify's marks as caused by its opener.
+func (f *NodeFile) fsnotify(mask uint32) { f.fsnotifyBy(mask, f.opener) }
+
+// fsnotifyBy is fsnotify for an event caused by who.
+func (f *NodeFile) fsnotifyBy(mask uint32, who Actor) {
+	if f.tree == nil || f.quiet || f.tree.notify.count.Load() == 0 {
 		return
 	}
 	dir, name, unlinked := f.tree.parentOf(f.node, f.path)
 	f.tree.fsnotifyFile(f.node, dir, name, mask, 0, unlinked)
+	f.tree.fanotify(f.node, dir, f.path, mask, who)
+}
+
+// permission asks fanotify's permission marks whether who may use the
+// open file (FAN_ACCESS_PERM): EPERM when a listener denies it.
+func (f *NodeFile) permission(mask uint32, who Actor) error {
+	if f.tree == nil || f.quiet || f.tree.notify.fanotifyMarks.Load() == 0 {
+		return nil
+	}
+	dir, _, _ := f.tree.parentOf(f.node, f.path)
+	return f.tree.fanotify(f.node, dir, f.path, mask, who)
 }
 
 func (f *NodeFile) Stat() Stat { return StatNode(f.node) }

@@ -25,11 +25,12 @@ import (
 // max_queued_events ends with one IN_Q_OVERFLOW, and each queued event is
 // charged to mm.Charged (a failed charge overflows too).
 
-// InotifyLimits are Linux's inotify limits (/proc/sys/fs/inotify), which
-// root sets: the events one instance queues, and the instances and
-// watches each user holds.
-type InotifyLimits struct {
+// NotifyLimits are a notification family's limits (/proc/sys/fs/inotify,
+// /proc/sys/fs/fanotify), which root sets: the events one instance
+// queues, and the instances and watches (marks) each user holds.
+type NotifyLimits struct {
 	MaxQueuedEvents, MaxUserInstances, MaxUserWatches atomic.Int64
+	names                                             [3]string // in /proc, in that order
 }
 
 // Linux's defaults of the inotify limits.
@@ -39,28 +40,36 @@ const (
 	inotifyDefaultUserWatches   = 8192
 )
 
-// InotifyLimitNames are the limits' names in /proc/sys/fs/inotify.
-var InotifyLimitNames = []string{"max_queued_events", "max_user_instances", "max_user_watches"}
+// setNotifyLimits gives l its names and their values.
+func setNotifyLimits(l *NotifyLimits, names [3]string, queued, instances, watches int64) {
+	l.names = names
+	l.MaxQueuedEvents.Store(queued)
+	l.MaxUserInstances.Store(instances)
+	l.MaxUserWatches.Store(watches)
+}
 
-func (l *InotifyLimits) byName(name string) *atomic.Int64 {
+// Names are the limits' names in /proc.
+func (l *NotifyLimits) Names() []string { return l.names[:] }
+
+func (l *NotifyLimits) byName(name string) *atomic.Int64 {
 	switch name {
-	case "max_queued_events":
+	case l.names[0]:
 		return &l.MaxQueuedEvents
-	case "max_user_instances":
+	case l.names[1]:
 		return &l.MaxUserInstances
 	}
 	return &l.MaxUserWatches
 }
 
 // Setting is the limit of that name, as its /proc file shows it.
-func (l *InotifyLimits) Setting(name string) string {
+func (l *NotifyLimits) Setting(name string) string {
 	return strconv.FormatInt(l.byName(name).Load(), 10)
 }
 
 // Set sets the limit of that name from what root wrote: a decimal int
 // from 0 up, as Linux's proc_dointvec_minmax with its floor of zero;
 // EINVAL otherwise.
-func (l *InotifyLimits) Set(name string, b []byte) error {
+func (l *NotifyLimits) Set(name string, b []byte) error {
 	n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 32)
 	if err != nil || n < 0 {
 		return unix.EINVAL
@@ -70,7 +79,10 @@ func (l *InotifyLimits) Set(name string, b []byte) error {
 }
 
 // InotifyLimits are t's inotify limits.
-func (t *Tree) InotifyLimits() *InotifyLimits { return &t.notify.limits }
+func (t *Tree) InotifyLimits() *NotifyLimits { return &t.notify.limits }
+
+// FanotifyLimits are t's fanotify limits.
+func (t *Tree) FanotifyLimits() *NotifyLimits { return &t.notify.fanotifyLimits }
 
 // inotifyEventCost is what a queued event is charged besides its name:
 // Linux's struct inotify_event_info.
@@ -84,12 +96,18 @@ type notifyTable struct {
 	count   atomic.Int64 // watches in the tree
 	cookie  uint32       // the last rename's cookie
 	perUser map[uint32]*inotifyUsage
-	limits  InotifyLimits
+	limits  NotifyLimits
 	dnotify map[*Node][]*dnotifyMark // dnotify.go; counted in count too
+	// fanotify.go's marks, counted in count too, and apart: all of
+	// them, and those on mounts (whose events look the mount up).
+	fanotify                      map[FanotifyTarget][]*fanotifyMark
+	fanotifyMarks, fanotifyMounts atomic.Int64
+	fanotifyLimits                NotifyLimits
 }
 
-// inotifyUsage is what one user holds: instances and watches.
-type inotifyUsage struct{ instances, watches int }
+// inotifyUsage is what one user holds: inotify instances and watches,
+// fanotify groups and marks.
+type inotifyUsage struct{ instances, watches, fanGroups, fanMarks int }
 
 type inotifyWatch struct {
 	in   *Inotify
@@ -465,17 +483,33 @@ func (t *Tree) parentOf(n *Node, p string) (dir *Node, name string, unlinked boo
 	return nil, "", false
 }
 
-// NotifyOpen reports an open of n, found at p, to inotify watchers; an
-// open that truncated the file modified it after.
-func (t *Tree) NotifyOpen(n *Node, p string, truncated bool) {
+// NotifyOpen reports an open of n, found at p, by who, to inotify
+// watchers and fanotify marks; an open that truncated the file modified
+// it after. f, the file opened, remembers who for its later events.
+func (t *Tree) NotifyOpen(f File, n *Node, p string, truncated bool, who Actor) {
+	if nf, ok := f.(*NodeFile); ok {
+		nf.opener = who
+	}
 	if t.notify.count.Load() == 0 {
 		return
 	}
 	dir, name, _ := t.parentOf(n, p)
 	t.fsnotify(n, dir, name, unix.IN_OPEN, 0)
+	t.fanotify(n, dir, p, unix.FAN_OPEN, who)
 	if truncated {
 		t.fsnotify(n, dir, name, unix.IN_MODIFY, 0)
+		t.fanotify(n, dir, p, unix.FAN_MODIFY, who)
 	}
+}
+
+// OpenPermission asks fanotify's permission marks whether who may open
+// n, found at p (FAN_OPEN_PERM): EPERM when a listener denies it.
+func (t *Tree) OpenPermission(n *Node, p string, who Actor) error {
+	if t.notify.fanotifyMarks.Load() == 0 {
+		return nil
+	}
+	dir, _, _ := t.parentOf(n, p)
+	return t.fanotify(n, dir, p, unix.FAN_OPEN_PERM, who)
 }
 
 // notifyAttrib reports a change of n's link count to n's watchers; the

@@ -228,9 +228,10 @@ func NewTree(root *Node) *Tree {
 	t.devices.open = map[uint64]func() (File, error){}
 	t.locks.byNode = map[*Node]*nodeLocks{}
 	t.locks.waitsFor = map[LockOwner]LockOwner{}
-	t.notify.limits.MaxQueuedEvents.Store(inotifyDefaultQueuedEvents)
-	t.notify.limits.MaxUserInstances.Store(inotifyDefaultUserInstances)
-	t.notify.limits.MaxUserWatches.Store(inotifyDefaultUserWatches)
+	setNotifyLimits(&t.notify.limits, [3]string{"max_queued_events", "max_user_instances", "max_user_watches"},
+		inotifyDefaultQueuedEvents, inotifyDefaultUserInstances, inotifyDefaultUserWatches)
+	setNotifyLimits(&t.notify.fanotifyLimits, [3]string{"max_queued_events", "max_user_groups", "max_user_marks"},
+		fanotifyDefaultQueuedEvents, fanotifyDefaultUserGroups, fanotifyDefaultUserMarks)
 	root.tree = t
 	return t
 }

@@ -88,3 +88,15 @@ func (t *Task) drainWake() (chan struct{}, bool) {
 	t.sleeping.Store(!interrupted)
 	return wake, interrupted
 }
+
+// NotifyIDs are the task's process and thread ids, as fanotify reports
+// the thread that caused an event (fs.Actor).
+func (t *Task) NotifyIDs() (pid, tid int32) { return int32(t.Proc.PID), int32(t.TID) }
+
+// WaitAnswer waits for a fanotify listener's answer to a permission
+// event the task caused, under Block's rules (fs.Actor).
+func (t *Task) WaitAnswer(answered <-chan struct{}) error { return t.Block(answered, time.Time{}) }
+
+// FDs is the task's descriptor table, where a fanotify read opens the
+// events' files (fs.Actor).
+func (t *Task) FDs() *fs.FDTable { return t.Proc.Files }

@@ -121,6 +121,9 @@ type userIO struct {
 // FileSizeLimit is the writer's RLIMIT_FSIZE (fs.FileSizeLimited).
 func (u *userIO) FileSizeLimit() int64 { return fileSizeLimit(u.t) }
 
+// Actor is the task that reads or writes (fs.Acting).
+func (u *userIO) Actor() fs.Actor { return u.t }
+
 // FileSizeExceeded sends the writer SIGXFSZ.
 func (u *userIO) FileSizeExceeded() { fileSizeExceeded(u.t) }
 

@@ -414,6 +414,12 @@ func openPath(t *kernel.Task, name, p string, flags, mode uint64, c *fs.Cred) (u
 			return 0, err
 		}
 	}
+	if !oPath {
+		if err := t.Proc.Root.OpenPermission(n, p, t); err != nil {
+			f.Close()
+			return 0, err
+		}
+	}
 	desc := fs.NewDescription(f, uint32(flags))
 	if !oPath {
 		kept := uint64(fs.LandlockTruncate)
@@ -428,7 +434,7 @@ func openPath(t *kernel.Task, name, p string, flags, mode uint64, c *fs.Cred) (u
 	}
 	if !oPath {
 		truncated := flags&unix.O_TRUNC != 0 && acc != unix.O_RDONLY && !created && n.Mode.IsRegular()
-		t.Proc.Root.NotifyOpen(n, p, truncated)
+		t.Proc.Root.NotifyOpen(f, n, p, truncated, t)
 	}
 	return uint64(fd), nil
 }

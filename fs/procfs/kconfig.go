@@ -36,11 +36,13 @@ var KernelConfig = []string{
 	"CONFIG_EPOLL",
 	"CONFIG_EVENTFD",
 	"CONFIG_TIMERFD",
-	"CONFIG_SIGNALFD",            // signalfd4 (kernel/signalfd.go)
-	"CONFIG_MEMBARRIER",          // membarrier (syscall/sys_membarrier.go)
-	"CONFIG_FHANDLE",             // name_to_handle_at, open_by_handle_at
-	"CONFIG_INOTIFY_USER",        // inotify (fs/inotify.go)
-	"CONFIG_DNOTIFY",             // fcntl F_NOTIFY (fs/dnotify.go)
+	"CONFIG_SIGNALFD",     // signalfd4 (kernel/signalfd.go)
+	"CONFIG_MEMBARRIER",   // membarrier (syscall/sys_membarrier.go)
+	"CONFIG_FHANDLE",      // name_to_handle_at, open_by_handle_at
+	"CONFIG_INOTIFY_USER", // inotify (fs/inotify.go)
+	"CONFIG_DNOTIFY",      // fcntl F_NOTIFY (fs/dnotify.go)
+	"CONFIG_FANOTIFY",     // fanotify (fs/fanotify.go)
+	"CONFIG_FANOTIFY_ACCESS_PERMISSIONS",
 	"CONFIG_BSD_PROCESS_ACCT",    // acct(2) (kernel/acct.go)
 	"CONFIG_BSD_PROCESS_ACCT_V3", // its records are struct acct_v3
 	"CONFIG_COREDUMP",            // core files (kernel/coredump.go)
@@ -88,7 +90,6 @@ var KernelConfigNotSet = []string{
 	"CONFIG_PID_NS",
 	"CONFIG_NET_NS",
 	"CONFIG_SWAP",
-	"CONFIG_FANOTIFY",
 	"CONFIG_SECURITY_LOCKDOWN_LSM",
 	"CONFIG_BLK_DEV_LOOP",
 	"CONFIG_QUOTA",

@@ -204,18 +204,23 @@ func procSys(k Kernel, tree *fs.Tree) *fs.Node {
 						}
 						return m
 					}),
-					"inotify": procDir(func() map[string]*fs.Node {
-						m := map[string]*fs.Node{}
-						limits := tree.InotifyLimits()
-						for _, name := range fs.InotifyLimitNames {
-							m[name] = fs.NewSetting(func() []byte { return []byte(limits.Setting(name) + "\n") },
-								func(b []byte) error { return limits.Set(name, b) })
-						}
-						return m
-					}),
+					"inotify":  notifyLimitsDir(tree.InotifyLimits()),
+					"fanotify": notifyLimitsDir(tree.FanotifyLimits()),
 				}
 			}),
 		}
+	})
+}
+
+// notifyLimitsDir is a notification family's limits, root's to set.
+func notifyLimitsDir(limits *fs.NotifyLimits) *fs.Node {
+	return procDir(func() map[string]*fs.Node {
+		m := map[string]*fs.Node{}
+		for _, name := range limits.Names() {
+			m[name] = fs.NewSetting(func() []byte { return []byte(limits.Setting(name) + "\n") },
+				func(b []byte) error { return limits.Set(name, b) })
+		}
+		return m
 	})
 }
 
