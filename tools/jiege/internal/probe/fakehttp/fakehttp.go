@@ -114,10 +114,15 @@ func (s *Server) Close() error {
 	return nil
 }
 
-// die closes every connection and, unless o.DieAccepting, the listener.
-func (s *Server) die() {
+// stopAccepting marks the server dead: connections accepted from now on
+// are closed at once and, unless o.DieAccepting, the listener is closed.
+func (s *Server) stopAccepting() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.stopAcceptingLocked()
+}
+
+func (s *Server) stopAcceptingLocked() {
 	if s.dead {
 		return
 	}
@@ -125,6 +130,13 @@ func (s *Server) die() {
 	if !s.o.DieAccepting {
 		s.ln.Close()
 	}
+}
+
+// die stops accepting and closes every connection.
+func (s *Server) die() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stopAcceptingLocked()
 	for c := range s.conns {
 		c.Close()
 	}
@@ -192,10 +204,16 @@ func (s *Server) serve(c net.Conn) {
 		// Count before the client can see the answer, so that Served is
 		// exact once the client has it.
 		n := s.served.Add(1)
+		last := s.o.DieAfter > 0 && n >= s.o.DieAfter
+		if last {
+			// Dead before the client has its last answer: a connection it
+			// opens on reading the answer must not be served.
+			s.stopAccepting()
+		}
 		if bw.Flush() != nil {
 			return
 		}
-		if s.o.DieAfter > 0 && n >= s.o.DieAfter {
+		if last {
 			s.die()
 			return
 		}
