@@ -62,6 +62,9 @@ func Access(n *Node, c *Cred, mask int) error {
 	if mask&MayWrite != 0 && (n.Mode.IsRegular() || n.IsDir() || n.Mode&fs.ModeSymlink != 0) && n.onReadOnlyFS() {
 		return unix.EROFS // before any permission, as Linux's sb_permission
 	}
+	if mask&MayWrite != 0 && n.immutable() {
+		return unix.EPERM // even for root, as Linux's inode_permission
+	}
 	mode := uint32(n.Mode.Perm())
 	if c.Privileged() {
 		if mask&MayExec == 0 || n.IsDir() || mode&0o111 != 0 {
@@ -83,15 +86,20 @@ func Access(n *Node, c *Cred, mask int) error {
 
 // mayDelete checks that c may remove or replace the entry victim of dir:
 // write and search on dir and, in a sticky directory (/tmp), ownership of
-// the directory or of the entry (EPERM), as Linux's may_delete does.
+// the directory or of the entry (EPERM), as Linux's may_delete does; an
+// append-only directory keeps its entries, and an immutable or
+// append-only entry stays (EPERM).
 func mayDelete(dir, victim *Node, c *Cred) error {
 	if err := Access(dir, c, MayWrite|MayExec); err != nil {
 		return err
 	}
+	if dir.appendOnly() {
+		return unix.EPERM
+	}
 	if dir.Mode&fs.ModeSticky != 0 && !c.Owns(dir) && !c.Owns(victim) {
 		return unix.EPERM
 	}
-	return nil
+	return mayModify(victim)
 }
 
 // mayLink applies Linux's protected_hardlinks (on by default): a caller
@@ -110,13 +118,16 @@ func mayLink(n *Node, c *Cred) error {
 }
 
 // MaySetTimes checks that c may change n's times (utimensat): to given
-// values only as owner (EPERM); to now as owner or with write permission
-// (EACCES).
+// values only as owner (EPERM), and not on an immutable or append-only
+// file; to now as owner or with write permission (EACCES), and not on an
+// immutable file (Linux's may_setattr).
 func MaySetTimes(n *Node, c *Cred, given bool) error {
 	if err := ReadOnlyFS(n); err != nil {
 		return err
 	}
 	switch {
+	case given && mayModify(n) != nil, n.immutable():
+		return unix.EPERM
 	case c.Owns(n):
 		return nil
 	case given:
@@ -161,9 +172,13 @@ const specialBits = fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky
 
 // Chmod sets n's permission and special bits (07777 of mode): only its
 // owner or root may (EPERM). A caller outside the file's group loses the
-// set-group-ID bit, as on Linux.
+// set-group-ID bit, as on Linux. An immutable or append-only file keeps
+// its mode (EPERM).
 func Chmod(n *Node, c *Cred, mode uint32) error {
 	if err := ReadOnlyFS(n); err != nil {
+		return err
+	}
+	if err := mayModify(n); err != nil {
 		return err
 	}
 	if !c.Owns(n) {
@@ -184,7 +199,8 @@ func Chmod(n *Node, c *Cred, mode uint32) error {
 // chown_ok and chgrp_ok allow: root anything; the owner only the group,
 // to one of his groups; anyone else nothing (EPERM). A regular file that
 // changes hands loses its set-user-ID bit, and its set-group-ID bit when
-// group execute is set.
+// group execute is set. An immutable or append-only file keeps its ids
+// (EPERM).
 func Chown(n *Node, c *Cred, uid, gid uint32) error {
 	if err := ReadOnlyFS(n); err != nil {
 		return err
@@ -192,6 +208,9 @@ func Chown(n *Node, c *Cred, uid, gid uint32) error {
 	if uid == NoID && gid == NoID {
 		n.touchChange()
 		return nil
+	}
+	if err := mayModify(n); err != nil {
+		return err
 	}
 	if !c.Privileged() {
 		if c.UID != n.UID || uid != NoID && uid != n.UID || gid != NoID && gid != n.GID && !c.InGroup(gid) {

@@ -47,6 +47,7 @@ type Node struct {
 	memfd               bool              // a memfd file, which seals apply to (memfd.go)
 	linkable            bool              // made by open(O_TMPFILE) without O_EXCL, and not named yet
 	seals               uint32            // F_SEAL_*, guarded by mu
+	flags               atomic.Uint32     // inode flags (attrflags.go)
 	Bound               any               // the Unix socket bound to a socket node; a FIFO's pipe, guarded by mu
 	Dev                 uint64            // st_dev when not the tree's own (procfs, sysfs)
 	tree                *Tree             // the tree it was named in, whose limits its pages count against
@@ -464,6 +465,9 @@ func (t *Tree) link(c *Cred, n *Node, newp string) error {
 	if err := mayLink(n, c); err != nil {
 		return err
 	}
+	if err := mayModify(n); err != nil {
+		return err // no new name for an immutable or append-only file
+	}
 	if n.IsDir() {
 		return unix.EPERM
 	}
@@ -514,6 +518,7 @@ func (t *Tree) Mkdir(c *Cred, p string, perm fs.FileMode) error {
 // Want is the access (MayRead, MayWrite) that an existing file must grant.
 type OpenFlags struct {
 	Create, Excl, Trunc, Follow bool
+	Append                      bool // O_APPEND, which writing an append-only file needs
 	NoAtime                     bool // O_NOATIME: the owner's (or root's) only
 	Perm                        fs.FileMode
 	Want                        int
@@ -550,6 +555,9 @@ func (t *Tree) Open(c *Cred, p string, o OpenFlags) (n *Node, created bool, err 
 	}
 	if err := Access(n, c, o.Want); err != nil {
 		return nil, false, err
+	}
+	if n.appendOnly() && (o.Want&MayWrite != 0 && !o.Append || o.Trunc) {
+		return nil, false, unix.EPERM // Linux's may_open
 	}
 	if err := t.landlockCheck(c, phys, landlockOpen(n, o.Want, o.Trunc)); err != nil {
 		return nil, false, err

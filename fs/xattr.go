@@ -51,6 +51,11 @@ func xattrAccess(n *Node, c *Cred, name string, write bool) error {
 	if write && n.onReadOnlyFS() {
 		return unix.EROFS // mnt_want_write comes first
 	}
+	if write {
+		if err := mayModify(n); err != nil {
+			return err
+		}
+	}
 	switch {
 	case strings.HasPrefix(name, xattrSecurity):
 		if write && !c.Privileged() {

@@ -38,7 +38,7 @@ func sysAcct(t *kernel.Task, a Args) (uint64, error) {
 			return 0, err
 		}
 	}
-	n, _, err := t.Proc.Root.Open(c, p, fs.OpenFlags{Follow: true, Want: fs.MayWrite})
+	n, _, err := t.Proc.Root.Open(c, p, fs.OpenFlags{Follow: true, Append: true, Want: fs.MayWrite})
 	if err != nil {
 		return 0, err
 	}

@@ -65,6 +65,9 @@ func sysFallocate(t *kernel.Task, a Args) (uint64, error) {
 	if !ok {
 		return 0, unix.ENODEV
 	}
+	if err := fs.MayAllocate(f.Node(), mode&^fs.FallocKeepSize == 0); err != nil {
+		return 0, err
+	}
 	if off > math.MaxInt64-length {
 		return 0, unix.EFBIG
 	}

@@ -148,6 +148,11 @@ func sysFcntl(t *kernel.Task, a Args) (uint64, error) {
 	case unix.F_GETFL:
 		return uint64(d.Flags()), nil
 	case unix.F_SETFL:
+		if nf, ok := d.NodeFile(); ok && (uint32(a[2])^d.Flags())&unix.O_APPEND != 0 {
+			if err := fs.MayChangeAppend(nf.Node()); err != nil {
+				return 0, err
+			}
+		}
 		d.SetFlags(uint32(a[2]))
 		setAsync(t, d, fd, a[2]&unix.O_ASYNC != 0)
 		return 0, nil
@@ -359,6 +364,9 @@ func sysIoctl(t *kernel.Task, a Args) (uint64, error) {
 		d.SetFlags(fl)
 		setAsync(t, d, fd, on != 0)
 		return 0, nil
+	}
+	if ret, handled, err := fileattrIoctl(t, d, a[1], a[2]); handled {
+		return ret, err
 	}
 	if d.LandlockDenied&fs.LandlockIoctlDev != 0 {
 		return 0, unix.EACCES // a device's own commands, which Landlock's IOCTL_DEV covers

@@ -377,7 +377,7 @@ func openPath(t *kernel.Task, name, p string, flags, mode uint64, c *fs.Cred) (u
 	} else {
 		n, created, err = t.Proc.Root.Open(c, p, fs.OpenFlags{
 			Create: flags&unix.O_CREAT != 0, Excl: flags&unix.O_EXCL != 0,
-			Trunc: flags&unix.O_TRUNC != 0 && acc != unix.O_RDONLY, Follow: flags&unix.O_NOFOLLOW == 0 || dirOnly,
+			Trunc: flags&unix.O_TRUNC != 0 && acc != unix.O_RDONLY, Append: flags&unix.O_APPEND != 0, Follow: flags&unix.O_NOFOLLOW == 0 || dirOnly,
 			Perm: fs.ModeFromUnix(uint32(mode) & 0o7777 &^ t.Proc.Umask()), Want: want, NoAtime: flags&unix.O_NOATIME != 0,
 		})
 	}

@@ -191,6 +191,9 @@ func checkFileMapping(f *fs.Description, pgoff, size, prot, flags uint64) error 
 		if prot&unix.PROT_WRITE != 0 && !f.Writable() {
 			return unix.EACCES
 		}
+		if ok && f.Writable() && nf.Node().Flags()&fs.FlagAppend != 0 {
+			return unix.EACCES // an append-only file is never shared writably
+		}
 		if prot&unix.PROT_WRITE != 0 && ok && nf.Node().WriteSealed() {
 			return unix.EPERM // a memfd sealed against writes
 		}

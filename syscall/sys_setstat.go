@@ -88,6 +88,9 @@ func sysFtruncate(t *kernel.Task, a Args) (uint64, error) {
 	if !ok || !d.Writable() || int64(a[1]) < 0 {
 		return 0, unix.EINVAL
 	}
+	if err := fs.MayTruncate(f.Node()); err != nil {
+		return 0, err
+	}
 	if d.LandlockDenied&fs.LandlockTruncate != 0 {
 		return 0, unix.EACCES
 	}
@@ -119,6 +122,9 @@ func sysTruncate(t *kernel.Task, a Args) (uint64, error) {
 	}
 	if !n.Mode.IsRegular() {
 		return 0, unix.EINVAL
+	}
+	if err := fs.MayTruncate(n); err != nil {
+		return 0, err
 	}
 	if err := t.Proc.Root.LandlockCheck(t.Proc.Cred(), p, fs.LandlockTruncate); err != nil {
 		return 0, err

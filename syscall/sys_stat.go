@@ -104,11 +104,70 @@ func sysStatx(t *kernel.Task, a Args) (uint64, error) {
 	if a[2]&^statFlags != 0 || a[2]&statxSyncType == statxSyncType || uint32(a[3])&unix.STATX__RESERVED != 0 {
 		return 0, unix.EINVAL
 	}
-	st, _, err := statTarget(t, a[0], a[1], a[2])
+	st, n, err := statTarget(t, a[0], a[1], a[2])
 	if err != nil {
 		return 0, err
 	}
-	return 0, copyOutStruct(t, a[4], statxOf(st))
+	sx := statxOf(st)
+	sx.Attributes, sx.AttributesMask = statxAttributes(t, n, a[0], a[1], a[2])
+	return 0, copyOutStruct(t, a[4], sx)
+}
+
+// statxAttributes returns what statx reports in stx_attributes and
+// stx_attributes_mask for n (nil: a file outside the tree): every file
+// system's automount, DAX, verity and mount-root attributes, of which
+// only the last can be set here, and tmpfs's append-only, immutable and no-dump
+// flags (shmem_getattr).
+func statxAttributes(t *kernel.Task, n *fs.Node, dirfd, pathAddr, flags uint64) (attrs, mask uint64) {
+	mask = unix.STATX_ATTR_AUTOMOUNT | unix.STATX_ATTR_DAX | unix.STATX_ATTR_VERITY | unix.STATX_ATTR_MOUNT_ROOT
+	if n == nil {
+		return 0, mask
+	}
+	if n.OnTmpfs() {
+		mask |= unix.STATX_ATTR_APPEND | unix.STATX_ATTR_IMMUTABLE | unix.STATX_ATTR_NODUMP
+		for _, f := range [...]struct {
+			flag uint32
+			attr uint64
+		}{
+			{fs.FlagAppend, unix.STATX_ATTR_APPEND}, {fs.FlagImmutable, unix.STATX_ATTR_IMMUTABLE}, {fs.FlagNoDump, unix.STATX_ATTR_NODUMP},
+		} {
+			if n.Flags()&f.flag != 0 {
+				attrs |= f.attr
+			}
+		}
+	}
+	if n.IsDir() {
+		if p, ok := statPath(t, dirfd, pathAddr, flags); ok && t.Proc.Root.MountOf(n, p).Root == n {
+			attrs |= unix.STATX_ATTR_MOUNT_ROOT
+		}
+	}
+	return attrs, mask
+}
+
+// statPath is the canonical path statx looked at, when it names one.
+func statPath(t *kernel.Task, dirfd, pathAddr, flags uint64) (string, bool) {
+	name, err := copyInString(t, pathAddr)
+	if err != nil {
+		return "", false
+	}
+	if name == "" && flags&unix.AT_EMPTY_PATH != 0 {
+		d, err := t.Proc.Files.Get(int(int32(dirfd)))
+		if err != nil {
+			return "", false
+		}
+		defer d.DecRef()
+		nf, ok := d.NodeFile()
+		if !ok {
+			return "", false
+		}
+		return nf.Path(), true
+	}
+	p, err := resolve(t, int32(dirfd), name)
+	if err != nil {
+		return "", false
+	}
+	_, canon, err := t.Proc.Root.LookupPath(t.Proc.Cred(), p)
+	return canon, err == nil
 }
 
 // sysFaccessat implements faccessat(2) (and access(2) through it).
