@@ -67,6 +67,9 @@ func Access(n *Node, c *Cred, mask int) error {
 	}
 	mode := uint32(n.Mode.Perm())
 	if c.Privileged() {
+		if n.setting && uint32(mask)&^(mode>>6)&7 != 0 {
+			return unix.EACCES // a setting holds root to its owner's bits, as Linux's sysctl_perm
+		}
 		if mask&MayExec == 0 || n.IsDir() || mode&0o111 != 0 {
 			return nil
 		}

@@ -46,6 +46,7 @@ type Node struct {
 	xattrs              map[string][]byte // extended attributes (xattr.go), guarded by mu
 	memfd               bool              // a memfd file, which seals apply to (memfd.go)
 	linkable            bool              // made by open(O_TMPFILE) without O_EXCL, and not named yet
+	setting             bool              // a /proc/sys setting (NewSetting), whose bits bind root too (perm.go)
 	seals               uint32            // F_SEAL_*, guarded by mu
 	flags               atomic.Uint32     // inode flags (attrflags.go)
 	Bound               any               // the Unix socket bound to a socket node; a FIFO's pipe, guarded by mu
@@ -156,7 +157,7 @@ func NewReadAt(readAt func(p []byte, off int64) (int, error)) *Node {
 // writes go to store (a /proc/sys setting): writable by its owner, root.
 func NewSetting(gen func() []byte, store func([]byte) error) *Node {
 	n := NewGenerated(gen)
-	n.Mode, n.Store = 0o644, func(_ any, b []byte) error { return store(b) }
+	n.Mode, n.Store, n.setting = 0o644, func(_ any, b []byte) error { return store(b) }, true
 	return n
 }
 

@@ -39,6 +39,7 @@ type Kernel struct {
 	CommandLine string
 
 	userMemory  mm.Memory
+	hugePools   []*mm.HugePool // mm.HugePageSizes' pools
 	newRegs     func() *arch.Frame
 	startTask   func(*Task)
 	cpus        int
@@ -159,6 +160,9 @@ func New(c Config) *Kernel {
 		futexQueues: map[futexKey][]*futexWaiter{},
 		randGen:     rand.NewChaCha8(seedFromRuntime()),
 	}
+	for _, size := range mm.HugePageSizes {
+		k.hugePools = append(k.hugePools, mm.NewHugePool(c.UserMemory, size))
+	}
 	k.ipc = ipc.NewNamespace(c.UserMemory, k.Now)
 	k.rootNS = k.initNamespaces()
 	k.nrOpen.Store(fs.MaxFDs)
@@ -208,6 +212,23 @@ func (k *Kernel) Reset(restart bool) bool {
 	}
 	k.reset(restart)
 	return true
+}
+
+// HugePools are the huge page pools, the default size's first.
+func (k *Kernel) HugePools() []*mm.HugePool { return k.hugePools }
+
+// HugePool is the pool of huge pages of 2^sizeLog bytes, the default
+// size's for 0 (mmap's MAP_HUGE_SHIFT field); nil for a size not offered.
+func (k *Kernel) HugePool(sizeLog uint) *mm.HugePool {
+	if sizeLog == 0 {
+		return k.hugePools[0]
+	}
+	for _, p := range k.hugePools {
+		if p.Size == 1<<sizeLog {
+			return p
+		}
+	}
+	return nil
 }
 
 // MemoryStats returns the frames in use and in all, in bytes.

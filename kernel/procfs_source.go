@@ -66,6 +66,7 @@ func (s ProcfsSource) SetPrintk(b []byte) error        { return s.k.SetPrintk(b)
 func (s ProcfsSource) DmesgRestrict() string           { return s.k.DmesgRestrict() }
 func (s ProcfsSource) SetDmesgRestrict(b []byte) error { return s.k.SetDmesgRestrict(b) }
 func (s ProcfsSource) UnprivilegedUserfaultfd() string { return s.k.UnprivilegedUserfaultfd() }
+func (s ProcfsSource) HugePools() []*mm.HugePool       { return s.k.HugePools() }
 func (s ProcfsSource) SetUnprivilegedUserfaultfd(b []byte) error {
 	return s.k.SetUnprivilegedUserfaultfd(b)
 }

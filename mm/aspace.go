@@ -349,6 +349,17 @@ func (as *AddressSpace) Clone() (*AddressSpace, error) {
 		copied.Locked = false // memory locks are not inherited
 		// Without UFFD_FEATURE_EVENT_FORK the child's memory is its own.
 		copied.Uffd, copied.UffdMode = nil, 0
+		if v.Shared != nil && v.Shared.hugePrivate() {
+			// Private huge memory is copied now, into pages the child
+			// reserves (Linux copies it on the first write instead).
+			if copied.Shared, err = v.Shared.copyHuge(v.Offset, v.End-v.Start); err != nil {
+				return false
+			}
+			copied.Offset = 0
+			copied.Shared.enter(c)
+			c.vmas.insert(copied)
+			return true
+		}
 		for va := range as.poisoned {
 			if va >= v.Start && va < v.End {
 				if c.poisoned == nil {
@@ -491,6 +502,17 @@ type Mapping struct {
 	Locked      bool    // MAP_LOCKED
 	GrowsDown   bool    // MAP_GROWSDOWN, for private anonymous memory
 	Path        string  // the mapped file's path (VMA.Path)
+	// Huge is the pool whose pages make anonymous MAP_HUGETLB memory
+	// (hugetlb.go): the length and a fixed address align to its page
+	// size, and the pages are reserved now unless HugeNoReserve
+	// (MAP_NORESERVE). Held huge memory (a huge page file's, or a
+	// private copy of it) aligns the same way.
+	Huge          *HugePool
+	HugeNoReserve bool
+	// HugeMemory is huge memory made for this mapping (a private mapping
+	// of a huge page file, NewHugePrivateCopy), whose reference the
+	// mapping takes.
+	HugeMemory *SharedMemory
 }
 
 // Map maps anonymous private memory; see Mmap.
@@ -507,7 +529,16 @@ func (as *AddressSpace) Mmap(addr, length uintptr, m Mapping) (uintptr, error) {
 	if length == 0 {
 		return 0, ErrInvalid
 	}
-	size := pageUp(length)
+	align := uintptr(PageSize)
+	switch {
+	case m.Huge != nil:
+		align = m.Huge.Size
+	case m.Held != nil && m.Held.huge != nil:
+		align = m.Held.huge.pool.Size
+	case m.HugeMemory != nil:
+		align = m.HugeMemory.huge.pool.Size
+	}
+	size := (length + align - 1) &^ (align - 1)
 	if size == 0 || size > MaxUserVA {
 		return 0, ErrNoMemory
 	}
@@ -517,26 +548,46 @@ func (as *AddressSpace) Mmap(addr, length uintptr, m Mapping) (uintptr, error) {
 	if m.Held != nil && m.Held.kernelOwned && m.Perm&PTEWrite != 0 {
 		return 0, ErrAccess
 	}
+	if (m.Fixed || m.NoReplace) && addr%align != 0 {
+		return 0, ErrInvalid
+	}
+	huge, made := m.HugeMemory, false
+	if m.Huge != nil {
+		var err error
+		if huge, err = NewHugeMemory(m.Huge, size, !m.Shared, m.HugeNoReserve); err != nil {
+			return 0, err
+		}
+		made = true
+	}
 	if m.Fixed || m.NoReplace {
 		start, end, err := UserRange(addr, size)
 		switch {
 		case errors.Is(err, ErrUnaligned):
-			return 0, ErrInvalid
+			err = ErrInvalid
 		case err != nil:
-			return 0, ErrNoMemory
+			err = ErrNoMemory
 		case start < UserMin:
-			return 0, ErrInvalid
+			err = ErrInvalid
 		case m.NoReplace && !as.free(start, end):
-			return 0, ErrExists
+			err = ErrExists
+		default:
+			err = as.unmap(start, end)
 		}
-		if err := as.unmap(start, end); err != nil {
+		if err != nil {
+			if made {
+				huge.release()
+			}
 			return 0, err
 		}
 	} else {
-		start, end, err := UserRange(pageUp(addr), size)
+		hint := (addr + align - 1) &^ (align - 1)
+		start, end, err := UserRange(hint, size)
 		if err != nil || start < UserMin || end > UserMmapTop || !as.free(start, end) {
 			var ok bool
-			if start, ok = as.findGap(size); !ok {
+			if start, ok = as.findGap(size, align); !ok {
+				if made {
+					huge.release()
+				}
 				return 0, ErrNoMemory
 			}
 		}
@@ -544,8 +595,11 @@ func (as *AddressSpace) Mmap(addr, length uintptr, m Mapping) (uintptr, error) {
 	}
 	v := VMA{Start: addr, End: addr + size, Perm: m.Perm, Cache: m.FilePrivate, Offset: m.Offset, Shared: m.FileShared,
 		Locked: m.Locked || as.lockFuture && (m.Held == nil || !m.Held.kernelOwned), NoWrite: m.NoWrite, GrowsDown: m.GrowsDown, Path: m.Path}
-	if m.Shared {
+	if m.Shared && huge == nil {
 		v.Shared = newSharedMemory(as.mem)
+	}
+	if huge != nil {
+		v.Shared = huge
 	}
 	if m.Held != nil {
 		m.Held.hold()
@@ -563,27 +617,32 @@ func (as *AddressSpace) Mmap(addr, length uintptr, m Mapping) (uintptr, error) {
 	return addr, nil
 }
 
-// findGap finds room for size bytes, top down from the mmap cursor, then
-// from the top of the mmap area.
-func (as *AddressSpace) findGap(size uintptr) (uintptr, bool) {
-	if a, ok := as.gapBelow(as.mmapNext, size); ok {
+// findGap finds room for size bytes starting at a multiple of align,
+// top down from the mmap cursor, then from the top of the mmap area.
+func (as *AddressSpace) findGap(size, align uintptr) (uintptr, bool) {
+	if a, ok := as.gapBelow(as.mmapNext, size, align); ok {
 		as.mmapNext = a
 		return a, true
 	}
-	if a, ok := as.gapBelow(UserMmapTop, size); ok {
+	if a, ok := as.gapBelow(UserMmapTop, size, align); ok {
 		as.mmapNext = a
 		return a, true
 	}
 	return 0, false
 }
 
-// gapBelow returns the highest free range of size bytes ending at or below top.
-func (as *AddressSpace) gapBelow(top, size uintptr) (uintptr, bool) {
+// gapBelow returns the highest free range of size bytes at a multiple of
+// align ending at or below top.
+func (as *AddressSpace) gapBelow(top, size, align uintptr) (uintptr, bool) {
 	floor := max(UserMin, pageUp(as.Brk)+PageSize) // room for brk to grow a little
 	for top >= floor && top-floor >= size {
+		start := (top - size) &^ (align - 1)
+		if start < floor {
+			break
+		}
 		v := as.vmas.floor(top - 1)
-		if v == nil || v.End <= top-size {
-			return top - size, true
+		if v == nil || v.End <= start {
+			return start, true
 		}
 		top = v.Start
 	}
@@ -598,7 +657,7 @@ func (as *AddressSpace) Unmap(addr, length uintptr) error {
 	if err != nil {
 		return err
 	}
-	if start == end {
+	if start == end || as.splitsHugePage(start) || as.splitsHugePage(end) {
 		return ErrInvalid
 	}
 	return as.unmap(start, end)
@@ -612,6 +671,9 @@ func (as *AddressSpace) unmap(start, end uintptr) error {
 	as.splitAt(end)
 	for _, v := range as.vmas.cut(start, end) {
 		as.dropPages(&v, v.Start, v.End)
+		if v.Shared != nil && v.Shared.hugePrivate() {
+			v.Shared.dropHugeRange(v.Offset, v.End-v.Start, false)
+		}
 		v.release(as)
 	}
 	for va := range as.poisoned {
@@ -635,6 +697,8 @@ func (as *AddressSpace) Protect(addr, length uintptr, perm uint64) error {
 		return ErrNoMemory
 	case start == end:
 		return nil
+	case as.splitsHugePage(start) || as.splitsHugePage(end):
+		return ErrInvalid
 	}
 	mapped := start
 	for v := as.vmas.find(start); v != nil && mapped < end; v = as.vmas.find(mapped) {
@@ -741,7 +805,7 @@ func (as *AddressSpace) Advise(addr, length uintptr, advice Advice) error {
 	stop := end
 	covered := as.eachIn(start, end, func(v *VMA) {
 		if refused == nil {
-			if refused = v.refuses(advice); refused != nil {
+			if refused = v.refuses(advice, max(v.Start, start)); refused != nil {
 				stop = max(v.Start, start)
 			}
 		}
@@ -749,7 +813,16 @@ func (as *AddressSpace) Advise(addr, length uintptr, advice Advice) error {
 	if stop > start {
 		switch advice {
 		case AdviseDontNeed:
-			as.eachIn(start, stop, func(v *VMA) { as.dropPages(v, max(v.Start, start), min(v.End, stop)) })
+			as.eachIn(start, stop, func(v *VMA) {
+				from, to := max(v.Start, start), min(v.End, stop)
+				if hs := v.HugePageSize(); hs != 0 {
+					to = from + (to-from)&^(hs-1) // whole huge pages only, as Linux's
+				}
+				as.dropPages(v, from, to)
+				if v.Shared != nil && v.Shared.hugePrivate() {
+					v.Shared.dropHugeRange(v.Offset+(from-v.Start), to-from, true)
+				}
+			})
 			as.flush()
 		case AdviseWipeOnFork, AdviseKeepOnFork:
 			as.setFlags(start, stop, func(v *VMA) { v.WipeOnFork = advice == AdviseWipeOnFork })
@@ -768,14 +841,18 @@ func (as *AddressSpace) Advise(addr, length uintptr, advice Advice) error {
 	return nil
 }
 
-// refuses is the error advice gets on v, as Linux's madvise_vma_behavior.
-func (v *VMA) refuses(advice Advice) error {
+// refuses is the error advice gets on v from start on, as Linux's
+// madvise_vma_behavior.
+func (v *VMA) refuses(advice Advice, start uintptr) error {
 	privateAnon := v.Shared == nil && v.Cache == nil
 	switch advice {
 	case AdviseDontNeed, AdviseFree, AdviseCold:
 		if v.Locked { // Linux's can_madv_lru_vma
 			return ErrInvalid
 		}
+	}
+	if advice == AdviseDontNeed && v.HugePageSize() != 0 && (start-v.Start)%v.HugePageSize() != 0 {
+		return ErrInvalid // huge memory is dropped from a page's start
 	}
 	switch advice {
 	case AdviseFree, AdviseWipeOnFork:
@@ -978,6 +1055,14 @@ func (as *AddressSpace) Remap(old, oldLen, newLen uintptr, flags int, newAddr ui
 	if v == nil {
 		return 0, ErrFault
 	}
+	// Huge memory moves and shrinks by whole pages, and never grows (its
+	// pages were reserved for its size), as Linux's.
+	if hs := v.HugePageSize(); hs != 0 {
+		oldLen, newLen = (oldLen+hs-1)&^(hs-1), (newLen+hs-1)&^(hs-1)
+		if old%hs != 0 || flags&RemapFixed != 0 && newAddr%hs != 0 || newLen > oldLen {
+			return 0, ErrInvalid
+		}
+	}
 	if flags&(RemapFixed|RemapDontUnmap) != 0 {
 		return as.remapTo(old, oldLen, newLen, flags, newAddr)
 	}
@@ -1008,7 +1093,7 @@ func (as *AddressSpace) Remap(old, oldLen, newLen uintptr, flags int, newAddr ui
 	if as.vmas.count+2 >= MaxMapCount-3 {
 		return 0, ErrNoMemory
 	}
-	to, ok := as.findGap(newLen)
+	to, ok := as.findGap(newLen, PageSize)
 	if !ok {
 		return 0, ErrNoMemory
 	}
@@ -1048,7 +1133,7 @@ func (as *AddressSpace) remapTo(old, oldLen, newLen uintptr, flags int, newAddr 
 	}
 	if flags&RemapFixed == 0 {
 		var ok bool
-		if newAddr, ok = as.findGap(newLen); !ok {
+		if newAddr, ok = as.findGap(newLen, PageSize); !ok {
 			return 0, ErrNoMemory
 		}
 	}

@@ -122,4 +122,6 @@ func (as *AddressSpace) PopulateRange(start, end uintptr) error { return as.popu
 
 // IsShared reports a MAP_SHARED mapping of the program's (anonymous or
 // of a file), not the kernel's pages it maps read-only (the vDSO's).
-func (v *VMA) IsShared() bool { return v.Shared != nil && !v.Shared.kernelOwned }
+func (v *VMA) IsShared() bool {
+	return v.Shared != nil && !v.Shared.kernelOwned && !v.Shared.hugePrivate()
+}

@@ -68,6 +68,9 @@ type SharedMemory struct {
 	file FileSource
 	// detached is a segment's hook (NewSegmentMemory).
 	detached func()
+	// huge is huge memory's pool and promises (hugetlb.go); nil for
+	// memory of ordinary pages.
+	huge *hugeState
 }
 
 // NewKernelMemory returns shared memory that the kernel holds and writes,
@@ -130,6 +133,9 @@ func (s *SharedMemory) frame(i uintptr) (uintptr, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.huge != nil {
+		return s.hugeFrame(i)
+	}
 	pa, ok := s.pages[i]
 	if !ok {
 		if pa = s.mem.AllocFrame(); pa == 0 {
@@ -212,8 +218,12 @@ func (s *SharedMemory) dropped(private bool) bool {
 	if s.vmas > 0 || s.privates > 0 {
 		return true
 	}
-	for _, pa := range s.pages {
-		s.mem.FreeFrame(pa)
+	if s.huge != nil {
+		s.freeHuge()
+	} else {
+		for _, pa := range s.pages {
+			s.mem.FreeFrame(pa)
+		}
 	}
 	s.pages = nil
 	if s.file != nil {

@@ -84,8 +84,23 @@ func sysMmap(t *kernel.Task, a Args) (uint64, error) {
 		defer f.DecRef() // the mapping holds the node, not the description
 	}
 	// Linux ignores flags it does not know unless MAP_SHARED_VALIDATE
-	// asks it to check them; huge pages are not offered.
-	if length == 0 || flags&unix.MAP_HUGETLB != 0 {
+	// asks it to check them. MAP_HUGETLB makes anonymous memory of huge
+	// pages of a size the kernel offers; a file's mapping takes it only
+	// when the file is of huge pages itself (which needs no flag).
+	var huge *mm.HugePool
+	var hugeFile *fs.HugeFile
+	if f != nil {
+		hugeFile, _ = f.File.(*fs.HugeFile)
+	}
+	if flags&unix.MAP_HUGETLB != 0 && hugeFile == nil {
+		if !anonymous {
+			return 0, unix.EINVAL
+		}
+		if huge = t.Kernel().HugePool(uint(flags >> unix.MAP_HUGE_SHIFT & unix.MAP_HUGE_MASK)); huge == nil {
+			return 0, unix.EINVAL
+		}
+	}
+	if length == 0 {
 		return 0, unix.EINVAL
 	}
 	size := (length + mm.PageSize - 1) &^ (mm.PageSize - 1)
@@ -123,12 +138,22 @@ func sysMmap(t *kernel.Task, a Args) (uint64, error) {
 		Locked:    flags&unix.MAP_LOCKED != 0,
 		GrowsDown: flags&unix.MAP_GROWSDOWN != 0 && anonymous && !shared,
 		Path:      path,
+		Huge:      huge,
+		// MAP_NORESERVE reserves no huge pages (Linux's VM_NORESERVE);
+		// ordinary memory is never reserved.
+		HugeNoReserve: flags&unix.MAP_NORESERVE != 0,
+	}
+	if huge != nil {
+		m.Path = "/anon_hugepage (deleted)"
 	}
 	p := t.Proc
 	p.Lock()
 	defer p.Unlock()
 	if err := mapLockCheck(t, m.Locked, uint64(size)); err != nil {
 		return 0, err
+	}
+	if hugeFile != nil {
+		return mmapHugeFile(t, hugeFile, addr, length, prot, flags, m)
 	}
 	if node != nil {
 		fm := node.Map(func(src fs.MappedNode) fs.FileMapping { return p.AS.NewFileMemory(src) }, shared).(*mm.SharedMemory)
@@ -153,6 +178,47 @@ func sysMmap(t *kernel.Task, a Args) (uint64, error) {
 	// leaves the mapping made.
 	if m.Locked || p.AS.LocksFuture() || flags&(unix.MAP_POPULATE|unix.MAP_NONBLOCK) == unix.MAP_POPULATE {
 		p.AS.PopulateRange(got, got+size)
+	}
+	return uint64(got), nil
+}
+
+// mmapHugeFile maps a huge page file (a memfd made with MFD_HUGETLB), as
+// hugetlbfs's mmap: the offset aligned to the page size (EINVAL), the
+// pages of the range promised now unless MAP_NORESERVE (ENOMEM), a
+// shared mapping mapping the file's own pages, a private one pages of
+// its own that start as the file's, and a writable mapping reaching past
+// the end growing the file. The process lock is held.
+func mmapHugeFile(t *kernel.Task, f *fs.HugeFile, addr, length uintptr, prot, flags uint64, m mm.Mapping) (uint64, error) {
+	pageSize, offset := f.Mem.HugePool().Size, m.Offset
+	if offset%pageSize != 0 {
+		return 0, unix.EINVAL
+	}
+	size := (length + pageSize - 1) &^ (pageSize - 1)
+	noReserve := flags&unix.MAP_NORESERVE != 0
+	m.Path, m.Huge, m.HugeNoReserve, m.Shared = f.Path(), nil, false, false
+	if flags&unix.MAP_TYPE == unix.MAP_PRIVATE {
+		mem, err := mm.NewHugePrivateCopy(f.Mem, offset, size, noReserve)
+		if err != nil {
+			return 0, unix.ENOMEM
+		}
+		m.HugeMemory, m.Offset = mem, 0
+	} else {
+		if !noReserve {
+			if err := f.Mem.ReserveHuge(offset, size); err != nil {
+				return 0, unix.ENOMEM
+			}
+		}
+		m.Held = f.Mem
+	}
+	got, err := t.Proc.AS.Mmap(addr, length, m)
+	if err != nil {
+		if m.HugeMemory != nil {
+			m.HugeMemory.Release()
+		}
+		return 0, err
+	}
+	if prot&unix.PROT_WRITE != 0 {
+		f.Grow(int64(offset + size))
 	}
 	return uint64(got), nil
 }
@@ -204,7 +270,7 @@ func checkFileMapping(f *fs.Description, pgoff, size, prot, flags uint64) error 
 	if !f.Readable() {
 		return unix.EACCES
 	}
-	if f.MapsAnonymous() {
+	if _, huge := f.File.(*fs.HugeFile); f.MapsAnonymous() || huge {
 		return nil
 	}
 	if !ok || nf.Node().IsDir() {

@@ -84,6 +84,9 @@ func sysFtruncate(t *kernel.Task, a Args) (uint64, error) {
 		return 0, err
 	}
 	defer d.DecRef()
+	if hf, ok := d.File.(*fs.HugeFile); ok && d.Writable() && int64(a[1]) >= 0 {
+		return 0, hf.Truncate(int64(a[1]))
+	}
 	f, ok := d.NodeFile()
 	if !ok || !d.Writable() || int64(a[1]) < 0 {
 		return 0, unix.EINVAL

@@ -35,6 +35,8 @@ type Kernel interface {
 	// /proc/sys/vm/unprivileged_userfaultfd, which root sets
 	UnprivilegedUserfaultfd() string
 	SetUnprivilegedUserfaultfd([]byte) error
+	// HugePools are the huge page pools, the default size's first.
+	HugePools() []*mm.HugePool
 }
 
 // SysVIPC is what /proc/sysvipc and the System V IPC settings of

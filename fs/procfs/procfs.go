@@ -179,6 +179,9 @@ func procSys(k Kernel, tree *fs.Tree) *fs.Node {
 			"vm": procDir(func() map[string]*fs.Node {
 				return map[string]*fs.Node{
 					"unprivileged_userfaultfd": fs.NewSetting(func() []byte { return []byte(k.UnprivilegedUserfaultfd() + "\n") }, k.SetUnprivilegedUserfaultfd),
+					"nr_hugepages":             nrHugepages(k.HugePools()[0]),
+					"drop_caches":              dropCaches(),
+					"compact_memory":           compactMemory(),
 				}
 			}),
 			"fs": procDir(func() map[string]*fs.Node {
@@ -240,7 +243,10 @@ func sysRoot(k Kernel) *fs.Node {
 	online := procFile(func() []byte { return []byte(cpuRange(k) + "\n") })
 	online.Dev = fs.DevSysfs
 	cpu := sysDir(map[string]*fs.Node{"online": online, "possible": online, "present": online})
-	return sysDir(map[string]*fs.Node{"devices": sysDir(map[string]*fs.Node{"system": sysDir(map[string]*fs.Node{"cpu": cpu})})})
+	return sysDir(map[string]*fs.Node{
+		"devices": sysDir(map[string]*fs.Node{"system": sysDir(map[string]*fs.Node{"cpu": cpu})}),
+		"kernel":  sysDir(map[string]*fs.Node{"mm": sysDir(map[string]*fs.Node{"hugepages": hugepagesDir(k.HugePools())})}),
+	})
 }
 
 func cpuRange(k Kernel) string {
@@ -651,8 +657,9 @@ func meminfo(k Kernel) []byte {
 		"Buffers:               0 kB\nCached:                0 kB\nSwapCached:            0 kB\n"+
 		"SwapTotal:             0 kB\nSwapFree:              0 kB\nShmem:                 0 kB\n"+
 		"KReclaimable:   %8d kB\nSlab:           %8d kB\nSReclaimable:   %8d kB\nSUnreclaim:            0 kB\n"+
-		"Charged:        %8d kB\nChargeLimit:    %8d kB\n",
-		total>>10, free, free+reclaimable, reclaimable, reclaimable, reclaimable, mm.Charged.Total()>>10, mm.Charged.Limit()>>10))
+		"Charged:        %8d kB\nChargeLimit:    %8d kB\n%s",
+		total>>10, free, free+reclaimable, reclaimable, reclaimable, reclaimable, mm.Charged.Total()>>10, mm.Charged.Limit()>>10,
+		hugeMeminfo(k.HugePools())))
 }
 
 func procStat(k Kernel) []byte {

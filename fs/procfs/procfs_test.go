@@ -37,6 +37,9 @@ func (fakeKernel) DmesgRestrict() string                   { return "1" }
 func (fakeKernel) SetDmesgRestrict([]byte) error           { return nil }
 func (fakeKernel) UnprivilegedUserfaultfd() string         { return "0" }
 func (fakeKernel) SetUnprivilegedUserfaultfd([]byte) error { return nil }
+func (fakeKernel) HugePools() []*mm.HugePool {
+	return []*mm.HugePool{mm.NewHugePool(nil, 2<<20), mm.NewHugePool(nil, 1<<30)}
+}
 
 // noKeys is a kernel without key limits.
 type noKeys struct{}

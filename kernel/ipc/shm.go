@@ -49,9 +49,9 @@ func (s *Segment) perm() *Perm { return &s.Perm }
 // about to map it.
 func (s *Segment) nattch() int { return s.mem.References() - 1 + s.attaching }
 
-// ShmGet implements shmget(2). SHM_HUGETLB is EINVAL, as on a Linux
-// built without huge pages (no CONFIG_HUGETLB_PAGE, as /proc/config.gz
-// says: no huge page size is known), like MAP_HUGETLB.
+// ShmGet implements shmget(2). SHM_HUGETLB is EINVAL: huge pages are
+// mmap(MAP_HUGETLB) memory and MFD_HUGETLB memfds, not segments (no
+// CONFIG_HUGETLBFS, as /proc/config.gz says).
 func (ns *Namespace) ShmGet(key int32, size uint64, flags int, c Caller) (int, error) {
 	ns.mu.Lock()
 	defer ns.mu.Unlock()

@@ -84,3 +84,25 @@ static inline int run_child(void (*f)(void)) {
 	waitpid(c, &st, 0);
 	return st;
 }
+
+/* meminfo_value is a /proc/meminfo field's number (kB for sizes); -1
+ * when /proc/meminfo has no such field. */
+static inline long meminfo_value(const char *field) {
+	char line[256];
+	long v = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+	if (f == NULL)
+		return -1;
+	while (fgets(line, sizeof line, f))
+		if (strncmp(line, field, strlen(field)) == 0)
+			sscanf(line + strlen(field), " %ld", &v);
+	fclose(f);
+	return v;
+}
+
+/* show_hugepages prints the default huge page pool's counts. */
+static inline void show_hugepages(const char *name) {
+	printf("%s: total %ld free %ld rsvd %ld surp %ld\n", name, meminfo_value("HugePages_Total:"),
+	       meminfo_value("HugePages_Free:"), meminfo_value("HugePages_Rsvd:"), meminfo_value("HugePages_Surp:"));
+	fflush(stdout);
+}
