@@ -70,6 +70,16 @@ func mayModify(n *Node) error {
 	return nil
 }
 
+// MayOpen checks an open of n as o asks beyond permission, as Linux's
+// may_open: EPERM when n is append-only and the open writes without
+// O_APPEND or truncates.
+func MayOpen(n *Node, o OpenFlags) error {
+	if n.appendOnly() && (o.Want&MayWrite != 0 && !o.Append || o.Trunc) {
+		return unix.EPERM
+	}
+	return nil
+}
+
 // MayTruncate checks a truncate: EPERM for an append-only n. (An
 // immutable file is refused write permission first, by truncate(2)'s
 // Access; ftruncate on a description opened before the flag was set

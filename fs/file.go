@@ -184,6 +184,11 @@ func (f *NodeFile) OpenedAs(flags uint32) {
 	f.node.mu.Lock()
 	f.node.writers++
 	f.node.mu.Unlock()
+	if f.tree != nil {
+		if u := f.tree.tmpfsOf(f.node.Dev); u != nil {
+			u.writers.Add(1)
+		}
+	}
 }
 
 // SetStatusFlags takes O_APPEND from the description.
@@ -530,6 +535,11 @@ func (f *NodeFile) Close() error {
 		gone = n.Links == 0 && n.opens == 0
 		n.releaseIfGoneLocked()
 		n.mu.Unlock()
+		if f.writable && f.tree != nil {
+			if u := f.tree.tmpfsOf(n.Dev); u != nil {
+				u.writers.Add(-1)
+			}
+		}
 	}
 	if !f.location {
 		if f.writable {

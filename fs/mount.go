@@ -59,9 +59,12 @@ func (t *Tree) anonDev() uint64 {
 // tmpfsUsage is a tmpfs mount's size= (0: none, the tree's one limit
 // applies alone) and the bytes its files hold.
 type tmpfsUsage struct {
-	size   atomic.Int64
-	used   atomic.Int64
-	params *tmpfsParams // guarded by the tree's lock
+	size atomic.Int64
+	used atomic.Int64
+	// writers counts the descriptions open for writing on its files,
+	// which keep a remount from making it read-only (EBUSY).
+	writers atomic.Int64
+	params  *tmpfsParams // guarded by the tree's lock
 }
 
 // tmpfsOf returns the usage of t's tmpfs mount with device dev, or nil.
@@ -411,6 +414,9 @@ func (t *Tree) remount(n *Node, canon string, flags uint64, data string) error {
 	}
 	if flags&unix.MS_BIND == 0 && m.Type == "tmpfs" {
 		u := t.tmpfsOf(m.Dev)
+		if flags&unix.MS_RDONLY != 0 && m.Flags&unix.MS_RDONLY == 0 && u.writers.Load() > 0 {
+			return unix.EBUSY // a file open for writing, as Linux's sb_prepare_remount_readonly
+		}
 		p := *u.params
 		if err := parseTmpfs(&p, data); err != nil {
 			return err

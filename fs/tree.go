@@ -557,8 +557,8 @@ func (t *Tree) Open(c *Cred, p string, o OpenFlags) (n *Node, created bool, err 
 	if err := Access(n, c, o.Want); err != nil {
 		return nil, false, err
 	}
-	if n.appendOnly() && (o.Want&MayWrite != 0 && !o.Append || o.Trunc) {
-		return nil, false, unix.EPERM // Linux's may_open
+	if err := MayOpen(n, o); err != nil {
+		return nil, false, err
 	}
 	if err := t.landlockCheck(c, phys, landlockOpen(n, o.Want, o.Trunc)); err != nil {
 		return nil, false, err

@@ -374,10 +374,13 @@ func openPath(t *kernel.Task, name, p string, flags, mode uint64, c *fs.Cred) (u
 		// A file without a name (a memfd, an unlinked file) opened anew
 		// through /proc/PID/fd/N, which names no path in the tree.
 		n, p, reopened, err = un, at, true, fs.Access(un, c, want)
+		if err == nil {
+			err = fs.MayOpen(n, fs.OpenFlags{Want: want, Append: flags&unix.O_APPEND != 0, Trunc: flags&unix.O_TRUNC != 0})
+		}
 	} else {
 		n, created, err = t.Proc.Root.Open(c, p, fs.OpenFlags{
 			Create: flags&unix.O_CREAT != 0, Excl: flags&unix.O_EXCL != 0,
-			Trunc: flags&unix.O_TRUNC != 0 && acc != unix.O_RDONLY, Append: flags&unix.O_APPEND != 0, Follow: flags&unix.O_NOFOLLOW == 0 || dirOnly,
+			Trunc: flags&unix.O_TRUNC != 0, Append: flags&unix.O_APPEND != 0, Follow: flags&unix.O_NOFOLLOW == 0 || dirOnly,
 			Perm: fs.ModeFromUnix(uint32(mode) & 0o7777 &^ t.Proc.Umask()), Want: want, NoAtime: flags&unix.O_NOATIME != 0,
 		})
 	}
@@ -394,7 +397,7 @@ func openPath(t *kernel.Task, name, p string, flags, mode uint64, c *fs.Cred) (u
 		return 0, unix.ELOOP // O_NOFOLLOW met a symbolic link
 	}
 	var f fs.File = t.Proc.Root.OpenNodeFor(n, p, t)
-	if reopened && flags&unix.O_TRUNC != 0 && acc != unix.O_RDONLY {
+	if reopened && flags&unix.O_TRUNC != 0 {
 		nf := f.(*fs.NodeFile)
 		if err := nf.Truncate(0); err != nil { // a memfd's seals may refuse it
 			nf.Close()
@@ -433,7 +436,7 @@ func openPath(t *kernel.Task, name, p string, flags, mode uint64, c *fs.Cred) (u
 		return 0, err // OpenDescription closed f
 	}
 	if !oPath {
-		truncated := flags&unix.O_TRUNC != 0 && acc != unix.O_RDONLY && !created && n.Mode.IsRegular()
+		truncated := flags&unix.O_TRUNC != 0 && !created && n.Mode.IsRegular()
 		t.Proc.Root.NotifyOpen(f, n, p, truncated, t)
 	}
 	return uint64(fd), nil

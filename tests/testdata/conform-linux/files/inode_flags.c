@@ -252,5 +252,15 @@ int main(void)
 	RET("append.cleared.unlink", unlink("/mnt/append"));
 	setflags("clear.idir", "/mnt/idir", 0);
 	RET("idir.cleared.unlink", unlink("/mnt/idir/inside"));
+
+	/* A file with no name, opened anew through /proc/self/fd. */
+	int mfd = syscall(SYS_memfd_create, "flags", 0);
+	int append = FS_APPEND_FL;
+	RET("memfd.setflags", ioctl(mfd, FS_IOC_SETFLAGS, &append));
+	char fdpath[64];
+	snprintf(fdpath, sizeof fdpath, "/proc/self/fd/%d", mfd);
+	RET("memfd.reopen.write", open(fdpath, O_WRONLY));
+	RET("memfd.reopen.trunc", open(fdpath, O_RDONLY | O_TRUNC));
+	RET("memfd.reopen.append", open(fdpath, O_WRONLY | O_APPEND) >= 0);
 	return 0;
 }

@@ -41,6 +41,13 @@ int main(void) {
 	close(open("/mnt/ro/full/f", O_WRONLY | O_CREAT, 0644));
 	symlink("file", "/mnt/ro/link");
 	mkfifo("/mnt/ro/fifo", 0666);
+	fd = open("/mnt/ro/full/f", O_WRONLY);
+	RET("remount ro with a writer", mount(NULL, "/mnt/ro", "tmpfs", MS_REMOUNT | MS_RDONLY, NULL));
+	close(fd);
+	fd = open("/mnt/ro/dir", O_RDONLY);
+	RET("remount ro with a reader", mount(NULL, "/mnt/ro", "tmpfs", MS_REMOUNT | MS_RDONLY, NULL));
+	RET("remount rw", mount(NULL, "/mnt/ro", "tmpfs", MS_REMOUNT, NULL));
+	close(fd);
 	RET("remount ro", mount(NULL, "/mnt/ro", "tmpfs", MS_REMOUNT | MS_RDONLY, NULL));
 	show_access("mounts after remount ro", "/mnt/ro");
 
