@@ -216,14 +216,15 @@ func (s *SharedMemory) ReserveHuge(offset, size uintptr) error {
 }
 
 // NewHugePrivateCopy returns the memory of a private mapping of size
-// bytes at offset of huge file memory src: its pages, promised now unless
-// noReserve, start as src's when first touched (Linux shares them until
-// the first write instead).
+// bytes at offset of huge file memory src, which it holds: its pages,
+// promised now unless noReserve, start as src's when first touched
+// (Linux shares them until the first write instead).
 func NewHugePrivateCopy(src *SharedMemory, offset, size uintptr, noReserve bool) (*SharedMemory, error) {
 	s, err := NewHugeMemory(src.huge.pool, size, true, noReserve)
 	if err != nil {
 		return nil, err
 	}
+	src.hold() // the file's pages outlive its descriptor while mapped, as Linux's vm_file
 	s.huge.source, s.huge.sourceOffset, s.huge.end = src, offset, src.huge.end
 	return s, nil
 }
@@ -270,10 +271,15 @@ func (s *SharedMemory) hugeFrame(i uintptr) (uintptr, error) {
 	return s.pages[i], nil
 }
 
-// freeHuge gives huge memory's pages and promises back to its pool. s.mu
-// is held.
+// freeHuge gives huge memory's pages and promises back to its pool, and
+// a private copy's hold of its file. s.mu is held (a copy locks its file
+// after itself, as hugeFrame does).
 func (s *SharedMemory) freeHuge() {
 	s.dropHugePages(0, ^uintptr(0), false)
+	if src := s.huge.source; src != nil {
+		s.huge.source = nil
+		src.release()
+	}
 }
 
 // dropHugePages gives back the huge pages [first, end) of s (by index):
@@ -315,7 +321,10 @@ func (s *SharedMemory) copyHuge(offset, size uintptr) (*SharedMemory, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.huge.source, c.huge.sourceOffset, c.huge.end = s.huge.source, s.huge.sourceOffset+offset, s.huge.end
+	if src := s.huge.source; src != nil {
+		src.hold()
+		c.huge.source, c.huge.sourceOffset, c.huge.end = src, s.huge.sourceOffset+offset, s.huge.end
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c.mu.Lock()

@@ -183,6 +183,40 @@ func TestHugeFileMemory(t *testing.T) {
 	must(t, as.Unmap(private, hugeSize))
 	checkCounts(t, pool, 3, 2, 1)
 
+	// A private mapping keeps the file's pages when the file is closed
+	// and its shared mapping gone, as Linux's mapping keeps the file.
+	mem, err = NewHugePrivateCopy(file, 0, hugeSize, false)
+	must(t, err)
+	late, err := as.Mmap(0, hugeSize, Mapping{Perm: rw, HugeMemory: mem})
+	must(t, err)
+	file.Release()
+	must(t, as.Unmap(shared, 2*hugeSize))
+	if get(t, as, late, 4) != "file" {
+		t.Fatal("a private mapping lost the closed file's data")
+	}
+	must(t, as.Unmap(late, hugeSize))
+	checkCounts(t, pool, 3, 3, 0)
+	as.Release()
+	pool.SetPages(0)
+	if n := inUse(m.Frames); n != 0 {
+		t.Fatalf("%d frames leaked", n)
+	}
+}
+
+func TestHugeFileTruncate(t *testing.T) {
+	m := mmtest.New(t, 256)
+	as, err := NewAddressSpace(m)
+	must(t, err)
+	pool := NewHugePool(m, hugeSize)
+	pool.SetPages(3)
+	size := int64(2 * hugeSize)
+	file := NewHugeFileMemory(pool, func() int64 { return size })
+	must(t, file.ReserveHuge(0, 2*hugeSize))
+	shared, err := as.Mmap(0, 2*hugeSize, Mapping{Perm: rw, Held: file})
+	must(t, err)
+	put(t, as, shared, "file")
+	checkCounts(t, pool, 3, 2, 1)
+
 	// Truncation waits for the mappings; the file's last hold frees all.
 	file.TruncateHuge(0)
 	checkCounts(t, pool, 3, 2, 1)

@@ -131,11 +131,16 @@ int main(void) {
 	munmap(nr, 4 * HPS);
 	close(other);
 
+	char *keep = mmap(NULL, HPS, PROT_READ, MAP_PRIVATE, fd, 0);
+	SHOW("private kept", "%s", mapped(keep));
 	munmap(s2, HPS);
 	munmap(s, HPS);
-	show_hugepages("mappings gone, file holds its page");
+	show_hugepages("shared mappings gone, file holds its page");
 	close(fd);
-	show_hugepages("file closed");
+	show_hugepages("file closed, a private mapping left");
+	SHOW("private after close", "%s", keep + 10);
+	munmap(keep, HPS);
+	show_hugepages("all gone");
 	put_file("nr_hugepages=0", "/proc/sys/vm/nr_hugepages", "0");
 	return 0;
 }
