@@ -19,6 +19,29 @@ func checkCounts(t *testing.T, p *HugePool, total, free, reserved int) {
 	}
 }
 
+// hugeSetup returns an address space and a pool of pages of hugeSize
+// holding pages, over memory of frames frames.
+func hugeSetup(t *testing.T, frames, pages int) (*mmtest.Memory, *AddressSpace, *HugePool) {
+	t.Helper()
+	m := mmtest.New(t, frames)
+	as, err := NewAddressSpace(m)
+	must(t, err)
+	pool := NewHugePool(m, hugeSize)
+	pool.SetPages(pages)
+	return m, as, pool
+}
+
+// hugeTeardown releases as and empties pool, and checks that every frame
+// came back.
+func hugeTeardown(t *testing.T, m *mmtest.Memory, as *AddressSpace, pool *HugePool) {
+	t.Helper()
+	as.Release()
+	pool.SetPages(0)
+	if n := inUse(m.Frames); n != 0 {
+		t.Fatalf("%d frames leaked", n)
+	}
+}
+
 func TestHugePages(t *testing.T) {
 	m := mmtest.New(t, 256)
 	as, err := NewAddressSpace(m)
@@ -139,11 +162,7 @@ func TestHugePagesNoReserve(t *testing.T) {
 }
 
 func TestHugeFileMemory(t *testing.T) {
-	m := mmtest.New(t, 256)
-	as, err := NewAddressSpace(m)
-	must(t, err)
-	pool := NewHugePool(m, hugeSize)
-	pool.SetPages(3)
+	m, as, pool := hugeSetup(t, 256, 3)
 	size := int64(hugeSize)
 	file := NewHugeFileMemory(pool, func() int64 { return size })
 
@@ -196,19 +215,11 @@ func TestHugeFileMemory(t *testing.T) {
 	}
 	must(t, as.Unmap(late, hugeSize))
 	checkCounts(t, pool, 3, 3, 0)
-	as.Release()
-	pool.SetPages(0)
-	if n := inUse(m.Frames); n != 0 {
-		t.Fatalf("%d frames leaked", n)
-	}
+	hugeTeardown(t, m, as, pool)
 }
 
 func TestHugeFileTruncate(t *testing.T) {
-	m := mmtest.New(t, 256)
-	as, err := NewAddressSpace(m)
-	must(t, err)
-	pool := NewHugePool(m, hugeSize)
-	pool.SetPages(3)
+	m, as, pool := hugeSetup(t, 256, 3)
 	size := int64(2 * hugeSize)
 	file := NewHugeFileMemory(pool, func() int64 { return size })
 	must(t, file.ReserveHuge(0, 2*hugeSize))
@@ -224,9 +235,5 @@ func TestHugeFileTruncate(t *testing.T) {
 	file.TruncateHuge(0)
 	checkCounts(t, pool, 3, 3, 0)
 	file.Release()
-	as.Release()
-	pool.SetPages(0)
-	if n := inUse(m.Frames); n != 0 {
-		t.Fatalf("%d frames leaked", n)
-	}
+	hugeTeardown(t, m, as, pool)
 }
