@@ -131,9 +131,9 @@ func (f *HugeFile) Truncate(size int64) error {
 	f.size.Store(size)
 	f.Mem.TruncateHuge(size)
 	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.mtime = time.Now()
 	f.ctime = f.mtime
-	f.mu.Unlock()
 	return nil
 }
 

@@ -101,28 +101,34 @@ func (p *HugePool) reserve(n int) bool {
 // unreserve takes back n promises a mapping did not use.
 func (p *HugePool) unreserve(n int) {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.reserved -= n
-	p.mu.Unlock()
 }
 
 // take hands out a promised page, zeroed.
 func (p *HugePool) take() []uintptr {
-	p.mu.Lock()
-	frames := p.free[len(p.free)-1]
-	p.free = p.free[:len(p.free)-1]
-	p.reserved--
-	p.mu.Unlock()
+	frames := p.pop()
 	for _, pa := range frames {
 		Zero(pa, PageSize)
 	}
 	return frames
 }
 
+// pop takes a promised page off the free list.
+func (p *HugePool) pop() []uintptr {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	frames := p.free[len(p.free)-1]
+	p.free = p.free[:len(p.free)-1]
+	p.reserved--
+	return frames
+}
+
 // put gives a taken page back.
 func (p *HugePool) put(frames []uintptr) {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.free = append(p.free, frames)
-	p.mu.Unlock()
 }
 
 // hugeState is what a SharedMemory made of huge pages keeps beside its
@@ -152,20 +158,26 @@ func (h *hugeState) framesPer() uintptr { return uintptr(h.pool.framesPer()) }
 // cannot. s.mu is held.
 func (s *SharedMemory) promise(first, count uintptr) error {
 	h, n := s.huge, s.huge.framesPer()
-	var want []uintptr
+	unheld := func(g uintptr) bool {
+		_, taken := s.pages[g*n]
+		_, promised := h.promised[g]
+		return !taken && !promised
+	}
+	// Counted first, so that nothing the length of a user's mapping is
+	// allocated before the pool says yes.
+	want := 0
 	for g := first; g < first+count; g++ {
-		if _, taken := s.pages[g*n]; taken {
-			continue
-		}
-		if _, ok := h.promised[g]; !ok {
-			want = append(want, g)
+		if unheld(g) {
+			want++
 		}
 	}
-	if !h.pool.reserve(len(want)) {
+	if !h.pool.reserve(want) {
 		return ErrNoMemory
 	}
-	for _, g := range want {
-		h.promised[g] = struct{}{}
+	for g := first; g < first+count; g++ {
+		if unheld(g) {
+			h.promised[g] = struct{}{}
+		}
 	}
 	return nil
 }
@@ -250,25 +262,44 @@ func (s *SharedMemory) hugeFrame(i uintptr) (uintptr, error) {
 	if pa, ok := s.pages[i]; ok {
 		return pa, nil
 	}
-	if _, ok := h.promised[first/n]; ok {
-		delete(h.promised, first/n)
-	} else if !h.pool.reserve(1) {
+	if _, ok := h.promised[first/n]; !ok && !h.pool.reserve(1) {
 		return 0, ErrBus // MAP_NORESERVE memory, and no page free
+	} else if ok {
+		delete(h.promised, first/n)
 	}
-	frames := h.pool.take()
+	s.installHugePage(first, h.pool.take())
 	if src := h.source; src != nil {
-		src.mu.Lock()
-		for k, pa := range frames {
-			if from, ok := src.pages[first+uintptr(k)+h.sourceOffset/PageSize]; ok {
-				copy((*[PageSize]byte)(Ptr(pa))[:], (*[PageSize]byte)(Ptr(from))[:])
-			}
-		}
-		src.mu.Unlock()
+		src.copyHugePage(s, first, first+h.sourceOffset/PageSize)
 	}
+	return s.pages[i], nil
+}
+
+// hasPage reports whether page index i has a frame.
+func (s *SharedMemory) hasPage(i uintptr) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.pages[i]
+	return ok
+}
+
+// installHugePage makes frames the page at index first. s.mu is held.
+func (s *SharedMemory) installHugePage(first uintptr, frames []uintptr) {
 	for k, pa := range frames {
 		s.pages[first+uintptr(k)] = pa
 	}
-	return s.pages[i], nil
+}
+
+// copyHugePage copies src's huge page at index from, where it has one,
+// into dst's at index to. dst's lock is held (a copy locks its file after
+// itself).
+func (src *SharedMemory) copyHugePage(dst *SharedMemory, to, from uintptr) {
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	for k := range dst.huge.framesPer() {
+		if pa, ok := src.pages[from+k]; ok {
+			copy((*[PageSize]byte)(Ptr(dst.pages[to+k]))[:], (*[PageSize]byte)(Ptr(pa))[:])
+		}
+	}
 }
 
 // freeHuge gives huge memory's pages and promises back to its pool, and
@@ -325,25 +356,15 @@ func (s *SharedMemory) copyHuge(offset, size uintptr) (*SharedMemory, error) {
 		src.hold()
 		c.huge.source, c.huge.sourceOffset, c.huge.end = src, s.huge.sourceOffset+offset, s.huge.end
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	first := offset / PageSize
-	for i := range size / PageSize {
-		pa, ok := s.pages[first+i]
-		if !ok {
-			continue
-		}
-		if _, ok := c.pages[i]; !ok {
-			g := i / c.huge.framesPer()
+	n, first := c.huge.framesPer(), offset/PageSize
+	for g := range size / c.huge.pool.Size {
+		if s.hasPage(first + g*n) {
 			delete(c.huge.promised, g)
-			frames := c.huge.pool.take()
-			for k, f := range frames {
-				c.pages[g*c.huge.framesPer()+uintptr(k)] = f
-			}
+			c.installHugePage(g*n, c.huge.pool.take())
+			s.copyHugePage(c, g*n, first+g*n)
 		}
-		copy((*[PageSize]byte)(Ptr(c.pages[i]))[:], (*[PageSize]byte)(Ptr(pa))[:])
 	}
 	return c, nil
 }
