@@ -194,6 +194,9 @@ func mmapHugeFile(t *kernel.Task, f *fs.HugeFile, addr, length uintptr, prot, fl
 		return 0, unix.EINVAL
 	}
 	size := (length + pageSize - 1) &^ (pageSize - 1)
+	if int64(offset+size) < 0 || offset+size < offset {
+		return 0, unix.EINVAL // past the largest file offset, as hugetlbfs_file_mmap's loff_t check
+	}
 	noReserve := flags&unix.MAP_NORESERVE != 0
 	m.Path, m.Huge, m.HugeNoReserve, m.Shared = f.Path(), nil, false, false
 	if flags&unix.MAP_TYPE == unix.MAP_PRIVATE {
