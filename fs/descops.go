@@ -1,6 +1,10 @@
 package fs
 
-import "golang.org/x/sys/unix"
+import (
+	"golang.org/x/sys/unix"
+
+	"github.com/jiege-go/jiege/mm"
+)
 
 // What a system call asks of a description beyond reading and writing:
 // each answers for every kind of file, with Linux's errno where the file
@@ -117,4 +121,27 @@ func (d *Description) RandomDevice() bool {
 func (d *Description) Epoll() (*Epoll, bool) {
 	e, ok := d.File.(*Epoll)
 	return e, ok
+}
+
+// memoryFile is a file whose mappings map memory it holds itself (an
+// io_uring's rings), chosen by the mapping's offset.
+type memoryFile interface {
+	MappedMemory(offset, length uint64) (*mm.SharedMemory, error)
+}
+
+// MapsOwnMemory reports whether the file's mappings map memory it holds
+// (OwnMemory), not the file's pages.
+func (d *Description) MapsOwnMemory() bool {
+	_, ok := d.File.(memoryFile)
+	return ok
+}
+
+// OwnMemory returns the memory that a mapping of length bytes at offset
+// maps, for a file that MapsOwnMemory: EINVAL where it has none.
+func (d *Description) OwnMemory(offset, length uint64) (*mm.SharedMemory, error) {
+	f, ok := d.File.(memoryFile)
+	if !ok {
+		return nil, unix.ENODEV
+	}
+	return f.MappedMemory(offset, length)
 }

@@ -155,6 +155,13 @@ func sysMmap(t *kernel.Task, a Args) (uint64, error) {
 	if hugeFile != nil {
 		return mmapHugeFile(t, hugeFile, addr, length, prot, flags, m)
 	}
+	if !anonymous && f.MapsOwnMemory() {
+		held, err := f.OwnMemory(uint64(off), uint64(size))
+		if err != nil {
+			return 0, err
+		}
+		m.Held, m.Offset = held, 0 // the memory's first page is the mapping's
+	}
 	if node != nil {
 		fm := node.Map(func(src fs.MappedNode) fs.FileMapping { return p.AS.NewFileMemory(src) }, shared).(*mm.SharedMemory)
 		if shared {
@@ -273,7 +280,7 @@ func checkFileMapping(f *fs.Description, pgoff, size, prot, flags uint64) error 
 	if !f.Readable() {
 		return unix.EACCES
 	}
-	if _, huge := f.File.(*fs.HugeFile); f.MapsAnonymous() || huge {
+	if _, huge := f.File.(*fs.HugeFile); f.MapsAnonymous() || f.MapsOwnMemory() || huge {
 		return nil
 	}
 	if !ok || nf.Node().IsDir() {

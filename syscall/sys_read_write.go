@@ -22,6 +22,8 @@ func init() {
 	register(sysno.Pwrite64, sysPwrite64)
 	register(sysno.Preadv, sysPreadv)
 	register(sysno.Pwritev, sysPwritev)
+	register(sysno.Preadv2, sysPreadv2)
+	register(sysno.Pwritev2, sysPwritev2)
 	register(sysno.Lseek, sysLseek)
 	register(sysno.Sendfile, sysSendfile)
 }
@@ -34,7 +36,7 @@ func sysRead(t *kernel.Task, a Args) (uint64, error) {
 	}
 	defer d.DecRef()
 	if movesMessages(d) {
-		return recvWhole(t, a[0], oneIovec(a[1], a[2]))
+		return recvWhole(t, a[0], oneIovec(a[1], a[2]), 0)
 	}
 	return readTo(t, d, oneIovec(a[1], a[2]), readerOf(t, d), modeOf(d))
 }
@@ -54,38 +56,60 @@ func sysWrite(t *kernel.Task, a Args) (uint64, error) {
 
 // sysReadv implements readv(2).
 func sysReadv(t *kernel.Task, a Args) (uint64, error) {
-	d, err := t.Proc.Files.Get(int(int32(a[0])))
-	if err != nil {
-		return 0, err
-	}
-	defer d.DecRef()
-	var few [fewIovecs]iovec
-	vs, err := readIovecs(t, a[1], a[2], &few)
-	if err != nil {
-		return 0, err
-	}
-	if movesMessages(d) {
-		return recvWhole(t, a[0], vs)
-	}
-	return readTo(t, d, vs, readerOf(t, d), modeOf(d))
+	return readvAt(t, a[0], a[1], a[2], -1, 0)
 }
 
 // sysWritev implements writev(2).
 func sysWritev(t *kernel.Task, a Args) (uint64, error) {
-	d, err := t.Proc.Files.Get(int(int32(a[0])))
-	if err != nil {
-		return 0, err
+	return writevAt(t, a[0], a[1], a[2], -1, 0)
+}
+
+// readv reads into vs at the file position of d, open on fd, with
+// preadv2's flags (rwv2Flags).
+func readv(t *kernel.Task, d *fs.Description, fd uint64, vs []iovec, flags uint64) (uint64, error) {
+	if movesMessages(d) {
+		return recvWhole(t, fd, vs, flags)
 	}
-	defer d.DecRef()
-	var few [fewIovecs]iovec
-	vs, err := readIovecs(t, a[1], a[2], &few)
-	if err != nil {
-		return 0, err
-	}
+	return readTo(t, d, vs, readerOf(t, d), modeWith(d, flags))
+}
+
+// writev writes vs at the file position of d, open on fd, with
+// pwritev2's flags (rwv2Flags).
+func writev(t *kernel.Task, d *fs.Description, fd uint64, vs []iovec, flags uint64) (uint64, error) {
 	if writesAsSend(d) {
-		return sendData(t, a[0], vs, 0, 0, 0, jnet.Control{})
+		var sendFlags uint64
+		if flags&unix.RWF_NOWAIT != 0 {
+			sendFlags = unix.MSG_DONTWAIT
+		}
+		return sendData(t, fd, vs, sendFlags, 0, 0, jnet.Control{})
 	}
-	return writeFrom(t, d, vs, d.File.WriteFrom, modeOf(d))
+	return writeFrom(t, d, vs, d.File.WriteFrom, modeWith(d, flags))
+}
+
+// rwv2Flags are the RWF_ flags preadv2 and pwritev2 take: RWF_NOWAIT
+// makes the call non-blocking; HIPRI, DSYNC and SYNC change nothing where
+// every write is in memory. RWF_APPEND, RWF_NOAPPEND and RWF_ATOMIC are
+// EOPNOTSUPP: they are not offered.
+const rwv2Flags = unix.RWF_HIPRI | unix.RWF_DSYNC | unix.RWF_SYNC | unix.RWF_NOWAIT
+
+// checkRWFlags refuses RWF_ flags not offered, and RWF_NOWAIT on a file
+// that cannot say it would block (Linux's FMODE_NOWAIT: pipes and sockets
+// have it; tmpfs files have not), with EOPNOTSUPP.
+func checkRWFlags(d *fs.Description, flags uint64) error {
+	if flags&^rwv2Flags != 0 {
+		return unix.EOPNOTSUPP
+	}
+	if _, waitable := d.Waitable(); flags&unix.RWF_NOWAIT != 0 && !waitable {
+		return unix.EOPNOTSUPP
+	}
+	return nil
+}
+
+// modeWith is the mode of a read or write on d with RWF_ flags.
+func modeWith(d *fs.Description, flags uint64) ioMode {
+	m := modeOf(d)
+	m.nonblock = m.nonblock || flags&unix.RWF_NOWAIT != 0
+	return m
 }
 
 // movesMessages reports whether d is a socket of messages (datagrams,
@@ -106,30 +130,42 @@ func writesAsSend(d *fs.Description) bool {
 
 // recvWhole reads one message into vs as recv(2) without flags; the
 // descriptions passed with it are dropped, as a read drops them.
-func recvWhole(t *kernel.Task, fd uint64, vs []iovec) (uint64, error) {
-	n, r, err := recvData(t, fd, vs, 0)
+func recvWhole(t *kernel.Task, fd uint64, vs []iovec, flags uint64) (uint64, error) {
+	var recvFlags uint64
+	if flags&unix.RWF_NOWAIT != 0 {
+		recvFlags = unix.MSG_DONTWAIT
+	}
+	n, r, err := recvData(t, fd, vs, recvFlags)
 	dropRefs(r.rights)
 	return n, err
 }
 
 // positioned returns the description open on fd for pread and pwrite,
-// with the reference the caller drops, and checks the offset: ESPIPE for
-// pipes and sockets, EINVAL when negative or when the range passes the
-// largest offset.
+// with the reference the caller drops, and checks the offset
+// (checkPositioned).
 func positioned(t *kernel.Task, fd, off uint64, vs []iovec) (*fs.Description, error) {
 	d, err := t.Proc.Files.Get(int(int32(fd)))
 	if err != nil {
 		return nil, err
 	}
-	if !d.Positioned() {
+	if err := checkPositioned(d, off, vs); err != nil {
 		d.DecRef()
-		return nil, unix.ESPIPE
-	}
-	if int64(off) < 0 || int64(off+iovecsLen(vs)) < 0 {
-		d.DecRef()
-		return nil, unix.EINVAL
+		return nil, err
 	}
 	return d, nil
+}
+
+// checkPositioned checks a positioned read or write of vs at off on d:
+// ESPIPE for pipes and sockets, EINVAL when the offset is negative or
+// the range passes the largest offset.
+func checkPositioned(d *fs.Description, off uint64, vs []iovec) error {
+	if !d.Positioned() {
+		return unix.ESPIPE
+	}
+	if int64(off) < 0 || int64(off+iovecsLen(vs)) < 0 {
+		return unix.EINVAL
+	}
+	return nil
 }
 
 // preadTo reads the file at off into vs.
@@ -139,12 +175,7 @@ func preadTo(t *kernel.Task, fd, off uint64, vs []iovec) (uint64, error) {
 		return 0, err
 	}
 	defer d.DecRef()
-	pos := int64(off)
-	return readTo(t, d, vs, func(dst fs.UserIO) (int64, error) {
-		n, err := d.ReadAt(dst, pos)
-		pos += n
-		return n, err
-	}, modeOf(d))
+	return preadOn(t, d, int64(off), vs, 0)
 }
 
 // pwriteFrom writes vs to the file at off.
@@ -154,12 +185,27 @@ func pwriteFrom(t *kernel.Task, fd, off uint64, vs []iovec) (uint64, error) {
 		return 0, err
 	}
 	defer d.DecRef()
-	pos := int64(off)
+	return pwriteOn(t, d, int64(off), vs, 0)
+}
+
+// preadOn reads d at off into vs, with preadv2's flags (rwv2Flags).
+func preadOn(t *kernel.Task, d *fs.Description, off int64, vs []iovec, flags uint64) (uint64, error) {
+	pos := off
+	return readTo(t, d, vs, func(dst fs.UserIO) (int64, error) {
+		n, err := d.ReadAt(dst, pos)
+		pos += n
+		return n, err
+	}, modeWith(d, flags))
+}
+
+// pwriteOn writes vs to d at off, with pwritev2's flags (rwv2Flags).
+func pwriteOn(t *kernel.Task, d *fs.Description, off int64, vs []iovec, flags uint64) (uint64, error) {
+	pos := off
 	return writeFrom(t, d, vs, func(src fs.UserIO) (int64, error) {
 		n, err := d.WriteAt(src, pos)
 		pos += n
 		return n, err
-	}, modeOf(d))
+	}, modeWith(d, flags))
 }
 
 // sysPread64 implements pread64(2).
@@ -190,6 +236,88 @@ func sysPwritev(t *kernel.Task, a Args) (uint64, error) {
 		return 0, err
 	}
 	return pwriteFrom(t, a[0], a[3], vs)
+}
+
+// sysPreadv2 implements preadv2(2): preadv, or readv at offset -1, with
+// RWF_ flags (EOPNOTSUPP for those not offered). On a 64-bit machine the
+// offset is the fourth argument whole; the fifth is unused.
+func sysPreadv2(t *kernel.Task, a Args) (uint64, error) {
+	return readvAt(t, a[0], a[1], a[2], int64(a[3]), a[5])
+}
+
+// sysPwritev2 implements pwritev2(2), as sysPreadv2 reads.
+func sysPwritev2(t *kernel.Task, a Args) (uint64, error) {
+	return writevAt(t, a[0], a[1], a[2], int64(a[3]), a[5])
+}
+
+// readvAt reads into the count buffers of the iovec array at iov from
+// fd, at off or at the file position when off is -1, with RWF_ flags:
+// readv, preadv2, and io_uring's vectored reads. As Linux's do_readv and
+// do_preadv: the descriptor is looked up before the buffers are read.
+func readvAt(t *kernel.Task, fd, iov, count uint64, off int64, flags uint64) (uint64, error) {
+	var few [fewIovecs]iovec
+	d, vs, err := vectored(t, fd, iov, count, off, flags, &few)
+	if err != nil {
+		return 0, err
+	}
+	defer d.DecRef()
+	return readAt(t, d, fd, vs, off, flags)
+}
+
+// writevAt writes as readvAt reads: writev, pwritev2, io_uring's writes.
+func writevAt(t *kernel.Task, fd, iov, count uint64, off int64, flags uint64) (uint64, error) {
+	var few [fewIovecs]iovec
+	d, vs, err := vectored(t, fd, iov, count, off, flags, &few)
+	if err != nil {
+		return 0, err
+	}
+	defer d.DecRef()
+	return writeAt(t, d, fd, vs, off, flags)
+}
+
+// vectored checks readvAt's and writevAt's arguments in Linux's order and
+// returns the description, with a reference the caller drops, and the
+// buffers.
+func vectored(t *kernel.Task, fd, iov, count uint64, off int64, flags uint64, few *[fewIovecs]iovec) (*fs.Description, []iovec, error) {
+	if off < -1 {
+		return nil, nil, unix.EINVAL
+	}
+	d, err := t.Proc.Files.Get(int(int32(fd)))
+	if err != nil {
+		return nil, nil, err
+	}
+	vs, err := readIovecs(t, iov, count, few)
+	if err == nil {
+		err = checkRWFlags(d, flags)
+	}
+	if err != nil {
+		d.DecRef()
+		return nil, nil, err
+	}
+	return d, vs, nil
+}
+
+// readAt reads into vs from d, open on fd, at off or at the file
+// position when off is -1.
+func readAt(t *kernel.Task, d *fs.Description, fd uint64, vs []iovec, off int64, flags uint64) (uint64, error) {
+	if off == -1 {
+		return readv(t, d, fd, vs, flags)
+	}
+	if err := checkPositioned(d, uint64(off), vs); err != nil {
+		return 0, err
+	}
+	return preadOn(t, d, off, vs, flags)
+}
+
+// writeAt writes vs to d as readAt reads.
+func writeAt(t *kernel.Task, d *fs.Description, fd uint64, vs []iovec, off int64, flags uint64) (uint64, error) {
+	if off == -1 {
+		return writev(t, d, fd, vs, flags)
+	}
+	if err := checkPositioned(d, uint64(off), vs); err != nil {
+		return 0, err
+	}
+	return pwriteOn(t, d, off, vs, flags)
 }
 
 // sysLseek implements lseek(2).

@@ -248,14 +248,14 @@ func sysRestartSyscall(t *kernel.Task, a Args) (uint64, error) {
 // restartOf says how a system call that failed with EINTR resumes, as
 // Linux's return codes for it decide: nanosleep, poll and select
 // (ERESTARTNOHAND, restart_block) only when no handler ran, msgsnd and
-// msgrcv so too; epoll_wait, rt_sigtimedwait and semop never; everything
-// else under SA_RESTART (ERESTARTSYS).
+// msgrcv so too; epoll_wait, rt_sigtimedwait, semop and io_uring_enter
+// never; everything else under SA_RESTART (ERESTARTSYS).
 func restartOf(nr uint64) kernel.Restart {
 	switch nr {
 	case sysno.Nanosleep, sysno.ClockNanosleep, sysno.RestartSyscall, sysno.Ppoll, sysno.Pselect6, sysno.RtSigsuspend,
 		sysno.Msgsnd, sysno.Msgrcv:
 		return kernel.RestartNoHandler
-	case sysno.EpollPwait, sysno.EpollPwait2, sysno.RtSigtimedwait, sysno.Semop, sysno.Semtimedop:
+	case sysno.EpollPwait, sysno.EpollPwait2, sysno.RtSigtimedwait, sysno.Semop, sysno.Semtimedop, sysno.IoUringEnter:
 		return kernel.RestartNever
 	}
 	return kernel.RestartSys

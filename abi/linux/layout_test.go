@@ -243,6 +243,21 @@ func TestLayoutOffsets(t *testing.T) {
 		{"offsetof(msghdr, msg_namelen)", uintptr(OffsetofMsghdrNamelen), 8},
 		{"offsetof(mmsghdr, msg_len)", uintptr(OffsetofMmsghdrLen), 56},
 		{"sizeof(struct mmsghdr)", uintptr(SizeofMmsghdr), unix.SizeofMmsghdr},
+		// io_uring, as riscv64-linux-gnu-gcc lays out linux/io_uring.h.
+		{"sizeof(struct io_uring_sqe)", unsafe.Sizeof(IOUringSQE{}), 64},
+		{"offsetof(io_uring_sqe, rw_flags)", unsafe.Offsetof(IOUringSQE{}.OpFlags), 28},
+		{"offsetof(io_uring_sqe, user_data)", unsafe.Offsetof(IOUringSQE{}.UserData), 32},
+		{"offsetof(io_uring_sqe, buf_index)", unsafe.Offsetof(IOUringSQE{}.BufIndex), 40},
+		{"offsetof(io_uring_sqe, splice_fd_in)", unsafe.Offsetof(IOUringSQE{}.SpliceFDIn), 44},
+		{"offsetof(io_uring_sqe, addr3)", unsafe.Offsetof(IOUringSQE{}.Addr3), 48},
+		{"sizeof(struct io_uring_cqe)", unsafe.Sizeof(IOUringCQE{}), 16},
+		{"sizeof(struct io_uring_params)", unsafe.Sizeof(IOUringParams{}), 120},
+		{"offsetof(io_uring_params, features)", unsafe.Offsetof(IOUringParams{}.Features), 20},
+		{"offsetof(io_uring_params, sq_off)", unsafe.Offsetof(IOUringParams{}.SQOff), 40},
+		{"offsetof(io_uring_params, cq_off)", unsafe.Offsetof(IOUringParams{}.CQOff), 80},
+		{"sizeof(struct io_uring_getevents_arg)", unsafe.Sizeof(IOUringGeteventsArg{}), 24},
+		{"sizeof(struct io_uring_probe)", unsafe.Sizeof(IOUringProbe{}), 16},
+		{"sizeof(struct io_uring_probe_op)", unsafe.Sizeof(IOUringProbeOp{}), 8},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s = %d, want %d", c.what, c.got, c.want)
