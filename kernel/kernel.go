@@ -117,6 +117,8 @@ type Kernel struct {
 	nrOpen    atomic.Int64 // /proc/sys/fs/nr_open (limits.go)
 	// uffdUnprivileged is vm.unprivileged_userfaultfd (userfaultfd.go).
 	uffdUnprivileged atomic.Bool
+	// bpfUnpriv is kernel.unprivileged_bpf_disabled (bpfperm.go).
+	bpfUnpriv atomic.Int32
 }
 
 // AIOLimit is the system-wide count of native AIO events (fs.aio-nr).

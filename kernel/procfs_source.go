@@ -70,6 +70,10 @@ func (s ProcfsSource) HugePools() []*mm.HugePool       { return s.k.HugePools() 
 func (s ProcfsSource) SetUnprivilegedUserfaultfd(b []byte) error {
 	return s.k.SetUnprivilegedUserfaultfd(b)
 }
+func (s ProcfsSource) UnprivilegedBPFDisabled() string { return s.k.UnprivilegedBPFDisabled() }
+func (s ProcfsSource) SetUnprivilegedBPFDisabled(b []byte) error {
+	return s.k.SetUnprivilegedBPFDisabled(b)
+}
 
 // procfsProcess is a process as /proc/PID reads it (procfs.Process).
 type procfsProcess struct{ p *Process }

@@ -54,9 +54,13 @@ type UnixDgramSocket struct {
 	rcvbuf   atomic.Int64
 	passcred atomic.Bool
 	Timeouts
+	filterSlot
 }
 
-var _ Socket = (*UnixDgramSocket)(nil)
+var (
+	_ Socket       = (*UnixDgramSocket)(nil)
+	_ FilterSocket = (*UnixDgramSocket)(nil)
+)
 
 // NewUnixDgram returns an unbound, unconnected Unix datagram socket on s.
 func (s *Stack) NewUnixDgram() *UnixDgramSocket {
@@ -274,6 +278,13 @@ func (s *UnixDgramSocket) SendMsg(b []byte, to *Addr, ctl Control, ns Namespace)
 	}
 	charge := len(b) + unixSegmentOverhead
 	cred := sendCred(ctl, ns, s.passcred.Load() || o.passcred.Load())
+	sent := len(b)
+	// The receiver's filter sees the datagram before anything else does,
+	// as Linux's unix_dgram_sendmsg: one it drops is sent all the same.
+	b, keep := o.filterSlot.run(b)
+	if !keep {
+		return sent, nil
+	}
 	o.mu.Lock()
 	switch {
 	case o.closed:
@@ -314,7 +325,7 @@ func (s *UnixDgramSocket) SendMsg(b []byte, to *Addr, ctl Control, ns Namespace)
 	s.mu.Lock()
 	s.full = nil
 	s.mu.Unlock()
-	return len(b), nil
+	return sent, nil
 }
 
 // Write sends b as a datagram to the peer.
@@ -459,6 +470,7 @@ func (s *UnixDgramSocket) Close() error {
 	fs.Notify(fns)
 	s.stack.abstract.release(name, s)
 	dropDatagrams(dropped)
+	s.DetachFilter()
 	return nil
 }
 

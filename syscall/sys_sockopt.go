@@ -9,6 +9,7 @@ import (
 	"github.com/jiege-go/jiege/abi/linux"
 	"github.com/jiege-go/jiege/abi/linux/sysno"
 	"github.com/jiege-go/jiege/kernel"
+	"github.com/jiege-go/jiege/kernel/bpf"
 	jnet "github.com/jiege-go/jiege/net"
 )
 
@@ -37,6 +38,9 @@ func sysSetsockopt(t *kernel.Task, a Args) (uint64, error) {
 				return 0, unix.EPERM
 			}
 		}
+	}
+	if level == unix.SOL_SOCKET && (name == unix.SO_ATTACH_BPF || name == unix.SO_DETACH_BPF) {
+		return 0, setFilter(t, so, name, a[3], a[4])
 	}
 	if level == unix.SOL_SOCKET && name == unix.SO_LINGER {
 		var l linux.Linger
@@ -151,4 +155,42 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// setFilter attaches the socket filter whose descriptor optval holds
+// (SO_ATTACH_BPF: optlen exactly 4, EBADF for no descriptor, EINVAL for
+// anything but a socket filter) or detaches the socket's (SO_DETACH_BPF:
+// ENOENT without one), as Linux's sk_attach_bpf and sk_detach_filter.
+// Sockets that run no filter (all but Unix datagram ones) refuse with
+// ENOPROTOOPT.
+func setFilter(t *kernel.Task, so jnet.Socket, name int, optval, optlen uint64) error {
+	if optlen < 4 || (name == unix.SO_ATTACH_BPF && optlen != 4) {
+		return unix.EINVAL
+	}
+	var fd int32
+	if err := copyInStruct(t, optval, &fd); err != nil {
+		return err
+	}
+	fso, ok := so.(jnet.FilterSocket)
+	if name == unix.SO_DETACH_BPF {
+		if !ok {
+			return unix.ENOPROTOOPT
+		}
+		return fso.DetachFilter()
+	}
+	d, err := t.Proc.Files.Get(int(fd))
+	if err != nil {
+		return err
+	}
+	defer d.DecRef()
+	p, isProg := d.File.(*bpf.Prog)
+	switch {
+	case !isProg:
+		return unix.EINVAL
+	case !ok:
+		return unix.ENOPROTOOPT
+	}
+	p.IncRef()
+	fso.AttachFilter(p)
+	return nil
 }

@@ -35,6 +35,9 @@ type Kernel interface {
 	// /proc/sys/vm/unprivileged_userfaultfd, which root sets
 	UnprivilegedUserfaultfd() string
 	SetUnprivilegedUserfaultfd([]byte) error
+	// /proc/sys/kernel/unprivileged_bpf_disabled, which root sets
+	UnprivilegedBPFDisabled() string
+	SetUnprivilegedBPFDisabled([]byte) error
 	// HugePools are the huge page pools, the default size's first.
 	HugePools() []*mm.HugePool
 }

@@ -160,6 +160,8 @@ func procSys(k Kernel, tree *fs.Tree) *fs.Node {
 					"sched_rr_timeslice_ms": fixed("100"), // SCHED_RR's quantum, as sched_rr_get_interval says
 					"printk":                fs.NewSetting(func() []byte { return []byte(k.Printk() + "\n") }, k.SetPrintk),
 					"dmesg_restrict":        fs.NewSetting(func() []byte { return []byte(k.DmesgRestrict() + "\n") }, k.SetDmesgRestrict),
+					"unprivileged_bpf_disabled": fs.NewSetting(func() []byte { return []byte(k.UnprivilegedBPFDisabled() + "\n") },
+						k.SetUnprivilegedBPFDisabled),
 				}
 				for _, name := range ipc.Settings() {
 					m[name] = fs.NewSetting(func() []byte { return []byte(ipc.Setting(name) + "\n") },

@@ -37,6 +37,8 @@ func (fakeKernel) DmesgRestrict() string                   { return "1" }
 func (fakeKernel) SetDmesgRestrict([]byte) error           { return nil }
 func (fakeKernel) UnprivilegedUserfaultfd() string         { return "0" }
 func (fakeKernel) SetUnprivilegedUserfaultfd([]byte) error { return nil }
+func (fakeKernel) UnprivilegedBPFDisabled() string         { return "2" }
+func (fakeKernel) SetUnprivilegedBPFDisabled([]byte) error { return nil }
 func (fakeKernel) HugePools() []*mm.HugePool {
 	return []*mm.HugePool{mm.NewHugePool(nil, 2<<20), mm.NewHugePool(nil, 1<<30)}
 }
