@@ -6,8 +6,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// capBPF is CAP_BPF.
-const capBPF = 39
+// capPerfmon and capBPF are CAP_PERFMON and CAP_BPF.
+const (
+	capPerfmon = 38
+	capBPF     = 39
+)
 
 // bpfUnprivDefault is kernel.unprivileged_bpf_disabled's default on
 // Debian (CONFIG_BPF_UNPRIV_DEFAULT_OFF): disabled, until root says
@@ -57,4 +60,11 @@ func (t *Task) BPFAllowed() bool {
 // BPFCapable reports whether t holds CAP_BPF or CAP_SYS_ADMIN.
 func (t *Task) BPFCapable() bool {
 	return t.Proc.Caps.Effective&(1<<capBPF|1<<unix.CAP_SYS_ADMIN) != 0
+}
+
+// PerfmonCapable reports whether t holds CAP_PERFMON or CAP_SYS_ADMIN:
+// its programs may read stack they did not write, as Linux's
+// bpf_allow_uninit_stack.
+func (t *Task) PerfmonCapable() bool {
+	return t.Proc.Caps.Effective&(1<<capPerfmon|1<<unix.CAP_SYS_ADMIN) != 0
 }

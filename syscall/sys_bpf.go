@@ -87,7 +87,8 @@ func bpfMapCreate(t *kernel.Task, ma *linux.BPFMapCreateAttr) (uint64, error) {
 		return 0, unix.EINVAL
 	}
 	err := spec.Check()
-	if err == unix.EINVAL && spec.Type > 0 && spec.Type <= bpfLinuxMapTypes && !t.BPFAllowed() {
+	offered := spec.Type == unix.BPF_MAP_TYPE_ARRAY || spec.Type == unix.BPF_MAP_TYPE_HASH
+	if !offered && spec.Type > 0 && spec.Type <= bpfLinuxMapTypes && !t.BPFAllowed() {
 		return 0, unix.EPERM // a type Linux has would pass its checks and meet the same refusal
 	}
 	if err != nil {
@@ -254,7 +255,9 @@ func bpfProgLoad(t *kernel.Task, pa *linux.BPFProgLoadAttr, addr, size uint64) (
 		pa.LogLevel&^bpfLogMask != 0 || pa.LogSize > ^uint32(0)>>2 {
 		return 0, unix.EINVAL
 	}
-	p, log, err := bpf.Load(bpf.ProgSpec{Insns: insns, AnyAlignment: pa.ProgFlags&unix.BPF_F_ANY_ALIGNMENT != 0},
+	spec := bpf.ProgSpec{Insns: insns, AnyAlignment: pa.ProgFlags&unix.BPF_F_ANY_ALIGNMENT != 0,
+		UninitStack: t.PerfmonCapable()}
+	p, log, err := bpf.Load(spec,
 		func(fd int32) (*bpf.Map, error) {
 			m, d, err := bpfMapOf(t, uint32(fd))
 			if err != nil {

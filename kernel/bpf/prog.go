@@ -28,6 +28,10 @@ type ProgSpec struct {
 	// AnyAlignment is BPF_F_ANY_ALIGNMENT: map value and context accesses
 	// need not be naturally aligned (the stack's always must).
 	AnyAlignment bool
+	// UninitStack lets the program read stack it did not write (an
+	// unknown scalar; the interpreter's stack starts zeroed), as Linux
+	// lets a caller with CAP_PERFMON.
+	UninitStack bool
 }
 
 // Prog is a verified socket filter, open as an anonymous inode
@@ -62,7 +66,7 @@ func Load(spec ProgSpec, mapOf func(fd int32) (*Map, error)) (*Prog, string, err
 	if err == nil {
 		err = checkFlow(p.insns)
 	}
-	v := &verifier{insns: p.insns, anyAlignment: spec.AnyAlignment}
+	v := &verifier{insns: p.insns, anyAlignment: spec.AnyAlignment, uninitStack: spec.UninitStack}
 	if err == nil {
 		err = v.verify()
 	}

@@ -93,6 +93,7 @@ type pending struct {
 type verifier struct {
 	insns        []insn
 	anyAlignment bool // BPF_F_ANY_ALIGNMENT: no natural alignment asked of map value and context accesses
+	uninitStack  bool // stack never written reads as an unknown scalar
 	processed    int
 	lookups      uint32 // ids given to map_lookup_elem's answers
 	waiting      []pending
@@ -444,7 +445,7 @@ func (v *verifier) access(st *state, base uint8, off int16, size int, value *reg
 		if write {
 			return reg{}, storeStack(st, at, size, *value)
 		}
-		return loadStack(st, at, size)
+		return loadStack(st, at, size, v.uninitStack)
 	case regCtx:
 		if leak {
 			return reg{}, refuse(unix.EACCES, "R%d leaks addr into ctx", base)
@@ -504,7 +505,7 @@ func storeStack(st *state, off, size int, value reg) error {
 
 // loadStack reads size bytes at off: a spilled register back whole, or
 // bytes written before as an unknown scalar.
-func loadStack(st *state, off, size int) (reg, error) {
+func loadStack(st *state, off, size int, uninit bool) (reg, error) {
 	i, b := (off+stackSize)/8, (off+stackSize)%8
 	s := st.stack[i]
 	if s.spilled.typ != regUninit {
@@ -516,16 +517,16 @@ func loadStack(st *state, off, size int) (reg, error) {
 		}
 		return unknownScalar, nil
 	}
-	if mask := uint8((1<<size - 1) << b); s.written&mask != mask {
+	if mask := uint8((1<<size - 1) << b); s.written&mask != mask && !uninit {
 		return reg{}, refuse(unix.EACCES, "invalid read from stack off %d+0 size %d", off, size)
 	}
 	return unknownScalar, nil
 }
 
 // memArg checks a helper's pointer argument to n bytes it reads: stack
-// bytes all written (a spilled pointer is not bytes to read), or a map
-// value.
-func memArg(st *state, r uint8, n int) error {
+// bytes all written (unless uninit allows), a spilled pointer not being
+// bytes to read, or a map value.
+func (v *verifier) memArg(st *state, r uint8, n int) error {
 	p := st.regs[r]
 	switch p.typ {
 	case regStack:
@@ -536,7 +537,7 @@ func memArg(st *state, r uint8, n int) error {
 		for at := off; at < off+n; at++ {
 			s := st.stack[(at+stackSize)/8]
 			written := s.written&(1<<((at+stackSize)%8)) != 0
-			if s.spilled.typ.pointer() || (s.spilled.typ == regUninit && !written) {
+			if s.spilled.typ.pointer() || (s.spilled.typ == regUninit && !written && !v.uninitStack) {
 				return refuse(unix.EACCES, "invalid indirect read from stack R%d off %d+%d size %d", r, off, at-off, n)
 			}
 		}
@@ -668,7 +669,7 @@ func (v *verifier) call(fn int32, st *state) error {
 		if st.regs[1].typ != regMap {
 			return refuse(unix.EACCES, "R1 type=%s expected=map_ptr", st.regs[1].typ)
 		}
-		if err := memArg(st, 2, int(m.KeySize)); err != nil {
+		if err := v.memArg(st, 2, int(m.KeySize)); err != nil {
 			return err
 		}
 		switch fn {
@@ -676,7 +677,7 @@ func (v *verifier) call(fn int32, st *state) error {
 			v.lookups++
 			ret = reg{typ: regMapValueOrNull, m: m, id: v.lookups}
 		case linux.BPFFuncMapUpdateElem:
-			if err := memArg(st, 3, int(m.ValueSize)); err != nil {
+			if err := v.memArg(st, 3, int(m.ValueSize)); err != nil {
 				return err
 			}
 			if err := readable(st, 4); err != nil {
