@@ -139,16 +139,7 @@ func bpfObjName(name [unix.BPF_OBJ_NAME_LEN]byte) bool {
 // reference the caller drops: EBADF for no descriptor, EINVAL for
 // another file.
 func bpfMapOf(t *kernel.Task, fd uint32) (*bpf.Map, *fs.Description, error) {
-	d, err := t.Proc.Files.Get(int(int32(fd)))
-	if err != nil {
-		return nil, nil, err
-	}
-	m, ok := d.File.(*bpf.Map)
-	if !ok {
-		d.DecRef()
-		return nil, nil, unix.EINVAL
-	}
-	return m, d, nil
+	return fileOf[*bpf.Map](t, uint64(fd), unix.EINVAL)
 }
 
 // bpfMapElem runs the element commands on the map ea names. Reading

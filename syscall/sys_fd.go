@@ -411,3 +411,20 @@ func sysIoctl(t *kernel.Task, a Args) (uint64, error) {
 type pender interface {
 	Pending() (int, error)
 }
+
+// fileOf returns the file of kind F open on fd and its description, with
+// the reference the caller drops: the descriptor's error when none is
+// open, notKind when another kind of file is.
+func fileOf[F fs.File](t *kernel.Task, fd uint64, notKind error) (F, *fs.Description, error) {
+	var none F
+	d, err := t.Proc.Files.Get(int(int32(fd)))
+	if err != nil {
+		return none, nil, err
+	}
+	f, ok := d.File.(F)
+	if !ok {
+		d.DecRef()
+		return none, nil, notKind
+	}
+	return f, d, nil
+}

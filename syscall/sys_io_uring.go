@@ -58,16 +58,7 @@ func ringOf(t *kernel.Task, fd uint64, registered bool) (*iouring.Ring, *fs.Desc
 		}
 		return nil, nil, unix.EBADF
 	}
-	d, err := t.Proc.Files.Get(int(int32(fd)))
-	if err != nil {
-		return nil, nil, err
-	}
-	r, ok := d.File.(*iouring.Ring)
-	if !ok {
-		d.DecRef()
-		return nil, nil, unix.EOPNOTSUPP
-	}
-	return r, d, nil
+	return fileOf[*iouring.Ring](t, fd, unix.EOPNOTSUPP)
 }
 
 // enterFlags are io_uring_enter's flags; SQ_WAKEUP and SQ_WAIT mean

@@ -78,16 +78,7 @@ func sysLandlockCreateRuleset(t *kernel.Task, a Args) (uint64, error) {
 // rulesetOf returns the ruleset open on fd and its description, with the
 // reference the caller drops: EBADFD for any other file.
 func rulesetOf(t *kernel.Task, fd uint64) (*fs.LandlockRuleset, *fs.Description, error) {
-	d, err := t.Proc.Files.Get(int(int32(fd)))
-	if err != nil {
-		return nil, nil, err
-	}
-	r, ok := d.File.(*fs.LandlockRuleset)
-	if !ok {
-		d.DecRef()
-		return nil, nil, unix.EBADFD
-	}
-	return r, d, nil
+	return fileOf[*fs.LandlockRuleset](t, fd, unix.EBADFD)
 }
 
 // sysLandlockAddRule implements landlock_add_rule(2): a path-beneath rule
