@@ -31,6 +31,7 @@ func (t *Task) Block(ready <-chan struct{}, deadline time.Time) error {
 		expired = timer.C
 	}
 	t.cpu.stop(time.Now())
+	t.countSwitch()
 	defer func() {
 		t.sleeping.Store(false)
 		t.cpu.start(time.Now())

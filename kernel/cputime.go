@@ -38,6 +38,16 @@ func (c *cpuClock) stop(now time.Time) {
 	c.mu.Unlock()
 }
 
+// total returns the CPU time so far.
+func (c *cpuClock) total() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.since.IsZero() {
+		return c.ran
+	}
+	return c.ran + time.Since(c.since)
+}
+
 // split returns the CPU time so far as user and system time, weighed by
 // the samples; neither is ever less than returned before.
 func (c *cpuClock) split(userTicks, sysTicks uint64) (user, sys time.Duration) {

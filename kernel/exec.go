@@ -92,6 +92,7 @@ func (t *Task) Execve(file, name string, argv, envp []string) error {
 	p.Files.CloseOnExec()
 	p.deleteTimers(false) // POSIX timers end at exec, ITIMER_REAL stays
 	p.k.keys.Exec(&t.keyrings, p.keyrings)
+	p.k.perf.Exec(&t.perf)
 	t.ResetSignalsForExec()
 	t.Regs.SetContext(regs)
 	p.trapAfterExec()

@@ -12,6 +12,7 @@ import (
 	"github.com/jiege-go/jiege/kernel/ipc"
 	"github.com/jiege-go/jiege/kernel/keys"
 	"github.com/jiege-go/jiege/kernel/loader"
+	"github.com/jiege-go/jiege/kernel/perf"
 	"github.com/jiege-go/jiege/mm"
 	jnet "github.com/jiege-go/jiege/net"
 )
@@ -119,6 +120,8 @@ type Kernel struct {
 	uffdUnprivileged atomic.Bool
 	// bpfUnpriv is kernel.unprivileged_bpf_disabled (bpfperm.go).
 	bpfUnpriv atomic.Int32
+	perf      *perf.Perf     // perf_event_open's events (perf.go)
+	harts     []hartCounters // what each hart's CPU-wide events count (perf.go)
 }
 
 // AIOLimit is the system-wide count of native AIO events (fs.aio-nr).
@@ -181,6 +184,8 @@ func New(c Config) *Kernel {
 	if k.cpus == 0 {
 		k.cpus = 1
 	}
+	k.perf = perf.New()
+	k.harts = make([]hartCounters, k.cpus)
 	if k.memoryStats == nil {
 		k.memoryStats = func() (inUse, total uint64) { return 0, 0 }
 	}

@@ -13,6 +13,7 @@ import (
 	arch "github.com/jiege-go/jiege/arch/riscv64"
 	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/kernel/keys"
+	"github.com/jiege-go/jiege/kernel/perf"
 	"github.com/jiege-go/jiege/mm"
 )
 
@@ -120,9 +121,11 @@ type Task struct {
 	RobustList uintptr // set_robust_list
 	exitCode   int     // exit(2)'s code
 
-	cpu         cpuClock      // CPU time, user and system (cputime.go)
-	minorFaults atomic.Uint64 // page faults taken (each a minor fault: there is no disk)
-	sleeping    atomic.Bool   // waiting in Block: ps shows S
+	cpu         cpuClock        // CPU time, user and system (cputime.go)
+	minorFaults atomic.Uint64   // page faults taken (each a minor fault: there is no disk)
+	switches    atomic.Uint64   // times it gave up the processor: waits and preemptions
+	perf        perf.TaskEvents // the perf events counting it, and those it opened (perf.go)
+	sleeping    atomic.Bool     // waiting in Block: ps shows S
 
 	sig      taskSignals      // signal.go
 	sched    taskSched        // sched.go

@@ -56,17 +56,18 @@ func (s ProcfsSource) Sysctl() procfs.Sysctl {
 		AIONr: s.k.aioLimit.Nr(), AIOMaxNr: aio.MaxNr, Cmdline: s.k.CommandLine}
 }
 
-func (s ProcfsSource) CorePattern() string             { return s.k.CorePattern() }
-func (s ProcfsSource) SetCorePattern(p string)         { s.k.SetCorePattern(p) }
-func (s ProcfsSource) Pipes() *fs.PipeLimits           { return s.k.pipes }
-func (s ProcfsSource) SetHostname(n string)            { s.k.SetHostname(n) }
-func (s ProcfsSource) SetDomainname(n string)          { s.k.SetDomainname(n) }
-func (s ProcfsSource) Printk() string                  { return s.k.Printk() }
-func (s ProcfsSource) SetPrintk(b []byte) error        { return s.k.SetPrintk(b) }
-func (s ProcfsSource) DmesgRestrict() string           { return s.k.DmesgRestrict() }
-func (s ProcfsSource) SetDmesgRestrict(b []byte) error { return s.k.SetDmesgRestrict(b) }
-func (s ProcfsSource) UnprivilegedUserfaultfd() string { return s.k.UnprivilegedUserfaultfd() }
-func (s ProcfsSource) HugePools() []*mm.HugePool       { return s.k.HugePools() }
+func (s ProcfsSource) CorePattern() string               { return s.k.CorePattern() }
+func (s ProcfsSource) SetCorePattern(p string)           { s.k.SetCorePattern(p) }
+func (s ProcfsSource) Pipes() *fs.PipeLimits             { return s.k.pipes }
+func (s ProcfsSource) SetHostname(n string)              { s.k.SetHostname(n) }
+func (s ProcfsSource) SetDomainname(n string)            { s.k.SetDomainname(n) }
+func (s ProcfsSource) Printk() string                    { return s.k.Printk() }
+func (s ProcfsSource) SetPrintk(b []byte) error          { return s.k.SetPrintk(b) }
+func (s ProcfsSource) DmesgRestrict() string             { return s.k.DmesgRestrict() }
+func (s ProcfsSource) SetDmesgRestrict(b []byte) error   { return s.k.SetDmesgRestrict(b) }
+func (s ProcfsSource) UnprivilegedUserfaultfd() string   { return s.k.UnprivilegedUserfaultfd() }
+func (s ProcfsSource) PerfSettings() procfs.PerfSettings { return s.k.perf }
+func (s ProcfsSource) HugePools() []*mm.HugePool         { return s.k.HugePools() }
 func (s ProcfsSource) SetUnprivilegedUserfaultfd(b []byte) error {
 	return s.k.SetUnprivilegedUserfaultfd(b)
 }

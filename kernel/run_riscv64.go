@@ -54,13 +54,14 @@ func (t *Task) Run(dispatch func(*Task)) {
 		case arch.IsInterrupt(cause):
 			// Waiting for the processor is not CPU time.
 			t.cpu.stop(time.Now())
+			t.countSwitch()
 			runtime.Gosched()
 			t.cpu.start(time.Now())
 		case cause == arch.CauseEcallU:
 			t.Regs.PC += 4
 			dispatch(t)
 		case cause == arch.CauseLoadPageFault || cause == arch.CauseStorePageFault || cause == arch.CauseInstrPageFault:
-			t.minorFaults.Add(1)
+			t.countFault()
 			access := mm.Read
 			if cause == arch.CauseStorePageFault {
 				access = mm.Write

@@ -93,8 +93,17 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 	if err := p.mayAddTask(); err != nil {
 		return nil, err
 	}
+	inherited, err := p.k.perf.Inherit(&t.perf, f&unix.CLONE_THREAD != 0)
+	if err != nil {
+		return nil, err
+	}
+	made := false
+	defer func() {
+		if !made {
+			inherited.Release()
+		}
+	}()
 	var tid int
-	var err error
 	if a.SetTID != 0 {
 		tid, err = p.k.claimPID(a.SetTID, p)
 	} else {
@@ -186,6 +195,8 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 	child.inheritSched(t)
 	child.inheritSettings(t)
 	child.inheritSeccomp(t)
+	inherited.Attach(&child.perf, child.PerfCounters())
+	made = true
 	child.Regs.SetContext(t.Regs)
 	child.Regs.Satp = child.Proc.AS.Satp()
 	child.Regs.X[arch.RegA0] = 0
@@ -333,6 +344,7 @@ func (t *Task) leave() {
 	t.releaseRobustList()
 	t.flushSignals()
 	p.k.keys.ExitThread(&t.keyrings)
+	p.k.perf.Exit(&t.perf) // before the parent's wait sees what copies counted
 	if t.ClearTID != 0 && t.putUser32(t.ClearTID, 0) == nil {
 		t.FutexWake(t.ClearTID, true, 1, futexBitsetAny)
 	}

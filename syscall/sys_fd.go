@@ -9,6 +9,7 @@ import (
 	"github.com/jiege-go/jiege/abi/linux/sysno"
 	"github.com/jiege-go/jiege/kernel"
 	"github.com/jiege-go/jiege/kernel/ipc"
+	"github.com/jiege-go/jiege/kernel/perf"
 )
 
 func init() {
@@ -400,6 +401,9 @@ func sysIoctl(t *kernel.Task, a Args) (uint64, error) {
 	}
 	if uf, ok := d.File.(*kernel.Userfaultfd); ok {
 		return userfaultfdIoctl(t, uf, a[1], a[2])
+	}
+	if ev, ok := d.File.(*perf.Event); ok {
+		return perfEventIoctl(t, ev, a[1], a[2])
 	}
 	if d.UserfaultfdDevice() {
 		return userfaultfdDeviceIoctl(t, a[1], a[2])

@@ -171,6 +171,9 @@ func sysPrctl(t *kernel.Task, a Args) (uint64, error) {
 	case unix.PR_SET_CHILD_SUBREAPER:
 		p.ChildSubreaper.Store(a[1] != 0)
 		return 0, nil
+	case unix.PR_TASK_PERF_EVENTS_ENABLE, unix.PR_TASK_PERF_EVENTS_DISABLE:
+		t.Kernel().Perf().SetOwnedEnabled(t.PerfEvents(), a[0] == unix.PR_TASK_PERF_EVENTS_ENABLE)
+		return 0, nil
 	case unix.PR_GET_CHILD_SUBREAPER:
 		v := int32(0)
 		if p.ChildSubreaper.Load() {

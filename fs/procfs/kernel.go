@@ -40,6 +40,16 @@ type Kernel interface {
 	SetUnprivilegedBPFDisabled([]byte) error
 	// HugePools are the huge page pools, the default size's first.
 	HugePools() []*mm.HugePool
+	PerfSettings() PerfSettings
+}
+
+// PerfSettings are /proc/sys/kernel's perf_event_paranoid and
+// perf_event_max_sample_rate, which root sets.
+type PerfSettings interface {
+	Paranoid() string
+	SetParanoid([]byte) error
+	MaxSampleRate() string
+	SetMaxSampleRate([]byte) error
 }
 
 // SysVIPC is what /proc/sysvipc and the System V IPC settings of

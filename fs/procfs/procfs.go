@@ -162,6 +162,10 @@ func procSys(k Kernel, tree *fs.Tree) *fs.Node {
 					"dmesg_restrict":        fs.NewSetting(func() []byte { return []byte(k.DmesgRestrict() + "\n") }, k.SetDmesgRestrict),
 					"unprivileged_bpf_disabled": fs.NewSetting(func() []byte { return []byte(k.UnprivilegedBPFDisabled() + "\n") },
 						k.SetUnprivilegedBPFDisabled),
+					"perf_event_paranoid": fs.NewSetting(func() []byte { return []byte(k.PerfSettings().Paranoid() + "\n") },
+						k.PerfSettings().SetParanoid),
+					"perf_event_max_sample_rate": fs.NewSetting(func() []byte { return []byte(k.PerfSettings().MaxSampleRate() + "\n") },
+						k.PerfSettings().SetMaxSampleRate),
 				}
 				for _, name := range ipc.Settings() {
 					m[name] = fs.NewSetting(func() []byte { return []byte(ipc.Setting(name) + "\n") },

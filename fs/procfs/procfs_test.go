@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jiege-go/jiege/fs"
+	"github.com/jiege-go/jiege/kernel/perf"
 	"github.com/jiege-go/jiege/mm"
 )
 
@@ -39,6 +40,7 @@ func (fakeKernel) UnprivilegedUserfaultfd() string         { return "0" }
 func (fakeKernel) SetUnprivilegedUserfaultfd([]byte) error { return nil }
 func (fakeKernel) UnprivilegedBPFDisabled() string         { return "2" }
 func (fakeKernel) SetUnprivilegedBPFDisabled([]byte) error { return nil }
+func (fakeKernel) PerfSettings() PerfSettings              { return perf.New() }
 func (fakeKernel) HugePools() []*mm.HugePool {
 	return []*mm.HugePool{mm.NewHugePool(nil, 2<<20), mm.NewHugePool(nil, 1<<30)}
 }
