@@ -62,9 +62,10 @@ func (t *Task) BPFCapable() bool {
 	return t.Proc.Caps.Effective&(1<<capBPF|1<<unix.CAP_SYS_ADMIN) != 0
 }
 
-// PerfmonCapable reports whether t holds CAP_PERFMON or CAP_SYS_ADMIN:
-// its programs may read stack they did not write, as Linux's
-// bpf_allow_uninit_stack.
+// PerfmonCapable reports whether t holds CAP_PERFMON or CAP_SYS_ADMIN
+// (Linux's perfmon_capable): perf events whatever perf_event_paranoid
+// says, and BPF programs that may read stack they did not write (Linux's
+// bpf_allow_uninit_stack).
 func (t *Task) PerfmonCapable() bool {
 	return t.Proc.Caps.Effective&(1<<capPerfmon|1<<unix.CAP_SYS_ADMIN) != 0
 }

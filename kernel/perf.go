@@ -3,7 +3,6 @@ package kernel
 import (
 	"sync/atomic"
 
-	"golang.org/x/sys/unix"
 
 	"github.com/jiege-go/jiege/kernel/perf"
 )
@@ -64,9 +63,3 @@ func (t *Task) countSwitch() {
 	}
 }
 
-// PerfmonCapable reports whether the task may use perf events whatever
-// perf_event_paranoid says: CAP_PERFMON or CAP_SYS_ADMIN (Linux's
-// perfmon_capable).
-func (t *Task) PerfmonCapable() bool {
-	return t.Proc.Caps.Effective&(1<<unix.CAP_PERFMON|1<<unix.CAP_SYS_ADMIN) != 0
-}

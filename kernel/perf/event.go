@@ -296,6 +296,11 @@ func (p *Perf) Open(r Request) (*Event, error) {
 	if r.Output {
 		return nil, unix.EINVAL // there is no ring buffer to share
 	}
+	if r.Task != nil && r.CPU >= 0 && r.CPUs > 1 {
+		// A task's counters are not kept by hart: its time on one of
+		// several cannot be told apart (with one, it is all of it).
+		return nil, unix.EOPNOTSUPP
+	}
 	if r.Group != nil && !r.Group.sizeFits(a.ReadFormat) {
 		return nil, unix.E2BIG
 	}
