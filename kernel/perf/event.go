@@ -81,7 +81,6 @@ const (
 // Event is one perf event: the descriptor's file, or a copy of it in a
 // child task (inherit). Its state is guarded by its Perf's mu.
 type Event struct {
-	fs.NoopSeek
 	p    *Perf
 	attr linux.PerfEventAttr
 	id   uint64
@@ -547,11 +546,8 @@ func (e *Event) Readiness(uint32) uint32 { return unix.POLLHUP }
 // Watch never notifies: readiness never changes.
 func (e *Event) Watch(func()) func() { return func() {} }
 
-// Seek refuses: an event has no position (ESPIPE), as Linux's perf_fops
-// has no llseek.
-func (e *Event) Seek(int64, int) (int64, error) { return 0, unix.ESPIPE }
-
-// Stat is an anonymous inode's.
+// Stat is an anonymous inode's. An event has no position (lseek is
+// ESPIPE), as Linux's perf_fops has no llseek.
 func (e *Event) Stat() fs.Stat { return fs.AnonStat(e.ino) }
 
 // Path is what /proc/PID/fd shows, as Linux names the anonymous inode.
