@@ -3,7 +3,6 @@ package kernel
 import (
 	"sync/atomic"
 
-
 	"github.com/jiege-go/jiege/kernel/perf"
 )
 
@@ -62,4 +61,3 @@ func (t *Task) countSwitch() {
 		t.Proc.k.harts[h].switches.Add(1)
 	}
 }
-
