@@ -102,7 +102,7 @@ func (t *Task) cpuClockTime(clock int32) (time.Duration, error) {
 	case clock&cpuClockPerThread != 0:
 		o := t
 		if id != 0 {
-			if o = t.Proc.k.TaskByID(id); o == nil || o.Proc != t.Proc {
+			if o = t.FindTask(id); o == nil || o.Proc != t.Proc {
 				return 0, unix.EINVAL
 			}
 		}
@@ -110,7 +110,7 @@ func (t *Task) cpuClockTime(clock int32) (time.Duration, error) {
 	default:
 		p := t.Proc
 		if id != 0 {
-			if p = t.Proc.k.ProcessByID(id); p == nil {
+			if p = t.FindProcess(id); p == nil {
 				return 0, unix.EINVAL
 			}
 		}

@@ -156,9 +156,7 @@ func (t *Task) endOtherThreads() error {
 	}
 	p.execSurvivor.Store(nil)
 	if t.TID != p.PID {
-		p.k.removeTask(t)
-		t.TID = p.PID
-		p.k.addTask(t)
+		p.k.renameTask(t)
 	}
 	return nil
 }

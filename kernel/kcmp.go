@@ -73,7 +73,7 @@ func (k *Kernel) kcmpOrder(a, b unsafe.Pointer, typ int) int {
 // here).
 func (t *Task) Kcmp(pid1, pid2, typ int, idx1, idx2 uint64, slot func() (linux.KcmpEpollSlot, error)) (int, error) {
 	k := t.Proc.k
-	t1, t2 := k.TaskOrZombie(pid1), k.TaskOrZombie(pid2)
+	t1, t2 := t.FindTaskOrZombie(pid1), t.FindTaskOrZombie(pid2)
 	if t1 == nil || t2 == nil {
 		return 0, unix.ESRCH
 	}

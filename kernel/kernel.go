@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"golang.org/x/sys/unix"
+
 	arch "github.com/jiege-go/jiege/arch/riscv64"
 	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/kernel/aio"
@@ -64,10 +66,17 @@ type Kernel struct {
 	processes map[int]*Process
 	tasks     map[int]*Task
 	lastPID   atomic.Int64
-	// pidMu serializes allocPID; pidsWrapped is set once ids wrapped
+	// pidMu serializes allocIDs; pidsWrapped is set once ids wrapped
 	// past PIDMax, after which each is checked for use.
 	pidMu       sync.Mutex
 	pidsWrapped bool
+	// pidNums are the numbers of each global id in the PID namespaces
+	// (pidns.go), until the id is given out again; pidNumsMu guards them
+	// and the namespaces' tables, and is taken under every other lock.
+	pidNumsMu sync.RWMutex
+	pidNums   map[int]*pidNumbers
+	// userNS is the one user namespace, which owns the others.
+	userNS *Namespace
 
 	// forkMu orders forks and signals sent to many processes: a fork adds
 	// its child under the read lock and looks whether its own process was
@@ -162,6 +171,8 @@ func New(c Config) *Kernel {
 		vdso:        loader.NewVDSO(),
 		processes:   map[int]*Process{},
 		tasks:       map[int]*Task{},
+		pidNums:     map[int]*pidNumbers{},
+		userNS:      &Namespace{Kind: unix.CLONE_NEWUSER, Ino: userInitIno},
 		futexQueues: map[futexKey][]*futexWaiter{},
 		randGen:     rand.NewChaCha8(seedFromRuntime()),
 	}

@@ -11,14 +11,15 @@ import (
 
 // Namespaces. A process is in one namespace of each kind the kernel
 // implements: UTS (the host and domain names), IPC (System V objects and
-// POSIX message queues) and time (offsets of the monotonic and boot-time
-// clocks, timens.go), as Linux's nsproxy holds them. clone(2) and
-// unshare(2) make new ones with CLONE_NEWUTS, CLONE_NEWIPC and
-// CLONE_NEWTIME; setns(2) enters one that a /proc/PID/ns file names. The
-// other kinds (mount, PID, network, user, cgroup) have the one instance,
-// and asking for another is EINVAL, as Linux built without them answers:
-// the tree's mounts live in its nodes (fs/mount.go), so a second view of
-// them is not a copy away.
+// POSIX message queues), time (offsets of the monotonic and boot-time
+// clocks, timens.go) and PID (pidns.go), as Linux's nsproxy holds them.
+// clone(2) and unshare(2) make new ones with CLONE_NEWUTS, CLONE_NEWIPC,
+// CLONE_NEWTIME and CLONE_NEWPID; setns(2) enters one that a /proc/PID/ns
+// file names. The other kinds (mount, network, user, cgroup) have the one
+// instance, and asking for another is EINVAL, as Linux built without them
+// answers: the tree's mounts live in its nodes (fs/mount.go), so a second
+// view of them is not a copy away. The one user namespace has a file
+// (/proc/PID/ns/user) that owns every other namespace.
 
 // Namespace is one namespace: its kind (the CLONE_NEW* flag), the inode
 // number /proc/PID/ns shows, and its state.
@@ -28,6 +29,7 @@ type Namespace struct {
 	uts  *utsNames      // Kind CLONE_NEWUTS
 	ipc  *ipc.Namespace // Kind CLONE_NEWIPC
 	time *timeNamespace // Kind CLONE_NEWTIME
+	pid  *pidNamespace  // Kind CLONE_NEWPID
 	// refs counts the processes in it and the files open on it; when the
 	// last is gone a new namespace gives back what it holds: an IPC
 	// namespace's objects go, as Linux's free_ipc_ns.
@@ -61,6 +63,9 @@ type namespaces struct {
 	// timeForChildren the one its children and its next execve enter
 	// (they differ after unshare(CLONE_NEWTIME)).
 	time, timeForChildren *Namespace
+	// pidForChildren is the PID namespace its children go into: its own
+	// (pidNumbers.ns) until unshare(CLONE_NEWPID) or setns.
+	pidForChildren *Namespace
 }
 
 // of returns the kind's namespace in s.
@@ -72,6 +77,8 @@ func (s *namespaces) of(kind int) *Namespace {
 		return s.ipc
 	case unix.CLONE_NEWTIME:
 		return s.time
+	case unix.CLONE_NEWPID:
+		return s.pidForChildren
 	}
 	return nil
 }
@@ -84,6 +91,7 @@ func (k *Kernel) initNamespaces() *namespaces {
 		uts:  &Namespace{Kind: unix.CLONE_NEWUTS, Ino: utsInitIno, uts: &k.uts},
 		ipc:  &Namespace{Kind: unix.CLONE_NEWIPC, Ino: ipcInitIno, ipc: k.ipc},
 		time: time, timeForChildren: time,
+		pidForChildren: k.initPIDNamespace(),
 	}
 }
 
@@ -101,6 +109,8 @@ func (k *Kernel) newNamespace(kind int, from *Namespace) (*Namespace, error) {
 		n.ipc, n.cost = ipc.NewNamespace(k.userMemory, k.Now), ipcCost
 	case unix.CLONE_NEWTIME:
 		n.time, n.cost = &timeNamespace{vdso: k.vdso}, timeCost
+	case unix.CLONE_NEWPID:
+		return k.newPIDNamespace(from)
 	}
 	if err := mm.Charged.Charge(n.cost); err != nil {
 		return nil, unix.ENOMEM
@@ -115,6 +125,7 @@ func (s *namespaces) join() {
 	s.ipc.get()
 	s.time.get()
 	s.timeForChildren.get()
+	s.pidForChildren.get()
 }
 
 // leave counts process pid out of s's namespaces, as it moves into next
@@ -128,6 +139,7 @@ func (s *namespaces) leave(pid int, next *namespaces) {
 	s.ipc.put()
 	s.time.put()
 	s.timeForChildren.put()
+	s.pidForChildren.put()
 }
 
 func (n *Namespace) get() { n.refs.Add(1) }
@@ -143,6 +155,8 @@ func (n *Namespace) put() {
 		n.ipc.Destroy()
 	case n.time != nil:
 		n.time.release()
+	case n.pid != nil:
+		n.pid.release()
 	}
 	mm.Charged.Uncharge(n.cost)
 }
@@ -196,14 +210,14 @@ func (p *Process) leaveNamespaces() {
 // (a new time namespace is for children), not joined yet.
 func (p *Process) newNamespaces(from *namespaces, flags uint64) (*namespaces, error) {
 	s := *from
-	for _, kind := range []int{unix.CLONE_NEWUTS, unix.CLONE_NEWIPC, unix.CLONE_NEWTIME} {
+	for _, kind := range []int{unix.CLONE_NEWUTS, unix.CLONE_NEWIPC, unix.CLONE_NEWTIME, unix.CLONE_NEWPID} {
 		if flags&uint64(kind) == 0 {
 			continue
 		}
 		n, err := p.k.newNamespace(kind, from.of(kind))
 		if err != nil {
-			for _, made := range []*Namespace{s.uts, s.ipc, s.timeForChildren} {
-				if made != from.uts && made != from.ipc && made != from.timeForChildren {
+			for _, made := range []*Namespace{s.uts, s.ipc, s.timeForChildren, s.pidForChildren} {
+				if made != from.uts && made != from.ipc && made != from.timeForChildren && made != from.pidForChildren {
 					made.get()
 					made.put()
 				}
@@ -217,6 +231,8 @@ func (p *Process) newNamespaces(from *namespaces, flags uint64) (*namespaces, er
 			s.ipc = n
 		case unix.CLONE_NEWTIME:
 			s.timeForChildren = n
+		case unix.CLONE_NEWPID:
+			s.pidForChildren = n
 		}
 	}
 	return &s, nil
@@ -258,13 +274,13 @@ func (p *Process) childNamespaces(flags uint64, as *mm.AddressSpace) (*namespace
 }
 
 // The namespaces clone(2) and unshare(2) can make.
-const newNamespaceFlags = unix.CLONE_NEWUTS | unix.CLONE_NEWIPC | unix.CLONE_NEWTIME
+const newNamespaceFlags = unix.CLONE_NEWUTS | unix.CLONE_NEWIPC | unix.CLONE_NEWTIME | unix.CLONE_NEWPID
 
 // mayCloneNamespaces checks clone's namespace flags as Linux's
 // copy_namespaces: a new user namespace is EINVAL (there is one), any
 // other EPERM without CAP_SYS_ADMIN, a new IPC namespace with
-// CLONE_SYSVSEM or any in a new thread EINVAL, and kinds with one
-// instance EINVAL.
+// CLONE_SYSVSEM, a new PID namespace with CLONE_PARENT (copy_pid_ns) or
+// any in a new thread EINVAL, and kinds with one instance EINVAL.
 func (p *Process) mayCloneNamespaces(flags uint64) error {
 	switch ns := flags & namespaceFlags; {
 	case ns == 0:
@@ -274,6 +290,7 @@ func (p *Process) mayCloneNamespaces(flags uint64) error {
 	case p.Caps.Effective&(1<<unix.CAP_SYS_ADMIN) == 0:
 		return unix.EPERM
 	case flags&(unix.CLONE_NEWIPC|unix.CLONE_SYSVSEM) == unix.CLONE_NEWIPC|unix.CLONE_SYSVSEM,
+		flags&(unix.CLONE_NEWPID|unix.CLONE_PARENT) == unix.CLONE_NEWPID|unix.CLONE_PARENT,
 		flags&unix.CLONE_THREAD != 0, ns&^newNamespaceFlags != 0:
 		return unix.EINVAL
 	}
@@ -283,7 +300,10 @@ func (p *Process) mayCloneNamespaces(flags uint64) error {
 // Setns implements setns(2) for a namespace that an open /proc/PID/ns
 // file names: kind 0 or the namespace's own (EINVAL otherwise), with
 // CAP_SYS_ADMIN (EPERM); a time namespace only for a process of one
-// thread (EUSERS), which enters it at once, with its children.
+// thread (EUSERS), which enters it at once, with its children; a PID
+// namespace, the caller's or one below it (EINVAL otherwise, as Linux's
+// pidns_install), for its children; the one user namespace, which the
+// caller is in already, EINVAL as Linux's userns_install.
 func (t *Task) Setns(n *Namespace, kind int) error {
 	if kind != 0 && kind != n.Kind {
 		return unix.EINVAL
@@ -292,8 +312,14 @@ func (t *Task) Setns(n *Namespace, kind int) error {
 	if n.Kind == unix.CLONE_NEWTIME && len(tasksOf(p)) > 1 {
 		return unix.EUSERS
 	}
+	if n.Kind == unix.CLONE_NEWUSER {
+		return unix.EINVAL
+	}
 	if p.Caps.Effective&(1<<unix.CAP_SYS_ADMIN) == 0 {
 		return unix.EPERM
+	}
+	if n.Kind == unix.CLONE_NEWPID && !p.pidNS().contains(n.pid) {
+		return unix.EINVAL
 	}
 	s := *p.ns.Load()
 	switch n.Kind {
@@ -309,6 +335,8 @@ func (t *Task) Setns(n *Namespace, kind int) error {
 			return err
 		}
 		s.time, s.timeForChildren = n, n
+	case unix.CLONE_NEWPID:
+		s.pidForChildren = n
 	}
 	s.join()
 	p.replaceNamespaces(&s)
@@ -339,4 +367,32 @@ func (u *utsNames) setDomain(name string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.domain, u.domSet = name, true
+}
+
+// KindName is the name of n's kind, as its /proc/PID/ns link has it.
+func (n *Namespace) KindName() string {
+	return map[int]string{unix.CLONE_NEWUTS: "uts", unix.CLONE_NEWIPC: "ipc", unix.CLONE_NEWTIME: "time",
+		unix.CLONE_NEWPID: "pid", unix.CLONE_NEWUSER: "user"}[n.Kind]
+}
+
+// NamespaceParent is NS_GET_PARENT for t: a PID namespace's parent
+// (PIDParent), the owner of the user namespace, which as the initial one
+// has none (EPERM), and EINVAL for kinds without a hierarchy.
+func (t *Task) NamespaceParent(n *Namespace) (*Namespace, error) {
+	switch n.Kind {
+	case unix.CLONE_NEWPID:
+		return t.PIDParent(n)
+	case unix.CLONE_NEWUSER:
+		return nil, unix.EPERM
+	}
+	return nil, unix.EINVAL
+}
+
+// NamespaceOwner is NS_GET_USERNS: the user namespace that owns n, the
+// one there is, which has no owner itself (EPERM).
+func (t *Task) NamespaceOwner(n *Namespace) (*Namespace, error) {
+	if n.Kind == unix.CLONE_NEWUSER {
+		return nil, unix.EPERM
+	}
+	return t.Proc.k.userNS, nil
 }

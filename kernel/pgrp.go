@@ -7,7 +7,9 @@ import (
 )
 
 // Process groups and sessions. init starts in group 0 and session 0, as on
-// Linux; children inherit both.
+// Linux; children inherit both. The system calls here take and give ids
+// as the caller's PID namespace numbers them (pidns.go): a group or
+// session whose leader is outside it is 0 there.
 
 // PGID returns the process group id.
 func (p *Process) PGID() int {
@@ -49,7 +51,7 @@ func (t *Task) Setsid() (int, error) {
 		}
 	}
 	p.sig.pgid, p.sig.sid = p.PID, p.PID
-	return p.PID, nil
+	return p.Getpid(), nil
 }
 
 // Setpgid implements setpgid(2): pid (0: the caller) is the caller or a
@@ -61,14 +63,16 @@ func (t *Task) Setpgid(pid, pgid int) error {
 		return unix.EINVAL
 	}
 	target := self
-	if pid != 0 && pid != self.PID {
-		target = t.Proc.k.ProcessByID(pid)
+	if pid != 0 {
+		target = t.Proc.k.ProcessByID(self.GlobalID(pid))
 		if target == nil {
 			return unix.ESRCH
 		}
 	}
 	if pgid == 0 {
 		pgid = target.PID
+	} else if pgid = self.GlobalID(pgid); pgid == 0 {
+		return unix.EPERM // no such group here
 	}
 	all := t.Proc.k.live()
 	t.Proc.k.sigMu.Lock()
@@ -104,22 +108,40 @@ func (t *Task) Setpgid(pid, pgid int) error {
 func (t *Task) Getpgid(pid int) (int, error) {
 	p := t.Proc
 	if pid != 0 {
-		if p = t.Proc.k.ProcessByID(pid); p == nil {
+		if p = t.Proc.k.ProcessByID(t.Proc.GlobalID(pid)); p == nil {
 			return 0, unix.ESRCH
 		}
 	}
-	return p.PGID(), nil
+	return t.Proc.NumberOf(p.PGID()), nil
 }
 
 // Getsid implements getsid(2) (pid 0: the caller).
 func (t *Task) Getsid(pid int) (int, error) {
 	p := t.Proc
 	if pid != 0 {
-		if p = t.Proc.k.ProcessByID(pid); p == nil {
+		if p = t.Proc.k.ProcessByID(t.Proc.GlobalID(pid)); p == nil {
 			return 0, unix.ESRCH
 		}
 	}
-	return p.SID(), nil
+	return t.Proc.NumberOf(p.SID()), nil
+}
+
+// senderInfo is the information of a signal t sends q by kill(2) or
+// tgkill(2): t's pid in its own namespace, or 0 when q's namespace does
+// not see t, which is then above it (Linux's prepare_kill_siginfo and
+// send_signal_locked).
+func (t *Task) senderInfo(code int32, q *Process) *SigInfo {
+	i := &SigInfo{Code: code, Pid: int32(t.Proc.Getpid()), UID: t.Proc.UID}
+	t.fromOutside(i, q)
+	return i
+}
+
+// fromOutside clears the pid of i, a signal t sends q, when q's namespace
+// does not see t, and marks it as from an ancestor namespace.
+func (t *Task) fromOutside(i *SigInfo, q *Process) {
+	if q.NumberOf(t.Proc.PID) == 0 {
+		i.Pid, i.fromAncestor = 0, true
+	}
 }
 
 // mayKill reports whether the sender may signal q: root, the same user,
@@ -143,32 +165,35 @@ func (t *Task) mayKill(q *Process, sig unix.Signal) bool {
 }
 
 // Kill implements kill(2): pid > 0 is one process, 0 the caller's group,
-// -1 every process but init and the caller, < -1 the group -pid.
+// -1 every process the caller's namespace sees but its init and the
+// caller, < -1 the group -pid.
 func (t *Task) Kill(pid int, sig unix.Signal) error {
 	if sig < 0 || sig > NumSignals {
 		return unix.EINVAL
 	}
-	info := &SigInfo{Code: SIUser, Pid: int32(t.Proc.PID), UID: t.Proc.UID}
+	self := t.Proc
 	if pid > 0 {
-		q := t.Proc.k.processOfID(pid)
+		q := t.Proc.k.processOfID(self.GlobalID(pid))
 		if q == nil {
 			return unix.ESRCH
 		}
 		if !t.mayKill(q, sig) {
 			return unix.EPERM
 		}
-		q.Signal(sig, info)
+		q.Signal(sig, t.senderInfo(SIUser, q))
 		return nil
 	}
 	t.Proc.k.forkMu.Lock()
 	defer t.Proc.k.forkMu.Unlock()
 	var targets []*Process
-	pgid := -pid
-	if pid == 0 {
-		pgid = t.Proc.PGID()
+	pgid := t.Proc.PGID()
+	if pid < -1 {
+		if pgid = self.GlobalID(-pid); pgid == 0 {
+			return unix.ESRCH // no such group in the caller's namespace
+		}
 	}
 	for _, q := range t.Proc.k.live() {
-		if pid == -1 && q.PID != 1 && q != t.Proc || pid != -1 && q.PGID() == pgid {
+		if pid == -1 && self.NumberOf(q.PID) > 1 && q != t.Proc || pid != -1 && q.PGID() == pgid {
 			targets = append(targets, q)
 		}
 	}
@@ -178,7 +203,7 @@ func (t *Task) Kill(pid int, sig unix.Signal) error {
 	sent := false
 	for _, q := range targets {
 		if t.mayKill(q, sig) {
-			q.Signal(sig, info)
+			q.Signal(sig, t.senderInfo(SIUser, q))
 			sent = true
 		}
 	}
@@ -188,7 +213,7 @@ func (t *Task) Kill(pid int, sig unix.Signal) error {
 	return nil
 }
 
-// processOfID is the process that pid names for kill(2) and
+// processOfID is the process that global id pid names for kill(2) and
 // rt_sigqueueinfo(2): the one it leads, or the one whose thread it is,
 // as Linux finds any task's pid and signals its thread group.
 func (k *Kernel) processOfID(pid int) *Process {
@@ -206,14 +231,14 @@ func (t *Task) Tgkill(tgid, tid int, sig unix.Signal) error {
 	if tid <= 0 || sig < 0 || sig > NumSignals {
 		return unix.EINVAL
 	}
-	target := t.Proc.k.TaskByID(tid)
-	if target == nil || tgid != -1 && target.Proc.PID != tgid {
+	target := t.Proc.k.TaskByID(t.Proc.GlobalID(tid))
+	if target == nil || tgid != -1 && target.Proc.PID != t.Proc.GlobalID(tgid) {
 		return unix.ESRCH
 	}
 	if !t.mayKill(target.Proc, sig) {
 		return unix.EPERM
 	}
-	return target.SignalThread(sig, &SigInfo{Code: SITkill, Pid: int32(t.Proc.PID), UID: t.Proc.UID})
+	return target.SignalThread(sig, t.senderInfo(SITkill, target.Proc))
 }
 
 // Queue implements rt_sigqueueinfo(2) and rt_tgsigqueueinfo(2) (tid 0:
@@ -223,6 +248,7 @@ func (t *Task) Queue(tgid, tid int, info SigInfo) error {
 	if info.Signo < 0 || info.Signo > NumSignals {
 		return unix.EINVAL
 	}
+	tgid = t.Proc.GlobalID(tgid)
 	p := t.Proc.k.ProcessByID(tgid)
 	if tid == 0 {
 		p = t.Proc.k.processOfID(tgid)
@@ -232,7 +258,7 @@ func (t *Task) Queue(tgid, tid int, info SigInfo) error {
 	}
 	var target *Task
 	if tid != 0 {
-		if target = t.Proc.k.TaskByID(tid); target == nil || target.Proc != p {
+		if target = t.Proc.k.TaskByID(t.Proc.GlobalID(tid)); target == nil || target.Proc != p {
 			return unix.ESRCH
 		}
 	}
@@ -242,6 +268,7 @@ func (t *Task) Queue(tgid, tid int, info SigInfo) error {
 	if !t.mayKill(p, info.Signo) {
 		return unix.EPERM
 	}
+	t.fromOutside(&info, p)
 	if target != nil {
 		return target.SignalThread(info.Signo, &info)
 	}

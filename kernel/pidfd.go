@@ -48,12 +48,13 @@ func (f *PidFD) Watch(notify func()) func() {
 }
 
 // OpenPidFD is pidfd_open(2)'s lookup: a pidfd of the process whose
-// thread-group leader is pid (ESRCH: none or reaped; ENOENT: pid is a
-// thread that leads no group).
-func (k *Kernel) OpenPidFD(pid int) (*PidFD, error) {
-	p := k.ProcessByID(pid)
+// thread-group leader is pid in t's namespace (ESRCH: none or reaped;
+// ENOENT: pid is a thread that leads no group).
+func (t *Task) OpenPidFD(pid int) (*PidFD, error) {
+	k, g := t.Proc.k, t.Proc.GlobalID(pid)
+	p := k.ProcessByID(g)
 	if p == nil {
-		if k.TaskByID(pid) != nil {
+		if k.TaskByID(g) != nil {
 			return nil, unix.ENOENT
 		}
 		return nil, unix.ESRCH
@@ -81,9 +82,11 @@ func (t *Task) SignalPidFD(q *Process, sig unix.Signal, info *SigInfo) error {
 		return unix.ESRCH
 	}
 	if info == nil {
-		info = &SigInfo{Code: SIUser, Pid: int32(t.Proc.PID), UID: t.Proc.UID}
+		info = t.senderInfo(SIUser, q)
 	} else if q != t.Proc && (info.Code >= 0 || info.Code == SITkill) {
 		return unix.EPERM
+	} else {
+		t.fromOutside(info, q)
 	}
 	if !t.mayKill(q, sig) {
 		return unix.EPERM

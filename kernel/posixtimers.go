@@ -111,7 +111,7 @@ func (t *Task) CreateTimer(clock int32, ev *TimerEvent) (int32, error) {
 	if ev != nil {
 		switch ev.Notify {
 		case linux.SigevSignal | linux.SigevThreadID:
-			target := p.k.TaskByID(ev.TID)
+			target := t.FindTask(ev.TID)
 			if target == nil || target.Proc != p {
 				return 0, unix.EINVAL
 			}

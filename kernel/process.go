@@ -19,10 +19,14 @@ import (
 
 // Process is a user program: an address space, open files and threads.
 type Process struct {
-	PID   int
-	AS    *mm.AddressSpace
-	Files *fs.FDTable
-	Root  *fs.Tree
+	PID int // its global id: the number of ids in the root PID namespace
+	// ids are its numbers in its PID namespace and those above (pidns.go);
+	// initOf is the namespace below the root whose init it is, if any.
+	ids    *pidNumbers
+	initOf *pidNamespace
+	AS     *mm.AddressSpace
+	Files  *fs.FDTable
+	Root   *fs.Tree
 	// fs is the working directory and umask, shared under CLONE_FS
 	// (fscontext.go).
 	fs atomic.Pointer[fsContext]
@@ -112,7 +116,8 @@ type Process struct {
 
 // Task is one thread of a process.
 type Task struct {
-	TID      int
+	TID      int         // its global id
+	ids      *pidNumbers // its numbers in its PID namespaces
 	Proc     *Process
 	Regs     *arch.Frame
 	ClearTID uintptr // set_tid_address, CLONE_CHILD_CLEARTID
@@ -220,6 +225,10 @@ func (p *Process) Exit(status int) {
 		p.notifyPidFDs()
 		p.VforkDone()
 		p.untraceAll()
+		if p.initOf != nil {
+			// Not here: Exit may run in a sender that holds forkMu.
+			go p.k.zapPIDNamespace(p.initOf, p)
+		}
 		p.reparentChildren()
 		p.reportIfDead()
 	})
@@ -227,7 +236,8 @@ func (p *Process) Exit(status int) {
 
 // reportIfDead tells the parent that p is dead once it has both exited and
 // released its address space, whichever comes last: a parent that waited
-// finds its memory (its segment attachments, say) gone.
+// finds its memory (its segment attachments, say) gone. A namespace's
+// init waits for the others of its namespace to be reaped too.
 func (p *Process) reportIfDead() {
 	select {
 	case <-p.exited:
@@ -237,6 +247,9 @@ func (p *Process) reportIfDead() {
 	select {
 	case <-p.released:
 	default:
+		return
+	}
+	if p.initOf != nil && !p.k.othersLeft(p) {
 		return
 	}
 	p.deadOnce.Do(func() {
@@ -263,8 +276,8 @@ func (p *Process) Parent() *Process {
 // newChild makes a process like p with an address space and a file table
 // (Clone decides what is shared) and adds it to parent's children: p's,
 // or p's parent's for CLONE_PARENT.
-func (p *Process) newChild(parent *Process, pid int, as *mm.AddressSpace, vm *sharedVM, files *fs.FDTable, filesRefs *atomic.Int32) *Process {
-	c := &Process{PID: pid, AS: as, Files: files, filesRefs: filesRefs, Root: p.Root, Exe: p.Exe,
+func (p *Process) newChild(parent *Process, ids *pidNumbers, as *mm.AddressSpace, vm *sharedVM, files *fs.FDTable, filesRefs *atomic.Int32) *Process {
+	c := &Process{PID: ids.nums[0], ids: ids, AS: as, Files: files, filesRefs: filesRefs, Root: p.Root, Exe: p.Exe,
 		Cmdline: p.Cmdline, start: p.k.Uptime(), k: p.k,
 		UID: p.UID, GID: p.GID, EUID: p.EUID, EGID: p.EGID, SUID: p.SUID, SGID: p.SGID, FSUID: p.FSUID, FSGID: p.FSGID, Caps: p.Caps,
 		Groups: append([]uint32(nil), p.Groups...), limits: p.Limits(),
@@ -308,11 +321,12 @@ func (p *Process) RealCred() *fs.Cred {
 // NewProcess makes a process with one task around an exec'd address space;
 // nil when every id is in use (init's never is).
 func (k *Kernel) NewProcess(tree *fs.Tree, as *mm.AddressSpace, files *fs.FDTable, exe string, argv []string, regs *arch.Frame) *Task {
-	pid, err := k.allocPID()
+	ids, err := k.allocIDs(k.rootNS.pidForChildren.pid, nil, nil)
 	if err != nil {
 		return nil
 	}
-	p := &Process{PID: pid, AS: as, Files: files, filesRefs: newRefs(),
+	pid := ids.nums[0]
+	p := &Process{PID: pid, ids: ids, AS: as, Files: files, filesRefs: newRefs(),
 		Root: tree, Exe: path.Clean(exe), Cmdline: argv, start: k.Uptime(), limits: initLimits(), Caps: initCaps(), k: k,
 		exited: make(chan struct{}), released: make(chan struct{}), dead: make(chan struct{}), threads: 1, childEvent: make(chan struct{})}
 	p.vm.Store(&sharedVM{users: 1})
@@ -325,7 +339,7 @@ func (k *Kernel) NewProcess(tree *fs.Tree, as *mm.AddressSpace, files *fs.FDTabl
 	p.SetUmask(0o022)
 	files.SetLimit(int(p.limits[unix.RLIMIT_NOFILE].Cur))
 	p.sig.execed = true // its program was exec'd, by the kernel
-	t := &Task{TID: pid, Proc: p, Regs: regs}
+	t := &Task{TID: pid, ids: ids, Proc: p, Regs: regs}
 	p.mainThread = t
 	t.initSettings()
 	k.addTask(t)

@@ -40,7 +40,8 @@ func TestNprocLeavesOutExitedProcesses(t *testing.T) {
 	const uid = 54321
 	k := New(Config{})
 	p := &Process{PID: 1 << 30, UID: uid, EUID: uid, SUID: uid, k: k}
-	task := &Task{TID: p.PID, Proc: p}
+	p.ids = &pidNumbers{ns: k.rootNS.pidForChildren.pid, nums: []int{p.PID}}
+	task := &Task{TID: p.PID, ids: p.ids, Proc: p}
 	k.addTask(task)
 	if n := k.tasksOfUser(uid, nil); n != 1 {
 		t.Fatalf("running: %d tasks of uid %d counted, want 1", n, uid)
@@ -62,11 +63,11 @@ func TestPIDsWrap(t *testing.T) {
 	k.tasks[pidWrapStart+1] = &Task{TID: pidWrapStart + 1}
 	var got []int
 	for range 3 {
-		id, err := k.allocPID()
+		ids, err := k.allocIDs(k.rootNS.pidForChildren.pid, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got = append(got, id)
+		got = append(got, ids.nums[0])
 	}
 	want := []int{PIDMax - 1, pidWrapStart, pidWrapStart + 3}
 	if !slices.Equal(got, want) {

@@ -227,15 +227,23 @@ func (v procfsProcess) Timers() []procfs.Timer {
 	return ts
 }
 
-// Namespaces are the namespaces the process is in, by name.
+// Namespaces are the namespaces the process is in, by name:
+// pid_for_children only once its namespace has had its init (before, it
+// names nothing, as Linux's pidns_for_children_get).
 func (v procfsProcess) Namespaces() []procfs.Namespace {
-	s := v.p.ns.Load()
-	return []procfs.Namespace{
+	s, pid, user := v.p.ns.Load(), v.p.pidNS().self, v.p.k.userNS
+	ns := []procfs.Namespace{
 		{Name: "ipc", Ino: s.ipc.Ino, Object: s.ipc},
+		{Name: "pid", Ino: pid.Ino, Object: pid},
 		{Name: "time", Ino: s.time.Ino, Object: s.time},
 		{Name: "time_for_children", Ino: s.timeForChildren.Ino, Object: s.timeForChildren},
+		{Name: "user", Ino: user.Ino, Object: user},
 		{Name: "uts", Ino: s.uts.Ino, Object: s.uts},
 	}
+	if v.p.k.reaperOf(s.pidForChildren.pid) != nil {
+		ns = append(ns, procfs.Namespace{Name: "pid_for_children", Ino: s.pidForChildren.Ino, Object: s.pidForChildren})
+	}
+	return ns
 }
 
 func (v procfsProcess) TimensOffsets() []byte { return v.p.TimensOffsets() }

@@ -63,7 +63,7 @@ func (t *Task) traceStop(info SigInfo) chan struct{} {
 	tr.stopTask, tr.resume, tr.info, tr.report = t, make(chan struct{}), info, info.Signo
 	tracer := tr.tracer
 	if tracer.sig.actions[unix.SIGCHLD-1].Flags&SANoCldStop == 0 {
-		tracer.queueSignal(nil, unix.SIGCHLD, &SigInfo{Code: CldTrapped, Pid: int32(p.PID), UID: p.UID, Status: int32(info.Signo)})
+		tracer.queueSignal(nil, unix.SIGCHLD, &SigInfo{Code: CldTrapped, Pid: int32(tracer.NumberOf(p.PID)), UID: p.UID, Status: int32(info.Signo)})
 	}
 	tracer.wakeWaiters()
 	return tr.resume
@@ -137,7 +137,7 @@ func (p *Process) tracerIfNotParent() *Process {
 		return nil
 	}
 	code, status := p.exitInfo()
-	tracer.queueSignal(nil, unix.SIGCHLD, &SigInfo{Code: code, Pid: int32(p.PID), UID: p.UID, Status: status})
+	tracer.queueSignal(nil, unix.SIGCHLD, &SigInfo{Code: code, Pid: int32(tracer.NumberOf(p.PID)), UID: p.UID, Status: status})
 	return tracer
 }
 
@@ -188,7 +188,7 @@ func (t *Task) PtraceTraceme() error {
 // that ptrace_may_access refuses (MayPtrace: other ids, or not dumpable,
 // without CAP_SYS_PTRACE). ATTACH sends the tracee SIGSTOP.
 func (t *Task) PtraceAttach(tid int, seize bool) error {
-	target := t.Proc.k.TaskByID(tid)
+	target := t.FindTask(tid)
 	if target == nil {
 		return unix.ESRCH
 	}
@@ -213,7 +213,7 @@ func (t *Task) PtraceAttach(tid int, seize bool) error {
 // as Linux's ptrace_check_attach: ESRCH unless it is traced by the caller
 // and, when stopped is true, in a signal-delivery-stop.
 func (t *Task) Tracee(tid int, stopped bool) (*Process, error) {
-	target := t.Proc.k.TaskByID(tid)
+	target := t.FindTask(tid)
 	if target == nil {
 		return nil, unix.ESRCH
 	}

@@ -108,6 +108,9 @@ type SigInfo struct {
 	// of user chargedTo (RLIMIT_SIGPENDING).
 	charged   bool
 	chargedTo uint32
+	// fromAncestor: the sender is in a PID namespace above the
+	// receiver's, whose init then takes SIGKILL and SIGSTOP.
+	fromAncestor bool
 }
 
 // processSignals is the signal state of a process (shared by its threads).
@@ -296,6 +299,14 @@ func (t *Task) SignalThread(sig unix.Signal, info *SigInfo) error {
 	return err
 }
 
+// takesAsInit reports whether p, a namespace's init, takes sig with no
+// handler for it: a namespace's below the root takes SIGKILL and SIGSTOP
+// from the kernel or from a process of an ancestor namespace, as Linux's
+// sig_task_ignored with force.
+func (p *Process) takesAsInit(sig unix.Signal, info *SigInfo) bool {
+	return p.PID != 1 && (sig == unix.SIGKILL || sig == unix.SIGSTOP) && (info == nil || info.Code == SIKernel || info.fromAncestor)
+}
+
 // SIQueue is the si_code of sigqueue(3).
 const SIQueue = -1
 
@@ -333,7 +344,8 @@ func (p *Process) queueSignal(to *Task, sig unix.Signal, info *SigInfo) (bool, e
 	default:
 	}
 	ts := tasksOf(p)
-	if p.PID == 1 && (!p.traced() || sig == unix.SIGKILL) && p.sig.actions[sig-1].Handler == SigDefault && !blockedBy(sig, to, ts) {
+	if p.isInit() && !p.takesAsInit(sig, info) && (!p.traced() || sig == unix.SIGKILL) &&
+		p.sig.actions[sig-1].Handler == SigDefault && !blockedBy(sig, to, ts) {
 		// init is unkillable (SIGNAL_UNKILLABLE): signals it has no
 		// handler for are dropped, SIGKILL included; faults still kill.
 		// A blocked one stays pending for sigwait; a tracer hears of
@@ -365,7 +377,7 @@ func (p *Process) queueSignal(to *Task, sig unix.Signal, info *SigInfo) (bool, e
 		// is unblocked, and sigwait takes it (Linux's sig_ignored).
 		return false, nil
 	}
-	if p.fatal(sig) && p.PID != 1 && coreSignals&Bit(sig) == 0 && !p.traced() {
+	if p.fatal(sig) && !p.isInit() && coreSignals&Bit(sig) == 0 && !p.traced() {
 		// Linux ends the group at once when some thread lets the signal
 		// through; a blocked one (or one sigwait waits for) stays pending.
 		// A traced process first stops on it for its tracer.
@@ -594,7 +606,7 @@ func (p *Process) notifyParent(code int32, status int32) {
 		pp.wakeWaiters()
 		return
 	}
-	pp.queueSignal(nil, unix.SIGCHLD, &SigInfo{Code: code, Pid: int32(p.PID), UID: p.UID, Status: status})
+	pp.queueSignal(nil, unix.SIGCHLD, &SigInfo{Code: code, Pid: int32(pp.NumberOf(p.PID)), UID: p.UID, Status: status})
 	pp.wakeWaiters()
 }
 
@@ -751,7 +763,7 @@ func (t *Task) deliverSignals() (afterDelivery, unix.Signal, chan struct{}) {
 			continue
 		}
 		if act.Handler == SigDefault || sig == unix.SIGKILL {
-			if p.PID == 1 {
+			if p.isInit() && !p.takesAsInit(sig, &info) {
 				continue // unkillable init
 			}
 			switch defaultOf(sig) {

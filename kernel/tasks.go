@@ -14,52 +14,8 @@ const (
 	pidWrapStart = 300
 )
 
-// allocPID returns the next free id after the last one given out, for a
-// task or a process; EAGAIN when every id is in use.
-func (k *Kernel) allocPID() (int, error) {
-	k.pidMu.Lock()
-	defer k.pidMu.Unlock()
-	next := k.lastPID.Load()
-	for range PIDMax {
-		next++
-		if next >= PIDMax {
-			next = pidWrapStart
-			k.pidsWrapped = true
-		}
-		// Before the first wrap no id above the last is in use.
-		if !k.pidsWrapped || !k.pidInUse(int(next)) {
-			k.lastPID.Store(next)
-			return int(next), nil
-		}
-	}
-	return 0, unix.EAGAIN
-}
-
 // capCheckpointRestore is CAP_CHECKPOINT_RESTORE.
 const capCheckpointRestore = 40
-
-// claimPID gives out id itself, as clone3's set_tid asks for p: EINVAL
-// outside 1 to PIDMax-1, EPERM without CAP_SYS_ADMIN or
-// CAP_CHECKPOINT_RESTORE, EEXIST when id is in use (Linux's alloc_pid).
-// Ids above the last one given out may be in use then, so each one given
-// out from now on is checked.
-func (k *Kernel) claimPID(id int, p *Process) (int, error) {
-	switch {
-	case id < 1 || id >= PIDMax:
-		return 0, unix.EINVAL
-	case p.Caps.Effective&(1<<unix.CAP_SYS_ADMIN|1<<capCheckpointRestore) == 0:
-		return 0, unix.EPERM
-	}
-	k.pidMu.Lock()
-	defer k.pidMu.Unlock()
-	if k.pidInUse(id) {
-		return 0, unix.EEXIST
-	}
-	if int64(id) > k.lastPID.Load() {
-		k.pidsWrapped = true
-	}
-	return id, nil
-}
 
 // SetLastPID sets the last id given out, which the next one follows
 // (/proc/sys/kernel/ns_last_pid, which root writes to choose the next
@@ -100,25 +56,58 @@ func (k *Kernel) pidInUse(id int) bool {
 	return false
 }
 
+// addTask enters a new task, and the process a new main thread makes,
+// in the tables, and counts its id in its PID namespaces.
 func (k *Kernel) addTask(t *Task) {
 	k.tablesMu.Lock()
+	defer k.tablesMu.Unlock()
 	k.tasks[t.TID] = t
-	if _, ok := k.processes[t.Proc.PID]; !ok {
-		k.processes[t.Proc.PID] = t.Proc
+	var p *Process
+	if t.TID == t.Proc.PID {
+		p = t.Proc
+		k.processes[p.PID] = p
 	}
-	k.tablesMu.Unlock()
+	k.registerID(t.ids, p)
 }
 
+// removeTask takes a task that left out of the table; its id goes with
+// it unless it is its process's, which stays until the process is
+// reaped.
 func (k *Kernel) removeTask(t *Task) {
 	k.tablesMu.Lock()
 	delete(k.tasks, t.TID)
+	var waiting *Process
+	if _, ok := k.processes[t.TID]; !ok {
+		waiting = k.releaseID(t.ids)
+	}
 	k.tablesMu.Unlock()
+	if waiting != nil {
+		waiting.reportIfDead()
+	}
 }
 
+// removeProcess takes a reaped process out of the table, and its id.
 func (k *Kernel) removeProcess(p *Process) {
 	k.tablesMu.Lock()
 	delete(k.processes, p.PID)
+	var waiting *Process
+	if _, ok := k.tasks[p.PID]; !ok {
+		waiting = k.releaseID(p.ids)
+	}
 	k.tablesMu.Unlock()
+	if waiting != nil {
+		waiting.reportIfDead()
+	}
+}
+
+// renameTask moves the thread whose execve ended the others to its
+// process's id, as Linux's exchange_tids: its own id goes.
+func (k *Kernel) renameTask(t *Task) {
+	k.removeTask(t)
+	k.tablesMu.Lock()
+	defer k.tablesMu.Unlock()
+	t.TID, t.ids = t.Proc.PID, t.Proc.ids
+	k.tasks[t.TID] = t
 }
 
 // TaskByID returns the running task with a thread id, or nil.

@@ -60,7 +60,10 @@ type CloneArgs struct {
 	ChildTID   uintptr // CLONE_CHILD_SETTID, CLONE_CHILD_CLEARTID
 	TLS        uintptr // CLONE_SETTLS: the child's tp
 	PidFD      uintptr // CLONE_PIDFD: where the child's pidfd goes (an int)
-	SetTID     int     // clone3's set_tid: the child's id, 0 for the next free one
+	// SetTID is clone3's set_tid: the child's number in its PID namespace
+	// and in those above, deepest first, as many as given; the next free
+	// ones for the rest.
+	SetTID []int
 }
 
 // Clone makes a new thread of t's process (CLONE_THREAD) or a new child
@@ -76,7 +79,10 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 		f&unix.CLONE_SIGHAND != 0 && f&unix.CLONE_CLEAR_SIGHAND != 0,
 		f&unix.CLONE_THREAD != 0 && f&unix.CLONE_VFORK != 0, // a vfork thread: not modelled
 		f&unix.CLONE_PIDFD != 0 && f&(unix.CLONE_THREAD|unix.CLONE_DETACHED) != 0,
-		f&unix.CLONE_PARENT != 0 && t.Proc.PID == 1: // init has no parent to share
+		f&unix.CLONE_PARENT != 0 && t.Proc.isInit(), // a namespace's init has no siblings
+		// A thread is in its process's PID namespace, which must be the
+		// one the process's children go into.
+		f&unix.CLONE_THREAD != 0 && (f&unix.CLONE_NEWPID != 0 || t.Proc.ns.Load().pidForChildren.pid != t.Proc.pidNS()):
 		return nil, unix.EINVAL
 	}
 	p := t.Proc
@@ -103,17 +109,12 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 			inherited.Release()
 		}
 	}()
-	var tid int
-	if a.SetTID != 0 {
-		tid, err = p.k.claimPID(a.SetTID, p)
-	} else {
-		tid, err = p.k.allocPID()
-	}
-	if err != nil {
-		return nil, err
-	}
 	var child *Task
 	if f&unix.CLONE_THREAD != 0 {
+		ids, err := p.k.allocIDs(p.pidNS(), a.SetTID, p)
+		if err != nil {
+			return nil, err
+		}
 		regs := p.k.newRegs()
 		if regs == nil {
 			return nil, unix.ENOMEM
@@ -121,7 +122,7 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 		p.mu.Lock()
 		p.threads++
 		p.mu.Unlock()
-		child = &Task{TID: tid, Proc: p, Regs: regs}
+		child = &Task{TID: ids.nums[0], ids: ids, Proc: p, Regs: regs}
 	} else {
 		as, vm := p.AS, p.vm.Load()
 		if f&unix.CLONE_VM != 0 {
@@ -153,6 +154,13 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 			vm.drop(as)
 			return nil, err
 		}
+		ids, err := p.k.allocIDs(ns.pidForChildren.pid, a.SetTID, p)
+		if err != nil {
+			ns.leave(0, nil)
+			vm.drop(as)
+			return nil, err
+		}
+		tid := ids.nums[0]
 		files, filesRefs := p.Files, p.filesRefs
 		if f&unix.CLONE_FILES == 0 {
 			if files, err = p.Files.ForkWithin(p.k.NrOpen()); err != nil {
@@ -180,7 +188,7 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 		if f&unix.CLONE_PARENT != 0 {
 			parent, exitSignal = p.Parent(), p.ExitSignal
 		}
-		c := p.newChild(parent, tid, as, vm, files, filesRefs)
+		c := p.newChild(parent, ids, as, vm, files, filesRefs)
 		c.ns.Store(ns)
 		if f&unix.CLONE_FS != 0 {
 			c.fs.Store(p.fs.Load())
@@ -189,7 +197,7 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 		if f&unix.CLONE_VFORK != 0 {
 			c.vforkDone = make(chan struct{})
 		}
-		child = &Task{TID: tid, Proc: c, Regs: regs}
+		child = &Task{TID: tid, ids: ids, Proc: c, Regs: regs}
 		c.mainThread = child
 	}
 	child.inheritSched(t)
@@ -206,15 +214,16 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 	if f&unix.CLONE_SETTLS != 0 {
 		child.Regs.X[arch.RegTP] = uint64(a.TLS)
 	}
-	// As on Linux, a bad pointer for either tid is not an error of clone.
+	// As on Linux, a bad pointer for either tid is not an error of clone;
+	// each is the number the child has in the namespace of who reads it.
 	if f&unix.CLONE_CHILD_SETTID != 0 {
-		child.putUser32(a.ChildTID, uint32(tid))
+		child.putUser32(a.ChildTID, uint32(child.Gettid()))
 	}
 	if f&unix.CLONE_CHILD_CLEARTID != 0 {
 		child.ClearTID = a.ChildTID
 	}
 	if f&unix.CLONE_PARENT_SETTID != 0 {
-		t.putUser32(a.ParentTID, uint32(tid))
+		t.putUser32(a.ParentTID, uint32(p.NumberOf(child.TID)))
 	}
 	inheritSignals(t, child, f&unix.CLONE_THREAD != 0, f&unix.CLONE_CLEAR_SIGHAND != 0)
 	if f&unix.CLONE_PIDFD != 0 {
@@ -240,6 +249,10 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 			child.Proc.Signal(unix.SIGKILL, nil)
 		}
 	default:
+		// So does a child of a namespace whose init died meanwhile.
+		if child.Proc != p && child.ids.inClosedNamespace() {
+			child.Proc.Signal(unix.SIGKILL, nil)
+		}
 	}
 	p.k.forkMu.RUnlock()
 	p.k.startTask(child)
@@ -414,7 +427,7 @@ func (t *Task) futexOwnerDied(addr uintptr, pi, pendingOp bool) {
 	}
 	owned := false
 	old, err := t.updateUser32(addr, func(v uint32) (uint32, bool) {
-		owned = v&futexTIDMask == uint32(t.TID)
+		owned = v&futexTIDMask == uint32(t.Gettid())
 		return v&futexWaiters | futexOwnerDied, owned
 	})
 	if err != nil {

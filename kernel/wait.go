@@ -47,18 +47,28 @@ type WaitFor struct {
 	PGID int // when not Any and PID is 0
 }
 
-// WaitForPid decodes wait4's pid: > 0 that child, -1 any, 0 the caller's
-// group, < -1 the group -pid.
+// WaitForPid decodes wait4's pid, a number of the caller's PID
+// namespace: > 0 that child, -1 any, 0 the caller's group, < -1 the group
+// -pid.
 func (t *Task) WaitForPid(pid int) WaitFor {
 	switch {
 	case pid == -1:
 		return WaitFor{Any: true}
 	case pid > 0:
-		return WaitFor{PID: pid}
+		return WaitFor{PID: t.WaitID(pid)}
 	case pid == 0:
 		return WaitFor{PGID: t.Proc.PGID()}
 	}
-	return WaitFor{PGID: -pid}
+	return WaitFor{PGID: t.WaitID(-pid)}
+}
+
+// WaitID is the global id of nr, a child or group of the caller's
+// namespace that a wait names: -1, which names nothing, when nr does not.
+func (t *Task) WaitID(nr int) int {
+	if g := t.Proc.GlobalID(nr); g > 0 {
+		return g
+	}
+	return -1
 }
 
 func (w WaitFor) matches(c *Process) bool {
@@ -79,6 +89,10 @@ func (w WaitFor) matches(c *Process) bool {
 // WaitNoHang it returns PID 0 at once when no child changed.
 func (t *Task) Wait(which WaitFor, options int) (WaitResult, error) {
 	p := t.Proc
+	// A signal that ends the wait is checked after one more look: the
+	// child whose death sent it (SIGCHLD) is found, as Linux's do_wait
+	// looks before it checks for signals.
+	var interrupted error
 	for {
 		p.mu.Lock()
 		kids := make([]*Process, 0, len(p.children))
@@ -113,9 +127,10 @@ func (t *Task) Wait(which WaitFor, options int) (WaitResult, error) {
 		if options&WaitNoHang != 0 {
 			return WaitResult{}, nil
 		}
-		if err := t.Block(ev, time.Time{}); err != nil {
-			return WaitResult{}, err
+		if interrupted != nil {
+			return WaitResult{}, interrupted
 		}
+		interrupted = t.Block(ev, time.Time{})
 	}
 }
 
@@ -138,7 +153,7 @@ func (p *Process) childState(c *Process, which WaitFor, options int) (WaitResult
 	if !which.matches(c) {
 		return WaitResult{}, childOther
 	}
-	r := WaitResult{PID: c.PID, UID: c.UID}
+	r := WaitResult{PID: p.NumberOf(c.PID), UID: c.UID}
 	select {
 	case <-c.dead:
 		r.Code, r.Status = c.exitInfo()
@@ -217,7 +232,7 @@ func (p *Process) signalExit() (*Process, bool) {
 	code, status := p.exitInfo()
 	a := pp.sig.actions[unix.SIGCHLD-1]
 	autoReap := a.Handler == SigIgnore || a.Flags&SANoCldWait != 0
-	info := &SigInfo{Code: code, Pid: int32(p.PID), UID: p.UID, Status: status}
+	info := &SigInfo{Code: code, Pid: int32(pp.NumberOf(p.PID)), UID: p.UID, Status: status}
 	switch exitSig := unix.Signal(p.ExitSignal); {
 	case exitSig == unix.SIGCHLD:
 		if a.Handler != SigIgnore {
@@ -257,15 +272,18 @@ func (p *Process) adoptIfOrphaned() {
 }
 
 // reparentChildren gives p's children to their new parent, which then
-// waits for them: the nearest living ancestor that is a child subreaper
-// (PR_SET_CHILD_SUBREAPER), else init (pid 1), as Linux's find_new_reaper.
-// All under sigMu, which guards the parent links, so that a reaper
-// exiting meanwhile hands them on in turn.
+// waits for them: the nearest living ancestor in p's PID namespace that
+// is a child subreaper (PR_SET_CHILD_SUBREAPER), else the namespace's
+// init, as Linux's find_new_reaper. All under sigMu, which guards the
+// parent links, so that a reaper exiting meanwhile hands them on in turn.
+// A dead init, which its namespace's death makes ignore SIGCHLD, reaps
+// the dead ones at once.
 func (p *Process) reparentChildren() {
 	p.k.sigMu.Lock()
 	defer p.k.sigMu.Unlock()
-	reaper := p.k.ProcessByID(1)
-	for a := p.parent; a != nil; a = a.parent {
+	ns := p.pidNS()
+	reaper := p.k.reaperOf(ns)
+	for a := p.parent; a != nil && a.pidNS().level == ns.level; a = a.parent {
 		if a.ChildSubreaper.Load() && !a.gone.Load() {
 			reaper = a
 			break
@@ -292,4 +310,7 @@ func (p *Process) reparentChildren() {
 	}
 	reaper.mu.Unlock()
 	reaper.wakeWaiters()
+	if reaper.gone.Load() {
+		go reaper.reapDeadChildren() // reap takes sigMu
+	}
 }

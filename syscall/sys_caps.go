@@ -52,8 +52,8 @@ func sysCapget(t *kernel.Task, a Args) (uint64, error) {
 	switch {
 	case h.Pid < 0:
 		return 0, unix.EINVAL
-	case h.Pid != 0 && int(h.Pid) != t.TID:
-		o := t.Kernel().TaskByID(int(h.Pid))
+	case h.Pid != 0 && int(h.Pid) != t.Gettid():
+		o := t.FindTask(int(h.Pid))
 		if o == nil {
 			return 0, unix.ESRCH
 		}
@@ -81,7 +81,7 @@ func sysCapset(t *kernel.Task, a Args) (uint64, error) {
 	if err := copyInStruct(t, a[0], &h); err != nil {
 		return 0, err
 	}
-	if h.Pid != 0 && int(h.Pid) != t.TID {
+	if h.Pid != 0 && int(h.Pid) != t.Gettid() {
 		return 0, unix.EPERM
 	}
 	data := make([]linux.CapUserData, 2)

@@ -81,10 +81,11 @@ func sysFcntl(t *kernel.Task, a Args) (uint64, error) {
 		return 0, t.Proc.Files.SetCloExec(fd, a[2]&unix.FD_CLOEXEC != 0)
 	case unix.F_GETOWN:
 		o := d.Owner()
+		id := int64(t.Proc.NumberOf(int(o.ID)))
 		if o.Kind == linux.FOwnerPGRP {
-			return uint64(-int64(o.ID)), nil
+			return uint64(-id), nil
 		}
-		return uint64(int64(o.ID)), nil
+		return uint64(id), nil
 	case unix.F_SETOWN:
 		o := fs.Owner{Kind: linux.FOwnerPID, ID: int32(a[2])}
 		if o.ID < 0 {
@@ -93,7 +94,7 @@ func sysFcntl(t *kernel.Task, a Args) (uint64, error) {
 		return 0, setOwner(t, d, o)
 	case unix.F_GETOWN_EX:
 		o := d.Owner()
-		return 0, copyOutStruct(t, a[2], linux.FOwnerEx{Type: o.Kind, Pid: o.ID})
+		return 0, copyOutStruct(t, a[2], linux.FOwnerEx{Type: o.Kind, Pid: int32(t.Proc.NumberOf(int(o.ID)))})
 	case unix.F_SETOWN_EX:
 		var ex linux.FOwnerEx
 		if err := copyInStruct(t, a[2], &ex); err != nil {
@@ -175,8 +176,10 @@ func sysFcntl(t *kernel.Task, a Args) (uint64, error) {
 const numSignals = 64
 
 // setOwner makes o the owner of d's I/O signals: ESRCH when no thread,
-// process or group has its id (0 clears the owner).
+// process or group has its id (0 clears the owner), a number of the
+// caller's PID namespace, kept as the global id.
 func setOwner(t *kernel.Task, d *fs.Description, o fs.Owner) error {
+	o.ID = int32(t.Proc.GlobalID(int(o.ID)))
 	if o.ID != 0 && !idInUse(t.Kernel(), int(o.ID)) {
 		return unix.ESRCH
 	}
@@ -391,7 +394,7 @@ func sysIoctl(t *kernel.Task, a Args) (uint64, error) {
 		return randomIoctl(t, a[1], a[2])
 	}
 	if ns, ok := namespaceOf(d); ok {
-		return nsIoctl(ns, a[1])
+		return nsIoctl(t, ns, a[1], a[2])
 	}
 	if m, ok := procmapQueryOf(d); ok {
 		return procmapIoctl(t, m, a[1], a[2])

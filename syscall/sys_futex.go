@@ -209,7 +209,7 @@ func sysSetRobustList(t *kernel.Task, a Args) (uint64, error) {
 func sysGetRobustList(t *kernel.Task, a Args) (uint64, error) {
 	target := t
 	if tid := int(int32(a[0])); tid != 0 {
-		if target = t.Kernel().TaskByID(tid); target == nil {
+		if target = t.FindTask(tid); target == nil {
 			return 0, unix.ESRCH
 		}
 		if !t.MayPtrace(target.Proc) { // Linux's PTRACE_MODE_READ_REALCREDS

@@ -82,7 +82,7 @@ func recordLock(t *kernel.Task, d *fs.Description, cmd, addr uint64) error {
 		if !busy {
 			fl.Type = unix.F_UNLCK
 		} else {
-			fl.Type, fl.Whence, fl.Start, fl.Pid = unix.F_RDLCK, unix.SEEK_SET, l.Start, int32(l.PID)
+			fl.Type, fl.Whence, fl.Start, fl.Pid = unix.F_RDLCK, unix.SEEK_SET, l.Start, int32(t.Proc.NumberOf(l.PID))
 			if l.Write {
 				fl.Type = unix.F_WRLCK
 			}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/jiege-go/jiege/abi/linux/sysno"
 	"github.com/jiege-go/jiege/fs"
+	"github.com/jiege-go/jiege/fs/procfs"
 	"github.com/jiege-go/jiege/kernel"
 )
 
@@ -41,24 +42,44 @@ func sysSetns(t *kernel.Task, a Args) (uint64, error) {
 	return 0, t.Setns(ns, int(int32(a[1])))
 }
 
-// The ioctls of a namespace's file (linux/nsfs.h); NS_GET_USERNS
-// (0xb701) has no user namespace's file to give.
+// The ioctls of a namespace's file (linux/nsfs.h). Linux 6.11's
+// NS_GET_PID_FROM_PIDNS and its kin are not answered (ENOTTY).
 const (
+	nsGetUserns   = 0xb701
 	nsGetParent   = 0xb702
 	nsGetNstype   = 0xb703
 	nsGetOwnerUID = 0xb704
 )
 
-// nsIoctl answers the ioctls of a namespace's file as Linux's ns_ioctl
-// does for a namespace that has no parent (UTS, IPC) and is no user
-// namespace; there is no user namespace's file to give (ENOTTY, as a
-// Linux without them).
-func nsIoctl(ns *kernel.Namespace, cmd uint64) (uint64, error) {
+// nsIoctl answers the ioctls of a namespace's file as Linux's ns_ioctl:
+// NS_GET_USERNS and NS_GET_PARENT open the related namespace's file
+// (close-on-exec, read-only, as open_related_ns), NS_GET_OWNER_UID stores
+// the owner of a user namespace (root's, of the one there is).
+func nsIoctl(t *kernel.Task, ns *kernel.Namespace, cmd, arg uint64) (uint64, error) {
 	switch cmd {
 	case nsGetNstype:
 		return uint64(ns.Kind), nil
-	case nsGetParent, nsGetOwnerUID:
-		return 0, unix.EINVAL
+	case nsGetUserns:
+		return openRelatedNamespace(t, ns, t.NamespaceOwner)
+	case nsGetParent:
+		return openRelatedNamespace(t, ns, t.NamespaceParent)
+	case nsGetOwnerUID:
+		if ns.Kind != unix.CLONE_NEWUSER {
+			return 0, unix.EINVAL
+		}
+		return 0, copyOutStruct(t, arg, uint32(0))
 	}
 	return 0, unix.ENOTTY
+}
+
+// openRelatedNamespace opens the file of the namespace related finds for
+// ns, in a new descriptor.
+func openRelatedNamespace(t *kernel.Task, ns *kernel.Namespace, related func(*kernel.Namespace) (*kernel.Namespace, error)) (uint64, error) {
+	r, err := related(ns)
+	if err != nil {
+		return 0, err
+	}
+	f := t.Proc.Root.OpenNode(procfs.NamespaceFile(r.Ino, r), procfs.NamespaceName(r.KindName(), r.Ino))
+	fd, err := t.Proc.Files.Open(f, unix.O_RDONLY, true)
+	return uint64(fd), err
 }

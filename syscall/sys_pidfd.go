@@ -23,7 +23,7 @@ func sysPidfdOpen(t *kernel.Task, a Args) (uint64, error) {
 	if flags&^unix.PIDFD_NONBLOCK != 0 || pid <= 0 {
 		return 0, unix.EINVAL
 	}
-	f, err := t.Kernel().OpenPidFD(pid)
+	f, err := t.OpenPidFD(pid)
 	if err != nil {
 		return 0, err
 	}
@@ -88,13 +88,23 @@ func sysPidfdSendSignal(t *kernel.Task, a Args) (uint64, error) {
 		info = &kernel.SigInfo{Signo: sig, Code: si.Code, Pid: si.Pid, UID: si.UID, Value: si.Value}
 	}
 	switch flags {
-	case pidfdSignalThread:
-		if info != nil {
-			return 0, t.Queue(q.PID, q.PID, *info)
+	case pidfdSignalThread, pidfdSignalProcessGroup:
+		// By the numbers the caller's namespace gives them.
+		id := t.Proc.NumberOf(q.PID)
+		if id == 0 {
+			return 0, unix.ESRCH
 		}
-		return 0, t.Tgkill(q.PID, q.PID, sig)
-	case pidfdSignalProcessGroup:
-		return 0, t.Kill(-q.PGID(), sig)
+		if flags == pidfdSignalProcessGroup {
+			pgid := q.PGID()
+			if pgid != 0 && t.Proc.NumberOf(pgid) == 0 {
+				return 0, unix.ESRCH
+			}
+			return 0, t.Kill(-t.Proc.NumberOf(pgid), sig)
+		}
+		if info != nil {
+			return 0, t.Queue(id, id, *info)
+		}
+		return 0, t.Tgkill(id, id, sig)
 	}
 	return 0, t.SignalPidFD(q, sig, info)
 }

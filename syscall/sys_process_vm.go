@@ -56,7 +56,7 @@ func processVM(t *kernel.Task, a Args, write bool) (uint64, error) {
 	if remote = capIovecs(remote); iovecsLen(remote) == 0 {
 		return 0, nil
 	}
-	target := t.Kernel().TaskByID(int(int32(a[0])))
+	target := t.FindTask(int(int32(a[0])))
 	if target == nil || target.Proc.Gone() {
 		return 0, unix.ESRCH
 	}

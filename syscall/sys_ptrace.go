@@ -51,7 +51,7 @@ func sysPtrace(t *kernel.Task, a Args) (uint64, error) {
 	case ptraceAttach:
 		return 0, t.PtraceAttach(pid, false)
 	case ptraceSeize:
-		if t.Kernel().TaskByID(pid) == nil {
+		if t.FindTask(pid) == nil {
 			return 0, unix.ESRCH
 		}
 		if addr != 0 || data != 0 {

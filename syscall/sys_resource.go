@@ -33,7 +33,7 @@ func sysPrlimit64(t *kernel.Task, a Args) (uint64, error) {
 	}
 	p := t.Proc
 	if pid := int32(a[0]); pid != 0 {
-		target := t.Kernel().TaskByID(int(pid)) // any thread names its process
+		target := t.FindTask(int(pid)) // any thread names its process
 		if pid < 0 || target == nil {
 			return 0, unix.ESRCH
 		}

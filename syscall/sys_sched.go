@@ -71,7 +71,7 @@ func schedTarget(t *kernel.Task, pid uint64) (*kernel.Task, error) {
 	case id == 0:
 		return t, nil
 	default:
-		if target := t.Kernel().TaskOrZombie(int(id)); target != nil {
+		if target := t.FindTaskOrZombie(int(id)); target != nil {
 			return target, nil
 		}
 		return nil, unix.ESRCH
@@ -346,13 +346,15 @@ func priorityTargets(t *kernel.Task, which, who uint64) ([]*kernel.Task, error) 
 		if id == 0 {
 			return []*kernel.Task{t}, nil
 		}
-		if target := t.Kernel().TaskByID(id); target != nil {
+		if target := t.FindTask(id); target != nil {
 			return []*kernel.Task{target}, nil
 		}
 		return nil, nil
 	case prioPgrp:
 		if id == 0 {
 			id = t.Proc.PGID()
+		} else if id = t.Proc.GlobalID(id); id == 0 {
+			return nil, nil
 		}
 		match = func(o *kernel.Task) bool { return o.Proc.PGID() == id }
 	case prioUser:

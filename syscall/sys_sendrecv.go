@@ -336,7 +336,8 @@ func readControl(t *kernel.Task, addr, length uint64) (ctl jnet.Control, err err
 			if err := mayClaim(t, uc); err != nil {
 				return ctl, err
 			}
-			ctl.Cred = &jnet.Ucred{PID: uc.Pid, UID: uc.Uid, GID: uc.Gid}
+			// Kept by global id, given as the receiver's namespace numbers it.
+			ctl.Cred = &jnet.Ucred{PID: int32(t.Proc.GlobalID(int(uc.Pid))), UID: uc.Uid, GID: uc.Gid}
 			continue
 		}
 		if h.Type != unix.SCM_RIGHTS {
@@ -370,7 +371,7 @@ func mayClaim(t *kernel.Task, uc linux.Ucred) error {
 	if p.Cred().Privileged() {
 		return nil
 	}
-	if uc.Pid != int32(p.PID) || (uc.Uid != p.UID && uc.Uid != p.EUID && uc.Uid != p.SUID) ||
+	if uc.Pid != int32(p.Getpid()) || (uc.Uid != p.UID && uc.Uid != p.EUID && uc.Uid != p.SUID) ||
 		(uc.Gid != p.GID && uc.Gid != p.EGID && uc.Gid != p.SGID) {
 		return unix.EPERM
 	}
@@ -407,7 +408,7 @@ func sysRecvmsg(t *kernel.Task, a Args) (uint64, error) {
 		c.room = 0
 	}
 	if r.cred != nil {
-		c.put(unix.SCM_CREDENTIALS, linux.AsBytes(&linux.Ucred{Pid: r.cred.PID, Uid: r.cred.UID, Gid: r.cred.GID}))
+		c.put(unix.SCM_CREDENTIALS, linux.AsBytes(&linux.Ucred{Pid: int32(t.Proc.NumberOf(int(r.cred.PID))), Uid: r.cred.UID, Gid: r.cred.GID}))
 	}
 	if len(r.rights) > 0 {
 		room := int((c.room - min(c.room, linux.SizeofCmsghdr)) / 4)

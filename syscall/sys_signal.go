@@ -278,5 +278,5 @@ func raiseSIGPIPE(t *kernel.Task, nr uint64, a Args) {
 		return
 	}
 	// Linux's send_sig(SIGPIPE, current, 0): SI_USER from the writer itself.
-	t.SignalThread(unix.SIGPIPE, &kernel.SigInfo{Code: kernel.SIUser, Pid: int32(t.Proc.PID), UID: t.Proc.UID})
+	t.SignalThread(unix.SIGPIPE, &kernel.SigInfo{Code: kernel.SIUser, Pid: int32(t.Proc.Getpid()), UID: t.Proc.UID})
 }

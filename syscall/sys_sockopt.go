@@ -84,7 +84,7 @@ func sysGetsockopt(t *kernel.Task, a Args) (uint64, error) {
 		if p, ok := so.(peerCredSocket); ok {
 			cred = p.PeerCred()
 		}
-		out = linux.Append(nil, linux.Ucred{Pid: cred.PID, Uid: cred.UID, Gid: cred.GID})
+		out = linux.Append(nil, linux.Ucred{Pid: int32(t.Proc.NumberOf(int(cred.PID))), Uid: cred.UID, Gid: cred.GID})
 	case level == unix.SOL_SOCKET && isTimeoutOption(name):
 		var d time.Duration
 		if ts, ok := so.(jnet.TimeoutSocket); ok {

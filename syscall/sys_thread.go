@@ -45,7 +45,7 @@ func sysClone(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return uint64(child.TID), nil
+	return uint64(t.Proc.NumberOf(child.TID)), nil
 }
 
 // struct clone_args sizes: the first version, and the last one known here
@@ -56,8 +56,9 @@ const (
 )
 
 // sysClone3 implements clone3(2) (glibc's pthread_create tries it first).
-// set_tid chooses the child's id (one: there is one pid namespace);
-// cgroup placement needs cgroups this kernel does not have.
+// set_tid chooses the child's numbers in its PID namespace and those
+// above it, at most 32 (MAX_PID_NS_LEVEL), deepest first; cgroup
+// placement needs cgroups this kernel does not have.
 // The pidfd field counts only with CLONE_PIDFD; glibc's pthread_create
 // fills it in anyway, as Linux allows.
 func sysClone3(t *kernel.Task, a Args) (uint64, error) {
@@ -82,18 +83,19 @@ func sysClone3(t *kernel.Task, a Args) (uint64, error) {
 	flags, exitSignal, stack, stackSize := ca.Flags, ca.ExitSignal, ca.Stack, ca.StackSize
 	switch {
 	case flags&0xff != 0, exitSignal > 64, (ca.SetTID == 0) != (ca.SetTIDSize == 0),
-		ca.SetTIDSize > 1, // one pid namespace: one id to choose
+		ca.SetTIDSize > maxPIDNSLevel,
 		(stack == 0) != (stackSize == 0),
 		flags&unix.CLONE_THREAD != 0 && exitSignal != 0:
 		return 0, unix.EINVAL
 	}
-	setTID := int32(0)
+	var setTID []int
 	if ca.SetTIDSize != 0 {
-		if err := copyInStruct(t, ca.SetTID, &setTID); err != nil {
+		ids := make([]byte, 4*ca.SetTIDSize)
+		if err := copyIn(t, ca.SetTID, ids); err != nil {
 			return 0, err
 		}
-		if setTID < 1 {
-			return 0, unix.EINVAL
+		for i := 0; i < len(ids); i += 4 {
+			setTID = append(setTID, int(int32(binary.LittleEndian.Uint32(ids[i:]))))
 		}
 	}
 	sp := uintptr(0)
@@ -102,12 +104,15 @@ func sysClone3(t *kernel.Task, a Args) (uint64, error) {
 	}
 	child, err := t.Clone(kernel.CloneArgs{Flags: flags, ExitSignal: int(exitSignal), Stack: sp,
 		ChildTID: uintptr(ca.ChildTID), ParentTID: uintptr(ca.ParentTID), TLS: uintptr(ca.TLS), PidFD: uintptr(ca.Pidfd),
-		SetTID: int(setTID)})
+		SetTID: setTID})
 	if err != nil {
 		return 0, err
 	}
-	return uint64(child.TID), nil
+	return uint64(t.Proc.NumberOf(child.TID)), nil
 }
+
+// maxPIDNSLevel is MAX_PID_NS_LEVEL, the most set_tid entries.
+const maxPIDNSLevel = 32
 
 // sysExit implements exit(2): the thread ends, and the process with its
 // last thread.
@@ -126,17 +131,21 @@ func sysExitGroup(t *kernel.Task, a Args) (uint64, error) {
 // sysSetTidAddress implements set_tid_address(2).
 func sysSetTidAddress(t *kernel.Task, a Args) (uint64, error) {
 	t.ClearTID = uintptr(a[0])
-	return uint64(t.TID), nil
+	return uint64(t.Gettid()), nil
 }
 
-// sysGetpid implements getpid(2).
-func sysGetpid(t *kernel.Task, a Args) (uint64, error) { return uint64(t.Proc.PID), nil }
+// sysGetpid implements getpid(2): the caller's number in its PID
+// namespace.
+func sysGetpid(t *kernel.Task, a Args) (uint64, error) { return uint64(t.Proc.Getpid()), nil }
 
 // sysGettid implements gettid(2).
-func sysGettid(t *kernel.Task, a Args) (uint64, error) { return uint64(t.TID), nil }
+func sysGettid(t *kernel.Task, a Args) (uint64, error) { return uint64(t.Gettid()), nil }
 
-// sysGetppid implements getppid(2): init's parent is 0.
-func sysGetppid(t *kernel.Task, a Args) (uint64, error) { return uint64(t.Proc.ParentPID()), nil }
+// sysGetppid implements getppid(2): init's parent is 0, and so is a
+// parent outside the caller's PID namespace.
+func sysGetppid(t *kernel.Task, a Args) (uint64, error) {
+	return uint64(t.Proc.NumberOf(t.Proc.ParentPID())), nil
+}
 
 // sysSetpgid implements setpgid(2).
 func sysSetpgid(t *kernel.Task, a Args) (uint64, error) {

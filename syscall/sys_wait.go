@@ -64,12 +64,12 @@ func sysWaitid(t *kernel.Task, a Args) (uint64, error) {
 		if id <= 0 {
 			return 0, unix.EINVAL
 		}
-		which.PID = id
+		which.PID = t.WaitID(id)
 	case pPGID:
 		if id < 0 {
 			return 0, unix.EINVAL
 		}
-		which.PGID = id
+		which.PGID = t.WaitID(id)
 		if id == 0 {
 			which.PGID = t.Proc.PGID() // the caller's group
 		}

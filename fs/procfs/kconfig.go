@@ -59,10 +59,11 @@ var KernelConfig = []string{
 	"CONFIG_KCMP",
 	"CONFIG_SECCOMP", // strict mode and classic BPF filters (kernel/seccomp.go)
 	"CONFIG_SECCOMP_FILTER",
-	"CONFIG_NAMESPACES", // UTS, IPC and time namespaces (kernel/namespace.go)
+	"CONFIG_NAMESPACES", // UTS, IPC, time and PID namespaces (kernel/namespace.go)
 	"CONFIG_UTS_NS",
 	"CONFIG_IPC_NS",
 	"CONFIG_TIME_NS",      // kernel/timens.go
+	"CONFIG_PID_NS",       // kernel/pidns.go
 	"CONFIG_FILE_LOCKING", // flock, fcntl locks
 	"CONFIG_ADVISE_SYSCALLS",
 	"CONFIG_HIGH_RES_TIMERS",
@@ -87,7 +88,6 @@ var KernelConfigNotSet = []string{
 	"CONFIG_MODULES",
 	"CONFIG_IO_URING",
 	"CONFIG_USER_NS",
-	"CONFIG_PID_NS",
 	"CONFIG_NET_NS",
 	"CONFIG_SWAP",
 	"CONFIG_SECURITY_LOCKDOWN_LSM",

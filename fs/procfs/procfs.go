@@ -310,13 +310,22 @@ func procPID(p Process) *fs.Node {
 func nsLinks(p Process) map[string]*fs.Node {
 	links := map[string]*fs.Node{}
 	for _, ns := range p.Namespaces() {
-		file := procFile(func() []byte { return nil })
-		file.Ino, file.Dev, file.Bound = ns.Ino, fs.DevNsfs, ns.Object
 		kind, _ := strings.CutSuffix(ns.Name, "_for_children")
-		links[ns.Name] = owned(p, fs.NewObjectLink(fmt.Sprintf("%s:[%d]", kind, ns.Ino), file))
+		links[ns.Name] = owned(p, fs.NewObjectLink(NamespaceName(kind, ns.Ino), NamespaceFile(ns.Ino, ns.Object)))
 	}
 	return links
 }
+
+// NamespaceFile is the file a /proc/PID/ns link leads to, bound to the
+// namespace (which its open descriptions keep, fs.OpenCounter).
+func NamespaceFile(ino uint64, object any) *fs.Node {
+	file := procFile(func() []byte { return nil })
+	file.Ino, file.Dev, file.Bound = ino, fs.DevNsfs, object
+	return file
+}
+
+// NamespaceName is what a namespace's link reads, "uts:[4026531838]".
+func NamespaceName(kind string, ino uint64) string { return fmt.Sprintf("%s:[%d]", kind, ino) }
 
 // pagemapEntry is the size of one page's entry in /proc/PID/pagemap.
 const pagemapEntry = 8
