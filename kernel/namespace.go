@@ -207,8 +207,13 @@ func (p *Process) leaveNamespaces() {
 }
 
 // newNamespaces returns from with new namespaces of the kinds flags name
-// (a new time namespace is for children), not joined yet.
+// (new time and PID namespaces are for children), not joined yet. A new
+// PID namespace goes below p's own, and is EINVAL once p's children go
+// into another (Linux's copy_pid_ns).
 func (p *Process) newNamespaces(from *namespaces, flags uint64) (*namespaces, error) {
+	if flags&unix.CLONE_NEWPID != 0 && from.pidForChildren.pid != p.pidNS() {
+		return nil, unix.EINVAL
+	}
 	s := *from
 	for _, kind := range []int{unix.CLONE_NEWUTS, unix.CLONE_NEWIPC, unix.CLONE_NEWTIME, unix.CLONE_NEWPID} {
 		if flags&uint64(kind) == 0 {
@@ -279,8 +284,8 @@ const newNamespaceFlags = unix.CLONE_NEWUTS | unix.CLONE_NEWIPC | unix.CLONE_NEW
 // mayCloneNamespaces checks clone's namespace flags as Linux's
 // copy_namespaces: a new user namespace is EINVAL (there is one), any
 // other EPERM without CAP_SYS_ADMIN, a new IPC namespace with
-// CLONE_SYSVSEM, a new PID namespace with CLONE_PARENT (copy_pid_ns) or
-// any in a new thread EINVAL, and kinds with one instance EINVAL.
+// CLONE_SYSVSEM or any in a new thread EINVAL, and kinds with one
+// instance EINVAL.
 func (p *Process) mayCloneNamespaces(flags uint64) error {
 	switch ns := flags & namespaceFlags; {
 	case ns == 0:
@@ -290,7 +295,6 @@ func (p *Process) mayCloneNamespaces(flags uint64) error {
 	case p.Caps.Effective&(1<<unix.CAP_SYS_ADMIN) == 0:
 		return unix.EPERM
 	case flags&(unix.CLONE_NEWIPC|unix.CLONE_SYSVSEM) == unix.CLONE_NEWIPC|unix.CLONE_SYSVSEM,
-		flags&(unix.CLONE_NEWPID|unix.CLONE_PARENT) == unix.CLONE_NEWPID|unix.CLONE_PARENT,
 		flags&unix.CLONE_THREAD != 0, ns&^newNamespaceFlags != 0:
 		return unix.EINVAL
 	}

@@ -101,25 +101,35 @@ func TestPIDNamespaceInitDeath(t *testing.T) {
 }
 
 // TestPIDNamespaceDepthAndSetTID checks the nesting limit (ENOSPC below
-// level 32), that namespaces no one keeps give their charge back, and
+// level 32), that a second unshare(CLONE_NEWPID) before a child is
+// EINVAL, that a namespace no one keeps gives its charge back, and
 // clone3's set_tid per level.
 func TestPIDNamespaceDepthAndSetTID(t *testing.T) {
 	task, _, _ := newThreadTask(t)
 	root := task.Proc.pidNS().self
 	before := mm.Charged.Total()
-	for i := 1; i <= maxPIDNSLevel; i++ {
-		if err := task.Unshare(unix.CLONE_NEWPID); err != nil {
-			t.Fatalf("level %d: %v", i, err)
-		}
+	if err := task.Unshare(unix.CLONE_NEWPID); err != nil {
+		t.Fatal(err)
 	}
-	if err := task.Unshare(unix.CLONE_NEWPID); err != unix.ENOSPC {
-		t.Errorf("level %d: %v, want ENOSPC", maxPIDNSLevel+1, err)
+	if err := task.Unshare(unix.CLONE_NEWPID); err != unix.EINVAL {
+		t.Errorf("a second unshare: %v, want EINVAL", err)
 	}
 	if err := task.Setns(root, unix.CLONE_NEWPID); err != nil {
 		t.Fatal(err)
 	}
 	if got := mm.Charged.Total(); got != before {
-		t.Errorf("charged %d bytes after the namespaces went, %d before", got, before)
+		t.Errorf("charged %d bytes after the namespace went, %d before", got, before)
+	}
+	init := task
+	for i := 1; i <= maxPIDNSLevel; i++ {
+		c, err := init.Clone(CloneArgs{Flags: unix.CLONE_NEWPID, ExitSignal: int(unix.SIGCHLD)})
+		if err != nil {
+			t.Fatalf("level %d: %v", i, err)
+		}
+		init = c
+	}
+	if _, err := init.Clone(CloneArgs{Flags: unix.CLONE_NEWPID, ExitSignal: int(unix.SIGCHLD)}); err != unix.ENOSPC {
+		t.Errorf("level %d: %v, want ENOSPC", maxPIDNSLevel+1, err)
 	}
 
 	newPID := CloneArgs{Flags: unix.CLONE_NEWPID, ExitSignal: int(unix.SIGCHLD)}
