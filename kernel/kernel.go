@@ -60,8 +60,8 @@ type Kernel struct {
 
 	vdso *loader.VDSO
 
-	// The tables of processes (until reaped) and running tasks, by id:
-	// kill, tgkill, wait and /proc find them here.
+	// The tables of processes (until reaped) and running tasks, by
+	// global id (pidns.go): kill, tgkill, wait and /proc find them here.
 	tablesMu  sync.RWMutex
 	processes map[int]*Process
 	tasks     map[int]*Task
