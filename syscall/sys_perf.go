@@ -81,7 +81,7 @@ func sysPerfEventOpen(t *kernel.Task, a Args) (uint64, error) {
 	case pid != -1:
 		target := t
 		if pid != 0 {
-			if target = k.TaskByID(pid); target == nil || target.Proc.Gone() {
+			if target = t.FindTask(pid); target == nil || target.Proc.Gone() {
 				return 0, unix.ESRCH
 			}
 		}
