@@ -10,7 +10,7 @@ import (
 // directQueue is the queueing discipline of our interfaces: each packet
 // goes to the link at once, as with netstack's default, but in a list the
 // queue reuses, where the default makes a list, an allocation, for every
-// packet sent.
+// packet sent. A TCP segment's window is lowered on the way (window.go).
 type directQueue struct {
 	link  stack.LinkWriter
 	lists sync.Pool // *stack.PacketBufferList
@@ -23,6 +23,7 @@ func newDirectQueue(link stack.LinkWriter) *directQueue {
 // WritePacket sends pkt; the caller keeps its reference, so the list
 // takes one of its own, which Reset drops.
 func (q *directQueue) WritePacket(pkt *stack.PacketBuffer) tcpip.Error {
+	offerLess(pkt)
 	l := q.lists.Get().(*stack.PacketBufferList)
 	pkt.IncRef()
 	l.PushBack(pkt)
