@@ -333,7 +333,7 @@ func (t *Tree) fanotify(n, dir *Node, p string, mask uint32, who Actor) error {
 	}
 	mount := 0
 	if nt.fanotifyMounts.Load() > 0 {
-		mount = t.MountOf(n, p).ID
+		mount = t.MountOf(nil, n, p).ID // the initial namespace's
 	}
 	cands := func() []fanotifyCandidate {
 		nt.mu.Lock()

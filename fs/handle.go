@@ -20,12 +20,13 @@ func devOf(n *Node) uint64 {
 // Exportable reports whether n's file system gives file handles.
 func (n *Node) Exportable() bool { return devOf(n) != DevProc && devOf(n) != DevSysfs }
 
-// MountOf returns the mount n is reached through at path p (p need not be
-// canonical): of the mounts of n's file system, the one whose target is
-// the longest prefix of p, else the first.
-func (t *Tree) MountOf(n *Node, p string) Mount {
+// MountOf returns the mount of ns (nil: the initial namespace) that n is
+// reached through at path p (p need not be canonical): of the mounts of
+// n's file system, the one whose target is the longest prefix of p, else
+// the first.
+func (t *Tree) MountOf(ns *MountNS, n *Node, p string) Mount {
 	var best *Mount
-	ms := t.Mounts()
+	ms := t.Mounts(ns)
 	for i := range ms {
 		m := &ms[i]
 		if m.Dev != devOf(n) {
@@ -53,8 +54,8 @@ func (t *Tree) FindIno(m Mount, ino uint64) (string, bool) {
 			return p, true
 		}
 		for name, c := range dir.Children {
-			if devOf(c) != m.Dev {
-				continue // another file system mounted here
+			if devOf(c) != m.Dev || c.mountedOn != 0 {
+				continue // another file system, or one mounted here
 			}
 			if c.Ino == ino {
 				return path.Join(p, name), true

@@ -297,11 +297,14 @@ func (c *Cred) landlocked() *LandlockDomain {
 	return c.Landlock
 }
 
-// pathNodes are the nodes from the root down to the physical path p (t.mu
-// held), which Landlock's rules on any of them apply to.
-func (t *Tree) pathNodes(p string) []*Node {
+// pathNodes are the nodes from the root down to the physical path p in
+// c's mount namespace (t.mu held), which Landlock's rules on any of them
+// apply to.
+func (t *Tree) pathNodes(c *Cred, p string) []*Node {
+	ns := t.nsOf(c)
 	nodes := []*Node{t.Root}
 	cur := t.Root
+	walked := ""
 	for name := range strings.SplitSeq(CleanPath(p), "/") {
 		if name == "" || !cur.IsDir() {
 			continue
@@ -309,6 +312,10 @@ func (t *Tree) pathNodes(p string) []*Node {
 		next, ok := cur.children()[name]
 		if !ok {
 			break
+		}
+		walked += "/" + name
+		if next.mountedOn != 0 {
+			next = ns.crossMounts(next, walked)
 		}
 		nodes = append(nodes, next)
 		cur = next
@@ -320,7 +327,7 @@ func (t *Tree) pathNodes(p string) []*Node {
 // physical path p (t.mu held).
 func (t *Tree) landlockCheck(c *Cred, p string, access uint64) error {
 	d := c.landlocked()
-	if d == nil || access == 0 || d.allows(t.pathNodes(p), access) {
+	if d == nil || access == 0 || d.allows(t.pathNodes(c, p), access) {
 		return nil
 	}
 	return unix.EACCES
@@ -334,7 +341,7 @@ func (t *Tree) LandlockCheck(c *Cred, p string, access uint64) error {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.landlockCheck(c, t.physical(p), access)
+	return t.landlockCheck(c, t.physical(c, p), access)
 }
 
 // LandlockDenied are the rights of access that c's domain does not grant
@@ -346,7 +353,7 @@ func (t *Tree) LandlockDenied(c *Cred, p string, access uint64) uint64 {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	nodes := t.pathNodes(t.physical(p))
+	nodes := t.pathNodes(c, t.physical(c, p))
 	var denied uint64
 	for bit := uint64(1); bit <= access; bit <<= 1 {
 		if access&bit != 0 && !d.allows(nodes, bit) {
@@ -399,7 +406,7 @@ func (t *Tree) landlockRefer(c *Cred, n *Node, from, to string, other *Node, exc
 	if from == to {
 		return t.landlockCheck(c, to, need1|need2)
 	}
-	fromNodes, toNodes := t.pathNodes(from), t.pathNodes(to)
+	fromNodes, toNodes := t.pathNodes(c, from), t.pathNodes(c, to)
 	if !d.allows(fromNodes, need1) || !d.allows(toNodes, need2) {
 		return unix.EACCES
 	}
@@ -421,10 +428,11 @@ func (t *Tree) landlockRefer(c *Cred, n *Node, from, to string, other *Node, exc
 	return nil
 }
 
-// physical is p with every link resolved (p itself when it does not
-// resolve), the path Landlock's rules are looked up along (t.mu held).
-func (t *Tree) physical(p string) string {
-	if _, phys, err := t.walk(nil, p, true, 0); err == nil {
+// physical is p with every link resolved in c's mount namespace (p
+// itself when it does not resolve), the path Landlock's rules are looked
+// up along (t.mu held).
+func (t *Tree) physical(c *Cred, p string) string {
+	if _, phys, err := t.walkNS(t.nsOf(c), nil, p, true, 0); err == nil {
 		return phys
 	}
 	return p

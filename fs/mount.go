@@ -12,13 +12,15 @@ import (
 )
 
 // Mounts. A mount attaches a file system's root directory at a directory
-// of the tree: the root takes the directory's place in its parent, and the
-// directory it covers comes back when the mount goes (so walks need no
-// mount table, and ".." from a mount's root is its target's parent, since
-// walks go up by path). Mounts stack: the last one over a directory is
-// the one seen and the first one unmounted. Nodes created in a mount take
-// its device number (st_dev), which is how links and renames see that
-// they would cross mounts (EXDEV).
+// (or a file, for a bind mount) of the tree. The directory it covers stays
+// in its parent: a mount namespace (MountNS, mountns.go) keeps its mounts
+// by the node they cover, and a walk that reaches a node some namespace
+// has mounted on asks the walker's whether it has, and crosses into the
+// top mount's root (".." from there is the target's parent, since walks
+// go up by path). Mounts stack: the last one over a directory is the one
+// seen and the first one unmounted. Nodes created in a mount take its
+// device number (st_dev), which is how links and renames see that they
+// would cross mounts (EXDEV).
 
 // Mount is one mounted file system.
 type Mount struct {
@@ -32,7 +34,9 @@ type Mount struct {
 	RootPath     string // where Root is in its file system: "/", or a bind mount's source
 	Dev          uint64
 
-	covered *Node // what the target's name held before
+	// covered is the node the target's name holds in its parent, under
+	// every mount stacked there.
+	covered *Node
 }
 
 // Filesystem makes a new instance of a file system type for a mount:
@@ -65,6 +69,7 @@ type tmpfsUsage struct {
 	// which keep a remount from making it read-only (EBUSY).
 	writers atomic.Int64
 	params  *tmpfsParams // guarded by the tree's lock
+	root    *Node        // its root directory, whose names go at its last umount
 }
 
 // tmpfsOf returns the usage of t's tmpfs mount with device dev, or nil.
@@ -168,7 +173,7 @@ func (t *Tree) newTmpfs(c *Cred, data string) (*Node, string, error) {
 	root.tree = t
 	root.Touch()
 	t.regMu.Lock()
-	u := &tmpfsUsage{params: p}
+	u := &tmpfsUsage{params: p, root: root}
 	u.size.Store(p.size)
 	t.tmpfsMounts[root.Dev] = u
 	t.regMu.Unlock()
@@ -222,10 +227,10 @@ const mountFlags = unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOE
 // change nothing: every mount here is private.
 const propagationFlags = unix.MS_SHARED | unix.MS_PRIVATE | unix.MS_SLAVE | unix.MS_UNBINDABLE | unix.MS_REC
 
-// Mount mounts a new file system of type fstype at target for c, as
-// mount(2): the target must resolve (ENOENT, EACCES...), c must be
-// privileged (EPERM), the type known (ENODEV), the target a directory
-// (ENOTDIR).
+// Mount mounts a new file system of type fstype at target for c, in c's
+// mount namespace, as mount(2): the target must resolve (ENOENT,
+// EACCES...), c must be privileged (EPERM), the type known (ENODEV), the
+// target a directory (ENOTDIR).
 func (t *Tree) Mount(c *Cred, source, target, fstype string, flags uint64, data string) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -239,9 +244,10 @@ func (t *Tree) Mount(c *Cred, source, target, fstype string, flags uint64, data 
 	if n.magic {
 		return ErrNotExist // Linux's procfs fd links cannot be mounted on (cant_mount)
 	}
+	ns := t.nsOf(c)
 	flags &^= unix.MS_MGC_MSK
 	if flags&unix.MS_REMOUNT != 0 {
-		return t.remount(n, canon, flags&^unix.MS_REMOUNT, data)
+		return t.remount(ns, n, canon, flags&^unix.MS_REMOUNT, data)
 	}
 	if flags&unix.MS_BIND != 0 {
 		return t.bind(c, n, canon, source) // MS_RDONLY ignored, as Linux's new bind mount does
@@ -264,7 +270,7 @@ func (t *Tree) Mount(c *Cred, source, target, fstype string, flags uint64, data 
 	if !n.IsDir() {
 		return ErrNotDir
 	}
-	parent, err := t.mountParent(canon)
+	covered, err := t.mountPoint(ns, canon)
 	if err != nil {
 		return err
 	}
@@ -276,33 +282,36 @@ func (t *Tree) Mount(c *Cred, source, target, fstype string, flags uint64, data 
 		root.Dev = t.anonDev()
 	}
 	root.tree = t
-	t.attach(parent, n, canon, &Mount{Source: source, Type: fstype, Flags: flags, Options: opts, Root: root, RootPath: "/", Dev: root.Dev})
+	t.attach(ns, covered, canon, &Mount{Source: source, Type: fstype, Flags: flags, Options: opts, Root: root, RootPath: "/", Dev: root.Dev})
 	return nil
 }
 
-// mountParent is the directory that holds the mount point canon. t.mu
-// is held.
-func (t *Tree) mountParent(canon string) (*Node, error) {
+// mountPoint is the node that the mount point canon names in its parent
+// directory, under any mounts there. t.mu is held.
+func (t *Tree) mountPoint(ns *MountNS, canon string) (*Node, error) {
 	if canon == "/" {
 		return nil, unix.EBUSY // the root stays the initramfs
 	}
-	parent, _, err := t.walk(nil, path.Dir(canon), true, 0)
+	parent, _, err := t.walkNS(ns, nil, path.Dir(canon), true, 0)
 	if err != nil {
 		return nil, err
 	}
 	if parent.ListDir != nil {
 		return nil, unix.EINVAL // a synthetic directory's entries are computed
 	}
-	return parent, nil
+	covered, ok := parent.Children[path.Base(canon)]
+	if !ok {
+		return nil, ErrNotExist
+	}
+	return covered, nil
 }
 
-// attach puts m's root at canon, in parent, covering n. t.mu is held.
-func (t *Tree) attach(parent, n *Node, canon string, m *Mount) {
+// attach puts m on top of the mounts at canon in ns, covering the node
+// covered. t.mu is held.
+func (t *Tree) attach(ns *MountNS, covered *Node, canon string, m *Mount) {
 	t.nextMount++
-	m.ID, m.ParentID, m.Target, m.covered = t.nextMount+1 /* 1 is the root's */, t.mountOf(canon).ID, canon, n
-	parent.Children[path.Base(canon)] = m.Root
-	t.mounts = append(t.mounts, m)
-	t.indexProc()
+	m.ID, m.ParentID, m.Target = t.nextMount+1 /* 1 is the root's */, ns.mountOf(canon).ID, canon
+	ns.add(m, covered)
 	t.indexReadOnly()
 }
 
@@ -318,38 +327,30 @@ func (t *Tree) bind(c *Cred, n *Node, canon, source string) error {
 	if src.IsDir() != n.IsDir() {
 		return ErrNotDir
 	}
-	parent, err := t.mountParent(canon)
+	ns := t.nsOf(c)
+	covered, err := t.mountPoint(ns, canon)
 	if err != nil {
 		return err
 	}
-	sm := t.mountOf(srcCanon)
+	sm := ns.mountOf(srcCanon)
 	rel := srcCanon
 	if sm.Target != "/" {
 		rel = strings.TrimPrefix(srcCanon, sm.Target)
 	}
-	t.attach(parent, n, canon, &Mount{Source: sm.Source, Type: sm.Type, Flags: sm.Flags, Options: sm.Options,
+	t.attach(ns, covered, canon, &Mount{Source: sm.Source, Type: sm.Type, Flags: sm.Flags, Options: sm.Options,
 		Root: src, Dev: sm.Dev, RootPath: path.Join(sm.RootPath, "/", rel)})
 	return nil
 }
 
-// indexProc rebuilds the list of procfs mount points (copied on change,
-// so a reader holds a snapshot without the lock). t.mu is held.
-func (t *Tree) indexProc() {
-	var targets []string
-	for _, m := range t.mounts {
-		if m.Type == "proc" {
-			targets = append(targets, m.Target)
-		}
-	}
-	t.procTargets = targets
-}
-
-// indexReadOnly rebuilds the set of read-only devices. t.mu is held.
+// indexReadOnly rebuilds the set of read-only devices from every
+// namespace's mounts. t.mu is held.
 func (t *Tree) indexReadOnly() {
 	ro := map[uint64]bool{}
-	for _, m := range t.mounts {
-		if m.Flags&unix.MS_RDONLY != 0 {
-			ro[m.Dev] = true
+	for ns := range t.mountNSs {
+		for _, m := range ns.mounts {
+			if m.Flags&unix.MS_RDONLY != 0 {
+				ro[m.Dev] = true
+			}
 		}
 	}
 	t.readOnly.Store(&ro)
@@ -375,25 +376,26 @@ func ReadOnlyFS(n *Node) error {
 	return nil
 }
 
-// ProcTargets returns where procfs is mounted, where "self" names the
-// caller's own directory.
-func (t *Tree) ProcTargets() []string {
+// ProcTargets returns where procfs is mounted in ns (nil: the initial
+// namespace), where "self" names the caller's own directory.
+func (t *Tree) ProcTargets(ns *MountNS) []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.procTargets
+	return t.orInitial(ns).procTargets
 }
 
 // atimeFlags are the per-mount flags a remount keeps when it names none
 // of them.
 const atimeFlags = unix.MS_NOATIME | unix.MS_NODIRATIME | unix.MS_RELATIME | unix.MS_STRICTATIME
 
-// remount changes the per-mount flags of the mount whose root n is (they
-// are replaced, the atime ones kept unless given) and, without MS_BIND,
-// a tmpfs's size= and nr_inodes= (its mode and owner stay, as on Linux)
-// and whether it is read-only. EINVAL for a directory that is no mount's
-// root, for MS_RDONLY with MS_BIND (a read-only view of a writable file
-// system) and for the root made read-only. t.mu is held.
-func (t *Tree) remount(n *Node, canon string, flags uint64, data string) error {
+// remount changes the per-mount flags of the mount of ns whose root n is
+// (they are replaced, the atime ones kept unless given) and, without
+// MS_BIND, a tmpfs's size= and nr_inodes= (its mode and owner stay, as on
+// Linux) and whether it is read-only, which every mount of the file
+// system, in every namespace, shows. EINVAL for a directory that is no
+// mount's root, for MS_RDONLY with MS_BIND (a read-only view of a
+// writable file system) and for the root made read-only. t.mu is held.
+func (t *Tree) remount(ns *MountNS, n *Node, canon string, flags uint64, data string) error {
 	if flags&^(mountFlags|unix.MS_BIND) != 0 || flags&unix.MS_BIND != 0 && flags&unix.MS_RDONLY != 0 {
 		return unix.EINVAL
 	}
@@ -403,12 +405,7 @@ func (t *Tree) remount(n *Node, canon string, flags uint64, data string) error {
 		}
 		return nil // the root keeps its (default) flags
 	}
-	var m *Mount
-	for i := len(t.mounts) - 1; i >= 0 && m == nil; i-- {
-		if t.mounts[i].Target == canon && t.mounts[i].Root == n {
-			m = t.mounts[i]
-		}
-	}
+	m := ns.mountAt(n, canon)
 	if m == nil {
 		return unix.EINVAL
 	}
@@ -436,57 +433,23 @@ func (t *Tree) remount(n *Node, canon string, flags uint64, data string) error {
 		flags |= m.Flags & unix.MS_RDONLY // the file system's, which a bind remount keeps
 	}
 	m.Flags = flags &^ unix.MS_BIND
-	for _, other := range t.mounts {
-		if other.Dev == m.Dev { // its bind mounts show the same file system
+	for other := range t.allMounts() {
+		if other.Dev == m.Dev { // its bind mounts and copies show the same file system
 			other.Flags = other.Flags&^unix.MS_RDONLY | m.Flags&unix.MS_RDONLY
+			if m.Type == "tmpfs" {
+				other.Options = m.Options
+			}
 		}
 	}
 	t.indexReadOnly()
 	return nil
 }
 
-// mountOf is the mount that holds the path p (the root mount at worst).
-// t.mu is held.
-func (t *Tree) mountOf(p string) *Mount {
-	best := t.rootMount()
-	for _, m := range t.mounts {
-		if (p == m.Target || strings.HasPrefix(p, m.Target+"/")) && len(m.Target) >= len(best.Target) {
-			best = m
-		}
-	}
-	return best
-}
-
-// rootMount describes the tree itself, Linux's rootfs.
-func (t *Tree) rootMount() *Mount {
-	return &Mount{ID: 1, ParentID: 1, Source: "rootfs", Target: "/", Type: "rootfs", Root: t.Root, RootPath: "/", Dev: devInitramfs}
-}
-
-// isMountRoot reports whether n is attached as a mount's root. t.mu is held.
-func (t *Tree) isMountRoot(n *Node) bool {
-	for _, m := range t.mounts {
-		if m.Root == n {
-			return true
-		}
-	}
-	return false
-}
-
-// hasMountUnder reports whether a mount's target lies below p. t.mu is held.
-func (t *Tree) hasMountUnder(p string) bool {
-	for _, m := range t.mounts {
-		if strings.HasPrefix(m.Target, p+"/") {
-			return true
-		}
-	}
-	return false
-}
-
-// Umount unmounts the file system last mounted at target for c, as
-// umount2(2): EINVAL for unknown flags or a target that is no mount's
-// root, EPERM unless privileged, EBUSY while a mount sits inside it or
-// busy (a process's directory or open file in it) says it is used, unless
-// MNT_DETACH is set.
+// Umount unmounts the file system last mounted at target in c's mount
+// namespace, as umount2(2): EINVAL for unknown flags or a target that is
+// no mount's root, EPERM unless privileged, EBUSY while a mount sits
+// inside it or busy (a process's directory or open file in it) says it
+// is used, unless MNT_DETACH is set.
 func (t *Tree) Umount(c *Cred, target string, flags uint64, busy func(m *Mount) bool) error {
 	if flags&^(unix.MNT_FORCE|unix.MNT_DETACH|unix.MNT_EXPIRE|unix.UMOUNT_NOFOLLOW) != 0 {
 		return unix.EINVAL
@@ -501,20 +464,15 @@ func (t *Tree) Umount(c *Cred, target string, flags uint64, busy func(m *Mount) 
 		t.mu.Unlock()
 		return unix.EPERM
 	}
-	i := len(t.mounts) - 1
-	for i >= 0 && !(t.mounts[i].Target == canon && t.mounts[i].Root == n) {
-		i--
-	}
-	if i < 0 {
+	ns := t.nsOf(c)
+	m := ns.mountAt(n, canon)
+	if m == nil {
 		t.mu.Unlock()
 		return unix.EINVAL
 	}
-	m := t.mounts[i]
-	for _, sub := range t.mounts[i+1:] {
-		if strings.HasPrefix(sub.Target, canon+"/") && flags&unix.MNT_DETACH == 0 {
-			t.mu.Unlock()
-			return unix.EBUSY
-		}
+	if flags&unix.MNT_DETACH == 0 && ns.hasMountUnder(canon) {
+		t.mu.Unlock()
+		return unix.EBUSY
 	}
 	t.mu.Unlock()
 	if flags&unix.MNT_DETACH == 0 && busy != nil && busy(m) {
@@ -522,53 +480,67 @@ func (t *Tree) Umount(c *Cred, target string, flags uint64, busy func(m *Mount) 
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	parent, _, err := t.walk(nil, path.Dir(canon), true, 0)
-	if err != nil {
-		return err
-	}
 	// Lazily, submounts go with it, the latest first.
-	for j := len(t.mounts) - 1; j >= 0; j-- {
-		sub := t.mounts[j]
+	for j := len(ns.mounts) - 1; j >= 0; j-- {
+		sub := ns.mounts[j]
 		if sub == m || strings.HasPrefix(sub.Target, canon+"/") {
-			t.detach(j)
+			t.detach(ns, j)
 		}
 		if sub == m {
 			break
 		}
 	}
-	if parent.Children[path.Base(canon)] == m.Root {
-		parent.Children[path.Base(canon)] = m.covered
-	}
 	return nil
 }
 
-// detach drops mount j from the table and gives its target back what it
-// covered. t.mu is held.
-func (t *Tree) detach(j int) {
-	m := t.mounts[j]
-	t.mounts = append(t.mounts[:j], t.mounts[j+1:]...)
-	if parent, _, err := t.walk(nil, path.Dir(m.Target), true, 0); err == nil && parent.Children[path.Base(m.Target)] == m.Root {
-		parent.Children[path.Base(m.Target)] = m.covered
-	}
-	t.indexProc()
+// detach drops mount j of ns; the file system goes with the last mount
+// that shows it in any namespace: a tmpfs's files lose their names, and
+// their charges go with them or at their last close. t.mu is held.
+func (t *Tree) detach(ns *MountNS, j int) {
+	m := ns.remove(j)
 	t.indexReadOnly()
-	for _, other := range t.mounts {
+	for other := range t.allMounts() {
 		if other.Dev == m.Dev {
-			return // a bind mount still shows the file system
+			return // a bind mount or a copy still shows the file system
 		}
 	}
 	t.regMu.Lock()
+	u := t.tmpfsMounts[m.Dev]
 	delete(t.tmpfsMounts, m.Dev)
 	t.regMu.Unlock()
+	if u != nil {
+		forget(u.root)
+	}
 }
 
-// Mounts returns the mount table: the root first, then the mounts in the
-// order they were made.
-func (t *Tree) Mounts() []Mount {
+// forget drops every name in the directory tree of dir, as the last
+// umount of a tmpfs does: a file's pages are given back now, or at the
+// close of the last description that holds it. t.mu is held.
+func forget(dir *Node) {
+	for name, n := range dir.Children {
+		if n.Dev != dir.Dev {
+			continue
+		}
+		if n.IsDir() {
+			forget(n)
+		}
+		dir.dropChild(name)
+		n.mu.Lock()
+		if n.Links--; n.Links <= 0 {
+			n.releaseIfGoneLocked()
+		}
+		n.mu.Unlock()
+	}
+}
+
+// Mounts returns the mount table of ns (nil: the initial namespace): the
+// root first, then the mounts in the order they were made.
+func (t *Tree) Mounts(ns *MountNS) []Mount {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	out := []Mount{*t.rootMount()}
-	for _, m := range t.mounts {
+	ns = t.orInitial(ns)
+	out := []Mount{*ns.root}
+	for _, m := range ns.mounts {
 		out = append(out, *m)
 	}
 	return out

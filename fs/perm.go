@@ -18,6 +18,8 @@ type Cred struct {
 	Resolve *Resolve
 	// Landlock is the caller's Landlock domain; nil: unrestricted.
 	Landlock *LandlockDomain
+	// Mounts is the caller's mount namespace; nil: the tree's initial one.
+	Mounts *MountNS
 }
 
 // resolve is c's Resolve, nil for the kernel.

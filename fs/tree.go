@@ -54,6 +54,9 @@ type Node struct {
 	tree                *Tree             // the tree it was named in, whose limits its pages count against
 	Children            map[string]*Node
 	subdirs             int // directories among Children (st_nlink), under the tree's lock
+	// mountedOn counts the mounts on the node in every namespace, under
+	// the tree's lock: a walk asks its namespace only where it is not 0.
+	mountedOn int32
 	// Synthetic nodes (procfs, sysfs) compute their contents: a file's data
 	// when it is opened (for the viewer that opens it, OpenNodeFor), a
 	// directory's children when it is walked.
@@ -200,9 +203,11 @@ type Tree struct {
 	Root *Node
 	mu   sync.Mutex
 
-	mounts      []*Mount // in the order they were made (mount.go)
-	nextMount   int
-	procTargets []string
+	// initMounts is the initial mount namespace, which the kernel's walks
+	// use; mountNSs holds every namespace whose mounts count (mountns.go).
+	initMounts *MountNS
+	mountNSs   map[*MountNS]struct{}
+	nextMount  int
 	// readOnly holds the devices of the file systems mounted or remounted
 	// read-only (mount.go), replaced on change: Access reads it without t.mu.
 	readOnly atomic.Pointer[map[uint64]bool]
@@ -235,6 +240,8 @@ func NewTree(root *Node) *Tree {
 	setNotifyLimits(&t.notify.fanotifyLimits, [3]string{"max_queued_events", "max_user_groups", "max_user_marks"},
 		fanotifyDefaultQueuedEvents, fanotifyDefaultUserGroups, fanotifyDefaultUserMarks)
 	root.tree = t
+	t.mountNSs = map[*MountNS]struct{}{}
+	t.initMounts = t.newMountNS(1)
 	return t
 }
 
@@ -279,17 +286,23 @@ func CleanPath(p string) string {
 	return p
 }
 
-// walk resolves p for c and returns the node and its canonical path.
-// Cleaning a rooted path leaves no "." or ".." in it, so until a link
-// changes the way, the canonical path is a prefix of the clean one (every
-// open of a file passes here: no allocation on that way).
+// walk resolves p for c, in c's mount namespace, and returns the node
+// and its canonical path.
 func (t *Tree) walk(c *Cred, p string, follow bool, depth int) (*Node, string, error) {
+	return t.walkNS(t.nsOf(c), c, p, follow, depth)
+}
+
+// walkNS is walk in the mount namespace ns. Cleaning a rooted path leaves
+// no "." or ".." in it, so until a link changes the way, the canonical
+// path is a prefix of the clean one (every open of a file passes here: no
+// allocation on that way).
+func (t *Tree) walkNS(ns *MountNS, c *Cred, p string, follow bool, depth int) (*Node, string, error) {
 	if depth > maxSymlinks {
 		return nil, "", ErrLoop
 	}
 	r := c.resolve()
 	if r != nil && r.NoXDev && !r.startFound {
-		start, _, err := t.walk(nil, r.Start, true, 0)
+		start, _, err := t.walkNS(ns, nil, r.Start, true, 0)
 		if err != nil {
 			return nil, "", err
 		}
@@ -318,6 +331,9 @@ func (t *Tree) walk(c *Cred, p string, follow bool, depth int) (*Node, string, e
 		if !ok {
 			return nil, "", ErrNotExist
 		}
+		if next.mountedOn != 0 {
+			next = ns.crossMounts(next, clean[:end])
+		}
 		if r.crosses(next, clean[:end]) {
 			return nil, "", unix.EXDEV
 		}
@@ -338,7 +354,7 @@ func (t *Tree) walk(c *Cred, p string, follow bool, depth int) (*Node, string, e
 			}
 			// A magic link's object is the end of the walk, even a link
 			// (an O_PATH descriptor of one), as Linux's nd_jump_link.
-			return t.walk(c, target, follow && !(last && next.magic), depth+1)
+			return t.walkNS(ns, c, target, follow && !(last && next.magic), depth+1)
 		}
 		cur, start = next, end+1
 	}
@@ -375,7 +391,7 @@ func (t *Tree) create(c *Cred, p string, n *Node) error {
 		return ErrExist
 	}
 	if c.landlocked() != nil {
-		if err := t.landlockCheck(c, t.physical(dir), landlockMake(n.Mode)); err != nil {
+		if err := t.landlockCheck(c, t.physical(c, dir), landlockMake(n.Mode)); err != nil {
 			return err
 		}
 	}
@@ -430,7 +446,7 @@ func (t *Tree) Link(c *Cred, oldp, newp string, follow bool) error {
 		return err
 	}
 	if c.landlocked() != nil {
-		if err := t.landlockRefer(c, n, path.Dir(phys), t.physical(path.Dir(path.Clean("/"+newp))), nil, false, false); err != nil {
+		if err := t.landlockRefer(c, n, path.Dir(phys), t.physical(c, path.Dir(path.Clean("/"+newp))), nil, false, false); err != nil {
 			return err
 		}
 	}
@@ -453,7 +469,7 @@ func (t *Tree) LinkNode(c *Cred, n *Node, newp string) error {
 
 // link is Link's and LinkNode's work under t.mu.
 func (t *Tree) link(c *Cred, n *Node, newp string) error {
-	parent, name, err := t.entry(c, newp)
+	parent, name, _, err := t.entry(c, newp)
 	if err != nil {
 		return err
 	}
@@ -542,7 +558,7 @@ func (t *Tree) Open(c *Cred, p string, o OpenFlags) (n *Node, created bool, err 
 		}
 		if c.landlocked() != nil {
 			// Linux checks the open after making the file, which stays.
-			if err := t.landlockCheck(c, t.physical(p), landlockOpen(n, o.Want, false)); err != nil {
+			if err := t.landlockCheck(c, t.physical(c, p), landlockOpen(n, o.Want, false)); err != nil {
 				return nil, false, err
 			}
 		}
@@ -578,23 +594,24 @@ func (t *Tree) Open(c *Cred, p string, o OpenFlags) (n *Node, created bool, err 
 }
 
 // entry finds the parent directory of p and the entry name names in it
-// for c, which needs search permission there.
-func (t *Tree) entry(c *Cred, p string) (parent *Node, name string, err error) {
+// for c, which needs search permission there, and the entry's canonical
+// path.
+func (t *Tree) entry(c *Cred, p string) (parent *Node, name, canon string, err error) {
 	dir, name := path.Split(path.Clean("/" + p))
-	parent, _, err = t.walk(c, dir, true, 0)
+	parent, dirCanon, err := t.walk(c, dir, true, 0)
 	if err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	}
 	if !parent.IsDir() {
-		return nil, "", ErrNotDir
+		return nil, "", "", ErrNotDir
 	}
 	if err := Access(parent, c, MayExec); err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	}
 	if len(name) > nameMax {
-		return nil, "", unix.ENAMETOOLONG
+		return nil, "", "", unix.ENAMETOOLONG
 	}
-	return parent, name, nil
+	return parent, name, path.Join(dirCanon, name), nil
 }
 
 // Remove unlinks p for c: a directory, which must be empty, when dir is
@@ -603,7 +620,7 @@ func (t *Tree) entry(c *Cred, p string) (parent *Node, name string, err error) {
 func (t *Tree) Remove(c *Cred, p string, dir bool) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	parent, name, err := t.entry(c, p)
+	parent, name, canon, err := t.entry(c, p)
 	if err != nil {
 		return err
 	}
@@ -620,20 +637,23 @@ func (t *Tree) Remove(c *Cred, p string, dir bool) error {
 		return unix.EISDIR
 	}
 	if c.landlocked() != nil {
-		if err := t.landlockCheck(c, t.physical(path.Dir(path.Clean("/"+p))), landlockRemove(n)); err != nil {
+		if err := t.landlockCheck(c, t.physical(c, path.Dir(path.Clean("/"+p))), landlockRemove(n)); err != nil {
 			return err
 		}
 	}
 	if err := mayDelete(parent, n, c); err != nil {
 		return err
 	}
-	if t.isMountRoot(n) {
+	if t.nsOf(c).busyAt(n, canon) {
 		return unix.EBUSY
 	}
 	if dir && len(n.Children) > 0 {
 		return unix.ENOTEMPTY
 	}
 	parent.dropChild(name)
+	if n.mountedOn != 0 {
+		t.detachMountsOn(n) // another namespace's mount point
+	}
 	if n.Links--; n.Links == 0 {
 		n.unlinked()
 	}
@@ -675,7 +695,7 @@ func (t *Tree) Rename(c *Cred, oldp, newp string, noReplace bool) error {
 	if on == "" || nn == "" || on == "." || on == ".." || nn == "." || nn == ".." {
 		return unix.EBUSY
 	}
-	oldParent, _, err := t.entry(c, oldp)
+	oldParent, _, oldCanon, err := t.entry(c, oldp)
 	if err != nil {
 		return err
 	}
@@ -686,7 +706,7 @@ func (t *Tree) Rename(c *Cred, oldp, newp string, noReplace bool) error {
 	if !ok {
 		return ErrNotExist
 	}
-	newParent, _, err := t.entry(c, newp)
+	newParent, _, newCanon, err := t.entry(c, newp)
 	if err != nil {
 		return err
 	}
@@ -700,7 +720,7 @@ func (t *Tree) Rename(c *Cred, oldp, newp string, noReplace bool) error {
 		if replacing {
 			replaced = old
 		}
-		if err := t.landlockRefer(c, n, t.physical(path.Dir(oldp)), t.physical(path.Dir(newp)), replaced, false, true); err != nil {
+		if err := t.landlockRefer(c, n, t.physical(c, path.Dir(oldp)), t.physical(c, path.Dir(newp)), replaced, false, true); err != nil {
 			return err
 		}
 	}
@@ -710,7 +730,8 @@ func (t *Tree) Rename(c *Cred, oldp, newp string, noReplace bool) error {
 	if oldParent.Dev != newParent.Dev {
 		return unix.EXDEV
 	}
-	if t.isMountRoot(n) || (replacing && t.isMountRoot(old)) || t.hasMountUnder(oldp) {
+	ns := t.nsOf(c)
+	if ns.busyAt(n, oldCanon) || (replacing && ns.busyAt(old, newCanon)) || ns.hasMountUnder(oldCanon) {
 		return unix.EBUSY // the mount table names its targets by path
 	}
 	if err := mayDelete(oldParent, n, c); err != nil {
@@ -745,6 +766,11 @@ func (t *Tree) Rename(c *Cred, oldp, newp string, noReplace bool) error {
 			old.unlinked()
 		}
 	}
+	for _, moved := range []*Node{n, old} {
+		if moved != nil && moved.mountedOn != 0 {
+			t.detachMountsOn(moved) // another namespace's mount point
+		}
+	}
 	oldParent.dropChild(on)
 	newParent.putChild(nn, n)
 	now := time.Now()
@@ -772,11 +798,11 @@ func (t *Tree) Exchange(c *Cred, a, b string) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	a, b = path.Clean("/"+a), path.Clean("/"+b)
-	aDir, an, err := t.entry(c, a)
+	aDir, an, aCanon, err := t.entry(c, a)
 	if err != nil {
 		return err
 	}
-	bDir, bn, err := t.entry(c, b)
+	bDir, bn, bCanon, err := t.entry(c, b)
 	if err != nil {
 		return err
 	}
@@ -787,7 +813,7 @@ func (t *Tree) Exchange(c *Cred, a, b string) error {
 	}
 	if c.landlocked() != nil && aDir.Dev == bDir.Dev {
 		// Linux's LSM hook comes before vfs_rename finds the same file.
-		if err := t.landlockRefer(c, na, t.physical(path.Dir(a)), t.physical(path.Dir(b)), nb, true, true); err != nil {
+		if err := t.landlockRefer(c, na, t.physical(c, path.Dir(a)), t.physical(c, path.Dir(b)), nb, true, true); err != nil {
 			return err
 		}
 	}
@@ -797,7 +823,8 @@ func (t *Tree) Exchange(c *Cred, a, b string) error {
 	if aDir.Dev != bDir.Dev {
 		return unix.EXDEV
 	}
-	if t.isMountRoot(na) || t.isMountRoot(nb) || t.hasMountUnder(a) || t.hasMountUnder(b) {
+	ns := t.nsOf(c)
+	if ns.busyAt(na, aCanon) || ns.busyAt(nb, bCanon) || ns.hasMountUnder(aCanon) || ns.hasMountUnder(bCanon) {
 		return unix.EBUSY
 	}
 	if strings.HasPrefix(b, a+"/") || strings.HasPrefix(a, b+"/") {
@@ -816,6 +843,11 @@ func (t *Tree) Exchange(c *Cred, a, b string) error {
 					return err
 				}
 			}
+		}
+	}
+	for _, moved := range []*Node{na, nb} {
+		if moved.mountedOn != 0 {
+			t.detachMountsOn(moved) // another namespace's mount point
 		}
 	}
 	aDir.putChild(an, nb)

@@ -33,8 +33,8 @@ func TestTreesShareNothing(t *testing.T) {
 	if err := a.Mount(nil, "x", "/mnt", "tmpfs", 0, "size=8k"); err != nil {
 		t.Fatal(err)
 	}
-	if len(a.Mounts()) != 2 || len(b.Mounts()) != 1 {
-		t.Errorf("mount tables: a %d, b %d; want 2 and 1", len(a.Mounts()), len(b.Mounts()))
+	if len(a.Mounts(nil)) != 2 || len(b.Mounts(nil)) != 1 {
+		t.Errorf("mount tables: a %d, b %d; want 2 and 1", len(a.Mounts(nil)), len(b.Mounts(nil)))
 	}
 
 	// The same tmpfs options give b a mount of its own: its size and use.

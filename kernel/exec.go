@@ -74,7 +74,7 @@ func (t *Task) Execve(file, name string, argv, envp []string) error {
 	t.Settings.Name.Store(nil)
 	p.Settings.NotDumpable.Store(false)
 	p.Settings.SecureBits.And(^uint32(SecBitKeepCaps))
-	if _, c, err := p.Root.LookupPath(nil, file); err == nil {
+	if _, c, err := p.Root.LookupPath(p.Cred(), file); err == nil {
 		file = c
 	}
 	p.ReplaceAddressSpace(as)

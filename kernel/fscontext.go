@@ -88,5 +88,20 @@ func (p *Process) Umask() uint32 { return p.fs.Load().umask.Load() }
 // SetUmask sets the file mode creation mask and returns the old one.
 func (p *Process) SetUmask(mask uint32) uint32 { return p.fs.Load().umask.Swap(mask) }
 
+// sharesFS reports whether another thread or process shares p's context
+// (Linux's fs->users above 1).
+func (p *Process) sharesFS() bool {
+	if len(tasksOf(p)) > 1 {
+		return true
+	}
+	c := p.fs.Load()
+	for _, q := range p.k.Processes() {
+		if q != p && q.fs.Load() == c {
+			return true
+		}
+	}
+	return false
+}
+
 // unshareFS gives p a context of its own (unshare(2)'s CLONE_FS).
 func (p *Process) unshareFS() { p.fs.Store(p.fs.Load().copy()) }

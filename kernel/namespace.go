@@ -5,31 +5,36 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jiege-go/jiege/fs"
 	"github.com/jiege-go/jiege/kernel/ipc"
 	"github.com/jiege-go/jiege/mm"
 )
 
 // Namespaces. A process is in one namespace of each kind the kernel
-// implements: UTS (the host and domain names), IPC (System V objects and
-// POSIX message queues), time (offsets of the monotonic and boot-time
-// clocks, timens.go) and PID (pidns.go), as Linux's nsproxy holds them.
-// clone(2) and unshare(2) make new ones with CLONE_NEWUTS, CLONE_NEWIPC,
-// CLONE_NEWTIME and CLONE_NEWPID; setns(2) enters one that a /proc/PID/ns
-// file names. The other kinds (mount, network, user, cgroup) have the one
-// instance, and asking for another is EINVAL, as Linux built without them
-// answers: the tree's mounts live in its nodes (fs/mount.go), so a second
-// view of them is not a copy away. The one user namespace has a file
-// (/proc/PID/ns/user) that owns every other namespace.
+// implements: mount (the mounts its walks see, fs.MountNS), UTS (the host
+// and domain names), IPC (System V objects and POSIX message queues), time
+// (offsets of the monotonic and boot-time clocks, timens.go) and PID
+// (pidns.go), as Linux's nsproxy holds them. clone(2) and unshare(2) make
+// new ones with CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWTIME and
+// CLONE_NEWPID; setns(2) enters one that a /proc/PID/ns file names. The
+// other kinds (network, user, cgroup) have the one instance, and asking
+// for another is EINVAL, as Linux built without them answers: every
+// socket and id would need translating. The one user namespace has a
+// file (/proc/PID/ns/user) that owns every other namespace.
 
 // Namespace is one namespace: its kind (the CLONE_NEW* flag), the inode
 // number /proc/PID/ns shows, and its state.
 type Namespace struct {
 	Kind int
 	Ino  uint64
-	uts  *utsNames      // Kind CLONE_NEWUTS
-	ipc  *ipc.Namespace // Kind CLONE_NEWIPC
-	time *timeNamespace // Kind CLONE_NEWTIME
-	pid  *pidNamespace  // Kind CLONE_NEWPID
+	// mounts is a mount namespace's (Kind CLONE_NEWNS) in tree, nil for
+	// the initial one (the tree's own, which a nil fs.Cred walks in).
+	mounts *fs.MountNS
+	tree   *fs.Tree
+	uts    *utsNames      // Kind CLONE_NEWUTS
+	ipc    *ipc.Namespace // Kind CLONE_NEWIPC
+	time   *timeNamespace // Kind CLONE_NEWTIME
+	pid    *pidNamespace  // Kind CLONE_NEWPID
 	// refs counts the processes in it and the files open on it; when the
 	// last is gone a new namespace gives back what it holds: an IPC
 	// namespace's objects go, as Linux's free_ipc_ns.
@@ -39,7 +44,8 @@ type Namespace struct {
 }
 
 // The initial namespaces' inode numbers (Linux's PROC_*_INIT_INO), and
-// the first one new namespaces get (PROC_DYNAMIC_FIRST).
+// the first one new namespaces get (PROC_DYNAMIC_FIRST), which the
+// initial mount namespace takes, as Linux's has no fixed one.
 const (
 	timeInitIno  = 0xeffffffa
 	utsInitIno   = 0xeffffffe
@@ -50,6 +56,7 @@ const (
 // What a new namespace holds of the kernel's memory, roughly, charged to
 // mm.Charged: its names, its tables, its clock offsets and vDSO data page.
 const (
+	mntCost  = 4096
 	utsCost  = 512
 	ipcCost  = 4096
 	timeCost = 512 + mm.PageSize
@@ -58,7 +65,7 @@ const (
 // namespaces are the namespaces a process is in. A process's set is
 // replaced whole (Process.ns), never changed in place.
 type namespaces struct {
-	uts, ipc *Namespace
+	mnt, uts, ipc *Namespace
 	// time is the time namespace the process reads clocks in, and
 	// timeForChildren the one its children and its next execve enter
 	// (they differ after unshare(CLONE_NEWTIME)).
@@ -71,6 +78,8 @@ type namespaces struct {
 // of returns the kind's namespace in s.
 func (s *namespaces) of(kind int) *Namespace {
 	switch kind {
+	case unix.CLONE_NEWNS:
+		return s.mnt
 	case unix.CLONE_NEWUTS:
 		return s.uts
 	case unix.CLONE_NEWIPC:
@@ -88,6 +97,7 @@ func (k *Kernel) initNamespaces() *namespaces {
 	k.nextNSIno.Store(firstDynaIno - 1)
 	time := &Namespace{Kind: unix.CLONE_NEWTIME, Ino: timeInitIno, time: &timeNamespace{vdso: k.vdso, frozen: true}}
 	return &namespaces{
+		mnt:  &Namespace{Kind: unix.CLONE_NEWNS, Ino: k.nextNSIno.Add(1)},
 		uts:  &Namespace{Kind: unix.CLONE_NEWUTS, Ino: utsInitIno, uts: &k.uts},
 		ipc:  &Namespace{Kind: unix.CLONE_NEWIPC, Ino: ipcInitIno, ipc: k.ipc},
 		time: time, timeForChildren: time,
@@ -95,13 +105,15 @@ func (k *Kernel) initNamespaces() *namespaces {
 	}
 }
 
-// newNamespace makes a namespace of a kind, copying the UTS names of
-// from as Linux's clone_uts_ns does; an IPC namespace starts empty, a
-// time namespace with no offsets. ENOMEM when the kernel's budget for
-// what programs make is spent.
-func (k *Kernel) newNamespace(kind int, from *Namespace) (*Namespace, error) {
+// newNamespace makes a namespace of a kind, copying the mounts of from
+// in tree as Linux's copy_mnt_ns does and its UTS names as clone_uts_ns;
+// an IPC namespace starts empty, a time namespace with no offsets.
+// ENOMEM when the kernel's budget for what programs make is spent.
+func (k *Kernel) newNamespace(kind int, from *Namespace, tree *fs.Tree) (*Namespace, error) {
 	n := &Namespace{Kind: kind}
 	switch kind {
+	case unix.CLONE_NEWNS:
+		n.cost = mntCost
 	case unix.CLONE_NEWUTS:
 		host, domain := from.uts.names()
 		n.uts, n.cost = &utsNames{host: host, domain: domain, hostSet: true, domSet: true}, utsCost
@@ -115,12 +127,16 @@ func (k *Kernel) newNamespace(kind int, from *Namespace) (*Namespace, error) {
 	if err := mm.Charged.Charge(n.cost); err != nil {
 		return nil, unix.ENOMEM
 	}
+	if kind == unix.CLONE_NEWNS {
+		n.mounts, n.tree = tree.CopyMounts(from.mounts), tree
+	}
 	n.Ino = k.nextNSIno.Add(1)
 	return n, nil
 }
 
 // join counts a process into each of s's namespaces.
 func (s *namespaces) join() {
+	s.mnt.get()
 	s.uts.get()
 	s.ipc.get()
 	s.time.get()
@@ -135,6 +151,7 @@ func (s *namespaces) leave(pid int, next *namespaces) {
 	if next == nil || next.ipc != s.ipc {
 		s.ipc.ipc.ExitProcess(pid)
 	}
+	s.mnt.put()
 	s.uts.put()
 	s.ipc.put()
 	s.time.put()
@@ -151,6 +168,8 @@ func (n *Namespace) put() {
 		return
 	}
 	switch {
+	case n.mounts != nil:
+		n.tree.ReleaseMounts(n.mounts)
 	case n.ipc != nil:
 		n.ipc.Destroy()
 	case n.time != nil:
@@ -169,6 +188,14 @@ func (n *Namespace) FileClosed() { n.put() }
 // Namespace returns the namespace of a kind p is in (nil for a kind the
 // kernel has no namespaces of).
 func (p *Process) Namespace(kind int) *Namespace { return p.ns.Load().of(kind) }
+
+// MountNS is the mount namespace p's walks see (nil: the tree's
+// initial one).
+func (p *Process) MountNS() *fs.MountNS { return p.ns.Load().mnt.mounts }
+
+// MountNS is the mount namespace of t's process, for the files whose
+// contents depend on it (/proc/mounts).
+func (t *Task) MountNS() *fs.MountNS { return t.Proc.MountNS() }
 
 // TimeForChildren returns the time namespace p's children enter.
 func (p *Process) TimeForChildren() *Namespace { return p.ns.Load().timeForChildren }
@@ -215,14 +242,14 @@ func (p *Process) newNamespaces(from *namespaces, flags uint64) (*namespaces, er
 		return nil, unix.EINVAL
 	}
 	s := *from
-	for _, kind := range []int{unix.CLONE_NEWUTS, unix.CLONE_NEWIPC, unix.CLONE_NEWTIME, unix.CLONE_NEWPID} {
+	for _, kind := range []int{unix.CLONE_NEWNS, unix.CLONE_NEWUTS, unix.CLONE_NEWIPC, unix.CLONE_NEWTIME, unix.CLONE_NEWPID} {
 		if flags&uint64(kind) == 0 {
 			continue
 		}
-		n, err := p.k.newNamespace(kind, from.of(kind))
+		n, err := p.k.newNamespace(kind, from.of(kind), p.Root)
 		if err != nil {
-			for _, made := range []*Namespace{s.uts, s.ipc, s.timeForChildren, s.pidForChildren} {
-				if made != from.uts && made != from.ipc && made != from.timeForChildren && made != from.pidForChildren {
+			for _, made := range []*Namespace{s.mnt, s.uts, s.ipc, s.timeForChildren, s.pidForChildren} {
+				if made != from.mnt && made != from.uts && made != from.ipc && made != from.timeForChildren && made != from.pidForChildren {
 					made.get()
 					made.put()
 				}
@@ -230,6 +257,8 @@ func (p *Process) newNamespaces(from *namespaces, flags uint64) (*namespaces, er
 			return nil, err
 		}
 		switch kind {
+		case unix.CLONE_NEWNS:
+			s.mnt = n
 		case unix.CLONE_NEWUTS:
 			s.uts = n
 		case unix.CLONE_NEWIPC:
@@ -244,7 +273,8 @@ func (p *Process) newNamespaces(from *namespaces, flags uint64) (*namespaces, er
 }
 
 // unshareNamespaces moves p into new namespaces of the kinds flags name
-// (CLONE_NEWUTS, CLONE_NEWIPC; CLONE_NEWTIME for its children).
+// (CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC; CLONE_NEWTIME for its
+// children).
 func (p *Process) unshareNamespaces(flags uint64) error {
 	s, err := p.newNamespaces(p.ns.Load(), flags)
 	if err != nil {
@@ -279,7 +309,7 @@ func (p *Process) childNamespaces(flags uint64, as *mm.AddressSpace) (*namespace
 }
 
 // The namespaces clone(2) and unshare(2) can make.
-const newNamespaceFlags = unix.CLONE_NEWUTS | unix.CLONE_NEWIPC | unix.CLONE_NEWTIME | unix.CLONE_NEWPID
+const newNamespaceFlags = unix.CLONE_NEWNS | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC | unix.CLONE_NEWTIME | unix.CLONE_NEWPID
 
 // mayCloneNamespaces checks clone's namespace flags as Linux's
 // copy_namespaces: a new user namespace is EINVAL (there is one), any
@@ -304,10 +334,14 @@ func (p *Process) mayCloneNamespaces(flags uint64) error {
 // Setns implements setns(2) for a namespace that an open /proc/PID/ns
 // file names: kind 0 or the namespace's own (EINVAL otherwise), with
 // CAP_SYS_ADMIN (EPERM); a time namespace only for a process of one
-// thread (EUSERS), which enters it at once, with its children; a PID
-// namespace, the caller's or one below it (EINVAL otherwise, as Linux's
-// pidns_install), for its children; the one user namespace, which the
-// caller is in already, EINVAL as Linux's userns_install.
+// thread (EUSERS), which enters it at once, with its children; a mount
+// namespace also with CAP_SYS_CHROOT (EPERM) and only for a process
+// whose root and working directory no other thread or process shares
+// (EINVAL), which start at the namespace's root, as Linux's
+// mntns_install; a PID namespace, the caller's or one below it (EINVAL
+// otherwise, as Linux's pidns_install), for its children; the one user
+// namespace, which the caller is in already, EINVAL as Linux's
+// userns_install.
 func (t *Task) Setns(n *Namespace, kind int) error {
 	if kind != 0 && kind != n.Kind {
 		return unix.EINVAL
@@ -319,14 +353,22 @@ func (t *Task) Setns(n *Namespace, kind int) error {
 	if n.Kind == unix.CLONE_NEWUSER {
 		return unix.EINVAL
 	}
-	if p.Caps.Effective&(1<<unix.CAP_SYS_ADMIN) == 0 {
+	if p.Caps.Effective&(1<<unix.CAP_SYS_ADMIN) == 0 ||
+		n.Kind == unix.CLONE_NEWNS && p.Caps.Effective&(1<<unix.CAP_SYS_CHROOT) == 0 {
 		return unix.EPERM
+	}
+	if n.Kind == unix.CLONE_NEWNS && p.sharesFS() {
+		return unix.EINVAL
 	}
 	if n.Kind == unix.CLONE_NEWPID && !p.pidNS().contains(n.pid) {
 		return unix.EINVAL
 	}
 	s := *p.ns.Load()
 	switch n.Kind {
+	case unix.CLONE_NEWNS:
+		s.mnt = n
+		p.SetRootDir("/")
+		p.SetCwd("/")
 	case unix.CLONE_NEWUTS:
 		s.uts = n
 	case unix.CLONE_NEWIPC:
@@ -375,7 +417,7 @@ func (u *utsNames) setDomain(name string) {
 
 // KindName is the name of n's kind, as its /proc/PID/ns link has it.
 func (n *Namespace) KindName() string {
-	return map[int]string{unix.CLONE_NEWUTS: "uts", unix.CLONE_NEWIPC: "ipc", unix.CLONE_NEWTIME: "time",
+	return map[int]string{unix.CLONE_NEWNS: "mnt", unix.CLONE_NEWUTS: "uts", unix.CLONE_NEWIPC: "ipc", unix.CLONE_NEWTIME: "time",
 		unix.CLONE_NEWPID: "pid", unix.CLONE_NEWUSER: "user"}[n.Kind]
 }
 

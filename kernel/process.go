@@ -310,12 +310,12 @@ func (p *Process) addChild(c *Process) {
 // Cred is who the process is for permission checks: its effective ids
 // (Linux's fsuid and fsgid follow them) and its groups.
 func (p *Process) Cred() *fs.Cred {
-	return &fs.Cred{UID: p.FSUID, GID: p.FSGID, Groups: p.Groups, Resolve: p.Resolve(), Landlock: p.landlock.Load()}
+	return &fs.Cred{UID: p.FSUID, GID: p.FSGID, Groups: p.Groups, Resolve: p.Resolve(), Landlock: p.landlock.Load(), Mounts: p.MountNS()}
 }
 
 // RealCred is the process with its real ids, as access(2) checks.
 func (p *Process) RealCred() *fs.Cred {
-	return &fs.Cred{UID: p.UID, GID: p.GID, Groups: p.Groups, Resolve: p.Resolve(), Landlock: p.landlock.Load()}
+	return &fs.Cred{UID: p.UID, GID: p.GID, Groups: p.Groups, Resolve: p.Resolve(), Landlock: p.landlock.Load(), Mounts: p.MountNS()}
 }
 
 // NewProcess makes a process with one task around an exec'd address space;

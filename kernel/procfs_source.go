@@ -133,6 +133,7 @@ func (v procfsProcess) Start() time.Duration { return v.p.start }
 func (v procfsProcess) ResidentPages() int   { return residentPages(v.p) }
 func (v procfsProcess) Files() *fs.FDTable   { return v.p.Files }
 func (v procfsProcess) Root() *fs.Tree       { return v.p.Root }
+func (v procfsProcess) Mounts() *fs.MountNS  { return v.p.MountNS() }
 
 // Mappings names the stack's mapping and the vDSO's two, as Linux does.
 func (v procfsProcess) Mappings() []procfs.Mapping {
@@ -234,6 +235,7 @@ func (v procfsProcess) Namespaces() []procfs.Namespace {
 	s, pid, user := v.p.ns.Load(), v.p.pidNS().self, v.p.k.userNS
 	ns := []procfs.Namespace{
 		{Name: "ipc", Ino: s.ipc.Ino, Object: s.ipc},
+		{Name: "mnt", Ino: s.mnt.Ino, Object: s.mnt},
 		{Name: "pid", Ino: pid.Ino, Object: pid},
 		{Name: "time", Ino: s.time.Ino, Object: s.time},
 		{Name: "time_for_children", Ino: s.timeForChildren.Ino, Object: s.timeForChildren},

@@ -74,6 +74,7 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 	f := a.Flags
 	switch {
 	case f&^(cloneSupported|namespaceFlags) != 0, a.ExitSignal < 0 || a.ExitSignal > 64,
+		f&(unix.CLONE_NEWNS|unix.CLONE_FS) == unix.CLONE_NEWNS|unix.CLONE_FS, // roots and cwds name one namespace's mounts
 		f&unix.CLONE_THREAD != 0 && f&unix.CLONE_SIGHAND == 0,
 		f&unix.CLONE_SIGHAND != 0 && f&unix.CLONE_VM == 0,
 		f&unix.CLONE_SIGHAND != 0 && f&unix.CLONE_CLEAR_SIGHAND != 0,

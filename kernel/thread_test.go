@@ -194,7 +194,7 @@ func TestCloneRejectsInconsistentFlags(t *testing.T) {
 	for _, f := range []uint64{
 		unix.CLONE_VM | unix.CLONE_THREAD, // a thread without shared handlers
 		unix.CLONE_SIGHAND,                // shared handlers without shared memory
-		unix.CLONE_NEWNS,                  // no namespaces
+		unix.CLONE_NEWNS | unix.CLONE_FS,  // a new mount namespace sharing the root and cwd
 		threadFlags | unix.CLONE_PIDFD,    // a pidfd of a thread
 		unix.CLONE_PIDFD | unix.CLONE_DETACHED,
 		threadFlags | unix.CLONE_VFORK, // no vfork threads

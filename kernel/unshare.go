@@ -7,9 +7,10 @@ const namespaceFlags = unix.CLONE_NEWNS | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC 
 	unix.CLONE_NEWPID | unix.CLONE_NEWCGROUP | unix.CLONE_NEWTIME | unix.CLONE_NEWUSER
 
 // Unshare implements unshare(2) as Linux's ksys_unshare on a kernel
-// built with UTS, IPC, time and PID namespaces only (namespace.go; a new
-// PID namespace is for the caller's children): the descriptor table, and the cwd and umask
-// (CLONE_FS), are copied when another process shares them, and there are
+// built with mount, UTS, IPC, time and PID namespaces only (namespace.go;
+// a new PID namespace is for the caller's children): the descriptor table,
+// and the cwd and umask (CLONE_FS, which a new mount namespace implies),
+// are copied when another process shares them, and there are
 // no System V semaphores (CLONE_SYSVSEM); the thread group,
 // signal handlers and memory (CLONE_THREAD, SIGHAND, VM) can only be
 // unshared when nothing shares them; a namespace is EPERM without

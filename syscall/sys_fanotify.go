@@ -113,7 +113,7 @@ func sysFanotifyMark(t *kernel.Task, a Args) (uint64, error) {
 	target := fs.FanotifyTarget{Node: n}
 	switch {
 	case flags&unix.FAN_MARK_MOUNT != 0:
-		target = fs.FanotifyTarget{Mount: t.Proc.Root.MountOf(n, p).ID}
+		target = fs.FanotifyTarget{Mount: t.Proc.Root.MountOf(nil, n, p).ID} // as events find it: in the initial namespace
 	case flags&unix.FAN_MARK_FILESYSTEM != 0:
 		target = fs.FilesystemTarget(n)
 	case !n.IsDir():

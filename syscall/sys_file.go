@@ -90,7 +90,7 @@ func selfResolved(t *kernel.Task, p string) string {
 			break
 		}
 	}
-	for _, proc := range t.Proc.Root.ProcTargets() {
+	for _, proc := range t.Proc.Root.ProcTargets(t.Proc.MountNS()) {
 		if rest, ok := strings.CutPrefix(p, proc+"/self"); ok && (rest == "" || rest[0] == '/') {
 			p = proc + "/" + strconv.Itoa(t.Proc.PID) + rest
 			break

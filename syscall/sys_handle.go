@@ -94,7 +94,7 @@ func sysNameToHandleAt(t *kernel.Task, a Args) (uint64, error) {
 		out = binary.LittleEndian.AppendUint32(out, uint32(n.Ino))
 		out = binary.LittleEndian.AppendUint32(out, uint32(n.Ino>>32))
 	}
-	if err := copyOutStruct(t, a[3], int32(t.Proc.Root.MountOf(n, p).ID)); err != nil {
+	if err := copyOutStruct(t, a[3], int32(t.Proc.Root.MountOf(t.Proc.MountNS(), n, p).ID)); err != nil {
 		return 0, err
 	}
 	if err := copyOut(t, a[2], out); err != nil {
@@ -147,7 +147,7 @@ func sysOpenByHandleAt(t *kernel.Task, a Args) (uint64, error) {
 		return 0, unix.ESTALE
 	}
 	ino := uint64(binary.LittleEndian.Uint32(handle[4:])) | uint64(binary.LittleEndian.Uint32(handle[8:]))<<32
-	p, ok := t.Proc.Root.FindIno(t.Proc.Root.MountOf(anchor, anchorPath), ino)
+	p, ok := t.Proc.Root.FindIno(t.Proc.Root.MountOf(t.Proc.MountNS(), anchor, anchorPath), ino)
 	if !ok {
 		return 0, unix.ESTALE
 	}

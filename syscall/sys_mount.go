@@ -55,20 +55,24 @@ func sysMount(t *kernel.Task, a Args) (uint64, error) {
 	return 0, t.Proc.Root.Mount(t.Proc.Cred(), source, target, fstype, a[3], data)
 }
 
-// sysUmount2 implements umount2(2): a mount is busy while a process's
-// working directory is inside it or one of its files is open.
+// sysUmount2 implements umount2(2): a mount is busy while a process of
+// the caller's mount namespace works inside it or has one of its files
+// open.
 func sysUmount2(t *kernel.Task, a Args) (uint64, error) {
 	target, err := pathArg(t, cwdFD, a[0])
 	if err != nil {
 		return 0, err
 	}
-	return 0, t.Proc.Root.Umount(t.Proc.Cred(), target, a[1], func(m *fs.Mount) bool { return mountInUse(t.Kernel(), m) })
+	return 0, t.Proc.Root.Umount(t.Proc.Cred(), target, a[1], func(m *fs.Mount) bool { return mountInUse(t, m) })
 }
 
-// mountInUse reports whether a process of k works in m or has a file of
-// it open.
-func mountInUse(k *kernel.Kernel, m *fs.Mount) bool {
-	for _, p := range k.Processes() {
+// mountInUse reports whether a process in t's mount namespace works in m
+// or has a file of it open.
+func mountInUse(t *kernel.Task, m *fs.Mount) bool {
+	for _, p := range t.Kernel().Processes() {
+		if p.MountNS() != t.Proc.MountNS() {
+			continue
+		}
 		cwd := p.Cwd()
 		if cwd == m.Target || strings.HasPrefix(cwd, m.Target+"/") {
 			return true

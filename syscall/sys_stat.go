@@ -137,7 +137,7 @@ func statxAttributes(t *kernel.Task, n *fs.Node, dirfd, pathAddr, flags uint64) 
 		}
 	}
 	if n.IsDir() {
-		if p, ok := statPath(t, dirfd, pathAddr, flags); ok && t.Proc.Root.MountOf(n, p).Root == n {
+		if p, ok := statPath(t, dirfd, pathAddr, flags); ok && t.Proc.Root.MountOf(t.Proc.MountNS(), n, p).Root == n {
 			attrs |= unix.STATX_ATTR_MOUNT_ROOT
 		}
 	}

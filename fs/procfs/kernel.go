@@ -109,6 +109,7 @@ type Process interface {
 	ResidentPages() int          // user pages it has frames for
 	Files() *fs.FDTable
 	Root() *fs.Tree
+	Mounts() *fs.MountNS    // its mount namespace
 	Timers() []Timer        // its POSIX timers, by id
 	CoredumpFilter() uint32 // /proc/PID/coredump_filter, which its owner sets
 	SetCoredumpFilter(uint32)

@@ -71,8 +71,8 @@ func procRoot(tree *fs.Tree, k Kernel) *fs.Node {
 		"loadavg": procFile(func() []byte {
 			return []byte(fmt.Sprintf("0.00 0.00 0.00 1/%d %d\n", len(k.Processes()), k.LastPID()))
 		}),
-		"mounts":    procFile(func() []byte { return mounts(tree) }),
-		"mountinfo": procFile(func() []byte { return mountinfo(tree) }),
+		"mounts":    fs.NewGeneratedFor(func(viewer any) []byte { return mounts(tree, viewerMounts(viewer)) }),
+		"mountinfo": fs.NewGeneratedFor(func(viewer any) []byte { return mountinfo(tree, viewerMounts(viewer)) }),
 		"filesystems": procFile(func() []byte {
 			return []byte("nodev\tsysfs\nnodev\ttmpfs\nnodev\tproc\nnodev\tdevtmpfs\n")
 		}),
@@ -277,8 +277,8 @@ func procPID(p Process) *fs.Node {
 			"task":           procDir(func() map[string]*fs.Node { return taskDirs(p) }),
 			"maps":           mapsFile(p),
 			"smaps":          procFile(func() []byte { return smaps(p) }),
-			"mounts":         procFile(func() []byte { return mounts(p.Root()) }),
-			"mountinfo":      procFile(func() []byte { return mountinfo(p.Root()) }),
+			"mounts":         procFile(func() []byte { return mounts(p.Root(), p.Mounts()) }),
+			"mountinfo":      procFile(func() []byte { return mountinfo(p.Root(), p.Mounts()) }),
 			"fd":             procDir(func() map[string]*fs.Node { return fdLinks(p) }),
 			"fdinfo":         procDir(func() map[string]*fs.Node { return fdInfos(p) }),
 			"ns":             procDir(func() map[string]*fs.Node { return nsLinks(p) }),
@@ -701,20 +701,30 @@ func uptime(k Kernel, viewer any) []byte {
 	return fmt.Appendf(nil, "%d.%02d %d.%02d\n", cs/100, cs%100, cs/100, cs%100)
 }
 
-// mounts is /proc/mounts: source, target, type and options of each mount.
-func mounts(tree *fs.Tree) []byte {
+// viewerMounts is the mount namespace of the task that opens a file, nil
+// (the initial one) for the kernel.
+func viewerMounts(viewer any) *fs.MountNS {
+	if v, ok := viewer.(interface{ MountNS() *fs.MountNS }); ok {
+		return v.MountNS()
+	}
+	return nil
+}
+
+// mounts is /proc/mounts: source, target, type and options of each mount
+// of ns.
+func mounts(tree *fs.Tree, ns *fs.MountNS) []byte {
 	var b bytes.Buffer
-	for _, m := range tree.Mounts() {
+	for _, m := range tree.Mounts(ns) {
 		fmt.Fprintf(&b, "%s %s %s %s 0 0\n", m.Source, m.Target, m.Type, joinOptions(m.MountOptions(), m.Options))
 	}
 	return b.Bytes()
 }
 
 // mountinfo is /proc/PID/mountinfo: ids, the device, the mount's own
-// options, then the file system's.
-func mountinfo(tree *fs.Tree) []byte {
+// options, then the file system's, of each mount of ns.
+func mountinfo(tree *fs.Tree, ns *fs.MountNS) []byte {
 	var b bytes.Buffer
-	for _, m := range tree.Mounts() {
+	for _, m := range tree.Mounts(ns) {
 		fmt.Fprintf(&b, "%d %d 0:%d %s %s %s - %s %s %s\n", m.ID, m.ParentID, m.Dev, m.RootPath, m.Target, m.MountOptions(),
 			m.Type, m.Source, m.SuperOptions())
 	}

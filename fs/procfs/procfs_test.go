@@ -98,6 +98,7 @@ func (p *fakeProcess) MappingsResident() []Mapping {
 func (*fakeProcess) ResidentPages() int                    { return 2 }
 func (p *fakeProcess) Files() *fs.FDTable                  { return p.files }
 func (p *fakeProcess) Root() *fs.Tree                      { return p.tree }
+func (p *fakeProcess) Mounts() *fs.MountNS                 { return nil }
 func (*fakeProcess) CoredumpFilter() uint32                { return 0x33 }
 func (*fakeProcess) SetCoredumpFilter(uint32)              {}
 func (*fakeProcess) Pagemap(start uintptr, n int) []uint64 { return make([]uint64, n) }
