@@ -165,3 +165,51 @@ func TestMountNamespaces(t *testing.T) {
 		t.Errorf("b's file from a after b went: %v, want ENOENT", err)
 	}
 }
+
+func TestPivotRoot(t *testing.T) {
+	tree := NewTree(NewDir(0o755))
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(tree.Mkdir(nil, "/jail", 0o755))
+	ns := tree.CopyMounts(nil)
+	c := &Cred{Mounts: ns}
+	must(tree.Mount(c, "old", "/jail", "tmpfs", 0, ""))
+	must(tree.Mkdir(c, "/jail/new", 0o755))
+	must(tree.Mkdir(c, "/jail/keep", 0o755))
+	jailed := &Cred{Mounts: ns, Resolve: &Resolve{Root: "/jail"}}
+	if _, err := tree.PivotRoot(jailed, "/jail/new", "/jail/new"); err != unix.EBUSY {
+		t.Errorf("new root on the root's mount: %v, want EBUSY", err)
+	}
+	must(tree.Mount(c, "new", "/jail/new", "tmpfs", 0, ""))
+	must(tree.Mkdir(c, "/jail/new/old", 0o755))
+	if _, err := tree.PivotRoot(jailed, "/jail/new", "/jail/keep"); err != unix.EBUSY {
+		t.Errorf("put_old on the root's mount: %v, want EBUSY", err)
+	}
+	if _, err := tree.PivotRoot(c, "/jail/new", "/jail/new/old"); err != unix.EINVAL {
+		t.Errorf("from the initramfs root: %v, want EINVAL", err)
+	}
+	rebase, err := tree.PivotRoot(jailed, "/jail/new", "/jail/new/old")
+	must(err)
+	for from, to := range map[string]string{"/jail": "/jail", "/jail/keep": "/jail/old/keep", "/jail/new/x": "/jail/x", "/etc": "/etc"} {
+		if got := rebase(from); got != to {
+			t.Errorf("rebase(%q) = %q, want %q", from, got, to)
+		}
+	}
+	if _, err := tree.Lookup(c, "/jail/old/keep", false); err != nil {
+		t.Errorf("the old root under put_old: %v", err)
+	}
+	if _, err := tree.Lookup(c, "/jail/old/new/old", false); err != unix.ENOENT {
+		t.Errorf("the new root's old mount point shows: %v", err)
+	}
+	ms := tree.Mounts(ns)
+	if len(ms) != 3 || ms[1].Source != "new" || ms[1].Target != "/jail" || ms[2].Source != "old" || ms[2].Target != "/jail/old" || ms[2].ParentID != ms[1].ID {
+		t.Errorf("mount table after pivot_root: %+v", ms)
+	}
+	if len(tree.Mounts(nil)) != 1 {
+		t.Errorf("the initial namespace changed: %+v", tree.Mounts(nil))
+	}
+}

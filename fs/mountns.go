@@ -4,6 +4,8 @@ import (
 	"iter"
 	"slices"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // MountNS is a mount namespace: the mounts its processes see, as Linux's
@@ -222,4 +224,83 @@ func (t *Tree) ReleaseMounts(ns *MountNS) {
 		t.detach(ns, j)
 	}
 	delete(t.mountNSs, ns)
+}
+
+// PivotRoot implements pivot_root(2) in c's namespace, the caller being
+// privileged (EPERM is the caller's to check first): it moves the mount
+// of c's root directory to putOld and puts the mount at newRoot in its
+// place, in Linux's order of checks: ENOTDIR (or the lookup's error) for
+// either path, EBUSY when newRoot or putOld is on the root's mount,
+// EINVAL when the root is no mount's root or is the namespace's own (the
+// initramfs, as Linux refuses rootfs), when newRoot is no mount point,
+// when putOld is not at or under newRoot or newRoot not under the root.
+// It returns how a path of the namespace changes, which the caller
+// applies to its processes' roots and working directories: the root
+// itself names the new root (Linux's chroot_fs_refs), a path inside the
+// new root loses its place under the root, one elsewhere under the old
+// root moves under putOld.
+func (t *Tree) PivotRoot(c *Cred, newRoot, putOld string) (rebase func(string) string, err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n, newCanon, err := t.walk(c, newRoot, true, 0)
+	if err == nil && !n.IsDir() {
+		err = ErrNotDir
+	}
+	if err != nil {
+		return nil, err
+	}
+	o, oldCanon, err := t.walk(c, putOld, true, 0)
+	if err == nil && !o.IsDir() {
+		err = ErrNotDir
+	}
+	if err != nil {
+		return nil, err
+	}
+	ns := t.nsOf(c)
+	rootCanon := "/"
+	if r := c.resolve(); r != nil {
+		rootCanon = r.root()
+	}
+	rootM, newM, oldM := ns.mountOf(rootCanon), ns.mountOf(newCanon), ns.mountOf(oldCanon)
+	switch {
+	case newM == rootM || oldM == rootM:
+		return nil, unix.EBUSY
+	case rootM == ns.root, rootM.Target != rootCanon, newM.Target != newCanon,
+		!within(oldCanon, newCanon), !within(newCanon, rootCanon):
+		return nil, unix.EINVAL
+	}
+	underRoot := rootM.covered // where the new root goes
+	underOld := underRoot      // and the old one: on top of it for putOld = newRoot
+	if oldCanon != newCanon {
+		if underOld, err = t.mountPoint(ns, oldCanon); err != nil {
+			return nil, err
+		}
+	}
+	rel := oldCanon[len(newCanon):] // putOld inside the new root
+	rebase = func(p string) string {
+		switch {
+		case within(p, newCanon):
+			return rootCanon + p[len(newCanon):]
+		case p == rootCanon:
+			return rootCanon
+		case within(p, rootCanon):
+			return rootCanon + rel + p[len(rootCanon):]
+		}
+		return p
+	}
+	ns.remove(slices.Index(ns.mounts, newM))
+	ns.remove(slices.Index(ns.mounts, rootM))
+	for _, m := range ns.mounts {
+		if m.Target == newCanon { // under the new root's mount: in the old root's tree
+			m.Target = rootCanon + rel + newCanon[len(rootCanon):]
+		} else {
+			m.Target = rebase(m.Target)
+		}
+	}
+	newM.Target, newM.ParentID = rootCanon, rootM.ParentID
+	rootM.Target, rootM.ParentID = rootCanon+rel, oldM.ID
+	ns.add(newM, underRoot)
+	ns.add(rootM, underOld)
+	ns.indexProc()
+	return rebase, nil
 }

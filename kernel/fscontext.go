@@ -103,5 +103,33 @@ func (p *Process) sharesFS() bool {
 	return false
 }
 
+// PivotRoot implements pivot_root(2) for a caller with CAP_SYS_ADMIN:
+// fs.Tree.PivotRoot in the process's mount namespace, whose processes'
+// roots and working directories follow the mounts they were in (the old
+// root's become the new root's).
+func (t *Task) PivotRoot(newRoot, putOld string) error {
+	p := t.Proc
+	mnt := p.ns.Load().mnt
+	rebase, err := p.Root.PivotRoot(p.Cred(), newRoot, putOld)
+	if err != nil {
+		return err
+	}
+	seen := map[*fsContext]bool{}
+	for _, q := range p.k.Processes() {
+		c := q.fs.Load()
+		if q.ns.Load().mnt != mnt || seen[c] {
+			continue
+		}
+		seen[c] = true
+		cwd := rebase(*c.cwd.Load())
+		c.cwd.Store(&cwd)
+		if r := c.root.Load(); r != nil {
+			root := rebase(*r)
+			c.root.Store(&root)
+		}
+	}
+	return nil
+}
+
 // unshareFS gives p a context of its own (unshare(2)'s CLONE_FS).
 func (p *Process) unshareFS() { p.fs.Store(p.fs.Load().copy()) }

@@ -13,6 +13,7 @@ import (
 func init() {
 	register(sysno.Mount, sysMount)
 	register(sysno.Umount2, sysUmount2)
+	register(sysno.PivotRoot, sysPivotRoot)
 }
 
 // mountDataMax is the most of mount's data argument read (a page, as
@@ -90,4 +91,21 @@ func mountInUse(t *kernel.Task, m *fs.Mount) bool {
 		}
 	}
 	return false
+}
+
+// sysPivotRoot implements pivot_root(2): EPERM without CAP_SYS_ADMIN
+// before the paths are read, as Linux's may_mount comes first.
+func sysPivotRoot(t *kernel.Task, a Args) (uint64, error) {
+	if t.Proc.Caps.Effective&(1<<unix.CAP_SYS_ADMIN) == 0 {
+		return 0, unix.EPERM
+	}
+	newRoot, err := pathArg(t, cwdFD, a[0])
+	if err != nil {
+		return 0, err
+	}
+	putOld, err := pathArg(t, cwdFD, a[1])
+	if err != nil {
+		return 0, err
+	}
+	return 0, t.PivotRoot(newRoot, putOld)
 }

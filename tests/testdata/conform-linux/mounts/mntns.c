@@ -3,7 +3,9 @@
  * its own (what each side can reach, and /proc/self/mountinfo's lines
  * under /mnt); rmdir of a mount point is EBUSY only where it is one, and
  * elsewhere takes the mount with it; setns into the child's namespace;
- * clone's and unshare's errors. Linux is the oracle. */
+ * clone's and unshare's errors; pivot_root's errors and its success in a
+ * chroot'ed tmpfs, as LTP's pivot_root01 does it (from the initramfs
+ * root it is EINVAL). Linux is the oracle. */
 #define _GNU_SOURCE
 #include "../../conform/conform.h"
 #include <fcntl.h>
@@ -39,6 +41,56 @@ static void show_mountinfo(const char *name, const char *file)
 		if (p && strncmp(p, "/mnt", 4) == 0)
 			SHOW(name, "%s", root);
 	}
+}
+
+static int pivot_root(const char *new_root, const char *put_old)
+{
+	return syscall(SYS_pivot_root, new_root, put_old);
+}
+
+/* pivot runs in a child of its own namespace, chroot'ed in a tmpfs. */
+static void pivot(void)
+{
+	RET("pivot unshare", unshare(CLONE_NEWNS));
+	mkdir("/mnt/jail", 0755);
+	RET("mount jail", mount("jail", "/mnt/jail", "tmpfs", 0, NULL));
+	RET("pivot from the initramfs root", pivot_root("/mnt/jail", "/mnt/jail"));
+	mkdir("/mnt/jail/new", 0755);
+	mkdir("/mnt/jail/keep", 0755);
+	RET("chroot", chroot("/mnt/jail"));
+	RET("chdir /", chdir("/"));
+	RET("new root on the root's mount", pivot_root("/new", "/new"));
+	RET("mount new", mount("new", "/new", "tmpfs", 0, NULL));
+	mkdir("/new/old", 0755);
+	close(open("/new/marker", O_CREAT | O_WRONLY, 0644));
+	RET("put_old on the root's mount", pivot_root("/new", "/keep"));
+	mkdir("/other", 0755);
+	RET("mount other", mount("other", "/other", "tmpfs", 0, NULL));
+	mkdir("/other/po", 0755);
+	RET("put_old not under new_root", pivot_root("/new", "/other/po"));
+	RET("put_old a file", pivot_root("/new", "/new/marker"));
+	RET("new_root missing", pivot_root("/none", "/new/old"));
+	RET("new_root not a mount point", pivot_root("/new/old", "/new/old"));
+	RET("new_root bad", pivot_root(BAD, "/new/old"));
+	pid_t pid = fork();
+	if (pid == 0) {
+		setgid(1000);
+		setuid(1000);
+		RET("user pivot_root", pivot_root(BAD, "/new/old"));
+		exit(0);
+	}
+	waitpid(pid, NULL, 0);
+	RET("chdir /new", chdir("/new"));
+	RET("pivot_root", pivot_root("/new", "/new/old"));
+	char cwd[256];
+	SHOW("cwd after", "%s", getcwd(cwd, sizeof cwd) ? cwd : strerrorname_np(errno));
+	RET("new root's file at /", access("/marker", F_OK));
+	RET("old root under put_old", access("/old/keep", F_OK));
+	RET("old root's mount under put_old", access("/old/other/po", F_OK));
+	RET("new root's old place", access("/old/new/marker", F_OK));
+	RET("umount old root", umount2("/old", MNT_DETACH));
+	RET("old root gone", access("/old/keep", F_OK));
+	exit(0);
 }
 
 int main(void)
@@ -115,6 +167,11 @@ int main(void)
 	}
 	waitpid(pid, NULL, 0);
 
+	pid = fork();
+	if (pid == 0)
+		pivot();
+	waitpid(pid, NULL, 0);
+	RET("jail not in the parent", access("/mnt/jail/new", F_OK));
 	show_mountinfo("parent mountinfo at the end", "/proc/self/mountinfo");
 	return 0;
 }
