@@ -93,50 +93,14 @@ var jmpConds = map[uint8]bool{
 // known constants with it, so what it proves is what runs.
 func alu(op uint8, is64, signed bool, dst, src uint64) uint64 {
 	if !is64 {
-		return uint64(alu32(op, signed, uint32(dst), uint32(src)))
+		return uint64(aluOn[uint32, int32](op, signed, uint32(dst), uint32(src), 31))
 	}
-	switch op {
-	case unix.BPF_ADD:
-		return dst + src
-	case unix.BPF_SUB:
-		return dst - src
-	case unix.BPF_MUL:
-		return dst * src
-	case unix.BPF_DIV:
-		switch {
-		case src == 0:
-			return 0
-		case signed:
-			return uint64(int64(dst) / int64(src))
-		}
-		return dst / src
-	case unix.BPF_MOD:
-		switch {
-		case src == 0:
-			return dst
-		case signed:
-			return uint64(int64(dst) % int64(src))
-		}
-		return dst % src
-	case unix.BPF_OR:
-		return dst | src
-	case unix.BPF_AND:
-		return dst & src
-	case unix.BPF_XOR:
-		return dst ^ src
-	case unix.BPF_LSH:
-		return dst << (src & 63)
-	case unix.BPF_RSH:
-		return dst >> (src & 63)
-	case unix.BPF_ARSH:
-		return uint64(int64(dst) >> (src & 63))
-	case unix.BPF_NEG:
-		return -dst
-	}
-	return 0
+	return aluOn[uint64, int64](op, signed, dst, src, 63)
 }
 
-func alu32(op uint8, signed bool, dst, src uint32) uint32 {
+// aluOn is alu on words of U (signed: S), whose shifts mask counts with
+// shiftMask.
+func aluOn[U uint32 | uint64, S int32 | int64](op uint8, signed bool, dst, src, shiftMask U) U {
 	switch op {
 	case unix.BPF_ADD:
 		return dst + src
@@ -149,7 +113,7 @@ func alu32(op uint8, signed bool, dst, src uint32) uint32 {
 		case src == 0:
 			return 0
 		case signed:
-			return uint32(int32(dst) / int32(src))
+			return U(S(dst) / S(src))
 		}
 		return dst / src
 	case unix.BPF_MOD:
@@ -157,7 +121,7 @@ func alu32(op uint8, signed bool, dst, src uint32) uint32 {
 		case src == 0:
 			return dst
 		case signed:
-			return uint32(int32(dst) % int32(src))
+			return U(S(dst) % S(src))
 		}
 		return dst % src
 	case unix.BPF_OR:
@@ -167,11 +131,11 @@ func alu32(op uint8, signed bool, dst, src uint32) uint32 {
 	case unix.BPF_XOR:
 		return dst ^ src
 	case unix.BPF_LSH:
-		return dst << (src & 31)
+		return dst << (src & shiftMask)
 	case unix.BPF_RSH:
-		return dst >> (src & 31)
+		return dst >> (src & shiftMask)
 	case unix.BPF_ARSH:
-		return uint32(int32(dst) >> (src & 31))
+		return U(S(dst) >> (src & shiftMask))
 	case unix.BPF_NEG:
 		return -dst
 	}
