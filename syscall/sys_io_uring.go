@@ -86,7 +86,9 @@ func sysIoUringEnter(t *kernel.Task, a Args) (uint64, error) {
 	}
 	submitted := uint32(0)
 	if toSubmit > 0 {
-		submitted = submitRequests(t, r, toSubmit)
+		if submitted, err = submitRequests(t, r, toSubmit); err != nil {
+			return 0, err
+		}
 		if submitted != toSubmit {
 			return uint64(submitted), nil
 		}
@@ -176,14 +178,17 @@ const sqeFlags = linux.IOSQEFixedFile | linux.IOSQEIODrain | linux.IOSQEIOLink |
 	linux.IOSQEAsync | linux.IOSQEBufferSelect | linux.IOSQECQESkipSuccess
 
 // submitRequests takes up to n submissions and performs each, posting its
-// completion; it returns how many it took. As Linux's io_submit_sqes, a
+// completion; it returns how many it took, or the error of the wait for
+// another thread's submission to end (EINTR). As Linux's io_submit_sqes, a
 // submission that cannot start (a bad flag or opcode) is completed with
 // its error and ends the batch unless IORING_SETUP_SUBMIT_ALL. The
 // requests a failed link cancels complete after the batch's others, as
 // Linux's task work posts them.
-func submitRequests(t *kernel.Task, r *iouring.Ring, n uint32) uint32 {
-	r.Submit.Lock()
-	defer r.Submit.Unlock()
+func submitRequests(t *kernel.Task, r *iouring.Ring, n uint32) (uint32, error) {
+	if err := r.LockSubmit(func(done <-chan struct{}) error { return t.Block(done, time.Time{}) }); err != nil {
+		return 0, err
+	}
+	defer r.UnlockSubmit()
 	defer r.Flush()
 	n = min(n, r.SQEntries)
 	var sqe linux.IOUringSQE
@@ -221,11 +226,11 @@ func submitRequests(t *kernel.Task, r *iouring.Ring, n uint32) uint32 {
 	for _, data := range cancelled {
 		r.Post(linux.IOUringCQE{UserData: data, Res: -int32(unix.ECANCELED)})
 	}
-	return taken
+	return taken, nil
 }
 
 // checkSQE makes the checks that keep a submission from starting, in
-// Linux's io_init_req order. Submit is held.
+// Linux's io_init_req order. The submission lock is held.
 func checkSQE(r *iouring.Ring, sqe *linux.IOUringSQE) error {
 	if sqe.Opcode >= linux.IORingOpLast || sqe.Flags&^sqeFlags != 0 {
 		return unix.EINVAL

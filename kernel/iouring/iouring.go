@@ -80,8 +80,12 @@ type Ring struct {
 	rings, sqes          *mm.SharedMemory
 	ino                  uint64
 
-	Submit sync.Mutex // held while requests are taken and performed
-	// DrainDisabled is set, under Submit, once a submission asks
+	// submitting is the submission lock (LockSubmit), held while
+	// requests are taken and performed; submitDone is closed and replaced
+	// when it is released. Both under mu.
+	submitting bool
+	submitDone chan struct{}
+	// DrainDisabled is set, under the submission lock, once a submission asks
 	// IOSQE_CQE_SKIP_SUCCESS: IOSQE_IO_DRAIN is refused from then on,
 	// as Linux's drain_disabled.
 	DrainDisabled bool
@@ -157,7 +161,7 @@ func New(mem mm.Memory, entries uint32, p *linux.IOUringParams) (*Ring, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Ring{SQEntries: sq, CQEntries: cq, Flags: p.Flags, ino: fs.NewAnonIno(), wake: make(chan struct{})}
+	r := &Ring{SQEntries: sq, CQEntries: cq, Flags: p.Flags, ino: fs.NewAnonIno(), wake: make(chan struct{}), submitDone: make(chan struct{})}
 	cqEnd := offCQEs + uintptr(cq)*cqeSize
 	if p.Flags&linux.IORingSetupNoSQArray == 0 {
 		r.sqArray = (cqEnd + cacheLine - 1) &^ (cacheLine - 1)
@@ -234,6 +238,42 @@ func (r *Ring) MappedMemory(offset, length uint64) (*mm.SharedMemory, error) {
 	return nil, unix.EINVAL
 }
 
+// LockSubmit takes the submission lock (Linux's uring_lock). A request
+// performed under it may block, so another submitter waits with wait,
+// which a signal interrupts; its error is returned without the lock.
+func (r *Ring) LockSubmit(wait func(<-chan struct{}) error) error {
+	for {
+		done, ok := r.trySubmit()
+		if ok {
+			return nil
+		}
+		if err := wait(done); err != nil {
+			return err
+		}
+	}
+}
+
+// trySubmit takes the submission lock if it is free; otherwise it returns
+// the channel closed when it is released.
+func (r *Ring) trySubmit() (<-chan struct{}, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.submitting {
+		return r.submitDone, false
+	}
+	r.submitting = true
+	return nil, true
+}
+
+// UnlockSubmit releases the submission lock.
+func (r *Ring) UnlockSubmit() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.submitting = false
+	close(r.submitDone)
+	r.submitDone = make(chan struct{})
+}
+
 // Pending counts the submissions the program has queued and the kernel
 // not yet taken.
 func (r *Ring) Pending() uint32 {
@@ -242,7 +282,7 @@ func (r *Ring) Pending() uint32 {
 
 // NextSQE takes the next queued submission into sqe; ok is false when
 // none is queued. An index past the ring is dropped (counted in the
-// dropped word, as Linux) and the next taken. Submit is held.
+// dropped word, as Linux) and the next taken. The submission lock is held.
 func (r *Ring) NextSQE(sqe *linux.IOUringSQE) (ok bool) {
 	for {
 		head := r.load(offSQHead)
@@ -284,10 +324,21 @@ func (r *Ring) Post(cqe linux.IOUringCQE) {
 // registered for asynchronous completions only counts none, for every
 // request here completes in io_uring_enter).
 func (r *Ring) Flush() {
+	notify, fns := r.flushed()
+	if notify != nil {
+		notify.Signal(1)
+	}
+	fs.Notify(fns)
+}
+
+// flushed wakes the waiters of the completions posted since the last
+// flush and returns whom to tell outside the lock: the eventfd to count
+// one (nil for none) and the watchers.
+func (r *Ring) flushed() (*fs.EventFD, []func()) {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	if !r.posted {
-		r.mu.Unlock()
-		return
+		return nil, nil
 	}
 	r.posted = false
 	close(r.wake)
@@ -296,12 +347,7 @@ func (r *Ring) Flush() {
 	if r.eventFDAsync {
 		notify = nil
 	}
-	fns := r.notifier.Changed()
-	r.mu.Unlock()
-	if notify != nil {
-		notify.Signal(1)
-	}
-	fs.Notify(fns)
+	return notify, r.notifier.Changed()
 }
 
 // Ready counts the completions posted and not yet consumed by the

@@ -171,3 +171,25 @@ func TestNewRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestSubmitLock: a second submitter waits in the caller's wait, whose
+// error (a signal's EINTR) it returns without the lock, and gets the lock
+// once the first releases it.
+func TestSubmitLock(t *testing.T) {
+	g := newRing(t, mmtest.New(t, 16), 2)
+	never := func(<-chan struct{}) error { t.Fatal("waited for a free lock"); return nil }
+	if err := g.r.LockSubmit(never); err != nil {
+		t.Fatal(err)
+	}
+	interrupted := func(<-chan struct{}) error { return unix.EINTR }
+	if err := g.r.LockSubmit(interrupted); err != unix.EINTR {
+		t.Fatalf("second submitter: %v, want EINTR", err)
+	}
+	got := make(chan error)
+	go func() { got <- g.r.LockSubmit(func(done <-chan struct{}) error { <-done; return nil }) }()
+	g.r.UnlockSubmit()
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	g.r.UnlockSubmit()
+}
