@@ -73,27 +73,10 @@ func (t *Task) Run(dispatch func(*Task)) {
 				defer t.Proc.Unlock()
 				return t.Proc.AS.Fault(uintptr(t.Regs.Tval), access)
 			}
-			err := fault()
+			killedSelf, err := t.Proc.AllocateUser(fault)
 			if uf, ok := err.(*mm.Userfault); ok {
 				t.awaitUserfault(uf) // then the instruction faults again
 				continue
-			}
-			// Each round frees some memory or gives up: a few rounds at most.
-			killedSelf := false
-			for round := 0; errors.Is(err, mm.ErrNoMemory) && round < 8; round++ {
-				if reclaimForUser() {
-					err = fault()
-					continue
-				}
-				v := oomKill(t.Proc)
-				if v == nil {
-					fmt.Printf("kernel: out of memory: no process to kill for pid %d (%s)\n", t.Proc.PID, t.Proc.Exe)
-				}
-				if v == nil || v == t.Proc {
-					killedSelf = v != nil
-					break
-				}
-				err = fault()
 			}
 			switch {
 			case killedSelf: // a SIGKILL is on its way

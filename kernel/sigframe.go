@@ -78,7 +78,7 @@ func (t *Task) setupFrame(info SigInfo, act SigAction) bool {
 	mc.F = r.F
 	mc.FCSR = uint32(r.FCSR)
 
-	if t.copyOut(uintptr(sp), linux.AsBytes(f)) != nil {
+	if t.Proc.CopyOut(uintptr(sp), linux.AsBytes(f)) != nil {
 		return false
 	}
 	mask := oldMask | act.Mask
@@ -101,7 +101,7 @@ func (t *Task) setupFrame(info SigInfo, act SigAction) bool {
 func (t *Task) Sigreturn() {
 	r := t.Regs
 	var f linux.RtSigframe
-	if err := t.copyIn(uintptr(r.X[arch.RegSP]), linux.AsBytes(&f)); err != nil {
+	if err := t.Proc.CopyIn(uintptr(r.X[arch.RegSP]), linux.AsBytes(&f)); err != nil {
 		fmt.Printf("kernel: pid %d (%s) rt_sigreturn: bad frame at %#x\n", t.Proc.PID, t.Proc.Exe, r.X[arch.RegSP])
 		t.raiseSegv()
 		return

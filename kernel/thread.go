@@ -1,7 +1,6 @@
 package kernel
 
 import (
-	"errors"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -130,23 +129,10 @@ func (t *Task) Clone(a CloneArgs) (*Task, error) {
 			p.shareVM(vm)
 		} else {
 			// A fork that finds no memory reclaims the kernel heap or has
-			// the OOM killer make some and tries again, as Linux's page
-			// allocator does, a few rounds at most: it fails with ENOMEM
-			// only when nothing else can go.
-			for round := 0; ; round++ {
-				var err error
-				if as, err = p.cloneAS(); err == nil {
-					break
-				}
-				if round == 3 || !errors.Is(err, mm.ErrNoMemory) {
-					return nil, unix.ENOMEM
-				}
-				if reclaimForUser() {
-					continue
-				}
-				if v := oomKill(p); v == nil || v == p {
-					return nil, unix.ENOMEM
-				}
+			// the OOM killer make some and tries again: it fails with
+			// ENOMEM only when nothing else can go.
+			if _, err := p.AllocateUser(func() (err error) { as, err = p.cloneAS(); return err }); err != nil {
+				return nil, unix.ENOMEM
 			}
 			vm = &sharedVM{users: 1}
 		}
@@ -401,13 +387,13 @@ func (t *Task) releaseRobustList() {
 		return
 	}
 	var h linux.RobustListHead
-	if t.copyIn(head, linux.AsBytes(&h)) != nil {
+	if t.Proc.CopyIn(head, linux.AsBytes(&h)) != nil {
 		return
 	}
 	entry, offset, pending := uintptr(h.List), uintptr(h.FutexOffset), uintptr(h.ListOpPending)
 	for i := 0; entry != head && i < robustListLimit; i++ {
 		var next uint64
-		if t.copyIn(entry&^1, linux.AsBytes(&next)) != nil {
+		if t.Proc.CopyIn(entry&^1, linux.AsBytes(&next)) != nil {
 			return
 		}
 		if entry&^1 != pending&^1 { // bit 0 marks a PI futex
@@ -444,29 +430,36 @@ func (t *Task) futexOwnerDied(addr uintptr, pi, pendingOp bool) {
 	}
 }
 
-// copyIn reads the task's memory under its address space's lock.
-func (t *Task) copyIn(addr uintptr, b []byte) error {
-	t.Proc.Lock()
-	defer t.Proc.Unlock()
-	return t.Proc.AS.CopyIn(addr, b)
-}
+// CopyIn reads p's memory at addr into b, under its address space's lock.
+func (p *Process) CopyIn(addr uintptr, b []byte) error { return p.copyUser(addr, b, false) }
 
-// copyOut writes the task's memory under its address space's lock.
-func (t *Task) copyOut(addr uintptr, b []byte) error {
-	t.Proc.Lock()
-	defer t.Proc.Unlock()
-	return t.Proc.AS.CopyOut(addr, b)
+// CopyOut writes b to p's memory at addr, under its address space's lock.
+func (p *Process) CopyOut(addr uintptr, b []byte) error { return p.copyUser(addr, b, true) }
+
+// copyUser copies between b and p's memory. A page it must back with a
+// frame when none is free is made room for as a fault's is: a read(2)
+// into untouched memory is not EFAULT because another process filled RAM.
+func (p *Process) copyUser(addr uintptr, b []byte, write bool) error {
+	_, err := p.AllocateUser(func() error {
+		p.Lock()
+		defer p.Unlock()
+		if write {
+			return p.AS.CopyOut(addr, b)
+		}
+		return p.AS.CopyIn(addr, b)
+	})
+	return err
 }
 
 // putUser32 stores a 32-bit word in the task's memory.
 func (t *Task) putUser32(addr uintptr, v uint32) error {
-	return t.copyOut(addr, linux.AsBytes(&v))
+	return t.Proc.CopyOut(addr, linux.AsBytes(&v))
 }
 
 // loadUser32 reads the aligned 32-bit word at addr.
 func (t *Task) loadUser32(addr uintptr) (uint32, error) {
 	var v uint32
-	if err := t.copyIn(addr, linux.AsBytes(&v)); err != nil {
+	if err := t.Proc.CopyIn(addr, linux.AsBytes(&v)); err != nil {
 		return 0, err
 	}
 	return v, nil
@@ -476,25 +469,30 @@ func (t *Task) loadUser32(addr uintptr) (uint32, error) {
 // update(old) unless update declines, and returns the old value. It is a
 // compare-and-swap on the physical word, so it is atomic against user code
 // on any hart, not only against the kernel.
-func (t *Task) updateUser32(addr uintptr, update func(uint32) (uint32, bool)) (uint32, error) {
+func (t *Task) updateUser32(addr uintptr, update func(uint32) (uint32, bool)) (old uint32, err error) {
 	p := t.Proc
-	p.Lock()
-	defer p.Unlock()
-	if err := p.AS.Fault(addr, mm.Write); err != nil {
-		return 0, err
-	}
-	pa, _, ok := mm.Translate(p.AS.Root(), addr)
-	if !ok {
-		return 0, mm.ErrFault
-	}
-	word := (*uint32)(unsafe.Pointer(mm.Ptr(pa)))
-	for {
-		old := atomic.LoadUint32(word)
-		v, store := update(old)
-		if !store || atomic.CompareAndSwapUint32(word, old, v) {
-			return old, nil
+	_, err = p.AllocateUser(func() error {
+		p.Lock()
+		defer p.Unlock()
+		// The fault and the store under one hold of the lock: a fork in
+		// between would make the page copy-on-write again.
+		if err := p.AS.Fault(addr, mm.Write); err != nil {
+			return err
 		}
-	}
+		pa, _, ok := mm.Translate(p.AS.Root(), addr)
+		if !ok {
+			return mm.ErrFault
+		}
+		word := (*uint32)(unsafe.Pointer(mm.Ptr(pa)))
+		for {
+			old = atomic.LoadUint32(word)
+			v, store := update(old)
+			if !store || atomic.CompareAndSwapUint32(word, old, v) {
+				return nil
+			}
+		}
+	})
+	return old, err
 }
 
 // shareVM counts one more user of vm, p's address space (CLONE_VM).

@@ -1,6 +1,7 @@
 package syscall
 
 import (
+	"errors"
 	"math"
 	"sync"
 	"time"
@@ -201,24 +202,62 @@ func (u *userIO) CopyIn(dst []byte) (int, error) {
 
 func (u *userIO) copy(b []byte, page func(*mm.AddressSpace, uintptr, []byte) error) (int, error) {
 	b = b[:min(int64(len(b)), u.Len())]
-	if len(b) == 0 {
-		return 0, nil
+	done := 0
+	for done < len(b) && u.i < len(u.vs) {
+		n, err := u.copyLocked(b[done:], page)
+		done += n
+		if errors.Is(err, mm.ErrNoMemory) {
+			// The next page found no frame: copy it alone, making room
+			// as a fault does, without the lock while a victim dies.
+			addr := u.vs[u.i].base + u.off
+			k := u.pageChunk(addr, len(b)-done)
+			p := u.proc
+			_, err = p.AllocateUser(func() error {
+				p.Lock()
+				defer p.Unlock()
+				return page(p.AS, uintptr(addr), b[done:done+k])
+			})
+			if err == nil {
+				done += k
+				u.consume(k)
+			}
+		}
+		if err != nil {
+			return done, unix.EFAULT
+		}
 	}
+	return done, nil
+}
+
+// copyLocked copies b page by page under one hold of the lock, up to the
+// end of b or of the sequence or the first page that fails.
+func (u *userIO) copyLocked(b []byte, page func(*mm.AddressSpace, uintptr, []byte) error) (int, error) {
 	p := u.proc
 	p.Lock()
 	defer p.Unlock()
 	done := 0
 	for done < len(b) && u.i < len(u.vs) {
 		addr := u.vs[u.i].base + u.off
-		k := int(min(uint64(len(b)-done), u.vs[u.i].len-u.off, mm.PageSize-addr%mm.PageSize))
-		if page(p.AS, uintptr(addr), b[done:done+k]) != nil {
-			return done, unix.EFAULT
+		k := u.pageChunk(addr, len(b)-done)
+		if err := page(p.AS, uintptr(addr), b[done:done+k]); err != nil {
+			return done, err
 		}
 		done += k
-		u.advance(uint64(k))
-		u.left -= int64(k)
+		u.consume(k)
 	}
 	return done, nil
+}
+
+// pageChunk is how many of n bytes from addr, the cursor's address, lie
+// in its iovec and its page.
+func (u *userIO) pageChunk(addr uint64, n int) int {
+	return int(min(uint64(n), u.vs[u.i].len-u.off, mm.PageSize-addr%mm.PageSize))
+}
+
+// consume moves the cursor over k bytes the file took or gave.
+func (u *userIO) consume(k int) {
+	u.advance(uint64(k))
+	u.left -= int64(k)
 }
 
 // Writable returns how many of the next n bytes user code may write,
@@ -245,9 +284,7 @@ func (u *userIO) Writable(n int) int {
 
 // writableByte reads the byte at addr into b and writes it back.
 func (u *userIO) writableByte(addr uint64, b []byte) bool {
-	u.proc.Lock()
-	defer u.proc.Unlock()
-	return u.proc.AS.CopyIn(uintptr(addr), b) == nil && u.proc.AS.CopyOut(uintptr(addr), b) == nil
+	return u.proc.CopyIn(uintptr(addr), b) == nil && u.proc.CopyOut(uintptr(addr), b) == nil
 }
 
 // copyInSeq fills b from the user buffers vs; EFAULT when one faults.

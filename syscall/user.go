@@ -13,18 +13,14 @@ import (
 // boundary; a bad pointer is EFAULT.
 
 func copyIn(t *kernel.Task, addr uint64, buf []byte) error {
-	t.Proc.Lock()
-	defer t.Proc.Unlock()
-	if err := t.Proc.AS.CopyIn(uintptr(addr), buf); err != nil {
+	if err := t.Proc.CopyIn(uintptr(addr), buf); err != nil {
 		return unix.EFAULT
 	}
 	return nil
 }
 
 func copyOut(t *kernel.Task, addr uint64, data []byte) error {
-	t.Proc.Lock()
-	defer t.Proc.Unlock()
-	if err := t.Proc.AS.CopyOut(uintptr(addr), data); err != nil {
+	if err := t.Proc.CopyOut(uintptr(addr), data); err != nil {
 		return unix.EFAULT
 	}
 	return nil

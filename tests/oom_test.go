@@ -33,6 +33,32 @@ func TestOutOfMemory(t *testing.T) {
 	}
 }
 
+// TestCopyIntoUntouchedUnderPressure: while a hog takes the last free
+// frames, the kernel's copies into memory init never touched (read(2) from
+// /dev/zero, uname(2)) make room as a page fault does, by the OOM killer,
+// and succeed, as on Linux, whose page allocator waits for the kill; they
+// were EFAULT when the copy found no frame.
+func TestCopyIntoUntouchedUnderPressure(t *testing.T) {
+	bin := crossCompile(t, "oomcopy.c")
+	r := bootKernel(t, "128M", "", 3*time.Minute, "-initrd", initramfs(t, bin, nil))
+	rounds := regexp.MustCompile(`oomcopy: round \d+: hog ended by signal (\d+); reads (\d+), failed (\d+); unames (\d+), failed (\d+)`).FindAllStringSubmatch(r.console, -1)
+	if r.timedOut || r.exitCode != 0 || len(rounds) != 3 {
+		t.Fatalf("exit %d (timed out %v), %d of 3 rounds reported:\n%s", r.exitCode, r.timedOut, len(rounds), r.console)
+	}
+	for _, m := range rounds {
+		t.Log(m[0])
+		if m[1] != "9" || m[2] == "0" || m[3] != "0" || m[5] != "0" {
+			t.Errorf("want the hog killed by SIGKILL and every copy done: %s", m[0])
+		}
+	}
+	if strings.Contains(r.console, "kernel panic") || strings.Contains(r.console, "no process to kill") {
+		t.Errorf("the kernel panicked or found no process to kill")
+	}
+	if t.Failed() {
+		t.Logf("console:\n%s", r.console)
+	}
+}
+
 // TestLongWriteIsKillable: a write(2) of 1 GiB from an untouched mapping to
 // the console (hours at the UART's pace) neither fills memory (the kernel
 // reads untouched pages as the zero page) nor keeps the hart: the parent

@@ -206,6 +206,7 @@ func TestNginxUnderPressure(t *testing.T) {
 
 	var served, failed atomic.Int64
 	var firstErr atomic.Value
+	start := time.Now()
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	load := func(c *http.Client) {
@@ -226,7 +227,9 @@ func TestNginxUnderPressure(t *testing.T) {
 			}
 			if err != nil {
 				failed.Add(1)
-				firstErr.CompareAndSwap(nil, err.Error())
+				// Where the console stood says which round's phase it was.
+				lines := strings.Split(strings.TrimSpace(console.String()), "\n")
+				firstErr.CompareAndSwap(nil, fmt.Sprintf("%v (%s into the test; the console's last line then: %q)", err, time.Since(start).Round(time.Millisecond), lines[len(lines)-1]))
 				time.Sleep(100 * time.Millisecond)
 				continue
 			}
@@ -254,39 +257,46 @@ func TestNginxUnderPressure(t *testing.T) {
 	close(stop)
 	wg.Wait()
 	c := console.String()
+	var problems []string
+	problem := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	t.Logf("%d requests served during %d rounds, %d failed", served.Load(), rounds, failed.Load())
 	if failed.Load() > 0 {
-		t.Errorf("%d requests failed, the first: %v", failed.Load(), firstErr.Load())
+		problem("%d requests failed, the first: %v", failed.Load(), firstErr.Load())
 	}
 	if served.Load() < 100 {
-		t.Errorf("only %d requests served", served.Load())
+		problem("only %d requests served", served.Load())
 	}
 	round := regexp.MustCompile(`pressure: round \d+: hog ended by signal (-?\d+); bomb: (\d+) forks, (\d+) refused with EAGAIN, (\d+) other errors`)
 	lines := round.FindAllStringSubmatch(c, -1)
 	if len(lines) != rounds {
-		t.Errorf("%d of %d rounds reported", len(lines), rounds)
+		problem("%d of %d rounds reported", len(lines), rounds)
 	}
 	for _, m := range lines {
 		t.Log(m[0])
 		if m[1] != "9" || m[3] == "0" || m[4] != "0" {
-			t.Errorf("want the hog killed by SIGKILL and the bomb refused with EAGAIN only: %s", m[0])
+			problem("want the hog killed by SIGKILL and the bomb refused with EAGAIN only: %s", m[0])
 		}
 	}
 	kills := regexp.MustCompile(`kernel: out of memory: killed pid \d+ \(([^)]*)\)`).FindAllStringSubmatch(c, -1)
 	if len(kills) < rounds {
-		t.Errorf("%d OOM kills reported, want one per round at least", len(kills))
+		problem("%d OOM kills reported, want one per round at least", len(kills))
 	}
 	for _, k := range kills {
 		if k[1] != "/pressure" {
-			t.Errorf("the OOM killer chose %s, not the hog", k[1])
+			problem("the OOM killer chose %s, not the hog", k[1])
 		}
 	}
 	for _, bad := range []string{"pressure: FAIL", "kernel panic", "kernel: BUG", "no process to kill"} {
 		if strings.Contains(c, bad) {
-			t.Errorf("console shows %q", bad)
+			problem("console shows %q", bad)
 		}
 	}
-	if t.Failed() {
+	// The console tail comes first and the verdicts last, so that the
+	// lines just above a FAIL say what failed.
+	if len(problems) > 0 || t.Failed() {
 		t.Logf("console tail:\n%s", c[max(0, len(c)-6000):])
+	}
+	for _, p := range problems {
+		t.Error(p)
 	}
 }
