@@ -137,7 +137,15 @@ type Caller struct {
 	EUID, EGID uint32 // effective: what SO_PEERCRED reports
 	// Landlock is the caller's Landlock domain (nil: unrestricted).
 	Landlock *fs.LandlockDomain
+	// InflightLimit is how many descriptions in flight (passed with
+	// SCM_RIGHTS, not yet received) its user may have before the caller
+	// passes no more: its RLIMIT_NOFILE, or NoInflightLimit with
+	// CAP_SYS_RESOURCE or CAP_SYS_ADMIN, as Linux's too_many_unix_fds.
+	InflightLimit uint64
 }
+
+// NoInflightLimit is the InflightLimit of a caller that has none.
+const NoInflightLimit = ^uint64(0)
 
 // Peer is the caller as SO_PEERCRED shows it to the other end.
 func (c Caller) Peer() Ucred { return Ucred{PID: c.PID, UID: c.EUID, GID: c.EGID} }

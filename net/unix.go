@@ -38,8 +38,8 @@ const unixSegmentOverhead = 64
 // charge is what its send charged to the sender's SO_SNDBUF and to the
 // kernel-wide budget, given back when the segment is read or dropped.
 type unixSegment struct {
-	data   []byte
-	rights []*fs.Description
+	data []byte
+	scmRights
 	cred   Ucred
 	charge int
 }
@@ -564,7 +564,7 @@ func (s *UnixSocket) recv(b []byte, peek bool) (int, []*fs.Description, Ucred, e
 		return 0, nil, Ucred{}, unix.EAGAIN
 	}
 	n := 0
-	var rights []*fs.Description
+	var taken scmRights
 	segs := p.in[end]
 	cred := segs[0].cred
 	byCred := s.passcred.Load()
@@ -577,14 +577,14 @@ func (s *UnixSocket) recv(b []byte, peek bool) (int, []*fs.Description, Ucred, e
 		n += k
 		if peek {
 			if seg.rights != nil {
-				rights = dupRights(seg.rights)
+				taken.rights = dupRights(seg.rights)
 				break
 			}
 			continue
 		}
-		rights, seg.rights = seg.rights, nil
+		taken, seg.rights = seg.scmRights, nil
 		seg.data = seg.data[k:]
-		if rights != nil {
+		if taken.rights != nil {
 			break
 		}
 	}
@@ -602,9 +602,9 @@ func (s *UnixSocket) recv(b []byte, peek bool) (int, []*fs.Description, Ucred, e
 	p.mu.Unlock()
 	fs.Notify(fns)
 	if !peek {
-		s.stack.inflight.remove(rights)
+		s.stack.inflight.remove(taken)
 	}
-	return n, rights, cred, nil
+	return n, taken.rights, cred, nil
 }
 
 // recvMessage takes one seqpacket message, as much of it as b holds
@@ -649,7 +649,7 @@ func (s *UnixSocket) recvMessage(b []byte, peek bool) (int, Received, error) {
 	p.mu.Unlock()
 	fs.Notify(fns)
 	if !peek {
-		s.stack.inflight.remove(r.Rights)
+		s.stack.inflight.remove(seg.scmRights)
 	}
 	return n, r, nil
 }
@@ -692,12 +692,19 @@ func (s *UnixSocket) CheckDestination() error {
 // byte (the stream takes references to the descriptions). What is queued
 // from this end is bounded by its SO_SNDBUF (EAGAIN when full, as Linux's
 // sock_alloc_send_pskb) and charged to the kernel-wide budget (ENOBUFS
-// when that is spent, as an skb Linux cannot allocate). The destination
-// is ignored: CheckDestination refused it where Linux does.
+// when that is spent, as an skb Linux cannot allocate); descriptions are
+// refused while the caller's user has too many in flight (ETOOMANYREFS).
+// The destination is ignored: CheckDestination refused it where Linux
+// does.
 func (s *UnixSocket) SendMsg(b []byte, _ *Addr, ctl Control, ns Namespace) (int, error) {
 	p, end, err := s.connection()
 	if err != nil {
 		return 0, unix.ENOTCONN
+	}
+	var sender Caller
+	if len(ctl.Rights) > 0 {
+		sender = ns.Caller()
+		s.stack.collectIfOver(sender)
 	}
 	peer := 1 - end
 	sndbuf := s.sendBuffer()
@@ -723,13 +730,17 @@ func (s *UnixSocket) SendMsg(b []byte, _ *Addr, ctl Control, ns Namespace) (int,
 		p.mu.Unlock()
 		return 0, unix.EAGAIN
 	}
+	if len(ctl.Rights) > 0 && s.stack.inflight.over(sender) {
+		p.mu.Unlock()
+		return 0, unix.ETOOMANYREFS
+	}
 	n := min(room, len(b))
 	if n == 0 && len(ctl.Rights) == 0 && !s.seqpacket {
 		p.mu.Unlock()
 		return 0, nil
 	}
 	cred := sendCred(ctl, ns, s.passcred.Load() || s.peerPasscred())
-	rights := ctl.Rights
+	rights := scmRights{ctl.Rights, sender.UID}
 	if s.seqpacket {
 		n = len(b)
 	}
@@ -739,10 +750,10 @@ func (s *UnixSocket) SendMsg(b []byte, _ *Addr, ctl Control, ns Namespace) (int,
 		s.stack.CollectUnixCycles() // what cycles hold, for the next send
 		return 0, unix.ENOBUFS
 	}
-	for _, d := range rights {
+	for _, d := range rights.rights {
 		d.IncRef()
 	}
-	p.in[peer] = append(p.in[peer], unixSegment{data: append([]byte(nil), b[:n]...), rights: rights, cred: cred, charge: charge})
+	p.in[peer] = append(p.in[peer], unixSegment{data: append([]byte(nil), b[:n]...), scmRights: rights, cred: cred, charge: charge})
 	p.queued[peer] += n
 	p.wmem[end] += charge
 	fns := p.notifier.Changed()
@@ -901,7 +912,7 @@ func (s *UnixSocket) Close() error {
 	p.mu.Unlock()
 	fs.Notify(fns)
 	for _, seg := range dropped {
-		s.stack.inflight.remove(seg.rights)
+		s.stack.inflight.remove(seg.scmRights)
 		for _, d := range seg.rights {
 			d.DecRef()
 		}

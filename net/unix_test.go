@@ -88,9 +88,10 @@ func (ns treeNames) MakeSocketNode(path string, s Socket) error {
 	return nil
 }
 
-// Caller is a process of pid 1 run by user 1000.
+// Caller is a process of pid 1 run by user 1000, with the default
+// RLIMIT_NOFILE.
 func (ns treeNames) Caller() Caller {
-	return Caller{PID: 1, UID: 1000, GID: 1000, EUID: 1000, EGID: 1000}
+	return Caller{PID: 1, UID: 1000, GID: 1000, EUID: 1000, EGID: 1000, InflightLimit: 1024}
 }
 
 func (ns treeNames) BoundSocket(path string) (any, error) {

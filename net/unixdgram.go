@@ -24,8 +24,8 @@ const unixMaxDgramQueue = 10
 
 // unixDatagram is one datagram queued at its receiver.
 type unixDatagram struct {
-	data   []byte
-	rights []*fs.Description
+	data []byte
+	scmRights
 	from   *UnixDgramSocket // whose address recvfrom reports, when it is received
 	cred   Ucred
 	charge int
@@ -209,7 +209,7 @@ func (s *UnixDgramSocket) setPeer(o *UnixDgramSocket) {
 func dropDatagrams(ds []unixDatagram) {
 	for _, d := range ds {
 		d.from.uncharge(d.charge)
-		d.from.stack.inflight.remove(d.rights)
+		d.from.stack.inflight.remove(d.scmRights)
 		dropRights(d.rights)
 	}
 }
@@ -251,8 +251,14 @@ func (s *UnixDgramSocket) CheckDestination() error { return nil }
 // EAGAIN while s's datagrams queued reach its SO_SNDBUF or the receiver's
 // queue is full; ECONNREFUSED when the receiver is gone (the peer is
 // then forgotten), EPERM when it is connected to another socket, EPIPE
-// (without SIGPIPE) when it shut down reading or s writing.
+// (without SIGPIPE) when it shut down reading or s writing; ETOOMANYREFS
+// for descriptions while the caller's user has too many in flight.
 func (s *UnixDgramSocket) SendMsg(b []byte, to *Addr, ctl Control, ns Namespace) (int, error) {
+	var sender Caller
+	if len(ctl.Rights) > 0 {
+		sender = ns.Caller()
+		s.stack.collectIfOver(sender)
+	}
 	s.mu.Lock()
 	shut, peer := s.shutWr, s.peer
 	s.mu.Unlock()
@@ -275,6 +281,9 @@ func (s *UnixDgramSocket) SendMsg(b []byte, to *Addr, ctl Control, ns Namespace)
 	}
 	if s.wmem.Load() >= int64(s.sendBuffer()) {
 		return 0, unix.EAGAIN
+	}
+	if len(ctl.Rights) > 0 && s.stack.inflight.over(sender) {
+		return 0, unix.ETOOMANYREFS
 	}
 	charge := len(b) + unixSegmentOverhead
 	cred := sendCred(ctl, ns, s.passcred.Load() || o.passcred.Load())
@@ -315,11 +324,12 @@ func (s *UnixDgramSocket) SendMsg(b []byte, to *Addr, ctl Control, ns Namespace)
 		d.IncRef()
 	}
 	s.wmem.Add(int64(charge))
-	o.queue = append(o.queue, unixDatagram{data: append([]byte(nil), b...), rights: ctl.Rights, from: s, cred: cred, charge: charge})
+	rights := scmRights{ctl.Rights, sender.UID}
+	o.queue = append(o.queue, unixDatagram{data: append([]byte(nil), b...), scmRights: rights, from: s, cred: cred, charge: charge})
 	fns := o.notifier.Changed()
 	o.mu.Unlock()
 	fs.Notify(fns)
-	if s.stack.inflight.add(ctl.Rights) {
+	if s.stack.inflight.add(rights) {
 		s.stack.CollectUnixCycles()
 	}
 	s.mu.Lock()
@@ -372,7 +382,7 @@ func (s *UnixDgramSocket) RecvMsg(b []byte, peek bool) (int, Received, error) {
 		r.Rights = dupRights(d.rights)
 	} else {
 		d.from.uncharge(d.charge)
-		s.stack.inflight.remove(d.rights)
+		s.stack.inflight.remove(d.scmRights)
 	}
 	return n, r, nil
 }

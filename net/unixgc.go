@@ -18,24 +18,41 @@ import (
 // to, and that no such message in a reachable queue carries, is garbage,
 // and its receive queue is dropped, which breaks the cycle.
 
+// scmRights are the descriptions one message passes with SCM_RIGHTS and
+// the user charged for them while they are in flight: the sender's real
+// uid, as Linux's scm_fp_list keeps its user.
+type scmRights struct {
+	rights []*fs.Description
+	user   uint32
+}
+
 // inflightGCEvery is how many descriptions may be put in flight between
 // two collections that a send runs (Linux collects on every release of a
 // Unix socket while any is in flight, and before a send once 16,000 are).
 const inflightGCEvery = 1000
 
 // inflight counts, per description, the messages in Unix sockets'
-// queues that carry it.
+// queues that carry it, and per user the descriptions those messages
+// carry that it sent. Counts are updated after the queue's lock is
+// released, so a receive may take a message away before its send counted
+// it: a count goes below zero for that moment, and an entry is deleted at
+// zero only.
 type inflight struct {
 	mu         sync.Mutex
 	count      map[*fs.Description]int
 	sinceGC    int // descriptions put in flight since the last collection
 	collecting bool
+	// byUser is Linux's user_struct.unix_inflight, under its own lock,
+	// taken last: a send reads it under its queue's lock, which a
+	// collection takes under mu.
+	userMu sync.Mutex
+	byUser map[uint32]int
 }
 
-// add records ds as put in flight; it reports whether enough were since
-// the last collection that the sender should run one.
-func (f *inflight) add(ds []*fs.Description) bool {
-	if len(ds) == 0 {
+// add records m's descriptions as put in flight; it reports whether
+// enough were since the last collection that the sender should run one.
+func (f *inflight) add(m scmRights) bool {
+	if len(m.rights) == 0 {
 		return false
 	}
 	f.mu.Lock()
@@ -43,29 +60,64 @@ func (f *inflight) add(ds []*fs.Description) bool {
 	if f.count == nil {
 		f.count = map[*fs.Description]int{}
 	}
-	for _, d := range ds {
-		f.count[d]++
+	for _, d := range m.rights {
+		countAdd(f.count, d, 1)
 	}
-	f.sinceGC += len(ds)
+	f.chargeUser(m.user, len(m.rights))
+	f.sinceGC += len(m.rights)
 	return f.sinceGC >= inflightGCEvery
 }
 
-// remove records ds as received or dropped.
-func (f *inflight) remove(ds []*fs.Description) {
-	if len(ds) == 0 {
+// remove records m's descriptions as received or dropped.
+func (f *inflight) remove(m scmRights) {
+	if len(m.rights) == 0 {
 		return
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.forget(ds)
+	f.forget(m)
 }
 
 // forget is remove with f.mu held.
-func (f *inflight) forget(ds []*fs.Description) {
-	for _, d := range ds {
-		if f.count[d]--; f.count[d] <= 0 {
-			delete(f.count, d)
-		}
+func (f *inflight) forget(m scmRights) {
+	for _, d := range m.rights {
+		countAdd(f.count, d, -1)
+	}
+	f.chargeUser(m.user, -len(m.rights))
+}
+
+// countAdd adds n to m[k], deleting the entry at zero.
+func countAdd[K comparable](m map[K]int, k K, n int) {
+	if m[k] += n; m[k] == 0 {
+		delete(m, k)
+	}
+}
+
+func (f *inflight) chargeUser(user uint32, n int) {
+	f.userMu.Lock()
+	defer f.userMu.Unlock()
+	if f.byUser == nil {
+		f.byUser = map[uint32]int{}
+	}
+	countAdd(f.byUser, user, n)
+}
+
+// over reports whether c's user has more descriptions in flight than c
+// may have when it passes more (ETOOMANYREFS).
+func (f *inflight) over(c Caller) bool {
+	f.userMu.Lock()
+	defer f.userMu.Unlock()
+	n := f.byUser[c.UID]
+	return n > 0 && uint64(n) > c.InflightLimit
+}
+
+// collectIfOver runs a collection before a send of c's that passes
+// descriptions while its user is over its bound, so that closed cycles do
+// not keep the user's budget: Linux collects whenever a Unix socket is
+// closed while any is in flight.
+func (s *Stack) collectIfOver(c Caller) {
+	if s.inflight.over(c) {
+		s.CollectUnixCycles()
 	}
 }
 
@@ -73,13 +125,20 @@ func (f *inflight) forget(ds []*fs.Description) {
 // (and, for a listening socket, its connections' not yet accepted), and
 // whether d is a Unix socket at all.
 func queued(d *fs.Description) ([]*fs.Description, bool) {
+	var msgs []scmRights
 	switch s := d.File.(type) {
 	case *UnixSocket:
-		return s.queuedRights(false), true
+		msgs = s.queuedRights(false)
 	case *UnixDgramSocket:
-		return s.queuedRights(false), true
+		msgs = s.queuedRights(false)
+	default:
+		return nil, false
 	}
-	return nil, false
+	var out []*fs.Description
+	for _, m := range msgs {
+		out = append(out, m.rights...)
+	}
+	return out, true
 }
 
 // CollectUnixCycles drops the receive queues of the Unix sockets in flight
@@ -149,26 +208,28 @@ func (f *inflight) collect() ([]*fs.Description, int) {
 			continue
 		}
 		found++
-		var rights []*fs.Description
+		var msgs []scmRights
 		switch sock := d.File.(type) {
 		case *UnixSocket:
-			rights = sock.queuedRights(true)
+			msgs = sock.queuedRights(true)
 		case *UnixDgramSocket:
-			rights = sock.queuedRights(true)
+			msgs = sock.queuedRights(true)
 		}
-		f.forget(rights)
-		drop = append(drop, rights...)
+		for _, m := range msgs {
+			f.forget(m)
+			drop = append(drop, m.rights...)
+		}
 	}
 	return drop, found
 }
 
-// queuedRights returns the descriptions s's receive queue carries, with
+// queuedRights returns what the messages in s's receive queue pass, with
 // those of the connections waiting in its backlog; with purge it also
 // empties those queues, giving back their charge, and the caller drops
 // what they carried.
-func (s *UnixSocket) queuedRights(purge bool) []*fs.Description {
+func (s *UnixSocket) queuedRights(purge bool) []scmRights {
 	p, end, backlog := s.queues()
-	var out []*fs.Description
+	var out []scmRights
 	if p != nil {
 		var fns []func()
 		out, fns = p.queuedRights(end, purge)
@@ -190,12 +251,14 @@ func (s *UnixSocket) queues() (*unixPair, int, []*UnixSocket) {
 
 // queuedRights is UnixSocket.queuedRights for end's queue of p; it
 // returns the pollers to tell once p's lock is released.
-func (p *unixPair) queuedRights(end int, purge bool) ([]*fs.Description, []func()) {
+func (p *unixPair) queuedRights(end int, purge bool) ([]scmRights, []func()) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var out []*fs.Description
+	var out []scmRights
 	for _, seg := range p.in[end] {
-		out = append(out, seg.rights...)
+		if len(seg.rights) > 0 {
+			out = append(out, seg.scmRights)
+		}
 	}
 	if !purge {
 		return out, nil
@@ -204,18 +267,20 @@ func (p *unixPair) queuedRights(end int, purge bool) ([]*fs.Description, []func(
 	return out, p.notifier.Changed()
 }
 
-// queuedRights returns the descriptions s's queued datagrams carry; with
-// purge it also drops the datagrams, giving back each one's charge to its
-// sender, and the caller drops what they carried.
-func (s *UnixDgramSocket) queuedRights(purge bool) []*fs.Description {
+// queuedRights returns what s's queued datagrams pass; with purge it
+// also drops the datagrams, giving back each one's charge to its sender,
+// and the caller drops what they carried.
+func (s *UnixDgramSocket) queuedRights(purge bool) []scmRights {
 	queue, fns := s.takeQueue(purge)
 	fs.Notify(fns)
-	var out []*fs.Description
+	var out []scmRights
 	for _, d := range queue {
 		if purge {
 			d.from.uncharge(d.charge)
 		}
-		out = append(out, d.rights...)
+		if len(d.rights) > 0 {
+			out = append(out, d.scmRights)
+		}
 	}
 	return out
 }

@@ -355,10 +355,16 @@ func (ns names) BoundSocket(path string) (any, error) {
 	return n.Bound, nil
 }
 
-// Caller is the task's process with its ids.
+// Caller is the task's process with its ids and its bound on
+// descriptions in flight.
 func (ns names) Caller() jnet.Caller {
 	p := ns.t.Proc
-	return jnet.Caller{PID: int32(p.PID), UID: p.UID, GID: p.GID, EUID: p.EUID, EGID: p.EGID, Landlock: p.Landlock()}
+	limit := p.Limit(unix.RLIMIT_NOFILE).Cur
+	if p.Caps.Effective&(1<<unix.CAP_SYS_RESOURCE|1<<unix.CAP_SYS_ADMIN) != 0 {
+		limit = jnet.NoInflightLimit
+	}
+	return jnet.Caller{PID: int32(p.PID), UID: p.UID, GID: p.GID, EUID: p.EUID, EGID: p.EGID, Landlock: p.Landlock(),
+		InflightLimit: limit}
 }
 
 // sysListen implements listen(2).
