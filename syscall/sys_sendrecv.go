@@ -245,8 +245,15 @@ func senderOut(t *kernel.Task, fd uint64, r received, addr, lenAddr uint64) erro
 }
 
 // sysSendmsg implements sendmsg(2): data, and descriptions to pass with
-// SCM_RIGHTS on Unix sockets.
+// SCM_RIGHTS on Unix sockets. As Linux's, it finds the socket before it
+// reads the message (EBADF and ENOTSOCK come before EFAULT).
 func sysSendmsg(t *kernel.Task, a Args) (uint64, error) {
+	so, d, err := sockFile(t, a[0])
+	if err != nil {
+		return 0, err
+	}
+	unixSocket := so.Family() == unix.AF_UNIX
+	d.DecRef()
 	var m linux.Msghdr
 	if err := copyInStruct(t, a[1], &m); err != nil {
 		return 0, err
@@ -259,22 +266,12 @@ func sysSendmsg(t *kernel.Task, a Args) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	ctl, err := readControl(t, m.Control, m.Controllen)
+	ctl, err := readControl(t, m.Control, m.Controllen, unixSocket)
 	if err != nil {
 		return 0, err
 	}
 	// A message sent takes references of its own (net.UnixSocket.SendMsg).
 	defer dropRefs(ctl.Rights)
-	if len(ctl.Rights) > 0 { // only Unix sockets pass descriptions, as Linux's scm_send checks
-		so, d, err := sockFile(t, a[0])
-		if err != nil {
-			return 0, err
-		}
-		d.DecRef()
-		if so.Family() != unix.AF_UNIX {
-			return 0, unix.EINVAL
-		}
-	}
 	return sendData(t, a[0], vs, a[2], m.Name, uint64(m.Namelen), ctl)
 }
 
@@ -294,12 +291,14 @@ func checkMsghdr(m *linux.Msghdr) error {
 // maxRights is SCM_MAX_FD, the most descriptors one message passes.
 const maxRights = 253
 
-// readControl reads a control buffer, as Linux's __scm_send: SCM_RIGHTS
-// messages name descriptors of the caller, whose descriptions it returns
-// with a reference each that the caller drops (dropRefs); SCM_CREDENTIALS
-// gives credentials the caller may claim (EPERM otherwise). Other levels
-// are skipped; another SOL_SOCKET type is EINVAL.
-func readControl(t *kernel.Task, addr, length uint64) (ctl jnet.Control, err error) {
+// readControl reads a control buffer. For a Unix socket, as Linux's
+// __scm_send: SCM_RIGHTS messages name descriptors of the caller, whose
+// descriptions it returns with a reference each that the caller drops
+// (dropRefs); SCM_CREDENTIALS gives credentials the caller may claim
+// (EPERM otherwise). Another socket ignores both, unread, as Linux's
+// __sock_cmsg_send. Other levels are skipped; another SOL_SOCKET type is
+// EINVAL.
+func readControl(t *kernel.Task, addr, length uint64, unixSocket bool) (ctl jnet.Control, err error) {
 	if length == 0 {
 		return ctl, nil
 	}
@@ -325,6 +324,9 @@ func readControl(t *kernel.Task, addr, length uint64) (ctl jnet.Control, err err
 		data := buf[off+linux.SizeofCmsghdr : off+h.Len]
 		off += linux.CmsgAlign(h.Len)
 		if h.Level != unix.SOL_SOCKET {
+			continue
+		}
+		if !unixSocket && (h.Type == unix.SCM_RIGHTS || h.Type == unix.SCM_CREDENTIALS) {
 			continue
 		}
 		if h.Type == unix.SCM_CREDENTIALS {
