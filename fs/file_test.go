@@ -159,6 +159,61 @@ func TestPipe(t *testing.T) {
 	}
 }
 
+// TestPipeRingKeepsOrder writes and reads a pipe around its ring many
+// times, with reused pages and a resize while the ring has wrapped: every
+// byte comes out once, in order, and a read stops at what was written
+// (a page taken back from an earlier write shows none of its old bytes).
+func TestPipeRingKeepsOrder(t *testing.T) {
+	r, w := NewPipeLimits().NewPipe(0, true)
+	next, want := byte(0), byte(0)
+	write := func(n int) {
+		b := make([]byte, n)
+		for i := range b {
+			b[i], next = next, next+1
+		}
+		if k, err := writeBytes(w, b); k != n || err != nil {
+			t.Fatalf("write %d: %d %v", n, k, err)
+		}
+	}
+	// read reads into room bytes and wants n.
+	read := func(n, room int) {
+		b := make([]byte, room)
+		k, err := readBytes(r, b)
+		if k != n || err != nil {
+			t.Fatalf("read %d: %d %v", n, k, err)
+		}
+		for i, c := range b[:k] {
+			if c != want {
+				t.Fatalf("byte %d of a read is %d, want %d", i, c, want)
+			}
+			want++
+		}
+	}
+	write(pipePage + 3)
+	for range 40 {
+		write(3*pipePage + 7)
+		read(3*pipePage+7, 3*pipePage+7)
+	}
+	read(pipePage+3, pipePage+3)
+	write(pipePage - 1)
+	read(pipePage-1, 2*pipePage)
+	for range 5 {
+		write(3 * pipePage)
+		read(2*pipePage, 2*pipePage)
+	}
+	if _, err := w.SetSize(4*pipePage, true); err != unix.EBUSY {
+		t.Fatalf("shrink below the pages held: %v, want EBUSY", err)
+	}
+	if sz, err := w.SetSize(32*pipePage, true); sz != 32*pipePage || err != nil {
+		t.Fatalf("grow with the ring wrapped: %d %v", sz, err)
+	}
+	write(16 * pipePage)
+	read(21*pipePage, 21*pipePage)
+	if _, err := readBytes(r, make([]byte, 1)); err != unix.EAGAIN {
+		t.Fatalf("read of the emptied pipe: %v, want EAGAIN", err)
+	}
+}
+
 func TestNodeFileReadSeekStat(t *testing.T) {
 	n := &Node{Mode: 0o644, Ino: 42, Data: []byte("0123456789")}
 	f := NewTree(NewDir(0o755)).OpenNode(n, "/n")

@@ -77,16 +77,20 @@ func roundPipeSize(n int) int {
 // ring of page-sized slots, so that capacity and atomicity come out as on
 // Linux (a write merges into the last page only when all of its tail fits).
 // Each page in the ring is charged to the kernel-wide budget (mm.Charged)
-// until it is read or the last end closes.
+// until it is read or the last end closes; a page read to its end goes
+// back to pipePages for the next write.
 type pipe struct {
-	mu      sync.Mutex
-	bufs    [][]byte // unread bytes, one page slot each, oldest first
-	offs    []int    // where each slot's unread bytes start in its page
-	slots   int      // capacity in pages
-	readers int
-	writers int
-	rOpens  uint64 // opens of a named pipe's read side, ever
-	wOpens  uint64 // and of its write side
+	mu sync.Mutex
+	// ring holds the pages written and not yet read: used of them, the
+	// oldest at head, wrapping around. It is made at the first write, as
+	// long as the capacity.
+	ring       []pipeBuf
+	head, used int
+	slots      int // capacity in pages
+	readers    int
+	writers    int
+	rOpens     uint64 // opens of a named pipe's read side, ever
+	wOpens     uint64 // and of its write side
 	// readWait are the watchers of the read end, told when data comes or
 	// an end closes; writeWait those of the write end, told when a full
 	// pipe is read or an end closes: Linux's rd_wait and wr_wait, so that
@@ -107,7 +111,67 @@ func (p *pipe) wakeWriters() []func() { return p.writeWait.Changed() }
 func (p *pipe) wakeAll() []func()     { return append(p.readWait.Changed(), p.writeWait.Changed()...) }
 
 // full reports whether every slot holds a page; p.mu is held.
-func (p *pipe) full() bool { return len(p.bufs) >= p.slots }
+func (p *pipe) full() bool { return p.used >= p.slots }
+
+// pipeBuf is a slot of a pipe's ring: a page and where its unread bytes
+// are, page[start:end].
+type pipeBuf struct {
+	page       *[pipePage]byte
+	start, end int
+}
+
+// unread is the slot's bytes not yet read.
+func (b *pipeBuf) unread() []byte { return b.page[b.start:b.end] }
+
+// pipePages are pages no pipe holds, kept for the next one a write needs
+// (a read and a write of a full pipe would otherwise allocate its pages
+// anew each time). The collector empties it as any sync.Pool.
+var pipePages = sync.Pool{New: func() any { return new([pipePage]byte) }}
+
+// at is the i-th oldest slot in use; p.mu is held.
+func (p *pipe) at(i int) *pipeBuf { return &p.ring[(p.head+i)%len(p.ring)] }
+
+// push appends a slot holding page[:n]; a slot is free (p.used <
+// p.slots) and p.mu is held.
+func (p *pipe) push(page *[pipePage]byte, n int) {
+	if len(p.ring) == 0 {
+		p.ring = make([]pipeBuf, p.slots)
+	}
+	*p.at(p.used) = pipeBuf{page: page, end: n}
+	p.used++
+}
+
+// pop drops the oldest slot and gives its page back; p.mu is held.
+func (p *pipe) pop() {
+	b := p.at(0)
+	pipePages.Put(b.page)
+	*b = pipeBuf{}
+	p.head = (p.head + 1) % len(p.ring)
+	p.used--
+}
+
+// resizeRing makes the ring slots long, the slots in use first; they
+// fit, and p.mu is held.
+func (p *pipe) resizeRing(slots int) {
+	if len(p.ring) == 0 {
+		return
+	}
+	ring := make([]pipeBuf, slots)
+	for i := range p.used {
+		ring[i] = *p.at(i)
+	}
+	p.ring, p.head = ring, 0
+}
+
+// drop gives back every page still held, when the last end closes; p.mu
+// is held.
+func (p *pipe) drop() {
+	mm.Charged.Uncharge(p.used * pipePage)
+	for p.used > 0 {
+		p.pop()
+	}
+	p.ring, p.head = nil, 0
+}
 
 // watchAll calls notify on every change of either end until cancelled.
 func (p *pipe) watchAll(notify func()) func() {
@@ -156,8 +220,8 @@ func (l *PipeLimits) NewPipe(user uint32, privileged bool) (*PipeEnd, *PipeEnd) 
 // unread is the number of bytes in the pipe; p.mu is held.
 func (p *pipe) unread() int {
 	n := 0
-	for _, b := range p.bufs {
-		n += len(b)
+	for i := range p.used {
+		n += len(p.at(i).unread())
 	}
 	return n
 }
@@ -174,7 +238,7 @@ func (e *PipeEnd) ReadTo(dst UserIO) (int64, error) {
 	p := e.p
 	want := dst.Len()
 	p.mu.Lock()
-	if len(p.bufs) == 0 {
+	if p.used == 0 {
 		w := p.writers
 		p.mu.Unlock()
 		if w == 0 || want == 0 {
@@ -185,9 +249,10 @@ func (e *PipeEnd) ReadTo(dst UserIO) (int64, error) {
 	wasFull := p.full()
 	n := int64(0)
 	var err error
-	for n < want && len(p.bufs) > 0 {
+	for n < want && p.used > 0 {
+		b := p.at(0).unread()
 		var k int
-		if k, err = dst.CopyOut(p.bufs[0][:min(int64(len(p.bufs[0])), want-n)]); err != nil {
+		if k, err = dst.CopyOut(b[:min(int64(len(b)), want-n)]); err != nil {
 			break
 		}
 		n += int64(k)
@@ -228,23 +293,21 @@ func (e *PipeEnd) writeBytes(b []byte) (int, error) {
 		return 0, unix.EPIPE
 	}
 	n := 0
-	if tail := len(b) % pipePage; tail > 0 && len(p.bufs) > 0 {
-		last := len(p.bufs) - 1
-		if p.offs[last]+len(p.bufs[last])+tail <= pipePage {
-			p.bufs[last] = append(p.bufs[last], b[:tail]...)
+	if tail := len(b) % pipePage; tail > 0 && p.used > 0 {
+		if last := p.at(p.used - 1); last.end+tail <= pipePage {
+			last.end += copy(last.page[last.end:], b[:tail])
 			n = tail
 		}
 	}
 	spent := false
-	for n < len(b) && len(p.bufs) < p.slots {
+	for n < len(b) && !p.full() {
 		if mm.Charged.Charge(pipePage) != nil {
 			spent = true
 			break
 		}
-		k := min(pipePage, len(b)-n)
-		page := make([]byte, k, pipePage)
-		copy(page, b[n:n+k])
-		p.bufs, p.offs = append(p.bufs, page), append(p.offs, 0)
+		page := pipePages.Get().(*[pipePage]byte)
+		k := copy(page[:], b[n:])
+		p.push(page, k)
 		n += k
 	}
 	if n == 0 {
@@ -277,7 +340,7 @@ func (e *PipeEnd) Readiness(mask uint32) uint32 {
 			r |= unix.EPOLLOUT | unix.EPOLLWRNORM
 		}
 	} else {
-		if len(p.bufs) > 0 {
+		if p.used > 0 {
 			r |= unix.EPOLLIN | unix.EPOLLRDNORM
 		}
 		if p.writers == 0 {
@@ -307,8 +370,7 @@ func (e *PipeEnd) Close() error {
 		p.readers--
 	}
 	if p.readers == 0 && p.writers == 0 {
-		mm.Charged.Uncharge(len(p.bufs) * pipePage)
-		p.bufs, p.offs = nil, nil
+		p.drop()
 		if p.limits != nil {
 			p.limits.account(p.user, -p.slots)
 			p.limits = nil
@@ -353,7 +415,7 @@ func (e *PipeEnd) SetSize(n int, privileged bool) (int, error) {
 		p.mu.Unlock()
 		return 0, unix.EPERM
 	}
-	if len(p.bufs) > size/pipePage {
+	if p.used > size/pipePage {
 		p.mu.Unlock()
 		return 0, unix.EBUSY
 	}
@@ -366,6 +428,7 @@ func (e *PipeEnd) SetSize(n int, privileged bool) (int, error) {
 		}
 	}
 	p.slots = size / pipePage
+	p.resizeRing(p.slots)
 	fns := p.wakeWriters() // as Linux's pipe_resize_ring
 	p.mu.Unlock()
 	Notify(fns)

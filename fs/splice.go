@@ -33,7 +33,7 @@ func (e *PipeEnd) SpliceTo(n int64, write func([]byte) (int, error)) (int64, err
 func (p *pipe) spliceOut(n int64, write func([]byte) (int, error)) (int64, []func(), error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.bufs) == 0 {
+	if p.used == 0 {
 		if p.writers == 0 {
 			return 0, nil, nil
 		}
@@ -42,8 +42,9 @@ func (p *pipe) spliceOut(n int64, write func([]byte) (int, error)) (int64, []fun
 	wasFull := p.full()
 	moved := int64(0)
 	var err error
-	for moved < n && len(p.bufs) > 0 {
-		page := p.bufs[0][:min(int64(len(p.bufs[0])), n-moved)]
+	for moved < n && p.used > 0 {
+		page := p.at(0).unread()
+		page = page[:min(int64(len(page)), n-moved)]
 		var k int
 		k, err = write(page)
 		moved += int64(k)
@@ -82,26 +83,27 @@ func (p *pipe) spliceIn(n int64, read func([]byte) (int, error)) (int64, []func(
 	switch {
 	case p.readers == 0:
 		return 0, nil, unix.EPIPE
-	case len(p.bufs) >= p.slots:
+	case p.full():
 		return 0, nil, unix.EAGAIN
 	}
 	moved := int64(0)
 	var err error
-	for moved < n && len(p.bufs) < p.slots {
+	for moved < n && !p.full() {
 		if mm.Charged.Charge(pipePage) != nil {
 			err = unix.ENOMEM
 			break
 		}
-		page := make([]byte, min(pipePage, n-moved), pipePage)
+		page, want := pipePages.Get().(*[pipePage]byte), min(pipePage, n-moved)
 		var k int
-		k, err = read(page)
+		k, err = read(page[:want])
 		if k == 0 {
+			pipePages.Put(page)
 			mm.Charged.Uncharge(pipePage)
 			break
 		}
-		p.bufs, p.offs = append(p.bufs, page[:k]), append(p.offs, 0)
+		p.push(page, k)
 		moved += int64(k)
-		if err != nil || k < len(page) {
+		if err != nil || int64(k) < want {
 			break
 		}
 	}
@@ -142,20 +144,21 @@ func splicePipes(src, dst *pipe, n int64, tee bool) (int64, []func(), error) {
 	switch {
 	case dst.readers == 0:
 		return 0, nil, unix.EPIPE
-	case len(src.bufs) == 0 && src.writers > 0, len(src.bufs) > 0 && len(dst.bufs) >= dst.slots:
+	case src.used == 0 && src.writers > 0, src.used > 0 && dst.full():
 		return 0, nil, unix.EAGAIN
 	}
 	srcFull := src.full()
 	moved := int64(0)
 	var err error
-	for i := 0; moved < n && i < len(src.bufs) && len(dst.bufs) < dst.slots; {
+	for i := 0; moved < n && i < src.used && !dst.full(); {
 		if mm.Charged.Charge(pipePage) != nil {
 			err = unix.ENOMEM
 			break
 		}
-		page := src.bufs[i][:min(int64(len(src.bufs[i])), n-moved)]
-		dst.bufs = append(dst.bufs, append(make([]byte, 0, pipePage), page...))
-		dst.offs = append(dst.offs, 0)
+		page := src.at(i).unread()
+		page = page[:min(int64(len(page)), n-moved)]
+		copied := pipePages.Get().(*[pipePage]byte)
+		dst.push(copied, copy(copied[:], page))
 		moved += int64(len(page))
 		if tee {
 			i++
@@ -175,10 +178,9 @@ func splicePipes(src, dst *pipe, n int64, tee bool) (int64, []func(), error) {
 
 // consume drops k bytes from the front of the oldest page; p.mu is held.
 func (p *pipe) consume(k int) {
-	p.bufs[0] = p.bufs[0][k:]
-	p.offs[0] += k
-	if len(p.bufs[0]) == 0 {
-		p.bufs, p.offs = p.bufs[1:], p.offs[1:]
+	b := p.at(0)
+	if b.start += k; b.start == b.end {
+		p.pop()
 		mm.Charged.Uncharge(pipePage)
 	}
 }
