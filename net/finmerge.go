@@ -25,6 +25,7 @@ type finMerge struct {
 	pending []byte          // the data frame held, whole; empty: none
 	buf     []byte          // pending's storage
 	scratch []byte          // a frame flattened
+	one     [1][]byte       // the parts of a frame sent whole (sendFrame)
 }
 
 // connKey names a connection as its frames do: the IPv4 source and
@@ -90,8 +91,18 @@ func (l *link) release(c connKey) {
 
 // sendPending sends the frame held; txMu is held.
 func (l *link) sendPending() {
-	l.dev.Send([][]byte{l.fin.pending})
+	l.sendFrame(l.fin.pending)
 	l.fin.pending = l.fin.pending[:0]
+}
+
+// sendFrame sends frame, whole, on the device; txMu is held. Its parts
+// are a field: a slice literal passed to the Device would be allocated
+// at each call.
+func (l *link) sendFrame(frame []byte) (bool, error) {
+	l.fin.one[0] = frame
+	sent, err := l.dev.Send(l.fin.one[:])
+	l.fin.one[0] = nil
+	return sent, err
 }
 
 // send queues one frame on the device. While its connection is held, a
@@ -111,13 +122,13 @@ func (l *link) send(parts [][]byte) (bool, error) {
 		return true, nil
 	}
 	if !ok || m.holds[frameConn(frame)] == 0 {
-		return l.dev.Send([][]byte{frame})
+		return l.sendFrame(frame)
 	}
 	if len(m.pending) > 0 && sameConnection(frame, m.pending) {
 		held, _ := parseTCPSeg(m.pending)
 		if seg.flags == header.TCPFlagFin|header.TCPFlagAck && seg.payload == 0 && seg.seq == held.seq+uint32(held.payload) {
 			joinFIN(m.pending, frame)
-			sent, err := l.dev.Send([][]byte{m.pending})
+			sent, err := l.sendFrame(m.pending)
 			m.pending = m.pending[:0]
 			return sent, err
 		}
@@ -129,7 +140,7 @@ func (l *link) send(parts [][]byte) (bool, error) {
 		m.pending = m.buf
 		return true, nil
 	}
-	return l.dev.Send([][]byte{frame})
+	return l.sendFrame(frame)
 }
 
 // joinFIN puts the FIN of fin, the frame that follows data on its

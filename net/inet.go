@@ -225,8 +225,12 @@ func (so *InetSocket) Accept() (Socket, Addr, error) {
 }
 
 func (so *InetSocket) accept() (*InetSocket, Addr, error) {
-	var peer tcpip.FullAddress
-	ep, wq, err := so.ep.Accept(&peer)
+	listener, ok := so.ep.(*tcp.Endpoint)
+	if !ok {
+		return nil, Addr{}, unix.EOPNOTSUPP // as netstack's UDP endpoint answers
+	}
+	var peer tcpip.FullAddress // on the stack: through the interface it escaped
+	ep, wq, err := listener.Accept(&peer)
 	if err != nil {
 		return nil, Addr{}, Errno(err)
 	}
@@ -647,11 +651,24 @@ func (so *InetSocket) Readiness(mask uint32) uint32 {
 
 // Watch calls notify on every event of the endpoint until cancelled.
 func (so *InetSocket) Watch(notify func()) func() {
-	e := waiter.NewFunctionEntry(waiter.ReadableEvents|waiter.WritableEvents|waiter.EventErr|waiter.EventHUp|waiter.EventRdHUp,
-		func(waiter.EventMask) { notify() })
-	so.wq.EventRegister(&e)
-	return func() { so.wq.EventUnregister(&e) }
+	w := &inetWatch{wq: so.wq, notify: notify}
+	w.entry.Init(w, waiter.ReadableEvents|waiter.WritableEvents|waiter.EventErr|waiter.EventHUp|waiter.EventRdHUp)
+	so.wq.EventRegister(&w.entry)
+	return w.cancel
 }
+
+// inetWatch is one Watch of a socket: its entry in the socket's queue
+// and the function to call, in one object (a function entry and two
+// closures were three).
+type inetWatch struct {
+	entry  waiter.Entry
+	wq     *waiter.Queue
+	notify func()
+}
+
+func (w *inetWatch) NotifyEvent(waiter.EventMask) { w.notify() }
+
+func (w *inetWatch) cancel() { w.wq.EventUnregister(&w.entry) }
 
 // Close closes the endpoint; a connection is shut down gracefully, after
 // what TCP_CORK held.

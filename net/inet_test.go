@@ -106,22 +106,9 @@ func connect(t testing.TB, so *InetSocket, port uint16) error {
 	if err := so.Connect(Addr{Family: unix.AF_INET, IP: netip.AddrFrom4([4]byte{10, 0, 2, 15}), Port: port}, nil); err != unix.EINPROGRESS {
 		return err
 	}
-	changed := make(chan struct{}, 1)
-	cancel := so.Watch(func() {
-		select {
-		case changed <- struct{}{}:
-		default:
-		}
-	})
-	defer cancel()
-	deadline := time.After(10 * time.Second)
-	for so.Readiness(unix.EPOLLOUT|unix.EPOLLERR|unix.EPOLLHUP) == 0 {
-		select {
-		case <-changed:
-		case <-deadline:
-			t.Fatal("connect: no answer after 10 s")
-		}
-	}
+	r := watchReady(so, unix.EPOLLOUT|unix.EPOLLERR|unix.EPOLLHUP)
+	defer r.stop()
+	r.wait(t)
 	return so.ConnectResult()
 }
 

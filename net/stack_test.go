@@ -19,10 +19,12 @@ import (
 // cable is the Device of one end of a cable: every frame it sends
 // arrives at the other end's stack, in order, delivered by a goroutine of
 // its own as a card's interrupt would. It fails the test on a frame
-// larger than Ethernet allows.
+// larger than Ethernet allows. A frame's buffer is used again once
+// delivered (the stack copies it), as a card's ring.
 type cable struct {
 	t      testing.TB
 	frames chan []byte
+	free   chan []byte // buffers of frames delivered
 	sent   atomic.Int64
 
 	mu  sync.Mutex
@@ -36,11 +38,15 @@ type tcpSegment struct {
 }
 
 func newCable(t testing.TB) *cable {
-	return &cable{t: t, frames: make(chan []byte, 1024)}
+	return &cable{t: t, frames: make(chan []byte, 1024), free: make(chan []byte, 1024)}
 }
 
 func (c *cable) Send(parts [][]byte) (bool, error) {
 	var f []byte
+	select {
+	case f = <-c.free:
+	default:
+	}
 	for _, p := range parts {
 		f = append(f, p...)
 	}
@@ -78,11 +84,11 @@ func (c *cable) plug(s *Stack) {
 			select {
 			case f := <-c.frames:
 				// The frames queued by now are one batch, as a card's ring.
-				s.Deliver(f)
+				c.deliver(s, f)
 				for more := true; more; {
 					select {
 					case f := <-c.frames:
-						s.Deliver(f)
+						c.deliver(s, f)
 					default:
 						more = false
 					}
@@ -93,6 +99,15 @@ func (c *cable) plug(s *Stack) {
 			}
 		}
 	}()
+}
+
+// deliver hands f to s and keeps its buffer for a frame to come.
+func (c *cable) deliver(s *Stack, f []byte) {
+	s.Deliver(f)
+	select {
+	case c.free <- f[:0]:
+	default:
+	}
 }
 
 // pair wires two stacks back to back, as a cable would.

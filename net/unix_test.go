@@ -59,22 +59,52 @@ func TestSocketPair(t *testing.T) {
 // waitReadable waits, up to 10 s, until w is readable or hung up.
 func waitReadable(t testing.TB, w fs.Waitable) {
 	t.Helper()
-	changed := make(chan struct{}, 1)
-	cancel := w.Watch(func() {
+	r := watchReady(w, unix.EPOLLIN|unix.EPOLLHUP)
+	defer r.stop()
+	r.wait(t)
+}
+
+// readyWatch waits for a file to be ready, watched from its start to its
+// stop as epoll watches, so that a wait allocates nothing.
+type readyWatch struct {
+	w       fs.Waitable
+	mask    uint32
+	changed chan struct{}
+	timeout *time.Timer
+	cancel  func()
+}
+
+// watchReady starts watching w for the poll events in mask.
+func watchReady(w fs.Waitable, mask uint32) *readyWatch {
+	r := &readyWatch{w: w, mask: mask, changed: make(chan struct{}, 1), timeout: time.NewTimer(readyTimeout)}
+	r.cancel = w.Watch(func() {
 		select {
-		case changed <- struct{}{}:
+		case r.changed <- struct{}{}:
 		default:
 		}
 	})
-	defer cancel()
-	deadline := time.After(10 * time.Second)
-	for w.Readiness(unix.EPOLLIN|unix.EPOLLHUP) == 0 {
+	return r
+}
+
+const readyTimeout = 10 * time.Second
+
+// wait waits, up to readyTimeout, until one of the events holds.
+func (r *readyWatch) wait(t testing.TB) {
+	t.Helper()
+	r.timeout.Reset(readyTimeout)
+	for r.w.Readiness(r.mask) == 0 {
 		select {
-		case <-changed:
-		case <-deadline:
-			t.Fatal("not readable after 10 s")
+		case <-r.changed:
+		case <-r.timeout.C:
+			t.Fatalf("none of the events %#x after %v", r.mask, readyTimeout)
 		}
 	}
+}
+
+// stop ends the watch.
+func (r *readyWatch) stop() {
+	r.cancel()
+	r.timeout.Stop()
 }
 
 // treeNames is a Namespace over a map from paths to what is bound there.
