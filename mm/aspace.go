@@ -184,6 +184,8 @@ type AddressSpace struct {
 
 	// poisoned holds the absent pages UFFDIO_POISON marked, until unmapped.
 	poisoned map[uintptr]struct{}
+
+	recentPaths recentStrings // CopyInPath's
 }
 
 // truncation is a file's memory whose pages from page on are past its end.
@@ -1480,6 +1482,46 @@ func (as *AddressSpace) ForceCopy(va uintptr, buf []byte, write bool) error {
 
 // CopyInString reads a NUL-terminated string of at most max bytes.
 func (as *AddressSpace) CopyInString(va uintptr, max int) (string, error) {
+	return as.copyInString(va, max, nil)
+}
+
+// CopyInPath is CopyInString for a path a system call names: a path as
+// one of the last few copied in is that same string again, allocated
+// once (nginx opens its files by the same names at each request). The
+// caller holds the lock CopyInString needs, which guards them too.
+func (as *AddressSpace) CopyInPath(va uintptr, max int) (string, error) {
+	return as.copyInString(va, max, &as.recentPaths)
+}
+
+// recentStrings are the last short strings copied in, in a ring: the few
+// bytes each keeps bound what a process holds.
+type recentStrings struct {
+	s    [8]string
+	next int
+}
+
+// recentStringMax is the longest string kept.
+const recentStringMax = 255
+
+// get returns b as a string, one of the recent ones if it is one.
+func (r *recentStrings) get(b []byte) string {
+	if len(b) > recentStringMax {
+		return string(b)
+	}
+	for _, s := range r.s {
+		if s == string(b) { // compared without a copy
+			return s
+		}
+	}
+	s := string(b)
+	r.s[r.next] = s
+	r.next = (r.next + 1) % len(r.s)
+	return s
+}
+
+// copyInString is CopyInString, taking a string that fits in one page
+// from recent when it is given.
+func (as *AddressSpace) copyInString(va uintptr, max int, recent *recentStrings) (string, error) {
 	var out []byte
 	for len(out) < max {
 		page, err := as.pageFor(va, Read, false)
@@ -1490,6 +1532,9 @@ func (as *AddressSpace) CopyInString(va uintptr, max int) (string, error) {
 		chunk := page[off:min(PageSize, off+uintptr(max-len(out)))]
 		if end := bytes.IndexByte(chunk, 0); end >= 0 {
 			if out == nil { // the whole string in one page: one copy
+				if recent != nil {
+					return recent.get(chunk[:end]), nil
+				}
 				return string(chunk[:end]), nil
 			}
 			return string(append(out, chunk[:end]...)), nil

@@ -3,7 +3,9 @@ package mm_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"testing"
+	"unsafe"
 
 	. "github.com/jiege-go/jiege/mm"
 	"github.com/jiege-go/jiege/mm/mmtest"
@@ -218,6 +220,40 @@ func TestAddressSpaceClone(t *testing.T) {
 	as.Release()
 	if inUse, _ := f.Stats(); inUse != 0 {
 		t.Fatalf("%d frames leaked", inUse)
+	}
+}
+
+// TestCopyInPathReusesRecent: a path copied in again is the string of
+// the first copy, while what the memory holds now is what comes back,
+// and a path among nine others is a copy again.
+func TestCopyInPathReusesRecent(t *testing.T) {
+	as, _ := newTestAS(t, 64)
+	addr, err := as.Map(0x40_0000, PageSize, PTERead|PTEWrite, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func(s string) {
+		if err := as.CopyOut(addr, []byte(s+"\x00")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("/var/www/html/index.html")
+	first, _ := as.CopyInPath(addr, 100)
+	again, _ := as.CopyInPath(addr, 100)
+	if again != first || unsafe.StringData(again) != unsafe.StringData(first) {
+		t.Fatalf("a path copied in again: %q at %p, first %q at %p", again, unsafe.StringData(again), first, unsafe.StringData(first))
+	}
+	put("/var/www/html/index.htmx")
+	if s, _ := as.CopyInPath(addr, 100); s != "/var/www/html/index.htmx" {
+		t.Fatalf("after the memory changed: %q", s)
+	}
+	for i := range 8 {
+		put(fmt.Sprintf("/other/%d", i))
+		as.CopyInPath(addr, 100)
+	}
+	put("/var/www/html/index.html")
+	if s, _ := as.CopyInPath(addr, 100); s != first || unsafe.StringData(s) == unsafe.StringData(first) {
+		t.Fatalf("a path pushed out of the recent ones: %q, the same string as before: %v", s, unsafe.StringData(s) == unsafe.StringData(first))
 	}
 }
 

@@ -35,7 +35,7 @@ const maxPath = 4096
 func copyInString(t *kernel.Task, addr uint64) (string, error) {
 	t.Proc.Lock()
 	defer t.Proc.Unlock()
-	s, err := t.Proc.AS.CopyInString(uintptr(addr), maxPath)
+	s, err := t.Proc.AS.CopyInPath(uintptr(addr), maxPath)
 	if errors.Is(err, mm.ErrInvalid) {
 		return "", unix.ENAMETOOLONG
 	}
