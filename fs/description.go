@@ -144,7 +144,13 @@ type StatusFlagsSetter interface {
 // and status flags; of the creation flags, O_CREAT says that this open
 // made the file). It holds no reference yet.
 func NewDescription(f File, flags uint32) *Description {
-	d := &Description{File: f, Created: flags&unix.O_CREAT != 0}
+	var d *Description
+	if nf, ok := f.(*NodeFile); ok && nf.spare != nil {
+		d, nf.spare = nf.spare, nil
+	} else {
+		d = new(Description)
+	}
+	d.File, d.Created = f, flags&unix.O_CREAT != 0
 	if o, ok := f.(accessOpener); ok {
 		o.OpenedAs(flags)
 	}

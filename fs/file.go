@@ -130,6 +130,17 @@ type NodeFile struct {
 	// close) name; quiet: a fanotify event's file, which reports nothing.
 	opener Actor
 	quiet  bool
+	// spare is the description made with the file, which NewDescription
+	// takes (nodeOpen); nil once taken.
+	spare *Description
+}
+
+// nodeOpen is a tree file made with the description it will be open in,
+// as one object, as Linux's struct file is one: an open allocates one
+// object for both.
+type nodeOpen struct {
+	file NodeFile
+	desc Description
 }
 
 // OpenCounter is an object a synthetic file is bound to that its open
@@ -147,6 +158,9 @@ func (t *Tree) OpenNode(n *Node, path string) *NodeFile { return t.OpenNodeFor(n
 // OpenNodeFor is OpenNode for a viewer, whom a synthetic file's contents
 // and writes may depend on (NewGeneratedFor, NewSettingFor).
 func (t *Tree) OpenNodeFor(n *Node, path string, viewer any) *NodeFile {
+	o := new(nodeOpen)
+	f := &o.file
+	f.tree, f.path, f.spare = t, path, &o.desc
 	if n.Generate != nil {
 		store := n.Store
 		if store == nil {
@@ -156,18 +170,20 @@ func (t *Tree) OpenNodeFor(n *Node, path string, viewer any) *NodeFile {
 		}
 		n = &Node{Mode: n.Mode, UID: n.UID, GID: n.GID, ATime: n.ATime, MTime: n.MTime, CTime: n.CTime,
 			Ino: n.Ino, Dev: n.Dev, Links: n.Links, Data: n.Generate(viewer), Store: store, Bound: n.Bound}
-		if o, ok := n.Bound.(OpenCounter); ok {
-			o.FileOpened()
-			return &NodeFile{tree: t, node: n, path: path, keeps: o}
+		if c, ok := n.Bound.(OpenCounter); ok {
+			c.FileOpened()
+			f.keeps = c
+		} else {
+			f.viewer = viewer
 		}
-		return &NodeFile{tree: t, node: n, path: path, viewer: viewer}
 	} else if n.Mode.IsRegular() {
 		n.mu.Lock()
 		n.opens++
 		n.mu.Unlock()
-		return &NodeFile{tree: t, node: n, path: path, counted: true}
+		f.counted = true
 	}
-	return &NodeFile{tree: t, node: n, path: path}
+	f.node = n
+	return f
 }
 
 // Path is where the node was opened.
