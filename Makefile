@@ -48,6 +48,24 @@ $(IMAGE): $(KERNEL)
 		-ldflags '$(IMAGE_LDFLAGS)' -o $(IMAGE_ELF) ./cmd/kernel
 	$(GO) run ./cmd/kimage -image $@ $(IMAGE_ELF)
 
+# The kernel with Go's coverage counters in the packages a system call
+# reaches (syscall, fs, net, mm, kernel and their subpackages; not arch
+# nor drivers, which run in trap context), shown in /proc/gocover
+# (fs/procfs/cover.go) for make fuzz-cover. Its own trampoline: the entry
+# moves.
+KERNEL_COVER := $(BUILD)/kernel-cover.elf
+COVER_PKGS   := $(shell echo github.com/jiege-go/jiege/cmd/kernel $(foreach p,syscall fs net mm kernel,github.com/jiege-go/jiege/$(p)/...) | tr ' ' ,)
+.PHONY: kernel-cover
+kernel-cover: $(KERNEL_COVER) $(BUILD)/tramp-cover.bin
+$(KERNEL_COVER): FORCE
+	@mkdir -p $(BUILD)
+	GOOS=linux GOARCH=riscv64 CGO_ENABLED=0 $(GO) build -trimpath -tags kcover \
+		-cover -covermode=atomic -coverpkg=$(COVER_PKGS) \
+		-ldflags '$(KERNEL_LDFLAGS)' -o $@ ./cmd/kernel
+	$(GO) run ./cmd/kimage $@
+$(BUILD)/tramp-cover.bin: $(KERNEL_COVER)
+	$(GO) run ./qemu/cmd/tramp -kernel $(KERNEL_COVER) -out $@
+
 # The go command builds the kernel with profile-guided optimisation from
 # cmd/kernel/default.pgo: CPU profiles, taken on the host (names and call
 # sites are the same on riscv64), of netstack answering fresh and

@@ -21,6 +21,9 @@ import (
 
 func procFile(gen func() []byte) *fs.Node { return fs.NewGenerated(gen) }
 
+// coverDir makes /proc/gocover in a kernel built for coverage (cover.go).
+var coverDir func() *fs.Node
+
 func procLink(target string) *fs.Node { return fs.NewMagicLink(target) }
 
 func procDir(list func() map[string]*fs.Node) *fs.Node {
@@ -99,6 +102,9 @@ func procRoot(tree *fs.Tree, k Kernel) *fs.Node {
 				"if_inet6": procFile(network.ProcNetIfInet6),
 			}
 		}),
+	}
+	if coverDir != nil {
+		static["gocover"] = coverDir()
 	}
 	return procDir(func() map[string]*fs.Node {
 		m := make(map[string]*fs.Node, len(static)+8)
