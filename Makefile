@@ -222,13 +222,18 @@ test-programs: kernel jiege
 # A long pass of the resource fuzzer (tests/testdata/fuzz/programs.c):
 # SEEDS=first-last, N programs each, WORKERS at once, on SMP harts (make
 # fuzz SMP=4). make fuzz-calls runs the random-argument fuzzer, CALLS each.
+# make fuzz-cover runs it on build/kernel-cover.elf twice, guided by the
+# kernel's coverage and not, and prints the coverage of both per package.
 SEEDS   ?= 1-20
 N       ?= 2000
 WORKERS ?= 4
 CALLS   ?= 50000
-.PHONY: fuzz fuzz-calls
+.PHONY: fuzz fuzz-calls fuzz-cover
 fuzz: kernel
 	JIEGE_SMP=$(SMP) JIEGE_FUZZ_SEEDS=$(SEEDS) JIEGE_FUZZ_PROGRAMS=$(N) JIEGE_FUZZ_WORKERS=$(WORKERS) \
+		$(GO) test -count=1 -timeout 600m -run 'TestSyscallFuzz/programs' -v ./tests/
+fuzz-cover: kernel kernel-cover
+	JIEGE_SMP=$(SMP) JIEGE_FUZZ_SEEDS=$(SEEDS) JIEGE_FUZZ_PROGRAMS=$(N) JIEGE_FUZZ_WORKERS=$(WORKERS) JIEGE_FUZZ_COVER=1 \
 		$(GO) test -count=1 -timeout 600m -run 'TestSyscallFuzz/programs' -v ./tests/
 fuzz-calls: kernel
 	JIEGE_SMP=$(SMP) JIEGE_FUZZ_SEEDS=$(SEEDS) JIEGE_FUZZ_CALLS=$(CALLS) \

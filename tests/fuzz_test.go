@@ -1,10 +1,14 @@
 package tests
 
 import (
+	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -87,33 +91,66 @@ func testFuzzCalls(t *testing.T) {
 // programs that were running, generated again by the same binary under
 // qemu-riscv64 (fuzz print SEED P); JIEGE_FUZZ_FIRST=P JIEGE_FUZZ_PROGRAMS=1
 // runs program P alone, JIEGE_FUZZ_TRACE=1 prints each call's result.
+// JIEGE_FUZZ_COVER=1 (make fuzz-cover) boots build/kernel-cover.elf
+// instead, runs the seeds guided by its coverage and then unguided, and
+// prints the coverage of both.
 func testFuzzPrograms(t *testing.T) {
 	first, last := fuzzSeeds(t, 1, 2)
-	programs := fuzzCount(t, "JIEGE_FUZZ_PROGRAMS", 1000)
-	workers := fuzzCount(t, "JIEGE_FUZZ_WORKERS", 4)
-	firstProgram := 0
+	f := programsFuzz{
+		first: first, last: last,
+		programs: fuzzCount(t, "JIEGE_FUZZ_PROGRAMS", 1000),
+		workers:  fuzzCount(t, "JIEGE_FUZZ_WORKERS", 4),
+	}
 	if os.Getenv("JIEGE_FUZZ_FIRST") != "" {
-		firstProgram = fuzzCount(t, "JIEGE_FUZZ_FIRST", 0)
+		f.firstProgram = fuzzCount(t, "JIEGE_FUZZ_FIRST", 0)
 	}
 	bin := crossCompile(t, "fuzz/programs.c")
-	binPath := filepath.Join(t.TempDir(), "fuzz")
-	if err := os.WriteFile(binPath, bin, 0o755); err != nil {
+	f.binPath = filepath.Join(t.TempDir(), "fuzz")
+	if err := os.WriteFile(f.binPath, bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	trace := ""
 	if os.Getenv("JIEGE_FUZZ_TRACE") != "" {
-		trace = " trace"
+		f.words = " trace"
 	}
-	cpio := initramfs(t, bin, nil)
+	f.cpio = initramfs(t, bin, nil)
+	if os.Getenv("JIEGE_FUZZ_COVER") == "" {
+		f.run(t, ownFirmware)
+		return
+	}
+	cover := []string{"-bios", filepath.Join(repoRoot, "build/tramp-cover.bin"), "-kernel", filepath.Join(repoRoot, "build/kernel-cover.elf")}
+	if _, err := os.Stat(cover[3]); err != nil {
+		t.Fatalf("%v: make kernel-cover builds it", err)
+	}
+	words := f.words
+	f.words = words + " cover guided"
+	guided := f.run(t, cover)
+	f.words = words + " cover"
+	unguided := f.run(t, cover)
+	reportCoverage(t, guided, unguided)
+}
+
+// programsFuzz is a pass of testdata/fuzz/programs.c over seeds first
+// to last, with words after its arguments.
+type programsFuzz struct {
+	first, last, programs, workers, firstProgram int
+	binPath, cpio, words                         string
+}
+
+// run boots the fuzzer once per seed and checks each boot; with the
+// word cover, it returns a directory of the coverage files the boots
+// printed, for go tool covdata.
+func (f programsFuzz) run(t *testing.T, boot []string) string {
 	summary := regexp.MustCompile(`fuzz: seed \d+: (\d+) programs, (\d+) calls, (\d+) system calls.*`)
 	slow := regexp.MustCompile(`(?m)^fuzz: seed \d+ program \d+ still running.*`)
+	hit := regexp.MustCompile(`(?m)^fuzz: seed \d+: \d+ coverage counters hit.*`)
+	covDir := t.TempDir()
 	var progs, calls, syscalls int
 	start := time.Now()
-	for seed := first; seed <= last; seed++ {
-		timeout := 2*time.Minute + time.Duration(programs/workers)*200*time.Millisecond
-		r := bootKernel(t, "256M", fmt.Sprintf("init=/init -- %d %d %d %d%s", seed, programs, workers, firstProgram, trace), timeout, "-initrd", cpio)
+	for seed := f.first; seed <= f.last; seed++ {
+		timeout := 2*time.Minute + time.Duration(f.programs/f.workers)*200*time.Millisecond
+		r := bootKernelWith(t, boot, "256M", fmt.Sprintf("init=/init -- %d %d %d %d%s", seed, f.programs, f.workers, f.firstProgram, f.words), timeout, "-initrd", f.cpio)
 		tail := r.console[max(0, len(r.console)-3000):]
-		running := func() string { return runningPrograms(t, binPath, seed, r.console) }
+		running := func() string { return runningPrograms(t, f.binPath, seed, r.console) }
 		switch {
 		case r.timedOut:
 			t.Errorf("seed %d: the kernel did not finish in %v (a hang); console tail:\n%s\n%s", seed, timeout, tail, running())
@@ -125,7 +162,7 @@ func testFuzzPrograms(t *testing.T) {
 			t.Errorf("seed %d: no summary line:\n%s", seed, tail)
 		default:
 			m := summary.FindStringSubmatch(r.console)
-			if trace != "" {
+			if strings.Contains(f.words, "trace") {
 				t.Log("\n" + strings.Join(regexp.MustCompile(`(?m)^fuzz: t.*`).FindAllString(r.console, -1), "\n"))
 			}
 			t.Log(m[0])
@@ -136,28 +173,150 @@ func testFuzzPrograms(t *testing.T) {
 			c, _ := strconv.Atoi(m[2])
 			s, _ := strconv.Atoi(m[3])
 			progs, calls, syscalls = progs+p, calls+c, syscalls+s
+			if strings.Contains(f.words, "cover") {
+				t.Log(hit.FindString(r.console))
+				if err := saveCoverage(covDir, seed, r.console); err != nil {
+					t.Errorf("seed %d: %v", seed, err)
+				}
+			}
 		}
 	}
-	t.Logf("%d programs, %d calls, %d system calls over seeds %d-%d at -smp %s in %v", progs, calls, syscalls,
-		first, last, testHarts(t), time.Since(start).Round(time.Second))
+	t.Logf("%d programs, %d calls, %d system calls over seeds %d-%d at -smp %s%s in %v", progs, calls, syscalls,
+		f.first, f.last, testHarts(t), f.words, time.Since(start).Round(time.Second))
+	return covDir
+}
+
+// saveCoverage decodes the coverage files the fuzzer printed in base64
+// ("fuzz: gocover NAME SIZE" ... "fuzz: gocover end") into dir, named
+// as go tool covdata expects: covmeta.HASH and covcounters.HASH.SEED.0,
+// the hash being the meta-data file's (internal/coverage's
+// MetaFileHeader: bytes 24-40).
+func saveCoverage(dir string, seed int, console string) error {
+	files := map[string][]byte{}
+	for _, m := range regexp.MustCompile(`(?s)fuzz: gocover (\w+) (\d+)\n(.*?)fuzz: gocover end`).FindAllStringSubmatch(console, -1) {
+		var text strings.Builder
+		for _, l := range strings.Split(m[3], "\n") {
+			if base64Line.MatchString(l) {
+				text.WriteString(l)
+			}
+		}
+		b, err := base64.StdEncoding.DecodeString(text.String())
+		if err != nil || strconv.Itoa(len(b)) != m[2] {
+			return fmt.Errorf("coverage file %s: %d bytes of %s decoded (%v)", m[1], len(b), m[2], err)
+		}
+		files[m[1]] = b
+	}
+	meta, counters := files["meta"], files["counters"]
+	if len(meta) < 40 || len(counters) == 0 {
+		return fmt.Errorf("no coverage files on the console")
+	}
+	hash := hex.EncodeToString(meta[24:40])
+	if err := os.WriteFile(filepath.Join(dir, "covmeta."+hash), meta, 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, fmt.Sprintf("covcounters.%s.%d.0", hash, seed)), counters, 0o644)
+}
+
+var base64Line = regexp.MustCompile(`^[A-Za-z0-9+/=]+$`)
+
+// coverageAreas are the parts of the kernel issue 34 asks the coverage
+// of, each a directory with its subpackages.
+var coverageAreas = []string{"syscall", "fs", "net", "mm", "kernel"}
+
+// reportCoverage logs the statements the guided and the unguided pass
+// reached, per area and per package, from go tool covdata's text format
+// (one line per block: file:start,end statements count; the counts of
+// every seed's file merged).
+func reportCoverage(t *testing.T, guided, unguided string) {
+	type reach struct{ covered, total int }
+	read := func(dir string) map[string]reach {
+		out := filepath.Join(t.TempDir(), "cover.txt")
+		if b, err := exec.Command("go", "tool", "covdata", "textfmt", "-i", dir, "-o", out).CombinedOutput(); err != nil {
+			t.Fatalf("go tool covdata textfmt -i %s: %v\n%s", dir, err, b)
+		}
+		text, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		per := map[string]reach{}
+		for _, l := range strings.Split(string(text), "\n")[1:] {
+			fields := strings.Fields(l)
+			if len(fields) != 3 {
+				continue
+			}
+			file, _, _ := strings.Cut(fields[0], ":")
+			pkg := strings.TrimPrefix(filepath.Dir(file), "github.com/jiege-go/jiege/")
+			stmts, _ := strconv.Atoi(fields[1])
+			count, _ := strconv.Atoi(fields[2])
+			area, _, _ := strings.Cut(pkg, "/")
+			for _, name := range []string{pkg, area + "/..."} {
+				r := per[name]
+				r.total += stmts
+				if count > 0 {
+					r.covered += stmts
+				}
+				per[name] = r
+			}
+		}
+		return per
+	}
+	g, u := read(guided), read(unguided)
+	var names []string
+	for _, a := range coverageAreas {
+		names = append(names, a+"/...")
+	}
+	var pkgs []string
+	for name := range g {
+		if !strings.HasSuffix(name, "/...") {
+			pkgs = append(pkgs, name)
+		}
+	}
+	slices.Sort(pkgs)
+	var out strings.Builder
+	fmt.Fprintf(&out, "statements reached    %24s %24s\n", "guided", "unguided")
+	for _, name := range append(names, pkgs...) {
+		cell := func(r reach) string {
+			return fmt.Sprintf("%6d of %6d %5.1f%%", r.covered, r.total, 100*float64(r.covered)/float64(max(r.total, 1)))
+		}
+		fmt.Fprintf(&out, "%-20s %25s %24s\n", name, cell(g[name]), cell(u[name]))
+	}
+	t.Log("coverage of the kernel, guided and unguided, over the same seeds and programs:\n" + out.String())
 }
 
 // runningPrograms prints the programs each worker had started last, from
-// its "fuzz: wW pP" lines on the console.
+// its "fuzz: wW pP" lines on the console, rebuilt by fuzz print from the
+// lineage of the derived ones.
 func runningPrograms(t *testing.T, bin string, seed int, console string) string {
 	last := map[string]string{}
+	parents := map[string][]string{}
 	for _, m := range fuzzStart.FindAllStringSubmatch(console, -1) {
 		last[m[1]] = m[2]
+		if m[3] != "" {
+			parents[m[2]] = []string{m[3]}
+			if m[4] != "" {
+				parents[m[2]] = append(parents[m[2]], m[4])
+			}
+		}
 	}
 	var out strings.Builder
 	for w, p := range last {
-		text, _ := runOracle(t, "", bin, "print", strconv.Itoa(seed), p)
-		fmt.Fprintf(&out, "worker %s was running:\n%s", w, text)
+		args := []string{bin, "print", strconv.Itoa(seed), p}
+		seen := map[string]bool{}
+		for todo := []string{p}; len(todo) > 0; todo = todo[1:] {
+			q := todo[0]
+			if ps := parents[q]; len(ps) > 0 && !seen[q] {
+				seen[q] = true
+				args = append(args, q+"="+strings.Join(ps, "+"))
+				todo = append(todo, ps...)
+			}
+		}
+		text, _ := runOracle(t, "", args...)
+		fmt.Fprintf(&out, "worker %s was running (fuzz %s):\n%s", w, strings.Join(args[1:], " "), text)
 	}
 	return out.String()
 }
 
-var fuzzStart = regexp.MustCompile(`(?m)^fuzz: w(\d+) p(\d+)$`)
+var fuzzStart = regexp.MustCompile(`(?m)^fuzz: w(\d+) p(\d+)(?: < p(\d+)(?:\+p(\d+))?)?$`)
 
 // bugLines picks the console lines that tell what went wrong.
 func bugLines(console string) string {

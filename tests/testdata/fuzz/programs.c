@@ -221,64 +221,191 @@ static uint64_t next(void) {
 	return state;
 }
 
-/* generate builds program p of seed: each call's inputs are slots that
- * earlier calls produced of a fitting kind. A close on one thread is often
- * preceded by a call that may block on the same descriptor on another. */
-static void generate(struct program *pr, uint64_t seed, uint64_t p) {
-	uint8_t kind[SLOTS] = {0};
-	int nslots = 0, total = 0;
-	for (int k = 0; k < NOPS; k++)
-		total += ops[k].weight;
+static void seed_state(uint64_t seed, uint64_t p) {
 	state = seed * 0x9e3779b97f4a7c15ull ^ (p + 1) * 0xbf58476d1ce4e5b9ull;
 	if (!state)
 		state = 1;
 	for (int i = 0; i < 8; i++)
 		next();
+}
+
+/* A program being built: its slots' kinds so far. */
+struct builder {
+	struct program *pr;
+	uint8_t kind[SLOTS];
+	int nslots;
+};
+
+/* pick draws one of the slots of a kind in mask, -1 if there is none. */
+static int pick(const struct builder *b, uint32_t mask) {
+	int cand[SLOTS], n = 0;
+	for (int s = 0; s < b->nslots; s++)
+		if (mask & B(b->kind[s]))
+			cand[n++] = s;
+	return n ? cand[next() % n] : -1;
+}
+
+/* add_outputs gives c's outputs the next slots, of their kinds. */
+static void add_outputs(struct builder *b, struct call *c) {
+	const struct opdef *d = &ops[c->op];
+	for (int k = 0; k < 3; k++) {
+		c->out[k] = -1;
+		if (!d->out[k] || b->nslots >= SLOTS)
+			continue;
+		c->out[k] = b->nslots;
+		b->kind[b->nslots++] = d->out[k] == K_SAME ? b->kind[c->in[0]] : d->out[k];
+	}
+	if (c->op == O_SOCKETPAIR && c->out[1] >= 0) { /* the type decides the kind */
+		static const uint8_t types[] = {K_UNIX_STREAM, K_UNIX_DGRAM, K_UNIX_SEQ};
+		b->kind[c->out[0]] = b->kind[c->out[1]] = types[c->v[0] % 3];
+	}
+}
+
+/* fresh appends a new call whose inputs are slots that earlier calls
+ * produced of a fitting kind (nothing if there are none). A close on one
+ * thread is often preceded by a call that may block on the same
+ * descriptor on another. */
+static void fresh(struct builder *b) {
+	struct program *pr = b->pr;
+	int total = 0;
+	for (int k = 0; k < NOPS; k++)
+		total += ops[k].weight;
+	int r = next() % total, op = 0;
+	while (r >= ops[op].weight)
+		r -= ops[op].weight, op++;
+	const struct opdef *d = &ops[op];
+	struct call c = {.op = op, .thread = next() % pr->nthreads, .in = {-1, -1, -1}};
+	for (int k = 0; k < 3 && d->in[k]; k++)
+		if ((c.in[k] = pick(b, d->in[k])) < 0)
+			return;
+	for (int k = 0; k < 3; k++)
+		c.v[k] = next();
+	add_outputs(b, &c);
+	if (op == O_CLOSE && pr->nthreads > 1 && next() % 2) {
+		static const uint8_t blockers[] = {O_READ, O_DRAIN, O_EPOLL_WAIT, O_ACCEPT, O_POLL, O_FILL};
+		int w_op = blockers[next() % 6];
+		if (ops[w_op].in[0] & B(b->kind[c.in[0]])) {
+			struct call w = {.op = w_op, .in = {c.in[0], c.in[0], c.in[0]}, .out = {-1, -1, -1}};
+			w.thread = (c.thread + 1 + next() % (pr->nthreads - 1)) % pr->nthreads;
+			w.v[0] = next(), w.v[1] = next() | 1, w.v[2] = next();
+			pr->c[pr->ncalls++] = w;
+		}
+	}
+	pr->c[pr->ncalls++] = c;
+}
+
+/* generate builds program p of seed from fresh calls. */
+static void generate(struct program *pr, uint64_t seed, uint64_t p) {
+	seed_state(seed, p);
 	memset(pr, 0, sizeof *pr);
+	struct builder b = {.pr = pr};
 	pr->nthreads = 1 + next() % THREADS;
 	int want = 5 + next() % 26;
-	while (pr->ncalls < want && pr->ncalls < MAXCALLS - 1) {
-		int r = next() % total, op = 0;
-		while (r >= ops[op].weight)
-			r -= ops[op].weight, op++;
-		const struct opdef *d = &ops[op];
-		struct call c = {.op = op, .thread = next() % pr->nthreads, .in = {-1, -1, -1}, .out = {-1, -1, -1}};
-		int ok = 1;
-		for (int k = 0; k < 3 && d->in[k]; k++) {
-			int cand[SLOTS], n = 0;
-			for (int s = 0; s < nslots; s++)
-				if (d->in[k] & B(kind[s]))
-					cand[n++] = s;
-			if (!n) {
-				ok = 0;
-				break;
-			}
-			c.in[k] = cand[next() % n];
-		}
-		if (!ok)
-			continue;
-		for (int k = 0; k < 3 && d->out[k] && nslots < SLOTS; k++) {
-			c.out[k] = nslots;
-			kind[nslots++] = d->out[k] == K_SAME ? kind[c.in[0]] : d->out[k];
-		}
-		for (int k = 0; k < 3; k++)
-			c.v[k] = next();
-		if (op == O_SOCKETPAIR) { /* the type decides the kind */
-			static const uint8_t types[] = {K_UNIX_STREAM, K_UNIX_DGRAM, K_UNIX_SEQ};
-			kind[c.out[0]] = kind[c.out[1]] = types[c.v[0] % 3];
-		}
-		if (op == O_CLOSE && pr->nthreads > 1 && next() % 2) {
-			static const uint8_t blockers[] = {O_READ, O_DRAIN, O_EPOLL_WAIT, O_ACCEPT, O_POLL, O_FILL};
-			int b = blockers[next() % 6];
-			if (ops[b].in[0] & B(kind[c.in[0]])) {
-				struct call w = {.op = b, .in = {c.in[0], c.in[0], c.in[0]}, .out = {-1, -1, -1}};
-				w.thread = (c.thread + 1 + next() % (pr->nthreads - 1)) % pr->nthreads;
-				w.v[0] = next(), w.v[1] = next() | 1, w.v[2] = next();
-				pr->c[pr->ncalls++] = w;
-			}
-		}
-		pr->c[pr->ncalls++] = c;
+	while (pr->ncalls < want && pr->ncalls < MAXCALLS - 1)
+		fresh(&b);
+}
+
+/* keep appends c, a call of another program whose slots map renames
+ * (-1: none here). An input without a slot here, or of a kind the call
+ * does not take, is drawn again; a call with no fitting slot is left out. */
+static void keep(struct builder *b, struct call c, int8_t *map) {
+	const struct opdef *d = &ops[c.op];
+	if (b->pr->ncalls >= MAXCALLS - 1)
+		return;
+	for (int k = 0; k < 3 && d->in[k]; k++) {
+		int s = c.in[k] >= 0 ? map[c.in[k]] : -1;
+		if (s < 0 || !(d->in[k] & B(b->kind[s])))
+			s = pick(b, d->in[k]);
+		if (s < 0)
+			return;
+		c.in[k] = s;
 	}
+	int8_t old[3] = {c.out[0], c.out[1], c.out[2]};
+	add_outputs(b, &c);
+	for (int k = 0; k < 3; k++)
+		if (old[k] >= 0)
+			map[old[k]] = c.out[k];
+	c.thread %= b->pr->nthreads;
+	b->pr->c[b->pr->ncalls++] = c;
+}
+
+/* derive builds program p of seed, in guided mode, from programs of the
+ * corpus: a's calls with 1-3 edits (a call inserted, left out, given a
+ * new argument or another thread, or the threads renumbered), or, with
+ * b, a's calls before a cut and b's after one. The edits are drawn from
+ * seed and p, so the program follows from its parents: `fuzz print SEED
+ * P P=A+B ...` rebuilds it from the lineage the run printed. */
+static void derive(struct program *pr, const struct program *a, const struct program *b, uint64_t seed,
+		   uint64_t p) {
+	enum { INSERT, LEAVE_OUT, ARGUMENT, THREAD, THREADS_RENUMBERED };
+	/* Programs grow more than they shrink: what a kept program reached
+	 * is kept, and something is added to it. */
+	static const uint8_t edits[] = {INSERT, INSERT, INSERT, LEAVE_OUT, ARGUMENT, ARGUMENT, THREAD, THREADS_RENUMBERED};
+	int8_t map[2][SLOTS];
+	memset(map, -1, sizeof map);
+	seed_state(seed, p ^ 0xd1b54a32d192ed03ull);
+	memset(pr, 0, sizeof *pr);
+	struct builder bd = {.pr = pr};
+	pr->nthreads = a->nthreads;
+	if (b) {
+		pr->nthreads = a->nthreads > b->nthreads ? a->nthreads : b->nthreads;
+		int cut_a = next() % (a->ncalls + 1), cut_b = next() % (b->ncalls + 1);
+		for (int i = 0; i < cut_a; i++)
+			keep(&bd, a->c[i], map[0]);
+		for (int i = cut_b; i < b->ncalls; i++)
+			keep(&bd, b->c[i], map[1]);
+		return;
+	}
+	int nedits = 1 + next() % 3, at[3], what[3];
+	for (int e = 0; e < nedits; e++) {
+		at[e] = next() % (a->ncalls + 1), what[e] = edits[next() % sizeof edits];
+		if (what[e] == THREADS_RENUMBERED)
+			pr->nthreads = 1 + next() % THREADS;
+	}
+	for (int i = 0; i <= a->ncalls; i++) {
+		int left_out = 0;
+		struct call c = i < a->ncalls ? a->c[i] : (struct call){0};
+		for (int e = 0; e < nedits; e++) {
+			if (at[e] != i)
+				continue;
+			if (what[e] == INSERT)
+				fresh(&bd);
+			else if (what[e] == LEAVE_OUT)
+				left_out = 1;
+			else if (what[e] == ARGUMENT) { /* often a small change: a low bit */
+				int k = next() % 3;
+				if (next() % 2)
+					c.v[k] ^= 1ull << next() % 8;
+				else
+					c.v[k] = next();
+			} else if (what[e] == THREAD)
+				c.thread = next() % THREADS;
+		}
+		if (i < a->ncalls && !left_out)
+			keep(&bd, c, map[0]);
+	}
+}
+
+/* A lineage: which programs a derived program came from. */
+struct parents {
+	uint64_t p, a, b; /* b == p: none */
+};
+
+/* build builds program p of seed: derived from its parents if lineage
+ * names it, fresh otherwise. */
+static void build(struct program *pr, uint64_t seed, uint64_t p, const struct parents *lineage, int n) {
+	for (int i = 0; i < n; i++)
+		if (lineage[i].p == p) {
+			struct program *a = malloc(sizeof *a), *b = NULL;
+			build(a, seed, lineage[i].a, lineage, n);
+			if (lineage[i].b != p)
+				build(b = malloc(sizeof *b), seed, lineage[i].b, lineage, n);
+			derive(pr, a, b, seed, p);
+			free(a);
+			free(b);
+			return;
+		}
+	generate(pr, seed, p);
 }
 
 static void print_program(const struct program *pr, uint64_t seed, uint64_t p) {
@@ -723,10 +850,10 @@ static void *thread_main(void *arg) {
 	return NULL;
 }
 
-/* run_program is the child process of a worker that runs program p. */
-static void run_program(uint64_t seed, uint64_t p) {
+/* run_program is the child process of a worker that runs a program. */
+static void run_program(const struct program *prog) {
 	static struct program pr;
-	generate(&pr, seed, p);
+	pr = *prog;
 	running = &pr;
 	for (int i = 0; i < SLOTS; i++)
 		val[i] = -1;
@@ -762,6 +889,96 @@ static void run_program(uint64_t seed, uint64_t p) {
 	_exit(0);
 }
 
+/* Guided mode (a kernel built with make kernel-cover): the programs that
+ * raised the number of the kernel's coverage counters that are not zero
+ * (/proc/gocover/hit, read after each program) are kept in a corpus the
+ * workers share, and three programs in four are derived from it (one in
+ * four of those spliced from two), the rest fresh. The counters are the
+ * whole kernel's, so a program is credited with what the programs of
+ * the other workers reached meanwhile too. */
+#define CORPUS 2048
+struct corpus {
+	int lock, n;
+	uint64_t hit;  /* the most counters reached after a program */
+	uint64_t kept; /* programs that raised it */
+	struct {
+		uint64_t p;
+		struct program pr;
+	} e[CORPUS];
+};
+static struct corpus *corpus;
+static struct parents *lineage; /* given on the command line, nlineage of them */
+static int nlineage;
+
+static uint64_t counters_hit(void) {
+	char b[32] = {0};
+	int f = open("/proc/gocover/hit", O_RDONLY);
+	if (f < 0)
+		return 0;
+	if (read(f, b, sizeof b - 1) < 0)
+		b[0] = 0;
+	close(f);
+	return strtoull(b, NULL, 10);
+}
+
+static void corpus_lock(void) {
+	while (__atomic_exchange_n(&corpus->lock, 1, __ATOMIC_ACQUIRE))
+		syscall(SYS_futex, &corpus->lock, FUTEX_WAIT, 1, NULL, NULL, 0);
+}
+
+static void corpus_unlock(void) {
+	__atomic_store_n(&corpus->lock, 0, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &corpus->lock, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
+
+/* choose makes program p: derived from the corpus (a choice drawn from
+ * seed and p, and parents from what the corpus holds then, which the
+ * worker prints as "fuzz: wW pP < pA[+pB]"), or fresh. */
+static void choose(struct program *pr, uint64_t seed, uint64_t p, int w) {
+	seed_state(seed, p ^ 0x94d049bb133111ebull);
+	uint64_t r = next(), ra = next(), rb = next();
+	corpus_lock();
+	int n = corpus->n;
+	if (n == 0 || r % 2 == 0) {
+		corpus_unlock();
+		generate(pr, seed, p);
+		printf("fuzz: w%d p%llu\n", w, (unsigned long long)p);
+		return;
+	}
+	static struct program a, b;
+	int ia = ra % n, ib = rb % n, splice = r % 8 == 1 && n > 1;
+	uint64_t pa = corpus->e[ia].p, pb = corpus->e[ib].p;
+	a = corpus->e[ia].pr, b = corpus->e[ib].pr;
+	corpus_unlock();
+	derive(pr, &a, splice ? &b : NULL, seed, p);
+	if (splice)
+		printf("fuzz: w%d p%llu < p%llu+p%llu\n", w, (unsigned long long)p, (unsigned long long)pa,
+		       (unsigned long long)pb);
+	else
+		printf("fuzz: w%d p%llu < p%llu\n", w, (unsigned long long)p, (unsigned long long)pa);
+}
+
+/* learn keeps program p in the corpus if the counters reached rose. */
+static void learn(const struct program *pr, uint64_t p) {
+	uint64_t hit = counters_hit();
+	corpus_lock();
+	if (hit > corpus->hit) {
+		corpus->hit = hit;
+		corpus->kept++;
+		int i = corpus->n < CORPUS ? corpus->n++ : (int)(hit % CORPUS);
+		corpus->e[i].p = p;
+		corpus->e[i].pr = *pr;
+	}
+	corpus_unlock();
+}
+
+static void print_calls(int w) {
+	for (int t = 0; t < THREADS; t++)
+		if (stats->current[w][t] >= 0)
+			printf(" t%d:%d", t, stats->current[w][t]);
+	printf("\n");
+}
+
 /* worker runs programs first+w, first+w+workers, ... below first+n. */
 static int worker(uint64_t seed, uint64_t first, uint64_t n, int w, int workers) {
 	sigset_t chld;
@@ -769,7 +986,13 @@ static int worker(uint64_t seed, uint64_t first, uint64_t n, int w, int workers)
 	sigaddset(&chld, SIGCHLD);
 	int failed = 0;
 	for (uint64_t p = first + w; p < first + n; p += workers) {
-		printf("fuzz: w%d p%llu\n", w, (unsigned long long)p);
+		static struct program pr;
+		if (corpus)
+			choose(&pr, seed, p, w);
+		else {
+			build(&pr, seed, p, lineage, nlineage);
+			printf("fuzz: w%d p%llu\n", w, (unsigned long long)p);
+		}
 		fflush(stdout);
 		sigprocmask(SIG_BLOCK, &chld, NULL);
 		pid_t pid = fork();
@@ -783,7 +1006,7 @@ static int worker(uint64_t seed, uint64_t first, uint64_t n, int w, int workers)
 			worker_index = w;
 			setpgid(0, 0);
 			sigprocmask(SIG_UNBLOCK, &chld, NULL);
-			run_program(seed, p);
+			run_program(&pr);
 		}
 		setpgid(pid, pid);
 		struct timespec start, now, tick = {0, 100 * 1000000};
@@ -794,14 +1017,9 @@ static int worker(uint64_t seed, uint64_t first, uint64_t n, int w, int workers)
 			clock_gettime(CLOCK_MONOTONIC, &now);
 			long ms = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
 			if (!killed && ms > 3000) {
-				struct program pr;
-				generate(&pr, seed, p);
 				printf("fuzz: seed %llu program %llu still running after 3 s: killed; in calls",
 				       (unsigned long long)seed, (unsigned long long)p);
-				for (int t = 0; t < THREADS; t++)
-					if (stats->current[w][t] >= 0)
-						printf(" t%d:%d", t, stats->current[w][t]);
-				printf("\n");
+				print_calls(w);
 				print_program(&pr, seed, p);
 				kill(-pid, SIGKILL);
 				__atomic_fetch_add(&stats->slow, 1, __ATOMIC_RELAXED);
@@ -820,37 +1038,86 @@ static int worker(uint64_t seed, uint64_t first, uint64_t n, int w, int workers)
 			__atomic_fetch_add(&stats->signaled, 1, __ATOMIC_RELAXED);
 		if (!killed && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
 			/* the kernel's answer to a handler bug, or the OOM killer */
-			struct program pr;
-			generate(&pr, seed, p);
 			printf("fuzz: seed %llu program %llu was killed by SIGKILL in calls", (unsigned long long)seed,
 			       (unsigned long long)p);
-			for (int t = 0; t < THREADS; t++)
-				if (stats->current[w][t] >= 0)
-					printf(" t%d:%d", t, stats->current[w][t]);
-			printf("\n");
+			print_calls(w);
 			print_program(&pr, seed, p);
 		}
+		if (corpus)
+			learn(&pr, p);
 		__atomic_fetch_add(&stats->programs, 1, __ATOMIC_RELAXED);
 	}
 	return failed;
 }
 
+/* print_file writes a file on the console in base64, between "fuzz:
+ * gocover NAME SIZE" and "fuzz: gocover end", for the test to decode. */
+static void print_file(const char *name, const char *path) {
+	static char data[16 << 20];
+	static const char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	long size = 0, r;
+	int f = open(path, O_RDONLY);
+	while (f >= 0 && size < (long)sizeof data && (r = read(f, data + size, sizeof data - size)) > 0)
+		size += r;
+	close(f);
+	printf("fuzz: gocover %s %ld\n", name, size);
+	char line[77];
+	int k = 0;
+	for (long i = 0; i < size; i += 3) {
+		uint32_t v = (uint8_t)data[i] << 16 | (i + 1 < size ? (uint8_t)data[i + 1] << 8 : 0) |
+			     (i + 2 < size ? (uint8_t)data[i + 2] : 0);
+		line[k++] = digits[v >> 18 & 63];
+		line[k++] = digits[v >> 12 & 63];
+		line[k++] = i + 1 < size ? digits[v >> 6 & 63] : '=';
+		line[k++] = i + 2 < size ? digits[v & 63] : '=';
+		if (k == 76 || i + 3 >= size) {
+			line[k] = 0;
+			puts(line);
+			k = 0;
+		}
+	}
+	printf("fuzz: gocover end\n");
+}
+
+/* parse_lineage reads the words P=A or P=A+B of argv. */
+static void parse_lineage(int argc, char **argv) {
+	lineage = calloc(argc, sizeof *lineage);
+	for (int i = 0; i < argc; i++) {
+		char *end;
+		struct parents l = {.p = strtoull(argv[i], &end, 10)};
+		if (*end != '=')
+			continue;
+		l.a = strtoull(end + 1, &end, 10);
+		l.b = *end == '+' ? strtoull(end + 1, NULL, 10) : l.p;
+		lineage[nlineage++] = l;
+	}
+}
+
 int main(int argc, char **argv) {
-	if (argc == 4 && strcmp(argv[1], "print") == 0) {
+	if (argc >= 4 && strcmp(argv[1], "print") == 0) {
 		struct program pr;
 		uint64_t seed = strtoull(argv[2], NULL, 0), p = strtoull(argv[3], NULL, 0);
-		generate(&pr, seed, p);
+		parse_lineage(argc - 4, argv + 4);
+		build(&pr, seed, p, lineage, nlineage);
 		print_program(&pr, seed, p);
 		return 0;
 	}
 	if (argc < 4) {
-		fprintf(stderr, "usage: fuzz SEED PROGRAMS WORKERS [FIRST [trace]] | fuzz print SEED PROGRAM\n");
+		fprintf(stderr, "usage: fuzz SEED PROGRAMS WORKERS [FIRST [trace] [cover] [guided] [P=A[+B]]...] | "
+				"fuzz print SEED PROGRAM [P=A[+B]]...\n");
 		return 2;
 	}
 	uint64_t seed = strtoull(argv[1], NULL, 0), n = strtoull(argv[2], NULL, 0);
 	int workers = atoi(argv[3]);
 	uint64_t first = argc > 4 ? strtoull(argv[4], NULL, 0) : 0;
-	tracing = argc > 5 && strcmp(argv[5], "trace") == 0;
+	int cover = 0;
+	for (int i = 5; i < argc; i++) {
+		tracing |= strcmp(argv[i], "trace") == 0;
+		cover |= strcmp(argv[i], "cover") == 0;
+		if (strcmp(argv[i], "guided") == 0)
+			corpus = mmap(NULL, sizeof *corpus, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	}
+	parse_lineage(argc > 5 ? argc - 5 : 0, argv + 5);
 	if (workers < 1)
 		workers = 1;
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -889,5 +1156,13 @@ int main(int argc, char **argv) {
 	       (double)(end.tv_sec - start.tv_sec) + (end.tv_nsec - start.tv_nsec) / 1e9,
 	       (unsigned long long)stats->signaled, (unsigned long long)stats->slow,
 	       (unsigned long long)stats->unkillable);
+	if (cover)
+		printf("fuzz: seed %llu: %llu coverage counters hit, %llu programs raised it and were kept\n",
+		       (unsigned long long)seed, (unsigned long long)counters_hit(),
+		       (unsigned long long)(corpus ? corpus->kept : 0));
+	if (cover) {
+		print_file("meta", "/proc/gocover/meta");
+		print_file("counters", "/proc/gocover/counters");
+	}
 	return failed;
 }
