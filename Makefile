@@ -279,7 +279,7 @@ vet:
 RACE_PKGS := ./abi/... ./fs/... ./kernel/... ./mm/... ./net/... ./syscall/... \
 	./profiling/... ./internal/... ./qemu/... ./tools/...
 
-test: deps-test vet kernel
+test: deps-test vet kernel kernel-cover
 	$(GO) test -timeout 80m ./...
 	$(GO) test -race -timeout 30m $(RACE_PKGS)
 	@if [ -f $(LTP_TARBALL) ]; then $(MAKE) ltp-gate; else echo "make test: the LTP gate did NOT run: no LTP tarball at $(LTP_TARBALL)"; fi

@@ -23,6 +23,7 @@ import (
 func TestSyscallFuzz(t *testing.T) {
 	t.Run("calls", testFuzzCalls)
 	t.Run("programs", testFuzzPrograms)
+	t.Run("cover", testFuzzCover)
 }
 
 // fuzzSeeds is JIEGE_FUZZ_SEEDS (first-last, or one seed) or first-last.
@@ -117,16 +118,44 @@ func testFuzzPrograms(t *testing.T) {
 		f.run(t, ownFirmware)
 		return
 	}
-	cover := []string{"-bios", filepath.Join(repoRoot, "build/tramp-cover.bin"), "-kernel", filepath.Join(repoRoot, "build/kernel-cover.elf")}
-	if _, err := os.Stat(cover[3]); err != nil {
+	if _, err := os.Stat(coverFirmware[3]); err != nil {
 		t.Fatalf("%v: make kernel-cover builds it", err)
 	}
 	words := f.words
 	f.words = words + " cover guided"
-	guided := f.run(t, cover)
+	guided := f.run(t, coverFirmware)
 	f.words = words + " cover"
-	unguided := f.run(t, cover)
+	unguided := f.run(t, coverFirmware)
 	reportCoverage(t, guided, unguided)
+}
+
+// coverFirmware boots the kernel built with coverage counters.
+var coverFirmware = []string{"-bios", filepath.Join(repoRoot, "build/tramp-cover.bin"), "-kernel", filepath.Join(repoRoot, "build/kernel-cover.elf")}
+
+// testFuzzCover is make test's short pass of the guided fuzzer on the
+// coverage kernel: 200 programs of one seed must keep some in the corpus,
+// and their coverage files must reach each area of the kernel.
+func testFuzzCover(t *testing.T) {
+	if _, err := os.Stat(coverFirmware[3]); err != nil {
+		t.Skipf("%v: make kernel-cover builds it (make test does)", err)
+	}
+	bin := crossCompile(t, "fuzz/programs.c")
+	f := programsFuzz{first: 1, last: 1, programs: 200, workers: 4, words: " cover guided"}
+	f.binPath = filepath.Join(t.TempDir(), "fuzz")
+	if err := os.WriteFile(f.binPath, bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f.cpio = initramfs(t, bin, nil)
+	dir := f.run(t, coverFirmware)
+	if t.Failed() {
+		return
+	}
+	per := readCoverage(t, dir)
+	for _, a := range coverageAreas {
+		if r := per[a+"/..."]; r.covered == 0 || r.total == 0 {
+			t.Errorf("%s: %d of %d statements reached", a, r.covered, r.total)
+		}
+	}
 }
 
 // programsFuzz is a pass of testdata/fuzz/programs.c over seeds first
@@ -142,7 +171,7 @@ type programsFuzz struct {
 func (f programsFuzz) run(t *testing.T, boot []string) string {
 	summary := regexp.MustCompile(`fuzz: seed \d+: (\d+) programs, (\d+) calls, (\d+) system calls.*`)
 	slow := regexp.MustCompile(`(?m)^fuzz: seed \d+ program \d+ still running.*`)
-	hit := regexp.MustCompile(`(?m)^fuzz: seed \d+: \d+ coverage counters hit.*`)
+	hit := regexp.MustCompile(`(?m)^fuzz: seed \d+: (\d+) coverage counters hit, (\d+) programs raised it.*`)
 	covDir := t.TempDir()
 	var progs, calls, syscalls int
 	start := time.Now()
@@ -174,7 +203,15 @@ func (f programsFuzz) run(t *testing.T, boot []string) string {
 			s, _ := strconv.Atoi(m[3])
 			progs, calls, syscalls = progs+p, calls+c, syscalls+s
 			if strings.Contains(f.words, "cover") {
-				t.Log(hit.FindString(r.console))
+				h := hit.FindStringSubmatch(r.console)
+				switch {
+				case h == nil || h[1] == "0":
+					t.Errorf("seed %d: no coverage counters hit", seed)
+				case strings.Contains(f.words, "guided") && h[2] == "0":
+					t.Errorf("seed %d: guided, but no program raised the counters hit: %s", seed, h[0])
+				default:
+					t.Log(h[0])
+				}
 				if err := saveCoverage(covDir, seed, r.console); err != nil {
 					t.Errorf("seed %d: %v", seed, err)
 				}
@@ -223,44 +260,49 @@ var base64Line = regexp.MustCompile(`^[A-Za-z0-9+/=]+$`)
 // of, each a directory with its subpackages.
 var coverageAreas = []string{"syscall", "fs", "net", "mm", "kernel"}
 
-// reportCoverage logs the statements the guided and the unguided pass
-// reached, per area and per package, from go tool covdata's text format
-// (one line per block: file:start,end statements count; the counts of
-// every seed's file merged).
-func reportCoverage(t *testing.T, guided, unguided string) {
-	type reach struct{ covered, total int }
-	read := func(dir string) map[string]reach {
-		out := filepath.Join(t.TempDir(), "cover.txt")
-		if b, err := exec.Command("go", "tool", "covdata", "textfmt", "-i", dir, "-o", out).CombinedOutput(); err != nil {
-			t.Fatalf("go tool covdata textfmt -i %s: %v\n%s", dir, err, b)
-		}
-		text, err := os.ReadFile(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		per := map[string]reach{}
-		for _, l := range strings.Split(string(text), "\n")[1:] {
-			fields := strings.Fields(l)
-			if len(fields) != 3 {
-				continue
-			}
-			file, _, _ := strings.Cut(fields[0], ":")
-			pkg := strings.TrimPrefix(filepath.Dir(file), "github.com/jiege-go/jiege/")
-			stmts, _ := strconv.Atoi(fields[1])
-			count, _ := strconv.Atoi(fields[2])
-			area, _, _ := strings.Cut(pkg, "/")
-			for _, name := range []string{pkg, area + "/..."} {
-				r := per[name]
-				r.total += stmts
-				if count > 0 {
-					r.covered += stmts
-				}
-				per[name] = r
-			}
-		}
-		return per
+// reach is how many statements a pass reached of how many.
+type reach struct{ covered, total int }
+
+// readCoverage is the statements a directory of coverage files reached,
+// per package and per area (name/...), from go tool covdata's text
+// format (one line per block: file:start,end statements count; the
+// counts of every seed's file merged).
+func readCoverage(t *testing.T, dir string) map[string]reach {
+	out := filepath.Join(t.TempDir(), "cover.txt")
+	if b, err := exec.Command("go", "tool", "covdata", "textfmt", "-i", dir, "-o", out).CombinedOutput(); err != nil {
+		t.Fatalf("go tool covdata textfmt -i %s: %v\n%s", dir, err, b)
 	}
-	g, u := read(guided), read(unguided)
+	text, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := map[string]reach{}
+	for _, l := range strings.Split(string(text), "\n")[1:] {
+		fields := strings.Fields(l)
+		if len(fields) != 3 {
+			continue
+		}
+		file, _, _ := strings.Cut(fields[0], ":")
+		pkg := strings.TrimPrefix(filepath.Dir(file), "github.com/jiege-go/jiege/")
+		stmts, _ := strconv.Atoi(fields[1])
+		count, _ := strconv.Atoi(fields[2])
+		area, _, _ := strings.Cut(pkg, "/")
+		for _, name := range []string{pkg, area + "/..."} {
+			r := per[name]
+			r.total += stmts
+			if count > 0 {
+				r.covered += stmts
+			}
+			per[name] = r
+		}
+	}
+	return per
+}
+
+// reportCoverage logs the statements the guided and the unguided pass
+// reached, per area and per package.
+func reportCoverage(t *testing.T, guided, unguided string) {
+	g, u := readCoverage(t, guided), readCoverage(t, unguided)
 	var names []string
 	for _, a := range coverageAreas {
 		names = append(names, a+"/...")
