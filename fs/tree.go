@@ -273,15 +273,22 @@ func CleanPath(p string) string {
 	if !strings.HasPrefix(p, "/") {
 		return path.Clean("/" + p)
 	}
-	start := 1
-	for i := 1; i <= len(p); i++ {
-		if i < len(p) && p[i] != '/' {
+	// Clean unless a slash ends p (past the lone "/") or starts an empty
+	// name, "." or "..": one pass with no call, as paths are short.
+	n := len(p)
+	if n > 1 && p[n-1] == '/' {
+		return path.Clean(p)
+	}
+	for i := 0; i < n-1; i++ {
+		if p[i] != '/' {
 			continue
 		}
-		if seg := p[start:i]; (seg == "" && len(p) > 1) || seg == "." || seg == ".." {
+		switch c := p[i+1]; {
+		case c == '/':
+			return path.Clean(p)
+		case c == '.' && (i+2 == n || p[i+2] == '/' || p[i+2] == '.' && (i+3 == n || p[i+3] == '/')):
 			return path.Clean(p)
 		}
-		start = i + 1
 	}
 	return p
 }

@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"errors"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -440,15 +441,22 @@ func (p *Process) CopyOut(addr uintptr, b []byte) error { return p.copyUser(addr
 // frame when none is free is made room for as a fault's is: a read(2)
 // into untouched memory is not EFAULT because another process filled RAM.
 func (p *Process) copyUser(addr uintptr, b []byte, write bool) error {
-	_, err := p.AllocateUser(func() error {
-		p.Lock()
-		defer p.Unlock()
-		if write {
-			return p.AS.CopyOut(addr, b)
-		}
-		return p.AS.CopyIn(addr, b)
-	})
+	// Tried once outside AllocateUser: the call through its function
+	// value is only for the rare copy that found no frame.
+	err := p.copyUserOnce(addr, b, write)
+	if errors.Is(err, mm.ErrNoMemory) {
+		_, err = p.AllocateUser(func() error { return p.copyUserOnce(addr, b, write) })
+	}
 	return err
+}
+
+func (p *Process) copyUserOnce(addr uintptr, b []byte, write bool) error {
+	p.Lock()
+	defer p.Unlock()
+	if write {
+		return p.AS.CopyOut(addr, b)
+	}
+	return p.AS.CopyIn(addr, b)
 }
 
 // putUser32 stores a 32-bit word in the task's memory.

@@ -84,14 +84,20 @@ func startDir(t *kernel.Task, dirfd int32) (string, error) {
 func selfResolved(t *kernel.Task, p string) string {
 	// /dev/fd is a link to /proc/self/fd on every Debian system, and
 	// /proc/self (of every procfs mount) is the caller's /proc/PID.
-	for _, l := range selfLinks {
-		if rest, ok := strings.CutPrefix(p, l.from); ok && (rest == "" || rest[0] == '/') {
-			p = l.to + rest
-			break
+	if strings.HasPrefix(p, "/dev/") { // where every one of selfLinks is
+		for _, l := range selfLinks {
+			if rest, ok := strings.CutPrefix(p, l.from); ok && (rest == "" || rest[0] == '/') {
+				p = l.to + rest
+				break
+			}
 		}
 	}
 	for _, proc := range t.Proc.Root.ProcTargets(t.Proc.MountNS()) {
-		if rest, ok := strings.CutPrefix(p, proc+"/self"); ok && (rest == "" || rest[0] == '/') {
+		// proc and "/self" matched in turn: no string is made to match.
+		if !strings.HasPrefix(p, proc) {
+			continue
+		}
+		if rest, ok := strings.CutPrefix(p[len(proc):], "/self"); ok && (rest == "" || rest[0] == '/') {
 			p = proc + "/" + strconv.Itoa(t.Proc.PID) + rest
 			break
 		}
@@ -351,7 +357,8 @@ func openPath(t *kernel.Task, name, p string, flags, mode uint64, c *fs.Cred) (u
 		}
 	}
 	magicOK := c.Resolve.FollowsMagicLinks() // else the walk refuses the link
-	if pe, d, ok := pipeOfFD(t.Kernel(), visible(t, p)); ok && magicOK {
+	seen := visible(t, p)
+	if pe, d, ok := pipeOfFD(t.Kernel(), seen); ok && magicOK {
 		defer d.DecRef()
 		if dirOnly {
 			return 0, unix.ENOTDIR
@@ -360,7 +367,15 @@ func openPath(t *kernel.Task, name, p string, flags, mode uint64, c *fs.Cred) (u
 		fd, err := t.Proc.Files.Open(f, uint32(flags&^unix.O_CREAT), flags&unix.O_CLOEXEC != 0)
 		return uint64(fd), err // a failed Open closed f
 	}
-	want := map[uint64]int{unix.O_RDONLY: fs.MayRead, unix.O_WRONLY: fs.MayWrite, unix.O_RDWR: fs.MayRead | fs.MayWrite}[acc]
+	var want int
+	switch acc {
+	case unix.O_RDONLY:
+		want = fs.MayRead
+	case unix.O_WRONLY:
+		want = fs.MayWrite
+	case unix.O_RDWR:
+		want = fs.MayRead | fs.MayWrite
+	}
 	if flags&unix.O_TRUNC != 0 {
 		want |= fs.MayWrite
 	}
@@ -370,7 +385,7 @@ func openPath(t *kernel.Task, name, p string, flags, mode uint64, c *fs.Cred) (u
 	var n *fs.Node
 	var created, reopened bool
 	var err error
-	if un, at, ok := unlinkedOfFD(t.Kernel(), visible(t, p)); ok && flags&unix.O_NOFOLLOW == 0 && magicOK {
+	if un, at, ok := unlinkedOfFD(t.Kernel(), seen); ok && flags&unix.O_NOFOLLOW == 0 && magicOK {
 		// A file without a name (a memfd, an unlinked file) opened anew
 		// through /proc/PID/fd/N, which names no path in the tree.
 		n, p, reopened, err = un, at, true, fs.Access(un, c, want)
