@@ -73,6 +73,7 @@ func NewLoopback() (*Stack, error) {
 	s := stack.New(stack.Options{
 		NetworkProtocols:   []stack.NetworkProtocolFactory{ipv4.NewProtocol, ipv6.NewProtocol, arp.NewProtocol},
 		TransportProtocols: []stack.TransportProtocolFactory{tcp.NewProtocol, udp.NewProtocol},
+		Clock:              stackClock{},
 	})
 	// TCP buffers as Linux sizes them (tcp_wmem, tcp_rmem: min, default,
 	// max), growing with the connection: netstack's 1 MiB defaults let
