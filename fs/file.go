@@ -532,6 +532,18 @@ func (f *NodeFile) permission(mask uint32, who Actor) error {
 
 func (f *NodeFile) Stat() Stat { return StatNode(f.node) }
 
+// Size is Stat's Size without the rest of Stat (sendfile's every call
+// asks it).
+func (f *NodeFile) Size() int64 {
+	n := f.node
+	if !n.Mode.IsRegular() {
+		return StatNode(n).Size
+	}
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	return n.sizeLocked()
+}
+
 // Close drops the locks the description held (flock, OFD locks), and the
 // file's pages' charge when it was the last thing holding an unlinked file.
 func (f *NodeFile) Close() error {

@@ -304,3 +304,33 @@ func TestTreeSizeLimit(t *testing.T) {
 		t.Fatalf("unlinked and closed, yet %d bytes stay charged", used-before)
 	}
 }
+
+// TestNodeFileSize: Size is Stat's Size for a file written, one with a
+// hole past its data, one with data of its own, and a directory.
+func TestNodeFileSize(t *testing.T) {
+	tree := NewTree(NewDir(0o755))
+	n, _, err := tree.Open(nil, "/f", OpenFlags{Create: true, Perm: 0o644})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := tree.OpenNode(n, "/f")
+	for _, step := range []func() error{
+		func() error { return nil },
+		func() error { _, err := f.WriteAt([]byte("hello"), 3); return err },
+		func() error { return f.Truncate(3 * pageSize) },
+	} {
+		if err := step(); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := f.Size(), f.Stat().Size; got != want {
+			t.Errorf("Size %d, Stat's %d", got, want)
+		}
+	}
+	data := tree.OpenNode(&Node{Mode: 0o644, Data: []byte("initramfs")}, "/d")
+	dir := tree.OpenNode(tree.Root, "/")
+	for _, g := range []*NodeFile{data, dir} {
+		if got, want := g.Size(), g.Stat().Size; got != want {
+			t.Errorf("%s: Size %d, Stat's %d", g.Path(), got, want)
+		}
+	}
+}

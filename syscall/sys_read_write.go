@@ -370,7 +370,7 @@ func sysSendfile(t *kernel.Task, a Args) (uint64, error) {
 	if w, ok := out.File.(readerWriter); ok {
 		// The socket reads the file itself, so the count must not pass
 		// the file's end.
-		size := in.Stat().Size
+		size := in.Size()
 		count = min(count, uint64(max(size-off, 0)))
 		span := fileSpans.Get().(*fileSpan)
 		defer fileSpans.Put(span)
