@@ -14,6 +14,21 @@ func limitCharge(t *testing.T, n int64) {
 	t.Cleanup(func() { mm.Charged.SetLimit(0) })
 }
 
+// limitBufferCharge leaves n bytes of the budget to buffers
+// (mm.Budget.ChargeBuffer), the object reserve above them.
+func limitBufferCharge(t *testing.T, n int64) {
+	want := mm.Charged.Total() + n
+	limit := want * mm.ObjectReserve / (mm.ObjectReserve - 1)
+	for limit-limit/mm.ObjectReserve > want {
+		limit--
+	}
+	for limit-limit/mm.ObjectReserve < want {
+		limit++
+	}
+	mm.Charged.SetLimit(limit)
+	t.Cleanup(func() { mm.Charged.SetLimit(0) })
+}
+
 func TestPipePagesChargedUntilLastEndCloses(t *testing.T) {
 	base := mm.Charged.Total()
 	r, w := NewPipeLimits().NewPipe(0, true)
@@ -37,7 +52,7 @@ func TestPipeWriteFailsWithENOMEMWhenBudgetSpent(t *testing.T) {
 	r, w := NewPipeLimits().NewPipe(0, true)
 	defer r.Close()
 	defer w.Close()
-	limitCharge(t, pipePage)
+	limitBufferCharge(t, pipePage)
 	if n, err := w.writeBytes(make([]byte, 2*pipePage)); n != pipePage || err != nil {
 		t.Fatalf("write of 2 pages with room for 1: %d %v, want %d nil", n, err, pipePage)
 	}

@@ -301,7 +301,7 @@ func (e *PipeEnd) writeBytes(b []byte) (int, error) {
 	}
 	spent := false
 	for n < len(b) && !p.full() {
-		if mm.Charged.Charge(pipePage) != nil {
+		if mm.Charged.ChargeBuffer(pipePage) != nil {
 			spent = true
 			break
 		}

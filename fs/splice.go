@@ -89,7 +89,7 @@ func (p *pipe) spliceIn(n int64, read func([]byte) (int, error)) (int64, []func(
 	moved := int64(0)
 	var err error
 	for moved < n && !p.full() {
-		if mm.Charged.Charge(pipePage) != nil {
+		if mm.Charged.ChargeBuffer(pipePage) != nil {
 			err = unix.ENOMEM
 			break
 		}
@@ -151,7 +151,7 @@ func splicePipes(src, dst *pipe, n int64, tee bool) (int64, []func(), error) {
 	moved := int64(0)
 	var err error
 	for i := 0; moved < n && i < src.used && !dst.full(); {
-		if mm.Charged.Charge(pipePage) != nil {
+		if mm.Charged.ChargeBuffer(pipePage) != nil {
 			err = unix.ENOMEM
 			break
 		}

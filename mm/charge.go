@@ -34,8 +34,26 @@ func (b *Budget) Limit() int64 { return b.limit.Load() }
 // Charge takes n bytes from the budget, or takes nothing and returns
 // ErrOverBudget when that would pass the limit.
 func (b *Budget) Charge(n int) error {
+	return b.chargeUpTo(n, b.limit.Load())
+}
+
+// ObjectReserve is the part of the budget queued data (socket and pipe
+// buffers, messages) may not take, a quarter: it is kept for the objects
+// programs make and watch with (epoll items, timers, namespaces), so
+// that one program filling buffers does not make another's epoll_ctl
+// fail, as on Linux, where buffers and those objects are bounded apart.
+const ObjectReserve = 4
+
+// ChargeBuffer is Charge for queued data: it refuses past the limit less
+// its ObjectReserve.
+func (b *Budget) ChargeBuffer(n int) error {
+	limit := b.limit.Load()
+	return b.chargeUpTo(n, limit-limit/ObjectReserve)
+}
+
+func (b *Budget) chargeUpTo(n int, limit int64) error {
 	total := b.charged.Add(int64(n))
-	if limit := b.limit.Load(); limit > 0 && total > limit {
+	if limit > 0 && total > limit {
 		b.charged.Add(-int64(n))
 		return ErrOverBudget
 	}

@@ -745,7 +745,7 @@ func (s *UnixSocket) SendMsg(b []byte, _ *Addr, ctl Control, ns Namespace) (int,
 		n = len(b)
 	}
 	charge := n + unixSegmentOverhead
-	if mm.Charged.Charge(charge) != nil {
+	if mm.Charged.ChargeBuffer(charge) != nil {
 		p.mu.Unlock()
 		s.stack.CollectUnixCycles() // what cycles hold, for the next send
 		return 0, unix.ENOBUFS

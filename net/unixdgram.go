@@ -315,7 +315,7 @@ func (s *UnixDgramSocket) SendMsg(b []byte, to *Addr, ctl Control, ns Namespace)
 		s.mu.Unlock()
 		return 0, unix.EAGAIN
 	}
-	if mm.Charged.Charge(charge) != nil {
+	if mm.Charged.ChargeBuffer(charge) != nil {
 		o.mu.Unlock()
 		s.stack.CollectUnixCycles() // what cycles hold, for the next send
 		return 0, unix.ENOBUFS

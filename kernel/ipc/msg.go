@@ -79,7 +79,7 @@ func (ns *Namespace) MsgCheckSize(size int64) error {
 // message keeps the charge until it is received or its queue removed;
 // one not queued gives it back (UnchargeMessage).
 func ChargeMessage(size int) error {
-	if mm.Charged.Charge(msgHeader+size) != nil {
+	if mm.Charged.ChargeBuffer(msgHeader+size) != nil {
 		return unix.ENOMEM
 	}
 	return nil
