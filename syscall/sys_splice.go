@@ -301,7 +301,10 @@ func sysCopyFileRange(t *kernel.Task, a Args) (uint64, error) {
 			return 0, unix.EINVAL
 		}
 	}
-	count := int64(min(a[4], maxIO))
+	// As Linux, at most what the source holds when the call begins: a copy
+	// to further on in the same file would otherwise read back what it
+	// wrote and go on, filling memory, until the process ended.
+	count := max(0, min(int64(min(a[4], maxIO)), in.Stat().Size-inOff))
 	if in.Node() == out.Node() && inOff < outOff+count && outOff < inOff+count {
 		return 0, unix.EINVAL // overlapping ranges of one file
 	}
