@@ -1511,7 +1511,7 @@ static void run_call(const struct call *c) {
 		int n = sizeof files / sizeof *files, f;
 		if (v[0] % 8 == 0) { /* a program may rename itself: no other writes */
 			f = SYS(open("/proc/self/comm", O_WRONLY));
-			SYS(write(f, "fuzz-x", pick_size(v[1]) % 20));
+			SYS(write(f, buf, pick_size(v[1]) % 20));
 		} else if (v[0] % 8 == 1) {
 			f = SYS(open(files[v[1] % n], O_PATH));
 			SYS(readlinkat(AT_FDCWD, files[v[1] % n], buf, pick_size(v[2])));
