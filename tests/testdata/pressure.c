@@ -1,6 +1,7 @@
 /* pressure: /init for tests/soak_test.go TestNginxUnderPressure. It starts
- * Debian's nginx with the rootfs's configuration, then runs, round after
- * round, two hostile programs beside it while the host sends requests:
+ * Debian's nginx with the rootfs's configuration and, once the host's
+ * requests reach it, runs round after round two hostile programs beside it
+ * while the host goes on sending requests:
  *  - a memory hog that touches memory until the kernel's OOM killer ends it;
  *  - a fork bomb, as uid 1000 with RLIMIT_NPROC 64, where every process
  *    forks as fast as it can for a few seconds, then is killed with its
@@ -17,11 +18,13 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #define NGINX "/usr/sbin/nginx"
+#define ACCESS_LOG "/var/log/nginx/access.log"
 #define BOMB_UID 1000
 #define BOMB_NPROC 64
 #define BOMB_SECONDS 4
@@ -142,8 +145,19 @@ int main(int argc, char **argv) {
 		fail("exec of nginx");
 	}
 	say("pressure: nginx %d started", nginx);
-	sleep(3);
+	/* The rounds begin once the host's requests reach nginx (its access
+	 * log holds a few dozen), so that every round runs under load. */
+	struct stat log;
+	for (int i = 0; stat(ACCESS_LOG, &log) != 0 || log.st_size < 4096; i++) {
+		if (i == 1200) {
+			say("pressure: FAIL: no requests reached nginx in 120 s");
+			exit(1);
+		}
+		reap();
+		usleep(100000);
+	}
 	for (int r = 1; r <= rounds; r++) {
+		say("pressure: round %d begins", r);
 		long sig = hog();
 		bomb(counts);
 		say("pressure: round %d: hog ended by signal %ld; bomb: %ld forks, %ld refused with EAGAIN, %ld other errors", r,

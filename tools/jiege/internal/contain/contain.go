@@ -177,7 +177,13 @@ func (g *Group) Kill() error {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	// A killed process leaves cgroup.procs before it has finished
+	// exiting, and the cgroup is busy (EBUSY) until it has.
 	err := os.Remove(g.dir)
+	for errors.Is(err, syscall.EBUSY) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+		err = os.Remove(g.dir)
+	}
 	g.dir = ""
 	return err
 }
