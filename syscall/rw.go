@@ -192,31 +192,30 @@ func (u *userIO) Len() int64 { return max(u.left, 0) }
 
 // CopyOut copies src to the next bytes, page by page.
 func (u *userIO) CopyOut(src []byte) (int, error) {
-	return u.copy(src, (*mm.AddressSpace).CopyOut)
+	return u.copy(src, (*mm.AddressSpace).CopyOut, true)
 }
 
 // CopyIn fills dst from the next bytes, page by page.
 func (u *userIO) CopyIn(dst []byte) (int, error) {
-	return u.copy(dst, (*mm.AddressSpace).CopyIn)
+	return u.copy(dst, (*mm.AddressSpace).CopyIn, false)
 }
 
-func (u *userIO) copy(b []byte, page func(*mm.AddressSpace, uintptr, []byte) error) (int, error) {
+func (u *userIO) copy(b []byte, page func(*mm.AddressSpace, uintptr, []byte) error, write bool) (int, error) {
 	b = b[:min(int64(len(b)), u.Len())]
 	done := 0
 	for done < len(b) && u.i < len(u.vs) {
 		n, err := u.copyLocked(b[done:], page)
 		done += n
 		if errors.Is(err, mm.ErrNoMemory) {
-			// The next page found no frame: copy it alone, making room
-			// as a fault does, without the lock while a victim dies.
+			// The next page found no frame: copy it alone, as the
+			// process's copies do, making room as a fault does.
 			addr := u.vs[u.i].base + u.off
 			k := u.pageChunk(addr, len(b)-done)
-			p := u.proc
-			_, err = p.AllocateUser(func() error {
-				p.Lock()
-				defer p.Unlock()
-				return page(p.AS, uintptr(addr), b[done:done+k])
-			})
+			if write {
+				err = u.proc.CopyOut(uintptr(addr), b[done:done+k])
+			} else {
+				err = u.proc.CopyIn(uintptr(addr), b[done:done+k])
+			}
 			if err == nil {
 				done += k
 				u.consume(k)
