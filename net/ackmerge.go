@@ -16,6 +16,18 @@ import "encoding/binary"
 // merged; anything else (data, SYN, FIN, RST, SACK blocks) goes up in
 // order, after the ACK held. This is a NIC's receive offload (as
 // FreeBSD's LRO compresses ACKs), done in the driver's batch.
+//
+// A pure ACK held is also left out when the next frame is data or a FIN
+// of the same connection at the same sequence number that acknowledges
+// at least as much: that segment carries the acknowledgement, the window
+// and the timestamps again, newer. A fresh connection's client sends two
+// such pairs back to back (the ACK ending the handshake then its request;
+// the ACK of the answer then its FIN), and each ACK took netstack's whole
+// input path (and the second, its FIN-WAIT-2 timer): netstack completes
+// the handshake on the request's ACK and goes from FIN-WAIT-1 to
+// TIME-WAIT on the FIN's, as TCP specifies, and answers what it answered
+// to the two. What the ACK left out cannot be counted as is a duplicate
+// ACK for fast retransmit; the segment after it could not either.
 
 // ackFrameMax is the largest frame held: Ethernet, IPv4 and TCP headers
 // without IP options and with at most 40 bytes of TCP options.
@@ -63,8 +75,31 @@ func pureACK(frame []byte) (uint32, bool) {
 	return binary.BigEndian.Uint32(tcp[8:]), true
 }
 
-// sameConnection reports whether two pure ACKs belong to one connection:
-// the same addresses and ports.
+// carriesACK reports whether frame, which is not a pure ACK, is a segment
+// of held's connection with data or a FIN at held's sequence number
+// acknowledging at least as much as held, the pure ACK held: so that
+// held tells netstack nothing that frame does not.
+func carriesACK(frame, held []byte) bool {
+	const eth, ipLen = 14, 20
+	if len(frame) < eth+ipLen+20 || binary.BigEndian.Uint16(frame[12:]) != 0x0800 {
+		return false
+	}
+	ip := frame[eth:]
+	if ip[0] != 0x45 || ip[9] != 6 || binary.BigEndian.Uint16(ip[6:])&0x3fff != 0 || !sameConnection(held, frame) {
+		return false
+	}
+	tcp, heldTCP := ip[ipLen:], held[eth+ipLen:]
+	const ack, synRstUrg = 0x10, 0x02 | 0x04 | 0x20
+	if tcp[13]&ack == 0 || tcp[13]&synRstUrg != 0 {
+		return false
+	}
+	seq, heldSeq := binary.BigEndian.Uint32(tcp[4:]), binary.BigEndian.Uint32(heldTCP[4:])
+	acked, heldAcked := binary.BigEndian.Uint32(tcp[8:]), binary.BigEndian.Uint32(heldTCP[8:])
+	return seq == heldSeq && int32(acked-heldAcked) >= 0
+}
+
+// sameConnection reports whether two IPv4 TCP frames without IP options
+// belong to one connection: the same addresses and ports.
 func sameConnection(a, b []byte) bool {
 	const addrs = 14 + 12 // IPv4 source and destination, then the ports
 	return string(a[addrs:addrs+12]) == string(b[addrs:addrs+12])
@@ -76,6 +111,9 @@ func sameConnection(a, b []byte) bool {
 func (m *ackMerger) add(frame []byte, deliver func([]byte)) {
 	ack, ok := pureACK(frame)
 	if !ok {
+		if m.n > 0 && carriesACK(frame, m.held[:m.n]) {
+			m.n = 0
+		}
 		m.flush(deliver)
 		deliver(frame)
 		return

@@ -29,6 +29,12 @@ func tcpFrame(srcPort uint16, ack uint32, flags header.TCPFlags, opts, payload [
 	return f
 }
 
+// atSeq sets frame's sequence number (tcpFrame's is 1).
+func atSeq(frame []byte, seq uint32) []byte {
+	header.TCP(frame[header.EthernetMinimumSize+header.IPv4MinimumSize:]).SetSequenceNumber(seq)
+	return frame
+}
+
 // describe names a frame by its source port, flags, ack and length.
 func describe(f []byte) string {
 	tcp := header.TCP(f[header.EthernetMinimumSize+header.IPv4MinimumSize:])
@@ -50,10 +56,19 @@ func TestACKMerging(t *testing.T) {
 		{"an older ACK is not merged", [][]byte{tcpFrame(1, 200, ack, nil, nil), tcpFrame(1, 100, ack, nil, nil)}, []int{0, 1}},
 		{"across the sequence wrap", [][]byte{tcpFrame(1, 0xffffff00, ack, nil, nil), tcpFrame(1, 0x100, ack, nil, nil)}, []int{1}},
 		{"connections apart", [][]byte{tcpFrame(1, 100, ack, nil, nil), tcpFrame(2, 200, ack, nil, nil), tcpFrame(1, 300, ack, nil, nil)}, []int{0, 1, 2}},
-		{"data keeps its place", [][]byte{tcpFrame(1, 100, ack, nil, nil), tcpFrame(1, 200, ack|header.TCPFlagPsh, nil, []byte("x")), tcpFrame(1, 300, ack, nil, nil)}, []int{0, 1, 2}},
+		{"data keeps its place", [][]byte{tcpFrame(1, 100, ack, nil, nil), atSeq(tcpFrame(1, 200, ack|header.TCPFlagPsh, nil, []byte("x")), 2), tcpFrame(1, 300, ack, nil, nil)}, []int{0, 1, 2}},
 		{"SACK is not merged", [][]byte{tcpFrame(1, 100, ack, sack, nil), tcpFrame(1, 100, ack, sack, nil), tcpFrame(1, 200, ack, nil, nil)}, []int{0, 1, 2}},
-		{"FIN is not merged", [][]byte{tcpFrame(1, 100, ack, nil, nil), tcpFrame(1, 200, ack|header.TCPFlagFin, nil, nil), tcpFrame(1, 300, ack, nil, nil)}, []int{0, 1, 2}},
+		{"a FIN elsewhere is not merged", [][]byte{tcpFrame(1, 100, ack, nil, nil), atSeq(tcpFrame(1, 200, ack|header.TCPFlagFin, nil, nil), 2), tcpFrame(1, 300, ack, nil, nil)}, []int{0, 1, 2}},
 		{"RST is not merged", [][]byte{tcpFrame(1, 100, ack, nil, nil), tcpFrame(1, 200, ack|header.TCPFlagRst, nil, nil)}, []int{0, 1}},
+		// The ACK ending a handshake then the request; the ACK of the
+		// answer then the FIN: the second carries the first's ACK.
+		{"data at the ACK's sequence carries it", [][]byte{tcpFrame(1, 100, ack, nil, nil), tcpFrame(1, 100, ack|header.TCPFlagPsh, nil, []byte("GET /"))}, []int{1}},
+		{"a FIN at the ACK's sequence carries it", [][]byte{tcpFrame(1, 100, ack, timestamps, nil), tcpFrame(1, 100, ack|header.TCPFlagFin, timestamps, nil)}, []int{1}},
+		{"data acknowledging less does not", [][]byte{tcpFrame(1, 200, ack, nil, nil), tcpFrame(1, 100, ack|header.TCPFlagPsh, nil, []byte("x"))}, []int{0, 1}},
+		{"data of another connection does not", [][]byte{tcpFrame(1, 100, ack, nil, nil), tcpFrame(2, 100, ack|header.TCPFlagPsh, nil, []byte("x"))}, []int{0, 1}},
+		{"a RST does not", [][]byte{tcpFrame(1, 100, ack, nil, nil), tcpFrame(1, 100, ack|header.TCPFlagRst, nil, nil)}, []int{0, 1}},
+		{"a SYN does not", [][]byte{tcpFrame(1, 100, ack, nil, nil), tcpFrame(1, 100, ack|header.TCPFlagSyn, nil, nil)}, []int{0, 1}},
+		{"a segment without ACK does not", [][]byte{tcpFrame(1, 100, ack, nil, nil), tcpFrame(1, 100, header.TCPFlagFin, nil, nil)}, []int{0, 1}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var m ackMerger
