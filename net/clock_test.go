@@ -25,3 +25,37 @@ func TestMonotonic(t *testing.T) {
 		t.Errorf("readings go back: %v then %v", a, b)
 	}
 }
+
+// TestAfterFunc: a timer's function runs once it fires, not after Stop,
+// again after Reset, and never waits behind functions that block.
+func TestAfterFunc(t *testing.T) {
+	var c stackClock
+	fired := make(chan int, 8)
+	c.AfterFunc(time.Millisecond, func() { fired <- 1 })
+	if got := <-fired; got != 1 {
+		t.Fatalf("fired %d", got)
+	}
+	stopped := c.AfterFunc(time.Hour, func() { fired <- 2 })
+	if !stopped.Stop() {
+		t.Errorf("Stop of a pending timer: false")
+	}
+	reset := c.AfterFunc(time.Hour, func() { fired <- 3 })
+	reset.Reset(time.Millisecond)
+	if got := <-fired; got != 3 {
+		t.Fatalf("after Reset fired %d, want 3", got)
+	}
+	release := make(chan struct{})
+	for range timerRunners + 1 {
+		c.AfterFunc(0, func() { <-release })
+	}
+	c.AfterFunc(time.Millisecond, func() { fired <- 4 })
+	select {
+	case got := <-fired:
+		if got != 4 {
+			t.Errorf("fired %d, want 4", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Errorf("a timer waited behind blocked ones")
+	}
+	close(release)
+}
