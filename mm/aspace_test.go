@@ -345,3 +345,58 @@ func TestSegmentMappings(t *testing.T) {
 	as.Release()
 	seg.Release()
 }
+
+// TestCopiesFollowMapChanges checks that a copy finds each page's VMA as
+// it is now, though find remembers the VMAs of recent pages: after
+// munmap, a mapping made anew in the hole, mprotect, mremap, and with
+// three pages of one set of find's memory in turn.
+func TestCopiesFollowMapChanges(t *testing.T) {
+	as, _ := newTestAS(t, 256)
+	const base = 0x40_0000
+	b := []byte{1}
+	if _, err := as.Map(base, 24*PageSize, PTERead|PTEWrite, true); err != nil {
+		t.Fatal(err)
+	}
+	// Pages 8 apart fall in one set: every one is found, in turn.
+	for range 2 {
+		for _, p := range []uintptr{0, 8, 16} {
+			if err := as.CopyOut(base+p*PageSize, b); err != nil {
+				t.Fatalf("page %d: %v", p, err)
+			}
+		}
+	}
+	if err := as.Unmap(base+8*PageSize, PageSize); err != nil {
+		t.Fatal(err)
+	}
+	if err := as.CopyIn(base+8*PageSize, b); !errors.Is(err, ErrFault) {
+		t.Fatalf("CopyIn of a page unmapped: %v", err)
+	}
+	if _, err := as.Map(base+8*PageSize, PageSize, PTERead, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := as.CopyIn(base+8*PageSize, b); err != nil {
+		t.Fatalf("CopyIn of a page mapped anew: %v", err)
+	}
+	if err := as.CopyOut(base+8*PageSize, b); !errors.Is(err, ErrFault) {
+		t.Fatalf("CopyOut to a read-only page mapped anew: %v", err)
+	}
+	if err := as.Protect(base+16*PageSize, PageSize, PTERead); err != nil {
+		t.Fatal(err)
+	}
+	if err := as.CopyOut(base+16*PageSize, b); !errors.Is(err, ErrFault) {
+		t.Fatalf("CopyOut after mprotect to read-only: %v", err)
+	}
+	if err := as.CopyOut(base+17*PageSize, b); err != nil {
+		t.Fatalf("CopyOut to the writable rest of the split: %v", err)
+	}
+	to := uintptr(0x80_0000)
+	if got, err := as.Remap(base, PageSize, PageSize, RemapMayMove|RemapFixed, to); err != nil || got != to {
+		t.Fatalf("mremap = %#x, %v", got, err)
+	}
+	if err := as.CopyIn(base, b); !errors.Is(err, ErrFault) {
+		t.Fatalf("CopyIn of the page mremap moved away: %v", err)
+	}
+	if err := as.CopyIn(to, b); err != nil || b[0] != 1 {
+		t.Fatalf("CopyIn where mremap moved the page = %d, %v", b[0], err)
+	}
+}

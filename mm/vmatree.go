@@ -8,7 +8,20 @@ type vmaTree struct {
 	root  *vmaNode
 	count int
 	seed  uint64
+	// recent remembers the VMAs of the pages find was last asked about,
+	// tried before the tree: a program's system calls copy to and from
+	// the same few pages (its stack, its buffers) again and again, as
+	// Linux's per-thread vmacache found. A page's set is its number
+	// modulo recentSets, and each set holds two VMAs, the latest found
+	// first, so that two busy pages of one set (nginx's stack and heap
+	// were) do not push each other out. A node cut out of the tree leaves
+	// them all (cut); one changed in place stays true, find reading its
+	// bounds anew.
+	recent [recentSets][2]*vmaNode
 }
+
+// recentSets is how many sets of pages find remembers the VMAs of.
+const recentSets = 8
 
 type vmaNode struct {
 	VMA
@@ -69,6 +82,7 @@ func (t *vmaTree) cut(start, end uintptr) []VMA {
 	lo, rest := split(t.root, start)
 	mid, hi := split(rest, end)
 	t.root = join(lo, hi)
+	t.recent = [recentSets][2]*vmaNode{}
 	var out []VMA
 	walk(mid, func(v *VMA) bool { out = append(out, *v); return true })
 	t.count -= len(out)
@@ -105,10 +119,27 @@ func (t *vmaTree) ceil(va uintptr) *VMA {
 
 // find returns the VMA containing va.
 func (t *vmaTree) find(va uintptr) *VMA {
-	if v := t.floor(va); v != nil && va < v.End {
-		return v
+	set := &t.recent[va/PageSize%recentSets]
+	if n := set[0]; n != nil && n.Start <= va && va < n.End {
+		return &n.VMA
 	}
-	return nil
+	if n := set[1]; n != nil && n.Start <= va && va < n.End {
+		set[0], set[1] = n, set[0]
+		return &n.VMA
+	}
+	var best *vmaNode
+	for n := t.root; n != nil; {
+		if n.Start <= va {
+			best, n = n, n.right
+		} else {
+			n = n.left
+		}
+	}
+	if best == nil || va >= best.End {
+		return nil
+	}
+	set[0], set[1] = best, set[0]
+	return &best.VMA
 }
 
 // each calls fn on every VMA in address order until fn returns false.
