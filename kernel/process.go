@@ -137,6 +137,11 @@ type Task struct {
 	Settings TaskSettings     // prctl.go
 	keyrings keys.ThreadRings // its thread keyring (keys.go)
 	seccomp  taskSeccomp      // seccomp.go
+
+	// CallState is what the system call layer keeps from one of the
+	// task's calls to the next (syscall's callState), made at the first
+	// call that needs it: a task makes one call at a time.
+	CallState any
 }
 
 // nanotime is the runtime's monotonic clock in ns: on the kernel, the

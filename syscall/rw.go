@@ -3,7 +3,6 @@ package syscall
 import (
 	"errors"
 	"math"
-	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -110,9 +109,10 @@ func iovecsLen(vs []iovec) uint64 {
 type userIO struct {
 	t    *kernel.Task
 	proc *kernel.Process // whose memory the buffers are in
-	// vs is a copy of the call's iovecs, kept with the pooled userIO, so
-	// that the caller's stay on its stack.
+	// vs is a copy of the call's iovecs, in few when they fit, so that
+	// the caller's stay on its stack and the task keeps no more.
 	vs   []iovec
+	few  [fewIovecs]iovec
 	i    int    // the buffer the cursor is in
 	off  uint64 // where in it
 	pos  uint64 // the cursor from the sequence's start
@@ -139,9 +139,27 @@ func fileSizeExceeded(t *kernel.Task) {
 	t.SignalThread(unix.SIGXFSZ, &kernel.SigInfo{Code: kernel.SIKernel})
 }
 
-// userIOs keeps a call's userIO off the heap: a file takes it as an
-// interface, which would allocate one per call.
-var userIOs = sync.Pool{New: func() any { return new(userIO) }}
+// callState is what a task's calls reuse from one call to the next, so
+// that a read, a write or a sendfile allocates nothing: a file takes the
+// call's userIO (and a socket sendfile's span) as an interface, which
+// would put each on the heap. A task makes one call at a time; a use of
+// the userIO while it is taken (process_vm_readv's second sequence) gets
+// one of its own.
+type callState struct {
+	io     userIO
+	ioUsed bool
+	span   fileSpan
+}
+
+// callStateOf is t's callState, made at its first call.
+func callStateOf(t *kernel.Task) *callState {
+	if s, ok := t.CallState.(*callState); ok {
+		return s
+	}
+	s := new(callState)
+	t.CallState = s
+	return s
+}
 
 // newUserIO returns the sequence vs of t's memory, all of it given;
 // release returns it.
@@ -151,14 +169,24 @@ func newUserIO(t *kernel.Task, vs []iovec) *userIO {
 
 // newUserIOOf returns the sequence vs of q's memory, for t's call.
 func newUserIOOf(t *kernel.Task, q *kernel.Process, vs []iovec) *userIO {
-	u := userIOs.Get().(*userIO)
-	*u = userIO{t: t, proc: q, vs: append(u.vs[:0], vs...), left: int64(iovecsLen(vs))}
+	var u *userIO
+	if s := callStateOf(t); !s.ioUsed {
+		s.ioUsed, u = true, &s.io
+	} else {
+		u = new(userIO)
+	}
+	u.t, u.proc, u.i, u.off, u.pos = t, q, 0, 0, 0
+	u.vs = append(u.few[:0], vs...)
+	u.left = int64(iovecsLen(vs))
 	return u
 }
 
+// release gives the task's userIO back for its next call.
 func (u *userIO) release() {
-	*u = userIO{vs: u.vs[:0]}
-	userIOs.Put(u)
+	if s := callStateOf(u.t); u == &s.io {
+		u.t, u.proc, u.vs = nil, nil, nil
+		s.ioUsed = false
+	}
 }
 
 // chunk moves the cursor to pos (from the start) and gives the file n

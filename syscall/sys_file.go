@@ -326,6 +326,18 @@ func openat2Resolve(t *kernel.Task, dirfd int32, name string, resolve uint64) (*
 	return r, selfResolved(t, p), err
 }
 
+// reopenPipe opens anew the pipe end pe that /proc/PID/fd/N names, whose
+// description d it holds a reference to.
+func reopenPipe(t *kernel.Task, pe reopener, d *fs.Description, dirOnly bool, acc, flags uint64) (uint64, error) {
+	defer d.DecRef()
+	if dirOnly {
+		return 0, unix.ENOTDIR
+	}
+	f := pe.Reopen(acc != unix.O_WRONLY, acc != unix.O_RDONLY)
+	fd, err := t.Proc.Files.Open(f, uint32(flags&^unix.O_CREAT), flags&unix.O_CLOEXEC != 0)
+	return uint64(fd), err // a failed Open closed f
+}
+
 // openPath opens the absolute path p (name, as the caller gave it) with
 // openat's flags and mode, for c (whose Resolve confines an openat2).
 func openPath(t *kernel.Task, name, p string, flags, mode uint64, c *fs.Cred) (uint64, error) {
@@ -358,14 +370,11 @@ func openPath(t *kernel.Task, name, p string, flags, mode uint64, c *fs.Cred) (u
 	}
 	magicOK := c.Resolve.FollowsMagicLinks() // else the walk refuses the link
 	seen := visible(t, p)
-	if pe, d, ok := pipeOfFD(t.Kernel(), seen); ok && magicOK {
-		defer d.DecRef()
-		if dirOnly {
-			return 0, unix.ENOTDIR
+	if pe, d, ok := pipeOfFD(t.Kernel(), seen); ok {
+		if magicOK {
+			return reopenPipe(t, pe, d, dirOnly, acc, flags)
 		}
-		f := pe.Reopen(acc != unix.O_WRONLY, acc != unix.O_RDONLY)
-		fd, err := t.Proc.Files.Open(f, uint32(flags&^unix.O_CREAT), flags&unix.O_CLOEXEC != 0)
-		return uint64(fd), err // a failed Open closed f
+		d.DecRef()
 	}
 	var want int
 	switch acc {

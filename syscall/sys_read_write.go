@@ -349,6 +349,12 @@ func sysSendfile(t *kernel.Task, a Args) (uint64, error) {
 		return 0, err
 	}
 	defer inDesc.DecRef()
+	return sendfile(t, out, inDesc, a[2], a[3])
+}
+
+// sendfile is sendfile(2) once its files are held; offAddr is the
+// offset's address or 0.
+func sendfile(t *kernel.Task, out, inDesc *fs.Description, offAddr, count uint64) (uint64, error) {
 	in, ok := inDesc.NodeFile()
 	if !ok || !inDesc.Readable() || !out.Writable() {
 		return 0, unix.EBADF
@@ -357,53 +363,75 @@ func sysSendfile(t *kernel.Task, a Args) (uint64, error) {
 		return 0, unix.EINVAL // Linux splices no file into itself
 	}
 	off := in.Offset()
-	if a[2] != 0 {
-		if err := copyInStruct(t, a[2], &off); err != nil {
+	if offAddr != 0 {
+		if err := copyInStruct(t, offAddr, &off); err != nil {
 			return 0, err
 		}
 		if off < 0 {
 			return 0, unix.EINVAL
 		}
 	}
-	count := min(a[3], maxIO)
-	var send func(done int64, n int) (int, bool, error)
+	count = min(count, maxIO)
+	var sent int64
+	var err error
 	if w, ok := out.File.(readerWriter); ok {
-		// The socket reads the file itself, so the count must not pass
-		// the file's end.
-		size := in.Size()
-		count = min(count, uint64(max(size-off, 0)))
-		span := fileSpans.Get().(*fileSpan)
-		defer fileSpans.Put(span)
-		send = func(done int64, n int) (int, bool, error) {
-			for {
-				*span = fileSpan{f: in, off: off + done, end: off + done + int64(n)}
-				sent, err := w.WriteReader(span, n)
-				if err == unix.EAGAIN && !out.Nonblock() {
-					if err = waitReady(t, out, unix.EPOLLOUT); err == nil {
-						continue
-					}
-				}
-				shrank := span.shrank
-				*span = fileSpan{}        // the pool keeps no file
-				return sent, !shrank, err // a file truncated meanwhile ends it
-			}
-		}
+		sent, err = sendfileToReader(t, out, w, in, off, count)
 	} else {
-		buf := sendfileBufs.Get().(*[ioChunk]byte)
-		defer sendfileBufs.Put(buf)
-		send = func(done int64, n int) (int, bool, error) {
-			r, err := in.ReadAt(buf[:n], off+done)
-			if r == 0 || err != nil {
-				return 0, false, err
-			}
-			from := func(off uint64) fs.UserIO { return fs.NewBytes(buf[off:r]) }
-			sent, err := writeAll(t, out, uint64(r), from, out.File.WriteFrom, modeOf(out))
-			return int(sent), true, err
-		}
+		sent, err = sendfileBuffered(t, out, in, off, count)
 	}
+	if err != nil {
+		return 0, err
+	}
+	if offAddr != 0 {
+		return uint64(sent), copyOutStruct(t, offAddr, off+sent)
+	}
+	in.SetOffset(off + sent)
+	return uint64(sent), nil
+}
+
+// sendfileToReader sends count bytes of in from off to a file that reads
+// them itself (a TCP socket, whose stack copies the file's bytes into its
+// buffers): the count must not pass the file's end.
+func sendfileToReader(t *kernel.Task, out *fs.Description, w readerWriter, in *fs.NodeFile, off int64, count uint64) (int64, error) {
+	count = min(count, uint64(max(in.Size()-off, 0)))
+	span := &callStateOf(t).span
+	defer func() { *span = fileSpan{} }() // the task keeps no file
+	return sendChunks(t, count, func(done int64, n int) (int, bool, error) {
+		for {
+			*span = fileSpan{f: in, off: off + done, end: off + done + int64(n)}
+			sent, err := w.WriteReader(span, n)
+			if err == unix.EAGAIN && !out.Nonblock() {
+				if err = waitReady(t, out, unix.EPOLLOUT); err == nil {
+					continue
+				}
+			}
+			return sent, !span.shrank, err // a file truncated meanwhile ends it
+		}
+	})
+}
+
+// sendfileBuffered sends count bytes of in from off to any other file,
+// through a buffer.
+func sendfileBuffered(t *kernel.Task, out *fs.Description, in *fs.NodeFile, off int64, count uint64) (int64, error) {
+	buf := sendfileBufs.Get().(*[ioChunk]byte)
+	defer sendfileBufs.Put(buf)
+	return sendChunks(t, count, func(done int64, n int) (int, bool, error) {
+		r, err := in.ReadAt(buf[:n], off+done)
+		if r == 0 || err != nil {
+			return 0, false, err
+		}
+		from := func(off uint64) fs.UserIO { return fs.NewBytes(buf[off:r]) }
+		sent, err := writeAll(t, out, uint64(r), from, out.File.WriteFrom, modeOf(out))
+		return int(sent), true, err
+	})
+}
+
+// sendChunks sends count bytes with send, a chunk at a time (one datagram
+// each for a UDP socket), until send fails or says there is no more; an
+// error after some bytes went ends the call with what was sent.
+func sendChunks(t *kernel.Task, count uint64, send func(done int64, n int) (int, bool, error)) (int64, error) {
 	sent := int64(0)
 	for uint64(sent) < count && (sent == 0 || t.Preempt()) {
-		// A chunk at a time: one datagram each for a UDP socket.
 		n, more, err := send(sent, int(min(ioChunk, count-uint64(sent))))
 		sent += int64(n)
 		if err != nil && sent == 0 {
@@ -413,11 +441,7 @@ func sysSendfile(t *kernel.Task, a Args) (uint64, error) {
 			break
 		}
 	}
-	if a[2] != 0 {
-		return uint64(sent), copyOutStruct(t, a[2], off+sent)
-	}
-	in.SetOffset(off + sent)
-	return uint64(sent), nil
+	return sent, nil
 }
 
 // sendfileBufs hold a chunk of the file on its way to a file other than
@@ -429,10 +453,6 @@ var sendfileBufs = sync.Pool{New: func() any { return new([ioChunk]byte) }}
 type readerWriter interface {
 	WriteReader(r io.Reader, n int) (int, error)
 }
-
-// fileSpans keep sendfile's spans between calls: a socket takes one as an
-// io.Reader, which would allocate one per call.
-var fileSpans = sync.Pool{New: func() any { return new(fileSpan) }}
 
 // fileSpan reads the bytes [off, end) of a file; it fails, and says so,
 // when the file ends before end.
