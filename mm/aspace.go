@@ -241,13 +241,24 @@ const (
 // filePage reports whether the entry e maps a frame of a VMA's Cache.
 func filePage(e uint64) bool { return e&pteFilePage != 0 }
 
-// pte returns the valid level-0 entry that maps va, or nil.
+// pte returns the valid level-0 entry that maps va, or nil. It is Walk's
+// descent without tables made, written out for Sv39's three levels (a
+// loop over them shifted by a computed amount): every page of every user
+// copy comes here.
 func (as *AddressSpace) pte(va uintptr) *uint64 {
-	e := Walk(as.root, va, nil)
-	if e == 0 || *(*uint64)(Ptr(e))&PTEValid == 0 {
+	top := *entry(as.root, vpn(va, 2))
+	if top&PTEValid == 0 || top&pteLeafMask != 0 {
 		return nil
 	}
-	return (*uint64)(Ptr(e))
+	mid := *entry(pteAddr(top), vpn(va, 1))
+	if mid&PTEValid == 0 || mid&pteLeafMask != 0 {
+		return nil
+	}
+	e := entry(pteAddr(mid), vpn(va, 0))
+	if *e&PTEValid == 0 {
+		return nil
+	}
+	return e
 }
 
 // leafBits is the access a page of v backed by the frame pa, a frame of
