@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"runtime"
 	"sync"
@@ -70,7 +71,7 @@ func main() {
 		close(quit)
 	})
 	srv.Handler = mux
-	// ListenAndServe returns as soon as Shutdown starts; Shutdown itself
+	// Serve returns as soon as Shutdown starts; Shutdown itself
 	// returns once /quit's answer is complete. Exiting before that cut the
 	// answer short (its final chunk unsent) now and then.
 	shutDown := make(chan struct{})
@@ -81,9 +82,15 @@ func main() {
 		srv.Shutdown(ctx)
 		close(shutDown)
 	}()
+	// "listening" is printed once the socket listens: the test connects
+	// as soon as it reads it, and a connection before listen(2) is reset.
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		log.Fatal(err)
+	}
 	log.SetFlags(0)
 	log.Printf("gohttp: listening on %s", *addr)
-	if err := srv.ListenAndServe(); err != http.ErrServerClosed {
+	if err := srv.Serve(ln); err != http.ErrServerClosed {
 		log.Fatal(err)
 	}
 	<-shutDown
