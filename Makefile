@@ -226,7 +226,7 @@ test-programs: kernel jiege
 # kernel's coverage and not, and prints the coverage of both per package.
 SEEDS   ?= 1-20
 N       ?= 2000
-WORKERS ?= 4
+WORKERS ?= 8
 CALLS   ?= 50000
 .PHONY: fuzz fuzz-calls fuzz-cover
 fuzz: kernel

@@ -586,7 +586,7 @@ static int tracing;
 /* The running program's resources: descriptor numbers, pids, addresses,
  * with ports and lengths beside them. Its threads share them. */
 static long val[SLOTS], aux[SLOTS];
-static uint32_t *futexes; /* 16 words shared with the program's children */
+static uint32_t *futexes; /* 16 words shared with the program's children: a page of its worker, zeroed for each program */
 static const struct program *running;
 static int threads_done;
 
@@ -1830,6 +1830,13 @@ static void run_call(const struct call *c) {
 	}
 }
 
+/* thread_done counts a thread of the program as done; the last wakes
+ * the main thread if it waits for them. */
+static void thread_done(int t) {
+	if (__atomic_add_fetch(&threads_done, 1, __ATOMIC_SEQ_CST) >= running->nthreads && t != 0)
+		syscall(SYS_futex, &threads_done, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
 static void *thread_main(void *arg) {
 	int t = (int)(long)arg;
 	for (int i = 0; i < running->ncalls; i++)
@@ -1842,8 +1849,33 @@ static void *thread_main(void *arg) {
 				printf("fuzz: t%d call %d: last result %ld, errno %d\n", t, i, last_result, last_errno);
 		}
 	stats->current[worker_index][t] = -1;
-	__atomic_fetch_add(&threads_done, 1, __ATOMIC_SEQ_CST);
+	thread_done(t);
 	return NULL;
+}
+
+/* program_mask is the signal mask a program starts with: the signals
+ * programs send themselves stay pending, for signalfd and sigtimedwait
+ * (SIGXFSZ, a file size limit, is EFBIG then), and SIGALRM waits until the
+ * threads are made. */
+static sigset_t program_mask;
+
+/* program_signals sets, once in a worker, the handlers every program of
+ * it runs with (fork keeps them), where each program set them anew. */
+static void program_signals(void) {
+	futexes = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct sigaction sa = {.sa_handler = on_fault, .sa_flags = SA_NODEFER};
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGBUS, &sa, NULL);
+	sa.sa_handler = on_alarm;
+	sa.sa_flags = 0; /* no SA_RESTART: blocking calls end with EINTR */
+	sigaction(SIGALRM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&program_mask);
+	sigaddset(&program_mask, SIGUSR1);
+	sigaddset(&program_mask, SIGUSR2);
+	sigaddset(&program_mask, SIGIO);
+	sigaddset(&program_mask, SIGXFSZ);
+	sigaddset(&program_mask, SIGALRM);
 }
 
 /* run_program is the child process of a worker that runs a program. */
@@ -1853,43 +1885,38 @@ static void run_program(const struct program *prog) {
 	running = &pr;
 	for (int i = 0; i < SLOTS; i++)
 		val[i] = -1;
-	futexes = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	struct sigaction sa = {.sa_handler = on_fault, .sa_flags = SA_NODEFER};
-	sigaction(SIGSEGV, &sa, NULL);
-	sigaction(SIGBUS, &sa, NULL);
-	sa.sa_handler = on_alarm;
-	sa.sa_flags = 0; /* no SA_RESTART: blocking calls end with EINTR */
-	sigaction(SIGALRM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	/* The signals programs send themselves stay pending, for signalfd and
-	 * sigtimedwait; SIGXFSZ (a file size limit) is EFBIG then. */
-	sigset_t pend;
-	sigemptyset(&pend);
-	sigaddset(&pend, SIGUSR1);
-	sigaddset(&pend, SIGUSR2);
-	sigaddset(&pend, SIGIO);
-	sigaddset(&pend, SIGXFSZ);
-	sigprocmask(SIG_BLOCK, &pend, NULL);
-	sigset_t alarm;
-	sigemptyset(&alarm);
-	sigaddset(&alarm, SIGALRM);
-	sigprocmask(SIG_BLOCK, &alarm, NULL);
+	memset(futexes, 0, 16 * sizeof *futexes);
+	/* The worker set the handlers and blocked SIGALRM and SIGCHLD; the
+	 * threads start with SIGALRM blocked still. */
+	sigprocmask(SIG_SETMASK, &program_mask, NULL);
 	pthread_attr_t attr;
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 64 * 1024);
 	for (long t = 1; t < pr.nthreads; t++) {
 		pthread_t th;
 		if (pthread_create(&th, &attr, thread_main, (void *)t) != 0)
-			__atomic_fetch_add(&threads_done, 1, __ATOMIC_SEQ_CST);
+			thread_done((int)t);
 	}
+	sigset_t alarm;
+	sigemptyset(&alarm);
+	sigaddset(&alarm, SIGALRM);
 	sigprocmask(SIG_UNBLOCK, &alarm, NULL);
 	struct itimerval it = {{0, 30000}, {0, 30000}};
 	setitimer(ITIMER_REAL, &it, NULL);
 	thread_main((void *)0);
-	/* Give the other threads 20 ms, then end them wherever they are. */
-	for (int i = 0; i < 20 && __atomic_load_n(&threads_done, __ATOMIC_SEQ_CST) < pr.nthreads; i++) {
-		struct timespec ms = {0, 1000000};
-		nanosleep(&ms, NULL);
+	/* Give the other threads 20 ms, then end them wherever they are: a
+	 * wait the last of them ends (polling cost a system call and a wake-up
+	 * a millisecond, a program's worth of calls in all). */
+	struct timespec deadline, now;
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_nsec += 20000000;
+	for (int done; (done = __atomic_load_n(&threads_done, __ATOMIC_SEQ_CST)) < pr.nthreads;) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		long left = (deadline.tv_sec - now.tv_sec) * 1000000000 + deadline.tv_nsec - now.tv_nsec;
+		if (left <= 0)
+			break;
+		struct timespec wait = {0, left};
+		syscall(SYS_futex, &threads_done, FUTEX_WAIT_PRIVATE, done, &wait, NULL, 0);
 	}
 	_exit(0);
 }
@@ -1990,6 +2017,8 @@ static int worker(uint64_t seed, uint64_t first, uint64_t n, int w, int workers)
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
 	int failed = 0;
+	program_signals();
+	sigprocmask(SIG_BLOCK, &chld, NULL); /* for sigtimedwait; each program unblocks it */
 	for (uint64_t p = first + w; p < first + n; p += workers) {
 		static struct program pr;
 		if (corpus)
@@ -1999,7 +2028,6 @@ static int worker(uint64_t seed, uint64_t first, uint64_t n, int w, int workers)
 			printf("fuzz: w%d p%llu\n", w, (unsigned long long)p);
 		}
 		fflush(stdout);
-		sigprocmask(SIG_BLOCK, &chld, NULL);
 		pid_t pid = fork();
 		if (pid < 0) {
 			printf("fuzz: fork failed: %s\n", strerror(errno));
@@ -2010,7 +2038,6 @@ static int worker(uint64_t seed, uint64_t first, uint64_t n, int w, int workers)
 		if (pid == 0) {
 			worker_index = w;
 			setpgid(0, 0);
-			sigprocmask(SIG_UNBLOCK, &chld, NULL);
 			run_program(&pr);
 		}
 		setpgid(pid, pid);
@@ -2037,7 +2064,6 @@ static int worker(uint64_t seed, uint64_t first, uint64_t n, int w, int workers)
 				break;
 			}
 		}
-		sigprocmask(SIG_UNBLOCK, &chld, NULL);
 		kill(-pid, SIGKILL); /* what the program forked */
 		if (!killed && WIFSIGNALED(status))
 			__atomic_fetch_add(&stats->signaled, 1, __ATOMIC_RELAXED);
