@@ -12,7 +12,8 @@
  *    descriptor, which returns only what comes afterwards.
  * The three run at once, each in its own process as uid 1000, and each
  * checks it met Linux's answers. Every round prints one "soak: round"
- * line; a wrong answer prints "soak: FAIL". */
+ * line; a wrong answer prints "soak: FAIL". After /soak-stop, each
+ * /soak-reclaim drops the kernel's caches (/proc/sys/vm/drop_caches). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -410,8 +411,19 @@ int main(void) {
 		failed += bad;
 	}
 	say("soak: stopped after %d rounds, %d failed; charged %ld kB", rounds, failed, charged_kib());
+	/* /soak-reclaim: the kernel's caches dropped, as an administrator
+	 * would on Linux before reading what the kernel still holds. */
 	for (;;) {
 		reap();
-		sleep(1);
+		if (requested("/soak-reclaim")) {
+			int fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
+			if (fd < 0 || write(fd, "3", 1) != 1)
+				say("soak: FAIL: drop_caches: %s", strerror(errno));
+			else
+				say("soak: caches dropped");
+			if (fd >= 0)
+				close(fd);
+		}
+		usleep(200 * 1000);
 	}
 }
