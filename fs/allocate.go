@@ -62,16 +62,16 @@ func (f *NodeFile) Allocate(mode uint32, off, length int64) error {
 // n.mu is held.
 func (n *Node) allocateLocked(off, end int64, grow bool) error {
 	w := n.written
-	fresh := int64(0)
-	for i := off / pageSize; i*pageSize < end; i++ {
-		if w.pages[i] == nil {
-			fresh++
-		}
+	first, last := off/pageSize, (end-1)/pageSize
+	fresh := last - first + 1 - w.residentIn(first, last)
+	if fresh > math.MaxInt64/pageSize {
+		return unix.ENOSPC
 	}
 	if err := n.chargeLocked(fresh * pageSize); err != nil {
 		return err
 	}
-	for i := off / pageSize; i*pageSize < end; i++ {
+	// Charged: the range is no longer than the pages the file holds.
+	for i := first; i <= last; i++ {
 		if w.pages[i] == nil {
 			w.pages[i] = new(page)
 		}
@@ -91,11 +91,7 @@ func (n *Node) punchLocked(off, end int64) {
 	}
 	w := n.written
 	freed := int64(0)
-	for i := off / pageSize; i*pageSize < end; i++ {
-		pg := w.pages[i]
-		if pg == nil {
-			continue
-		}
+	w.eachResident(off/pageSize, (end-1)/pageSize, func(i int64, pg *page) {
 		lo, hi := max(off, i*pageSize), min(end, (i+1)*pageSize)
 		if lo == i*pageSize && hi == (i+1)*pageSize {
 			delete(w.pages, i)
@@ -103,6 +99,34 @@ func (n *Node) punchLocked(off, end int64) {
 		} else {
 			clear(pg[lo-i*pageSize : hi-i*pageSize])
 		}
-	}
+	})
 	n.chargeLocked(-freed * pageSize)
+}
+
+// eachResident calls fn for each page of first to last (inclusive) that
+// holds data, going through the range or through the pages held,
+// whichever is shorter: a sparse file's range may span 2^50 pages. fn
+// may delete its page.
+func (w *filePages) eachResident(first, last int64, fn func(i int64, pg *page)) {
+	if last-first < int64(len(w.pages)) {
+		for i := first; i <= last; i++ {
+			if pg := w.pages[i]; pg != nil {
+				fn(i, pg)
+			}
+		}
+		return
+	}
+	for i, pg := range w.pages {
+		if i >= first && i <= last {
+			fn(i, pg)
+		}
+	}
+}
+
+// residentIn counts the pages of first to last (inclusive) that hold
+// data.
+func (w *filePages) residentIn(first, last int64) int64 {
+	n := int64(0)
+	w.eachResident(first, last, func(int64, *page) { n++ })
+	return n
 }

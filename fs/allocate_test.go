@@ -1,6 +1,7 @@
 package fs
 
 import (
+	"math"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -76,5 +77,41 @@ func TestPunchPastEnd(t *testing.T) {
 	f.ReadAt(got, 0)
 	if got[pageSize] != 'x' || f.Stat().Size != pageSize+1 {
 		t.Fatalf("a hole past the end changed the file: last byte %q, size %d", got[pageSize], f.Stat().Size)
+	}
+}
+
+// TestHugeRanges allocates and punches ranges of up to 2^63 bytes in a
+// sparse file: ENOSPC at once for the allocation, and a hole that frees
+// the pages it covers, each going through the pages held, not the range
+// (fallocate(KEEP_SIZE, 4095, 1.8e17) on a memfd counted its pages one by
+// one under the file's lock, which SIGKILL could not end; found by the
+// resource fuzzer).
+func TestHugeRanges(t *testing.T) {
+	tree := NewTree(NewDir(0o755))
+	tree.SetSizeLimit(64 * pageSize)
+	n, _, err := tree.Open(nil, "/f", OpenFlags{Create: true, Perm: 0o644})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := tree.OpenNode(n, "/f")
+	if _, err := f.WriteAt([]byte("x"), 1<<40); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range [][2]int64{{4095, 176949815885074172}, {1, 245132422179962583}, {0, math.MaxInt64}, {1 << 40, math.MaxInt64 - 1<<40}} {
+		if err := f.Allocate(FallocKeepSize, r[0], r[1]); err != unix.ENOSPC {
+			t.Fatalf("allocating %d bytes at %d: %v, want ENOSPC", r[1], r[0], err)
+		}
+	}
+	if used, _ := tree.Usage(); used != pageSize {
+		t.Fatalf("failed allocations left %d bytes charged, want one page", used)
+	}
+	if err := f.Truncate(math.MaxInt64 - pageSize); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Allocate(FallocPunchHole|FallocKeepSize, 1, math.MaxInt64-2); err != nil {
+		t.Fatal(err)
+	}
+	if used, _ := tree.Usage(); used != 0 {
+		t.Fatalf("a hole over the whole file left %d bytes charged", used)
 	}
 }

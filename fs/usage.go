@@ -219,11 +219,12 @@ func (n *Node) chargeLocked(delta int64) error {
 	if t := n.tree; t != nil {
 		mnt := t.tmpfsOf(n.Dev)
 		if delta > 0 {
-			if limit := t.data.limit.Load(); limit > 0 && t.data.used.Load()+delta > limit {
+			// delta may be near 2^63 (a sparse range): compared, not added.
+			if limit := t.data.limit.Load(); limit > 0 && delta > limit-t.data.used.Load() {
 				return unix.ENOSPC
 			}
 			if mnt != nil {
-				if size := mnt.size.Load(); size > 0 && mnt.used.Load()+delta > size {
+				if size := mnt.size.Load(); size > 0 && delta > size-mnt.used.Load() {
 					return unix.ENOSPC
 				}
 			}
