@@ -129,6 +129,10 @@ type Inotify struct {
 	uid  uint32
 	ino  uint64
 
+	// readMu keeps one read between its look at the queue and its take,
+	// as Linux takes each event off under the group's lock: two readers
+	// copied the same events out and then both took them.
+	readMu   sync.Mutex
 	mu       sync.Mutex // under the tree's notifyTable.mu
 	queue    []inotifyEvent
 	queued   int // bytes a read would return
@@ -366,6 +370,8 @@ func (t *Tree) nextCookie() uint32 {
 // ReadTo reads whole events: EINVAL when the first does not fit, EAGAIN
 // when none is queued.
 func (in *Inotify) ReadTo(dst UserIO) (int64, error) {
+	in.readMu.Lock()
+	defer in.readMu.Unlock()
 	var taken int
 	return ReadPeeked(dst, func(p []byte) (int, error) {
 		in.mu.Lock()

@@ -93,15 +93,18 @@ type UnixSocket struct {
 	// SO_PEERCRED once it connects to or is accepted from this one.
 	owner    Caller
 	peerCred Ucred // SO_PEERCRED
-	mu       sync.Mutex
-	bound    string // bound name: a path, or "@" and an abstract name
-	peer     string // the name of the socket connected to
-	pair     *unixPair
-	end      int
-	listen   bool
-	backlog  []*UnixSocket
-	maxConn  int
-	closed   bool
+	// readMu keeps a read's look and take together (Linux's u->iolock):
+	// two readers copied out the same bytes, and the second took others.
+	readMu  sync.Mutex
+	mu      sync.Mutex
+	bound   string // bound name: a path, or "@" and an abstract name
+	peer    string // the name of the socket connected to
+	pair    *unixPair
+	end     int
+	listen  bool
+	backlog []*UnixSocket
+	maxConn int
+	closed  bool
 	// accepts wakes readiness watchers of a listening socket.
 	accepts fs.Notifier
 	ino     uint64
@@ -468,6 +471,8 @@ func (s *UnixSocket) connection() (*unixPair, int, error) {
 // ReadTo receives into dst what the peer wrote, taking only what reached
 // dst (a copy that faults takes nothing).
 func (s *UnixSocket) ReadTo(dst fs.UserIO) (int64, error) {
+	s.readMu.Lock()
+	defer s.readMu.Unlock()
 	return fs.ReadPeeked(dst, s.Peek, s.Discard)
 }
 

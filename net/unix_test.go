@@ -220,3 +220,68 @@ func TestStacksShareNothing(t *testing.T) {
 		t.Errorf("a's port 7 bound twice: %v, want EADDRINUSE", err)
 	}
 }
+
+// TestConcurrentReadersTakeEachByteOnce has two goroutines read one end
+// of a stream pair while the other end writes numbered words: between
+// them they read each word once (a read looked at the queue, copied out
+// and then took, so two readers copied the same bytes and the second
+// took bytes it never returned).
+func TestConcurrentReadersTakeEachByteOnce(t *testing.T) {
+	a, b := loopbackStack(t).UnixStreamPair(false, Caller{})
+	const words = 20000
+	seen := make([]int, words)
+	done := make(chan []uint32, 2)
+	for r := 0; r < 2; r++ {
+		go func() {
+			var got []uint32
+			buf := make([]byte, 4)
+			var have int
+			for {
+				n, err := b.ReadTo(fs.NewBytes(buf[have:]))
+				if err == unix.EAGAIN {
+					continue
+				}
+				if n == 0 || err != nil {
+					done <- got
+					return
+				}
+				have += int(n)
+				if have == 4 {
+					got = append(got, uint32(buf[0])|uint32(buf[1])<<8|uint32(buf[2])<<16|uint32(buf[3])<<24)
+					have = 0
+				}
+			}
+		}()
+	}
+	for i := 0; i < words; i++ {
+		w := []byte{byte(i), byte(i >> 8), byte(i >> 16), byte(i >> 24)}
+		for len(w) > 0 {
+			n, err := a.Write(w)
+			if err != nil && err != unix.EAGAIN {
+				t.Fatal(err)
+			}
+			w = w[n:]
+		}
+	}
+	a.Close()
+	total := 0
+	for r := 0; r < 2; r++ {
+		select {
+		case got := <-done:
+			total += len(got)
+			for _, w := range got {
+				if w >= words {
+					t.Fatalf("read a word never written: %#x", w)
+				}
+				seen[w]++
+			}
+		case <-time.After(time.Minute):
+			t.Fatal("readers did not finish")
+		}
+	}
+	for i, n := range seen {
+		if n != 1 {
+			t.Fatalf("word %d read %d times (%d words read in all)", i, n, total)
+		}
+	}
+}
