@@ -347,11 +347,16 @@ func (so *InetSocket) SetIntOption(level, name, v int) error {
 		ops.SetBroadcast(on)
 	case level == unix.SOL_SOCKET && name == unix.SO_OOBINLINE:
 		so.oobInline.Store(on)
-	case level == unix.SOL_SOCKET && (name == unix.SO_RCVBUF || name == unix.SO_RCVBUFFORCE):
-		// Linux keeps twice the size asked for, the rest for its overhead.
-		ops.SetReceiveBufferSize(2*int64(max(v, 0)), true)
-	case level == unix.SOL_SOCKET && (name == unix.SO_SNDBUF || name == unix.SO_SNDBUFFORCE):
-		ops.SetSendBufferSize(2*int64(max(v, 0)), true)
+	// Clamped as Linux clamps them (unix.go): netstack takes any size,
+	// and a send buffer of 0 bytes never has room.
+	case level == unix.SOL_SOCKET && name == unix.SO_RCVBUF:
+		ops.SetReceiveBufferSize(int64(socketBufferSize(v, minRcvbuf)), true)
+	case level == unix.SOL_SOCKET && name == unix.SO_RCVBUFFORCE:
+		ops.SetReceiveBufferSize(int64(forcedBufferSize(v, minRcvbuf)), true)
+	case level == unix.SOL_SOCKET && name == unix.SO_SNDBUF:
+		ops.SetSendBufferSize(int64(socketBufferSize(v, minSndbuf)), true)
+	case level == unix.SOL_SOCKET && name == unix.SO_SNDBUFFORCE:
+		ops.SetSendBufferSize(int64(forcedBufferSize(v, minSndbuf)), true)
 	case level == unix.IPPROTO_IPV6 && name == unix.IPV6_V6ONLY && so.v6:
 		ops.SetV6Only(on)
 	case level == unix.IPPROTO_IP && name == unix.IP_RECVERR:

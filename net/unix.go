@@ -23,9 +23,9 @@ import (
 // never goes below SOCK_MIN_SNDBUF or SOCK_MIN_RCVBUF.
 const (
 	unixDefaultBuffer = 212992
-	unixMaxBuffer     = 212992
-	unixMinSndbuf     = 4608
-	unixMinRcvbuf     = 2304
+	maxSocketBuffer   = 212992
+	minSndbuf         = 4608
+	minRcvbuf         = 2304
 )
 
 // unixSegmentOverhead is what a segment costs beyond its bytes, charged
@@ -935,16 +935,16 @@ func (s *UnixSocket) SetIntOption(level, name, v int) error {
 	}
 	switch name {
 	case unix.SO_SNDBUF:
-		s.sndbuf.Store(int64(socketBufferSize(v, unixMinSndbuf)))
+		s.sndbuf.Store(int64(socketBufferSize(v, minSndbuf)))
 		return nil
 	case unix.SO_RCVBUF:
-		s.rcvbuf.Store(int64(socketBufferSize(v, unixMinRcvbuf)))
+		s.rcvbuf.Store(int64(socketBufferSize(v, minRcvbuf)))
 		return nil
 	case unix.SO_SNDBUFFORCE:
-		s.sndbuf.Store(int64(forcedBufferSize(v, unixMinSndbuf)))
+		s.sndbuf.Store(int64(forcedBufferSize(v, minSndbuf)))
 		return nil
 	case unix.SO_RCVBUFFORCE:
-		s.rcvbuf.Store(int64(forcedBufferSize(v, unixMinRcvbuf)))
+		s.rcvbuf.Store(int64(forcedBufferSize(v, minRcvbuf)))
 		return nil
 	case unix.SO_PASSCRED:
 		s.passcred.Store(v != 0)
@@ -974,8 +974,8 @@ func (s *UnixSocket) PeerCred() Ucred {
 // bytes: v as an unsigned value clamped to the maximum, doubled, and at
 // least least.
 func socketBufferSize(v, least int) int {
-	if v < 0 || v > unixMaxBuffer {
-		v = unixMaxBuffer
+	if v < 0 || v > maxSocketBuffer {
+		v = maxSocketBuffer
 	}
 	return max(2*v, least)
 }

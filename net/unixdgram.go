@@ -492,13 +492,13 @@ func (s *UnixDgramSocket) SetIntOption(level, name, v int) error {
 	}
 	switch name {
 	case unix.SO_SNDBUF:
-		s.sndbuf.Store(int64(socketBufferSize(v, unixMinSndbuf)))
+		s.sndbuf.Store(int64(socketBufferSize(v, minSndbuf)))
 	case unix.SO_RCVBUF:
-		s.rcvbuf.Store(int64(socketBufferSize(v, unixMinRcvbuf)))
+		s.rcvbuf.Store(int64(socketBufferSize(v, minRcvbuf)))
 	case unix.SO_SNDBUFFORCE:
-		s.sndbuf.Store(int64(forcedBufferSize(v, unixMinSndbuf)))
+		s.sndbuf.Store(int64(forcedBufferSize(v, minSndbuf)))
 	case unix.SO_RCVBUFFORCE:
-		s.rcvbuf.Store(int64(forcedBufferSize(v, unixMinRcvbuf)))
+		s.rcvbuf.Store(int64(forcedBufferSize(v, minRcvbuf)))
 	case unix.SO_PASSCRED:
 		s.passcred.Store(v != 0)
 	case unix.SO_REUSEADDR, unix.SO_REUSEPORT, unix.SO_KEEPALIVE, unix.SO_BROADCAST:
