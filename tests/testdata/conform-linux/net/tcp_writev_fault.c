@@ -6,23 +6,12 @@
  * fuzz at -smp 4, seed 12). Linux itself is the oracle: lo is brought up
  * first, as its initramfs leaves it down. */
 #include "../../conform/conform.h"
-#include <net/if.h>
+#include "../loopback.h"
 #include <netinet/in.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
 static char buf[1 << 20];
-
-static void loopback_up(void) {
-	int s = socket(AF_INET, SOCK_DGRAM, 0);
-	struct ifreq ifr = {0};
-	strcpy(ifr.ifr_name, "lo");
-	ioctl(s, SIOCGIFFLAGS, &ifr);
-	ifr.ifr_flags |= IFF_UP;
-	ioctl(s, SIOCSIFFLAGS, &ifr);
-	close(s);
-}
 
 /* pair returns a connected TCP pair over 127.0.0.1: [0] accepted, [1] the
  * client. */

@@ -5,23 +5,13 @@
  * the socket is found before the message is read (EBADF, ENOTSOCK before
  * EFAULT). The data still arrives. */
 #include "../../conform/conform.h"
+#include "../loopback.h"
 #include <arpa/inet.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
-
-/* loopback_up brings lo up: Linux booted with an initramfs leaves it down. */
-static void loopback_up(void) {
-	int s = socket(AF_INET, SOCK_DGRAM, 0);
-	struct ifreq r = {0};
-	strcpy(r.ifr_name, "lo");
-	ioctl(s, SIOCGIFFLAGS, &r);
-	r.ifr_flags |= IFF_UP;
-	ioctl(s, SIOCSIFFLAGS, &r);
-	close(s);
-}
 
 static struct msghdr message(struct iovec *v, char *cb, int type, int fd, size_t len) {
 	struct cmsghdr *h = (struct cmsghdr *)cb;
