@@ -129,9 +129,9 @@ type Inotify struct {
 	uid  uint32
 	ino  uint64
 
-	// readMu keeps one read between its look at the queue and its take,
-	// as Linux takes each event off under the group's lock: two readers
-	// copied the same events out and then both took them.
+	// readMu keeps one read between its look at the queue and its take
+	// (ReadPeeked), as Linux takes each event off under the group's
+	// lock.
 	readMu   sync.Mutex
 	mu       sync.Mutex // under the tree's notifyTable.mu
 	queue    []inotifyEvent
@@ -370,10 +370,8 @@ func (t *Tree) nextCookie() uint32 {
 // ReadTo reads whole events: EINVAL when the first does not fit, EAGAIN
 // when none is queued.
 func (in *Inotify) ReadTo(dst UserIO) (int64, error) {
-	in.readMu.Lock()
-	defer in.readMu.Unlock()
 	var taken int
-	return ReadPeeked(dst, func(p []byte) (int, error) {
+	return ReadPeeked(dst, &in.readMu, func(p []byte) (int, error) {
 		in.mu.Lock()
 		defer in.mu.Unlock()
 		if len(in.queue) == 0 {

@@ -119,10 +119,12 @@ func ReadStaged(dst UserIO, read func([]byte) (int, error)) (int64, error) {
 
 // ReadPeeked reads into dst from a stream that can look before it takes:
 // peek copies bytes without taking them, discard takes n of them. Only
-// what reached dst is taken: a copy that faults takes nothing. The caller
-// keeps its readers apart (a lock around the call): two at once would
-// both copy out what they peeked.
-func ReadPeeked(dst UserIO, peek func([]byte) (int, error), discard func(int)) (int64, error) {
+// what reached dst is taken: a copy that faults takes nothing. readers
+// is held from the look to the take, one read at a time: two at once
+// would both copy out what they peeked.
+func ReadPeeked(dst UserIO, readers sync.Locker, peek func([]byte) (int, error), discard func(int)) (int64, error) {
+	readers.Lock()
+	defer readers.Unlock()
 	buf := stagingBufs.Get().(*[IOChunk]byte)
 	defer stagingBufs.Put(buf)
 	n, err := peek(buf[:min(dst.Len(), IOChunk)])

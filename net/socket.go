@@ -211,3 +211,29 @@ func (e QuietErrno) Error() string { return unix.Errno(e).Error() }
 
 // Errno is the errno the call returns.
 func (e QuietErrno) Errno() unix.Errno { return unix.Errno(e) }
+
+// Linux's socket buffer sizes, for every family: setsockopt clamps a
+// request to wmem_max or rmem_max and doubles it (for the kernel's own
+// overhead), and never goes below SOCK_MIN_SNDBUF or SOCK_MIN_RCVBUF.
+const (
+	maxSocketBuffer = 212992
+	minSndbuf       = 4608
+	minRcvbuf       = 2304
+)
+
+// socketBufferSize is the size setsockopt gives a buffer asked to be v
+// bytes: v as an unsigned value clamped to the maximum, doubled, and at
+// least least.
+func socketBufferSize(v, least int) int {
+	if v < 0 || v > maxSocketBuffer {
+		v = maxSocketBuffer
+	}
+	return max(2*v, least)
+}
+
+// forcedBufferSize is the size SO_SNDBUFFORCE or SO_RCVBUFFORCE gives a
+// buffer asked to be v bytes: no maximum but Linux's INT_MAX/2, doubled,
+// at least least.
+func forcedBufferSize(v, least int) int {
+	return max(2*min(max(v, 0), 1<<30-1), least)
+}

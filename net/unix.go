@@ -17,16 +17,9 @@ import (
 // whose sends stay whole messages: a receive takes one, the rest of it
 // dropped when the buffer is short (unixdgram.go has the datagrams).
 
-// Linux's socket buffer sizes: SO_SNDBUF and SO_RCVBUF start at
-// net.core.wmem_default and rmem_default, setsockopt clamps a request to
-// wmem_max or rmem_max and doubles it (for the kernel's own overhead), and
-// never goes below SOCK_MIN_SNDBUF or SOCK_MIN_RCVBUF.
-const (
-	unixDefaultBuffer = 212992
-	maxSocketBuffer   = 212992
-	minSndbuf         = 4608
-	minRcvbuf         = 2304
-)
+// unixDefaultBuffer is a Unix socket's SO_SNDBUF and SO_RCVBUF until set
+// (net.core.wmem_default and rmem_default).
+const unixDefaultBuffer = 212992
 
 // unixSegmentOverhead is what a segment costs beyond its bytes, charged
 // with them as Linux charges an skb's truesize: a program that sends one
@@ -93,8 +86,8 @@ type UnixSocket struct {
 	// SO_PEERCRED once it connects to or is accepted from this one.
 	owner    Caller
 	peerCred Ucred // SO_PEERCRED
-	// readMu keeps a read's look and take together (Linux's u->iolock):
-	// two readers copied out the same bytes, and the second took others.
+	// readMu keeps a read's look and take together (ReadPeeked; Linux's
+	// u->iolock).
 	readMu  sync.Mutex
 	mu      sync.Mutex
 	bound   string // bound name: a path, or "@" and an abstract name
@@ -471,9 +464,7 @@ func (s *UnixSocket) connection() (*unixPair, int, error) {
 // ReadTo receives into dst what the peer wrote, taking only what reached
 // dst (a copy that faults takes nothing).
 func (s *UnixSocket) ReadTo(dst fs.UserIO) (int64, error) {
-	s.readMu.Lock()
-	defer s.readMu.Unlock()
-	return fs.ReadPeeked(dst, s.Peek, s.Discard)
+	return fs.ReadPeeked(dst, &s.readMu, s.Peek, s.Discard)
 }
 
 // WriteFrom sends src's bytes, staged through a buffer.
@@ -955,29 +946,12 @@ func (s *UnixSocket) SetIntOption(level, name, v int) error {
 	return unix.ENOPROTOOPT
 }
 
-// forcedBufferSize is the size SO_SNDBUFFORCE or SO_RCVBUFFORCE gives a
-// buffer asked to be v bytes: no maximum but Linux's INT_MAX/2, doubled,
-// at least least.
-func forcedBufferSize(v, least int) int {
-	return max(2*min(max(v, 0), 1<<30-1), least)
-}
-
 // PeerCred is SO_PEERCRED: who made the peer, when it connected or the
 // pair was made; no one for a socket not connected.
 func (s *UnixSocket) PeerCred() Ucred {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.peerCred
-}
-
-// socketBufferSize is the size setsockopt gives a buffer asked to be v
-// bytes: v as an unsigned value clamped to the maximum, doubled, and at
-// least least.
-func socketBufferSize(v, least int) int {
-	if v < 0 || v > maxSocketBuffer {
-		v = maxSocketBuffer
-	}
-	return max(2*v, least)
 }
 
 // sendBuffer returns SO_SNDBUF, the most this end's sends keep queued.
