@@ -64,7 +64,11 @@ func (t *Task) BlockOn(w fs.Waitable, mask uint32, deadline time.Time) error {
 		}
 	})
 	defer cancel()
-	for w.Readiness(mask) == 0 {
+	// Only mask's events end the wait: one outside it (a file that
+	// reports more than it is asked) would end every wait at once, and a
+	// caller that waits again on EAGAIN would spin where no signal can
+	// reach it.
+	for w.Readiness(mask)&mask == 0 {
 		if err := t.Block(changed, deadline); err != nil {
 			return err
 		}

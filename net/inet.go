@@ -645,9 +645,12 @@ type sizedReader struct {
 func (r sizedReader) Len() int { return r.n }
 
 // Readiness returns the poll events in mask that hold now (netstack's
-// waiter masks are Linux's poll bits).
+// waiter masks are Linux's poll bits). netstack sets EPOLLRDHUP once the
+// peer has shut down, whatever the mask: a write waiting for room on such
+// a connection saw it as ready, tried again, and spun where no signal
+// could end it.
 func (so *InetSocket) Readiness(mask uint32) uint32 {
-	r := uint32(so.ep.Readiness(waiter.EventMask(mask)))
+	r := uint32(so.ep.Readiness(waiter.EventMask(mask))) & mask
 	if so.readShut.Load() {
 		r |= (unix.EPOLLIN | unix.EPOLLRDHUP) & mask
 	}

@@ -322,3 +322,34 @@ func TestCorkedCloseWaitsForRoom(t *testing.T) {
 		t.Fatalf("read %d bytes, want the %d written ending in %q", len(got), len(want), "tail")
 	}
 }
+
+// TestReadinessOnlyInMask: a connection whose peer has shut down its side
+// (CLOSE-WAIT) and whose send buffer is full is not ready for EPOLLOUT,
+// EPOLLERR or EPOLLHUP. netstack reports EPOLLRDHUP whatever it is asked,
+// and a blocked write that took that for room spun without end.
+func TestReadinessOnlyInMask(t *testing.T) {
+	conn, cli, _ := acceptedPair(t)
+	if err := cli.Shutdown(unix.SHUT_WR); err != nil {
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(5 * time.Second); conn.Readiness(unix.EPOLLRDHUP) == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("the peer's shutdown did not arrive")
+		}
+	}
+	chunk := make([]byte, 64<<10)
+	for filled := false; !filled; {
+		_, err := conn.Write(chunk)
+		switch err {
+		case nil:
+		case unix.EAGAIN:
+			filled = true
+		default:
+			t.Fatalf("Write: %v", err)
+		}
+	}
+	const mask = unix.EPOLLOUT | unix.EPOLLERR | unix.EPOLLHUP
+	if r := conn.Readiness(mask); r != 0 {
+		t.Fatalf("Readiness(%#x) with the send buffer full = %#x, want 0", mask, r)
+	}
+}
