@@ -19,12 +19,8 @@ static char buf[TOTAL];
  * SO_RCVBUF is 0, set before it connects or after, and returns how many
  * arrived before the stream ended or stalled for 3 s. */
 static long receive(int before_connect) {
-	int l = socket(AF_INET, SOCK_STREAM, 0), zero = 0;
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t n = sizeof a;
-	bind(l, (struct sockaddr *)&a, sizeof a);
-	listen(l, 4);
-	getsockname(l, (struct sockaddr *)&a, &n);
+	struct sockaddr_in a;
+	int l = tcp_listen(&a), zero = 0;
 	int rx = socket(AF_INET, SOCK_STREAM, 0);
 	if (before_connect)
 		setsockopt(rx, SOL_SOCKET, SO_RCVBUF, &zero, sizeof zero);

@@ -39,15 +39,9 @@ int main(void) {
 	loopback_up();
 	mkdir("/proc", 0555);
 	mount("proc", "/proc", "proc", 0, NULL);
-	int l = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t n = sizeof a;
-	bind(l, (struct sockaddr *)&a, sizeof a);
-	listen(l, 4);
-	getsockname(l, (struct sockaddr *)&a, &n);
-	int peer = socket(AF_INET, SOCK_STREAM, 0);
-	connect(peer, (struct sockaddr *)&a, sizeof a);
-	int conn = accept(l, NULL, NULL);
+	int sv[2];
+	tcp_pair(sv);
+	int conn = sv[0], peer = sv[1];
 	RET("peer.shutdown", shutdown(peer, SHUT_WR));
 	pid_t writer = fork();
 	if (writer == 0) {

@@ -13,25 +13,10 @@
 
 static char buf[1 << 20];
 
-/* pair returns a connected TCP pair over 127.0.0.1: [0] accepted, [1] the
- * client. */
-static void pair(int sv[2]) {
-	int l = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t n = sizeof a;
-	bind(l, (struct sockaddr *)&a, sizeof a);
-	listen(l, 4);
-	getsockname(l, (struct sockaddr *)&a, &n);
-	sv[1] = socket(AF_INET, SOCK_STREAM, 0);
-	connect(sv[1], (struct sockaddr *)&a, sizeof a);
-	sv[0] = accept(l, NULL, NULL);
-	close(l);
-}
-
 int main(void) {
 	loopback_up();
 	int sv[2], zero = 0;
-	pair(sv);
+	tcp_pair(sv);
 	RET("sndbuf.zero", setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &zero, sizeof zero));
 	struct iovec iov[3] = {{buf, 65537}, {NULL, 5}, {buf, 7}};
 	int size;

@@ -24,15 +24,9 @@ static struct msghdr message(struct iovec *v, char *cb, int type, int fd, size_t
 
 int main(void) {
 	loopback_up();
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t alen = sizeof a;
-	int l = socket(AF_INET, SOCK_STREAM, 0);
-	bind(l, (struct sockaddr *)&a, sizeof a);
-	listen(l, 1);
-	getsockname(l, (struct sockaddr *)&a, &alen);
-	int c = socket(AF_INET, SOCK_STREAM, 0);
-	connect(c, (struct sockaddr *)&a, sizeof a);
-	int s = accept(l, NULL, NULL);
+	int tcp[2];
+	tcp_pair(tcp);
+	int s = tcp[0], c = tcp[1];
 
 	char cb[CMSG_SPACE(sizeof(int))] = {0};
 	struct iovec v = {"x", 1};
