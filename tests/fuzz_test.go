@@ -170,7 +170,7 @@ type programsFuzz struct {
 // printed, for go tool covdata.
 func (f programsFuzz) run(t *testing.T, boot []string) string {
 	summary := regexp.MustCompile(`fuzz: seed \d+: (\d+) programs, (\d+) calls, (\d+) system calls.*`)
-	slow := regexp.MustCompile(`(?m)^fuzz: seed \d+ program \d+ still running.*`)
+	noted := regexp.MustCompile(`(?m)^fuzz: seed \d+ program \d+ (still running|ended by signal).*`)
 	hit := regexp.MustCompile(`(?m)^fuzz: seed \d+: (\d+) coverage counters hit, (\d+) programs raised it.*`)
 	covDir := t.TempDir()
 	var progs, calls, syscalls int
@@ -195,7 +195,7 @@ func (f programsFuzz) run(t *testing.T, boot []string) string {
 				t.Log("\n" + strings.Join(regexp.MustCompile(`(?m)^fuzz: t.*`).FindAllString(r.console, -1), "\n"))
 			}
 			t.Log(m[0])
-			for _, l := range slow.FindAllString(r.console, -1) {
+			for _, l := range noted.FindAllString(r.console, -1) {
 				t.Log(l)
 			}
 			p, _ := strconv.Atoi(m[1])

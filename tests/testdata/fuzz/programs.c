@@ -2065,8 +2065,12 @@ static int worker(uint64_t seed, uint64_t first, uint64_t n, int w, int workers)
 			}
 		}
 		kill(-pid, SIGKILL); /* what the program forked */
-		if (!killed && WIFSIGNALED(status))
+		if (!killed && WIFSIGNALED(status)) {
 			__atomic_fetch_add(&stats->signaled, 1, __ATOMIC_RELAXED);
+			if (WTERMSIG(status) != SIGKILL)
+				printf("fuzz: seed %llu program %llu ended by signal %d (%s)\n", (unsigned long long)seed,
+				       (unsigned long long)p, WTERMSIG(status), strsignal(WTERMSIG(status)));
+		}
 		if (!killed && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
 			/* the kernel's answer to a handler bug, or the OOM killer */
 			printf("fuzz: seed %llu program %llu was killed by SIGKILL in calls", (unsigned long long)seed,
