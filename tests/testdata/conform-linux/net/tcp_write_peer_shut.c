@@ -7,6 +7,7 @@
 #include "../../conform/conform.h"
 #include "../loopback.h"
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -43,6 +44,11 @@ int main(void) {
 	tcp_pair(sv);
 	int conn = sv[0], peer = sv[1];
 	RET("peer.shutdown", shutdown(peer, SHUT_WR));
+	/* poll reports what it was asked for, and POLLERR and POLLHUP: the
+	 * peer's shutdown is POLLRDHUP only to those who ask */
+	struct pollfd p = {conn, POLLIN, 0};
+	RET("poll.in", poll(&p, 1, 1000));
+	SHOW("poll.in.revents", "%#x", p.revents);
 	pid_t writer = fork();
 	if (writer == 0) {
 		write(conn, buf, sizeof buf);
