@@ -1,6 +1,6 @@
 /* A receiver whose buffer is made as small as it goes (SO_RCVBUF 0, which
  * Linux raises to SOCK_MIN_RCVBUF, 2304 bytes), set before connect and
- * after accept, and a writer in another process that sends 256 KiB in one
+ * after accept, and a writer in another process that sends 128 KiB in one
  * blocking write while the receiver waits a second before it reads: the
  * window closes to nothing and must open again as the reader takes the
  * bytes, until all of them have arrived, as on Linux. */
@@ -11,7 +11,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
-#define TOTAL (256 << 10)
+#define TOTAL (128 << 10)
 
 static char buf[TOTAL];
 
