@@ -92,7 +92,9 @@ static long udp_recv_connected_shut(void) {
 	shutdown(s, SHUT_RDWR);
 	return recv(s, buf, 10, 0);
 }
-static long read_after_peer_reset(void) {
+/* reset_by_peer returns a connection whose peer closed it with a RST
+ * (SO_LINGER 0), a tenth of a second ago. */
+static int reset_by_peer(void) {
 	int sv[2];
 	tcp_pair(sv);
 	struct linger lg = {1, 0};
@@ -100,21 +102,20 @@ static long read_after_peer_reset(void) {
 	close(sv[1]);
 	struct timespec t = {0, 100000000};
 	nanosleep(&t, NULL);
-	read(sv[0], buf, 10);
-	return read(sv[0], buf, 10);
+	return sv[0];
+}
+static long read_after_peer_reset(void) {
+	int s = reset_by_peer();
+	read(s, buf, 10);
+	return read(s, buf, 10);
 }
 static long write_after_peer_reset(void) {
-	int sv[2];
 	signal(SIGPIPE, SIG_IGN);
-	tcp_pair(sv);
-	struct linger lg = {1, 0};
-	setsockopt(sv[1], SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
-	close(sv[1]);
-	struct timespec t = {0, 100000000};
-	nanosleep(&t, NULL);
-	long r = write(sv[0], buf, 10);
-	if (r < 0) printf("first write: %s\n", strerror(errno));
-	return write(sv[0], buf, 10);
+	int s = reset_by_peer();
+	long r = write(s, buf, 10);
+	if (r < 0)
+		printf("first write: %s\n", strerror(errno));
+	return write(s, buf, 10);
 }
 static long connect_refused_twice(void) {
 	int s = socket(AF_INET, SOCK_STREAM, 0);
