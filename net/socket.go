@@ -222,8 +222,8 @@ const (
 )
 
 // socketBufferSize is the size setsockopt gives a buffer asked to be v
-// bytes: v as an unsigned value clamped to the maximum, doubled, and at
-// least least.
+// bytes: v as an unsigned value clamped to the maximum, doubled, and
+// raised to least if below it.
 func socketBufferSize(v, least int) int {
 	if v < 0 || v > maxSocketBuffer {
 		v = maxSocketBuffer
@@ -233,7 +233,7 @@ func socketBufferSize(v, least int) int {
 
 // forcedBufferSize is the size SO_SNDBUFFORCE or SO_RCVBUFFORCE gives a
 // buffer asked to be v bytes: no maximum but Linux's INT_MAX/2, doubled,
-// at least least.
+// and raised to least if below it.
 func forcedBufferSize(v, least int) int {
 	return max(2*min(max(v, 0), 1<<30-1), least)
 }
